@@ -1,0 +1,11 @@
+/** The process exit codes every chatferry command uses (documented in the README). */
+export const EXIT = {
+  /** Every item done, or skipped by policy. */
+  OK: 0,
+  /** Stopped by an error; running the same command again resumes. */
+  ERROR: 1,
+  /** Usage or configuration error; nothing was done. */
+  USAGE: 2,
+  /** Finished, but some items were rejected (see `chatferry rejects`). */
+  REJECTED: 3,
+} as const

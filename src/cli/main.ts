@@ -1,0 +1,49 @@
+/**
+ * The `chatferry` command line. Each command lives in `src/cli/commands/<name>.ts` and exports a
+ * `register…Command(program)` function; this file wires them up and maps errors to exit codes.
+ */
+import { Command, CommanderError } from 'commander'
+import { ChatferryError, ConfigError, coerceError } from '../errors.ts'
+import { EXIT } from './exit-codes.ts'
+import { COMMANDS } from './commands/index.ts'
+import { VERSION } from '../version.ts'
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('chatferry')
+    .description(
+      "Move a legacy chat system's history into a hosted chat platform through its data-import interface,\n" +
+        'resumably, at the platform quota, with a per-item ledger.',
+    )
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+  for (const register of COMMANDS) register(program)
+  return program
+}
+
+export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  const program = buildProgram()
+  try {
+    await program.parseAsync([...argv])
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`chatferry: ${err.message}\n`)
+      return EXIT.USAGE
+    }
+    const e = coerceError(err)
+    const code = e instanceof ChatferryError ? ` [${e.code}]` : ''
+    process.stderr.write(`chatferry: ${e.message}${code}\n`)
+    if (process.env.CHATFERRY_DEBUG) process.stderr.write(`${e.stack ?? ''}\n`)
+    return EXIT.ERROR
+  }
+}
+
+const code = await main()
+// Servers (the sandbox) keep the event loop alive themselves; everything else exits here.
+process.exitCode = code

@@ -1,0 +1,230 @@
+/**
+ * The configuration file: one YAML document, `${VAR}` interpolation from the environment for
+ * secrets, parsed once with zod into a deeply frozen {@link ResolvedConfig}. Every problem in the
+ * file is collected and reported together, before anything touches the network or a database.
+ */
+import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
+import { parseDocument } from 'yaml'
+import { z } from 'zod'
+import { ConfigError, type ConfigProblem } from './errors.ts'
+
+/** The platform's documented data-import ceiling: 60 requests per minute per app. */
+export const DEFAULT_REQUESTS_PER_MINUTE = 60
+/** The platform's documented data-import ceiling: 50 entities per request. */
+export const MAX_ITEMS_PER_REQUEST = 50
+export const DEFAULT_MANAGEMENT_URL = 'https://apimgmt.cometchat.io'
+export const DEFAULT_CONFIG_FILE = 'chatferry.yaml'
+export const REGIONS = ['us', 'eu', 'in'] as const
+export type Region = (typeof REGIONS)[number]
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1'])
+
+/** True when `hostname` names this machine's loopback interface (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase()
+  if (LOOPBACK_HOSTS.has(host) || host.endsWith('.localhost')) return true
+  if (isIP(host) === 4) return host.startsWith('127.')
+  return false
+}
+
+/**
+ * A URL the platform client may talk to: HTTPS anywhere, plain HTTP only to loopback (the sandbox).
+ */
+export const secureUrl = z.string().superRefine((value, ctx) => {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `not a valid URL: ${JSON.stringify(value)}` })
+    return
+  }
+  if (url.protocol === 'https:') return
+  if (url.protocol === 'http:') {
+    if (!isLoopbackHost(url.hostname)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `plain http:// is only allowed for loopback addresses (127.0.0.1, ::1, localhost); use https:// for ${url.hostname}`,
+      })
+    }
+    return
+  }
+  ctx.addIssue({ code: 'custom', message: `expected an http(s) URL, got protocol ${url.protocol}` })
+})
+
+const nonEmpty = z.string().min(1, 'must not be empty')
+
+const QuotaSchema = z
+  .object({
+    /** Import requests per minute the app may send. @default 60 (the documented limit) */
+    requestsPerMinute: z.number().int().positive().max(100_000).default(DEFAULT_REQUESTS_PER_MINUTE),
+    /** Items per import request. @default 50 (the documented maximum) */
+    itemsPerRequest: z.number().int().min(1).max(MAX_ITEMS_PER_REQUEST).default(MAX_ITEMS_PER_REQUEST),
+  })
+  .strict()
+
+const TargetSchema = z
+  .object({
+    /** The app id; part of the default base URL and of every report. */
+    appId: nonEmpty.regex(/^[a-z0-9_-]+$/i, 'must be alpha-dash (letters, digits, - and _)'),
+    region: z.enum(REGIONS),
+    /** The app's REST API key with fullAccess scope. Use `${VAR}`; never commit it. */
+    apiKey: nonEmpty,
+    /** @default https://{appId}.api-{region}.cometchat.io/v3 */
+    baseUrl: secureUrl.optional(),
+    quota: QuotaSchema.default({ requestsPerMinute: DEFAULT_REQUESTS_PER_MINUTE, itemsPerRequest: MAX_ITEMS_PER_REQUEST }),
+    /** Per-request timeout in milliseconds. @default 30000 */
+    timeoutMs: z.number().int().positive().default(30_000),
+  })
+  .strict()
+
+const ManagementSchema = z
+  .object({
+    url: secureUrl.default(DEFAULT_MANAGEMENT_URL),
+    key: nonEmpty,
+    secret: nonEmpty,
+  })
+  .strict()
+
+const StateSchema = z
+  .object({
+    /** Postgres URL of the ledger. When absent, an embedded PGlite database under `dir`. */
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    /** Directory of the embedded store. @default .chatferry */
+    dir: z.string().min(1).default('.chatferry'),
+  })
+  .strict()
+
+export const ConfigSchema = z
+  .object({
+    target: TargetSchema,
+    management: ManagementSchema.optional(),
+    state: StateSchema.default({ dir: '.chatferry' }),
+  })
+  .strict()
+
+export type ConfigInput = z.input<typeof ConfigSchema>
+type Parsed = z.output<typeof ConfigSchema>
+
+/** The configuration after defaults and derived values; deeply frozen. */
+export type ResolvedConfig = DeepReadonly<
+  Parsed & {
+    target: Parsed['target'] & { baseUrl: string }
+    /** Absolute path of the file it came from (or `<inline>`). */
+    file: string
+  }
+>
+
+type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T
+
+/** The base URL the platform documents for an app: `https://{appId}.api-{region}.cometchat.io/v3`. */
+export function defaultBaseUrl(appId: string, region: Region): string {
+  return `https://${appId.toLowerCase()}.api-${region}.cometchat.io/v3`
+}
+
+const VAR_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
+
+/**
+ * Replaces `${VAR}` (or `${VAR:-default}`) in every string of `value` with the environment's
+ * value. A variable that is unset and has no default is a problem at that path.
+ */
+export function interpolate(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  problems: ConfigProblem[],
+  path: string[] = [],
+): unknown {
+  if (typeof value === 'string') {
+    return value.replace(VAR_PATTERN, (whole, name: string, fallback: string | undefined) => {
+      const found = env[name]
+      if (found !== undefined && found !== '') return found
+      if (fallback !== undefined) return fallback
+      problems.push({ path: path.join('.'), message: `environment variable ${name} is not set (referenced as ${whole})` })
+      return ''
+    })
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, problems, [...path, String(i)]))
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, problems, [...path, k])
+    return out
+  }
+  return value
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const v of Object.values(value)) deepFreeze(v)
+  }
+  return value
+}
+
+/** Turns zod issues into path + message pairs. */
+export function zodProblems(error: z.ZodError, prefix: readonly (string | number)[] = []): ConfigProblem[] {
+  return error.issues.map((issue) => {
+    const path = [...prefix, ...issue.path].map(String).join('.')
+    if (issue.code === 'unrecognized_keys') {
+      return { path, message: `unknown key${issue.keys.length === 1 ? '' : 's'}: ${issue.keys.join(', ')}` }
+    }
+    if (issue.code === 'invalid_type' && issue.input === undefined) {
+      return { path, message: 'is required' }
+    }
+    return { path, message: issue.message }
+  })
+}
+
+/**
+ * Parses configuration text. Throws {@link ConfigError} listing every problem; does no I/O.
+ * @param file used in messages and kept in the result.
+ */
+export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  const problems: ConfigProblem[] = []
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true })
+  for (const err of doc.errors) {
+    const where = err.linePos?.[0]
+    problems.push({ path: '', message: `YAML ${where ? `line ${where.line}, column ${where.col}` : ''}: ${err.message.split('\n')[0]}` })
+  }
+  if (problems.length > 0) throw new ConfigError(file, problems)
+  const raw = doc.toJS() ?? {}
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, [{ path: '', message: 'the file must be a YAML mapping (key: value)' }])
+  }
+  const interpolated = interpolate(raw, env, problems)
+  const parsed = ConfigSchema.safeParse(interpolated)
+  if (!parsed.success) problems.push(...zodProblems(parsed.error))
+  // Missing environment variables and schema problems at the same path say the same thing twice.
+  const seen = new Set<string>()
+  const unique = problems.filter((p) => {
+    const k = `${p.path}\0${p.message}`
+    if (seen.has(k)) return false
+    seen.add(k)
+    return true
+  })
+  if (unique.length > 0 || !parsed.success) throw new ConfigError(file, unique)
+  const data = parsed.data
+  return deepFreeze({
+    ...data,
+    target: { ...data.target, baseUrl: (data.target.baseUrl ?? defaultBaseUrl(data.target.appId, data.target.region)).replace(/\/+$/, '') },
+    file,
+  }) as ResolvedConfig
+}
+
+/** Reads and parses a configuration file. Throws {@link ConfigError} when it is missing or invalid. */
+export function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message
+    throw new ConfigError(file, [{ path: '', message: `${reason} (pass --config FILE)` }])
+  }
+  return parseConfig(text, file, env)
+}

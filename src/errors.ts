@@ -1,0 +1,56 @@
+/**
+ * chatferry's few error types. Each carries a stable `code` so callers (and the CLI's exit code)
+ * branch on the code, never on the message. Messages never contain secrets.
+ */
+
+export const ERROR_CODES = [
+  /** The configuration file or a command-line flag is invalid. Exit code 2. */
+  'CONFIG_INVALID',
+  /** The legacy source cannot be reached or a query against it failed. */
+  'SOURCE_UNAVAILABLE',
+  /** A legacy row could not be turned into a valid import item. */
+  'MAPPING_INVALID',
+  /** The platform refused a request for good (4xx other than 408/429). */
+  'TARGET_REJECTED',
+  /** The platform could not be reached, timed out, or answered 429/5xx. Worth retrying. */
+  'TARGET_UNAVAILABLE',
+  /** The state store refused an operation because another process holds the job. */
+  'CHECKPOINT_CONFLICT',
+] as const
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+export class ChatferryError extends Error {
+  readonly code: ErrorCode
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'ChatferryError'
+    this.code = code
+  }
+}
+
+/** One problem found in a configuration file: where it is and what is wrong with it. */
+export interface ConfigProblem {
+  /** Dotted path into the file, e.g. `target.quota.requestsPerMinute`; empty for the file itself. */
+  readonly path: string
+  readonly message: string
+}
+
+/** Thrown before any I/O when the configuration is invalid; lists every problem at once. */
+export class ConfigError extends ChatferryError {
+  readonly problems: readonly ConfigProblem[]
+  constructor(file: string, problems: readonly ConfigProblem[]) {
+    const lines = problems.map((p) => `  - ${p.path === '' ? '(file)' : p.path}: ${p.message}`)
+    super(
+      'CONFIG_INVALID',
+      `${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the configuration\n${lines.join('\n')}`,
+    )
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+/** Normalises anything thrown into an `Error`. */
+export function coerceError(err: unknown): Error & { code?: unknown } {
+  if (err instanceof Error) return err
+  return new Error(typeof err === 'string' ? err : JSON.stringify(err))
+}

@@ -1,0 +1,382 @@
+/**
+ * Typed clients for the platform's three REST interfaces: data import and chat (per app, header
+ * `apikey`) and management (account level, headers `key`/`secret`). One function per operation,
+ * zod-validated bodies both ways, {@link PlatformError} for every failure.
+ */
+import { z } from 'zod'
+import { PlatformError } from './errors.ts'
+import { requestJson, type RateLimitInfo } from './http.ts'
+import {
+  AppRecord,
+  CreateAppRequest,
+  CreateAppResponse,
+  DeleteAppResponse,
+  GroupsPage,
+  IMPORT_ITEM_SCHEMAS,
+  ImportResponse,
+  LIMITS,
+  ListAppsResponse,
+  MembersPage,
+  MessagesPage,
+  UsersPage,
+  WebhookConfig,
+  importKey,
+  type ChatGroup,
+  type ChatMember,
+  type ChatMessage,
+  type ChatUser,
+  type Entity,
+  type ImportItemOf,
+} from './schemas.ts'
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+// ─── data import + chat ──────────────────────────────────────────────────────────────────────────
+
+export interface PlatformClientOptions {
+  /** e.g. `https://myapp.api-us.cometchat.io/v3`, or the sandbox's `http://127.0.0.1:4010/apps/myapp/v3`. */
+  readonly baseUrl: string
+  /** REST API key with fullAccess scope. */
+  readonly apiKey: string
+  /** @default 30000 */
+  readonly timeoutMs?: number
+}
+
+/** The platform's verdict on one item of an import request. */
+export type ItemResult =
+  | { readonly ok: true; readonly data?: unknown }
+  | { readonly ok: false; readonly code: string; readonly message: string }
+
+export interface ImportResult {
+  readonly status: number
+  /** Keyed by the map key we sent (uid, guid, memberId, muid). */
+  readonly results: Map<string, ItemResult>
+  /** Keys we sent that the answer said nothing about: their fate is unknown, send them again. */
+  readonly missing: readonly string[]
+  readonly rateLimit: RateLimitInfo
+}
+
+export interface PageQuery {
+  /** @default 1 */
+  page?: number
+  /** 1–1000. @default 100 */
+  perPage?: number
+}
+
+export interface MessageQuery {
+  /** 1–1000. @default 10 (the platform's default) */
+  limit?: number
+  affix?: 'append' | 'prepend'
+  id?: string
+  sentAt?: number
+  receiverType?: 'user' | 'group'
+  conversationId?: string
+  sender?: string
+  fromTimestamp?: number
+  toTimestamp?: number
+}
+
+/** Paths of the data-import endpoints below the base URL. */
+export const IMPORT_PATHS: Record<Entity, string> = {
+  users: 'data_import/users',
+  groups: 'data_import/groups',
+  members: 'data_import/members',
+  messages: 'data_import/messages',
+}
+
+function errorOf(raw: unknown): { code: string; message: string } {
+  if (typeof raw === 'string') return { code: raw, message: raw }
+  if (raw !== null && typeof raw === 'object') {
+    const o = raw as { code?: unknown; message?: unknown; devMessage?: unknown }
+    const code = typeof o.code === 'string' ? o.code : 'ERR_UNKNOWN'
+    const message = typeof o.message === 'string' ? o.message : typeof o.devMessage === 'string' ? o.devMessage : code
+    return { code, message }
+  }
+  return { code: 'ERR_UNKNOWN', message: 'the item failed without an error description' }
+}
+
+/**
+ * Turns an import answer into one result per key we sent. Documented variants handled
+ * (facts §1.2, §1.5): results keyed by our key; the older response keyed by the platform's message
+ * id, matched through the inner `data.muid`; success data nested one level deeper (`data.data`).
+ */
+export function parseImportResults(
+  entity: Entity,
+  sentKeys: readonly string[],
+  body: ImportResponse,
+): { results: Map<string, ItemResult>; missing: string[] } {
+  const results = new Map<string, ItemResult>()
+  const wanted = new Set(sentKeys)
+  const lower = new Map(sentKeys.map((k) => [k.toLowerCase(), k]))
+  for (const [rawKey, value] of Object.entries(body.data)) {
+    let key: string | undefined = wanted.has(rawKey) ? rawKey : lower.get(rawKey.toLowerCase())
+    if (key === undefined && entity === 'messages') {
+      const inner = value.data as { muid?: unknown; data?: { muid?: unknown } } | undefined
+      const muid = typeof inner?.muid === 'string' ? inner.muid : typeof inner?.data?.muid === 'string' ? inner.data.muid : undefined
+      if (muid !== undefined) key = wanted.has(muid) ? muid : lower.get(muid.toLowerCase())
+    }
+    if (key === undefined) continue
+    if (value.success) {
+      results.set(key, value.data === undefined ? { ok: true } : { ok: true, data: value.data })
+    } else {
+      const { code, message } = errorOf(value.error)
+      results.set(key, { ok: false, code, message })
+    }
+  }
+  return { results, missing: sentKeys.filter((k) => !results.has(k)) }
+}
+
+export interface PlatformClient {
+  readonly baseUrl: string
+  importUsers(items: readonly ImportItemOf['users'][], signal?: AbortSignal): Promise<ImportResult>
+  importGroups(items: readonly ImportItemOf['groups'][], signal?: AbortSignal): Promise<ImportResult>
+  importMembers(items: readonly ImportItemOf['members'][], signal?: AbortSignal): Promise<ImportResult>
+  importMessages(items: readonly ImportItemOf['messages'][], signal?: AbortSignal): Promise<ImportResult>
+  /** The four above, by entity name. */
+  importItems<E extends Entity>(entity: E, items: readonly ImportItemOf[E][], signal?: AbortSignal): Promise<ImportResult>
+  /**
+   * Sends an already-built body as is (the loader keeps payloads as stored JSON); `keys` are the
+   * map keys it holds, in order.
+   */
+  importRaw(entity: Entity, keys: readonly string[], body: string | object, signal?: AbortSignal): Promise<ImportResult>
+  listUsers(query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof UsersPage>>
+  listGroups(query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof GroupsPage>>
+  listGroupMembers(guid: string, query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof MembersPage>>
+  listMessages(query?: MessageQuery, signal?: AbortSignal): Promise<z.output<typeof MessagesPage>>
+  /** Every user, page after page. */
+  users(perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatUser>
+  groups(perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatGroup>
+  groupMembers(guid: string, perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatMember>
+  /** Every message matching `query`, oldest first, following `meta.next`. */
+  messages(query?: Omit<MessageQuery, 'affix' | 'id' | 'sentAt'>, signal?: AbortSignal): AsyncGenerator<ChatMessage>
+}
+
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const headers = { apikey: options.apiKey }
+
+  async function importRaw(entity: Entity, keys: readonly string[], body: string | object, signal?: AbortSignal) {
+    if (keys.length > LIMITS.IMPORT_ITEMS_MAX) {
+      throw new RangeError(`Expected at most ${LIMITS.IMPORT_ITEMS_MAX} items per import request, got ${keys.length}`)
+    }
+    const res = await requestJson(
+      {
+        operation: `data_import.${entity}`,
+        method: 'POST',
+        url: `${baseUrl}/${IMPORT_PATHS[entity]}`,
+        headers,
+        body: typeof body === 'string' ? JSON.parse(body) : body,
+        timeoutMs,
+        ...(signal ? { signal } : {}),
+      },
+      ImportResponse,
+    )
+    const { results, missing } = parseImportResults(entity, keys, res.body)
+    return { status: res.status, results, missing, rateLimit: res.rateLimit }
+  }
+
+  async function importItems<E extends Entity>(entity: E, items: readonly ImportItemOf[E][], signal?: AbortSignal) {
+    const map: Record<string, unknown> = {}
+    const keys: string[] = []
+    for (const [i, item] of items.entries()) {
+      const checked = IMPORT_ITEM_SCHEMAS[entity].safeParse(item)
+      if (!checked.success) {
+        const issue = checked.error.issues[0]
+        throw new TypeError(
+          `${entity}[${i}] is not a valid import item: ${issue?.path.join('.') || '(item)'}: ${issue?.message ?? 'invalid'}`,
+        )
+      }
+      const key = importKey(entity, item)
+      if (key in map) throw new TypeError(`${entity}: the key ${key} appears twice in one request`)
+      map[key] = item
+      keys.push(key)
+    }
+    return importRaw(entity, keys, { [entity]: map }, signal)
+  }
+
+  function get<S extends z.ZodType>(operation: string, path: string, query: object, schema: S, signal?: AbortSignal) {
+    const params = new URLSearchParams()
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+    const qs = params.toString()
+    return requestJson(
+      {
+        operation,
+        method: 'GET',
+        url: `${baseUrl}/${path}${qs ? `?${qs}` : ''}`,
+        headers,
+        timeoutMs,
+        ...(signal ? { signal } : {}),
+      },
+      schema,
+    ).then((r) => r.body)
+  }
+
+  async function* pages<T>(fetchPage: (page: number) => Promise<{ data: T[]; meta: { pagination: { total_pages: number; current_page: number } } }>, perPage: number) {
+    for (let page = 1; ; page++) {
+      const res = await fetchPage(page)
+      yield* res.data
+      // `total` is not to be trusted (facts §5: an example shows total 0 with count 5); a short
+      // page is the end, and so is the last page by number.
+      if (res.data.length < perPage || res.meta.pagination.current_page >= res.meta.pagination.total_pages) return
+    }
+  }
+
+  const client: PlatformClient = {
+    baseUrl,
+    importUsers: (items, signal) => importItems('users', items, signal),
+    importGroups: (items, signal) => importItems('groups', items, signal),
+    importMembers: (items, signal) => importItems('members', items, signal),
+    importMessages: (items, signal) => importItems('messages', items, signal),
+    importItems,
+    importRaw,
+    listUsers: (query = {}, signal) => get('chat.listUsers', 'users', query, UsersPage, signal),
+    listGroups: (query = {}, signal) => get('chat.listGroups', 'groups', query, GroupsPage, signal),
+    listGroupMembers: (guid, query = {}, signal) =>
+      get('chat.listGroupMembers', `groups/${encodeURIComponent(guid)}/members`, query, MembersPage, signal),
+    listMessages: (query = {}, signal) => get('chat.listMessages', 'messages', query, MessagesPage, signal),
+    users: (perPage = 1000, signal) => pages((page) => client.listUsers({ page, perPage }, signal), perPage),
+    groups: (perPage = 1000, signal) => pages((page) => client.listGroups({ page, perPage }, signal), perPage),
+    groupMembers: (guid, perPage = 1000, signal) =>
+      pages((page) => client.listGroupMembers(guid, { page, perPage }, signal), perPage),
+    async *messages(query = {}, signal) {
+      const limit = query.limit ?? 1000
+      let cursor: { id?: string; sentAt?: number } = {}
+      for (;;) {
+        const res = await client.listMessages({ ...query, limit, affix: 'append', ...cursor }, signal)
+        yield* res.data
+        const next = res.meta.next
+        if (res.data.length === 0 || next === undefined || (next.id === undefined && next.sentAt === undefined)) return
+        if (next.id === cursor.id && next.sentAt === cursor.sentAt) {
+          throw new PlatformError({
+            operation: 'chat.listMessages',
+            kind: 'invalid-response',
+            code: 'INVALID_RESPONSE',
+            message: 'the message cursor did not advance',
+          })
+        }
+        cursor = {
+          ...(next.id !== undefined ? { id: next.id } : {}),
+          ...(next.sentAt !== undefined ? { sentAt: next.sentAt } : {}),
+        }
+      }
+    },
+  }
+  return client
+}
+
+// ─── management ─────────────────────────────────────────────────────────────────────────────────
+
+export interface ManagementClientOptions {
+  /** @default https://apimgmt.cometchat.io */
+  readonly url: string
+  readonly key: string
+  readonly secret: string
+  readonly timeoutMs?: number
+}
+
+export interface CreatedApp {
+  /** The App ID (the response's `data.id`). */
+  readonly appId: string
+  readonly region: string
+  /** The key of scope `fullAccess` from the response's `apiKeys` map: the one data import needs. */
+  readonly restApiKey: string
+  readonly record: AppRecord
+}
+
+export interface ManagementClient {
+  createApp(request: CreateAppRequest, signal?: AbortSignal): Promise<CreatedApp>
+  listApps(query?: { searchKey?: string; perPage?: number; page?: number }, signal?: AbortSignal): Promise<AppRecord[]>
+  deleteApp(appId: string, signal?: AbortSignal): Promise<{ success: boolean; scheduledToDeleteAt?: number }>
+  createWebhook(appId: string, webhook: z.input<typeof WebhookConfig>, signal?: AbortSignal): Promise<WebhookConfig>
+  listWebhooks(appId: string, signal?: AbortSignal): Promise<WebhookConfig[]>
+  updateWebhook(appId: string, webhookId: string, changes: Partial<z.input<typeof WebhookConfig>>, signal?: AbortSignal): Promise<WebhookConfig>
+  deleteWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<void>
+}
+
+const WebhookResponse = z.object({ data: WebhookConfig.partial().extend({ id: z.string() }).loose() }).loose()
+const WebhookListResponse = z.object({ data: z.array(WebhookConfig.partial().extend({ id: z.string() }).loose()) }).loose()
+
+export function createManagementClient(options: ManagementClientOptions): ManagementClient {
+  const url = options.url.replace(/\/+$/, '')
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const headers = { key: options.key, secret: options.secret }
+  const call = <S extends z.ZodType>(
+    operation: string,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    schema: S,
+    body?: unknown,
+    signal?: AbortSignal,
+  ) =>
+    requestJson(
+      {
+        operation: `management.${operation}`,
+        method,
+        url: `${url}${path}`,
+        headers,
+        timeoutMs,
+        ...(body !== undefined ? { body } : {}),
+        ...(signal ? { signal } : {}),
+      },
+      schema,
+    ).then((r) => r.body)
+
+  return {
+    async createApp(request, signal) {
+      const body = CreateAppRequest.parse(request)
+      const res = await call('createApp', 'POST', '/apps', CreateAppResponse, body, signal)
+      const full = Object.values(res.data.apiKeys ?? {}).find((k) => k.scope === 'fullAccess')
+      if (!full) {
+        throw new PlatformError({
+          operation: 'management.createApp',
+          kind: 'invalid-response',
+          code: 'INVALID_RESPONSE',
+          message: 'the created app has no API key of scope fullAccess',
+        })
+      }
+      return { appId: res.data.id, region: res.data.region, restApiKey: full.apiKey, record: res.data }
+    },
+    async listApps(query = {}, signal) {
+      const params = new URLSearchParams()
+      for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+      const qs = params.toString()
+      const res = await call('listApps', 'GET', `/apps${qs ? `?${qs}` : ''}`, ListAppsResponse, undefined, signal)
+      return res.data
+    },
+    async deleteApp(appId, signal) {
+      const res = await call('deleteApp', 'DELETE', `/apps/${encodeURIComponent(appId)}`, DeleteAppResponse, undefined, signal)
+      return res.data
+    },
+    async createWebhook(appId, webhook, signal) {
+      const body = WebhookConfig.parse(webhook)
+      const res = await call('createWebhook', 'POST', `/apps/${encodeURIComponent(appId)}/webhooks`, WebhookResponse, body, signal)
+      return WebhookConfig.parse({ ...body, ...res.data, password: body.password })
+    },
+    async listWebhooks(appId, signal) {
+      const res = await call('listWebhooks', 'GET', `/apps/${encodeURIComponent(appId)}/webhooks`, WebhookListResponse, undefined, signal)
+      return res.data as WebhookConfig[]
+    },
+    async updateWebhook(appId, webhookId, changes, signal) {
+      const res = await call(
+        'updateWebhook',
+        'PUT',
+        `/apps/${encodeURIComponent(appId)}/webhooks/${encodeURIComponent(webhookId)}`,
+        WebhookResponse,
+        changes,
+        signal,
+      )
+      return res.data as WebhookConfig
+    },
+    async deleteWebhook(appId, webhookId, signal) {
+      await call(
+        'deleteWebhook',
+        'DELETE',
+        `/apps/${encodeURIComponent(appId)}/webhooks/${encodeURIComponent(webhookId)}`,
+        z.unknown(),
+        undefined,
+        signal,
+      )
+    },
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The HTTP layer shared by the three platform clients: JSON in and out, a timeout per request,
+ * typed errors, and the rate-limit headers read in both documented spellings.
+ */
+import type { z } from 'zod'
+import { ErrorBody } from './schemas.ts'
+import { PlatformError } from './errors.ts'
+
+export interface RateLimitInfo {
+  /** X-RateLimit-Limit / X-Rate-Limit */
+  limit?: number
+  /** X-RateLimit-Remaining / X-Rate-Limit-Remaining */
+  remaining?: number
+  /** X-RateLimit-Reset / X-Rate-Limit-Reset, as epoch milliseconds. */
+  resetAtMs?: number
+  /** Retry-After, in milliseconds. */
+  retryAfterMs?: number
+}
+
+function numberHeader(headers: Headers, ...names: string[]): number | undefined {
+  for (const name of names) {
+    const raw = headers.get(name)
+    if (raw === null || raw.trim() === '') continue
+    const n = Number(raw)
+    if (Number.isFinite(n)) return n
+  }
+  return undefined
+}
+
+/**
+ * Reads the rate-limit headers. Two doc versions spell them differently (`X-Rate-Limit-*` and
+ * `X-RateLimit-*`, facts §3), so both are read; header names are case-insensitive.
+ */
+export function readRateLimit(headers: Headers, now: number = Date.now()): RateLimitInfo {
+  const info: RateLimitInfo = {}
+  const limit = numberHeader(headers, 'x-ratelimit-limit', 'x-rate-limit')
+  const remaining = numberHeader(headers, 'x-ratelimit-remaining', 'x-rate-limit-remaining')
+  const reset = numberHeader(headers, 'x-ratelimit-reset', 'x-rate-limit-reset')
+  if (limit !== undefined) info.limit = limit
+  if (remaining !== undefined) info.remaining = remaining
+  // Documented as a UNIX timestamp in seconds; tolerate milliseconds.
+  if (reset !== undefined) info.resetAtMs = reset > 1e12 ? reset : reset * 1000
+  const retryAfter = headers.get('retry-after')
+  if (retryAfter !== null) {
+    const seconds = Number(retryAfter)
+    if (Number.isFinite(seconds)) info.retryAfterMs = Math.max(0, seconds * 1000)
+    else {
+      const date = Date.parse(retryAfter)
+      if (Number.isFinite(date)) info.retryAfterMs = Math.max(0, date - now)
+    }
+  }
+  if (info.retryAfterMs === undefined && info.resetAtMs !== undefined && info.remaining === 0) {
+    info.retryAfterMs = Math.max(0, info.resetAtMs - now)
+  }
+  return info
+}
+
+export interface HttpRequest {
+  operation: string
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  url: string
+  /** Credentials and other headers; never echoed into errors. */
+  headers: Record<string, string>
+  body?: unknown
+  timeoutMs: number
+  signal?: AbortSignal
+}
+
+export interface HttpResponse<T> {
+  status: number
+  body: T
+  rateLimit: RateLimitInfo
+}
+
+/** Sends one request and validates a 2xx body against `schema`; anything else is a {@link PlatformError}. */
+export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema: S): Promise<HttpResponse<z.output<S>>> {
+  const timeout = AbortSignal.timeout(req.timeoutMs)
+  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout
+  const headers: Record<string, string> = { accept: 'application/json', ...req.headers }
+  if (req.body !== undefined) headers['content-type'] = 'application/json'
+  let res: Response
+  try {
+    res = await fetch(req.url, {
+      method: req.method,
+      headers,
+      body: req.body === undefined ? null : JSON.stringify(req.body),
+      signal,
+    })
+  } catch (err) {
+    if (req.signal?.aborted) throw req.signal.reason ?? err
+    const timedOut = timeout.aborted
+    throw new PlatformError({
+      operation: req.operation,
+      kind: timedOut ? 'timeout' : 'network',
+      code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
+      message: timedOut ? `no answer within ${req.timeoutMs} ms` : describeNetworkError(err),
+      cause: err,
+    })
+  }
+  const rateLimit = readRateLimit(res.headers)
+  let text: string
+  try {
+    text = await res.text()
+  } catch (err) {
+    throw new PlatformError({
+      operation: req.operation,
+      kind: 'network',
+      status: res.status,
+      code: 'NETWORK_ERROR',
+      message: `connection lost while reading the answer: ${describeNetworkError(err)}`,
+      cause: err,
+    })
+  }
+  let json: unknown
+  try {
+    json = text === '' ? undefined : JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  if (!res.ok) {
+    const parsed = ErrorBody.safeParse(json)
+    const error = parsed.success ? parsed.data.error : undefined
+    throw new PlatformError({
+      operation: req.operation,
+      kind: 'http',
+      status: res.status,
+      code: error?.code ?? `HTTP_${res.status}`,
+      message: error?.message ?? (text.slice(0, 200) || res.statusText),
+      ...(error?.devMessage !== undefined ? { devMessage: error.devMessage } : {}),
+      ...(error?.details !== undefined ? { details: error.details } : {}),
+      ...(rateLimit.retryAfterMs !== undefined ? { retryAfterMs: rateLimit.retryAfterMs } : {}),
+    })
+  }
+  const parsed = schema.safeParse(json)
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]
+    throw new PlatformError({
+      operation: req.operation,
+      kind: 'invalid-response',
+      status: res.status,
+      code: 'INVALID_RESPONSE',
+      message: `unexpected response body${first ? ` at ${first.path.join('.') || '(root)'}: ${first.message}` : ''}`,
+    })
+  }
+  return { status: res.status, body: parsed.data, rateLimit }
+}
+
+function describeNetworkError(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`
+  return err instanceof Error ? err.message : String(err)
+}

@@ -1,0 +1,500 @@
+/**
+ * zod schemas of every request and response body of the platform's management, chat and
+ * data-import interfaces, and of webhook deliveries.
+ *
+ * Provenance: fields and limits come from `shared/docs/target-platform-facts.md` (the platform's
+ * published OpenAPI and docs pages). Where a shape is *assumed* rather than documented, the
+ * comment says so. Request schemas are strict about what we send (we never send what the platform
+ * would refuse); response schemas are lenient about what we receive (unknown fields pass, and the
+ * documented variants of the same response are all accepted).
+ */
+import { z } from 'zod'
+
+// ─── limits (documented: articles/properties-and-constraints.mdx) ────────────────────────────────
+
+export const LIMITS = {
+  /** uid / guid: at most 100 characters, alpha-dash, lowercased by the platform. */
+  ID_MAX: 100,
+  NAME_MAX: 100,
+  URL_MAX: 3000,
+  TAGS_MAX: 25,
+  TAG_MAX: 100,
+  GROUP_PASSWORD_MAX: 100,
+  /** metadata of users and groups: at most 5 KB. */
+  METADATA_BYTES_MAX: 5 * 1024,
+  /** A message's `data` object: at most 10 KB. */
+  MESSAGE_DATA_BYTES_MAX: 10 * 1024,
+  /** A message's whole JSON payload: at most 65,536 characters. */
+  MESSAGE_PAYLOAD_CHARS_MAX: 65_536,
+  /** Items per data-import request. */
+  IMPORT_ITEMS_MAX: 50,
+  /** Data-import requests per minute per app. */
+  IMPORT_REQUESTS_PER_MINUTE: 60,
+  /** perPage of the page-numbered list endpoints (default 100). */
+  PER_PAGE_MAX: 1000,
+  /** limit of the cursor-paged message list (default 10). */
+  MESSAGES_LIMIT_MAX: 1000,
+  WEBHOOK_ID_MAX: 50,
+  WEBHOOK_NAME_MAX: 50,
+  WEBHOOK_URL_MAX: 255,
+  WEBHOOKS_PER_APP_MAX: 25,
+} as const
+
+/** Documented id alphabet after the platform lowercases it. */
+export const ID_PATTERN = /^[a-z0-9_-]+$/
+
+export const PlatformId = z
+  .string()
+  .min(1)
+  .max(LIMITS.ID_MAX)
+  .regex(ID_PATTERN, 'must be lowercase alpha-dash (a-z, 0-9, -, _)')
+
+/** 10-digit UNIX seconds, as every import timestamp is documented. */
+export const UnixSeconds = z.number().int().min(0).max(9_999_999_999)
+
+const Url = z.string().min(1).max(LIMITS.URL_MAX)
+const Tags = z.array(z.string().min(1).max(LIMITS.TAG_MAX)).max(LIMITS.TAGS_MAX)
+const Metadata = z.record(z.string(), z.unknown())
+
+// ─── data import: request items (documented: data-import-apis.json) ──────────────────────────────
+
+export const UserDetails = z
+  .object({
+    uid: PlatformId,
+    name: z.string().min(1).max(LIMITS.NAME_MAX),
+    avatar: Url.optional(),
+    link: Url.optional(),
+    role: PlatformId.optional(),
+    createdAt: UnixSeconds.optional(),
+    lastActiveAt: UnixSeconds.optional(),
+    metadata: Metadata.optional(),
+    tags: Tags.optional(),
+    deactivatedAt: UnixSeconds.optional(),
+  })
+  .strict()
+export type UserDetails = z.infer<typeof UserDetails>
+
+/** One item of `POST /data_import/users`. */
+export const UserImport = UserDetails
+export type UserImport = z.infer<typeof UserImport>
+
+export const GROUP_TYPES = ['public', 'private', 'password'] as const
+export type GroupType = (typeof GROUP_TYPES)[number]
+
+export const GroupDetails = z
+  .object({
+    guid: PlatformId,
+    name: z.string().min(1).max(LIMITS.NAME_MAX),
+    type: z.enum(GROUP_TYPES),
+    icon: Url.optional(),
+    password: z.string().min(1).max(LIMITS.GROUP_PASSWORD_MAX).optional(),
+    owner: PlatformId.optional(),
+    createdAt: UnixSeconds.optional(),
+    metadata: Metadata.optional(),
+    tags: Tags.optional(),
+  })
+  .strict()
+export type GroupDetails = z.infer<typeof GroupDetails>
+
+/** One item of `POST /data_import/groups`. The import schema has no `description`. */
+export const GroupImport = GroupDetails.extend({ groupOwnerDetails: UserDetails.optional() }).superRefine((g, ctx) => {
+  if (g.type === 'password' && g.password === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['password'], message: 'a password group needs a password' })
+  }
+})
+export type GroupImport = z.infer<typeof GroupImport>
+
+/**
+ * Member scopes. Documented for the regular APIs (admin, moderator, participant); the import
+ * schema lists no enum, so this set is *assumed* for import.
+ */
+export const MEMBER_SCOPES = ['admin', 'moderator', 'participant'] as const
+export type MemberScope = (typeof MEMBER_SCOPES)[number]
+
+/** The documented member map key: the literal string `<guid>_member_<uid>`. */
+export function memberKey(guid: string, uid: string): string {
+  return `${guid}_member_${uid}`
+}
+
+/** One item of `POST /data_import/members`. */
+export const MemberImport = z
+  .object({
+    memberId: z.string().min(1),
+    guid: PlatformId,
+    uid: PlatformId,
+    scope: z.enum(MEMBER_SCOPES).optional(),
+    isBanned: z.boolean().optional(),
+    joinedAt: UnixSeconds.optional(),
+    groupDetails: GroupDetails.optional(),
+    userDetails: UserDetails.optional(),
+  })
+  .strict()
+  .superRefine((m, ctx) => {
+    if (m.memberId !== memberKey(m.guid, m.uid)) {
+      ctx.addIssue({ code: 'custom', path: ['memberId'], message: `must be ${memberKey(m.guid, m.uid)}` })
+    }
+  })
+export type MemberImport = z.infer<typeof MemberImport>
+
+export const RECEIVER_TYPES = ['user', 'group'] as const
+export type ReceiverType = (typeof RECEIVER_TYPES)[number]
+export const MESSAGE_CATEGORIES = ['message', 'custom'] as const
+export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'file'] as const
+
+export const Attachment = z
+  .object({
+    url: Url,
+    name: z.string().min(1),
+    mimeType: z.string().min(1),
+    extension: z.string().min(1),
+    /** Bytes, as a string (documented). */
+    size: z.string().regex(/^\d+$/).optional(),
+  })
+  .strict()
+export type Attachment = z.infer<typeof Attachment>
+
+export const MessageData = z
+  .object({
+    text: z.string().optional(),
+    attachments: z.array(Attachment).optional(),
+    customData: Metadata.optional(),
+    metadata: Metadata.optional(),
+  })
+  .strict()
+export type MessageData = z.infer<typeof MessageData>
+
+/** JSON size in UTF-8 bytes, the way the platform's KB limits are read here (assumed: bytes). */
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8')
+}
+
+/** One item of `POST /data_import/messages`. */
+export const MessageImport = z
+  .object({
+    muid: PlatformId,
+    sender: PlatformId,
+    receiverType: z.enum(RECEIVER_TYPES),
+    receiver: PlatformId,
+    category: z.enum(MESSAGE_CATEGORIES).optional(),
+    type: z.string().min(1).optional(),
+    data: MessageData.optional(),
+    tags: Tags.optional(),
+    sentAt: UnixSeconds,
+    deliveredAt: UnixSeconds.optional(),
+    readAt: UnixSeconds.optional(),
+    senderUserDetails: UserDetails.optional(),
+    receiverUserDetails: UserDetails.optional(),
+    receiverGroupDetails: GroupDetails.optional(),
+    receiverGroupOwnerDetails: UserDetails.optional(),
+    mentionedUserDetails: z.record(z.string(), UserDetails).optional(),
+  })
+  .strict()
+  .superRefine((m, ctx) => {
+    const category = m.category ?? 'message'
+    const type = m.type ?? 'text'
+    if (category === 'message' && !(MESSAGE_TYPES as readonly string[]).includes(type)) {
+      ctx.addIssue({ code: 'custom', path: ['type'], message: `a message of category message has type ${MESSAGE_TYPES.join('|')}` })
+    }
+    if (category === 'message' && type === 'text' && (m.data?.text ?? '').trim() === '') {
+      ctx.addIssue({ code: 'custom', path: ['data', 'text'], message: 'a text message needs non-empty text' })
+    }
+    if (category === 'message' && type !== 'text' && (m.data?.attachments?.length ?? 0) === 0) {
+      ctx.addIssue({ code: 'custom', path: ['data', 'attachments'], message: `a ${type} message needs at least one attachment` })
+    }
+    if (category === 'custom' && m.data?.customData === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['data', 'customData'], message: 'a custom message needs customData' })
+    }
+    if (m.data !== undefined && jsonBytes(m.data) > LIMITS.MESSAGE_DATA_BYTES_MAX) {
+      ctx.addIssue({ code: 'custom', path: ['data'], message: `data is over ${LIMITS.MESSAGE_DATA_BYTES_MAX} bytes` })
+    }
+    if (JSON.stringify(m).length > LIMITS.MESSAGE_PAYLOAD_CHARS_MAX) {
+      ctx.addIssue({ code: 'custom', path: [], message: `payload is over ${LIMITS.MESSAGE_PAYLOAD_CHARS_MAX} characters` })
+    }
+  })
+export type MessageImport = z.infer<typeof MessageImport>
+
+/** The four import entities, in the order they must be loaded. */
+export const ENTITIES = ['users', 'groups', 'members', 'messages'] as const
+export type Entity = (typeof ENTITIES)[number]
+
+export interface ImportItemOf {
+  users: UserImport
+  groups: GroupImport
+  members: MemberImport
+  messages: MessageImport
+}
+
+export const IMPORT_ITEM_SCHEMAS = {
+  users: UserImport,
+  groups: GroupImport,
+  members: MemberImport,
+  messages: MessageImport,
+} as const
+
+/** The map key of an item: uid, guid, memberId or muid. */
+export function importKey<E extends Entity>(entity: E, item: ImportItemOf[E]): string {
+  switch (entity) {
+    case 'users':
+      return (item as UserImport).uid
+    case 'groups':
+      return (item as GroupImport).guid
+    case 'members':
+      return (item as MemberImport).memberId
+    default:
+      return (item as MessageImport).muid
+  }
+}
+
+// ─── error body (documented: community SDK fixtures, articles/error-guide.mdx) ──────────────────
+
+export const ErrorBody = z.object({
+  error: z
+    .object({
+      message: z.string(),
+      devMessage: z.string().optional(),
+      source: z.string().optional(),
+      code: z.string(),
+      /** Validation errors: a map from field to messages. */
+      details: z.unknown().optional(),
+    })
+    .loose(),
+})
+export type ErrorBody = z.infer<typeof ErrorBody>
+
+// ─── data import: responses ──────────────────────────────────────────────────────────────────────
+
+/**
+ * The shape of `data.<key>.error` is not documented (gap 1). Accepted: the standard error object,
+ * a bare code string, or an object with only a message.
+ */
+export const ItemError = z.union([
+  z.object({ code: z.string(), message: z.string().optional(), devMessage: z.string().optional() }).loose(),
+  z.object({ message: z.string() }).loose(),
+  z.string(),
+])
+
+export const ImportItemResult = z
+  .object({
+    success: z.boolean(),
+    data: z.unknown().optional(),
+    error: ItemError.optional(),
+  })
+  .loose()
+
+/** `{data: {<key>: {success, data?, error?}}}` */
+export const ImportResponse = z.object({ data: z.record(z.string(), ImportItemResult) }).loose()
+export type ImportResponse = z.infer<typeof ImportResponse>
+
+// ─── chat interface: list responses (documented: chat-apis.json) ─────────────────────────────────
+
+export const Pagination = z
+  .object({
+    total: z.number().int(),
+    count: z.number().int(),
+    per_page: z.number().int(),
+    current_page: z.number().int(),
+    total_pages: z.number().int(),
+  })
+  .loose()
+
+export const ChatUser = z
+  .object({
+    uid: z.string(),
+    name: z.string(),
+    avatar: z.string().optional(),
+    link: z.string().optional(),
+    role: z.string().optional(),
+    status: z.string().optional(),
+    metadata: z.unknown().optional(),
+    tags: z.array(z.string()).optional(),
+    createdAt: z.number().optional(),
+    updatedAt: z.number().optional(),
+    lastActiveAt: z.number().optional(),
+    deactivatedAt: z.number().optional(),
+    conversationId: z.string().optional(),
+  })
+  .loose()
+export type ChatUser = z.infer<typeof ChatUser>
+
+export const ChatGroup = z
+  .object({
+    guid: z.string(),
+    name: z.string(),
+    type: z.string(),
+    icon: z.string().optional(),
+    description: z.string().optional(),
+    owner: z.string().optional(),
+    membersCount: z.number().optional(),
+    conversationId: z.string().optional(),
+    createdAt: z.number().optional(),
+    metadata: z.unknown().optional(),
+    tags: z.array(z.string()).optional(),
+  })
+  .loose()
+export type ChatGroup = z.infer<typeof ChatGroup>
+
+export const ChatMember = z
+  .object({
+    uid: z.string(),
+    name: z.string().optional(),
+    scope: z.string().optional(),
+    joinedAt: z.number().optional(),
+    createdAt: z.number().optional(),
+    conversationId: z.string().optional(),
+  })
+  .loose()
+export type ChatMember = z.infer<typeof ChatMember>
+
+export const ChatMessage = z
+  .object({
+    id: z.union([z.string(), z.number()]).transform(String),
+    /** Not shown in the documented list examples (gap 9); the sandbox returns it. */
+    muid: z.string().optional(),
+    conversationId: z.string().optional(),
+    sender: z.string(),
+    receiverType: z.string(),
+    receiver: z.string(),
+    category: z.string().optional(),
+    type: z.string().optional(),
+    data: z.record(z.string(), z.unknown()).optional(),
+    sentAt: z.number(),
+    updatedAt: z.number().optional(),
+    deliveredAt: z.number().optional(),
+    readAt: z.number().optional(),
+    tags: z.array(z.string()).optional(),
+  })
+  .loose()
+export type ChatMessage = z.infer<typeof ChatMessage>
+
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), meta: z.object({ pagination: Pagination }).loose() }).loose()
+}
+
+export const UsersPage = pageOf(ChatUser)
+export const GroupsPage = pageOf(ChatGroup)
+export const MembersPage = pageOf(ChatMember)
+
+export const MessageCursor = z
+  .object({
+    affix: z.enum(['append', 'prepend']).optional(),
+    sentAt: z.number().optional(),
+    id: z.union([z.string(), z.number()]).transform(String).optional(),
+  })
+  .loose()
+
+export const MessagesPage = z
+  .object({
+    data: z.array(ChatMessage),
+    meta: z
+      .object({
+        current: z.object({ limit: z.number(), count: z.number() }).loose(),
+        next: MessageCursor.optional(),
+      })
+      .loose(),
+  })
+  .loose()
+export type MessagesPage = z.infer<typeof MessagesPage>
+
+// ─── management interface (documented: management-apis.json) ─────────────────────────────────────
+
+export const CreateAppRequest = z
+  .object({
+    name: z.string().min(1).max(LIMITS.NAME_MAX),
+    region: z.enum(['us', 'eu', 'in']),
+    /** Only "3" is allowed. */
+    version: z.string().regex(/^\d+$/).default('3'),
+    skipSampleData: z.boolean().optional(),
+  })
+  .strict()
+export type CreateAppRequest = z.input<typeof CreateAppRequest>
+
+export const ApiKeyEntry = z
+  .object({ apiKey: z.string(), name: z.string().optional(), scope: z.string(), createdBy: z.string().optional() })
+  .loose()
+
+export const AppRecord = z
+  .object({
+    /** The App ID; the field is `id`, not `appId`. */
+    id: z.string(),
+    name: z.string(),
+    region: z.string(),
+    plan: z.string().optional(),
+    state: z.string().optional(),
+    createdAt: z.number().optional(),
+    /** A map keyed by key value. */
+    apiKeys: z.record(z.string(), ApiKeyEntry).optional(),
+  })
+  .loose()
+export type AppRecord = z.infer<typeof AppRecord>
+
+export const CreateAppResponse = z.object({ data: AppRecord }).loose()
+export const ListAppsResponse = z
+  .object({ data: z.array(AppRecord), meta: z.object({ pagination: Pagination.optional() }).loose().optional() })
+  .loose()
+export const DeleteAppResponse = z
+  .object({ data: z.object({ success: z.boolean(), scheduledToDeleteAt: z.number().optional() }).loose() })
+  .loose()
+
+// ─── webhooks (documented: spec §2.2, §6; management path *assumed*) ─────────────────────────────
+
+export const WEBHOOK_TRIGGERS = [
+  'message_sent',
+  'message_edited',
+  'message_deleted',
+  'message_reaction_added',
+  'message_reaction_removed',
+  'user_blocked',
+  'user_unblocked',
+  'group_created',
+  'group_updated',
+  'group_deleted',
+  'group_member_joined',
+  'group_member_left',
+  'group_member_added',
+  'group_member_kicked',
+  'group_member_banned',
+  'group_member_unbanned',
+  'group_member_scope_changed',
+  'group_owner_transferred',
+  'user_connection_status_changed',
+  'message_delivery_receipt',
+  'message_read_receipt',
+  'call_initiated',
+  'call_started',
+  'call_participant_joined',
+  'call_participant_left',
+  'call_ended',
+  'meeting_started',
+  'meeting_participant_joined',
+  'meeting_participant_left',
+  'meeting_ended',
+  'recording_generated',
+] as const
+export type WebhookTrigger = (typeof WEBHOOK_TRIGGERS)[number]
+
+export const WebhookConfig = z
+  .object({
+    id: z.string().min(1).max(LIMITS.WEBHOOK_ID_MAX),
+    name: z.string().min(1).max(LIMITS.WEBHOOK_NAME_MAX),
+    webhookURL: z.string().min(1).max(LIMITS.WEBHOOK_URL_MAX),
+    useBasicAuth: z.boolean().default(false),
+    username: z.string().optional(),
+    password: z.string().optional(),
+    enabled: z.boolean().default(true),
+    /** How a webhook selects triggers is not documented; assumed: a list, all when absent. */
+    triggers: z.array(z.enum(WEBHOOK_TRIGGERS)).optional(),
+  })
+  .strict()
+export type WebhookConfig = z.infer<typeof WebhookConfig>
+
+export const WebhookEnvelope = z
+  .object({
+    trigger: z.enum(WEBHOOK_TRIGGERS),
+    data: z.record(z.string(), z.unknown()),
+    appId: z.string(),
+    region: z.string(),
+    webhook: z.string(),
+    type: z.string().optional(),
+  })
+  .loose()
+export type WebhookEnvelope = z.infer<typeof WebhookEnvelope>

@@ -1,0 +1,68 @@
+/**
+ * Finds the real databases the integration tests run against, once per test run:
+ * 1. `TEST_DATABASE_URL` / `TEST_MYSQL_URL` when set (CI, or your own servers);
+ * 2. otherwise the local services on their standard ports, when they answer;
+ * 3. otherwise containers started with testcontainers (needs a Docker engine).
+ * The URLs reach the tests through `provide`/`inject`.
+ */
+import type { TestProject } from 'vitest/node'
+import pg from 'pg'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    postgresUrl: string
+    mysqlUrl: string | undefined
+  }
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+  try {
+    await client.connect()
+    await client.query('select 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+async function mysqlAnswers(url: string): Promise<boolean> {
+  try {
+    const mysql = await import('mysql2/promise')
+    const conn = await mysql.createConnection({ uri: url, connectTimeout: 2000 })
+    await conn.end()
+    return true
+  } catch {
+    return false
+  }
+}
+
+const stops: (() => Promise<unknown>)[] = []
+
+export async function setup(project: TestProject): Promise<void> {
+  let postgresUrl = process.env.TEST_DATABASE_URL
+  if (!postgresUrl) {
+    const local = 'postgres://postgres@127.0.0.1:5432/postgres'
+    if (await answers(local)) postgresUrl = local
+    else {
+      const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+      const container = await new PostgreSqlContainer('postgres:16-alpine').start()
+      stops.push(() => container.stop())
+      postgresUrl = container.getConnectionUri()
+    }
+  }
+  project.provide('postgresUrl', postgresUrl)
+
+  let mysqlUrl = process.env.TEST_MYSQL_URL
+  if (!mysqlUrl) {
+    const local = 'mysql://root@127.0.0.1:3306/test'
+    if (await mysqlAnswers(local)) mysqlUrl = local
+  }
+  project.provide('mysqlUrl', mysqlUrl)
+}
+
+export async function teardown(): Promise<void> {
+  for (const stop of stops) await stop()
+}
