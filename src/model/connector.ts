@@ -1,0 +1,67 @@
+/**
+ * The connector interface: how chatferry reads a legacy database. One implementation per folder in
+ * `connectors/`, registered in `connectors/index.ts`.
+ *
+ * Rules every connector keeps:
+ * - it only ever reads, inside one read-only transaction per session, so all entities of a run
+ *   come from one consistent snapshot;
+ * - it pages by key (keyset), never OFFSET, and holds at most one page in memory;
+ * - a row it cannot turn into a record is yielded as a {@link RowProblem}, never thrown, so the run
+ *   goes on and the row is quarantined with its reason.
+ */
+import type { EpochMs, LegacyEntity, LegacyRecordOf } from './records.ts'
+
+/** Where reading an entity stands: the key of the last row read. JSON-serialisable, opaque. */
+export type Cursor = { readonly [key: string]: string | number | null }
+
+/** A row that could not become a record. */
+export interface RowProblem {
+  readonly ok: false
+  /** The row's legacy id as far as it could be read (`?` when even that failed). */
+  readonly legacyId: string
+  /** The column or field at fault. */
+  readonly field: string
+  readonly reason: string
+}
+
+export type SourceRow<T> = { readonly ok: true; readonly record: T } | RowProblem
+
+export interface Page<T> {
+  readonly rows: readonly SourceRow<T>[]
+  /** Resume point: passing it as `after` reads the rows after this page. */
+  readonly cursor: Cursor
+  /** The highest change time seen so far in this read, for the next delta run. */
+  readonly watermark?: EpochMs
+}
+
+export interface ReadOptions {
+  /** Start after this cursor (resume); from the beginning when absent. */
+  readonly after?: Cursor
+  /** Rows per page. @default 1000 */
+  readonly pageSize?: number
+  /** Delta mode: only rows added or changed after this time. */
+  readonly since?: EpochMs
+  readonly signal?: AbortSignal
+}
+
+/** One read-only snapshot of the legacy database. */
+export interface SourceSession {
+  /** When the snapshot was taken (the database's clock), for reports. */
+  readonly snapshotAt: EpochMs
+  /** Rows of an entity in the snapshot (before mapping; problems included). */
+  count(entity: LegacyEntity, options?: { since?: EpochMs }): Promise<number>
+  /** Pages of records in key order. Releases its resources when the consumer stops early. */
+  read<E extends LegacyEntity>(entity: E, options?: ReadOptions): AsyncIterable<Page<LegacyRecordOf[E]>>
+  /** Ends the snapshot and releases connections; idempotent. */
+  close(): Promise<void>
+}
+
+export interface SourceConnector {
+  /** The registry key, e.g. `generic-sql`, `mattermost`. */
+  readonly id: string
+  /**
+   * Opens a snapshot. Fails with a ChatferryError('SOURCE_UNAVAILABLE') naming the source (never
+   * its password) when the database cannot be reached.
+   */
+  open(): Promise<SourceSession>
+}
