@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import { parseDocument } from 'yaml'
+import { LineCounter, parseDocument } from 'yaml'
 import { z } from 'zod'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 
@@ -187,10 +187,11 @@ export function zodProblems(error: z.ZodError, prefix: readonly (string | number
  */
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const problems: ConfigProblem[] = []
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true })
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter })
   for (const err of doc.errors) {
     const where = err.linePos?.[0]
-    problems.push({ path: '', message: `YAML ${where ? `line ${where.line}, column ${where.col}` : ''}: ${err.message.split('\n')[0]}` })
+    problems.push({ path: '', message: `YAML${where ? ` line ${where.line}, column ${where.col}` : ''}: ${err.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}` })
   }
   if (problems.length > 0) throw new ConfigError(file, problems)
   const raw = doc.toJS() ?? {}
@@ -199,16 +200,12 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   }
   const interpolated = interpolate(raw, env, problems)
   const parsed = ConfigSchema.safeParse(interpolated)
-  if (!parsed.success) problems.push(...zodProblems(parsed.error))
-  // Missing environment variables and schema problems at the same path say the same thing twice.
-  const seen = new Set<string>()
-  const unique = problems.filter((p) => {
-    const k = `${p.path}\0${p.message}`
-    if (seen.has(k)) return false
-    seen.add(k)
-    return true
-  })
-  if (unique.length > 0 || !parsed.success) throw new ConfigError(file, unique)
+  if (!parsed.success) {
+    // A value built from an unset variable fails the schema too; the unset variable is the news.
+    const unsetAt = new Set(problems.map((p) => p.path))
+    problems.push(...zodProblems(parsed.error).filter((p) => !unsetAt.has(p.path)))
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems)
   const data = parsed.data
   return deepFreeze({
     ...data,
