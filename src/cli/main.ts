@@ -12,8 +12,8 @@ export function buildProgram(): Command {
   const program = new Command()
     .name('chatferry')
     .description(
-      "Move a legacy chat system's history into a hosted chat platform through its data-import interface,\n" +
-        'resumably, at the platform quota, with a per-item ledger.',
+      "Move a legacy chat system's history into a hosted chat platform through its data-import\n" +
+        'interface: resumably, at the platform quota, with a per-item ledger.',
     )
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')

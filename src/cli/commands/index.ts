@@ -1,4 +1,6 @@
 import type { Command } from 'commander'
+import { registerAppsCommand } from './apps.ts'
+import { registerConfigCommand } from './config.ts'
 
 /** Every command, in the order `chatferry --help` lists them. */
-export const COMMANDS: ((program: Command) => void)[] = []
+export const COMMANDS: ((program: Command) => void)[] = [registerConfigCommand, registerAppsCommand]
