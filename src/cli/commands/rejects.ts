@@ -1,0 +1,40 @@
+import { Option, type Command } from 'commander'
+import { ENTITIES, type Entity } from '../../target/schemas.ts'
+import { openLedgerContext } from '../../load/context.ts'
+
+/** `chatferry rejects`: the items refused for good, with their codes and reasons. */
+export function registerRejectsCommand(program: Command): void {
+  program
+    .command('rejects')
+    .description('list rejected items: entity, legacy id, target key, code, reason')
+    .option('-c, --config <file>', 'configuration file', 'chatferry.yaml')
+    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--code <code>', 'only items rejected with this code')
+    .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
+    .option('--json', 'print JSON (one array)')
+    .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
+      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      try {
+        const rejects = await ctx.store.listRejects(ctx.jobId, {
+          ...(opts.code !== undefined ? { code: opts.code } : {}),
+          ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
+        })
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(rejects, null, 2)}\n`)
+          return
+        }
+        if (rejects.length === 0) {
+          process.stdout.write('no rejected items\n')
+          return
+        }
+        for (const r of rejects) {
+          process.stdout.write(`${r.entity}\t${r.legacyId}\t${r.targetKey}\t${r.code ?? ''}\t${(r.message ?? '').replace(/\s+/g, ' ')}\n`)
+        }
+        const byCode = new Map<string, number>()
+        for (const r of rejects) byCode.set(r.code ?? '', (byCode.get(r.code ?? '') ?? 0) + 1)
+        process.stdout.write(`${rejects.length} rejected: ${[...byCode].map(([c, k]) => `${c} ${k}`).join(', ')}\n`)
+      } finally {
+        await ctx.close()
+      }
+    })
+}

@@ -1,0 +1,31 @@
+import type { Command } from 'commander'
+import { openLedgerContext } from '../../load/context.ts'
+import { buildReport, formatStatusTable } from '../../load/progress.ts'
+
+/** `chatferry status`: where the job stands, per entity. */
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, requests, 429s, rate vs quota, ETA at quota')
+    .option('-c, --config <file>', 'configuration file', 'chatferry.yaml')
+    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { config: string; job?: string; json?: boolean }) => {
+      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      try {
+        const { quota } = ctx.config.target
+        const report = buildReport(await ctx.store.entityStats(ctx.jobId), quota)
+        const runs = await ctx.store.listRuns(ctx.jobId, 5)
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs }, null, 2)}\n`)
+        } else {
+          process.stdout.write(`job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`)
+          process.stdout.write(`${formatStatusTable(report)}\n`)
+          const last = runs[0]
+          if (last) process.stdout.write(`last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}\n`)
+        }
+      } finally {
+        await ctx.close()
+      }
+    })
+}

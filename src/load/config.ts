@@ -1,0 +1,80 @@
+/**
+ * Settings of the loader (`load:` and `job:` in the configuration file, once wired into
+ * `src/config.ts`), with command-line flags and environment variables layered on top.
+ */
+import { z } from 'zod'
+import { ConfigError } from '../errors.ts'
+import { zodProblems } from '../config.ts'
+
+/** Concurrent batches per process. */
+export const DEFAULT_CONCURRENCY = 4
+/** Seconds a worker may hold a batch before another worker takes it over. */
+export const DEFAULT_LEASE_SECONDS = 120
+
+/** The `load:` section. */
+export const LoadConfigSchema = z
+  .object({
+    /** Batches in flight per process (1–256). The quota is shared anyway; more helps only against latency. @default 4 */
+    concurrency: z.number().int().min(1).max(256).default(DEFAULT_CONCURRENCY),
+    /** Lease of one batch in seconds: a dead worker's batches are taken over after this long. Must exceed `target.timeoutMs` plus a few seconds. @default 120 */
+    leaseSeconds: z.number().int().min(5).max(86_400).default(DEFAULT_LEASE_SECONDS),
+    /** The platform's rate-limit window in ms; `target.quota.requestsPerMinute` is spread over it. @default 60000 */
+    quotaWindowMs: z.number().int().min(100).max(3_600_000).default(60_000),
+    /** Attempts of one request (5xx, timeouts, dropped connections) before the batch is split or handed back. @default 4 */
+    maxAttempts: z.number().int().min(1).max(50).default(4),
+    /** Batches packed ahead of the senders (all processes together). @default 8 × concurrency, at least 32 */
+    queueDepth: z.number().int().min(1).max(100_000).optional(),
+    /** Stop (exit 1) when no batch has succeeded for this long while requests keep failing. @default 600000 */
+    giveUpAfterMs: z.number().int().min(1000).default(600_000),
+    /** Longest pause honoured from one Retry-After / X-RateLimit-Reset. @default 120000 */
+    maxRetryAfterMs: z.number().int().min(0).default(120_000),
+  })
+  .strict()
+export type LoadConfig = z.output<typeof LoadConfigSchema>
+
+/** The `job:` section. */
+export const JobConfigSchema = z
+  .object({
+    /** The ledger job id. @default the target app id, lowercased */
+    id: z
+      .string()
+      .regex(/^[a-z0-9_-]{1,64}$/, 'must be 1–64 characters of a-z, 0-9, - and _')
+      .optional(),
+  })
+  .strict()
+export type JobConfig = z.output<typeof JobConfigSchema>
+
+const ENV_KEYS: Record<string, keyof LoadConfig> = {
+  CHATFERRY_LOAD_CONCURRENCY: 'concurrency',
+  CHATFERRY_LOAD_LEASE_SECONDS: 'leaseSeconds',
+  CHATFERRY_LOAD_QUOTA_WINDOW_MS: 'quotaWindowMs',
+  CHATFERRY_LOAD_MAX_ATTEMPTS: 'maxAttempts',
+  CHATFERRY_LOAD_QUEUE_DEPTH: 'queueDepth',
+  CHATFERRY_LOAD_GIVE_UP_AFTER_MS: 'giveUpAfterMs',
+}
+
+/**
+ * Resolves the loader settings: the config file's `load:` section (when the main config carries
+ * one), then `CHATFERRY_LOAD_*` environment variables, then flags. Throws {@link ConfigError}.
+ */
+export function resolveLoadConfig(
+  fromFile: unknown,
+  flags: Partial<Record<keyof LoadConfig, number>> = {},
+  env: NodeJS.ProcessEnv = process.env,
+  file = '<load settings>',
+): LoadConfig {
+  const merged: Record<string, unknown> = { ...(fromFile !== null && typeof fromFile === 'object' ? fromFile : {}) }
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    const raw = env[name]
+    if (raw !== undefined && raw !== '') merged[key] = Number(raw)
+  }
+  for (const [key, value] of Object.entries(flags)) if (value !== undefined) merged[key] = value
+  const parsed = LoadConfigSchema.safeParse(merged)
+  if (!parsed.success) throw new ConfigError(file, zodProblems(parsed.error, ['load']))
+  return parsed.data
+}
+
+/** The job id: `job.id`, else the app id lowercased. */
+export function defaultJobId(appId: string): string {
+  return appId.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 64)
+}

@@ -1,0 +1,662 @@
+/**
+ * The loader: drains a job's ledger into the platform, at the app's quota, in dependency order
+ * (users → groups → members → messages, messages oldest first), surviving any crash.
+ *
+ * - **Packing**: planned items of the current entity are packed into full batches (≤ itemsPerRequest);
+ *   each batch is a ledger row and a pg-boss job, written in one transaction; its items become
+ *   `sent` *before* any request goes out.
+ * - **Sending**: a process fetches batch jobs (pg-boss, SKIP LOCKED, lease = `expireInSeconds`),
+ *   claims the batch with a fresh lease token, takes one slot of the app's shared quota budget per
+ *   request, sends, and settles every item from its result in one transaction that also completes
+ *   the pg-boss job, fenced by the token: a worker whose lease was taken over records nothing.
+ * - **Failures**: 429 pauses the whole app's budget (Retry-After / X-RateLimit-Reset); 5xx,
+ *   timeouts and dropped connections are retried with jittered backoff (p-retry); a batch that
+ *   keeps failing without per-item results is split in halves down to the single poison item,
+ *   which is rejected; a batch whose failures are only network-level is handed back to pg-boss.
+ * - **Crash**: a SIGKILLed process's batches come back when their pg-boss lease expires (at once
+ *   when the dead process ran on this host); re-sending is safe because "already exists" = done.
+ */
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { sql, type Kysely } from 'kysely'
+import PQueue from 'p-queue'
+import pRetry, { AbortError } from 'p-retry'
+import type { Logger } from 'pino'
+import type PgBoss from 'pg-boss'
+import type { LedgerStore, EntityStats } from '../state/store.ts'
+import type { StateDatabase } from '../state/schema.ts'
+import type { ImportResult, PlatformClient } from '../target/client.ts'
+import { PlatformError } from '../target/errors.ts'
+import { ENTITIES, type Entity } from '../target/schemas.ts'
+import type { LoadConfig } from './config.ts'
+import { createQuotaBudget, type QuotaBudget } from './quota-budget.ts'
+import { queueJobId, startWorkQueue, type BatchJobData, type WorkQueue } from './work-queue.ts'
+
+/** Per-item error codes that mean the platform already has the item: done, already present. */
+export const ALREADY_PRESENT_CODES: ReadonlySet<string> = new Set([
+  'ERR_UID_ALREADY_EXISTS',
+  'ERR_GUID_ALREADY_EXISTS',
+  'ERR_ALREADY_JOINED',
+  'ERR_IMPORT_MUID_ALREADY_EXISTS',
+])
+
+/** Whole-request statuses that point at the content of the batch (split it), not at us or the platform. */
+const SPLIT_STATUSES: ReadonlySet<number> = new Set([400, 413, 422])
+
+export const LOAD_OUTCOMES = ['done', 'rejected', 'stopped', 'failed'] as const
+export type LoadOutcomeStatus = (typeof LOAD_OUTCOMES)[number]
+
+export interface LoaderOptions {
+  readonly store: LedgerStore
+  /** The ledger URL when on a server (pg-boss connects to it). */
+  readonly stateUrl?: string
+  readonly jobId: string
+  readonly appId: string
+  readonly client: PlatformClient
+  readonly itemsPerRequest: number
+  readonly requestsPerMinute: number
+  /** The platform client's request timeout (the lease must outlast one request). */
+  readonly timeoutMs: number
+  readonly settings: LoadConfig
+  readonly logger: Logger
+  /** `load` returns when the ledger is drained; `worker` keeps serving until aborted. */
+  readonly mode: 'load' | 'worker'
+  readonly signal?: AbortSignal
+  /** Called about once a second with the process's counters (for a progress line). */
+  readonly onTick?: (counters: LoaderCounters) => void
+}
+
+/** What this process did. */
+export interface LoaderCounters {
+  requests: number
+  rateLimited: number
+  itemsDone: number
+  itemsRejected: number
+  itemsRequeued: number
+  batchesSettled: number
+  batchesSplit: number
+  batchesReleased: number
+  fenced: number
+  startedAt: number
+  firstRequestAt: number | undefined
+}
+
+export interface LoadOutcome {
+  readonly status: LoadOutcomeStatus
+  readonly counters: LoaderCounters
+  readonly stats: EntityStats[]
+  readonly error?: Error
+}
+
+/** A failure that no retry can fix (bad API key, wrong URL): stop the loader. */
+class FatalLoadError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'FatalLoadError'
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const t = setTimeout(done, ms)
+    function done() {
+      clearTimeout(t)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}
+
+/** This machine, as far as PIDs are comparable: hostname plus the kernel's boot id. */
+function hostKey(): string {
+  let boot = ''
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim().slice(0, 8)
+  } catch {
+    // not Linux
+  }
+  return `${hostname()}${boot ? `#${boot}` : ''}`
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+interface ClaimedItem {
+  key: string
+  payload: string
+  hash: string | null
+}
+
+interface Claim {
+  batchId: number
+  token: string
+  entity: Entity
+  items: ClaimedItem[]
+  claimedAt: number
+  requests: number
+  rateLimited: number
+  firstSentAt: number | undefined
+  lastStatus: number | undefined
+  lastLatencyMs: number | undefined
+  lastRetryAfterMs: number | undefined
+}
+
+type Settlement =
+  | { kind: 'results'; result: ImportResult }
+  | { kind: 'split'; code: string; message: string }
+  | { kind: 'release'; code: string; message: string }
+
+/** Runs the loader until the ledger is drained (`load`) or until aborted (`worker`). */
+export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
+  const { store, jobId, appId, client, settings, logger } = options
+  const db: Kysely<StateDatabase> = store.db
+  const log = logger.child({ jobId, component: 'loader' })
+  const host = hostKey()
+  const workerId = `${host}/${process.pid}/${randomUUID().slice(0, 8)}`
+  const ipr = options.itemsPerRequest
+  const depth = settings.queueDepth ?? Math.max(32, settings.concurrency * 8)
+  const counters: LoaderCounters = {
+    requests: 0,
+    rateLimited: 0,
+    itemsDone: 0,
+    itemsRejected: 0,
+    itemsRequeued: 0,
+    batchesSettled: 0,
+    batchesSplit: 0,
+    batchesReleased: 0,
+    fenced: 0,
+    startedAt: Date.now(),
+    firstRequestAt: undefined,
+  }
+  if (settings.leaseSeconds * 1000 < options.timeoutMs + 3000) {
+    throw new FatalLoadError(
+      `load.leaseSeconds (${settings.leaseSeconds}) must exceed the request timeout (${options.timeoutMs} ms) by at least 3 s`,
+    )
+  }
+
+  await store.ensureJob(jobId, appId)
+  const stop = new AbortController()
+  const onAbort = () => stop.abort(options.signal?.reason)
+  options.signal?.addEventListener('abort', onAbort, { once: true })
+  if (options.signal?.aborted) stop.abort()
+  let fatal: Error | undefined
+
+  const queue: WorkQueue = await startWorkQueue(store.database, {
+    jobId,
+    leaseSeconds: settings.leaseSeconds,
+    ...(options.stateUrl !== undefined ? { url: options.stateUrl } : {}),
+    onError: (err) => log.warn({ err }, 'work queue error'),
+  })
+  const budget: QuotaBudget = await createQuotaBudget(db, {
+    appId,
+    requestsPerWindow: (options.requestsPerMinute * settings.quotaWindowMs) / 60_000,
+    windowMs: settings.quotaWindowMs,
+  })
+  await db
+    .insertInto('chatferry.workers')
+    .values({ id: workerId, job_id: jobId, host_key: host, pid: process.pid, role: options.mode })
+    .execute()
+  const runId = await store.startRun(jobId, options.mode === 'load' ? 'load' : 'worker', workerId)
+  log.info({ runId, workerId, concurrency: settings.concurrency, leaseSeconds: settings.leaseSeconds, slotMs: budget.intervalMs }, 'loader started')
+
+  let lastSuccessAt = Date.now()
+  let failingSince: number | undefined
+
+  // ─── takeover of batches held by dead processes on this host; orphan repair ─────────────────
+  async function takeOverDead(): Promise<void> {
+    const held = await sql<{ id: number; lease_owner: string }>`
+      select id, lease_owner from chatferry.batches
+      where job_id = ${jobId} and status = 'open' and lease_owner is not null and lease_expires_at > now()`.execute(db)
+    const dead: number[] = []
+    for (const b of held.rows) {
+      const [h, pid] = b.lease_owner.split('/')
+      if (h === host && Number(pid) !== process.pid && !pidAlive(Number(pid))) dead.push(Number(b.id))
+    }
+    if (dead.length > 0) {
+      // The lease is void: the next claim bumps the token, so the dead process could not settle anyway.
+      await sql`update chatferry.batches set lease_expires_at = now(), lease_owner = null where id = any(${dead}::bigint[])`.execute(db)
+      await queue.boss.fail(queue.name, dead.map(queueJobId))
+      log.info({ batches: dead.length }, 'took over the batches of a dead process on this host')
+    }
+    // A batch with no live pg-boss job (its job failed for good or was removed) goes back to planned.
+    const orphans = await db.transaction().execute(async (trx) => {
+      const r = await sql<{ id: number }>`
+        select b.id from chatferry.batches b
+        where b.job_id = ${jobId} and b.status = 'open'
+          and not exists (select 1 from chatferry_boss.job j where j.name = ${queue.name}
+                          and j.id = ('00000000-0000-4000-8000-' || lpad(to_hex(b.id), 12, '0'))::uuid
+                          and j.state < 'completed')
+        for update skip locked`.execute(trx)
+      const ids = r.rows.map((x) => Number(x.id))
+      if (ids.length === 0) return 0
+      await sql`update chatferry.items set status = 'planned', batch_id = null, updated_at = now()
+                where batch_id = any(${ids}::bigint[]) and status = 'sent'`.execute(trx)
+      await sql`update chatferry.batches set status = 'abandoned', settled_at = now() where id = any(${ids}::bigint[])`.execute(trx)
+      return ids.length
+    })
+    if (orphans > 0) log.warn({ batches: orphans }, 'batches without a queue job were planned again')
+  }
+
+  // ─── packing ─────────────────────────────────────────────────────────────────────────────────
+  async function currentEntity(exec: Kysely<StateDatabase>): Promise<Entity | undefined> {
+    for (const entity of ENTITIES) {
+      const r = await sql<{ x: number }>`
+        select 1 as x from chatferry.items where job_id = ${jobId} and entity = ${entity} and status in ('planned', 'sent') limit 1`.execute(exec)
+      if (r.rows.length > 0) return entity
+    }
+    return undefined
+  }
+
+  /** Packs batches of the current entity up to the queue depth; returns how many. */
+  async function pack(): Promise<number> {
+    return db.transaction().execute(async (trx) => {
+      // One packer per job at a time, across processes; the others skip.
+      const lock = await sql`select id from chatferry.jobs where id = ${jobId} for update skip locked`.execute(trx)
+      if (lock.rows.length === 0) return 0
+      const open = await sql<{ n: number }>`
+        select count(*)::int as n from chatferry.batches where job_id = ${jobId} and status = 'open'`.execute(trx)
+      const want = depth - (open.rows[0]?.n ?? 0)
+      if (want <= 0) return 0
+      const entity = await currentEntity(trx as unknown as Kysely<StateDatabase>)
+      if (entity === undefined) return 0
+      const rows = await sql<{ id: number }>`
+        select id from chatferry.items
+        where job_id = ${jobId} and entity = ${entity} and status = 'planned'
+        order by sort_key, id limit ${want * ipr}`.execute(trx)
+      if (rows.rows.length === 0) return 0
+      const ids = rows.rows.map((r) => Number(r.id))
+      const sizes: number[] = []
+      for (let i = 0; i < ids.length; i += ipr) sizes.push(Math.min(ipr, ids.length - i))
+      const inserted = await sql<{ id: number }>`
+        insert into chatferry.batches (job_id, entity, item_count)
+        select ${jobId}, ${entity}, s from unnest(${sizes}::int[]) with ordinality as t(s, o) order by o
+        returning id`.execute(trx)
+      const batchIds = inserted.rows.map((r) => Number(r.id)).sort((a, b) => a - b)
+      const itemBatch = ids.map((_, i) => batchIds[Math.floor(i / ipr)] as number)
+      await sql`
+        update chatferry.items i set status = 'sent', batch_id = v.b, updated_at = now()
+        from unnest(${ids}::bigint[], ${itemBatch}::bigint[]) as v(id, b) where i.id = v.id`.execute(trx)
+      await queue.boss.insert(
+        batchIds.map((batchId) => ({ id: queueJobId(batchId), name: queue.name, data: { jobId, batchId } satisfies BatchJobData })),
+        { db: queue.adapter(trx) },
+      )
+      return batchIds.length
+    })
+  }
+
+  // ─── one batch ───────────────────────────────────────────────────────────────────────────────
+  async function claim(batchId: number): Promise<Claim | undefined> {
+    const r = await sql<{ token: string; entity: Entity }>`
+      update chatferry.batches
+      set lease_token = gen_random_uuid(), lease_owner = ${workerId},
+          lease_expires_at = now() + ${settings.leaseSeconds} * interval '1 second', claims = claims + 1
+      where id = ${batchId} and job_id = ${jobId} and status = 'open'
+      returning lease_token::text as token, entity`.execute(db)
+    const row = r.rows[0]
+    if (row === undefined) return undefined
+    const items = await sql<{ target_key: string; payload: string; payload_hash: string | null }>`
+      select target_key, payload, payload_hash from chatferry.items
+      where batch_id = ${batchId} and status = 'sent' order by sort_key, id`.execute(db)
+    return {
+      batchId,
+      token: row.token,
+      entity: row.entity,
+      items: items.rows.map((i) => ({ key: i.target_key, payload: i.payload, hash: i.payload_hash })),
+      claimedAt: Date.now(),
+      requests: 0,
+      rateLimited: 0,
+      firstSentAt: undefined,
+      lastStatus: undefined,
+      lastLatencyMs: undefined,
+      lastRetryAfterMs: undefined,
+    }
+  }
+
+  function leaseLeftMs(c: Claim): number {
+    return settings.leaseSeconds * 1000 - (Date.now() - c.claimedAt)
+  }
+
+  /** Sends one request for the claim, honouring the quota and 429s; throws PlatformError otherwise. */
+  async function sendOnce(c: Claim, items: readonly ClaimedItem[]): Promise<ImportResult> {
+    const body = `{${JSON.stringify(c.entity)}:{${items.map((i) => `${JSON.stringify(i.key)}:${i.payload}`).join(',')}}}`
+    const keys = items.map((i) => i.key)
+    for (;;) {
+      await budget.take(stop.signal)
+      if (leaseLeftMs(c) < options.timeoutMs + 2000) {
+        throw new AbortError(new LeaseExpiringError())
+      }
+      const t0 = Date.now()
+      counters.firstRequestAt ??= t0
+      c.firstSentAt ??= t0
+      c.requests++
+      counters.requests++
+      try {
+        const result = await client.importRaw(c.entity, keys, body)
+        c.lastStatus = result.status
+        c.lastLatencyMs = Date.now() - t0
+        return result
+      } catch (err) {
+        c.lastLatencyMs = Date.now() - t0
+        if (!(err instanceof PlatformError)) throw err
+        c.lastStatus = err.status
+        if (err.status === 429) {
+          c.rateLimited++
+          counters.rateLimited++
+          const wait = Math.min(settings.maxRetryAfterMs, err.retryAfterMs ?? budget.intervalMs * 2)
+          c.lastRetryAfterMs = wait
+          log.warn({ batch: c.batchId, retryAfterMs: wait }, '429: pausing the app')
+          await budget.pause(wait)
+          continue
+        }
+        throw err
+      }
+    }
+  }
+
+  async function attempt(c: Claim): Promise<Settlement> {
+    let lastHttp5xx: PlatformError | undefined
+    try {
+      const result = await pRetry(() => sendOnce(c, c.items), {
+        retries: settings.maxAttempts - 1,
+        randomize: true,
+        factor: 2,
+        minTimeout: 250,
+        maxTimeout: 8000,
+        signal: stop.signal,
+        shouldRetry: ({ error }) => {
+          if (!(error instanceof PlatformError)) return false
+          return error.retryable
+        },
+        onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+          if (error instanceof PlatformError && error.status !== undefined && error.status >= 500) lastHttp5xx = error
+          log.debug({ batch: c.batchId, attemptNumber, retriesLeft, code: (error as PlatformError).code }, 'request failed')
+        },
+      })
+      return { kind: 'results', result }
+    } catch (err) {
+      if (err instanceof LeaseExpiringError || (err as { cause?: unknown }).cause instanceof LeaseExpiringError) {
+        return { kind: 'release', code: 'LEASE_EXPIRING', message: 'the lease ran short before the request could be sent' }
+      }
+      if (stop.signal.aborted && !(err instanceof PlatformError)) {
+        return { kind: 'release', code: 'STOPPED', message: 'the loader was stopped' }
+      }
+      if (!(err instanceof PlatformError)) throw err
+      if (!err.retryable) {
+        if (err.status !== undefined && SPLIT_STATUSES.has(err.status)) return { kind: 'split', code: err.code, message: err.message }
+        throw new FatalLoadError(`the platform refused the request: ${err.message}`, { cause: err })
+      }
+      // Retries ran out. An answer without per-item results points at the content: split. Only
+      // network-level failures (no answer at all): hand the batch back and try later.
+      if (lastHttp5xx !== undefined) return { kind: 'split', code: lastHttp5xx.code, message: lastHttp5xx.message }
+      return { kind: 'release', code: err.code, message: err.message }
+    }
+  }
+
+  /** Runs `fn` in a transaction that only commits if the claim still holds its lease. */
+  async function fenced(c: Claim, batchUpdate: Record<string, unknown>, fn: (trx: Kysely<StateDatabase>) => Promise<void>): Promise<boolean> {
+    const ok = await db.transaction().execute(async (trx) => {
+      const r = await sql`
+        update chatferry.batches set
+          status = ${batchUpdate.status as string},
+          requests = requests + ${c.requests}, rate_limited = rate_limited + ${c.rateLimited},
+          http_status = ${c.lastStatus ?? null}, latency_ms = ${c.lastLatencyMs ?? null},
+          retry_after_ms = coalesce(${c.lastRetryAfterMs ?? null}, retry_after_ms),
+          error_code = ${(batchUpdate.error_code as string | undefined) ?? null},
+          error_message = ${(batchUpdate.error_message as string | undefined) ?? null},
+          first_sent_at = coalesce(first_sent_at, ${c.firstSentAt === undefined ? null : new Date(c.firstSentAt).toISOString()}::timestamptz),
+          settled_at = case when ${batchUpdate.status as string} = 'open' then settled_at else now() end,
+          lease_token = case when ${batchUpdate.status as string} = 'open' then null else lease_token end,
+          lease_expires_at = case when ${batchUpdate.status as string} = 'open' then null else lease_expires_at end
+        where id = ${c.batchId} and lease_token = ${c.token}::uuid and lease_expires_at > now()`.execute(trx)
+      if (Number(r.numAffectedRows ?? 0) !== 1) return false
+      await fn(trx as unknown as Kysely<StateDatabase>)
+      return true
+    })
+    if (!ok) {
+      counters.fenced++
+      log.warn({ batch: c.batchId }, 'lease lost: another worker owns this batch now; its results are not recorded here')
+    }
+    return ok
+  }
+
+  async function settleResults(c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
+    const keys: string[] = []
+    const statuses: string[] = []
+    const reasons: (string | null)[] = []
+    const codes: (string | null)[] = []
+    const messages: (string | null)[] = []
+    const hashes: (string | null)[] = []
+    let done = 0
+    let rejected = 0
+    let requeued = 0
+    for (const item of c.items) {
+      const r = result.results.get(item.key)
+      keys.push(item.key)
+      hashes.push(item.hash)
+      if (r === undefined) {
+        statuses.push('planned')
+        reasons.push(null)
+        codes.push(null)
+        messages.push(null)
+        requeued++
+      } else if (r.ok) {
+        statuses.push('done')
+        reasons.push('created')
+        codes.push(null)
+        messages.push(null)
+        done++
+      } else if (ALREADY_PRESENT_CODES.has(r.code)) {
+        statuses.push('done')
+        reasons.push('already_present')
+        codes.push(r.code)
+        messages.push(r.message)
+        done++
+      } else {
+        statuses.push('rejected')
+        reasons.push(null)
+        codes.push(r.code)
+        messages.push(r.message)
+        rejected++
+      }
+    }
+    const ok = await fenced(c, { status: 'settled' }, async (trx) => {
+      await sql`
+        update chatferry.items i set
+          status = v.st, done_reason = v.dr, last_error_code = v.code, last_error_message = v.msg,
+          attempts = i.attempts + 1,
+          loaded_hash = case when v.st = 'done' then v.h else i.loaded_hash end,
+          batch_id = case when v.st = 'planned' then null else i.batch_id end,
+          updated_at = now()
+        from unnest(${keys}::text[], ${statuses}::text[], ${reasons}::text[], ${codes}::text[], ${messages}::text[], ${hashes}::text[])
+          as v(k, st, dr, code, msg, h)
+        where i.job_id = ${jobId} and i.entity = ${c.entity} and i.target_key = v.k and i.batch_id = ${c.batchId} and i.status = 'sent'`.execute(trx)
+      await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
+    })
+    if (ok) {
+      counters.itemsDone += done
+      counters.itemsRejected += rejected
+      counters.itemsRequeued += requeued
+      counters.batchesSettled++
+      lastSuccessAt = Date.now()
+      failingSince = undefined
+    }
+  }
+
+  async function settleSplit(c: Claim, jobIdInQueue: string, code: string, message: string): Promise<void> {
+    const ok = await fenced(c, { status: 'split', error_code: code, error_message: message }, async (trx) => {
+      if (c.items.length <= 1) {
+        await sql`
+          update chatferry.items set status = 'rejected', last_error_code = ${code}, last_error_message = ${message},
+            attempts = attempts + 1, updated_at = now()
+          where batch_id = ${c.batchId} and status = 'sent'`.execute(trx)
+      } else {
+        const half = Math.ceil(c.items.length / 2)
+        const halves = [c.items.slice(0, half), c.items.slice(half)]
+        const ids: number[] = []
+        for (const part of halves) {
+          const b = await sql<{ id: number }>`
+            insert into chatferry.batches (job_id, entity, item_count, parent_id)
+            values (${jobId}, ${c.entity}, ${part.length}, ${c.batchId}) returning id`.execute(trx)
+          const id = Number(b.rows[0]?.id)
+          ids.push(id)
+          await sql`
+            update chatferry.items set batch_id = ${id}, attempts = attempts + 1, updated_at = now()
+            where job_id = ${jobId} and entity = ${c.entity} and target_key = any(${part.map((p) => p.key)}::text[])
+              and batch_id = ${c.batchId} and status = 'sent'`.execute(trx)
+        }
+        await queue.boss.insert(
+          ids.map((batchId) => ({ id: queueJobId(batchId), name: queue.name, data: { jobId, batchId } satisfies BatchJobData })),
+          { db: queue.adapter(trx) },
+        )
+      }
+      await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
+    })
+    if (ok) {
+      counters.batchesSplit++
+      if (c.items.length <= 1) counters.itemsRejected += c.items.length
+      log.info({ batch: c.batchId, items: c.items.length, code }, c.items.length <= 1 ? 'poison item rejected' : 'batch split in halves')
+    }
+  }
+
+  async function release(c: Claim, jobIdInQueue: string, code: string, message: string): Promise<void> {
+    const ok = await fenced(c, { status: 'open', error_code: code, error_message: message }, async (trx) => {
+      await queue.boss.fail(queue.name, jobIdInQueue, { code, message }, { db: queue.adapter(trx) })
+    })
+    if (ok) counters.batchesReleased++
+  }
+
+  async function processJob(job: PgBoss.Job<BatchJobData>): Promise<void> {
+    const c = await claim(job.data.batchId)
+    if (c === undefined) {
+      // Settled already (the pg-boss job outlived it): nothing to send.
+      await queue.boss.complete(queue.name, job.id)
+      return
+    }
+    if (c.items.length === 0) {
+      await fenced(c, { status: 'settled' }, async (trx) => {
+        await queue.boss.complete(queue.name, job.id, {}, { db: queue.adapter(trx) })
+      })
+      return
+    }
+    let outcome: Settlement
+    try {
+      outcome = await attempt(c)
+    } catch (err) {
+      await release(c, job.id, 'FATAL', (err as Error).message).catch(() => {})
+      throw err
+    }
+    if (outcome.kind === 'results') await settleResults(c, job.id, outcome.result)
+    else if (outcome.kind === 'split') await settleSplit(c, job.id, outcome.code, outcome.message)
+    else {
+      failingSince ??= Date.now()
+      await release(c, job.id, outcome.code, outcome.message)
+    }
+  }
+
+  // ─── the dispatch loop ──────────────────────────────────────────────────────────────────────
+  const lanes = new PQueue({ concurrency: settings.concurrency })
+  const heartbeat = setInterval(() => {
+    void db
+      .updateTable('chatferry.workers')
+      .set({ heartbeat_at: sql`now()` as never })
+      .where('id', '=', workerId)
+      .execute()
+      .catch(() => {})
+    void store.heartbeatRun(runId, counters).catch(() => {})
+  }, 5000)
+  const ticker = options.onTick ? setInterval(() => options.onTick?.(counters), 1000) : undefined
+
+  async function drained(): Promise<boolean> {
+    const r = await sql`select 1 from chatferry.items where job_id = ${jobId} and status in ('planned', 'sent') limit 1`.execute(db)
+    return r.rows.length === 0
+  }
+
+  let status: LoadOutcomeStatus = 'stopped'
+  try {
+    await takeOverDead()
+    let idle = 0
+    let lastMaintenance = Date.now()
+    while (!stop.signal.aborted && fatal === undefined) {
+      if (lanes.size + lanes.pending >= settings.concurrency) {
+        await Promise.race([new Promise<void>((resolve) => lanes.addEventListener('next', () => resolve(), { once: true })), sleep(250, stop.signal)])
+        continue
+      }
+      if (failingSince !== undefined && Date.now() - lastSuccessAt > settings.giveUpAfterMs) {
+        fatal = new FatalLoadError(`no batch succeeded for ${Math.round((Date.now() - lastSuccessAt) / 1000)} s; giving up (rerun resumes)`)
+        break
+      }
+      const free = settings.concurrency - lanes.pending - lanes.size
+      let jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
+      if (jobs.length === 0) {
+        await pack()
+        jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
+      }
+      if (jobs.length === 0) {
+        if (lanes.pending === 0 && options.mode === 'load' && (await drained())) {
+          status = 'done'
+          break
+        }
+        idle++
+        if (Date.now() - lastMaintenance > 5000) {
+          lastMaintenance = Date.now()
+          await takeOverDead()
+        }
+        await sleep(Math.min(500, 50 * idle), stop.signal)
+        continue
+      }
+      idle = 0
+      for (const job of jobs) {
+        lanes
+          .add(() => processJob(job))
+          .catch((err: unknown) => {
+            if (err instanceof FatalLoadError) fatal ??= err
+            else {
+              log.error({ err, batch: job.data.batchId }, 'batch failed; it will be retried')
+              failingSince ??= Date.now()
+            }
+          })
+      }
+      // Keep the queue ahead of the senders.
+      if (Math.random() < 0.2) void pack().catch((err: unknown) => log.warn({ err }, 'packing failed'))
+    }
+    await lanes.onIdle()
+  } catch (err) {
+    fatal ??= err as Error
+  } finally {
+    clearInterval(heartbeat)
+    if (ticker) clearInterval(ticker)
+    options.signal?.removeEventListener('abort', onAbort)
+    await lanes.onIdle().catch(() => {})
+  }
+
+  const stats = await store.entityStats(jobId)
+  if (fatal !== undefined) status = 'failed'
+  else if (status === 'done' && stats.some((s) => s.rejected > 0)) status = 'rejected'
+  await store
+    .finishRun(runId, status === 'done' ? 'succeeded' : status, { counters, stats }, fatal?.message)
+    .catch(() => {})
+  await db.deleteFrom('chatferry.workers').where('id', '=', workerId).execute().catch(() => {})
+  await queue.stop().catch(() => {})
+  options.onTick?.(counters)
+  log.info({ status, ...counters }, 'loader finished')
+  return { status, counters, stats, ...(fatal !== undefined ? { error: fatal } : {}) }
+}
+
+class LeaseExpiringError extends Error {
+  constructor() {
+    super('the lease ran short before the request could be sent')
+    this.name = 'LeaseExpiringError'
+  }
+}
+
+/** @internal */
+export { FatalLoadError }

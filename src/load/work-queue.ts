@@ -1,0 +1,124 @@
+/**
+ * Load work as pg-boss jobs: one pg-boss job per ledger batch, in a queue per ledger job, in the
+ * ledger's own database (schema `chatferry_boss`). pg-boss gives the lease (`expireInSeconds`),
+ * the takeover of a dead worker's batch (expiry → retry), and fetching with SKIP LOCKED across
+ * processes and machines. On the embedded PGlite store it runs through a `db` adapter.
+ */
+import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
+import PgBoss from 'pg-boss'
+import type { OpenedDatabase } from '../db.ts'
+import type { StateDatabase } from '../state/schema.ts'
+
+/** The Postgres schema pg-boss keeps its tables in. */
+export const BOSS_SCHEMA = 'chatferry_boss'
+
+/** The data of one load job: which ledger batch to send. */
+export interface BatchJobData {
+  readonly jobId: string
+  readonly batchId: number
+}
+
+export interface WorkQueue {
+  readonly boss: PgBoss
+  /** The pg-boss queue of this ledger job. */
+  readonly name: string
+  /** A pg-boss `db` that runs inside a kysely transaction (so ledger writes and job changes commit together). */
+  adapter(trx: Transaction<StateDatabase> | Kysely<StateDatabase>): PgBoss.Db
+  stop(): Promise<void>
+}
+
+/** The pg-boss job id of a ledger batch: deterministic, so inserting it twice is a no-op, and ordered like the batches. */
+export function queueJobId(batchId: number): string {
+  const hex = batchId.toString(16).padStart(12, '0')
+  return `00000000-0000-4000-8000-${hex}`
+}
+
+/** The queue name of a ledger job. */
+export function queueName(jobId: string): string {
+  return `chatferry-load-${jobId}`
+}
+
+function kyselyAdapter(db: Transaction<StateDatabase> | Kysely<StateDatabase>): PgBoss.Db {
+  return {
+    async executeSql(text: string, values: unknown[] = []) {
+      const r = await db.executeQuery(CompiledQuery.raw(text, values))
+      return { rows: r.rows as unknown[] as any[] }
+    },
+  }
+}
+
+export interface WorkQueueOptions {
+  readonly jobId: string
+  /** The lease of one batch: how long a worker may hold it before it is given to another. */
+  readonly leaseSeconds: number
+  /** Connection URL when the ledger is on a server. */
+  readonly url?: string
+  readonly onError?: (err: Error) => void
+}
+
+/** Starts pg-boss on the ledger database and makes sure the job's queue exists. */
+export async function startWorkQueue(database: OpenedDatabase<StateDatabase>, options: WorkQueueOptions): Promise<WorkQueue> {
+  const maintenanceIntervalSeconds = Math.max(1, Math.min(30, Math.floor(options.leaseSeconds / 4)))
+  const common = {
+    schema: BOSS_SCHEMA,
+    supervise: true,
+    schedule: false,
+    migrate: true,
+    maintenanceIntervalSeconds,
+    monitorStateIntervalSeconds: 60,
+    archiveCompletedAfterSeconds: 3600,
+  }
+  let boss: PgBoss
+  if (database.pglite !== undefined) {
+    const pglite = database.pglite
+    // pg-boss runs multi-statement scripts (its migrations, locked maintenance) without
+    // parameters: those go through `exec`, everything else through `query`.
+    const db: PgBoss.Db = {
+      async executeSql(text: string, values?: unknown[]) {
+        if (values === undefined || values.length === 0) {
+          const results = await pglite.exec(text)
+          return { rows: (results.at(-1)?.rows ?? []) as any[] }
+        }
+        const r = await pglite.query(text, values)
+        return { rows: r.rows as any[] }
+      },
+    }
+    boss = new PgBoss({ ...common, db })
+  } else {
+    if (options.url === undefined) throw new Error('a work queue on a server needs its URL')
+    boss = new PgBoss({ ...common, connectionString: options.url, max: 4, application_name: 'chatferry' })
+  }
+  boss.on('error', (err) => options.onError?.(err))
+  const name = queueName(options.jobId)
+  const queue = {
+    name,
+    policy: 'standard' as const,
+    expireInSeconds: options.leaseSeconds,
+    // Retries are how a released or expired batch comes back; the ledger, not pg-boss, decides
+    // when an item is given up (rejected), so the limit is effectively unbounded.
+    retryLimit: 100_000,
+    retryDelay: 1,
+    retryBackoff: false,
+  }
+  // pg-boss's installation and queue creation (a partition per queue) deadlock when several
+  // processes start at once: one process at a time sets up, under an advisory lock.
+  await database.db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`.execute(conn)
+    try {
+      await boss.start()
+      const existing = await boss.getQueue(name)
+      if (existing === null) await boss.createQueue(name, queue)
+      else if (existing.expireInSeconds !== queue.expireInSeconds || existing.retryLimit !== queue.retryLimit) {
+        await boss.updateQueue(name, queue)
+      }
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`.execute(conn)
+    }
+  })
+  return {
+    boss,
+    name,
+    adapter: kyselyAdapter,
+    stop: () => boss.stop({ graceful: false, close: true, wait: true, timeout: 2000 }),
+  }
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely/migration'
+import * as createLedger from './2025_06_01_0900_create_ledger.ts'
+
+/** Every ledger migration, by name; names sort in the order they run. */
+export const MIGRATIONS: Record<string, Migration> = {
+  '2025_06_01_0900_create_ledger': createLedger,
+}

@@ -1,0 +1,137 @@
+/**
+ * kysely types of the ledger tables (schema `chatferry`). Column names are snake_case as in SQL.
+ */
+import type { ColumnType, Generated } from 'kysely'
+
+export const ITEM_STATUSES = ['planned', 'sent', 'done', 'skipped', 'rejected'] as const
+/** Where an item stands: `sent` means "in an open batch, possibly on the wire". */
+export type ItemStatus = (typeof ITEM_STATUSES)[number]
+
+export const DONE_REASONS = ['created', 'already_present'] as const
+/** Whether `done` means we created it or the platform already had it. */
+export type DoneReason = (typeof DONE_REASONS)[number]
+
+export const RUN_MODES = ['plan', 'run', 'delta', 'load', 'worker'] as const
+export type RunMode = (typeof RUN_MODES)[number]
+
+export const RUN_STATUSES = ['running', 'succeeded', 'rejected', 'failed', 'stopped'] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]
+
+export const BATCH_STATUSES = ['open', 'settled', 'split', 'abandoned'] as const
+export type BatchStatus = (typeof BATCH_STATUSES)[number]
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
+type Json = ColumnType<unknown, string | undefined, string>
+
+export interface JobsTable {
+  id: string
+  app_id: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface RunsTable {
+  id: Generated<number>
+  job_id: string
+  mode: RunMode
+  status: ColumnType<RunStatus, RunStatus | undefined, RunStatus>
+  owner: string | null
+  started_at: Timestamp
+  heartbeat_at: Timestamp
+  finished_at: Date | null
+  stats: Json
+  error: string | null
+}
+
+export interface CursorsTable {
+  job_id: string
+  entity: string
+  cursor: Json | null
+  watermark: Json | null
+  updated_at: Timestamp
+}
+
+export interface ItemsTable {
+  id: Generated<number>
+  job_id: string
+  entity: string
+  legacy_id: string
+  target_key: string
+  /** The import item as JSON text, sent as is. */
+  payload: string | null
+  payload_hash: string | null
+  /** The hash of the payload the platform accepted; differs from `payload_hash` when the source changed after loading. */
+  loaded_hash: string | null
+  status: ItemStatus
+  done_reason: DoneReason | null
+  attempts: ColumnType<number, number | undefined, number>
+  last_error_code: string | null
+  last_error_message: string | null
+  batch_id: number | null
+  sort_key: ColumnType<number, number | undefined, number>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface BatchesTable {
+  id: Generated<number>
+  job_id: string
+  entity: string
+  item_count: number
+  status: ColumnType<BatchStatus, BatchStatus | undefined, BatchStatus>
+  parent_id: number | null
+  queue_job_id: string | null
+  lease_token: string | null
+  lease_owner: string | null
+  lease_expires_at: Date | null
+  claims: ColumnType<number, number | undefined, number>
+  requests: ColumnType<number, number | undefined, number>
+  rate_limited: ColumnType<number, number | undefined, number>
+  http_status: number | null
+  latency_ms: number | null
+  retry_after_ms: number | null
+  error_code: string | null
+  error_message: string | null
+  created_at: Timestamp
+  first_sent_at: Date | null
+  settled_at: Date | null
+}
+
+export interface IdMapTable {
+  job_id: string
+  kind: string
+  legacy_id: string
+  platform_id: string
+  created_at: Timestamp
+}
+
+export interface QuotaBudgetsTable {
+  app_id: string
+  tat_ms: ColumnType<number, number | undefined, number>
+  paused_until_ms: ColumnType<number, number | undefined, number>
+  slots_taken: ColumnType<number, number | undefined, number>
+  pauses: ColumnType<number, number | undefined, number>
+  updated_at: Timestamp
+}
+
+export interface WorkersTable {
+  id: string
+  job_id: string
+  host_key: string
+  pid: number
+  role: string
+  started_at: Timestamp
+  heartbeat_at: Timestamp
+}
+
+/** The ledger database as kysely sees it (tables qualified with their schema). */
+export interface StateDatabase {
+  'chatferry.jobs': JobsTable
+  'chatferry.runs': RunsTable
+  'chatferry.cursors': CursorsTable
+  'chatferry.items': ItemsTable
+  'chatferry.batches': BatchesTable
+  'chatferry.id_map': IdMapTable
+  'chatferry.quota_budgets': QuotaBudgetsTable
+  'chatferry.workers': WorkersTable
+}

@@ -1,0 +1,196 @@
+/**
+ * Loader benchmarks (numbers and ratios, not pass/fail):
+ * 1. quota efficiency — sandbox at 600 requests/min: items loaded per minute ÷ (quota × 50), and 429s;
+ * 2. raw throughput — sandbox with no quota, ledger and sandbox on real Postgres, full ledger
+ *    writes: items/s and the loader process's peak RSS at 100k and 1M messages;
+ * 3. resume — seconds from restarting `chatferry load` after a SIGKILL to its first request, on a
+ *    big ledger.
+ *
+ * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume]`. Needs a Postgres
+ * server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
+ * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for resume.
+ */
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import pg from 'pg'
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
+import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+
+const quick = process.argv.includes('--quick')
+const onlyIdx = process.argv.indexOf('--only')
+const only = onlyIdx >= 0 ? process.argv[onlyIdx + 1] : undefined
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const cleanups: (() => Promise<void>)[] = []
+
+async function freshDatabase(prefix: string): Promise<string> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  cleanups.push(async () => {
+    const c = new pg.Client({ connectionString: serverUrl })
+    await c.connect()
+    await c.query(`drop database if exists ${name} with (force)`)
+    await c.end()
+  })
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+async function planMessages(store: LedgerStore, jobId: string, appId: string, n: number, nUsers = 100): Promise<void> {
+  await store.ensureJob(jobId, appId)
+  await store.planItems(jobId, 'users', users(nUsers))
+  const page = 10_000
+  const base = Math.floor(Date.now() / 1000) - 86_400 * 60
+  for (let i = 0; i < n; i += page) {
+    const chunk = messages(Math.min(page, n - i), nUsers, 'm', base).map((m, j) => {
+      const k = i + j
+      const p = m.payload as Record<string, unknown>
+      return { ...m, legacyId: String(k), targetKey: `m${k}`, sortKey: base + Math.floor(k / 10), payload: { ...p, muid: `m${k}`, sentAt: base + Math.floor(k / 10) } }
+    })
+    await store.planItems(jobId, 'messages', chunk)
+  }
+}
+
+let lastCpuSeconds = 0
+
+function peakRssWatcher(pid: number): { stop(): number } {
+  let peak = 0
+  const read = () => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+      lastCpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+      if (m) peak = Math.max(peak, Number(m[1]) * 1024)
+    } catch {
+      // gone
+    }
+  }
+  const t = setInterval(read, 200)
+  return {
+    stop() {
+      clearInterval(t)
+      return peak
+    },
+  }
+}
+
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`
+
+async function quotaEfficiency(sb: Sandbox): Promise<void> {
+  const seconds = quick ? 30 : 130
+  const rpm = 600
+  const stateUrl = await freshDatabase('bench_quota')
+  const app = await sb.createApp({ id: `quota-${randomBytes(3).toString('hex')}`, settings: { requestsPerMinute: rpm, windowMs: 60_000 } })
+  const store = await openLedger({ url: stateUrl })
+  const need = Math.ceil(((rpm * 50) / 60) * (seconds + 20))
+  await planMessages(store, 'quota', app.id, need)
+  await store.close()
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: rpm })
+  const run = runCli(['load', '--config', cfg, '--job', 'quota'], { CHATFERRY_LOG_LEVEL: 'warn' })
+  await new Promise((r) => setTimeout(r, (seconds + 5) * 1000))
+  run.child.kill('SIGTERM')
+  await run.done
+  await sb.whenIdle()
+  const log = (await sb.requests(app.id)).filter((r) => r.endpoint === 'messages' || r.endpoint === 'users')
+  const first = Math.min(...log.map((r) => r.receivedAtMs))
+  const inWindow = log.filter((r) => r.receivedAtMs >= first && r.receivedAtMs < first + seconds * 1000)
+  const items = inWindow.filter((r) => r.status === 200).reduce((a, r) => a + (r.itemCount ?? 0), 0)
+  const r429 = log.filter((r) => r.status === 429).length
+  const perMin = items / (seconds / 60)
+  const ratio = perMin / (rpm * 50)
+  console.log(
+    `quota efficiency: ${seconds} s at ${rpm} req/min: ${items} items, ${perMin.toFixed(0)} items/min ÷ ${rpm * 50} = ${ratio.toFixed(3)} ` +
+      `(target ≥ 0.97) · ${inWindow.length} requests · 429s: ${r429} (target 0)`,
+  )
+}
+
+async function throughput(n: number): Promise<{ itemsPerSecond: number; peakRss: number }> {
+  const stateUrl = await freshDatabase('bench_tp_state')
+  const sandboxUrl = await freshDatabase('bench_tp_sb')
+  const sb = await startSandbox({ state: { url: sandboxUrl } })
+  try {
+    const app = await sb.createApp({ id: `tp-${n}`, settings: { requestsPerMinute: 1_000_000, windowMs: 60_000 } })
+    const store = await openLedger({ url: stateUrl })
+    const t0 = Date.now()
+    await planMessages(store, 'tp', app.id, n)
+    const planMs = Date.now() - t0
+    await store.close()
+    const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: 100_000, timeoutMs: 30_000 })
+    const start = Date.now()
+    const run = runCli(['load', '--config', cfg, '--job', 'tp'], { CHATFERRY_LOG_LEVEL: 'warn', CHATFERRY_LOAD_CONCURRENCY: '32' })
+    const rss = peakRssWatcher(run.child.pid as number)
+    const res = await run.done
+    const peakRss = rss.stop()
+    const seconds = (Date.now() - start) / 1000
+    const cpu = process.resourceUsage()
+    if (res.code !== 0) throw new Error(`load exited ${res.code}: ${res.stderr.slice(-1000)}`)
+    const itemsPerSecond = (n + 100) / seconds
+    console.log(
+      `raw throughput: ${n.toLocaleString()} messages (+100 users) in ${seconds.toFixed(1)} s = ${itemsPerSecond.toFixed(0)} items/s ` +
+        `(target ≥ 10,000) · loader peak RSS ${mb(peakRss)} · planning took ${(planMs / 1000).toFixed(1)} s · ` +
+        `loader CPU ${lastCpuSeconds.toFixed(1)} s · bench process (sandbox) CPU so far ${((cpu.userCPUTime + cpu.systemCPUTime) / 1e6).toFixed(1)} s`,
+    )
+    return { itemsPerSecond, peakRss }
+  } finally {
+    await sb.close()
+  }
+}
+
+async function resume(sb: Sandbox): Promise<void> {
+  const n = quick ? 200_000 : 1_000_000
+  const stateUrl = await freshDatabase('bench_resume')
+  const app = await sb.createApp({ id: `resume-${randomBytes(3).toString('hex')}`, settings: { requestsPerMinute: 600, windowMs: 60_000 } })
+  const store = await openLedger({ url: stateUrl })
+  await planMessages(store, 'resume', app.id, n)
+  await store.close()
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: 600 })
+  const samples: number[] = []
+  for (let i = 0; i < 3; i++) {
+    const first = runCli(['load', '--config', cfg, '--job', 'resume'], { CHATFERRY_LOG_LEVEL: 'info' })
+    await first.waitFor('loader started', 60_000)
+    await new Promise((r) => setTimeout(r, 1500))
+    first.child.kill('SIGKILL')
+    await first.done
+    await sb.whenIdle()
+    const restartAt = Date.now()
+    const second = runCli(['load', '--config', cfg, '--job', 'resume'], { CHATFERRY_LOG_LEVEL: 'info' })
+    let firstRequest: number | undefined
+    while (firstRequest === undefined && Date.now() - restartAt < 30_000) {
+      await new Promise((r) => setTimeout(r, 25))
+      await sb.whenIdle()
+      const log = await sb.requests(app.id)
+      const after = log.filter((r) => r.receivedAtMs >= restartAt)
+      if (after.length > 0) firstRequest = Math.min(...after.map((r) => r.receivedAtMs))
+    }
+    second.child.kill('SIGKILL')
+    await second.done
+    if (firstRequest !== undefined) samples.push((firstRequest - restartAt) / 1000)
+  }
+  console.log(
+    `resume: ${n.toLocaleString()}-item ledger, restart after SIGKILL → first request: ${samples.map((s) => `${s.toFixed(2)} s`).join(', ')} ` +
+      `(target < 2 s; includes starting Node)`,
+  )
+}
+
+try {
+  const sb = await startSandbox({ state: { url: await freshDatabase('bench_sb') } })
+  try {
+    if (!only || only === 'quota') await quotaEfficiency(sb)
+    if (!only || only === 'resume') await resume(sb)
+  } finally {
+    await sb.close()
+  }
+  if (!only || only === 'throughput') {
+    const small = await throughput(100_000)
+    if (!quick) {
+      const big = await throughput(1_000_000)
+      console.log(`RSS 1M ÷ 100k: ${(big.peakRss / small.peakRss).toFixed(2)} (flat ≈ 1)`)
+    }
+  }
+} finally {
+  for (const c of cleanups) await c().catch(() => {})
+}

@@ -1,0 +1,74 @@
+/**
+ * Runs the loader in-process against a sandbox app with the ledger on a fresh Postgres database.
+ */
+import { pino } from 'pino'
+import { resolveLoadConfig, type LoadConfig } from '../../src/load/config.ts'
+import { runLoader, type LoadOutcome } from '../../src/load/loader.ts'
+import type { Sandbox } from '../../src/sandbox/index.ts'
+import type { LedgerStore } from '../../src/state/store.ts'
+import { createPlatformClient } from '../../src/target/client.ts'
+import type { Entity } from '../../src/target/schemas.ts'
+
+export interface HarnessOptions {
+  store: LedgerStore
+  stateUrl?: string
+  jobId: string
+  appId: string
+  baseUrl: string
+  apiKey: string
+  requestsPerMinute: number
+  settings?: Partial<LoadConfig>
+  timeoutMs?: number
+  signal?: AbortSignal
+  mode?: 'load' | 'worker'
+}
+
+export function loadOnce(o: HarnessOptions): Promise<LoadOutcome> {
+  const timeoutMs = o.timeoutMs ?? 3000
+  return runLoader({
+    store: o.store,
+    ...(o.stateUrl !== undefined ? { stateUrl: o.stateUrl } : {}),
+    jobId: o.jobId,
+    appId: o.appId,
+    client: createPlatformClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, timeoutMs }),
+    itemsPerRequest: 50,
+    requestsPerMinute: o.requestsPerMinute,
+    timeoutMs,
+    settings: resolveLoadConfig({ leaseSeconds: 10, ...o.settings }, {}, {}),
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    mode: o.mode ?? 'load',
+    ...(o.signal ? { signal: o.signal } : {}),
+  })
+}
+
+const KEY_COLUMN: Record<Entity, string> = { users: 'uid', groups: 'guid', members: "guid || '_member_' || uid", messages: 'muid' }
+
+/** Every key the sandbox holds for an entity of an app, with how many times. */
+export async function sandboxKeys(sb: Sandbox, appId: string, entity: Entity): Promise<Map<string, number>> {
+  const { sql } = await import('kysely')
+  const r = await sql<{ k: string; n: number }>`
+    select ${sql.raw(KEY_COLUMN[entity])} as k, count(*)::int as n from ${sql.table(`sandbox.${entity}`)} where app_id = ${appId} group by 1`.execute(sb.store)
+  return new Map(r.rows.map((row) => [row.k, Number(row.n)]))
+}
+
+/** The largest number of requests in any window of `windowMs` (sliding, by arrival). */
+export function maxInWindow(arrivals: readonly number[], windowMs: number): number {
+  const t = [...arrivals].sort((a, b) => a - b)
+  let best = 0
+  let lo = 0
+  for (let hi = 0; hi < t.length; hi++) {
+    while ((t[hi] as number) - (t[lo] as number) >= windowMs) lo++
+    best = Math.max(best, hi - lo + 1)
+  }
+  return best
+}
+
+/**
+ * Drops a test database, but gives up after `ms`: a DROP DATABASE waits for every backend on the
+ * server to absorb a barrier, and one stuck session elsewhere (e.g. an abandoned COPY) would
+ * otherwise hang the hook. The database is left behind in that case.
+ */
+export async function dropWithin(db: { drop(): Promise<void> } | undefined, ms = 10_000): Promise<void> {
+  if (db === undefined) return
+  await Promise.race([db.drop().catch(() => {}), new Promise((r) => setTimeout(r, ms).unref())])
+}

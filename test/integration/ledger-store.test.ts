@@ -1,0 +1,130 @@
+/**
+ * The ledger's semantics, on Postgres and on the embedded PGlite store: planning is idempotent,
+ * changed payloads are handled per status, a cursor advances only with its page, and the
+ * reject/retry and id-map paths.
+ */
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { users } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
+
+let tdb: TestDatabase
+const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
+
+beforeAll(async () => {
+  tdb = await createTestDatabase('cf_ledger')
+  stores[0]!.store = await openLedger({ url: tdb.url })
+  stores[1]!.store = await openLedger({ dir: 'memory://' })
+})
+
+afterAll(async () => {
+  for (const s of stores) await s.store?.close()
+  await dropWithin(tdb)
+})
+
+describe.each(stores)('ledger on $name', (entry) => {
+  const store = () => entry.store as LedgerStore
+
+  it('migrates on first use and again without effect', async () => {
+    const again = await openLedger(entry.name === 'postgres' ? { url: tdb.url } : { dir: 'memory://' })
+    await again.close()
+    const r = await sql<{ n: number }>`select count(*)::int as n from chatferry.kysely_migration`.execute(store().db)
+    expect(r.rows[0]?.n).toBe(1)
+  })
+
+  it('planning the same items twice creates no duplicates and leaves them untouched', async () => {
+    await store().ensureJob('twice', 'app')
+    const first = await store().planItems('twice', 'users', users(120))
+    expect(first.inserted).toBe(120)
+    const before = await sql<{ updated_at: Date }>`select max(updated_at) as updated_at from chatferry.items where job_id = 'twice'`.execute(store().db)
+    const second = await store().planItems('twice', 'users', users(120))
+    expect(second).toMatchObject({ inserted: 0, unchanged: 120, updated: 0 })
+    const after = await sql<{ updated_at: Date; n: number }>`select max(updated_at) as updated_at, count(*)::int as n from chatferry.items where job_id = 'twice'`.execute(store().db)
+    expect(after.rows[0]?.n).toBe(120)
+    expect(new Date(after.rows[0]!.updated_at).getTime()).toBe(new Date(before.rows[0]!.updated_at).getTime())
+    const dup = await store().planItems('twice', 'users', [...users(2), ...users(2)])
+    expect(dup.duplicates).toBe(2)
+  })
+
+  it('a changed payload: planned → updated; done → recorded as loaded-but-changed, not resent; rejected → planned again', async () => {
+    const s = store()
+    await s.ensureJob('changes', 'app')
+    await s.planItems('changes', 'users', users(3))
+    // Pretend u1 was loaded and u2 rejected by the platform.
+    await sql`update chatferry.items set status = 'done', done_reason = 'created', loaded_hash = payload_hash where job_id = 'changes' and target_key = 'u1'`.execute(s.db)
+    await sql`update chatferry.items set status = 'rejected', last_error_code = 'ERR_X' where job_id = 'changes' and target_key = 'u2'`.execute(s.db)
+    const changed = users(3).map((u) => ({ ...u, payload: { ...(u.payload as object), name: 'Renamed' } }))
+    const counts = await s.planItems('changes', 'users', changed)
+    expect(counts).toMatchObject({ updated: 1, loadedButChanged: 1, replanned: 1, inserted: 0 })
+    const rows = await sql<{ target_key: string; status: string; payload: string }>`
+      select target_key, status, payload from chatferry.items where job_id = 'changes' order by target_key`.execute(s.db)
+    expect(rows.rows.map((r) => r.status)).toEqual(['planned', 'done', 'planned'])
+    expect(rows.rows.every((r) => r.payload.includes('Renamed'))).toBe(true)
+    const stats = (await s.entityStats('changes')).find((e) => e.entity === 'users')
+    expect(stats).toMatchObject({ planned: 2, done: 1, loadedButChanged: 1 })
+  })
+
+  it('a cursor advances only together with its page', async () => {
+    const s = store()
+    await s.ensureJob('cursor', 'app')
+    await s.planPage('cursor', 'users', { items: users(10), cursor: { value: { after: 10 }, watermark: '2024-01-01' } })
+    expect((await s.getCursor('cursor', 'users'))?.cursor).toEqual({ after: 10 })
+    // A page that cannot be written (an invalid sort key) leaves both the items and the cursor as they were.
+    const bad = [...users(20).slice(10), { legacyId: 'x', targetKey: 'ux', payload: {}, sortKey: Number.NaN }]
+    await expect(s.planPage('cursor', 'users', { items: bad, cursor: { value: { after: 20 } } })).rejects.toThrow()
+    expect((await s.getCursor('cursor', 'users'))?.cursor).toEqual({ after: 10 })
+    expect((await s.getCursor('cursor', 'users'))?.watermark).toEqual('2024-01-01')
+    const n = await sql<{ n: number }>`select count(*)::int as n from chatferry.items where job_id = 'cursor'`.execute(s.db)
+    expect(n.rows[0]?.n).toBe(10)
+  })
+
+  it('skips and mapping rejects are kept with their reason; retry-rejected plans sendable ones again', async () => {
+    const s = store()
+    await s.ensureJob('quarantine', 'app')
+    await s.planPage('quarantine', 'users', {
+      items: users(2),
+      skips: [{ legacyId: '77', reason: 'policy:deleted-user' }],
+      rejects: [
+        { legacyId: '88', code: 'MAPPING_INVALID', message: 'name is empty' },
+        { legacyId: '99', targetKey: 'u99', code: 'MAPPING_INVALID', message: 'odd', payload: { uid: 'u99', name: 'x' } },
+      ],
+    })
+    const rejects = await s.listRejects('quarantine')
+    expect(rejects.map((r) => [r.legacyId, r.code])).toEqual([
+      ['88', 'MAPPING_INVALID'],
+      ['99', 'MAPPING_INVALID'],
+    ])
+    expect(await s.listRejects('quarantine', { code: 'OTHER' })).toHaveLength(0)
+    // Only the reject with a payload can be sent again.
+    expect(await s.retryRejected('quarantine', { code: 'MAPPING_INVALID' })).toBe(1)
+    const stats = (await s.entityStats('quarantine')).find((e) => e.entity === 'users')
+    expect(stats).toMatchObject({ planned: 3, skipped: 1, rejected: 1 })
+    // A skip never downgrades a loaded item.
+    await sql`update chatferry.items set status = 'done' where job_id = 'quarantine' and target_key = 'u0'`.execute(s.db)
+    expect(await s.skipItem('quarantine', 'users', { legacyId: '0', targetKey: 'u0', reason: 'late policy' })).toBe(0)
+  })
+
+  it('the id map is unique both ways', async () => {
+    const s = store()
+    await s.ensureJob('ids', 'app')
+    expect(await s.saveIdMappings('ids', 'user', [{ legacyId: '1', platformId: 'alice' }, { legacyId: '2', platformId: 'bob' }])).toEqual([])
+    const conflicts = await s.saveIdMappings('ids', 'user', [
+      { legacyId: '3', platformId: 'alice' },
+      { legacyId: '1', platformId: 'alice' },
+      { legacyId: '2', platformId: 'robert' },
+    ])
+    expect(conflicts).toEqual([{ legacyId: '3', platformId: 'alice' }, { legacyId: '2', platformId: 'robert' }])
+    expect(Object.fromEntries(await s.lookupIds('ids', 'user', ['1', '2', '3']))).toEqual({ 1: 'alice', 2: 'bob' })
+  })
+
+  it('runs are recorded with mode, status and stats', async () => {
+    const s = store()
+    await s.ensureJob('runs', 'app')
+    const id = await s.startRun('runs', 'plan', 'me')
+    await s.finishRun(id, 'succeeded', { planned: 3 })
+    const [run] = await s.listRuns('runs')
+    expect(run).toMatchObject({ id, mode: 'plan', status: 'succeeded', stats: { planned: 3 } })
+  })
+})

@@ -1,0 +1,110 @@
+/**
+ * The ledger commands as processes: `load` exit codes (0 / 3 / 2), `status --json`, `rejects`,
+ * `retry-rejected`, the embedded store's single-process lock, and two `load`s of one job at once.
+ */
+import { writeFileSync } from 'node:fs'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
+import { openLedger } from '../../src/state/store.ts'
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+import { dropWithin, sandboxKeys } from '../helpers/loader-harness.ts'
+
+let sb: Sandbox
+let tdb: TestDatabase
+
+beforeAll(async () => {
+  tdb = await createTestDatabase('cf_cli')
+  sb = await startSandbox()
+})
+
+afterAll(async () => {
+  await sb?.close()
+  await dropWithin(tdb)
+})
+
+it('embedded store: load exits 3 with a rejected item, rejects lists it, retry-rejected + load after a fix exits 0', async () => {
+  const app = await sb.createApp({ id: 'cli-embedded', settings: { requestsPerMinute: 600 } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, requestsPerMinute: 600 })
+  const dir = cfg.replace(/chatferry\.yaml$/, '.chatferry')
+  let store = await openLedger({ dir })
+  await store.ensureJob('cli-embedded', app.id)
+  await store.planItems('cli-embedded', 'users', users(3))
+  const msgs = messages(60, 3)
+  ;(msgs[5]!.payload as Record<string, unknown>).receiver = 'ghost'
+  await store.planItems('cli-embedded', 'messages', msgs)
+  await store.close()
+
+  const first = await runCli(['load', '--config', cfg]).done
+  expect(first.code, first.stderr).toBe(3)
+
+  const rejects = await runCli(['rejects', '--config', cfg, '--json']).done
+  const list = JSON.parse(rejects.stdout) as { targetKey: string; code: string }[]
+  expect(list.map((r) => r.targetKey)).toEqual(['m5'])
+  const code = list[0]!.code
+
+  const status = await runCli(['status', '--config', cfg, '--json']).done
+  const report = JSON.parse(status.stdout) as { entities: { entity: string; done: number; rejected: number; remaining: number }[] }
+  expect(report.entities.find((e) => e.entity === 'messages')).toMatchObject({ done: 59, rejected: 1, remaining: 0 })
+  const table = await runCli(['status', '--config', cfg]).done
+  expect(table.stdout).toMatch(/messages\s+0\s+0\s+59/)
+
+  // The fix: the missing user now exists in the ledger, and the message is planned again.
+  store = await openLedger({ dir })
+  await store.planItems('cli-embedded', 'users', [{ legacyId: 'ghost', targetKey: 'ghost', payload: { uid: 'ghost', name: 'Ghost' } }])
+  await store.close()
+  const retry = await runCli(['retry-rejected', '--config', cfg, '--code', code]).done
+  expect(retry.stdout).toMatch(/^1 rejected item/)
+  const second = await runCli(['load', '--config', cfg]).done
+  expect(second.code, second.stderr).toBe(0)
+  expect((await sandboxKeys(sb, app.id, 'messages')).size).toBe(60)
+}, 60_000)
+
+it('embedded store: a second process is refused with a clear message while the first runs', async () => {
+  const app = await sb.createApp({ id: 'cli-lock', settings: { requestsPerMinute: 30, windowMs: 60_000 } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, requestsPerMinute: 30 })
+  const dir = cfg.replace(/chatferry\.yaml$/, '.chatferry')
+  const store = await openLedger({ dir })
+  await store.ensureJob('cli-lock', app.id)
+  await store.planItems('cli-lock', 'messages', messages(2000, 2))
+  await store.close()
+  const first = runCli(['load', '--config', cfg])
+  await first.waitFor('loader started')
+  const second = await runCli(['load', '--config', cfg]).done
+  expect(second.code).toBe(1)
+  expect(second.stderr).toMatch(/another chatferry process \(pid \d+\) is using the embedded store/)
+  first.child.kill('SIGTERM')
+  const res = await first.done
+  expect(res.code).toBe(1)
+}, 60_000)
+
+it('a bad configuration exits 2; worker on the embedded store exits 2', async () => {
+  const app = await sb.createApp({ id: 'cli-usage' })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl })
+  const broken = cfg.replace(/chatferry\.yaml$/, 'broken.yaml')
+  writeFileSync(broken, 'target:\n  appId: x\n')
+  expect((await runCli(['load', '--config', broken]).done).code).toBe(2)
+  expect((await runCli(['load', '--config', cfg], { CHATFERRY_LOAD_CONCURRENCY: '0' }).done).code).toBe(2)
+  const w = await runCli(['worker', '--config', cfg]).done
+  expect(w.code).toBe(2)
+  expect(w.stderr).toMatch(/state\.url/)
+})
+
+it('two loads of one job on Postgres at once join as workers: both finish, nothing is sent twice', async () => {
+  const app = await sb.createApp({ id: 'cli-two', settings: { requestsPerMinute: 1200, windowMs: 10_000 } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: tdb.url, requestsPerMinute: 7200 })
+  const store = await openLedger({ url: tdb.url })
+  await store.ensureJob('cli-two', app.id)
+  await store.planItems('cli-two', 'users', users(10))
+  await store.planItems('cli-two', 'messages', messages(2500, 10))
+  await store.close()
+  const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '10000' }
+  const [a, b] = await Promise.all([runCli(['load', '--config', cfg], env).done, runCli(['load', '--config', cfg], env).done])
+  expect(a.code, a.stderr).toBe(0)
+  expect(b.code, b.stderr).toBe(0)
+  await sb.whenIdle()
+  const log = await sb.requests(app.id)
+  const sent = log.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)
+  expect(sent).toBe(2510)
+  expect((await sandboxKeys(sb, app.id, 'messages')).size).toBe(2500)
+}, 60_000)
