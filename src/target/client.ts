@@ -63,6 +63,12 @@ export interface PageQuery {
   perPage?: number
 }
 
+export interface UserQuery extends PageQuery {
+  /** Include deactivated users (the list leaves them out by default). */
+  withDeactivated?: boolean
+  onlyDeactivated?: boolean
+}
+
 export interface MessageQuery {
   /** 1–1000. @default 10 (the platform's default) */
   limit?: number
@@ -139,14 +145,17 @@ export interface PlatformClient {
    * map keys it holds, in order.
    */
   importRaw(entity: Entity, keys: readonly string[], body: string | object, signal?: AbortSignal): Promise<ImportResult>
-  listUsers(query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof UsersPage>>
+  listUsers(query?: UserQuery, signal?: AbortSignal): Promise<z.output<typeof UsersPage>>
   listGroups(query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof GroupsPage>>
   listGroupMembers(guid: string, query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof MembersPage>>
+  /** Banned members are not in the member list; they are listed here (`GET /groups/{guid}/bannedusers`). */
+  listBannedUsers(guid: string, query?: PageQuery, signal?: AbortSignal): Promise<z.output<typeof MembersPage>>
   listMessages(query?: MessageQuery, signal?: AbortSignal): Promise<z.output<typeof MessagesPage>>
-  /** Every user, page after page. */
-  users(perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatUser>
+  /** Every user, page after page (deactivated ones too when `withDeactivated`). */
+  users(perPage?: number, signal?: AbortSignal, options?: { withDeactivated?: boolean }): AsyncGenerator<ChatUser>
   groups(perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatGroup>
   groupMembers(guid: string, perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatMember>
+  bannedUsers(guid: string, perPage?: number, signal?: AbortSignal): AsyncGenerator<ChatMember>
   /** Every message matching `query`, oldest first, following `meta.next`. */
   messages(query?: Omit<MessageQuery, 'affix' | 'id' | 'sentAt'>, signal?: AbortSignal): AsyncGenerator<ChatMessage>
 }
@@ -234,11 +243,16 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     listGroups: (query = {}, signal) => get('chat.listGroups', 'groups', query, GroupsPage, signal),
     listGroupMembers: (guid, query = {}, signal) =>
       get('chat.listGroupMembers', `groups/${encodeURIComponent(guid)}/members`, query, MembersPage, signal),
+    listBannedUsers: (guid, query = {}, signal) =>
+      get('chat.listBannedUsers', `groups/${encodeURIComponent(guid)}/bannedusers`, query, MembersPage, signal),
     listMessages: (query = {}, signal) => get('chat.listMessages', 'messages', query, MessagesPage, signal),
-    users: (perPage = 1000, signal) => pages((page) => client.listUsers({ page, perPage }, signal), perPage),
+    users: (perPage = 1000, signal, options = {}) =>
+      pages((page) => client.listUsers({ page, perPage, ...options }, signal), perPage),
     groups: (perPage = 1000, signal) => pages((page) => client.listGroups({ page, perPage }, signal), perPage),
     groupMembers: (guid, perPage = 1000, signal) =>
       pages((page) => client.listGroupMembers(guid, { page, perPage }, signal), perPage),
+    bannedUsers: (guid, perPage = 1000, signal) =>
+      pages((page) => client.listBannedUsers(guid, { page, perPage }, signal), perPage),
     async *messages(query = {}, signal) {
       const limit = query.limit ?? 1000
       let cursor: { id?: string; sentAt?: number } = {}
@@ -294,8 +308,10 @@ export interface ManagementClient {
   deleteWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<void>
 }
 
-const WebhookResponse = z.object({ data: WebhookConfig.partial().extend({ id: z.string() }).loose() }).loose()
-const WebhookListResponse = z.object({ data: z.array(WebhookConfig.partial().extend({ id: z.string() }).loose()) }).loose()
+/** A webhook as answered: the configuration's fields, and whatever else the platform adds (dropped). */
+const WebhookRecord = z.object(WebhookConfig.shape)
+const WebhookResponse = z.object({ data: WebhookRecord.partial().extend({ id: z.string() }) }).loose()
+const WebhookListResponse = z.object({ data: z.array(WebhookRecord.partial().extend({ id: z.string() })) }).loose()
 
 export function createManagementClient(options: ManagementClientOptions): ManagementClient {
   const url = options.url.replace(/\/+$/, '')
@@ -351,7 +367,7 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     async createWebhook(appId, webhook, signal) {
       const body = WebhookConfig.parse(webhook)
       const res = await call('createWebhook', 'POST', `/apps/${encodeURIComponent(appId)}/webhooks`, WebhookResponse, body, signal)
-      return WebhookConfig.parse({ ...body, ...res.data, password: body.password })
+      return WebhookRecord.parse({ ...body, ...res.data, password: body.password })
     },
     async listWebhooks(appId, signal) {
       const res = await call('listWebhooks', 'GET', `/apps/${encodeURIComponent(appId)}/webhooks`, WebhookListResponse, undefined, signal)

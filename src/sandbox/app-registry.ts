@@ -1,0 +1,246 @@
+/**
+ * The sandbox's apps and their API keys: kept in the store, cached in memory (the sandbox is the
+ * only writer of its store), so authenticating a request costs no query.
+ */
+import { randomBytes } from 'node:crypto'
+import { applySettingsPatch, AppSettings, DEFAULT_APP_SETTINGS, type AppSettingsPatch } from './settings.ts'
+import type { SandboxDb } from './store.ts'
+
+/** Documented regions. */
+export const REGIONS = ['us', 'eu', 'in'] as const
+export type Region = (typeof REGIONS)[number]
+
+/** Documented API key scopes: a "Rest API Key" (fullAccess) and an "Auth Key" (authOnly). */
+export const KEY_SCOPES = ['fullAccess', 'authOnly'] as const
+export type KeyScope = (typeof KEY_SCOPES)[number]
+
+/** Documented trial length is not given; the sandbox says 30 days (assumed). */
+const TRIAL_DAYS = 30
+/** Documented: DELETE schedules the deletion; the delay is not documented (assumed 7 days). */
+const DELETE_DELAY_DAYS = 7
+const REGION_NAMES: Record<Region, string> = { us: 'United States', eu: 'Europe', in: 'India' }
+
+/** An active app as the sandbox keeps it in memory. */
+export interface AppInfo {
+  readonly id: string
+  readonly name: string
+  readonly region: Region
+  readonly plan: string
+  readonly state: string
+  readonly createdAt: number
+  settings: AppSettings
+}
+
+/** One API key of an app. */
+export interface ApiKeyInfo {
+  readonly apiKey: string
+  readonly appId: string
+  readonly name: string
+  readonly scope: KeyScope
+  readonly createdBy: string
+  readonly createdAt: number
+}
+
+/** What {@link AppRegistry.create} takes; every field has a default. */
+export interface CreateAppInput {
+  /** Lowercase alpha-dash, at most 100 characters. @default a random 16-character hex id */
+  readonly id?: string
+  /** @default the id */
+  readonly name?: string
+  /** @default 'us' */
+  readonly region?: Region
+  /** The fullAccess "Rest API Key". @default 40 random hex characters */
+  readonly apiKey?: string
+  /** The authOnly "Auth Key". @default 40 random hex characters */
+  readonly authKey?: string
+  /** Settings of this app on top of the sandbox defaults. */
+  readonly settings?: AppSettingsPatch
+}
+
+/** The apps and keys of the sandbox, read from memory, written through to the store. */
+export interface AppRegistry {
+  /** Reads every app and key from the store into memory. */
+  load(): Promise<void>
+  /** An active app, or undefined (unknown or deleted). */
+  get(appId: string): AppInfo | undefined
+  key(apiKey: string): ApiKeyInfo | undefined
+  keysOf(appId: string): ApiKeyInfo[]
+  /** Active apps, oldest first. */
+  list(): AppInfo[]
+  /**
+   * Creates an app. With an explicit `id` that already exists, the app is kept and the given keys
+   * are added to it, so pre-creating the same app on a persistent store is idempotent.
+   */
+  create(input: CreateAppInput): Promise<AppInfo>
+  /** Marks an app deleted (it stops answering); returns the UNIX second of the scheduled deletion. */
+  delete(appId: string): Promise<number>
+  updateSettings(appId: string, patch: unknown): Promise<AppSettings>
+  /** The documented app record of the management interface. */
+  record(app: AppInfo): Record<string, unknown>
+}
+
+/** An app id given explicitly: lowercase alpha-dash, like every platform id. */
+export const APP_ID_PATTERN = /^[a-z0-9_-]{1,100}$/
+const API_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/
+
+function hex(bytes: number): string {
+  return randomBytes(bytes).toString('hex')
+}
+
+/** @param defaults the settings of apps created without their own. */
+export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegistry {
+  const apps = new Map<string, AppInfo>()
+  const keys = new Map<string, ApiKeyInfo>()
+  const order: string[] = []
+
+  function nowSeconds(): number {
+    return Math.floor(Date.now() / 1000)
+  }
+
+  async function addKey(appId: string, apiKey: string, scope: KeyScope, createdAt: number): Promise<void> {
+    const existing = keys.get(apiKey)
+    if (existing !== undefined) {
+      if (existing.appId !== appId) throw new Error(`the API key given for app ${appId} already belongs to another app`)
+      return
+    }
+    if (!API_KEY_PATTERN.test(apiKey)) throw new Error('an API key is 1–200 printable characters without spaces')
+    const info: ApiKeyInfo = {
+      apiKey,
+      appId,
+      name: scope === 'fullAccess' ? 'Rest API Key' : 'Auth Key',
+      scope,
+      createdBy: 'app_system',
+      createdAt,
+    }
+    await db
+      .insertInto('api_keys')
+      .values({ api_key: apiKey, app_id: appId, name: info.name, scope, created_by: info.createdBy, created_at: createdAt })
+      .execute()
+    keys.set(apiKey, info)
+  }
+
+  const registry: AppRegistry = {
+    async load() {
+      apps.clear()
+      keys.clear()
+      order.length = 0
+      const rows = await db.selectFrom('apps').selectAll().where('state', '=', 'active').orderBy('seq').execute()
+      for (const r of rows) {
+        const parsed = AppSettings.safeParse({ ...DEFAULT_APP_SETTINGS, ...(r.settings as object) })
+        apps.set(r.id, {
+          id: r.id,
+          name: r.name,
+          region: r.region as Region,
+          plan: r.plan,
+          state: r.state,
+          createdAt: r.created_at,
+          settings: parsed.success ? parsed.data : { ...defaults },
+        })
+        order.push(r.id)
+      }
+      const keyRows = await db.selectFrom('api_keys').selectAll().execute()
+      for (const k of keyRows) {
+        keys.set(k.api_key, {
+          apiKey: k.api_key,
+          appId: k.app_id,
+          name: k.name,
+          scope: k.scope as KeyScope,
+          createdBy: k.created_by,
+          createdAt: k.created_at,
+        })
+      }
+    },
+    get: (appId) => apps.get(appId),
+    key: (apiKey) => {
+      const k = keys.get(apiKey)
+      return k !== undefined && apps.has(k.appId) ? k : undefined
+    },
+    keysOf: (appId) => [...keys.values()].filter((k) => k.appId === appId),
+    list: () => order.map((id) => apps.get(id)).filter((a): a is AppInfo => a !== undefined),
+    async create(input) {
+      const createdAt = nowSeconds()
+      const region = input.region ?? 'us'
+      if (!(REGIONS as readonly string[]).includes(region)) throw new Error(`region must be one of ${REGIONS.join(', ')}`)
+      if (input.id !== undefined && !APP_ID_PATTERN.test(input.id)) {
+        throw new Error(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), 1–100 characters, got ${JSON.stringify(input.id)}`)
+      }
+      const existing = input.id === undefined ? undefined : apps.get(input.id)
+      if (existing !== undefined) {
+        if (input.apiKey !== undefined) await addKey(existing.id, input.apiKey, 'fullAccess', createdAt)
+        if (input.authKey !== undefined) await addKey(existing.id, input.authKey, 'authOnly', createdAt)
+        if (input.settings !== undefined) await registry.updateSettings(existing.id, input.settings)
+        return existing
+      }
+      let id = input.id
+      if (id === undefined) {
+        do id = hex(8)
+        while (apps.has(id))
+      }
+      const settings = input.settings === undefined ? { ...defaults } : applySettingsPatch(defaults, input.settings)
+      const taken = await db.selectFrom('apps').select('id').where('id', '=', id).executeTakeFirst()
+      if (taken !== undefined) throw new Error(`the app id ${id} belongs to a deleted app`)
+      await db
+        .insertInto('apps')
+        .values({
+          id,
+          name: input.name ?? id,
+          region,
+          plan: 'trial',
+          state: 'active',
+          settings: JSON.stringify(settings),
+          created_at: createdAt,
+          scheduled_to_delete_at: null,
+        })
+        .execute()
+      const app: AppInfo = { id, name: input.name ?? id, region, plan: 'trial', state: 'active', createdAt, settings }
+      apps.set(id, app)
+      order.push(id)
+      try {
+        await addKey(id, input.apiKey ?? hex(20), 'fullAccess', createdAt)
+        await addKey(id, input.authKey ?? hex(20), 'authOnly', createdAt)
+      } catch (err) {
+        apps.delete(id)
+        order.splice(order.indexOf(id), 1)
+        await db.deleteFrom('apps').where('id', '=', id).execute()
+        throw err
+      }
+      return app
+    },
+    async delete(appId) {
+      const scheduled = nowSeconds() + DELETE_DELAY_DAYS * 86_400
+      await db.updateTable('apps').set({ state: 'deleted', scheduled_to_delete_at: scheduled }).where('id', '=', appId).execute()
+      apps.delete(appId)
+      const i = order.indexOf(appId)
+      if (i >= 0) order.splice(i, 1)
+      return scheduled
+    },
+    async updateSettings(appId, patch) {
+      const app = apps.get(appId)
+      if (app === undefined) throw new Error(`no app ${appId}`)
+      const next = applySettingsPatch(app.settings, patch)
+      await db.updateTable('apps').set({ settings: JSON.stringify(next) }).where('id', '=', appId).execute()
+      app.settings = next
+      return next
+    },
+    record(app) {
+      const apiKeys: Record<string, unknown> = {}
+      for (const k of registry.keysOf(app.id)) {
+        apiKeys[k.apiKey] = { apiKey: k.apiKey, name: k.name, scope: k.scope, createdBy: k.createdBy, createdAt: k.createdAt }
+      }
+      return {
+        id: app.id,
+        name: app.name,
+        region: app.region,
+        plan: app.plan,
+        trialEndsAt: app.createdAt + TRIAL_DAYS * 86_400,
+        state: app.state,
+        owner: 'sandbox',
+        createdAt: app.createdAt,
+        appOwner: { id: 'sandbox', name: 'Sandbox', email: 'sandbox@localhost' },
+        appRegion: { id: app.region, name: app.region, description: REGION_NAMES[app.region] },
+        apiKeys,
+      }
+    },
+  }
+  return registry
+}

@@ -1,0 +1,186 @@
+/**
+ * The sandbox: a local emulator of the target platform's management, chat and data-import
+ * interfaces, backed by Postgres (a server, or embedded PGlite), for demos, tests and benchmarks.
+ * It enforces every documented rule, chooses the stricter behaviour where the documentation is
+ * silent, and can inject the faults the real platform is known to produce. See README.md beside
+ * this file.
+ *
+ * URL layout: the management interface at the root (`/apps…`), each app's chat and data-import
+ * interfaces under `/apps/<appId>/v3/…` (and `/v3.0/…`), sandbox-only knobs under `/sandbox/…`.
+ */
+import type { AddressInfo } from 'node:net'
+import { pino, type Logger } from 'pino'
+import { isLoopbackHost } from '../config.ts'
+import type { DatabaseLocation } from '../db.ts'
+import { createAppRegistry, type CreateAppInput, type Region } from './app-registry.ts'
+import type { ManagementCredentials } from './auth.ts'
+import { chatRoutes } from './chat-handlers.ts'
+import { createFaultInjector } from './faults.ts'
+import { importRoutes } from './import-handlers.ts'
+import { managementRoutes } from './management-handlers.ts'
+import { createRateLimiter } from './rate-limiter.ts'
+import { createRequestLog, type RequestLogEntry } from './request-log.ts'
+import { createRouter } from './router.ts'
+import { listDeliveries, sandboxRoutes, updateAppSettings, type DeliveryLogEntry } from './sandbox-handlers.ts'
+import { createSandboxServer, DEFAULT_MAX_BODY_BYTES } from './server.ts'
+import type { SandboxServices } from './services.ts'
+import { applySettingsPatch, DEFAULT_APP_SETTINGS, type AppSettings, type AppSettingsPatch } from './settings.ts'
+import { openSandboxStore, type SandboxDb } from './store.ts'
+import { createWebhookDispatcher } from './webhooks.ts'
+
+export type { AppSettings, AppSettingsPatch, FaultSettings } from './settings.ts'
+export { DEFAULT_APP_SETTINGS } from './settings.ts'
+export type { CreateAppInput, Region } from './app-registry.ts'
+export type { RequestLogEntry } from './request-log.ts'
+export type { DeliveryLogEntry } from './sandbox-handlers.ts'
+export type { SandboxDatabase, SandboxDb } from './store.ts'
+
+/** Loopback only, unless asked otherwise. */
+export const DEFAULT_SANDBOX_HOST = '127.0.0.1'
+/** Default `key` header of the management interface. */
+export const DEFAULT_MANAGEMENT_KEY = 'sandbox-key'
+/** Default `secret` header of the management interface. */
+export const DEFAULT_MANAGEMENT_SECRET = 'sandbox-secret'
+
+/** Options of {@link startSandbox}; all optional. */
+export interface SandboxOptions {
+  /** Interface to listen on. @default '127.0.0.1' */
+  readonly host?: string
+  /** Port; 0 picks a free one. @default 0 */
+  readonly port?: number
+  /** Where the sandbox keeps its data (schema `sandbox`). @default { dir: 'memory://' } (embedded, in memory) */
+  readonly state?: DatabaseLocation
+  /** Credentials of the management interface. @default { key: 'sandbox-key', secret: 'sandbox-secret' } */
+  readonly management?: ManagementCredentials
+  /** Settings of every app created from now on, on top of {@link DEFAULT_APP_SETTINGS}. */
+  readonly defaults?: AppSettingsPatch
+  /** Apps to create (or, when they exist in a persistent store, reuse) at start. */
+  readonly apps?: readonly CreateAppInput[]
+  /** Largest request body accepted, in bytes. @default 4 MiB */
+  readonly maxBodyBytes?: number
+  /** Listening on a non-loopback address exposes the sandbox to the network; it must be asked for. @default false */
+  readonly allowNonLoopback?: boolean
+  /** @default a silent logger */
+  readonly logger?: Logger
+}
+
+/** An app as {@link Sandbox.createApp} returns it. */
+export interface SandboxApp {
+  readonly id: string
+  readonly region: Region
+  /** The fullAccess REST API key. */
+  readonly apiKey: string
+  /** The authOnly key. */
+  readonly authKey: string
+  /** Base URL of its chat and data-import interfaces, e.g. `http://127.0.0.1:4010/apps/<id>/v3`. */
+  readonly baseUrl: string
+  /** The management interface's app record. */
+  readonly record: Record<string, unknown>
+}
+
+/** A running sandbox. */
+export interface Sandbox {
+  /** e.g. `http://127.0.0.1:4010` — also the management interface's URL. */
+  readonly url: string
+  readonly port: number
+  /** The store (schema `sandbox`), for tests and inspection. */
+  readonly store: SandboxDb
+  createApp(input?: CreateAppInput): Promise<SandboxApp>
+  /** Reads an app's settings, after applying `patch` when given. */
+  settings(appId: string, patch?: AppSettingsPatch): Promise<AppSettings>
+  /** The data-import request log of an app, oldest first. */
+  requests(appId: string): Promise<(RequestLogEntry & { id: number })[]>
+  /** The webhook delivery log of an app, oldest first. */
+  deliveries(appId: string): Promise<DeliveryLogEntry[]>
+  /** Resolves when no webhook delivery is queued or in flight and the request log is written. */
+  whenIdle(): Promise<void>
+  /** Stops listening, ends open connections, aborts webhook deliveries and closes the store. */
+  close(): Promise<void>
+}
+
+/** Opens (and migrates) the store, loads its apps, creates `options.apps` and starts listening. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? DEFAULT_SANDBOX_HOST
+  if (!isLoopbackHost(host) && !options.allowNonLoopback) {
+    throw new Error(`the sandbox listens only on loopback addresses unless asked explicitly; got host ${host}`)
+  }
+  const logger = options.logger ?? pino({ level: 'silent' })
+  const defaults = options.defaults ? applySettingsPatch(DEFAULT_APP_SETTINGS, options.defaults) : { ...DEFAULT_APP_SETTINGS }
+  const store = await openSandboxStore(options.state ?? { dir: 'memory://' })
+  const db = store.db
+  try {
+    const registry = createAppRegistry(db, defaults)
+    await registry.load()
+    const services: SandboxServices = {
+      db,
+      registry,
+      limiter: createRateLimiter(),
+      faults: createFaultInjector(),
+      webhooks: createWebhookDispatcher(db, logger),
+      requestLog: createRequestLog(db, logger),
+      logger,
+      management: options.management ?? { key: DEFAULT_MANAGEMENT_KEY, secret: DEFAULT_MANAGEMENT_SECRET },
+    }
+    const router = createRouter([...managementRoutes(services), ...importRoutes(services), ...chatRoutes(services), ...sandboxRoutes(services)])
+    const server = createSandboxServer({ router, logger, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    const port = (server.address() as AddressInfo).port
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+
+    async function createApp(input: CreateAppInput = {}): Promise<SandboxApp> {
+      const app = await registry.create(input)
+      const keys = registry.keysOf(app.id)
+      const full = (input.apiKey !== undefined ? keys.find((k) => k.apiKey === input.apiKey) : undefined) ?? keys.find((k) => k.scope === 'fullAccess')
+      const auth = (input.authKey !== undefined ? keys.find((k) => k.apiKey === input.authKey) : undefined) ?? keys.find((k) => k.scope === 'authOnly')
+      return {
+        id: app.id,
+        region: app.region,
+        apiKey: full?.apiKey ?? '',
+        authKey: auth?.apiKey ?? '',
+        baseUrl: `${url}/apps/${app.id}/v3`,
+        record: registry.record(app),
+      }
+    }
+    for (const app of options.apps ?? []) await createApp(app)
+
+    let closing: Promise<void> | undefined
+    return {
+      url,
+      port,
+      store: db,
+      createApp,
+      async settings(appId, patch) {
+        const app = registry.get(appId)
+        if (!app) throw new Error(`the sandbox has no app ${appId}`)
+        return patch === undefined ? app.settings : updateAppSettings(services, appId, patch)
+      },
+      requests: (appId) => services.requestLog.list(appId),
+      deliveries: (appId) => listDeliveries(db, appId),
+      async whenIdle() {
+        await services.webhooks.whenIdle()
+        await services.requestLog.flush()
+      },
+      close() {
+        closing ??= (async () => {
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve())
+            server.closeAllConnections()
+          })
+          await services.webhooks.close()
+          await services.requestLog.flush()
+          await store.close()
+        })()
+        return closing
+      },
+    }
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The log of data-import requests (sandbox-only, for tests and inspection): one row per
+ * authenticated data-import request with when it arrived, the endpoint, how many items it held,
+ * the status answered (null when the connection was dropped), the fault injected and how many
+ * items were written. Rows are written in batches after the answer, off the request's path;
+ * reads wait for the writes still in flight.
+ */
+import type { Logger } from 'pino'
+import type { FaultKind } from './faults.ts'
+import type { SandboxDb } from './store.ts'
+
+/** One logged data-import request. */
+export interface RequestLogEntry {
+  appId: string
+  receivedAtMs: number
+  method: string
+  path: string
+  /** users, groups, members or messages. */
+  endpoint: string
+  /** Items in the body; null when the body was not read as an import (malformed, refused first). */
+  itemCount: number | null
+  /** HTTP status answered; null when the connection was dropped without an answer. */
+  status: number | null
+  /** Error code of a refused request. */
+  code: string | null
+  fault: FaultKind | null
+  /** Items written to the store. */
+  committed: number
+  latencyMs: number
+  durationMs: number
+}
+
+/** Writes and reads the request log. */
+export interface RequestLog {
+  add(entry: RequestLogEntry): void
+  /** Entries of an app, oldest first. */
+  list(appId: string, options?: { after?: number; limit?: number }): Promise<(RequestLogEntry & { id: number })[]>
+  /** Waits for the writes in flight. */
+  flush(): Promise<void>
+}
+
+/** Entries are written in batches: at most this many per INSERT, at least every FLUSH_MS. */
+const BATCH = 200
+const FLUSH_MS = 50
+
+/** A request log writing to `sandbox.request_log`. */
+export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
+  let buffer: RequestLogEntry[] = []
+  let timer: NodeJS.Timeout | undefined
+  // Batches are written one after the other, so ids follow the order requests were logged in.
+  let chain: Promise<unknown> = Promise.resolve()
+
+  function write(): void {
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
+    if (buffer.length === 0) return
+    const entries = buffer
+    buffer = []
+    chain = chain.then(() =>
+      db
+      .insertInto('request_log')
+      .values(
+        entries.map((e) => ({
+          app_id: e.appId,
+          received_at_ms: e.receivedAtMs,
+          method: e.method,
+          path: e.path,
+          endpoint: e.endpoint,
+          item_count: e.itemCount,
+          status: e.status,
+          code: e.code,
+          fault: e.fault,
+          committed: e.committed,
+          latency_ms: e.latencyMs,
+          duration_ms: e.durationMs,
+        })),
+      )
+      .execute()
+      .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
+    )
+  }
+
+  const log: RequestLog = {
+    add(e) {
+      buffer.push({ ...e })
+      if (buffer.length >= BATCH) write()
+      else timer ??= setTimeout(write, FLUSH_MS)
+    },
+    async list(appId, options = {}) {
+      await log.flush()
+      const rows = await db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('app_id', '=', appId)
+        .where('id', '>', options.after ?? 0)
+        .orderBy('id')
+        .limit(options.limit ?? 10_000)
+        .execute()
+      return rows.map((r) => ({
+        id: Number(r.id),
+        appId: r.app_id,
+        receivedAtMs: Number(r.received_at_ms),
+        method: r.method,
+        path: r.path,
+        endpoint: r.endpoint,
+        itemCount: r.item_count,
+        status: r.status,
+        code: r.code,
+        fault: r.fault as FaultKind | null,
+        committed: r.committed,
+        latencyMs: r.latency_ms,
+        durationMs: r.duration_ms,
+      }))
+    },
+    async flush() {
+      write()
+      await chain
+    },
+  }
+  return log
+}

@@ -1,0 +1,117 @@
+/**
+ * Per-app settings of the sandbox: every documented limit as a knob (defaults are the documented
+ * values), the choices the sandbox makes where the documentation is silent, and the fault knobs.
+ * Settings are stored with the app, so they survive a restart of a sandbox on a persistent store.
+ */
+import { z } from 'zod'
+import { LIMITS } from '../target/schemas.ts'
+
+const Probability = z.number().min(0).max(1)
+
+/** The fault knobs of one app. */
+export const FaultSettings = z
+  .object({
+    /** Seed of the fault RNG; the same seed and the same requests give the same faults. Absent: Math.random. */
+    seed: z.number().int().optional(),
+    /** Probability of a 429 even under the limit (the request is not processed and not counted). */
+    extra429: Probability,
+    /**
+     * Probability of committing a random non-empty proper subset of the batch's good items and
+     * then answering 500 `ERR_EXCEPTION` without per-item results (the behaviour CometChat's own
+     * migration skill reports).
+     */
+    partialCommit500: Probability,
+    /** Probability of destroying the connection before anything is processed. */
+    dropBeforeCommit: Probability,
+    /** Probability of committing everything and then destroying the connection without an answer. */
+    dropAfterCommit: Probability,
+    /** Extra delay added to every data-import request, drawn uniformly from [min, max] ms. */
+    latencyMs: z
+      .object({ min: z.number().int().min(0).max(600_000), max: z.number().int().min(0).max(600_000) })
+      .strict()
+      .refine((l) => l.min <= l.max, 'min must not exceed max'),
+  })
+  .strict()
+export type FaultSettings = z.infer<typeof FaultSettings>
+
+/** Every knob of one app. */
+export const AppSettings = z
+  .object({
+    /** Data-import requests per app per window, all four endpoints together. @default 60 (documented) */
+    requestsPerMinute: z.number().int().min(1).max(1_000_000),
+    /** Length of the sliding rate-limit window in ms (a knob so tests need not wait a minute). @default 60000 */
+    windowMs: z.number().int().min(100).max(3_600_000),
+    /** Items per data-import request; more is refused as a whole with 400. @default 50 (documented) */
+    itemsPerRequest: z.number().int().min(1).max(10_000),
+    /** Messages whose sentAt is older than now minus this many days are refused. @default 183 (documented: about 6 months) */
+    retentionDays: z.number().min(0).max(100_000),
+    /** Chat-interface (list) requests per app per window. @default 10000 (documented core-operation limit) */
+    chatRequestsPerMinute: z.number().int().min(1).max(10_000_000),
+    /** Group messages need the sender to be a member of the group. @default false (see README) */
+    requireGroupMembership: z.boolean(),
+    /** Deliver webhooks for imported data (undocumented whether the platform does). @default false */
+    webhooksOnImport: z.boolean(),
+    /** Roles that exist in the app besides `default`; a user imported with another role is refused. @default [] */
+    roles: z.array(z.string().min(1).max(LIMITS.ID_MAX)).max(25),
+    /** Timeout of one webhook delivery attempt in ms. @default 5000 */
+    webhookTimeoutMs: z.number().int().min(1).max(120_000),
+    /** Attempts per webhook delivery (non-2xx and network errors are retried). @default 3 */
+    webhookMaxAttempts: z.number().int().min(1).max(10),
+    faults: FaultSettings,
+  })
+  .strict()
+export type AppSettings = z.infer<typeof AppSettings>
+
+/** A change to the settings: every field optional, `faults` and `faults.latencyMs` merged field by field. */
+export const AppSettingsPatch = AppSettings.omit({ faults: true })
+  .partial()
+  .extend({
+    faults: FaultSettings.omit({ latencyMs: true, seed: true })
+      .partial()
+      .extend({
+        // null clears the seed (back to Math.random).
+        seed: z.number().int().nullable().optional(),
+        latencyMs: z
+          .object({ min: z.number().int().min(0).max(600_000), max: z.number().int().min(0).max(600_000) })
+          .partial()
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+export type AppSettingsPatch = z.input<typeof AppSettingsPatch>
+
+/** The documented limits and the sandbox's default choices. */
+export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
+  requestsPerMinute: LIMITS.IMPORT_REQUESTS_PER_MINUTE,
+  windowMs: 60_000,
+  itemsPerRequest: LIMITS.IMPORT_ITEMS_MAX,
+  retentionDays: 183,
+  chatRequestsPerMinute: 10_000,
+  requireGroupMembership: false,
+  webhooksOnImport: false,
+  roles: [],
+  webhookTimeoutMs: 5_000,
+  webhookMaxAttempts: 3,
+  faults: { extra429: 0, partialCommit500: 0, dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
+}) as AppSettings
+
+/**
+ * Applies a patch; throws the zod error when the patch or the result is invalid (e.g. a latency
+ * min above the max).
+ */
+export function applySettingsPatch(base: AppSettings, patch: unknown): AppSettings {
+  const p = AppSettingsPatch.parse(patch)
+  const { faults: faultPatch, ...rest } = p
+  const faults: Record<string, unknown> = { ...base.faults }
+  if (faultPatch !== undefined) {
+    const { latencyMs, seed, ...probabilities } = faultPatch
+    Object.assign(faults, probabilities)
+    if (seed === null) delete faults.seed
+    else if (seed !== undefined) faults.seed = seed
+    if (latencyMs !== undefined) faults.latencyMs = { ...base.faults.latencyMs, ...latencyMs }
+  }
+  return AppSettings.parse({ ...base, ...rest, faults })
+}

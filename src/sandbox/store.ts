@@ -1,0 +1,269 @@
+/**
+ * The sandbox's Postgres store: the table types of the schema `sandbox`, and opening it (a server,
+ * or embedded PGlite) with its migrations applied.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { Kysely, PGliteDialect, type ColumnType, type Generated } from 'kysely'
+import { Migrator } from 'kysely/migration'
+import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
+import { SANDBOX_MIGRATIONS } from './migrations/index.ts'
+
+/** The Postgres schema every sandbox table lives in. */
+export const SANDBOX_SCHEMA = 'sandbox'
+
+/** A jsonb column: written as JSON text, read as the parsed value. */
+type Json = ColumnType<unknown, string, string>
+type JsonOrNull = ColumnType<unknown, string | null, string | null>
+/** BIGINT columns come back as numbers (see db.ts). */
+type BigInt = ColumnType<number, number, number>
+type BigIntOrNull = ColumnType<number | null, number | null | undefined, number | null>
+type Identity = ColumnType<number, never, never>
+
+export interface AppsTable {
+  id: string
+  seq: Identity
+  name: string
+  region: string
+  plan: string
+  state: string
+  settings: Json
+  created_at: BigInt
+  scheduled_to_delete_at: BigIntOrNull
+}
+
+export interface ApiKeysTable {
+  api_key: string
+  app_id: string
+  name: string
+  scope: string
+  created_by: string
+  created_at: BigInt
+}
+
+export interface UsersTable {
+  app_id: string
+  uid: string
+  seq: Identity
+  name: string
+  avatar: string | null
+  link: string | null
+  role: string
+  metadata: JsonOrNull
+  tags: JsonOrNull
+  created_at: BigInt
+  updated_at: BigInt
+  last_active_at: BigIntOrNull
+  deactivated_at: BigIntOrNull
+}
+
+export interface GroupsTable {
+  app_id: string
+  guid: string
+  seq: Identity
+  name: string
+  type: string
+  icon: string | null
+  password: string | null
+  owner: string | null
+  metadata: JsonOrNull
+  tags: JsonOrNull
+  created_at: BigInt
+  updated_at: BigInt
+}
+
+export interface MembersTable {
+  app_id: string
+  guid: string
+  uid: string
+  seq: Identity
+  scope: string
+  is_banned: boolean
+  joined_at: BigInt
+  created_at: BigInt
+}
+
+export interface MessagesTable {
+  id: Identity
+  app_id: string
+  muid: string
+  conversation_id: string
+  sender: string
+  receiver_type: string
+  receiver: string
+  category: string
+  type: string
+  data: Json
+  tags: JsonOrNull
+  sent_at: BigInt
+  delivered_at: BigIntOrNull
+  read_at: BigIntOrNull
+  updated_at: BigInt
+  imported_at_ms: BigInt
+}
+
+export interface RequestLogTable {
+  id: Identity
+  app_id: string
+  received_at_ms: BigInt
+  method: string
+  path: string
+  endpoint: string
+  item_count: number | null
+  status: number | null
+  code: string | null
+  fault: string | null
+  committed: number
+  latency_ms: number
+  duration_ms: number
+}
+
+export interface WebhooksTable {
+  app_id: string
+  id: string
+  seq: Identity
+  name: string
+  webhook_url: string
+  use_basic_auth: boolean
+  username: string | null
+  password: string | null
+  enabled: boolean
+  triggers: JsonOrNull
+  created_at: BigInt
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>
+  app_id: string
+  webhook_id: string
+  trigger: string
+  payload: Json
+  status: string
+  http_status: number | null
+  attempts: number
+  last_error: string | null
+  created_at_ms: BigInt
+  finished_at_ms: BigIntOrNull
+}
+
+/** The tables of the schema `sandbox`, for kysely. */
+export interface SandboxDatabase {
+  apps: AppsTable
+  api_keys: ApiKeysTable
+  users: UsersTable
+  groups: GroupsTable
+  members: MembersTable
+  messages: MessagesTable
+  request_log: RequestLogTable
+  webhooks: WebhooksTable
+  webhook_deliveries: WebhookDeliveriesTable
+}
+
+export type SandboxDb = Kysely<SandboxDatabase>
+
+/** An open store. */
+export interface SandboxStore {
+  /** Queries against the schema `sandbox` (table names unqualified). */
+  readonly db: SandboxDb
+  readonly opened: OpenedDatabase<SandboxDatabase>
+  close(): Promise<void>
+}
+
+/**
+ * Where a migrated, empty in-memory store is cached as a data-directory tarball. Creating an
+ * embedded database from scratch (initdb) takes seconds; loading the tarball takes a fraction of
+ * one, which is what lets `chatferry sandbox` start in well under 2 s after its first run.
+ * `CHATFERRY_SANDBOX_CACHE` moves it; `CHATFERRY_SANDBOX_CACHE=off` turns it off.
+ */
+function templateFile(): string | undefined {
+  const dir = process.env.CHATFERRY_SANDBOX_CACHE ?? join(tmpdir(), 'chatferry-sandbox')
+  if (dir === 'off') return undefined
+  let version = 'unknown'
+  try {
+    const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite')
+    version = (JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8')) as { version: string }).version
+  } catch {
+    // Without a version the cache key still changes with the migrations.
+  }
+  const migrations = Object.keys(SANDBOX_MIGRATIONS).join('+')
+  return join(dir, `pglite-${version}-${migrations}.tar.gz`.replace(/[^A-Za-z0-9.+_-]/g, '_'))
+}
+
+/** An in-memory PGlite store, from the cached template when there is one. */
+async function openMemoryStore(): Promise<OpenedDatabase<SandboxDatabase>> {
+  const { PGlite } = await import('@electric-sql/pglite')
+  const file = templateFile()
+  let template: Buffer | undefined
+  try {
+    if (file) template = readFileSync(file)
+  } catch {
+    template = undefined
+  }
+  let pglite = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite()
+  try {
+    await pglite.waitReady
+  } catch {
+    // A damaged template: start from scratch.
+    pglite = new PGlite()
+    await pglite.waitReady
+    template = undefined
+  }
+  const db = new Kysely<SandboxDatabase>({ dialect: new PGliteDialect({ pglite }) })
+  const opened: OpenedDatabase<SandboxDatabase> = {
+    db,
+    embedded: true,
+    pglite,
+    close: async () => {
+      await db.destroy()
+      if (!pglite.closed) await pglite.close()
+    },
+  }
+  if (template === undefined && file) {
+    try {
+      await migrateSandboxStore(db)
+      const dump = await pglite.dumpDataDir('gzip')
+      mkdirSync(dirname(file), { recursive: true })
+      const tmp = `${file}.${process.pid}.tmp`
+      writeFileSync(tmp, new Uint8Array(await dump.arrayBuffer()))
+      renameSync(tmp, file)
+    } catch {
+      // The cache is an optimisation only.
+    }
+  }
+  return opened
+}
+
+/** Opens the store and runs the sandbox migrations that have not run yet. */
+export async function openSandboxStore(location: DatabaseLocation): Promise<SandboxStore> {
+  const opened = 'dir' in location && location.dir === 'memory://' ? await openMemoryStore() : await openDatabase<SandboxDatabase>(location)
+  try {
+    await migrateSandboxStore(opened.db)
+  } catch (err) {
+    await opened.close()
+    throw err
+  }
+  return { db: opened.db.withSchema(SANDBOX_SCHEMA), opened, close: () => opened.close() }
+}
+
+/** Runs the sandbox migrations (kysely's Migrator with a static provider). */
+export async function migrateSandboxStore(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => SANDBOX_MIGRATIONS },
+    migrationTableSchema: SANDBOX_SCHEMA,
+  })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error !== undefined) {
+    const failed = results?.find((r: { status: string }) => r.status === 'Error')
+    throw new Error(`sandbox store migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`, {
+      cause: error,
+    })
+  }
+}
+
+/** JSON text for a jsonb column; null stays null. */
+export function toJson(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value)
+}
