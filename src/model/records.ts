@@ -112,6 +112,11 @@ export interface LegacyMessage {
   readonly reactions?: readonly LegacyReaction[]
   /** Legacy user ids mentioned in the text. */
   readonly mentions?: readonly string[]
+  /**
+   * How each mention is written in the text (the handle after `@`, lowercase) → the legacy user id
+   * it names, so a mapping can rewrite `@alice` into the platform's mention syntax.
+   */
+  readonly mentionHandles?: Readonly<Record<string, string>>
   readonly deliveredAt?: EpochMs
   readonly readAt?: EpochMs
   /** Set for system messages (joins, leaves, header changes…): the legacy system's kind. */

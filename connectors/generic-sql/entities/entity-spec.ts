@@ -1,0 +1,26 @@
+/**
+ * What the generic SQL connector knows about each entity's query: the columns it must and may
+ * return, its default keys, the column delta mode filters on, and how a row becomes a record.
+ */
+import type { LegacyEntity, LegacyRecordOf } from '../../../src/model/records.ts'
+import type { TimeFormat } from '../../sql/decode.ts'
+
+/** What a row decoder needs besides the row. */
+export interface DecodeContext {
+  readonly timeFormat: TimeFormat
+  /** See `SnapshotConnection.lossyText`. */
+  readonly lossy: boolean
+}
+
+export interface EntitySpec<E extends LegacyEntity> {
+  readonly entity: E
+  /** Columns the query must return (besides the keys). */
+  readonly required: readonly string[]
+  /** Columns read when present. */
+  readonly optional: readonly string[]
+  readonly defaultKeys: readonly string[]
+  /** Delta mode filters on the first of these the query returns. */
+  readonly deltaColumns: readonly string[]
+  decode(row: Record<string, unknown>, ctx: DecodeContext): LegacyRecordOf[E]
+  legacyIdOf(row: Record<string, unknown>): string
+}

@@ -1,0 +1,161 @@
+/**
+ * The generic SQL connector: reads an in-house schema through one plain SELECT per entity that
+ * returns the canonical columns (README.md), on Postgres, MySQL/MariaDB or SQLite. Each query is
+ * wrapped as a subquery and paged by its key columns inside one read-only snapshot; its columns are
+ * checked (with `LIMIT 0`) when the session opens, before any row is read.
+ */
+import { ChatferryError } from '../../src/errors.ts'
+import type { Cursor, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import { LEGACY_ENTITIES, type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import { buildCountQuery, buildKeysetQuery, type KeyColumn, type Params } from '../sql/dialect.ts'
+import { readPages } from '../sql/paged-read.ts'
+import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
+import type { TimeFormat } from '../sql/decode.ts'
+import type { EntityQuery, GenericSqlConfig } from './config.ts'
+import type { EntitySpec } from './entities/entity-spec.ts'
+import { groups } from './entities/groups.ts'
+import { members } from './entities/members.ts'
+import { messages } from './entities/messages.ts'
+import { users } from './entities/users.ts'
+
+export { GenericSqlConfigSchema, type GenericSqlConfig, type GenericSqlConfigInput } from './config.ts'
+
+/** @internal */
+export const ENTITY_SPECS: { readonly [E in LegacyEntity]: EntitySpec<E> } = { users, groups, members, messages }
+
+/** An entity's query after the probe: its keys and the delta column it has. */
+interface PreparedEntity {
+  readonly spec: EntitySpec<LegacyEntity>
+  readonly query: EntityQuery
+  readonly from: string
+  readonly keys: readonly KeyColumn[]
+  readonly deltaColumn: string | undefined
+}
+
+/** The user's query without trailing semicolons, so it can be wrapped. */
+function stripQuery(sql: string): string {
+  return sql.trim().replace(/;+\s*$/, '')
+}
+
+/**
+ * The value `since` is compared with, in the column's own representation. Delta mode keeps rows
+ * changed *at or after* `since`, so rows sharing the watermark's instant are read again, never lost.
+ * @internal
+ */
+export function deltaBound(since: EpochMs, format: TimeFormat, engine: SnapshotConnection['dialect']['engine']): string | number {
+  switch (format) {
+    case 'epoch-s':
+      return Math.floor(since / 1000)
+    case 'epoch-ms':
+      return since
+    case 'epoch-us':
+      return since * 1000
+    case 'iso':
+      return new Date(since).toISOString()
+    case 'auto': {
+      const iso = new Date(since).toISOString()
+      // Postgres parses either form; MySQL/MariaDB and SQLite text want the SQL form.
+      return engine === 'postgres' ? iso : iso.replace('T', ' ').replace('Z', '')
+    }
+  }
+}
+
+async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Promise<Map<LegacyEntity, PreparedEntity>> {
+  const prepared = new Map<LegacyEntity, PreparedEntity>()
+  const q = (id: string) => conn.dialect.quote(id)
+  for (const entity of LEGACY_ENTITIES) {
+    const query = config.entities[entity]
+    if (query === undefined) continue
+    const spec = ENTITY_SPECS[entity] as EntitySpec<LegacyEntity>
+    const from = `(${stripQuery(query.query)}) AS src`
+    const probe = await conn.query(`SELECT * FROM ${from} LIMIT 0`, [], `checking the ${entity} query`)
+    const columns = new Set(probe.columns)
+    const keyNames = query.keys ?? spec.defaultKeys
+    for (const column of [...spec.required, ...keyNames]) {
+      if (!columns.has(column)) {
+        throw new ChatferryError(
+          'CONFIG_INVALID',
+          `source.entities.${entity}.query does not return the required column \`${column}\` (it returns: ${probe.columns.join(', ') || 'nothing'})`,
+        )
+      }
+    }
+    prepared.set(entity, {
+      spec,
+      query,
+      from,
+      keys: keyNames.map((name) => ({ name, expr: `src.${q(name)}` })),
+      deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
+    })
+  }
+  return prepared
+}
+
+class GenericSqlSession implements SourceSession {
+  readonly snapshotAt: EpochMs
+  readonly #conn: SnapshotConnection
+  readonly #entities: Map<LegacyEntity, PreparedEntity>
+  readonly #pageSize: number
+  constructor(conn: SnapshotConnection, entities: Map<LegacyEntity, PreparedEntity>, pageSize: number) {
+    this.snapshotAt = conn.snapshotAt
+    this.#conn = conn
+    this.#entities = entities
+    this.#pageSize = pageSize
+  }
+
+  #deltaWhere(p: PreparedEntity, since: EpochMs | undefined): ((params: Params) => string[]) | undefined {
+    if (since === undefined || p.deltaColumn === undefined) return undefined
+    const column = `src.${this.#conn.dialect.quote(p.deltaColumn)}`
+    const bound = deltaBound(since, p.query.timeFormat, this.#conn.dialect.engine)
+    return (params) => [`${column} >= ${params.add(bound)}`]
+  }
+
+  async count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
+    const p = this.#entities.get(entity)
+    if (p === undefined) return 0
+    const where = this.#deltaWhere(p, options.since)
+    const q = buildCountQuery(this.#conn.dialect, where ? { from: p.from, where } : { from: p.from })
+    const r = await this.#conn.query(q.sql, q.params, `counting ${entity}`)
+    return Number(r.rows[0]?.n ?? 0)
+  }
+
+  read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
+    const p = this.#entities.get(entity)
+    if (p === undefined) return (async function* () {})()
+    const dialect = this.#conn.dialect
+    const where = this.#deltaWhere(p, options.since)
+    const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
+    const spec = p.spec as unknown as EntitySpec<E>
+    return readPages<LegacyRecordOf[E]>({
+      conn: this.#conn,
+      entity,
+      keys: p.keys,
+      pageSize: options.pageSize ?? this.#pageSize,
+      after: options.after,
+      signal: options.signal,
+      page: (after: Cursor | undefined, limit: number) =>
+        buildKeysetQuery(dialect, { select: 'src.*', from: p.from, keys: p.keys, after, limit, ...(where ? { where } : {}) }),
+      decode: (row) => spec.decode(row, ctx),
+      legacyIdOf: (row) => spec.legacyIdOf(row),
+    })
+  }
+
+  close(): Promise<void> {
+    return this.#conn.close()
+  }
+}
+
+/** The generic SQL connector for these settings. */
+export function createGenericSqlConnector(config: GenericSqlConfig): SourceConnector {
+  return {
+    id: 'generic-sql',
+    async open() {
+      const conn = await openSnapshotConnection(config.url, { connectTimeoutMs: config.connectTimeoutMs })
+      try {
+        return new GenericSqlSession(conn, await prepare(conn, config), config.pageSize)
+      } catch (err) {
+        await conn.close()
+        throw err
+      }
+    },
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The source connectors, in one static typed registry: `source.connector` in the configuration
+ * picks one. Adding a connector: a folder under `connectors/` with `index.ts` (the factory),
+ * `config.ts` (its zod settings, discriminated by `connector`) and `README.md`, then one line in
+ * {@link connectors} and one member in {@link SourceConfigSchema}.
+ */
+import { z } from 'zod'
+import type { SourceConnector } from '../src/model/connector.ts'
+import { GenericSqlConfigSchema, type GenericSqlConfig } from './generic-sql/config.ts'
+import { createGenericSqlConnector } from './generic-sql/index.ts'
+import { MattermostConfigSchema, type MattermostConfig } from './mattermost/config.ts'
+import { createMattermostConnector } from './mattermost/index.ts'
+
+/** Makes a connector from its parsed settings. */
+export type ConnectorFactory<C = never> = (config: C) => SourceConnector
+
+/** Every connector chatferry has, by the name `source.connector` uses. */
+export const connectors = {
+  'generic-sql': createGenericSqlConnector as ConnectorFactory<GenericSqlConfig>,
+  mattermost: createMattermostConnector as ConnectorFactory<MattermostConfig>,
+} as const satisfies Record<string, ConnectorFactory<never>>
+
+/** The registry's keys: the values `source.connector` accepts. */
+export type ConnectorId = keyof typeof connectors
+export const CONNECTOR_IDS = Object.keys(connectors) as ConnectorId[]
+
+/**
+ * The `source:` section of the configuration file: one shape per connector, chosen by
+ * `connector`. Each shape is strict (unknown keys are errors).
+ */
+export const SourceConfigSchema = z.discriminatedUnion('connector', [GenericSqlConfigSchema, MattermostConfigSchema])
+export type SourceConfig = z.output<typeof SourceConfigSchema>
+export type SourceConfigInput = z.input<typeof SourceConfigSchema>
+
+/** The connector a parsed `source:` section names. */
+export function createConnector(config: SourceConfig): SourceConnector {
+  switch (config.connector) {
+    case 'generic-sql':
+      return connectors['generic-sql'](config)
+    case 'mattermost':
+      return connectors.mattermost(config)
+  }
+}
+
+export type { GenericSqlConfig, MattermostConfig }

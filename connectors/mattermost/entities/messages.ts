@@ -1,0 +1,174 @@
+/**
+ * Mattermost posts (live ones: not edit-history copies) → `LegacyMessage`.
+ * - direct channel (`D`, name `idA__idB`): one-to-one, receiver = the other user (self-DM: self);
+ * - other channels: to the group (channel id);
+ * - `system_*` types → `systemKind`; `custom_*` plugin types → `custom` with the props as customData;
+ * - `rootid` → threadParentId, `editat` → editedAt, `deleteat` → deletedAt (text kept);
+ * - reactions (not soft-deleted), files (`fileinfo`, URL = fileBaseUrl + path, in `fileids` order);
+ * - `@username` mentions resolved to user ids (same snapshot), `@channel/@all/@here` in metadata.
+ */
+import type {
+  JsonObject,
+  LegacyAttachment,
+  LegacyMessage,
+  LegacyMessageType,
+  LegacyReaction,
+} from '../../../src/model/records.ts'
+import {
+  compact,
+  decodeBoolean,
+  decodeCount,
+  decodeId,
+  decodeJson,
+  decodeOptionalText,
+  decodeStringList,
+  decodeText,
+  FieldProblem,
+} from '../../sql/decode.ts'
+import { mmRequiredTime, mmTime } from './decode-helpers.ts'
+import { parseMentions, resolveMentions } from './mentions.ts'
+
+export interface MessageDecodeContext {
+  readonly lossy: boolean
+  /** Without a trailing slash. */
+  readonly fileBaseUrl: string
+  /** Lowercase username → user id for the usernames mentioned in this page. */
+  readonly usernames: ReadonlyMap<string, string>
+}
+
+/** The receiver of a direct-channel post: the member of `idA__idB` who is not the sender. */
+export function directReceiver(channelName: string, senderId: string): string {
+  const ids = channelName.split('__')
+  if (ids.length !== 2 || ids[0] === '' || ids[1] === '') {
+    throw new FieldProblem('channelid', `direct channel name ${JSON.stringify(channelName)} is not <userId>__<userId>`)
+  }
+  const [a, b] = ids as [string, string]
+  if (senderId === a) return b
+  if (senderId === b) return a
+  throw new FieldProblem('userid', `sender ${senderId} is not a member of direct channel ${channelName}`)
+}
+
+/** The message type its attachments imply: all images → image, etc.; mixed → file. */
+export function typeOfAttachments(attachments: readonly LegacyAttachment[]): LegacyMessageType {
+  if (attachments.length === 0) return 'text'
+  const kinds = new Set(attachments.map((a) => /^(image|audio|video)\//.exec(a.mimeType ?? '')?.[1] ?? 'file'))
+  return kinds.size === 1 ? ([...kinds][0] as LegacyMessageType) : 'file'
+}
+
+/** `<base>/<path>` with each path segment URL-encoded. */
+export function fileUrl(base: string, path: string): string {
+  return `${base}/${path.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`
+}
+
+function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyAttachment[] | undefined {
+  const order = decodeStringList('fileids', row.fileids, ctx.lossy) ?? []
+  const files = decodeJson('files', row.files, 'array', ctx.lossy)
+  if (files === undefined || files.length === 0) return undefined
+  const rank = (id: string) => {
+    const i = order.indexOf(id)
+    return i === -1 ? order.length : i
+  }
+  const list = files.map((f) => {
+    const [id, name, path, extension, size, mime] = f as unknown[]
+    const fileId = decodeId('fileinfo.id', id)
+    const filePath = decodeOptionalText('fileinfo.path', path)
+    if (filePath === undefined) throw new FieldProblem('fileinfo.path', `file ${fileId} has no path`)
+    return {
+      fileId,
+      attachment: compact<LegacyAttachment>({
+        url: fileUrl(ctx.fileBaseUrl, filePath),
+        name: decodeOptionalText('fileinfo.name', name) ?? filePath.split('/').pop() ?? fileId,
+        mimeType: decodeOptionalText('fileinfo.mimetype', mime),
+        extension: decodeOptionalText('fileinfo.extension', extension),
+        size: decodeCount('fileinfo.size', size),
+      }),
+    }
+  })
+  list.sort((x, y) => rank(x.fileId) - rank(y.fileId) || (x.fileId < y.fileId ? -1 : x.fileId > y.fileId ? 1 : 0))
+  return list.map((x) => x.attachment)
+}
+
+function reactionsOf(row: Record<string, unknown>, lossy: boolean): LegacyReaction[] | undefined {
+  const list = decodeJson('reactions', row.reactions, 'array', lossy)
+  if (list === undefined || list.length === 0) return undefined
+  const reactions = list.map((r) => {
+    const [emoji, userId, at] = r as unknown[]
+    return compact<LegacyReaction>({
+      emoji: decodeId('reactions.emojiname', emoji),
+      userId: decodeId('reactions.userid', userId),
+      at: mmTime('reactions.createat', at),
+    })
+  })
+  reactions.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || cmp(a.userId, b.userId) || cmp(a.emoji, b.emoji))
+  return reactions
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/** The usernames a page of raw posts mentions, to look up before decoding. */
+export function mentionCandidates(rows: readonly Record<string, unknown>[]): string[] {
+  const all = new Set<string>()
+  for (const row of rows) {
+    if (typeof row.message !== 'string' || !row.message.includes('@')) continue
+    for (const c of parseMentions(row.message).candidates) all.add(c)
+  }
+  return [...all]
+}
+
+export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyMessage {
+  const { lossy } = ctx
+  const id = decodeId('id', row.id, lossy)
+  const senderId = decodeId('userid', row.userid, lossy)
+  const channelId = decodeId('channelid', row.channelid, lossy)
+  const channelType = row.channel_type === null || row.channel_type === undefined ? undefined : String(row.channel_type)
+  if (channelType === undefined) throw new FieldProblem('channelid', `unknown channel ${channelId}`)
+  const direct = channelType === 'D'
+  const receiverId = direct ? directReceiver(String(row.channel_name ?? ''), senderId) : channelId
+  const text = decodeText('message', row.message, lossy) ?? ''
+  const postType = decodeOptionalText('type', row.post_type, lossy)
+  const props = decodeJson('props', row.props, 'object', lossy)
+  const hasProps = props !== undefined && Object.keys(props).length > 0
+  const attachments = attachmentsOf(row, ctx)
+  const systemKind = postType?.startsWith('system_') ? postType : undefined
+  const custom = postType?.startsWith('custom_') === true
+  let mentions: string[] | undefined
+  let mentionHandles: Record<string, string> | undefined
+  let channelMentions: readonly string[] | undefined
+  if (text.includes('@')) {
+    const parsed = parseMentions(text)
+    const resolved = resolveMentions(parsed, ctx.usernames)
+    if (resolved.ids.length > 0) {
+      mentions = resolved.ids
+      mentionHandles = resolved.handles
+    }
+    if (parsed.channel.length > 0) channelMentions = parsed.channel
+  }
+  const hashtags = decodeOptionalText('hashtags', row.hashtags, lossy)
+  const metadata = compact<JsonObject>({
+    props: hasProps && !custom ? props : undefined,
+    postType: postType !== undefined && systemKind === undefined && !custom ? postType : undefined,
+    hashtags: hashtags ? hashtags.split(/\s+/) : undefined,
+    pinned: decodeBoolean('ispinned', row.ispinned) ? true : undefined,
+    channelMentions,
+  })
+  return compact<LegacyMessage>({
+    id,
+    senderId,
+    receiverType: direct ? 'user' : 'group',
+    receiverId,
+    type: custom ? 'custom' : attachments ? typeOfAttachments(attachments) : 'text',
+    text,
+    attachments,
+    customData: custom ? { postType, ...(props ?? {}) } : undefined,
+    metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
+    sentAt: mmRequiredTime('createat', row.createat),
+    editedAt: mmTime('editat', row.editat),
+    deletedAt: mmTime('deleteat', row.deleteat),
+    threadParentId: decodeOptionalText('rootid', row.rootid, lossy),
+    reactions: reactionsOf(row, lossy),
+    mentions,
+    mentionHandles,
+    systemKind,
+    updatedAt: mmTime('updateat', row.updateat),
+  })
+}

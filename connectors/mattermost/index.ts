@@ -1,0 +1,131 @@
+/**
+ * The Mattermost connector: reads a Mattermost database directly, on Postgres (lowercase schema)
+ * or MySQL/MariaDB (CamelCase schema), in one read-only snapshot, and turns it into the canonical
+ * model. Entity order: users → groups (channels) → members → messages. See README.md for how each
+ * Mattermost quirk is mapped.
+ */
+import type { Cursor, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
+import { buildCountQuery, buildKeysetQuery } from '../sql/dialect.ts'
+import { readPages, type PagedReadSpec } from '../sql/paged-read.ts'
+import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
+import type { MattermostConfig } from './config.ts'
+import { decodeGroup } from './entities/groups.ts'
+import { decodeMember } from './entities/members.ts'
+import { decodeMessage, mentionCandidates } from './entities/messages.ts'
+import { decodeUser } from './entities/users.ts'
+import { groupsQuery, membersQuery, messagesQuery, usernamesQuery, usersQuery, type MmEntityQuery } from './sql/queries.ts'
+
+export { MattermostConfigSchema, type MattermostConfig, type MattermostConfigInput } from './config.ts'
+
+/** Usernames looked up per statement when resolving mentions. */
+const USERNAME_CHUNK = 500
+
+class MattermostSession implements SourceSession {
+  readonly snapshotAt: EpochMs
+  readonly #conn: SnapshotConnection
+  readonly #config: MattermostConfig
+  readonly #queries: { readonly [E in LegacyEntity]: MmEntityQuery }
+
+  constructor(conn: SnapshotConnection, config: MattermostConfig) {
+    this.snapshotAt = conn.snapshotAt
+    this.#conn = conn
+    this.#config = config
+    const d = conn.dialect
+    this.#queries = { users: usersQuery(d), groups: groupsQuery(d), members: membersQuery(d), messages: messagesQuery(d) }
+  }
+
+  #where(q: MmEntityQuery, since: EpochMs | undefined) {
+    return (params: { add(v: unknown): string }) =>
+      since === undefined ? [...q.where] : [...q.where, `${q.changedAt} >= ${params.add(since)}`]
+  }
+
+  async count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
+    const q = this.#queries[entity]
+    const sql = buildCountQuery(this.#conn.dialect, { from: q.from, where: this.#where(q, options.since) })
+    const r = await this.#conn.query(sql.sql, sql.params, `counting ${entity}`)
+    return Number(r.rows[0]?.n ?? 0)
+  }
+
+  async #usernames(rows: readonly Record<string, unknown>[]): Promise<Map<string, string>> {
+    const names = mentionCandidates(rows)
+    const found = new Map<string, string>()
+    for (let i = 0; i < names.length; i += USERNAME_CHUNK) {
+      const chunk = names.slice(i, i + USERNAME_CHUNK)
+      const r = await this.#conn.query(usernamesQuery(this.#conn.dialect, chunk.length), chunk, 'resolving mentions')
+      for (const u of r.rows) {
+        if (typeof u.username === 'string' && u.id !== null) found.set(u.username.toLowerCase(), String(u.id))
+      }
+    }
+    return found
+  }
+
+  read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
+    const q = this.#queries[entity]
+    const dialect = this.#conn.dialect
+    const lossy = this.#conn.lossyText
+    const where = this.#where(q, options.since)
+    const common = {
+      conn: this.#conn,
+      entity,
+      keys: q.keys,
+      pageSize: options.pageSize ?? this.#config.pageSize,
+      after: options.after,
+      signal: options.signal,
+      page: (after: Cursor | undefined, limit: number) =>
+        buildKeysetQuery(dialect, { select: q.select, from: q.from, where, keys: q.keys, after, limit }),
+    }
+    const cfg = this.#config
+    let spec: PagedReadSpec<LegacyRecordOf[LegacyEntity], Map<string, string> | undefined>
+    switch (entity) {
+      case 'users':
+        spec = {
+          ...common,
+          decode: (row) => decodeUser(row, { lossy, siteUrl: cfg.siteUrl?.replace(/\/+$/, '') }),
+          legacyIdOf: (row) => String(row.id ?? '?'),
+        }
+        break
+      case 'groups':
+        spec = {
+          ...common,
+          decode: (row) => decodeGroup(row, { lossy, groupName: cfg.groupName }),
+          legacyIdOf: (row) => String(row.id ?? '?'),
+        }
+        break
+      case 'members':
+        spec = {
+          ...common,
+          decode: (row) => decodeMember(row, lossy),
+          legacyIdOf: (row) => `${String(row.channelid ?? '?')}/${String(row.userid ?? '?')}`,
+        }
+        break
+      default: {
+        const fileBaseUrl = cfg.fileBaseUrl.replace(/\/+$/, '')
+        spec = {
+          ...common,
+          enrich: (rows) => this.#usernames(rows),
+          decode: (row, usernames) => decodeMessage(row, { lossy, fileBaseUrl, usernames: usernames ?? new Map() }),
+          legacyIdOf: (row) => String(row.id ?? '?'),
+        }
+      }
+    }
+    return readPages(spec) as AsyncIterable<Page<LegacyRecordOf[E]>>
+  }
+
+  close(): Promise<void> {
+    return this.#conn.close()
+  }
+}
+
+
+
+/** The Mattermost connector for these settings. */
+export function createMattermostConnector(config: MattermostConfig): SourceConnector {
+  return {
+    id: 'mattermost',
+    async open() {
+      const conn = await openSnapshotConnection(config.url, { connectTimeoutMs: config.connectTimeoutMs })
+      return new MattermostSession(conn, config)
+    },
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The SQL the Mattermost connector sends, written once with `{lowercase}` placeholders for
+ * Mattermost's identifiers (translated per engine by {@link mmSql}) and plain lowercase aliases,
+ * so rows look the same on Postgres and MySQL/MariaDB.
+ */
+import type { Dialect, KeyColumn } from '../../sql/dialect.ts'
+import { mmIdentifier } from './schema-names.ts'
+
+/** Replaces each `{name}` with the engine's quoted Mattermost identifier. */
+export function mmSql(dialect: Dialect, sql: string): string {
+  return sql.replace(/\{([a-z]+)\}/g, (_, name: string) => mmIdentifier(dialect.engine, name, dialect.quote))
+}
+
+/** One entity's query parts: select list, FROM clause, fixed conditions, keys, delta column. */
+export interface MmEntityQuery {
+  readonly select: string
+  readonly from: string
+  readonly where: readonly string[]
+  readonly keys: readonly KeyColumn[]
+  /** The column delta mode compares with `since` (epoch ms). */
+  readonly changedAt: string
+}
+
+/** True for a post that is not an edit-history copy. */
+const LIVE_POST = `(p.{originalid} = '' OR p.{originalid} IS NULL)`
+
+export function usersQuery(d: Dialect): MmEntityQuery {
+  return {
+    select: mmSql(
+      d,
+      `u.{id} AS id, u.{username} AS username, u.{email} AS email, u.{firstname} AS firstname,
+       u.{lastname} AS lastname, u.{nickname} AS nickname, u.{position} AS user_position, u.{roles} AS roles,
+       u.{authservice} AS authservice, u.{locale} AS locale, u.{props} AS props, u.{createat} AS createat,
+       u.{updateat} AS updateat, u.{deleteat} AS deleteat,
+       CASE WHEN b.{userid} IS NULL THEN 0 ELSE 1 END AS is_bot, b.{description} AS bot_description,
+       b.{ownerid} AS bot_owner`,
+    ),
+    from: mmSql(d, `{users} u LEFT JOIN {bots} b ON b.{userid} = u.{id}`),
+    where: [],
+    keys: [{ name: 'id', expr: mmSql(d, 'u.{id}') }],
+    changedAt: mmSql(d, 'u.{updateat}'),
+  }
+}
+
+export function groupsQuery(d: Dialect): MmEntityQuery {
+  return {
+    select: mmSql(
+      d,
+      `c.{id} AS id, c.{type} AS channel_type, c.{name} AS channel_name, c.{displayname} AS displayname,
+       c.{header} AS header, c.{purpose} AS purpose, c.{creatorid} AS creatorid, c.{createat} AS createat,
+       c.{updateat} AS updateat, c.{deleteat} AS deleteat, c.{teamid} AS teamid, t.{name} AS team_name,
+       t.{displayname} AS team_displayname, t.{deleteat} AS team_deleteat`,
+    ),
+    from: mmSql(d, `{channels} c LEFT JOIN {teams} t ON t.{id} = c.{teamid}`),
+    // Direct channels are not groups: their posts become one-to-one messages.
+    where: [mmSql(d, `c.{type} <> 'D'`)],
+    keys: [{ name: 'id', expr: mmSql(d, 'c.{id}') }],
+    changedAt: mmSql(d, 'c.{updateat}'),
+  }
+}
+
+export function membersQuery(d: Dialect): MmEntityQuery {
+  return {
+    select: mmSql(
+      d,
+      `m.{channelid} AS channelid, m.{userid} AS userid, m.{roles} AS roles, m.{schemeadmin} AS schemeadmin,
+       m.{schemeguest} AS schemeguest, m.{lastupdateat} AS lastupdateat,
+       (SELECT max(h.{jointime}) FROM {channelmemberhistory} h
+         WHERE h.{channelid} = m.{channelid} AND h.{userid} = m.{userid}) AS jointime`,
+    ),
+    from: mmSql(d, `{channelmembers} m JOIN {channels} c ON c.{id} = m.{channelid}`),
+    where: [mmSql(d, `c.{type} <> 'D'`)],
+    keys: [
+      { name: 'channelid', expr: mmSql(d, 'm.{channelid}') },
+      { name: 'userid', expr: mmSql(d, 'm.{userid}') },
+    ],
+    changedAt: mmSql(d, 'm.{lastupdateat}'),
+  }
+}
+
+export function messagesQuery(d: Dialect): MmEntityQuery {
+  // Reactions and files come along as one JSON array each per post ([emoji, user, at] and
+  // [id, name, path, extension, size, mime]), so a page is one query.
+  const agg = d.engine === 'postgres' ? 'json_agg(json_build_array' : 'JSON_ARRAYAGG(JSON_ARRAY'
+  return {
+    select: mmSql(
+      d,
+      `p.{id} AS id, p.{createat} AS createat, p.{updateat} AS updateat, p.{editat} AS editat,
+       p.{deleteat} AS deleteat, p.{userid} AS userid, p.{channelid} AS channelid, p.{rootid} AS rootid,
+       p.{message} AS message, p.{type} AS post_type, p.{props} AS props, p.{fileids} AS fileids,
+       p.{hashtags} AS hashtags, p.{ispinned} AS ispinned, c.{type} AS channel_type, c.{name} AS channel_name,
+       (SELECT ${agg}(r.{emojiname}, r.{userid}, r.{createat})) FROM {reactions} r
+         WHERE r.{postid} = p.{id} AND r.{deleteat} = 0) AS reactions,
+       (SELECT ${agg}(f.{id}, f.{name}, f.{path}, f.{extension}, f.{size}, f.{mimetype})) FROM {fileinfo} f
+         WHERE f.{postid} = p.{id} AND f.{deleteat} = 0) AS files`,
+    ),
+    from: mmSql(d, `{posts} p LEFT JOIN {channels} c ON c.{id} = p.{channelid}`),
+    // Edit-history copies (originalid set) are not live posts: counting them would double messages.
+    where: [mmSql(d, LIVE_POST)],
+    keys: [
+      { name: 'createat', expr: mmSql(d, 'p.{createat}') },
+      { name: 'id', expr: mmSql(d, 'p.{id}') },
+    ],
+    changedAt: mmSql(d, 'p.{updateat}'),
+  }
+}
+
+/** Usernames → ids, for resolving `@username` mentions in the same snapshot. */
+export function usernamesQuery(d: Dialect, count: number): string {
+  const marks = Array.from({ length: count }, (_, i) => d.placeholder(i + 1)).join(', ')
+  return mmSql(d, `SELECT u.{id} AS id, u.{username} AS username FROM {users} u WHERE u.{username} IN (${marks})`)
+}

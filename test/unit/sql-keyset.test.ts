@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest'
+import { buildCountQuery, buildKeysetQuery, cursorOf, DIALECTS, type KeyColumn } from '../../connectors/sql/dialect.ts'
+import type { Cursor } from '../../src/model/connector.ts'
+import { describeSource, engineOf, scrubSecret, sqlitePathOf } from '../../connectors/sql/source-url.ts'
+import { deltaBound } from '../../connectors/generic-sql/index.ts'
+
+const one: KeyColumn[] = [{ name: 'id', expr: 'src."id"' }]
+const two: KeyColumn[] = [
+  { name: 'sent_at', expr: 'src."sent_at"' },
+  { name: 'id', expr: 'src."id"' },
+]
+const twoMy: KeyColumn[] = [
+  { name: 'createat', expr: 'p.`CreateAt`' },
+  { name: 'id', expr: 'p.`Id`' },
+]
+
+describe('buildKeysetQuery', () => {
+  const cases = [
+    {
+      name: 'first page, one key (Postgres)',
+      engine: 'postgres' as const,
+      keys: one,
+      after: undefined,
+      sql: 'SELECT src.* FROM (q) AS src ORDER BY src."id" LIMIT 10',
+      params: [],
+    },
+    {
+      name: 'next page, one key (SQLite)',
+      engine: 'sqlite' as const,
+      keys: one,
+      after: { id: 'u5' },
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" > ? ORDER BY src."id" LIMIT 10',
+      params: ['u5'],
+    },
+    {
+      name: 'two keys, row values and a range lead (Postgres)',
+      engine: 'postgres' as const,
+      keys: two,
+      after: { sent_at: '2024-01-01 00:00:00', id: 7 },
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."sent_at" >= $1 AND (src."sent_at", src."id") > ($2, $3) ORDER BY src."sent_at", src."id" LIMIT 10',
+      params: ['2024-01-01 00:00:00', '2024-01-01 00:00:00', 7],
+    },
+    {
+      name: 'two keys, expanded form (MySQL)',
+      engine: 'mysql' as const,
+      keys: twoMy,
+      after: { createat: 100, id: 'p1' },
+      sql: 'SELECT src.* FROM (q) AS src WHERE p.`CreateAt` >= ? AND (p.`CreateAt` > ? OR (p.`CreateAt` = ? AND p.`Id` > ?)) ORDER BY p.`CreateAt`, p.`Id` LIMIT 10',
+      params: [100, 100, 100, 'p1'],
+    },
+    {
+      name: 'null key value still binds (cursor of a NULL key)',
+      engine: 'sqlite' as const,
+      keys: one,
+      after: { id: null },
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" > ? ORDER BY src."id" LIMIT 10',
+      params: [null],
+    },
+  ]
+  it.each(cases)('$name', ({ engine, keys, after, sql, params }) => {
+    const q = buildKeysetQuery(DIALECTS[engine], { select: 'src.*', from: '(q) AS src', keys, after: after as Cursor | undefined, limit: 10 })
+    expect(q).toEqual({ sql, params })
+  })
+
+  it('puts extra conditions (delta) before the keyset, parameters in text order', () => {
+    const q = buildKeysetQuery(DIALECTS.postgres, {
+      select: '*',
+      from: 't',
+      keys: two,
+      after: { sent_at: 'x', id: 1 },
+      limit: 5,
+      where: (p) => [`src."updated_at" >= ${p.add(99)}`],
+    })
+    expect(q.sql).toBe(
+      'SELECT * FROM t WHERE src."updated_at" >= $1 AND src."sent_at" >= $2 AND (src."sent_at", src."id") > ($3, $4) ORDER BY src."sent_at", src."id" LIMIT 5',
+    )
+    expect(q.params).toEqual([99, 'x', 'x', 1])
+  })
+
+  it('never uses OFFSET and rejects bad limits and incomplete cursors', () => {
+    expect(buildKeysetQuery(DIALECTS.mysql, { select: '*', from: 't', keys: one, limit: 1 }).sql).not.toMatch(/OFFSET/i)
+    expect(() => buildKeysetQuery(DIALECTS.mysql, { select: '*', from: 't', keys: one, limit: 0 })).toThrow(TypeError)
+    expect(() => buildKeysetQuery(DIALECTS.mysql, { select: '*', from: 't', keys: two, after: { id: 1 }, limit: 1 })).toThrow(/sent_at/)
+  })
+
+  it('counts with the same conditions', () => {
+    expect(buildCountQuery(DIALECTS.sqlite, { from: 't', where: (p) => [`a >= ${p.add(1)}`] })).toEqual({
+      sql: 'SELECT count(*) AS n FROM t WHERE a >= ?',
+      params: [1],
+    })
+  })
+})
+
+describe('quoting, cursors, URLs', () => {
+  it.each([
+    { engine: 'postgres' as const, id: 'we"ird', want: '"we""ird"' },
+    { engine: 'sqlite' as const, id: 'Posts', want: '"Posts"' },
+    { engine: 'mysql' as const, id: 'we`ird', want: '`we``ird`' },
+  ])('$engine quotes $id', ({ engine, id, want }) => expect(DIALECTS[engine].quote(id)).toBe(want))
+
+  it('cursorOf keeps JSON-safe key values', () => {
+    expect(cursorOf({ sent_at: '2024-01-01 00:00:00', id: 5n, x: 1 }, [...two])).toEqual({ sent_at: '2024-01-01 00:00:00', id: 5 })
+    expect(cursorOf({ sent_at: new Date(0), id: null }, [...two])).toEqual({ sent_at: '1970-01-01T00:00:00.000Z', id: null })
+  })
+
+  it.each([
+    { url: 'postgres://u:p@h/db', engine: 'postgres' },
+    { url: 'postgresql://h/db', engine: 'postgres' },
+    { url: 'mysql://h/db', engine: 'mysql' },
+    { url: 'mariadb://h/db', engine: 'mysql' },
+    { url: 'sqlite:./chat.db', engine: 'sqlite' },
+    { url: 'mongodb://h/db', engine: undefined },
+  ])('engineOf($url)', ({ url, engine }) => expect(engineOf(url)).toBe(engine))
+
+  it.each([
+    { url: 'sqlite:data/chat.db', path: 'data/chat.db' },
+    { url: 'sqlite://data/chat.db', path: 'data/chat.db' },
+    { url: 'sqlite:/srv/chat.db', path: '/srv/chat.db' },
+    { url: 'sqlite:///srv/chat.db', path: '/srv/chat.db' },
+  ])('sqlitePathOf($url)', ({ url, path }) => expect(sqlitePathOf(url)).toBe(path))
+
+  it('never shows a password', () => {
+    expect(describeSource('postgres://me:hunter22@db.example.com:5432/chat')).toBe('postgres://me:***@db.example.com:5432/chat')
+    expect(scrubSecret('login failed for hunter22', 'mysql://me:hunter22@h/db')).toBe('login failed for ***')
+  })
+})
+
+describe('deltaBound', () => {
+  const since = Date.UTC(2024, 0, 15, 9, 0, 0, 500)
+  it.each([
+    { format: 'epoch-s' as const, engine: 'postgres' as const, want: 1705309200 },
+    { format: 'epoch-ms' as const, engine: 'postgres' as const, want: since },
+    { format: 'epoch-us' as const, engine: 'postgres' as const, want: since * 1000 },
+    { format: 'iso' as const, engine: 'sqlite' as const, want: '2024-01-15T09:00:00.500Z' },
+    { format: 'auto' as const, engine: 'postgres' as const, want: '2024-01-15T09:00:00.500Z' },
+    { format: 'auto' as const, engine: 'mysql' as const, want: '2024-01-15 09:00:00.500' },
+  ])('$format on $engine', ({ format, engine, want }) => expect(deltaBound(since, format, engine)).toBe(want))
+})
