@@ -7,7 +7,10 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { LineCounter, parseDocument } from 'yaml'
 import { z } from 'zod'
+import { SourceConfigSchema } from '../connectors/index.ts'
+import { PoliciesSchema } from '../mappings/policies.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
+import { JobConfigSchema, LoadConfigSchema } from './load/config.ts'
 
 /** The platform's documented data-import ceiling: 60 requests per minute per app. */
 export const DEFAULT_REQUESTS_PER_MINUTE = 60
@@ -103,6 +106,14 @@ export const ConfigSchema = z
     target: TargetSchema,
     management: ManagementSchema.optional(),
     state: StateSchema.default({ dir: '.chatferry' }),
+    /** The legacy database: `connector` picks the reader (see connectors/<name>/README.md). Needed by plan and run. */
+    source: SourceConfigSchema.optional(),
+    /** What to do with legacy data the platform cannot take as is; see mappings/README.md. */
+    policies: PoliciesSchema.default(PoliciesSchema.parse({})),
+    /** The ledger job; see src/load/README.md. */
+    job: JobConfigSchema.optional(),
+    /** Loader settings (concurrency, leases, retries); see src/load/README.md. */
+    load: LoadConfigSchema.optional(),
   })
   .strict()
 

@@ -61,9 +61,8 @@ function lockEmbedded(dir: string): () => void {
 /** Opens the ledger of the configured job. Throws ConfigError (exit 2) before any I/O on a bad config. */
 export async function openLedgerContext(options: LedgerContextOptions): Promise<LedgerContext> {
   const config = loadConfig(options.config)
-  const fileLoad = (config as unknown as { load?: unknown }).load
-  const fileJob = (config as unknown as { job?: { id?: string } }).job
-  const load = resolveLoadConfig(fileLoad, options.load ?? {}, process.env, config.file)
+  const fileJob = config.job
+  const load = resolveLoadConfig(config.load, options.load ?? {}, process.env, config.file)
   const jobId = options.job ?? process.env.CHATFERRY_JOB_ID ?? fileJob?.id ?? defaultJobId(config.target.appId)
   let unlock = () => {}
   let store: LedgerStore

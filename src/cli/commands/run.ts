@@ -1,0 +1,39 @@
+import type { Command } from 'commander'
+import { runLoaderCommand } from '../../load/command-support.ts'
+import { openLedgerContext } from '../../load/context.ts'
+import { createLogger } from '../../logger.ts'
+import { formatPlanSummary, planFromSource } from '../../plan/run-job.ts'
+import { EXIT } from '../exit-codes.ts'
+import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
+
+/** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
+export function registerRunCommand(program: Command): void {
+  addLoaderOptions(
+    program
+      .command('run')
+      .description(
+        'migrate: read the legacy source, map and plan every record into the ledger, then load at the quota.\n' +
+          'Rerun the same command after any failure: it resumes from the ledger.\n' +
+          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error (rerun resumes); 2: usage/config error.',
+      )
+      .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)'),
+  ).action(async (opts: LoaderFlags & { delta?: boolean }) => {
+    const logger = createLogger()
+    const ctx = await openLedgerContext(loaderContextOptions(opts))
+    try {
+      const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
+      let code: number = EXIT.ERROR
+      try {
+        const summary = await planFromSource(ctx, { mode: opts.delta ? 'delta' : 'full', logger })
+        process.stdout.write(formatPlanSummary(summary))
+        await ctx.store.heartbeatRun(runId, { plan: summary })
+        code = await runLoaderCommand(ctx, 'load', logger)
+        return void (process.exitCode = code)
+      } finally {
+        await ctx.store.finishRun(runId, code === EXIT.OK ? 'succeeded' : code === EXIT.REJECTED ? 'rejected' : 'failed')
+      }
+    } finally {
+      await ctx.close()
+    }
+  })
+}
