@@ -11,6 +11,7 @@ import { SourceConfigSchema } from '../connectors/index.ts'
 import { PoliciesSchema } from '../mappings/policies.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 import { JobConfigSchema, LoadConfigSchema } from './load/config.ts'
+import { zodProblems } from './zod-problems.ts'
 
 /** The platform's documented data-import ceiling: 60 requests per minute per app. */
 export const DEFAULT_REQUESTS_PER_MINUTE = 60
@@ -176,20 +177,6 @@ export function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value)) deepFreeze(v)
   }
   return value
-}
-
-/** Turns zod issues into path + message pairs. */
-export function zodProblems(error: z.ZodError, prefix: readonly (string | number)[] = []): ConfigProblem[] {
-  return error.issues.map((issue) => {
-    const path = [...prefix, ...issue.path].map(String).join('.')
-    if (issue.code === 'unrecognized_keys') {
-      return { path, message: `unknown key${issue.keys.length === 1 ? '' : 's'}: ${issue.keys.join(', ')}` }
-    }
-    if (issue.code === 'invalid_type' && issue.input === undefined) {
-      return { path, message: 'is required' }
-    }
-    return { path, message: issue.message }
-  })
 }
 
 /**

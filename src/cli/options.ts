@@ -3,7 +3,7 @@ import { Option } from 'commander'
 import { DEFAULT_CONFIG_FILE } from '../config.ts'
 
 export function configOption(): Option {
-  return new Option('-c, --config <file>', 'configuration file (defaults to $CHATFERRY_CONFIG, then chatferry.yaml)').default(
+  return new Option('-c, --config <file>', 'configuration file (or $CHATFERRY_CONFIG)').default(
     process.env.CHATFERRY_CONFIG ?? DEFAULT_CONFIG_FILE,
   )
 }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod'
 import { ConfigError } from '../errors.ts'
-import { zodProblems } from '../config.ts'
+import { zodProblems } from '../zod-problems.ts'
 
 /** Concurrent batches per process. */
 export const DEFAULT_CONCURRENCY = 4

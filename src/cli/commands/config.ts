@@ -17,6 +17,7 @@ export function registerConfigCommand(program: Command): void {
         target: { ...c.target, apiKey: '***' },
         ...(c.management ? { management: { ...c.management, key: '***', secret: '***' } } : {}),
         state: c.state.url ? { ...c.state, url: redactUrl(c.state.url) } : c.state,
+        ...(c.source ? { source: { ...c.source, url: redactUrl(c.source.url) } } : {}),
       }
       process.stdout.write(`${opts.config}: valid\n${JSON.stringify(shown, null, 2)}\n`)
     })

@@ -1,3 +1,4 @@
+import { configOption } from '../options.ts'
 import { Command, Option } from 'commander'
 import { openLedgerContext } from '../../load/context.ts'
 import { runLoaderCommand } from '../../load/command-support.ts'
@@ -11,7 +12,7 @@ const int = (v: string) => {
 /** Flags shared by `load` and `worker`. */
 export function addLoaderOptions(cmd: Command): Command {
   return cmd
-    .option('-c, --config <file>', 'configuration file', 'chatferry.yaml')
+    .addOption(configOption())
     .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
     .addOption(new Option('--concurrency <n>', 'batches in flight per process (defaults to $CHATFERRY_LOAD_CONCURRENCY, then 4)').argParser(int))
     .addOption(new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (defaults to $CHATFERRY_LOAD_LEASE_SECONDS, then 120)').argParser(int))

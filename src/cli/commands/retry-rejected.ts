@@ -1,3 +1,4 @@
+import { configOption } from '../options.ts'
 import { Option, type Command } from 'commander'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
 import { openLedgerContext } from '../../load/context.ts'
@@ -7,7 +8,7 @@ export function registerRetryRejectedCommand(program: Command): void {
   program
     .command('retry-rejected')
     .description('plan rejected items again (all, or one code); the next load/run sends them')
-    .option('-c, --config <file>', 'configuration file', 'chatferry.yaml')
+    .addOption(configOption())
     .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
     .option('--code <code>', 'only items rejected with this code')
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))

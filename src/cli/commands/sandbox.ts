@@ -116,11 +116,13 @@ export function registerSandboxCommand(program: Command): void {
         await sandbox.close()
         throw err
       }
-      process.stdout.write(`chatferry sandbox listening on ${sandbox.url}\n`)
       if (opts.host !== undefined && !isLoopbackHost(opts.host)) {
         process.stderr.write(`chatferry sandbox: warning: listening on ${opts.host}, reachable from the network; the sandbox is not hardened\n`)
       }
-      for (const app of apps) process.stdout.write(`  app ${app.id} (${app.region}): ${app.baseUrl}\n`)
+      // One write, so a reader that waits for the listening line also has the apps' URLs.
+      process.stdout.write(
+        [`chatferry sandbox listening on ${sandbox.url}`, ...apps.map((app) => `  app ${app.id} (${app.region}): ${app.baseUrl}`)].join('\n') + '\n',
+      )
       process.stderr.write(`chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`)
 
       await new Promise<void>((resolve) => {

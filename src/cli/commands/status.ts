@@ -1,3 +1,4 @@
+import { configOption } from '../options.ts'
 import type { Command } from 'commander'
 import { openLedgerContext } from '../../load/context.ts'
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
@@ -7,7 +8,7 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description('per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, requests, 429s, rate vs quota, ETA at quota')
-    .option('-c, --config <file>', 'configuration file', 'chatferry.yaml')
+    .addOption(configOption())
     .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
     .option('--json', 'print JSON')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
