@@ -187,7 +187,10 @@ export function userGroupMetadata(
 /** Removes keys whose value is `undefined`, so `.strict()` schemas and JSON agree. */
 export function compact<T extends object>(o: T): T {
   const r: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) r[k] = v
+  for (const k of Object.keys(o)) {
+    const v = (o as Record<string, unknown>)[k]
+    if (v !== undefined) r[k] = v
+  }
   return r as T
 }
 

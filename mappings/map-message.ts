@@ -297,8 +297,10 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
         metadata: metadataOf(extra),
       })
     const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...dataOf('', attachments, extra), text: '' })
-    const minText = Math.min(jsonTextBytes(text), MIN_PART_BYTES)
-    if (skeletonBytes() + minText > LIMITS.MESSAGE_DATA_BYTES_MAX) {
+    const textBytes = jsonTextBytes(text)
+    const minText = Math.min(textBytes, MIN_PART_BYTES)
+    let skeleton = skeletonBytes()
+    if (skeleton + minText > LIMITS.MESSAGE_DATA_BYTES_MAX) {
       if (legacyMeta !== undefined) {
         fieldProblem(ctx, out, 'metadata', `data is over ${LIMITS.MESSAGE_DATA_BYTES_MAX} bytes`, 'metadata-dropped')
         legacyMeta = undefined
@@ -310,10 +312,11 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
       if (skeletonBytes() + minText > LIMITS.MESSAGE_DATA_BYTES_MAX) {
         throw new Rejection('data', `data is over ${LIMITS.MESSAGE_DATA_BYTES_MAX} bytes without its text`)
       }
+      skeleton = skeletonBytes()
     }
 
     let texts: string[] = [text]
-    if (text !== '' && skeletonBytes() + jsonTextBytes(text) > LIMITS.MESSAGE_DATA_BYTES_MAX) {
+    if (text !== '' && skeleton + textBytes > LIMITS.MESSAGE_DATA_BYTES_MAX) {
       if (p.longText.mode === 'truncate') {
         const budget = LIMITS.MESSAGE_DATA_BYTES_MAX - skeletonBytes({ truncated: true })
         texts = [truncateText(text, budget, p.longText.truncationMarker)]

@@ -241,6 +241,12 @@ export function decodeChoice<T extends string>(field: string, value: unknown, al
 
 /** A copy of `o` without its `undefined` properties (records compare and serialise cleanly). */
 export function compact<T extends object>(o: T): T {
-  for (const key of Object.keys(o) as (keyof T)[]) if (o[key] === undefined) delete o[key]
-  return o
+  // A fresh object rather than `delete`: deleting properties turns an object into a slow
+  // dictionary, and every record of a read goes through here.
+  const r: Record<string, unknown> = {}
+  for (const key of Object.keys(o)) {
+    const v = (o as Record<string, unknown>)[key]
+    if (v !== undefined) r[key] = v
+  }
+  return r as T
 }

@@ -5,10 +5,11 @@
  * - **Packing**: planned items of the current entity are packed into full batches (≤ itemsPerRequest);
  *   each batch is a ledger row and a pg-boss job, written in one transaction; its items become
  *   `sent` *before* any request goes out.
- * - **Sending**: a process fetches batch jobs (pg-boss, SKIP LOCKED, lease = `expireInSeconds`),
- *   claims the batch with a fresh lease token, takes one slot of the app's shared quota budget per
- *   request, sends, and settles every item from its result in one transaction that also completes
- *   the pg-boss job, fenced by the token: a worker whose lease was taken over records nothing.
+ * - **Sending**: a process fetches batch jobs (pg-boss, SKIP LOCKED, lease = `expireInSeconds`)
+ *   several at a time, claims them with fresh lease tokens, takes one slot of the app's shared
+ *   quota budget per request, sends, and settles every item from its result in one transaction that
+ *   also completes the pg-boss job, fenced by the token: a worker whose lease was taken over records
+ *   nothing. Answers that arrive together are settled in one such transaction (each batch fenced).
  * - **Failures**: 429 pauses the whole app's budget (Retry-After / X-RateLimit-Reset); 5xx,
  *   timeouts and dropped connections are retried with jittered backoff (p-retry); a batch that
  *   keeps failing without per-item results is split in halves down to the single poison item,
@@ -131,6 +132,8 @@ function pidAlive(pid: number): boolean {
 }
 
 interface ClaimedItem {
+  /** The ledger row id. */
+  id: number
   key: string
   payload: string
   hash: string | null
@@ -294,31 +297,38 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
   }
 
   // ─── one batch ───────────────────────────────────────────────────────────────────────────────
-  async function claim(batchId: number): Promise<Claim | undefined> {
-    const r = await sql<{ token: string; entity: Entity }>`
+  /** Claims the fetched batches with fresh lease tokens: two statements for all of them. Batches no longer open are absent. */
+  async function claimMany(batchIds: readonly number[]): Promise<Map<number, Claim>> {
+    const claims = new Map<number, Claim>()
+    if (batchIds.length === 0) return claims
+    const r = await sql<{ id: number; token: string; entity: Entity }>`
       update chatferry.batches
       set lease_token = gen_random_uuid(), lease_owner = ${workerId},
           lease_expires_at = now() + ${settings.leaseSeconds} * interval '1 second', claims = claims + 1
-      where id = ${batchId} and job_id = ${jobId} and status = 'open'
-      returning lease_token::text as token, entity`.execute(db)
-    const row = r.rows[0]
-    if (row === undefined) return undefined
-    const items = await sql<{ target_key: string; payload: string; payload_hash: string | null }>`
-      select target_key, payload, payload_hash from chatferry.items
-      where batch_id = ${batchId} and status = 'sent' order by sort_key, id`.execute(db)
-    return {
-      batchId,
-      token: row.token,
-      entity: row.entity,
-      items: items.rows.map((i) => ({ key: i.target_key, payload: i.payload, hash: i.payload_hash })),
-      claimedAt: Date.now(),
-      requests: 0,
-      rateLimited: 0,
-      firstSentAt: undefined,
-      lastStatus: undefined,
-      lastLatencyMs: undefined,
-      lastRetryAfterMs: undefined,
+      where id = any(${batchIds}::bigint[]) and job_id = ${jobId} and status = 'open'
+      returning id, lease_token::text as token, entity`.execute(db)
+    const claimedAt = Date.now()
+    for (const row of r.rows) {
+      claims.set(Number(row.id), {
+        batchId: Number(row.id),
+        token: row.token,
+        entity: row.entity,
+        items: [],
+        claimedAt,
+        requests: 0,
+        rateLimited: 0,
+        firstSentAt: undefined,
+        lastStatus: undefined,
+        lastLatencyMs: undefined,
+        lastRetryAfterMs: undefined,
+      })
     }
+    if (claims.size === 0) return claims
+    const items = await sql<{ id: number; batch_id: number; target_key: string; payload: string; payload_hash: string | null }>`
+      select id, batch_id, target_key, payload, payload_hash from chatferry.items
+      where batch_id = any(${[...claims.keys()]}::bigint[]) and status = 'sent' order by batch_id, sort_key, id`.execute(db)
+    for (const i of items.rows) claims.get(Number(i.batch_id))?.items.push({ id: Number(i.id), key: i.target_key, payload: i.payload, hash: i.payload_hash })
+    return claims
   }
 
   function leaseLeftMs(c: Claim): number {
@@ -428,63 +438,147 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
     return ok
   }
 
-  async function settleResults(c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
-    const keys: string[] = []
+  // Results are settled in groups: the batches whose answers arrive while a settle transaction runs
+  // are settled together in the next one (each still fenced by its own token and lease), so a busy
+  // process commits once per group instead of once per request.
+  interface PendingSettle {
+    readonly c: Claim
+    readonly jobIdInQueue: string
+    readonly result: ImportResult
+    resolve(): void
+    reject(err: unknown): void
+  }
+  const settleBuffer: PendingSettle[] = []
+  let settling = false
+
+  function settleResults(c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      settleBuffer.push({ c, jobIdInQueue, result, resolve, reject })
+      if (!settling) void flushSettles()
+    })
+  }
+
+  async function flushSettles(): Promise<void> {
+    settling = true
+    try {
+      while (settleBuffer.length > 0) {
+        const group = settleBuffer.splice(0, 64)
+        try {
+          await settleGroup(group)
+          for (const p of group) p.resolve()
+        } catch (err) {
+          for (const p of group) p.reject(err)
+        }
+      }
+    } finally {
+      settling = false
+    }
+  }
+
+  async function settleGroup(group: readonly PendingSettle[]): Promise<void> {
+    const bIds: number[] = []
+    const bTokens: string[] = []
+    const bRequests: number[] = []
+    const bRateLimited: number[] = []
+    const bStatus: (number | null)[] = []
+    const bLatency: (number | null)[] = []
+    const bRetryAfter: (number | null)[] = []
+    const bFirstSent: (string | null)[] = []
+    const batchOf: number[] = []
+    const itemIds: number[] = []
     const statuses: string[] = []
     const reasons: (string | null)[] = []
     const codes: (string | null)[] = []
     const messages: (string | null)[] = []
     const hashes: (string | null)[] = []
-    let done = 0
-    let rejected = 0
-    let requeued = 0
-    for (const item of c.items) {
-      const r = result.results.get(item.key)
-      keys.push(item.key)
-      hashes.push(item.hash)
-      if (r === undefined) {
-        statuses.push('planned')
-        reasons.push(null)
-        codes.push(null)
-        messages.push(null)
-        requeued++
-      } else if (r.ok) {
-        statuses.push('done')
-        reasons.push('created')
-        codes.push(null)
-        messages.push(null)
-        done++
-      } else if (ALREADY_PRESENT_CODES.has(r.code)) {
-        statuses.push('done')
-        reasons.push('already_present')
-        codes.push(r.code)
-        messages.push(r.message)
-        done++
-      } else {
-        statuses.push('rejected')
-        reasons.push(null)
-        codes.push(r.code)
-        messages.push(r.message)
-        rejected++
+    const tallies = new Map<number, { done: number; rejected: number; requeued: number }>()
+    for (const { c, result } of group) {
+      bIds.push(c.batchId)
+      bTokens.push(c.token)
+      bRequests.push(c.requests)
+      bRateLimited.push(c.rateLimited)
+      bStatus.push(c.lastStatus ?? null)
+      bLatency.push(c.lastLatencyMs ?? null)
+      bRetryAfter.push(c.lastRetryAfterMs ?? null)
+      bFirstSent.push(c.firstSentAt === undefined ? null : new Date(c.firstSentAt).toISOString())
+      const t = { done: 0, rejected: 0, requeued: 0 }
+      tallies.set(c.batchId, t)
+      for (const item of c.items) {
+        const r = result.results.get(item.key)
+        batchOf.push(c.batchId)
+        itemIds.push(item.id)
+        hashes.push(item.hash)
+        if (r === undefined) {
+          statuses.push('planned')
+          reasons.push(null)
+          codes.push(null)
+          messages.push(null)
+          t.requeued++
+        } else if (r.ok) {
+          statuses.push('done')
+          reasons.push('created')
+          codes.push(null)
+          messages.push(null)
+          t.done++
+        } else if (ALREADY_PRESENT_CODES.has(r.code)) {
+          statuses.push('done')
+          reasons.push('already_present')
+          codes.push(r.code)
+          messages.push(r.message)
+          t.done++
+        } else {
+          statuses.push('rejected')
+          reasons.push(null)
+          codes.push(r.code)
+          messages.push(r.message)
+          t.rejected++
+        }
       }
     }
-    const ok = await fenced(c, { status: 'settled' }, async (trx) => {
-      await sql`
-        update chatferry.items i set
-          status = v.st, done_reason = v.dr, last_error_code = v.code, last_error_message = v.msg,
-          attempts = i.attempts + 1,
-          loaded_hash = case when v.st = 'done' then v.h else i.loaded_hash end,
-          batch_id = case when v.st = 'planned' then null else i.batch_id end,
-          updated_at = now()
-        from unnest(${keys}::text[], ${statuses}::text[], ${reasons}::text[], ${codes}::text[], ${messages}::text[], ${hashes}::text[])
-          as v(k, st, dr, code, msg, h)
-        where i.job_id = ${jobId} and i.entity = ${c.entity} and i.target_key = v.k and i.batch_id = ${c.batchId} and i.status = 'sent'`.execute(trx)
-      await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
+    // One transaction: the fenced batch rows (only those still holding their token and lease),
+    // their items, and their pg-boss jobs.
+    const settled = await db.transaction().execute(async (trx) => {
+      const r = await sql<{ id: number }>`
+        with f as (
+          update chatferry.batches b set
+            status = 'settled', requests = b.requests + v.req, rate_limited = b.rate_limited + v.rl,
+            http_status = v.hs, latency_ms = v.lat, retry_after_ms = coalesce(v.ra, b.retry_after_ms),
+            error_code = null, error_message = null,
+            first_sent_at = coalesce(b.first_sent_at, v.fs), settled_at = now()
+          from unnest(${bIds}::bigint[], ${bTokens}::uuid[], ${bRequests}::int[], ${bRateLimited}::int[], ${bStatus}::int[],
+                      ${bLatency}::int[], ${bRetryAfter}::int[], ${bFirstSent}::timestamptz[]) as v(id, tok, req, rl, hs, lat, ra, fs)
+          where b.id = v.id and b.lease_token = v.tok and b.lease_expires_at > now()
+          returning b.id
+        ),
+        u as (
+          update chatferry.items i set
+            status = v.st, done_reason = v.dr, last_error_code = v.code, last_error_message = v.msg,
+            attempts = i.attempts + 1,
+            loaded_hash = case when v.st = 'done' then v.h else i.loaded_hash end,
+            batch_id = case when v.st = 'planned' then null else i.batch_id end,
+            updated_at = now()
+          from unnest(${batchOf}::bigint[], ${itemIds}::bigint[], ${statuses}::text[], ${reasons}::text[],
+                      ${codes}::text[], ${messages}::text[], ${hashes}::text[]) as v(b, id, st, dr, code, msg, h)
+          join f on f.id = v.b
+          where i.id = v.id and i.job_id = ${jobId} and i.batch_id = v.b and i.status = 'sent'
+          returning 1
+        )
+        select id from f`.execute(trx)
+      const ids = new Set(r.rows.map((x) => Number(x.id)))
+      const jobIds = group.filter((p) => ids.has(p.c.batchId)).map((p) => p.jobIdInQueue)
+      if (jobIds.length > 0) await queue.completeMany(jobIds, trx)
+      return ids
     })
-    if (ok) {
-      counters.itemsDone += done
-      counters.itemsRejected += rejected
-      counters.itemsRequeued += requeued
+    for (const { c } of group) {
+      if (!settled.has(c.batchId)) {
+        counters.fenced++
+        log.warn({ batch: c.batchId }, 'lease lost: another worker owns this batch now; its results are not recorded here')
+        continue
+      }
+      const t = tallies.get(c.batchId) as { done: number; rejected: number; requeued: number }
+      counters.itemsDone += t.done
+      counters.itemsRejected += t.rejected
+      counters.itemsRequeued += t.requeued
       counters.batchesSettled++
       lastSuccessAt = Date.now()
       failingSince = undefined
@@ -534,8 +628,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
     if (ok) counters.batchesReleased++
   }
 
-  async function processJob(job: PgBoss.Job<BatchJobData>): Promise<void> {
-    const c = await claim(job.data.batchId)
+  async function processJob(job: PgBoss.Job<BatchJobData>, c: Claim | undefined): Promise<void> {
     if (c === undefined) {
       // Settled already (the pg-boss job outlived it): nothing to send.
       await queue.boss.complete(queue.name, job.id)
@@ -585,8 +678,11 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
     await takeOverDead()
     let idle = 0
     let lastMaintenance = Date.now()
+    // A process holds up to twice its concurrency in batches: the running ones and as many claimed
+    // ahead, fetched and claimed together whenever half of them are done (not once per batch).
+    const holdMax = settings.concurrency * 2
     while (!stop.signal.aborted && fatal === undefined) {
-      if (lanes.size + lanes.pending >= settings.concurrency) {
+      if (lanes.size + lanes.pending > holdMax - Math.max(1, Math.floor(holdMax / 2))) {
         await Promise.race([new Promise<void>((resolve) => lanes.addEventListener('next', () => resolve(), { once: true })), sleep(250, stop.signal)])
         continue
       }
@@ -594,7 +690,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
         fatal = new FatalLoadError(`no batch succeeded for ${Math.round((Date.now() - lastSuccessAt) / 1000)} s; giving up (rerun resumes)`)
         break
       }
-      const free = settings.concurrency - lanes.pending - lanes.size
+      const free = holdMax - lanes.pending - lanes.size
       let jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
       if (jobs.length === 0) {
         await pack()
@@ -614,9 +710,20 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
         continue
       }
       idle = 0
+      let claims: Map<number, Claim>
+      try {
+        claims = await claimMany(jobs.map((j) => j.data.batchId))
+      } catch (err) {
+        // The fetched jobs stay active in pg-boss until their lease expires, then come back.
+        log.error({ err, batches: jobs.map((j) => j.data.batchId) }, 'claiming batches failed; they will be retried')
+        failingSince ??= Date.now()
+        await sleep(250, stop.signal)
+        continue
+      }
       for (const job of jobs) {
+        const c = claims.get(job.data.batchId)
         lanes
-          .add(() => processJob(job))
+          .add(() => processJob(job, c))
           .catch((err: unknown) => {
             if (err instanceof FatalLoadError) fatal ??= err
             else {

@@ -24,6 +24,8 @@ export interface WorkQueue {
   readonly name: string
   /** A pg-boss `db` that runs inside a kysely transaction (so ledger writes and job changes commit together). */
   adapter(trx: Transaction<StateDatabase> | Kysely<StateDatabase>): PgBoss.Db
+  /** Completes several jobs in one statement, inside `trx`. */
+  completeMany(ids: readonly string[], trx: Transaction<StateDatabase> | Kysely<StateDatabase>): Promise<void>
   stop(): Promise<void>
 }
 
@@ -119,6 +121,16 @@ export async function startWorkQueue(database: OpenedDatabase<StateDatabase>, op
     boss,
     name,
     adapter: kyselyAdapter,
+    // pg-boss takes an id or an array of ids, then data, then options; its typings only declare
+    // the array form without data, which would run outside the transaction.
+    completeMany: (ids, trx) =>
+      (boss.complete as (this: PgBoss, n: string, ids: string[], data: object, o: PgBoss.ConnectionOptions) => Promise<void>).call(
+        boss,
+        name,
+        [...ids],
+        {},
+        { db: kyselyAdapter(trx) },
+      ),
     stop: () => boss.stop({ graceful: false, close: true, wait: true, timeout: 2000 }),
   }
 }

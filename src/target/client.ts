@@ -175,7 +175,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         method: 'POST',
         url: `${baseUrl}/${IMPORT_PATHS[entity]}`,
         headers,
-        body: typeof body === 'string' ? JSON.parse(body) : body,
+        // JSON text (the ledger's payloads) goes out as is: no parse and stringify per request.
+        ...(typeof body === 'string' ? { rawBody: body } : { body }),
         timeoutMs,
         ...(signal ? { signal } : {}),
       },

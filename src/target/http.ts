@@ -62,6 +62,8 @@ export interface HttpRequest {
   /** Credentials and other headers; never echoed into errors. */
   headers: Record<string, string>
   body?: unknown
+  /** A body that is JSON text already: sent as is (instead of `body`). */
+  rawBody?: string
   timeoutMs: number
   signal?: AbortSignal
 }
@@ -77,13 +79,13 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
   const timeout = AbortSignal.timeout(req.timeoutMs)
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers }
-  if (req.body !== undefined) headers['content-type'] = 'application/json'
+  if (req.body !== undefined || req.rawBody !== undefined) headers['content-type'] = 'application/json'
   let res: Response
   try {
     res = await fetch(req.url, {
       method: req.method,
       headers,
-      body: req.body === undefined ? null : JSON.stringify(req.body),
+      body: req.rawBody ?? (req.body === undefined ? null : JSON.stringify(req.body)),
       signal,
     })
   } catch (err) {

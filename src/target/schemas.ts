@@ -204,10 +204,19 @@ export const MessageImport = z
     if (category === 'custom' && m.data?.customData === undefined) {
       ctx.addIssue({ code: 'custom', path: ['data', 'customData'], message: 'a custom message needs customData' })
     }
-    if (m.data !== undefined && jsonBytes(m.data) > LIMITS.MESSAGE_DATA_BYTES_MAX) {
+    // One serialisation for both limits: the data's JSON is part of the payload's, and a UTF-16
+    // unit is at most 3 UTF-8 bytes, so the data is measured on its own only when the payload
+    // could be over the data limit.
+    const payload = JSON.stringify(m)
+    if (
+      m.data !== undefined &&
+      payload.length * 3 > LIMITS.MESSAGE_DATA_BYTES_MAX &&
+      Buffer.byteLength(payload, 'utf8') > LIMITS.MESSAGE_DATA_BYTES_MAX &&
+      jsonBytes(m.data) > LIMITS.MESSAGE_DATA_BYTES_MAX
+    ) {
       ctx.addIssue({ code: 'custom', path: ['data'], message: `data is over ${LIMITS.MESSAGE_DATA_BYTES_MAX} bytes` })
     }
-    if (JSON.stringify(m).length > LIMITS.MESSAGE_PAYLOAD_CHARS_MAX) {
+    if (payload.length > LIMITS.MESSAGE_PAYLOAD_CHARS_MAX) {
       ctx.addIssue({ code: 'custom', path: [], message: `payload is over ${LIMITS.MESSAGE_PAYLOAD_CHARS_MAX} characters` })
     }
   })
