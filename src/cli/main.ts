@@ -36,6 +36,12 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       process.stderr.write(`chatferry: ${err.message}\n`)
       return EXIT.USAGE
     }
+    // Configuration problems found once the source is open (e.g. a generic-sql query that lacks a
+    // required column) are usage errors too: nothing was read.
+    if (err instanceof ChatferryError && err.code === 'CONFIG_INVALID') {
+      process.stderr.write(`chatferry: ${err.message} [${err.code}]\n`)
+      return EXIT.USAGE
+    }
     const e = coerceError(err)
     const code = e instanceof ChatferryError ? ` [${e.code}]` : ''
     process.stderr.write(`chatferry: ${e.message}${code}\n`)

@@ -138,9 +138,11 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
     db.exec('BEGIN')
     for (let i = 0; i < total; i++) {
       const id = `m-${String(i).padStart(6, '0')}`
-      // Most history is recent; 2% is older than the platform's 6-month retention window.
-      const age = i % 50 === 0 ? 200 * DAY + Math.floor(rnd() * 100 * DAY) : Math.floor(rnd() * 170 * DAY) + 60_000
-      const posted = now - age
+      // Most history is recent and written in order (a reply comes after its parent); 2% is older
+      // than the platform's 6-month retention window.
+      const old = i % 50 === 0
+      const step = (170 * DAY) / total
+      const posted = old ? now - 200 * DAY - Math.floor(rnd() * 100 * DAY) : now - 170 * DAY + Math.floor(i * step + rnd() * step)
       const direct = i >= size.groupMessages
       let room: string | null = null
       let dmTo: string | null = null
@@ -168,7 +170,7 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
       }
       const key = room ?? `dm:${[author, dmTo].sort().join(':')}`
       const recent = recentByRoom.get(key) ?? []
-      const replyTo = kind === 'post' && recent.length > 0 && rnd() < 0.12 ? pick(recent) : null
+      const replyTo = !old && kind === 'post' && recent.length > 0 && rnd() < 0.12 ? pick(recent) : null
       const files =
         kind === 'post' && rnd() < 0.03
           ? JSON.stringify([{ url: `https://files.acme.example/${id}/report.pdf`, name: 'report.pdf', mime_type: 'application/pdf', extension: 'pdf', size: 1000 + Math.floor(rnd() * 90_000) }])
@@ -182,7 +184,7 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
         for (let k = 0; k < 1 + Math.floor(rnd() * 3); k++) reactors.add(pick(users).id)
         for (const who of reactors) insertReaction.run(id, who, pick(EMOJI), posted + 60_000)
       }
-      recent.push(id)
+      if (!old) recent.push(id)
       if (recent.length > 20) recent.shift()
       recentByRoom.set(key, recent)
     }

@@ -5,7 +5,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, type ResolvedConfig } from '../config.ts'
-import { ChatferryError } from '../errors.ts'
+import { ChatferryError, ConfigError } from '../errors.ts'
 import { openLedger, type LedgerStore } from '../state/store.ts'
 import { defaultJobId, resolveLoadConfig, type LoadConfig } from './config.ts'
 
@@ -64,6 +64,15 @@ export async function openLedgerContext(options: LedgerContextOptions): Promise<
   const fileJob = config.job
   const load = resolveLoadConfig(config.load, options.load ?? {}, process.env, config.file)
   const jobId = options.job ?? process.env.CHATFERRY_JOB_ID ?? fileJob?.id ?? defaultJobId(config.target.appId)
+  // A lease shorter than one request could expire while the request is in flight.
+  if (load.leaseSeconds * 1000 < config.target.timeoutMs + 3000) {
+    throw new ConfigError(config.file, [
+      {
+        path: 'load.leaseSeconds',
+        message: `${load.leaseSeconds} s must exceed target.timeoutMs (${config.target.timeoutMs} ms) by at least 3 s`,
+      },
+    ])
+  }
   let unlock = () => {}
   let store: LedgerStore
   if (config.state.url !== undefined) {

@@ -21,6 +21,8 @@ export function registerRunCommand(program: Command): void {
     const logger = createLogger()
     const ctx = await openLedgerContext(loaderContextOptions(opts))
     try {
+      // The run row references the job: a first run on a fresh ledger must create the job first.
+      await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
       const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
       let code: number = EXIT.ERROR
       try {
