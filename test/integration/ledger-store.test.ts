@@ -6,6 +6,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { MIGRATIONS } from '../../src/state/migrations/index.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -31,7 +32,7 @@ describe.each(stores)('ledger on $name', (entry) => {
     const again = await openLedger(entry.name === 'postgres' ? { url: tdb.url } : { dir: 'memory://' })
     await again.close()
     const r = await sql<{ n: number }>`select count(*)::int as n from chatferry.kysely_migration`.execute(store().db)
-    expect(r.rows[0]?.n).toBe(1)
+    expect(r.rows[0]?.n).toBe(Object.keys(MIGRATIONS).length)
   })
 
   it('planning the same items twice creates no duplicates and leaves them untouched', async () => {

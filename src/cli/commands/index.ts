@@ -9,6 +9,8 @@ import { registerWorkerCommand } from './worker.ts'
 import { registerStatusCommand } from './status.ts'
 import { registerRejectsCommand } from './rejects.ts'
 import { registerRetryRejectedCommand } from './retry-rejected.ts'
+import { registerPlanCommand } from './plan.ts'
+import { registerVerifyCommand } from './verify.ts'
 
 /** Every command, in the order `chatferry --help` lists them. */
-export const COMMANDS: ((program: Command) => void)[] = [registerDemoCommand, registerConfigCommand, registerAppsCommand, registerSandboxCommand, registerRunCommand, registerLoadCommand, registerWorkerCommand, registerStatusCommand, registerRejectsCommand, registerRetryRejectedCommand]
+export const COMMANDS: ((program: Command) => void)[] = [registerDemoCommand, registerConfigCommand, registerAppsCommand, registerSandboxCommand, registerPlanCommand, registerRunCommand, registerLoadCommand, registerWorkerCommand, registerStatusCommand, registerRejectsCommand, registerRetryRejectedCommand, registerVerifyCommand]

@@ -1,0 +1,70 @@
+import { Option, type Command } from 'commander'
+import { openLedgerContext } from '../../load/context.ts'
+import { UsageError } from '../../load/usage-error.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
+import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
+import { runPlan } from '../../report/run-plan.ts'
+import { EXIT } from '../exit-codes.ts'
+import { configOption } from '../options.ts'
+
+interface PlanFlags {
+  config: string
+  job?: string
+  out: string
+  failOn: string[]
+  checkTarget?: boolean
+  chatRpm?: string
+  json?: boolean
+}
+
+/** `chatferry plan`: the dry-run cutover report (nothing is sent, no item's state changes). */
+export function registerPlanCommand(program: Command): void {
+  program
+    .command('plan')
+    .description(
+      'dry run: read the legacy source, map and validate every record, and report what a run would do — ' +
+        'per entity: to create, already loaded (unchanged / changed since), skipped by policy, rejected, referential ' +
+        'problems, placeholders, id renames, joinedAt clamps, retention; the cost at the quota; the diff against the ' +
+        'previous plan. Nothing is sent to the data-import interface and no item of the ledger changes.\n' +
+        'Writes <out>/plan-report.json and <out>/plan-report.html.\n' +
+        'Exit 0: report written, every gate passed; 3: a --fail-on gate failed or the --check-target pre-flight found a problem; 1: error; 2: usage/config error.',
+    )
+    .addOption(configOption())
+    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
+    .addOption(
+      new Option('--fail-on <gate>', `exit 3 when <metric>[.<entity>]<op><n> holds, e.g. rejected>0, rejected.messages>=10, hours>48 (repeatable; metrics: ${Object.keys(GATE_METRICS).join(', ')})`)
+        .argParser((value: string, previous: string[] = []) => [...previous, value])
+        .default([]),
+    )
+    .option('--check-target', 'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist')
+    .option('--chat-rpm <n>', `chat reads per minute of the pre-flight (default ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option('--json', 'print the JSON report instead of the summary')
+    .action(async (opts: PlanFlags) => {
+      let gates
+      try {
+        gates = parseGates(opts.failOn)
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+      const chatRpm = opts.chatRpm === undefined ? undefined : Number(opts.chatRpm)
+      if (chatRpm !== undefined && !(Number.isFinite(chatRpm) && chatRpm > 0)) throw new UsageError(`--chat-rpm: expected a positive number, got ${opts.chatRpm}`)
+      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      try {
+        const result = await runPlan(ctx, {
+          outDir: opts.out,
+          gates,
+          checkTarget: opts.checkTarget === true,
+          ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
+        })
+        if (opts.json) process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`)
+        else {
+          process.stdout.write(result.text)
+          if (result.files) process.stdout.write(`report: ${result.files.json}\n        ${result.files.html}\n`)
+        }
+        process.exitCode = result.passed ? EXIT.OK : EXIT.REJECTED
+      } finally {
+        await ctx.close()
+      }
+    })
+}

@@ -1,0 +1,60 @@
+import type { Command } from 'commander'
+import { openLedgerContext } from '../../load/context.ts'
+import { UsageError } from '../../load/usage-error.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
+import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
+import { EXIT } from '../exit-codes.ts'
+import { configOption } from '../options.ts'
+
+interface VerifyFlags {
+  config: string
+  job?: string
+  out: string
+  sample: string
+  chatRpm?: string
+  source?: boolean
+  json?: boolean
+}
+
+/** `chatferry verify`: reconcile the platform with the ledger and the source after loading. */
+export function registerVerifyCommand(program: Command): void {
+  program
+    .command('verify')
+    .description(
+      "after loading: reconcile the platform's contents with the ledger and the source through the chat list endpoints —\n" +
+        'users, groups and members per group (banned included) id by id; messages counted per conversation and a sample ' +
+        'compared on sender, receiver, sentAt and text. Paced below the chat rate limit.\n' +
+        'Writes <out>/verify-report.json and <out>/verify-report.html.\n' +
+        'Exit 0: no unexplained mismatch; 3: unexplained mismatches (listed with legacy id and target key); 1: error; 2: usage/config error.',
+    )
+    .addOption(configOption())
+    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
+    .option('--sample <n>', 'messages compared field by field', String(DEFAULT_SAMPLE))
+    .option('--chat-rpm <n>', `chat reads per minute (default ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option('--no-source', 'do not compare with the source row counts')
+    .option('--json', 'print the JSON report instead of the summary')
+    .action(async (opts: VerifyFlags) => {
+      const sample = Number(opts.sample)
+      if (!Number.isInteger(sample) || sample < 0) throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
+      const chatRpm = opts.chatRpm === undefined ? undefined : Number(opts.chatRpm)
+      if (chatRpm !== undefined && !(Number.isFinite(chatRpm) && chatRpm > 0)) throw new UsageError(`--chat-rpm: expected a positive number, got ${opts.chatRpm}`)
+      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      try {
+        const result = await runVerify(ctx, {
+          sample,
+          outDir: opts.out,
+          source: opts.source !== false,
+          ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
+        })
+        if (opts.json) process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`)
+        else {
+          process.stdout.write(result.text)
+          if (result.files) process.stdout.write(`report: ${result.files.json}\n        ${result.files.html}\n`)
+        }
+        process.exitCode = result.passed ? EXIT.OK : EXIT.REJECTED
+      } finally {
+        await ctx.close()
+      }
+    })
+}

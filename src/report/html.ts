@@ -1,0 +1,328 @@
+/**
+ * Self-contained HTML reports: one file, inline CSS, inline SVG charts drawn here, a few lines of
+ * inline JavaScript (table filter), the JSON report embedded. Nothing is fetched when it opens.
+ */
+import { formatDuration } from '../load/progress.ts'
+import { LEGACY_ENTITIES } from '../model/index.ts'
+import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
+
+const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+const n = (v: number) => v.toLocaleString('en-US')
+
+const COLORS = {
+  create: '#2b7bb9',
+  unchanged: '#8bbf6a',
+  changed: '#e0a030',
+  skipped: '#b0b0b0',
+  rejected: '#d0453a',
+  inWindow: '#2b7bb9',
+  beyond: '#d0453a',
+} as const
+
+const CSS = `
+:root{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#222;background:#fafafa}
+body{margin:0 auto;max-width:1100px;padding:24px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+.meta{color:#555;font-size:13px}.meta code{background:#eee;padding:1px 4px;border-radius:3px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}.card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 14px;min-width:140px}
+.card b{display:block;font-size:20px}.card span{color:#666;font-size:12px}.bad b{color:#c0392b}.good b{color:#2e7d32}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:13px;margin:6px 0}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.charts{display:grid;grid-template-columns:1fr 1fr;gap:16px}.chart-box{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px}
+.chart-box h3{font-size:14px;margin:2px 0 6px}svg text{font-size:11px;fill:#333}
+.legend span{display:inline-block;margin-right:12px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
+input.filter{margin:4px 0;padding:4px 6px;width:300px}
+@media (max-width:800px){.charts{grid-template-columns:1fr}}
+`
+
+const SCRIPT = `
+document.querySelectorAll('input.filter').forEach(function (input) {
+  var table = document.getElementById(input.getAttribute('data-table'));
+  if (!table) return;
+  input.addEventListener('input', function () {
+    var q = input.value.toLowerCase();
+    table.querySelectorAll('tbody tr').forEach(function (tr) {
+      tr.style.display = tr.textContent.toLowerCase().indexOf(q) === -1 ? 'none' : '';
+    });
+  });
+});
+`
+
+function legend(items: readonly [string, string][]): string {
+  return `<div class="legend">${items.map(([label, color]) => `<span><i style="background:${color}"></i>${esc(label)}</span>`).join('')}</div>`
+}
+
+function empty(width: number, text: string): string {
+  return `<svg width="${width}" height="40" role="img"><text x="8" y="24">${esc(text)}</text></svg>`
+}
+
+/** Horizontal stacked bars: one row per label, segments in order. */
+function stackedBars(rows: readonly { label: string; segments: readonly { value: number; color: string; title: string }[] }[], width = 500, labelW = 150): string {
+  const max = Math.max(1, ...rows.map((r) => r.segments.reduce((a, s) => a + s.value, 0)))
+  const barW = width - labelW - 60
+  const rowH = 26
+  const parts: string[] = []
+  rows.forEach((r, i) => {
+    const y = 6 + i * rowH
+    parts.push(`<text x="4" y="${y + 14}">${esc(r.label)}</text>`)
+    let x = labelW
+    let totalValue = 0
+    for (const s of r.segments) {
+      if (s.value <= 0) continue
+      const w = Math.max(1, (s.value / max) * barW)
+      parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${s.color}"><title>${esc(`${s.title}: ${n(s.value)}`)}</title></rect>`)
+      x += w
+      totalValue += s.value
+    }
+    parts.push(`<text x="${(x + 4).toFixed(1)}" y="${y + 14}">${n(totalValue)}</text>`)
+  })
+  return `<svg width="${width}" height="${rows.length * rowH + 12}" role="img">${parts.join('')}</svg>`
+}
+
+function itemsChart(r: PlanReport): string {
+  const rows = LEGACY_ENTITIES.map((e) => {
+    const x = r.entities[e]
+    return {
+      label: e,
+      segments: [
+        { value: x.toCreate, color: COLORS.create, title: 'to create' },
+        { value: x.fates.loadedUnchanged, color: COLORS.unchanged, title: 'loaded, unchanged' },
+        { value: x.fates.loadedChanged, color: COLORS.changed, title: 'loaded, changed since' },
+        { value: x.skipped.total, color: COLORS.skipped, title: 'skipped by policy' },
+        { value: x.rejected.total, color: COLORS.rejected, title: 'rejected' },
+      ],
+    }
+  })
+  return (
+    stackedBars(rows) +
+    legend([
+      ['to create', COLORS.create],
+      ['loaded, unchanged', COLORS.unchanged],
+      ['loaded, changed', COLORS.changed],
+      ['skipped', COLORS.skipped],
+      ['rejected', COLORS.rejected],
+    ])
+  )
+}
+
+function reasonsChart(byEntity: readonly [string, Record<string, ReasonCount>][], color: string, none: string): string {
+  const rows = byEntity
+    .flatMap(([e, map]) => Object.entries(map).map(([reason, c]) => ({ label: `${e}: ${reason}`.slice(0, 38), full: `${e}: ${reason}`, count: c.count })))
+    .sort((a, b) => b.count - a.count)
+    .slice(0, 12)
+  if (rows.length === 0) return empty(500, none)
+  return stackedBars(
+    rows.map((x) => ({ label: x.label, segments: [{ value: x.count, color, title: x.full }] })),
+    520,
+    230,
+  )
+}
+
+function monthsChart(r: PlanReport): string {
+  const months = r.retention.months
+  if (months.length === 0) return empty(500, 'no messages')
+  const width = 500
+  const height = 180
+  const left = 40
+  const bottom = 30
+  const max = Math.max(1, ...months.map((m) => m.messages))
+  const slot = (width - left - 10) / months.length
+  const bw = Math.max(1, slot * 0.8)
+  const parts: string[] = [`<line x1="${left}" y1="${height - bottom}" x2="${width - 5}" y2="${height - bottom}" stroke="#999"/>`]
+  parts.push(`<text x="2" y="14">${n(max)}</text><text x="2" y="${height - bottom}">0</text>`)
+  const windowMonth = r.retention.windowStart.slice(0, 7)
+  months.forEach((m, i) => {
+    const x = left + i * slot
+    const inWindow = m.messages - m.beyondRetention
+    const hBeyond = (m.beyondRetention / max) * (height - bottom - 10)
+    const hIn = (inWindow / max) * (height - bottom - 10)
+    let y = height - bottom
+    if (m.beyondRetention > 0) {
+      y -= hBeyond
+      parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hBeyond).toFixed(1)}" fill="${COLORS.beyond}"><title>${esc(`${m.month}: ${n(m.beyondRetention)} beyond retention`)}</title></rect>`)
+    }
+    if (inWindow > 0) {
+      y -= hIn
+      parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hIn).toFixed(1)}" fill="${COLORS.inWindow}"><title>${esc(`${m.month}: ${n(inWindow)} within retention`)}</title></rect>`)
+    }
+    if (months.length <= 24 || i % Math.ceil(months.length / 12) === 0) {
+      parts.push(`<text x="${x.toFixed(1)}" y="${height - bottom + 14}">${esc(m.month.slice(2))}</text>`)
+    }
+  })
+  // The retention window starts in this month (or before the first / after the last month shown).
+  let idx = months.findIndex((m) => m.month >= windowMonth)
+  if (idx === -1) idx = months.length
+  const wx = left + idx * slot - (slot - bw) / 2
+  parts.push(
+    `<path d="M${wx.toFixed(1)} 4 V${height - bottom}" stroke="#333" stroke-dasharray="4 3"/><text x="${Math.min(wx + 3, width - 120).toFixed(1)}" y="12">window ${esc(r.retention.windowStart.slice(0, 10))}</text>`,
+  )
+  return (
+    `<svg width="${width}" height="${height}" role="img">${parts.join('')}</svg>` +
+    legend([
+      [`within ${r.retention.retentionDays} days`, COLORS.inWindow],
+      [`beyond (${r.retention.oldMessages})`, COLORS.beyond],
+    ])
+  )
+}
+
+function timelineChart(r: PlanReport): string {
+  const total = Math.max(1, r.cost.seconds)
+  const width = 500
+  const left = 80
+  const barW = width - left - 20
+  const parts: string[] = []
+  r.cost.timeline.forEach((t, i) => {
+    const y = 6 + i * 26
+    parts.push(`<text x="4" y="${y + 14}">${esc(t.entity)}</text>`)
+    const x = left + (t.startSeconds / total) * barW
+    const w = Math.max(1, (t.seconds / total) * barW)
+    parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${COLORS.create}"><title>${esc(`${t.entity}: ${n(t.requests)} requests, ${formatDuration(t.seconds)}`)}</title></rect>`)
+    parts.push(`<text x="${Math.min(x + w + 4, width - 60).toFixed(1)}" y="${y + 14}">${esc(formatDuration(t.seconds))}</text>`)
+  })
+  const y = 6 + r.cost.timeline.length * 26
+  parts.push(`<path d="M${left} ${y} H${left + barW}" stroke="#999"/>`)
+  parts.push(`<text x="${left}" y="${y + 14}">now</text><text x="${left + barW - 120}" y="${y + 14}">${esc(r.cost.finishIfNow.slice(0, 16).replace('T', ' '))} UTC</text>`)
+  return `<svg width="${width}" height="${y + 22}" role="img">${parts.join('')}</svg>`
+}
+
+function chartBox(title: string, body: string, id: string): string {
+  return `<div class="chart-box" data-chart="${esc(id)}"><h3>${esc(title)}</h3>${body}</div>`
+}
+
+function card(label: string, value: string, cls = ''): string {
+  return `<div class="card ${cls}"><b>${esc(value)}</b><span>${esc(label)}</span></div>`
+}
+
+function tableHtml(id: string, head: readonly string[], rows: readonly (readonly (string | number)[])[], filter = false): string {
+  if (rows.length === 0) return '<p class="meta">none</p>'
+  const body = rows
+    .map((r) => `<tr>${r.map((c) => (typeof c === 'number' ? `<td class="num">${n(c)}</td>` : `<td>${esc(c)}</td>`)).join('')}</tr>`)
+    .join('')
+  return `${filter ? `<input class="filter" data-table="${esc(id)}" placeholder="filter…">` : ''}<table id="${esc(id)}"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`
+}
+
+function reasonRows(r: PlanReport, pick: (e: PlanReport['entities']['users']) => Record<string, ReasonCount>): (string | number)[][] {
+  return LEGACY_ENTITIES.flatMap((e) => Object.entries(pick(r.entities[e])).map(([reason, c]) => [e, reason, c.count, c.samples.join(', ')]))
+}
+
+function page(title: string, header: { runId: string; jobId: string; appId: string; region: string; chatferryVersion: string; configHash: string; sourceSnapshotAt: string | null; generatedAt: string }, body: string, json: unknown): string {
+  const data = JSON.stringify(json).replace(/</g, '\\u003c')
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>${esc(title)}</title><style>${CSS}</style></head><body>
+<h1>${esc(title)}</h1>
+<div class="meta">job <code>${esc(header.jobId)}</code> · app <code>${esc(header.appId)}</code> (${esc(header.region)}) · run <code>${esc(header.runId)}</code><br>
+chatferry ${esc(header.chatferryVersion)} · config <code>${esc(header.configHash.slice(0, 16))}</code> · source snapshot ${esc(header.sourceSnapshotAt ?? '-')} · generated ${esc(header.generatedAt)}</div>
+${body}
+<script type="application/json" id="report-data">${data}</script>
+<script>${SCRIPT}</script>
+</body></html>
+`
+}
+
+/** The plan report as one HTML file. */
+export function renderPlanHtml(r: PlanReport): string {
+  const create = LEGACY_ENTITIES.reduce((a, e) => a + r.entities[e].toCreate, 0)
+  const rejected = LEGACY_ENTITIES.reduce((a, e) => a + r.entities[e].rejected.total, 0)
+  const skipped = LEGACY_ENTITIES.reduce((a, e) => a + r.entities[e].skipped.total, 0)
+  const failed = r.gates.filter((g) => !g.passed)
+  const cards = [
+    card('items to create', n(create)),
+    card('skipped by policy', n(skipped)),
+    card('rejected', n(rejected), rejected > 0 ? 'bad' : 'good'),
+    card(`load at ${n(r.cost.quota.requestsPerMinute)} req/min`, formatDuration(r.cost.seconds)),
+    card('finish if started now', r.cost.finishIfNow.slice(0, 16).replace('T', ' ')),
+    ...(r.gates.length ? [card('CI gates', failed.length ? `${failed.length} failed` : 'passed', failed.length ? 'bad' : 'good')] : []),
+  ].join('')
+  const entityRows = LEGACY_ENTITIES.map((e) => {
+    const x = r.entities[e]
+    return [e, x.sourceRows, x.items, x.fates.new, x.fates.pending + x.fates.pendingChanged + x.fates.replanned, x.alreadyPresent === null ? '-' : x.alreadyPresent, x.fates.loadedUnchanged, x.fates.loadedChanged, x.skipped.total, x.rejected.total, x.cost.requests, formatDuration(x.cost.seconds)]
+  })
+  const samples = LEGACY_ENTITIES.flatMap((e) =>
+    Object.entries(r.entities[e].samples).flatMap(([fate, list]) => list.map((s) => [e, fate, s.legacyId, s.targetKey])),
+  )
+  const changedRows = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].changedFields).map(([f, c]) => [e, f, c.count, c.samples.join(', ')]))
+  const body = `
+<div class="cards">${cards}</div>
+<h2>Per entity</h2>
+${tableHtml('entities', ['entity', 'source rows', 'items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
+<p class="meta">Quota used for the estimate: ${n(r.cost.quota.requestsPerMinute)} requests/min × ${r.cost.quota.itemsPerRequest} items per request (${esc(r.cost.quota.source)}). Started ${esc(r.cost.startIfNow)}, the load would finish ${esc(r.cost.finishIfNow)}.</p>
+<h2>Charts</h2>
+<div class="charts">
+${chartBox('Items per entity and fate', itemsChart(r), 'items')}
+${chartBox('Rejects by reason', reasonsChart(LEGACY_ENTITIES.map((e) => [e, r.entities[e].rejected.byReason] as [string, Record<string, ReasonCount>]), COLORS.rejected, 'no rejects'), 'rejects')}
+${chartBox('Messages per month vs the retention window', monthsChart(r), 'months')}
+${chartBox('Projected load timeline', timelineChart(r), 'timeline')}
+</div>
+<h2>Changes since the previous plan</h2>
+${r.diff ? `<p class="meta">Compared with <code>${esc(r.diff.previousRunId)}</code> of ${esc(r.diff.previousGeneratedAt)} (snapshot ${esc(r.diff.previousSnapshotAt ?? '-')}).</p><ul>${r.diff.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>` : '<p class="meta">First plan of this job.</p>'}
+${r.target ? `<h2>Target pre-flight</h2>${tableHtml('target', ['check', 'result'], [
+    ['base URL', r.target.baseUrl],
+    ['apiKey works', String(r.target.apiKey.works)],
+    ['full access', String(r.target.apiKey.fullAccess ?? 'unknown')],
+    ['region', `${r.target.region.configured} configured, ${r.target.region.observed ?? 'not observable'} observed (${r.target.region.note})`],
+    ...LEGACY_ENTITIES.filter((e) => e !== 'messages').map((e) => [`${e} already present`, r.target!.existing[e].checked ? `${n(r.target!.existing[e].count)} ${r.target!.existing[e].samples.join(', ')}` : 'not checked']),
+    ['problems', r.target.problems.join('; ') || 'none'],
+  ])}` : ''}
+${r.gates.length ? `<h2>CI gates</h2>${tableHtml('gates', ['expression', 'value', 'result'], r.gates.map((g) => [g.expression, g.value, g.passed ? 'passed' : 'FAILED']))}` : ''}
+<h2>Rejected</h2>${tableHtml('rejected', ['entity', 'reason', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.rejected.byReason), true)}
+<h2>Skipped by policy</h2>${tableHtml('skipped', ['entity', 'policy: reason', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.skipped.byReason), true)}
+<h2>Referential problems</h2>${tableHtml('referential', ['entity', 'problem', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.referential))}
+<h2>Loaded but changed since (what changed)</h2>${tableHtml('changed', ['entity', 'field', 'count', 'sample legacy ids'], changedRows)}
+<h2>Placeholders (${n(r.placeholders.count)}, owning ${n(r.placeholders.messages)} messages)</h2>${tableHtml('placeholders', ['uid', 'legacy id', 'messages'], r.placeholders.top.map((p) => [p.uid, p.legacyId, p.messages]))}
+<h2>Id renames, joinedAt clamps, retention</h2>
+${tableHtml('misc', ['what', 'count', 'samples'], [
+    ['ids normalised to the platform rule', r.ids.normalised, ''],
+    ['id collisions re-keyed', r.ids.collisions.count, r.ids.collisions.samples.join(', ')],
+    ['member joinedAt clamped', r.joinedAt.clamped.count, r.joinedAt.clamped.samples.join(', ')],
+    ['member joinedAt omitted', r.joinedAt.omitted.count, r.joinedAt.omitted.samples.join(', ')],
+    [`messages beyond ${r.retention.retentionDays} days (${r.retention.oldMessages})`, r.retention.beyondRetention, ''],
+  ])}
+<h2>Policy outcomes</h2>${tableHtml('outcomes', ['entity', 'policy: outcome', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.outcomes), true)}
+<h2>Samples</h2>${tableHtml('samples', ['entity', 'fate', 'legacy id', 'target key'], samples, true)}
+`
+  return page(`chatferry plan — ${r.jobId}`, r, body, r)
+}
+
+/** The verify report as one HTML file. */
+export function renderVerifyHtml(r: VerifyReport): string {
+  const ok = r.totals.unexplained === 0
+  const cards = [
+    card('result', ok ? 'verified' : 'NOT verified', ok ? 'good' : 'bad'),
+    card('unexplained mismatches', n(r.totals.unexplained), r.totals.unexplained ? 'bad' : 'good'),
+    card('all mismatches', n(r.totals.mismatches)),
+    card('messages compared field by field', n(r.messages.sampleCompared)),
+    card('chat reads', n(r.chat.requests)),
+  ].join('')
+  const countsChart = stackedBars(
+    LEGACY_ENTITIES.flatMap((e) => [
+      { label: `${e} ledger`, segments: [{ value: r.entities[e].ledgerDone, color: COLORS.create, title: 'done in the ledger' }] },
+      { label: `${e} platform`, segments: [{ value: r.entities[e].platform, color: COLORS.unchanged, title: 'on the platform' }] },
+    ]),
+  )
+  const kinds = new Map<string, number>()
+  for (const m of r.mismatches) kinds.set(`${m.entity}: ${m.kind}`, (kinds.get(`${m.entity}: ${m.kind}`) ?? 0) + 1)
+  const mismatchChart =
+    kinds.size === 0
+      ? empty(500, 'no mismatches')
+      : stackedBars([...kinds].map(([label, count]) => ({ label, segments: [{ value: count, color: COLORS.rejected, title: label }] })))
+  const body = `
+<div class="cards">${cards}</div>
+<h2>Per entity</h2>
+${tableHtml('entities', ['entity', 'ledger done', 'not loaded', 'on platform', 'missing', 'unexpected', 'duplicates', 'source rows', 'ledger records'], LEGACY_ENTITIES.map((e) => {
+    const x = r.entities[e]
+    return [e, x.ledgerDone, x.ledgerOpen, x.platform, x.missing, x.unexpected, x.duplicates, x.source ? x.source.rows : '-', x.source ? x.source.ledgerRecords : '-']
+  }))}
+<p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
+<h2>Charts</h2>
+<div class="charts">
+${chartBox('Ledger vs platform', countsChart, 'counts')}
+${chartBox('Mismatches by entity and kind', mismatchChart, 'mismatches')}
+</div>
+<h2>Mismatches</h2>
+${tableHtml('mismatches', ['entity', 'kind', 'target key', 'legacy id', 'field', 'expected', 'found', 'explained', 'note'], r.mismatches.map((m) => [m.entity, m.kind, m.targetKey ?? '', m.legacyId ?? '', m.field ?? '', m.expected === undefined ? '' : JSON.stringify(m.expected), m.actual === undefined ? '' : JSON.stringify(m.actual), m.explained ? 'yes' : 'no', m.note]), true)}
+${r.mismatchesNotListed ? `<p class="meta">… and ${n(r.mismatchesNotListed)} more not listed.</p>` : ''}
+`
+  return page(`chatferry verify — ${r.jobId}`, r, body, r)
+}

@@ -1,0 +1,104 @@
+/**
+ * What every report names (version, config hash without secrets, run id), where reports are kept
+ * in the ledger (`chatferry.reports`) and where they are written on disk.
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { sql } from 'kysely'
+import type { ResolvedConfig } from '../config.ts'
+import { redactUrl } from '../logger.ts'
+import type { LedgerStore } from '../state/index.ts'
+import { VERSION } from '../version.ts'
+import { REPORT_SCHEMA_VERSION } from './schema.ts'
+
+/** Keys whose values are secrets wherever they appear in the configuration. */
+const SECRET_KEYS = new Set(['apiKey', 'apikey', 'key', 'secret', 'password', 'authKey', 'token'])
+
+/** The configuration with every secret replaced by `<secret>` and credentials cut out of URLs. */
+export function withoutSecrets(value: unknown, key = ''): unknown {
+  if (SECRET_KEYS.has(key) && value !== undefined && value !== null) return '<secret>'
+  if (typeof value === 'string') {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+      try {
+        const u = new URL(value)
+        if (u.username || u.password) {
+          u.username = u.username ? '<user>' : ''
+          u.password = u.password ? '<secret>' : ''
+          return u.toString()
+        }
+      } catch {
+        return redactUrl(value)
+      }
+    }
+    return value
+  }
+  if (Array.isArray(value)) return value.map((v) => withoutSecrets(v))
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const k of Object.keys(value).sort()) out[k] = withoutSecrets((value as Record<string, unknown>)[k], k)
+    return out
+  }
+  return value
+}
+
+/** sha256 (hex) of the configuration without secrets and without the file's path: same settings, same hash. */
+export function configHash(config: ResolvedConfig): string {
+  const { file: _file, ...rest } = config
+  return createHash('sha256').update(JSON.stringify(withoutSecrets(rest))).digest('hex')
+}
+
+/** A new run id: `plan-20261121T162840Z-1a2b3c4d`. */
+export function newRunId(kind: 'plan' | 'verify', now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  return `${kind}-${stamp}-${randomUUID().slice(0, 8)}`
+}
+
+export interface HeaderInput {
+  readonly config: ResolvedConfig
+  readonly jobId: string
+  readonly runId: string
+  readonly snapshotAt: number | undefined
+  readonly startedAt: number
+}
+
+export function reportHeader(h: HeaderInput) {
+  return {
+    schemaVersion: REPORT_SCHEMA_VERSION as typeof REPORT_SCHEMA_VERSION,
+    runId: h.runId,
+    jobId: h.jobId,
+    appId: h.config.target.appId,
+    region: h.config.target.region,
+    chatferryVersion: VERSION,
+    configHash: configHash(h.config),
+    sourceSnapshotAt: h.snapshotAt !== undefined ? new Date(h.snapshotAt).toISOString() : null,
+    generatedAt: new Date().toISOString(),
+    durationMs: Math.round(Date.now() - h.startedAt),
+  }
+}
+
+/** Keeps a report in the ledger (one row per run). */
+export async function saveReport(store: LedgerStore, kind: 'plan' | 'verify', report: { jobId: string; runId: string }): Promise<void> {
+  await sql`insert into chatferry.reports (job_id, kind, run_id, report) values (${report.jobId}, ${kind}, ${report.runId}, ${JSON.stringify(report)}::jsonb)`.execute(store.db)
+}
+
+/** The latest report of a kind for a job, if any. */
+export async function latestReport<T>(store: LedgerStore, jobId: string, kind: 'plan' | 'verify'): Promise<T | undefined> {
+  const r = await sql<{ report: unknown }>`
+    select report from chatferry.reports where job_id = ${jobId} and kind = ${kind} order by id desc limit 1`.execute(store.db)
+  const raw = r.rows[0]?.report
+  if (raw === undefined) return undefined
+  return (typeof raw === 'string' ? JSON.parse(raw) : raw) as T
+}
+
+/** Writes `<dir>/<kind>-report.json` and `.html` (and a copy named by run id); returns the paths. */
+export function writeReportFiles(dir: string, kind: 'plan' | 'verify', runId: string, json: unknown, html: string): { json: string; html: string } {
+  const out = resolve(dir)
+  mkdirSync(out, { recursive: true })
+  const jsonText = `${JSON.stringify(json, null, 2)}\n`
+  const paths = { json: join(out, `${kind}-report.json`), html: join(out, `${kind}-report.html`) }
+  writeFileSync(paths.json, jsonText)
+  writeFileSync(paths.html, html)
+  writeFileSync(join(out, `${runId}.json`), jsonText)
+  return paths
+}

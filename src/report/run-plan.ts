@@ -1,0 +1,94 @@
+/**
+ * `chatferry plan`: the dry run from the configured source, the report (JSON, HTML, terminal), the
+ * pre-flight against the target when asked, the diff against the previous plan of the job, and the
+ * CI gates. Writes nothing but the report row (`chatferry.reports`) and the report files.
+ */
+import { dirname } from 'node:path'
+import { createConnector, type SourceConfig } from '../../connectors/index.ts'
+import { loadUserModule } from '../../mappings/index.ts'
+import { ConfigError } from '../errors.ts'
+import type { LedgerContext } from '../load/context.ts'
+import { dryRunPlan } from '../plan/dry-run.ts'
+import { evaluateGates, type GateSpec } from './fail-on.ts'
+import { renderPlanHtml } from './html.ts'
+import { latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
+import { buildPlanReport } from './plan-report.ts'
+import { PlanReport } from './schema.ts'
+import { checkTarget } from './target-check.ts'
+import { formatPlanReport } from './terminal.ts'
+
+export interface RunPlanOptions {
+  /** Directory of the JSON and HTML files; none written when absent. */
+  readonly outDir?: string
+  readonly gates?: readonly GateSpec[]
+  readonly checkTarget?: boolean
+  /** Chat reads per minute of the pre-flight. */
+  readonly chatRequestsPerMinute?: number
+  /** The run's clock (retention, joinedAt, the estimate). @default Date.now() */
+  readonly now?: number
+  readonly signal?: AbortSignal
+}
+
+export interface RunPlanResult {
+  readonly report: PlanReport
+  readonly text: string
+  readonly files: { json: string; html: string } | undefined
+  /** True when every gate passed (and the pre-flight found no problem, when asked). */
+  readonly passed: boolean
+}
+
+export async function runPlan(ctx: LedgerContext, options: RunPlanOptions = {}): Promise<RunPlanResult> {
+  const { config } = ctx
+  if (config.source === undefined) {
+    throw new ConfigError(config.file, [{ path: 'source', message: 'is required to plan from a legacy database (connector, url, …)' }])
+  }
+  const startedAt = Date.now()
+  const now = options.now ?? startedAt
+  const runId = newRunId('plan')
+  const adjust = config.policies.module ? (await loadUserModule(config.policies.module, dirname(config.file))).adjust : undefined
+  const previous = await latestReport<PlanReport>(ctx.store, ctx.jobId, 'plan')
+  const previousSnapshot = previous?.sourceSnapshotAt ? Date.parse(previous.sourceSnapshotAt) : undefined
+
+  const session = await createConnector(config.source as SourceConfig).open()
+  let result
+  try {
+    result = await dryRunPlan({
+      jobId: ctx.jobId,
+      store: ctx.store,
+      session,
+      policies: config.policies,
+      now,
+      pageSize: config.source.pageSize,
+      collectKeys: options.checkTarget === true,
+      ...(previousSnapshot !== undefined ? { changedSince: previousSnapshot } : {}),
+      ...(adjust ? { adjust } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+  } finally {
+    await session.close()
+  }
+  const target =
+    options.checkTarget && result.toSend
+      ? await checkTarget({
+          config,
+          toSend: result.toSend,
+          ...(options.chatRequestsPerMinute !== undefined ? { requestsPerMinute: options.chatRequestsPerMinute } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
+      : null
+  const header = reportHeader({ config, jobId: ctx.jobId, runId, snapshotAt: result.summary.snapshotAt, startedAt })
+  const report = buildPlanReport({ header, config, result, previous: previous ? upgrade(previous) : undefined, target, now })
+  report.gates = evaluateGates(report, options.gates ?? [])
+  report.durationMs = Date.now() - startedAt
+  PlanReport.parse(report)
+  await saveReport(ctx.store, 'plan', report)
+  const files = options.outDir ? writeReportFiles(options.outDir, 'plan', runId, report, renderPlanHtml(report)) : undefined
+  const passed = report.gates.every((g) => g.passed) && (target === null || target.ok)
+  return { report, text: formatPlanReport(report), files, passed }
+}
+
+/** A previous report of another schema version cannot be diffed field by field: ignore it. */
+function upgrade(previous: PlanReport): PlanReport | undefined {
+  const parsed = PlanReport.safeParse(previous)
+  return parsed.success ? parsed.data : undefined
+}

@@ -1,0 +1,211 @@
+/**
+ * The JSON reports of `chatferry plan` and `chatferry verify`, as zod schemas: the documented,
+ * versioned contract for CI gates and dashboards (see README.md in this folder). A change that
+ * removes or renames a field, or changes its meaning, increments {@link REPORT_SCHEMA_VERSION};
+ * adding a field does not.
+ */
+import { z } from 'zod'
+
+/** Version of the report format. */
+export const REPORT_SCHEMA_VERSION = 1
+
+const ENTITY_NAMES = ['users', 'groups', 'members', 'messages'] as const
+
+/** A count with up to five sample legacy ids. */
+export const ReasonCount = z.object({ count: z.number().int().nonnegative(), samples: z.array(z.string()) })
+export type ReasonCount = z.infer<typeof ReasonCount>
+
+const perEntity = <T extends z.ZodType>(t: T) => z.object({ users: t, groups: t, members: t, messages: t })
+
+/** What identifies a report, so two reports can be compared. */
+export const ReportHeader = z.object({
+  schemaVersion: z.literal(REPORT_SCHEMA_VERSION),
+  runId: z.string(),
+  jobId: z.string(),
+  appId: z.string(),
+  region: z.string(),
+  chatferryVersion: z.string(),
+  /** sha256 of the resolved configuration with every secret removed (hex). */
+  configHash: z.string(),
+  /** When the source snapshot was taken (ISO 8601), or null when the source was not read. */
+  sourceSnapshotAt: z.string().nullable(),
+  /** When the report was made (ISO 8601). */
+  generatedAt: z.string(),
+  durationMs: z.number().nonnegative(),
+})
+
+export const FateCounts = z.object({
+  /** Not in the ledger: will be created. */
+  new: z.number().int(),
+  /** Planned or in flight with the same payload: will be sent. */
+  pending: z.number().int(),
+  /** Planned, but the payload changed since it was planned: will be sent with the new payload. */
+  pendingChanged: z.number().int(),
+  /** Rejected or skipped before, mappable now: will be sent. */
+  replanned: z.number().int(),
+  /** On the platform with the same payload: nothing to do. */
+  loadedUnchanged: z.number().int(),
+  /** On the platform, but the source changed since loading: not resent (see changedFields). */
+  loadedChanged: z.number().int(),
+})
+
+export const KeySample = z.object({ legacyId: z.string(), targetKey: z.string() })
+
+export const EntityPlan = z.object({
+  /** Rows the connector read (unreadable rows included). */
+  sourceRows: z.number().int(),
+  /** Import items mapped from them (a message split in parts counts each part; extra items included). */
+  items: z.number().int(),
+  fates: FateCounts,
+  /** new + pending + pendingChanged + replanned. */
+  toCreate: z.number().int(),
+  /** Of toCreate, keys the pre-flight found already on the platform (null: not checked). */
+  alreadyPresent: z.number().int().nullable(),
+  /** Field paths that differ in loaded-but-changed and pending-changed items. */
+  changedFields: z.record(z.string(), ReasonCount),
+  skipped: z.object({ total: z.number().int(), byReason: z.record(z.string(), ReasonCount) }),
+  rejected: z.object({ total: z.number().int(), byReason: z.record(z.string(), ReasonCount) }),
+  /** `policy: outcome` → count + samples (id renames, clamps, placeholders, …). */
+  outcomes: z.record(z.string(), ReasonCount),
+  /** References to unknown users, groups or thread parents. */
+  referential: z.record(z.string(), ReasonCount),
+  /** Extra items by reason (users only: placeholders, the system user). */
+  extras: z.record(z.string(), z.number().int()),
+  /** Records changed since the previous plan's snapshot (null: no previous plan). */
+  changedSincePrevious: ReasonCount.nullable(),
+  samples: z.record(z.string(), z.array(KeySample)),
+  /** Import requests and seconds at the quota for toCreate. */
+  cost: z.object({ requests: z.number().int(), seconds: z.number() }),
+})
+export type EntityPlan = z.infer<typeof EntityPlan>
+
+export const TargetCheck = z.object({
+  checkedAt: z.string(),
+  /** Every check passed. */
+  ok: z.boolean(),
+  baseUrl: z.string(),
+  apiKey: z.object({ works: z.boolean(), fullAccess: z.boolean().nullable(), error: z.string().nullable() }),
+  region: z.object({ configured: z.string(), observed: z.string().nullable(), matches: z.boolean().nullable(), note: z.string() }),
+  /** Keys about to be created that already exist on the platform. */
+  existing: perEntity(z.object({ count: z.number().int(), checked: z.boolean(), samples: z.array(z.string()) })),
+  chatRequests: z.number().int(),
+  problems: z.array(z.string()),
+})
+export type TargetCheck = z.infer<typeof TargetCheck>
+
+export const PlanDiff = z.object({
+  previousRunId: z.string(),
+  previousGeneratedAt: z.string(),
+  previousSnapshotAt: z.string().nullable(),
+  entities: perEntity(
+    z.object({
+      sourceRows: z.number().int(),
+      items: z.number().int(),
+      toCreate: z.number().int(),
+      skipped: z.number().int(),
+      rejected: z.number().int(),
+      /** Reason → change in count (only reasons whose count changed). */
+      rejectedByReason: z.record(z.string(), z.number().int()),
+      skippedByReason: z.record(z.string(), z.number().int()),
+      /** Records changed or added since the previous snapshot, with samples. */
+      changedSincePrevious: ReasonCount.nullable(),
+    }),
+  ),
+  /** The same, in sentences ("+3 messages to create, 1 new groups"). */
+  lines: z.array(z.string()),
+})
+export type PlanDiff = z.infer<typeof PlanDiff>
+
+export const Gate = z.object({ expression: z.string(), value: z.number(), passed: z.boolean() })
+
+export const PlanReport = ReportHeader.extend({
+  kind: z.literal('plan'),
+  /** The policies the plan mapped with (no secrets live there). */
+  policies: z.record(z.string(), z.unknown()),
+  entities: perEntity(EntityPlan),
+  ids: z.object({ normalised: z.number().int(), collisions: ReasonCount }),
+  placeholders: z.object({
+    count: z.number().int(),
+    messages: z.number().int(),
+    /** Up to 100, most messages first. */
+    top: z.array(z.object({ uid: z.string(), legacyId: z.string(), messages: z.number().int() })),
+  }),
+  joinedAt: z.object({ clamped: ReasonCount, omitted: ReasonCount, rejected: z.number().int() }),
+  retention: z.object({
+    retentionDays: z.number().int(),
+    oldMessages: z.string(),
+    windowStart: z.string(),
+    beyondRetention: z.number().int(),
+    months: z.array(z.object({ month: z.string(), messages: z.number().int(), beyondRetention: z.number().int() })),
+  }),
+  cost: z.object({
+    quota: z.object({ requestsPerMinute: z.number(), itemsPerRequest: z.number(), source: z.string() }),
+    requests: z.number().int(),
+    seconds: z.number(),
+    /** If the load started when the report was made. */
+    startIfNow: z.string(),
+    finishIfNow: z.string(),
+    /** Entities load one after the other (users → groups → members → messages). */
+    timeline: z.array(z.object({ entity: z.enum(ENTITY_NAMES), startSeconds: z.number(), seconds: z.number(), requests: z.number().int() })),
+  }),
+  policyOutcomes: z.record(z.string(), z.record(z.string(), z.number().int())),
+  target: TargetCheck.nullable(),
+  diff: PlanDiff.nullable(),
+  gates: z.array(Gate),
+})
+export type PlanReport = z.infer<typeof PlanReport>
+
+export const MISMATCH_KINDS = ['missing', 'unexpected', 'duplicate', 'field', 'count', 'source-count'] as const
+
+export const Mismatch = z.object({
+  entity: z.enum(ENTITY_NAMES),
+  /**
+   * `missing`: done in the ledger, absent on the platform; `unexpected`: on the platform, not done
+   * in the ledger; `duplicate`: listed twice; `field`: a sampled message differs; `count`: a
+   * conversation's message count differs; `source-count`: the source and the ledger disagree.
+   */
+  kind: z.enum(MISMATCH_KINDS),
+  targetKey: z.string().nullable(),
+  legacyId: z.string().nullable(),
+  field: z.string().nullable(),
+  expected: z.unknown(),
+  actual: z.unknown(),
+  /** True when the ledger explains it (not loaded yet, changed in the source after loading, …). */
+  explained: z.boolean(),
+  note: z.string(),
+})
+export type Mismatch = z.infer<typeof Mismatch>
+
+export const EntityVerify = z.object({
+  /** Items the ledger says are on the platform. */
+  ledgerDone: z.number().int(),
+  /** Items the ledger still has to send (planned, in flight, rejected). */
+  ledgerOpen: z.number().int(),
+  /** Found on the platform. */
+  platform: z.number().int(),
+  missing: z.number().int(),
+  unexpected: z.number().int(),
+  duplicates: z.number().int(),
+  /** Source rows vs ledger records (null: source not read). */
+  source: z.object({ rows: z.number().int(), ledgerRecords: z.number().int() }).nullable(),
+})
+
+export const VerifyReport = ReportHeader.extend({
+  kind: z.literal('verify'),
+  entities: perEntity(EntityVerify),
+  messages: z.object({
+    conversations: z.number().int(),
+    conversationsMismatched: z.number().int(),
+    sampleRequested: z.number().int(),
+    sampleCompared: z.number().int(),
+    fields: z.array(z.string()),
+    /** False when the platform's message list carries no muid (then only counts are compared). */
+    idsComparable: z.boolean(),
+  }),
+  chat: z.object({ requests: z.number().int(), requestsPerMinute: z.number(), rateLimited: z.number().int() }),
+  mismatches: z.array(Mismatch),
+  /** Mismatches beyond the listed ones (the list is capped). */
+  mismatchesNotListed: z.number().int(),
+  totals: z.object({ mismatches: z.number().int(), unexplained: z.number().int() }),
+})
+export type VerifyReport = z.infer<typeof VerifyReport>

@@ -1,0 +1,120 @@
+/**
+ * Terminal summaries of the plan and verify reports: a table and a handful of lines, readable in
+ * ten seconds. The JSON and HTML reports hold the details.
+ */
+import { formatDuration } from '../load/progress.ts'
+import { LEGACY_ENTITIES } from '../model/index.ts'
+import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
+
+const n = (v: number) => v.toLocaleString('en-US')
+
+function table(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = []
+  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
+  return rows.map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd())
+}
+
+function top(map: Record<string, ReasonCount>, k = 3): string {
+  return Object.entries(map)
+    .sort((a, b) => b[1].count - a[1].count)
+    .slice(0, k)
+    .map(([reason, r]) => `${n(r.count)} × ${reason} (e.g. ${r.samples.slice(0, 2).join(', ')})`)
+    .join('; ')
+}
+
+function when(iso: string): string {
+  return iso.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC')
+}
+
+export function formatPlanReport(r: PlanReport): string {
+  const lines: string[] = []
+  lines.push(
+    `chatferry plan · job ${r.jobId} · app ${r.appId} (${r.region}) · ${r.runId}`,
+    `source snapshot ${r.sourceSnapshotAt ? when(r.sourceSnapshotAt) : '-'} · config ${r.configHash.slice(0, 12)} · chatferry ${r.chatferryVersion}`,
+    '',
+  )
+  const checked = r.target !== null
+  const rows: string[][] = [['entity', 'source rows', 'to create', ...(checked ? ['present'] : []), 'unchanged', 'changed', 'skipped', 'rejected', 'requests', 'time@quota']]
+  for (const e of LEGACY_ENTITIES) {
+    const x = r.entities[e]
+    rows.push([
+      e,
+      n(x.sourceRows),
+      n(x.toCreate),
+      ...(checked ? [x.alreadyPresent === null ? '-' : n(x.alreadyPresent)] : []),
+      n(x.fates.loadedUnchanged),
+      n(x.fates.loadedChanged),
+      n(x.skipped.total),
+      n(x.rejected.total),
+      n(x.cost.requests),
+      formatDuration(x.cost.seconds),
+    ])
+  }
+  lines.push(...table(rows))
+  const q = r.cost.quota
+  lines.push(
+    '',
+    `load: ${n(r.cost.requests)} requests at ${n(q.requestsPerMinute)} requests/min × ${q.itemsPerRequest} items (${q.source}) = ${formatDuration(r.cost.seconds)}; started now, done ${when(r.cost.finishIfNow)}`,
+  )
+  for (const e of LEGACY_ENTITIES) {
+    const x = r.entities[e]
+    if (x.rejected.total > 0) lines.push(`rejected ${e}: ${top(x.rejected.byReason)}`)
+  }
+  for (const e of LEGACY_ENTITIES) {
+    const x = r.entities[e]
+    if (x.skipped.total > 0) lines.push(`skipped ${e}: ${top(x.skipped.byReason)}`)
+  }
+  const changed = LEGACY_ENTITIES.filter((e) => r.entities[e].fates.loadedChanged > 0).map(
+    (e) => `${e} ${n(r.entities[e].fates.loadedChanged)} (${Object.keys(r.entities[e].changedFields).slice(0, 4).join(', ')})`,
+  )
+  if (changed.length) lines.push(`loaded but changed in the source since (not resent): ${changed.join('; ')}`)
+  const referential = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].referential)).map(([k, v]) => `${n(v.count)} ${k}`)
+  lines.push(
+    `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,
+  )
+  if (referential.length) lines.push(`referential: ${referential.join(', ')}`)
+  if (r.diff) lines.push(`since ${r.diff.previousRunId} (${when(r.diff.previousGeneratedAt)}): ${r.diff.lines.join('; ')}`)
+  else lines.push('first plan of this job: no previous plan to compare with')
+  if (r.target) {
+    lines.push(
+      r.target.ok
+        ? `target ${r.target.baseUrl}: apiKey works with full access, region ${r.target.region.observed ?? 'not observable'}, already present: users ${n(r.target.existing.users.count)}, groups ${n(r.target.existing.groups.count)}, members ${n(r.target.existing.members.count)}`
+        : `target ${r.target.baseUrl}: PROBLEMS: ${r.target.problems.join('; ')}`,
+    )
+  }
+  for (const g of r.gates) lines.push(`gate ${g.expression}: ${g.passed ? 'passed' : 'FAILED'} (value ${n(Math.round(g.value * 100) / 100)})`)
+  return `${lines.join('\n')}\n`
+}
+
+export function formatVerifyReport(r: VerifyReport): string {
+  const lines: string[] = [
+    `chatferry verify · job ${r.jobId} · app ${r.appId} (${r.region}) · ${r.runId}`,
+    `source snapshot ${r.sourceSnapshotAt ? when(r.sourceSnapshotAt) : '-'} · config ${r.configHash.slice(0, 12)} · chatferry ${r.chatferryVersion}`,
+    '',
+  ]
+  const rows: string[][] = [['entity', 'ledger done', 'not loaded', 'on platform', 'missing', 'unexpected', 'duplicates', 'source rows', 'ledger records']]
+  for (const e of LEGACY_ENTITIES) {
+    const x = r.entities[e]
+    rows.push([e, n(x.ledgerDone), n(x.ledgerOpen), n(x.platform), n(x.missing), n(x.unexpected), n(x.duplicates), x.source ? n(x.source.rows) : '-', x.source ? n(x.source.ledgerRecords) : '-'])
+  }
+  lines.push(...table(rows), '')
+  const m = r.messages
+  lines.push(
+    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
+    `chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min (${n(r.chat.rateLimited)} rate-limited)`,
+  )
+  const shown = r.mismatches.slice(0, 15)
+  for (const x of shown) {
+    lines.push(
+      `  ${x.explained ? 'explained ' : ''}${x.kind} ${x.entity} ${x.targetKey ?? ''}${x.legacyId ? ` (legacy ${x.legacyId})` : ''}${x.field ? ` ${x.field}: expected ${JSON.stringify(x.expected)}, found ${JSON.stringify(x.actual)}` : ''} — ${x.note}`,
+    )
+  }
+  const more = r.mismatches.length - shown.length + r.mismatchesNotListed
+  if (more > 0) lines.push(`  … and ${n(more)} more (see the JSON or HTML report)`)
+  lines.push(
+    r.totals.unexplained === 0
+      ? `verified: ${r.totals.mismatches === 0 ? 'no mismatch' : `${n(r.totals.mismatches)} mismatches, all explained by the ledger`}`
+      : `NOT verified: ${n(r.totals.unexplained)} unexplained mismatches (${n(r.totals.mismatches)} in all)`,
+  )
+  return `${lines.join('\n')}\n`
+}

@@ -1,0 +1,194 @@
+/**
+ * Plan benchmark: `chatferry plan` (the dry run, classified against a Postgres ledger, with the
+ * report in JSON and HTML) on a generated Mattermost database, against extraction + mapping alone
+ * (the same planning loop with a sink that does nothing: no ledger, thread parents only from the
+ * page in hand). Prints wall time, rows/s and peak RSS of each, and their ratio (target: plan in
+ * under 2× extraction + mapping; RSS flat between 100k and 1M). Each run is its own child process,
+ * so peaks don't mix.
+ *
+ *   node test/bench/plan-bench.ts [--sizes 100000,1000000] [--page-size 5000] [--quick]
+ *   npm run bench -- plan
+ *
+ * Generated databases (`cf_bench_mm_<size>`) are shared with the connector benchmark and reused;
+ * `--regenerate` rebuilds them. The Postgres server is `TEST_DATABASE_URL` or
+ * postgres://postgres@127.0.0.1:5432/postgres.
+ */
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { stringify } from 'yaml'
+import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
+import { PoliciesSchema } from '../../mappings/index.ts'
+import { openLedgerContext } from '../../src/load/context.ts'
+import { emptyCounts, planJob, type PlanSink } from '../../src/plan/plan-job.ts'
+import { runPlan } from '../../src/report/run-plan.ts'
+import { generateMattermost } from '../fixtures/mattermost/generate.ts'
+
+const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const args = process.argv.slice(2)
+const flag = (name: string) => args.includes(`--${name}`)
+const value = (name: string) => {
+  const i = args.indexOf(`--${name}`)
+  return i === -1 ? undefined : args[i + 1]
+}
+const pageSize = Number(value('page-size') ?? 5000)
+/** The generator's posts span recent years: keep every message (as an app with extended retention would). */
+const POLICIES = { retention: { retentionDays: 100_000 } }
+
+function dbUrl(name: string): string {
+  const u = new URL(SERVER)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+async function admin<T>(f: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: SERVER })
+  await c.connect()
+  try {
+    return await f(c)
+  } finally {
+    await c.end()
+  }
+}
+
+async function ensureDatabase(size: number): Promise<string> {
+  const name = `cf_bench_mm_${size}`
+  const exists = await admin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1)
+  if (exists && !flag('regenerate')) {
+    const c = new pg.Client({ connectionString: dbUrl(name) })
+    await c.connect()
+    try {
+      const r = await c.query("SELECT count(*)::int AS n FROM posts WHERE originalid = ''")
+      if (r.rows[0]?.n === size) return dbUrl(name)
+    } catch {
+      // half-generated: rebuild
+    } finally {
+      await c.end()
+    }
+  }
+  await admin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await c.query(`CREATE DATABASE ${name}`)
+  })
+  process.stdout.write(`generating ${size.toLocaleString('en')} posts into ${name}… `)
+  const g = await generateMattermost({ engine: 'postgres', url: dbUrl(name), posts: size })
+  const c = new pg.Client({ connectionString: dbUrl(name) })
+  await c.connect()
+  await c.query('VACUUM ANALYZE')
+  await c.end()
+  process.stdout.write(`${(g.ms / 1000).toFixed(1)} s (${g.postRows.toLocaleString('en')} post rows)\n`)
+  return dbUrl(name)
+}
+
+/** Extraction + mapping + validation alone: the planning loop with a sink that keeps nothing. */
+async function extractMap(url: string): Promise<{ rows: number; items: number }> {
+  const session = await createConnector(SourceConfigSchema.parse({ connector: 'mattermost', url, pageSize })).open()
+  const sink: PlanSink = {
+    resumable: false,
+    loadIds: async () => [],
+    saveIds: async (ids) => void ids.takeNew(),
+    loadUsers: async () => new Map(),
+    loadGroups: async () => new Map(),
+    parents: async () => new Map(),
+    getCursor: async () => undefined,
+    writeExtras: async () => emptyCounts(),
+    writePage: async () => emptyCounts(),
+    finishEntity: async () => {},
+  }
+  try {
+    const s = await planJob({ jobId: 'bench', store: undefined as never, session, policies: PoliciesSchema.parse(POLICIES), now: Date.now(), pageSize, sink })
+    const rows = Object.values(s.entities).reduce((a, e) => a + e.sourceRows, 0)
+    const items = Object.values(s.entities).reduce((a, e) => a + e.items, 0)
+    return { rows, items }
+  } finally {
+    await session.close()
+  }
+}
+
+async function plan(url: string, size: number): Promise<{ rows: number; items: number }> {
+  const stateName = `cf_bench_plan_state_${size}`
+  await admin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`)
+    await c.query(`CREATE DATABASE ${stateName}`)
+  })
+  const dir = mkdtempSync(join(tmpdir(), 'chatferry-plan-bench-'))
+  const cfg = join(dir, 'chatferry.yaml')
+  writeFileSync(
+    cfg,
+    stringify({
+      target: { appId: 'bench', region: 'us', apiKey: 'bench-key-not-used', baseUrl: 'http://127.0.0.1:9/apps/bench/v3' },
+      state: { url: dbUrl(stateName) },
+      source: { connector: 'mattermost', url, pageSize },
+      policies: POLICIES,
+    }),
+  )
+  const ctx = await openLedgerContext({ config: cfg })
+  try {
+    const r = await runPlan(ctx, { outDir: dir })
+    const rows = Object.values(r.report.entities).reduce((a, e) => a + e.sourceRows, 0)
+    const items = Object.values(r.report.entities).reduce((a, e) => a + e.items, 0)
+    return { rows, items }
+  } finally {
+    await ctx.close()
+    rmSync(dir, { recursive: true, force: true })
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`))
+  }
+}
+
+async function child(mode: 'extract-map' | 'plan', size: number): Promise<void> {
+  const url = dbUrl(`cf_bench_mm_${size}`)
+  const baseRssMb = process.resourceUsage().maxRSS / 1024
+  const started = performance.now()
+  const r = mode === 'plan' ? await plan(url, size) : await extractMap(url)
+  const ms = performance.now() - started
+  const peakRssMb = process.resourceUsage().maxRSS / 1024
+  process.stdout.write(`${JSON.stringify({ mode, size, ...r, ms, peakRssMb, baseRssMb })}\n`)
+}
+
+interface Result {
+  mode: string
+  size: number
+  rows: number
+  items: number
+  ms: number
+  peakRssMb: number
+  baseRssMb: number
+}
+
+async function main(): Promise<void> {
+  if (flag('child')) return child(value('mode') as 'extract-map' | 'plan', Number(value('child')))
+  const sizes = (value('sizes') ?? (flag('quick') ? '20000' : '100000,1000000')).split(',').map(Number)
+  const results: Result[] = []
+  for (const size of sizes) {
+    await ensureDatabase(size)
+    for (const mode of ['extract-map', 'plan'] as const) {
+      const r = spawnSync(process.execPath, [import.meta.filename, '--child', String(size), '--mode', mode, '--page-size', String(pageSize)], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
+      if (r.status !== 0) throw new Error(`bench child ${mode} ${size} failed: ${r.stdout}`)
+      results.push(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Result)
+    }
+  }
+  const fmt = (n: number) => Math.round(n).toLocaleString('en')
+  process.stdout.write(`\nchatferry plan on a generated Mattermost database (Postgres source and ledger), page size ${pageSize}\n`)
+  for (const size of sizes) {
+    const base = results.find((r) => r.size === size && r.mode === 'extract-map')
+    const full = results.find((r) => r.size === size && r.mode === 'plan')
+    if (!base || !full) continue
+    for (const r of [base, full]) {
+      process.stdout.write(
+        `${fmt(size)} posts · ${r.mode.padEnd(11)}: ${fmt(r.rows)} rows → ${fmt(r.items)} items in ${(r.ms / 1000).toFixed(2)} s = ${fmt((r.rows / r.ms) * 1000)} rows/s, peak RSS ${r.peakRssMb.toFixed(0)} MB\n`,
+      )
+    }
+    process.stdout.write(`${fmt(size)} posts · plan / (extract + map) = ${(full.ms / base.ms).toFixed(2)}× (target < 2.00×)\n`)
+  }
+  for (const mode of ['extract-map', 'plan']) {
+    const peaks = results.filter((r) => r.mode === mode).map((r) => r.peakRssMb)
+    if (peaks.length > 1) process.stdout.write(`${mode}: peak RSS spread across sizes ${(Math.max(...peaks) - Math.min(...peaks)).toFixed(0)} MB\n`)
+  }
+}
+
+await main()
