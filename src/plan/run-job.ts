@@ -60,10 +60,13 @@ export function formatPlanSummary(summary: PlanJobSummary): string {
     const skipped = Object.values(s.skipped).reduce((a, r) => a + r.count, 0)
     const rejected = Object.values(s.rejected).reduce((a, r) => a + r.count, 0)
     const l = s.ledger
+    // Extra items (placeholders, the system user) come from other entities' records: they are in
+    // the ledger counts but not in the source rows, so they are named separately.
+    const extras = Object.entries(s.extras)
     lines.push(
       `${entity.padEnd(9)} ${String(s.sourceRows).padStart(8)} rows → ${l.inserted} new, ${l.updated} updated, ${l.unchanged} unchanged` +
         `${l.loadedButChanged ? `, ${l.loadedButChanged} changed after loading` : ''}, ${skipped} skipped, ${rejected} rejected` +
-        `${Object.keys(s.extras).length ? ` (+ ${Object.entries(s.extras).map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}`,
+        `${extras.length ? ` (the item counts include ${extras.map(([k, v]) => `${v} ${k}`).join(', ')} created for other records)` : ''}`,
     )
     for (const [reason, r] of Object.entries(s.rejected)) {
       lines.push(`            rejected ${r.count} × ${reason} (e.g. ${r.samples.join(', ')})`)
