@@ -7,6 +7,7 @@
  * Deterministic: the same seed gives the same database, so the demo's counts are reproducible.
  */
 import { DatabaseSync } from 'node:sqlite'
+import { seededRandom } from '../lib.ts'
 
 export interface SampleSize {
   readonly users: number
@@ -27,17 +28,6 @@ export const PLANTED_BAD_ROWS = {
 
 const DAY = 86_400_000
 
-/** Small, fast, seeded PRNG (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
 
 const FIRST = ['Ada', 'Grace', 'Linus', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Frances', 'Edsger', 'Radia', 'Tim', 'Hedy', 'Alan', 'Joan', 'Niklaus', 'Sophie', 'José', 'Zoë', 'Björn', 'Ayşe', 'Chen', 'Priya']
 const LAST = ['Lovelace', 'Hopper', 'Torvalds', 'Hamilton', 'Thompson', 'Liskov', 'Ritchie', 'Allen', 'Dijkstra', 'Perlman', 'Berners-Lee', 'Lamarr', 'Turing', 'Clarke', 'Wirth', 'Wilson', 'Núñez', 'Müller', 'Øberg', 'Yılmaz', 'Wei', 'Patel']
@@ -53,7 +43,7 @@ export interface SampleDatabase {
 
 /** Writes the sample database to `path` (which must not exist yet). */
 export function createSampleLegacyDatabase(path: string, now: number, size: SampleSize = DEMO_SIZE, seed = 42): SampleDatabase {
-  const rnd = random(seed)
+  const rnd = seededRandom(seed)
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
   const db = new DatabaseSync(path)
   try {

@@ -6,6 +6,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, type ResolvedConfig } from '../config.ts'
 import { ChatferryError, ConfigError } from '../errors.ts'
+import { pidAlive } from '../lib.ts'
 import { openLedger, type LedgerStore } from '../state/store.ts'
 import { defaultJobId, resolveLoadConfig, type LoadConfig } from './config.ts'
 
@@ -23,14 +24,6 @@ export interface LedgerContextOptions {
   readonly load?: Partial<Record<keyof LoadConfig, number>>
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 /**
  * The embedded store is one PGlite database in a directory: one process at a time. A lock file

@@ -25,6 +25,7 @@ import PQueue from 'p-queue'
 import pRetry, { AbortError } from 'p-retry'
 import type { Logger } from 'pino'
 import type PgBoss from 'pg-boss'
+import { pidAlive } from '../lib.ts'
 import type { LedgerStore, EntityStats } from '../state/store.ts'
 import type { StateDatabase } from '../state/schema.ts'
 import type { ImportResult, PlatformClient } from '../target/client.ts'
@@ -122,14 +123,6 @@ function hostKey(): string {
   return `${hostname()}${boot ? `#${boot}` : ''}`
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 interface ClaimedItem {
   /** The ledger row id. */

@@ -10,20 +10,9 @@ import type { FaultSettings } from './settings.ts'
 export const FAULT_KINDS = ['extra429', 'dropBeforeCommit', 'partialCommit500', 'dropAfterCommit'] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
-/** A uniform random source on [0, 1). */
-export type Random = () => number
+import { seededRandom, type Random } from '../lib.ts'
 
-/** mulberry32: a tiny seeded PRNG, uniform on [0, 1). */
-export function seededRandom(seed: number): Random {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { seededRandom, type Random }
 
 /** What the dice decided for one request. At most one fault fires, in the order of {@link FAULT_KINDS}. */
 export interface FaultPlan {
