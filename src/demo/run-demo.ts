@@ -1,9 +1,9 @@
 /**
  * `chatferry demo`: a complete migration on embedded defaults, with nothing installed. It writes
  * an in-house legacy chat database (SQLite), starts the platform sandbox in this process with a
- * demo-sized quota, migrates everything through the real pipeline (generic-sql connector →
- * mappings → embedded ledger → quota-paced loader → sandbox over HTTP), then checks the sandbox
- * item by item against the ledger.
+ * demo-sized quota, shows the dry-run report, migrates everything through the real pipeline
+ * (generic-sql connector → mappings → embedded ledger → quota-paced loader → sandbox over HTTP),
+ * then runs `verify` against the sandbox.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,8 +16,8 @@ import { buildReport, formatStatusTable } from '../load/progress.ts'
 import { createLogger } from '../logger.ts'
 import { formatPlanSummary, planFromSource } from '../plan/run-job.ts'
 import { startSandbox } from '../sandbox/index.ts'
-import { createPlatformClient, type PlatformClient } from '../target/client.ts'
-import { ENTITIES, type Entity } from '../target/schemas.ts'
+import { runPlan } from '../report/run-plan.ts'
+import { runVerify } from '../report/verify.ts'
 import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from './sample-legacy.ts'
 
 export interface DemoOptions {
@@ -41,7 +41,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
   const legacyPath = join(dir, 'legacy.sqlite')
   const sample = createSampleLegacyDatabase(legacyPath, now, options.size ?? DEMO_SIZE)
   out.write(
-    `1/4 legacy database: ${legacyPath}\n    ${sample.rows.users} accounts, ${sample.rows.rooms} rooms, ${sample.rows.members} memberships, ${sample.rows.posts} posts (an in-house schema, read by the generic-sql connector)\n`,
+    `1/6 legacy database: ${legacyPath}\n    ${sample.rows.users} accounts, ${sample.rows.rooms} rooms, ${sample.rows.members} memberships, ${sample.rows.posts} posts (an in-house schema, read by the generic-sql connector)\n`,
   )
 
   const apiKey = randomBytes(20).toString('hex')
@@ -49,7 +49,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
   let ctx: LedgerContext | undefined
   try {
     const app = (await sandbox.createApp({ id: 'demo', apiKey })) // reuses the app created at start
-    out.write(`2/4 sandbox: ${sandbox.url} (app "demo", quota ${rpm} requests/min, 50 items/request)\n`)
+    out.write(`2/6 sandbox: ${sandbox.url} (app "demo", quota ${rpm} requests/min, 50 items/request)\n`)
 
     const configPath = join(dir, 'chatferry.yaml')
     writeFileSync(
@@ -75,18 +75,26 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     process.env.CHATFERRY_DEMO_API_KEY = apiKey
     ctx = await openLedgerContext({ config: configPath })
     const logger = createLogger({ level: 'error' })
+    const reports = join(dir, 'reports')
+    const dry = await runPlan(ctx, { outDir: reports, checkTarget: true, now })
+    out.write(`3/6 dry run (nothing sent, no item changed):\n`)
+    out.write(indent(dry.text))
     const summary = await planFromSource(ctx, { now, logger })
-    out.write(`3/4 planned (policies: threads quoted, deletes as tombstones, system messages as a system user):\n`)
+    out.write(`4/6 planned (policies: threads quoted, deletes as tombstones, system messages as a system user):\n`)
     out.write(indent(formatPlanSummary(summary)))
 
     const loadStarted = performance.now()
     const code = await runLoaderCommand(ctx, 'load', logger)
     const stats = await ctx.store.entityStats(ctx.jobId)
-    out.write(`4/4 loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s:\n`)
+    out.write(`5/6 loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s:\n`)
     out.write(indent(formatStatusTable(buildReport(stats, { requestsPerMinute: rpm, itemsPerRequest: 50 }))))
 
-    const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey })
-    const problems = await compareSandboxWithLedger(ctx, client)
+    const verified = await runVerify(ctx, { outDir: reports, chatRequestsPerMinute: rpm })
+    out.write(`6/6 verify (the platform's lists against the ledger and the source):\n`)
+    out.write(indent(verified.text))
+    const problems: string[] = []
+    if (!dry.passed) problems.push('the dry run found a problem with the target')
+    if (!verified.passed) problems.push(`verify found ${verified.report.totals.unexplained} unexplained mismatches`)
     const rejects = await ctx.store.listRejects(ctx.jobId, { limit: 1000 })
     out.write(`quarantined (${rejects.length}): ${rejects.map((r) => `${r.entity} ${r.legacyId} [${r.code}] ${r.message}`).join('\n                 ')}\n`)
     const planted: string[] = [...PLANTED_BAD_ROWS.users, ...PLANTED_BAD_ROWS.messages]
@@ -100,7 +108,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     }
     out.write(
       `verified: the sandbox holds exactly the items the ledger says were loaded, once each; the only rejects are the planted bad rows.\n` +
-        `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Ledger: ${join(dir, 'state')} — try: npm run chatferry -- status -c ${configPath}\n`,
+        `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Reports: ${reports}/{plan,verify}-report.html\n` +
+        `Ledger: ${join(dir, 'state')} — try: npm run chatferry -- status -c ${configPath}\n`,
     )
     return EXIT.OK
   } finally {
@@ -111,35 +120,4 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
 
 function indent(text: string): string {
   return `${text.replace(/^(?=.)/gm, '    ').trimEnd()}\n`
-}
-
-/** Every item the ledger marks done is on the platform exactly once, and nothing else is. */
-async function compareSandboxWithLedger(ctx: LedgerContext, client: PlatformClient): Promise<string[]> {
-  const problems: string[] = []
-  const onPlatform: Record<Entity, string[]> = { users: [], groups: [], members: [], messages: [] }
-  for await (const u of client.users(1000, undefined, { withDeactivated: true })) onPlatform.users.push(u.uid)
-  for await (const g of client.groups()) {
-    onPlatform.groups.push(g.guid)
-    for await (const m of client.groupMembers(g.guid)) onPlatform.members.push(`${g.guid}_member_${m.uid}`)
-    for await (const m of client.bannedUsers(g.guid)) onPlatform.members.push(`${g.guid}_member_${m.uid}`)
-  }
-  for await (const m of client.messages()) onPlatform.messages.push(m.muid ?? `id:${m.id}`)
-  for (const entity of ENTITIES) {
-    const done = await ctx.store.db
-      .selectFrom('chatferry.items')
-      .select('target_key')
-      .where('job_id', '=', ctx.jobId)
-      .where('entity', '=', entity)
-      .where('status', '=', 'done')
-      .execute()
-    const expected = new Set(done.map((r) => r.target_key))
-    const seen = new Set<string>()
-    for (const key of onPlatform[entity]) {
-      if (seen.has(key)) problems.push(`${entity} ${key} is on the platform twice`)
-      seen.add(key)
-      if (!expected.has(key)) problems.push(`${entity} ${key} is on the platform but not done in the ledger`)
-    }
-    for (const key of expected) if (!seen.has(key)) problems.push(`${entity} ${key} is done in the ledger but missing on the platform`)
-  }
-  return problems.slice(0, 20)
 }
