@@ -4,8 +4,8 @@ import { UsageError } from '../../load/usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { runPlan } from '../../report/run-plan.ts'
-import { EXIT } from '../exit-codes.ts'
 import { configOption } from '../options.ts'
+import { parseChatRpm, printReportResult } from '../report-output.ts'
 
 interface PlanFlags {
   config: string
@@ -47,8 +47,7 @@ export function registerPlanCommand(program: Command): void {
       } catch (err) {
         throw new UsageError((err as Error).message)
       }
-      const chatRpm = opts.chatRpm === undefined ? undefined : Number(opts.chatRpm)
-      if (chatRpm !== undefined && !(Number.isFinite(chatRpm) && chatRpm > 0)) throw new UsageError(`--chat-rpm: expected a positive number, got ${opts.chatRpm}`)
+      const chatRpm = parseChatRpm(opts.chatRpm)
       const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         const result = await runPlan(ctx, {
@@ -57,12 +56,7 @@ export function registerPlanCommand(program: Command): void {
           checkTarget: opts.checkTarget === true,
           ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
         })
-        if (opts.json) process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`)
-        else {
-          process.stdout.write(result.text)
-          if (result.files) process.stdout.write(`report: ${result.files.json}\n        ${result.files.html}\n`)
-        }
-        process.exitCode = result.passed ? EXIT.OK : EXIT.REJECTED
+        process.exitCode = printReportResult(result, opts.json)
       } finally {
         await ctx.close()
       }

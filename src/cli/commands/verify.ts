@@ -3,8 +3,8 @@ import { openLedgerContext } from '../../load/context.ts'
 import { UsageError } from '../../load/usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
-import { EXIT } from '../exit-codes.ts'
 import { configOption } from '../options.ts'
+import { parseChatRpm, printReportResult } from '../report-output.ts'
 
 interface VerifyFlags {
   config: string
@@ -37,8 +37,7 @@ export function registerVerifyCommand(program: Command): void {
     .action(async (opts: VerifyFlags) => {
       const sample = Number(opts.sample)
       if (!Number.isInteger(sample) || sample < 0) throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
-      const chatRpm = opts.chatRpm === undefined ? undefined : Number(opts.chatRpm)
-      if (chatRpm !== undefined && !(Number.isFinite(chatRpm) && chatRpm > 0)) throw new UsageError(`--chat-rpm: expected a positive number, got ${opts.chatRpm}`)
+      const chatRpm = parseChatRpm(opts.chatRpm)
       const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         const result = await runVerify(ctx, {
@@ -47,12 +46,7 @@ export function registerVerifyCommand(program: Command): void {
           source: opts.source !== false,
           ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
         })
-        if (opts.json) process.stdout.write(`${JSON.stringify(result.report, null, 2)}\n`)
-        else {
-          process.stdout.write(result.text)
-          if (result.files) process.stdout.write(`report: ${result.files.json}\n        ${result.files.html}\n`)
-        }
-        process.exitCode = result.passed ? EXIT.OK : EXIT.REJECTED
+        process.exitCode = printReportResult(result, opts.json)
       } finally {
         await ctx.close()
       }
