@@ -2,7 +2,8 @@
  * Finds the real databases the integration tests run against, once per test run:
  * 1. `TEST_DATABASE_URL` / `TEST_MYSQL_URL` when set (CI, or your own servers);
  * 2. otherwise the local services on their standard ports, when they answer;
- * 3. otherwise containers started with testcontainers (needs a Docker engine).
+ * 3. otherwise containers started with testcontainers (needs a Docker engine); without one,
+ *    the MariaDB cases are skipped with the reason (Postgres is required).
  * The URLs reach the tests through `provide`/`inject`.
  */
 import type { TestProject } from 'vitest/node'
@@ -47,10 +48,18 @@ export async function setup(project: TestProject): Promise<void> {
     const local = 'postgres://postgres@127.0.0.1:5432/postgres'
     if (await answers(local)) postgresUrl = local
     else {
-      const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
-      const container = await new PostgreSqlContainer('postgres:16-alpine').start()
-      stops.push(() => container.stop())
-      postgresUrl = container.getConnectionUri()
+      try {
+        const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+        const container = await new PostgreSqlContainer('postgres:16-alpine').start()
+        stops.push(() => container.stop())
+        postgresUrl = container.getConnectionUri()
+      } catch (err) {
+        throw new Error(
+          'no Postgres for the integration tests: set TEST_DATABASE_URL, run one on 127.0.0.1:5432 (user postgres), ' +
+            `or start a Docker engine for testcontainers (${(err as Error).message.split('\n')[0]})`,
+          { cause: err },
+        )
+      }
     }
   }
   project.provide('postgresUrl', postgresUrl)
@@ -59,6 +68,18 @@ export async function setup(project: TestProject): Promise<void> {
   if (!mysqlUrl) {
     const local = 'mysql://root@127.0.0.1:3306/test'
     if (await mysqlAnswers(local)) mysqlUrl = local
+    else {
+      // No MariaDB here: start one when a Docker engine answers; otherwise the MariaDB cases are
+      // skipped and say why.
+      try {
+        const { MariaDbContainer } = await import('@testcontainers/mariadb')
+        const container = await new MariaDbContainer('mariadb:10.11').withDatabase('test').start()
+        stops.push(() => container.stop())
+        mysqlUrl = container.getConnectionUri(true).replace(/^mariadb:/, 'mysql:')
+      } catch (err) {
+        process.stderr.write(`no MariaDB found (TEST_MYSQL_URL, 127.0.0.1:3306, Docker): MariaDB cases will be skipped (${(err as Error).message.split('\n')[0]})\n`)
+      }
+    }
   }
   project.provide('mysqlUrl', mysqlUrl)
 }
