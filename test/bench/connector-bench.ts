@@ -22,9 +22,8 @@ import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { messagesQuery } from '../../connectors/mattermost/sql/queries.ts'
 import { DIALECTS } from '../../connectors/sql/dialect.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
-import { generateMattermost } from '../fixtures/mattermost/generate.ts'
+import { benchDbUrl as dbUrl, ensureMattermostBenchDb } from './mattermost-bench-db.ts'
 
-const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
 const value = (name: string) => {
@@ -32,45 +31,6 @@ const value = (name: string) => {
   return i === -1 ? undefined : args[i + 1]
 }
 const pageSize = Number(value('page-size') ?? 5000)
-
-function dbUrl(name: string): string {
-  const u = new URL(SERVER)
-  u.pathname = `/${name}`
-  return u.toString()
-}
-
-async function ensureDatabase(size: number): Promise<string> {
-  const name = `cf_bench_mm_${size}`
-  const admin = new pg.Client({ connectionString: SERVER })
-  await admin.connect()
-  try {
-    const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1
-    if (exists && !flag('regenerate')) {
-      const c = new pg.Client({ connectionString: dbUrl(name) })
-      await c.connect()
-      try {
-        const r = await c.query("SELECT count(*)::int AS n FROM posts WHERE originalid = ''")
-        if (r.rows[0]?.n === size) return dbUrl(name)
-      } catch {
-        // half-generated: rebuild
-      } finally {
-        await c.end()
-      }
-    }
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.query(`CREATE DATABASE ${name}`)
-  } finally {
-    await admin.end()
-  }
-  process.stdout.write(`generating ${size.toLocaleString('en')} posts into ${name}… `)
-  const g = await generateMattermost({ engine: 'postgres', url: dbUrl(name), posts: size })
-  const c = new pg.Client({ connectionString: dbUrl(name) })
-  await c.connect()
-  await c.query('VACUUM ANALYZE')
-  await c.end()
-  process.stdout.write(`${(g.ms / 1000).toFixed(1)} s (${g.postRows.toLocaleString('en')} post rows)\n`)
-  return dbUrl(name)
-}
 
 /** Reads the connector's message SELECT (unpaged, key order) with COPY; counts rows and bytes. */
 async function rawCopy(url: string): Promise<{ rows: number; bytes: number; ms: number }> {
@@ -166,7 +126,7 @@ async function main(): Promise<void> {
   const sizes = (value('sizes') ?? (flag('quick') ? '20000' : '100000,1000000')).split(',').map(Number)
   const results: { size: number; name: string; raw: { rows: number; ms: number; bytes: number }; ours: { rows: number; problems: number; ms: number; liveHeapMb?: number }; peakRssMb: number; baseRssMb: number }[] = []
   for (const size of sizes) {
-    await ensureDatabase(size)
+    await ensureMattermostBenchDb(size, flag('regenerate'))
     const r = spawnSync(process.execPath, [...(flag('live-heap') ? ['--expose-gc'] : []), import.meta.filename, '--child', String(size), '--page-size', String(pageSize), ...(flag('no-map') ? ['--no-map'] : []), ...(flag('live-heap') ? ['--live-heap'] : [])], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],

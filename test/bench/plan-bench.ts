@@ -17,16 +17,14 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { stringify } from 'yaml'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
 import { openLedgerContext } from '../../src/load/context.ts'
 import { emptyCounts, planJob, type PlanSink } from '../../src/plan/plan-job.ts'
 import { runPlan } from '../../src/report/run-plan.ts'
-import { generateMattermost } from '../fixtures/mattermost/generate.ts'
+import { benchDbUrl as dbUrl, ensureMattermostBenchDb, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
-const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
 const value = (name: string) => {
@@ -36,51 +34,6 @@ const value = (name: string) => {
 const pageSize = Number(value('page-size') ?? 5000)
 /** The generator's posts span recent years: keep every message (as an app with extended retention would). */
 const POLICIES = { retention: { retentionDays: 100_000 } }
-
-function dbUrl(name: string): string {
-  const u = new URL(SERVER)
-  u.pathname = `/${name}`
-  return u.toString()
-}
-
-async function admin<T>(f: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: SERVER })
-  await c.connect()
-  try {
-    return await f(c)
-  } finally {
-    await c.end()
-  }
-}
-
-async function ensureDatabase(size: number): Promise<string> {
-  const name = `cf_bench_mm_${size}`
-  const exists = await admin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1)
-  if (exists && !flag('regenerate')) {
-    const c = new pg.Client({ connectionString: dbUrl(name) })
-    await c.connect()
-    try {
-      const r = await c.query("SELECT count(*)::int AS n FROM posts WHERE originalid = ''")
-      if (r.rows[0]?.n === size) return dbUrl(name)
-    } catch {
-      // half-generated: rebuild
-    } finally {
-      await c.end()
-    }
-  }
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await c.query(`CREATE DATABASE ${name}`)
-  })
-  process.stdout.write(`generating ${size.toLocaleString('en')} posts into ${name}… `)
-  const g = await generateMattermost({ engine: 'postgres', url: dbUrl(name), posts: size })
-  const c = new pg.Client({ connectionString: dbUrl(name) })
-  await c.connect()
-  await c.query('VACUUM ANALYZE')
-  await c.end()
-  process.stdout.write(`${(g.ms / 1000).toFixed(1)} s (${g.postRows.toLocaleString('en')} post rows)\n`)
-  return dbUrl(name)
-}
 
 /** Extraction + mapping + validation alone: the planning loop with a sink that keeps nothing. */
 async function extractMap(url: string): Promise<{ rows: number; items: number }> {
@@ -162,7 +115,7 @@ async function main(): Promise<void> {
   const sizes = (value('sizes') ?? (flag('quick') ? '20000' : '100000,1000000')).split(',').map(Number)
   const results: Result[] = []
   for (const size of sizes) {
-    await ensureDatabase(size)
+    await ensureMattermostBenchDb(size, flag('regenerate'))
     for (const mode of ['extract-map', 'plan'] as const) {
       const r = spawnSync(process.execPath, [import.meta.filename, '--child', String(size), '--mode', mode, '--page-size', String(pageSize)], {
         encoding: 'utf8',
