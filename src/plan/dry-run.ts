@@ -19,7 +19,8 @@ import type { AdjustFn, PlannedMessage, Policies, SkippedRef } from '../../mappi
 import type { LegacyEntity } from '../model/index.ts'
 import type { SourceSession } from '../model/connector.ts'
 import { payloadHash, type LedgerStore, type PlanCounts, type PlannedItem, type StateDatabase } from '../state/index.ts'
-import { loadIdMap, emptyCounts, planJob, SAMPLES_PER_REASON, type PlanJobSummary, type PlanSink, type ReasonCount } from './plan-job.ts'
+import { emptyCounts } from '../state/index.ts'
+import { loadIdMap, planJob, SAMPLES_PER_REASON, type PlanJobSummary, type PlanSink, type ReasonCount } from './plan-job.ts'
 import { policyOfSkipReason } from './lookups.ts'
 
 export const FATES = ['new', 'pending', 'pendingChanged', 'replanned', 'loadedUnchanged', 'loadedChanged'] as const

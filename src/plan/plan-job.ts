@@ -33,6 +33,7 @@ import { LEGACY_ENTITIES, legacyIdOf, type LegacyEntity, type LegacyMessage, typ
 import type { Cursor, SourceSession } from '../model/connector.ts'
 import type { Kysely } from 'kysely'
 import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem, StateDatabase } from '../state/index.ts'
+import { emptyCounts } from '../state/index.ts'
 import type { GroupImport, MessageImport, UserImport } from '../target/schemas.ts'
 import { loadGroups, loadMessages, loadUsers, plannedGroup, plannedMessage, skipReason } from './lookups.ts'
 
@@ -169,10 +170,6 @@ function isComplete(cursor: unknown): boolean {
 }
 
 /** Zero counts. */
-export function emptyCounts(): PlanCounts {
-  return { inserted: 0, updated: 0, unchanged: 0, loadedButChanged: 0, replanned: 0, skipped: 0, rejected: 0, duplicates: 0 }
-}
-
 function emptySummary(): EntityPlanSummary {
   return {
     sourceRows: 0,

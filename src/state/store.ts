@@ -197,7 +197,8 @@ export async function migrateLedger(db: Kysely<any>): Promise<MigrationResult[]>
   return results ?? []
 }
 
-const emptyCounts = (): PlanCounts => ({
+/** A {@link PlanCounts} with every count at zero. */
+export const emptyCounts = (): PlanCounts => ({
   inserted: 0,
   updated: 0,
   unchanged: 0,
