@@ -1,26 +1,15 @@
 import { pino, type Logger } from 'pino'
 
+/** Keys whose values are secrets wherever they appear: in a log object, a config, a report. */
+export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'apikey', 'key', 'secret', 'password', 'authKey', 'token'])
+
 /**
- * Keys whose values are secrets wherever they appear in a log object. pino replaces them with
- * `[redacted]` before the line is written.
+ * Where pino looks for secrets in a log object (top level and one level down, plus request
+ * headers); it writes `[redacted]` instead.
  */
 export const REDACTED_PATHS = [
-  'apiKey',
-  'apikey',
-  'key',
-  'secret',
-  'password',
-  '*.apiKey',
-  '*.apikey',
-  '*.key',
-  '*.secret',
-  '*.password',
-  'headers.apikey',
-  'headers.secret',
-  'headers.authorization',
-  '*.headers.apikey',
-  '*.headers.secret',
-  '*.headers.authorization',
+  ...[...SECRET_KEYS].flatMap((k) => [k, `*.${k}`]),
+  ...['apikey', 'secret', 'authorization'].flatMap((h) => [`headers.${h}`, `*.headers.${h}`]),
 ]
 
 /** What a child logger is about; every line it writes carries these fields. */
@@ -49,4 +38,38 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@')
   }
+}
+
+/**
+ * A copy of a configuration (or part of one) with every secret replaced by `<secret>` and URL
+ * credentials replaced by `***`, keys sorted (so equal settings serialise, and hash, the same). For
+ * printing a configuration and for the config hash of reports. `policies` holds no secrets, only
+ * choices whose names can look like secret keys (`groupTypes.password`, `legacyMetadata.key`):
+ * they are kept, so they show and count in the hash.
+ */
+export function withoutSecrets(value: unknown, path: readonly string[] = []): unknown {
+  const key = path.at(-1) ?? ''
+  if (path[0] !== 'policies' && SECRET_KEYS.has(key) && value !== undefined && value !== null) return '<secret>'
+  if (typeof value === 'string') {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+      try {
+        const u = new URL(value)
+        if (u.username || u.password) {
+          u.username = u.username ? '***' : ''
+          u.password = u.password ? '***' : ''
+          return u.toString()
+        }
+      } catch {
+        return redactUrl(value)
+      }
+    }
+    return value
+  }
+  if (Array.isArray(value)) return value.map((v, i) => withoutSecrets(v, [...path, String(i)]))
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const k of Object.keys(value).sort()) out[k] = withoutSecrets((value as Record<string, unknown>)[k], [...path, k])
+    return out
+  }
+  return value
 }

@@ -7,40 +7,10 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { sql } from 'kysely'
 import type { ResolvedConfig } from '../config.ts'
-import { redactUrl } from '../logger.ts'
+import { withoutSecrets } from '../logger.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { VERSION } from '../version.ts'
 import { REPORT_SCHEMA_VERSION } from './schema.ts'
-
-/** Keys whose values are secrets wherever they appear in the configuration. */
-const SECRET_KEYS = new Set(['apiKey', 'apikey', 'key', 'secret', 'password', 'authKey', 'token'])
-
-/** The configuration with every secret replaced by `<secret>` and credentials cut out of URLs. */
-export function withoutSecrets(value: unknown, key = ''): unknown {
-  if (SECRET_KEYS.has(key) && value !== undefined && value !== null) return '<secret>'
-  if (typeof value === 'string') {
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-      try {
-        const u = new URL(value)
-        if (u.username || u.password) {
-          u.username = u.username ? '<user>' : ''
-          u.password = u.password ? '<secret>' : ''
-          return u.toString()
-        }
-      } catch {
-        return redactUrl(value)
-      }
-    }
-    return value
-  }
-  if (Array.isArray(value)) return value.map((v) => withoutSecrets(v))
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const k of Object.keys(value).sort()) out[k] = withoutSecrets((value as Record<string, unknown>)[k], k)
-    return out
-  }
-  return value
-}
 
 /** sha256 (hex) of the configuration without secrets and without the file's path: same settings, same hash. */
 export function configHash(config: ResolvedConfig): string {

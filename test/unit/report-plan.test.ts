@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/config.ts'
 import { changedFields } from '../../src/plan/dry-run.ts'
 import { evaluateGates, parseGates } from '../../src/report/fail-on.ts'
-import { configHash, withoutSecrets } from '../../src/report/meta.ts'
+import { withoutSecrets } from '../../src/logger.ts'
+import { configHash } from '../../src/report/meta.ts'
 import { diffPlans } from '../../src/report/plan-report.ts'
 import { PlanReport, type EntityPlan } from '../../src/report/schema.ts'
 
@@ -126,6 +127,15 @@ describe('report identity without secrets', () => {
     expect(a).toMatch(/^[0-9a-f]{64}$/)
     expect(a).toBe(b)
     expect(a).not.toBe(c)
+  })
+
+  it('keeps policy choices whose names look like secret keys, so they count in the hash', () => {
+    const base = CONFIG('k-aaaaaaaaaaaa', 'one')
+    const shown = JSON.stringify(withoutSecrets(parseConfig(`${base}policies: { legacyMetadata: { key: chatferry } }`, '/x/a.yaml')))
+    expect(shown).toContain('"key":"chatferry"')
+    const passwordGroups = configHash(parseConfig(`${base}policies: { groupTypes: { password: password } }`, '/x/a.yaml'))
+    const privateGroups = configHash(parseConfig(`${base}policies: { groupTypes: { password: private } }`, '/x/a.yaml'))
+    expect(passwordGroups).not.toBe(privateGroups)
   })
 })
 
