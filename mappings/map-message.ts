@@ -7,7 +7,7 @@
  * fieldLimits (metadata) → longText → userModule.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage } from '../src/model/index.ts'
-import { LIMITS, jsonBytes, type Attachment, type MessageData, type UserDetails } from '../src/target/schemas.ts'
+import { LIMITS, jsonBytes, jsonSizeBound, type Attachment, type MessageData, type UserDetails } from '../src/target/schemas.ts'
 import { messageMuid, partMuid, stableHash, toPlatformId } from './ids.ts'
 import { DEFAULT_QUOTE_WORDS } from './policies.ts'
 import {
@@ -297,6 +297,40 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
         metadata: metadataOf(extra),
       })
     const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...dataOf('', attachments, extra), text: '' })
+    const common = compact({
+      sender,
+      receiverType: record.receiverType,
+      receiver,
+      category,
+      type,
+      sentAt,
+      deliveredAt: optionalSeconds(record.deliveredAt, 'deliveredAt', ctx, out),
+      readAt: optionalSeconds(record.readAt, 'readAt', ctx, out),
+    })
+    const sortBase = `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}`
+    /** Part `n` (from 1) of the message, with text `t` and its `data`. */
+    const messageItem = (t: string, data: MessageData, n: number): MappedItem<'messages'> => {
+      const mentioned = mentionedUids(t).flatMap((uid) => {
+        const d = details.get(uid)
+        return d === undefined ? [] : [[uid, d] as const]
+      })
+      const payload = compact({
+        muid: n === 1 ? muid : partMuid(muid, n),
+        ...common,
+        type: n === 1 ? type : 'text',
+        category: n === 1 ? category : 'message',
+        data,
+        mentionedUserDetails: mentioned.length > 0 ? Object.fromEntries(mentioned) : undefined,
+      })
+      return finish('messages', payload, record, ctx, out, `${sortBase}:${String(n).padStart(4, '0')}`)
+    }
+
+    // Most messages are far below the limit, which a bound of the whole data's JSON size shows
+    // without serialising it (the margin covers the `"text":""` the skeleton counts).
+    const whole = dataOf(text, attachments)
+    if (jsonSizeBound(whole, LIMITS.MESSAGE_DATA_BYTES_MAX) + 16 <= LIMITS.MESSAGE_DATA_BYTES_MAX) {
+      return { kind: 'items', items: [messageItem(text, whole, 1)], extraItems, outcomes: out.list }
+    }
     const textBytes = jsonTextBytes(text)
     const minText = Math.min(textBytes, MIN_PART_BYTES)
     let skeleton = skeletonBytes()
@@ -332,37 +366,10 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
       }
     }
 
-    const common = compact({
-      sender,
-      receiverType: record.receiverType,
-      receiver,
-      category,
-      type,
-      sentAt,
-      deliveredAt: optionalSeconds(record.deliveredAt, 'deliveredAt', ctx, out),
-      readAt: optionalSeconds(record.readAt, 'readAt', ctx, out),
-    })
-    const sortBase = `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}`
     const items = texts.map((t, i) => {
-      const n = i + 1
-      const partKey = n === 1 ? muid : partMuid(muid, n)
-      const partInfo = texts.length > 1 ? { part: { n, of: texts.length, first: muid } } : texts[0] !== text ? { truncated: true } : undefined
+      const partInfo = texts.length > 1 ? { part: { n: i + 1, of: texts.length, first: muid } } : texts[0] !== text ? { truncated: true } : undefined
       // Parts after the first carry only text: the first part holds the attachments.
-      const data = dataOf(t, n === 1 ? attachments : [], partInfo)
-      const partType = n === 1 ? type : 'text'
-      const mentioned = mentionedUids(t).flatMap((uid) => {
-        const d = details.get(uid)
-        return d === undefined ? [] : [[uid, d] as const]
-      })
-      const payload = compact({
-        muid: partKey,
-        ...common,
-        type: partType,
-        category: n === 1 ? category : 'message',
-        data,
-        mentionedUserDetails: mentioned.length > 0 ? Object.fromEntries(mentioned) : undefined,
-      })
-      return finish('messages', payload, record, ctx, out, `${sortBase}:${String(n).padStart(4, '0')}`)
+      return messageItem(t, dataOf(t, i === 0 ? attachments : [], partInfo), i + 1)
     })
     return { kind: 'items', items, extraItems, outcomes: out.list }
   })

@@ -95,30 +95,71 @@ const MENTION_TOKEN = /<@uid:([^>\s]+)>/g
 
 /** Platform uids mentioned in `text` (`<@uid:…>` tokens), in order of appearance, without repeats. */
 export function mentionedUids(text: string): string[] {
+  if (!text.includes('<@uid:')) return []
   const seen = new Set<string>()
   for (const m of text.matchAll(MENTION_TOKEN)) seen.add(m[1] as string)
   return [...seen]
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** Characters that, right before `@`, make it part of a word or an address rather than a mention. */
+const NOT_BEFORE_MENTION = /[A-Za-z0-9_.@<-]/
+/** Characters that, right after a handle, show it continues (a longer name, not this mention). */
+const HANDLE_CHAR = /[A-Za-z0-9_-]/
+
+/** A UTF-16 unit the way a case-insensitive, non-unicode RegExp compares it (ECMA-262 Canonicalize). */
+function canonical(unit: string): string {
+  const upper = unit.toUpperCase()
+  if (upper.length !== 1) return unit
+  return unit.charCodeAt(0) >= 128 && upper.charCodeAt(0) < 128 ? unit : upper
+}
+
+/** True when `text` holds `name` at `at`, compared case-insensitively unit by unit. */
+function holdsAt(text: string, at: number, name: string): boolean {
+  if (at + name.length > text.length) return false
+  for (let j = 0; j < name.length; j++) {
+    const a = text[at + j] as string
+    const b = name[j] as string
+    if (a !== b && canonical(a) !== canonical(b)) return false
+  }
+  return true
 }
 
 /**
  * Rewrites mentions of known users to `<@uid:UID>`: the canonical id form `<@uid:LEGACY_ID>` and
- * `@handle` (case-insensitive, not inside a word or an email address; trailing punctuation stays).
+ * `@handle` (case-insensitive, not inside a word or an email address; trailing punctuation stays;
+ * the longest handle that fits wins).
  * @param byLegacyId legacy user id → platform uid.
  * @param byHandle handle as written after `@` → platform uid.
  */
 export function rewriteMentions(text: string, byLegacyId: ReadonlyMap<string, string>, byHandle: ReadonlyMap<string, string>): string {
   let result = text
-  for (const [legacyId, uid] of byLegacyId) result = result.split(`<@uid:${legacyId}>`).join(`<@uid:${uid}>`)
+  if (result.includes('<@uid:')) {
+    for (const [legacyId, uid] of byLegacyId) result = result.split(`<@uid:${legacyId}>`).join(`<@uid:${uid}>`)
+  }
+  if (byHandle.size === 0 || !result.includes('@')) return result
   const handles = new Map<string, string>()
   for (const [h, uid] of byHandle) if (h !== '') handles.set(h.toLowerCase(), uid)
   if (handles.size === 0) return result
-  const names = [...handles.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp)
-  const re = new RegExp(`(^|[^A-Za-z0-9_.@<-])@(${names.join('|')})(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])`, 'gi')
-  return result.replace(re, (_whole, before: string, name: string) => `${before}<@uid:${handles.get(name.toLowerCase())}>`)
+  const names = [...handles.keys()].sort((a, b) => b.length - a.length)
+  // A scan with the semantics of /(^|[^A-Za-z0-9_.@<-])@(name|…)(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])/gi,
+  // without compiling a RegExp per message: the character before `@` must not be one a previous
+  // mention consumed.
+  let out = ''
+  let copied = 0
+  for (let at = result.indexOf('@'); at !== -1; at = result.indexOf('@', at + 1)) {
+    if (at > 0 && (at === copied || NOT_BEFORE_MENTION.test(result[at - 1] as string))) continue
+    for (const name of names) {
+      const end = at + 1 + name.length
+      if (!holdsAt(result, at + 1, name)) continue
+      const next = result[end]
+      if (next !== undefined && (HANDLE_CHAR.test(next) || (next === '.' && HANDLE_CHAR.test(result[end + 1] ?? '')))) continue
+      out += `${result.slice(copied, at)}<@uid:${handles.get(name)}>`
+      copied = end
+      at = end - 1
+      break
+    }
+  }
+  return copied === 0 ? result : out + result.slice(copied)
 }
 
 /** `> Name: first words…` followed by a blank line, for quoting a thread parent. */
