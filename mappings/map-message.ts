@@ -228,8 +228,8 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
     }
 
     // ── mentions ──
-    const details = new Map<string, UserDetails>()
-    const handles = Object.entries(record.mentionHandles ?? {})
+    let details: Map<string, UserDetails> | undefined
+    const handles = record.mentionHandles ? Object.entries(record.mentionHandles) : []
     if (!deleted && ((record.mentions?.length ?? 0) > 0 || handles.length > 0)) {
       if (p.mentions === 'rewrite') {
         const byLegacyId = new Map<string, string>()
@@ -243,7 +243,7 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
           }
           byLegacyId.set(legacyId, u.uid)
           if (u.username !== undefined) byHandle.set(u.username, u.uid)
-          details.set(u.uid, userDetails(u))
+          ;(details ??= new Map()).set(u.uid, userDetails(u))
         }
         for (const [handle, legacyId] of handles) {
           const uid = byLegacyId.get(legacyId)
@@ -284,10 +284,16 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
 
     // ── data, within 10 KB ──
     let legacyMeta: JsonObject | undefined = record.metadata ?? undefined
-    const metadataOf = (extra: JsonObject = {}): JsonObject | undefined => {
-      const mine = { ...own, ...extra }
-      const m = { ...(legacyMeta ?? {}), ...(Object.keys(mine).length > 0 ? { [key]: mine } : {}) }
-      return Object.keys(m).length > 0 ? m : undefined
+    const metadataOf = (extra?: JsonObject): JsonObject | undefined => {
+      const mine = extra === undefined ? own : { ...own, ...extra }
+      const m: JsonObject = legacyMeta === undefined ? {} : { ...legacyMeta }
+      let any = legacyMeta !== undefined && Object.keys(legacyMeta).length > 0
+      for (const _ in mine) {
+        m[key] = extra === undefined ? { ...own } : mine
+        any = true
+        break
+      }
+      return any ? m : undefined
     }
     const dataOf = (t: string, atts: Attachment[], extra?: JsonObject): MessageData =>
       compact({
@@ -310,19 +316,22 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
     const sortBase = `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}`
     /** Part `n` (from 1) of the message, with text `t` and its `data`. */
     const messageItem = (t: string, data: MessageData, n: number): MappedItem<'messages'> => {
-      const mentioned = mentionedUids(t).flatMap((uid) => {
-        const d = details.get(uid)
-        return d === undefined ? [] : [[uid, d] as const]
-      })
-      const payload = compact({
+      const payload: Record<string, unknown> = {
         muid: n === 1 ? muid : partMuid(muid, n),
         ...common,
         type: n === 1 ? type : 'text',
         category: n === 1 ? category : 'message',
         data,
-        mentionedUserDetails: mentioned.length > 0 ? Object.fromEntries(mentioned) : undefined,
-      })
-      return finish('messages', payload, record, ctx, out, `${sortBase}:${String(n).padStart(4, '0')}`)
+      }
+      if (details !== undefined) {
+        let mentioned: Record<string, UserDetails> | undefined
+        for (const uid of mentionedUids(t)) {
+          const d = details.get(uid)
+          if (d !== undefined) (mentioned ??= {})[uid] = d
+        }
+        if (mentioned !== undefined) payload.mentionedUserDetails = mentioned
+      }
+      return finish('messages', payload, record, ctx, out, `${sortBase}:${n === 1 ? '0001' : String(n).padStart(4, '0')}`)
     }
 
     // Most messages are far below the limit, which a bound of the whole data's JSON size shows

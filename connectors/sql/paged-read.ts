@@ -75,9 +75,8 @@ export async function* readPages<T extends { readonly updatedAt?: EpochMs }, E =
     spec.signal?.throwIfAborted()
     pending = run(spec.after)
     for (;;) {
-      const result = await (pending as Promise<SqlResult>)
+      let raw: Record<string, unknown>[] | undefined = (await (pending as Promise<SqlResult>)).rows
       pending = undefined
-      const raw = result.rows
       if (raw.length === 0) return
       spec.signal?.throwIfAborted()
       const extra = spec.enrich ? await spec.enrich(raw) : (undefined as E)
@@ -92,6 +91,9 @@ export async function* readPages<T extends { readonly updatedAt?: EpochMs }, E =
         }
         rows[i] = r
       }
+      // The raw rows are garbage from here: not holding them while the consumer works on the page
+      // keeps them out of the old generation (they would survive every collection until then).
+      raw = undefined
       yield watermark === undefined ? { rows, cursor } : { rows, cursor, watermark }
       if (!more) return
       spec.signal?.throwIfAborted()

@@ -144,31 +144,40 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
     if (parsed.channel.length > 0) channelMentions = parsed.channel
   }
   const hashtags = decodeOptionalText('hashtags', row.hashtags, lossy)
-  const metadata = compact<JsonObject>({
-    props: hasProps && !custom ? props : undefined,
-    postType: postType !== undefined && systemKind === undefined && !custom ? postType : undefined,
-    hashtags: hashtags ? hashtags.split(/\s+/) : undefined,
-    pinned: decodeBoolean('ispinned', row.ispinned) ? true : undefined,
-    channelMentions,
-  })
-  return compact<LegacyMessage>({
+  // Built field by field rather than through `compact`: this runs once per post.
+  const metadata: JsonObject = {}
+  if (hasProps && !custom) metadata.props = props
+  if (postType !== undefined && systemKind === undefined && !custom) metadata.postType = postType
+  if (hashtags) metadata.hashtags = hashtags.split(/\s+/)
+  if (decodeBoolean('ispinned', row.ispinned)) metadata.pinned = true
+  if (channelMentions !== undefined) metadata.channelMentions = channelMentions
+  const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id,
     senderId,
     receiverType: direct ? 'user' : 'group',
     receiverId,
     type: custom ? 'custom' : attachments ? typeOfAttachments(attachments) : 'text',
     text,
-    attachments,
-    customData: custom ? { postType, ...(props ?? {}) } : undefined,
-    metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
     sentAt: mmRequiredTime('createat', row.createat),
-    editedAt: mmTime('editat', row.editat),
-    deletedAt: mmTime('deleteat', row.deleteat),
-    threadParentId: decodeOptionalText('rootid', row.rootid, lossy),
-    reactions: reactionsOf(row, lossy),
-    mentions,
-    mentionHandles,
-    systemKind,
-    updatedAt: mmTime('updateat', row.updateat),
-  })
+  }
+  if (attachments !== undefined) message.attachments = attachments
+  if (custom) message.customData = { postType, ...(props ?? {}) }
+  for (const _ in metadata) {
+    message.metadata = metadata
+    break
+  }
+  const editedAt = mmTime('editat', row.editat)
+  if (editedAt !== undefined) message.editedAt = editedAt
+  const deletedAt = mmTime('deleteat', row.deleteat)
+  if (deletedAt !== undefined) message.deletedAt = deletedAt
+  const threadParentId = decodeOptionalText('rootid', row.rootid, lossy)
+  if (threadParentId !== undefined) message.threadParentId = threadParentId
+  const reactions = reactionsOf(row, lossy)
+  if (reactions !== undefined) message.reactions = reactions
+  if (mentions !== undefined) message.mentions = mentions
+  if (mentionHandles !== undefined) message.mentionHandles = mentionHandles
+  if (systemKind !== undefined) message.systemKind = systemKind
+  const updatedAt = mmTime('updateat', row.updateat)
+  if (updatedAt !== undefined) message.updatedAt = updatedAt
+  return message
 }
