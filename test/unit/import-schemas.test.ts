@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import { IMPORT_ITEM_SCHEMAS, LIMITS, jsonSizeBound } from '../../src/target/schemas.ts'
+
+const utf8 = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8')
+
+describe('jsonSizeBound: never below the JSON length or its UTF-8 bytes', () => {
+  it.each([
+    { name: 'empty object', value: {} },
+    { name: 'empty string', value: '' },
+    { name: 'ASCII text', value: 'hello world' },
+    { name: 'quotes and backslashes', value: '"\\"\\\\' },
+    { name: 'control characters', value: '\u0000\u0001\u001f\n\t' },
+    { name: 'two-byte UTF-8', value: 'déjà vu, ñandú' },
+    { name: 'three-byte UTF-8', value: '日本語のテキスト' },
+    { name: 'astral characters (surrogate pairs)', value: '😀🎉𝄞' },
+    { name: 'lone surrogate (escaped as \\uXXXX)', value: 'a\ud800b' },
+    { name: 'long negative float', value: -1.2345678901234567e-308 },
+    { name: 'large integer', value: 9_999_999_999 },
+    { name: 'booleans and null', value: [true, false, null] },
+    { name: 'undefined members are dropped by JSON', value: { a: undefined, b: [undefined] } },
+    { name: 'keys that need escaping', value: { 'k"\n😀': 'v' } },
+    { name: 'nested message data', value: { text: 'hi <@uid:u1>', attachments: [{ url: 'https://x/y.png', name: 'y.png', mimeType: 'image/png', extension: 'png', size: '12' }], metadata: { '@chatferry': { id: 'm1', reactions: { '👍': ['u1', 'u2'] } } } } },
+    { name: 'null-prototype object', value: Object.assign(Object.create(null) as object, { a: 'é' }) },
+  ])('$name', ({ value }) => {
+    const bound = jsonSizeBound(value)
+    expect(bound).toBeGreaterThanOrEqual(JSON.stringify(value).length)
+    expect(bound).toBeGreaterThanOrEqual(utf8(value))
+  })
+
+  it.each([
+    { name: 'a Date (toJSON)', value: { at: new Date(0) } },
+    { name: 'a Map', value: { m: new Map() } },
+    { name: 'a bigint', value: { n: 1n } },
+    { name: 'a function', value: { f: () => 1 } },
+  ])('is Infinity for $name, so the caller measures exactly', ({ value }) => {
+    expect(jsonSizeBound(value)).toBe(Number.POSITIVE_INFINITY)
+  })
+
+  it('stops early once over the budget, still returning more than the budget', () => {
+    const big = { parts: Array.from({ length: 1000 }, () => 'x'.repeat(100)) }
+    expect(jsonSizeBound(big, 1000)).toBeGreaterThan(1000)
+    expect(jsonSizeBound(big, 1000)).toBeLessThan(jsonSizeBound(big))
+  })
+})
+
+describe('MessageImport size limits (the bound only skips the exact check for small items)', () => {
+  const base = { muid: 'm1', sender: 'u1', receiverType: 'group', receiver: 'g1', sentAt: 1_700_000_000 }
+  const withText = (text: string) => ({ ...base, type: 'text', data: { text } })
+  it.each([
+    { name: 'small text', item: withText('hello'), ok: true },
+    { name: 'ASCII text exactly at the data limit', item: withText('a'.repeat(LIMITS.MESSAGE_DATA_BYTES_MAX - '{"text":""}'.length)), ok: true },
+    { name: 'ASCII text one byte over the data limit', item: withText('a'.repeat(LIMITS.MESSAGE_DATA_BYTES_MAX - '{"text":""}'.length + 1)), ok: false, path: 'data' },
+    { name: '3-byte characters under the limit in length but over it in bytes', item: withText('語'.repeat(4000)), ok: false, path: 'data' },
+    { name: '3-byte characters within the limit', item: withText('語'.repeat(3000)), ok: true },
+    { name: 'metadata over the whole payload limit', item: { ...withText('hi'), data: { text: 'hi', metadata: { blob: 'a'.repeat(70_000) } } }, ok: false, path: 'data' },
+  ])('$name', ({ item, ok, path }) => {
+    const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)
+    expect(r.success).toBe(ok)
+    if (!ok && path !== undefined) expect(r.error?.issues.map((i) => i.path.join('.'))).toContain(path)
+  })
+
+  it.each([
+    { name: 'an array as metadata', metadata: ['a'], ok: false },
+    { name: 'a Date as metadata', metadata: new Date(0), ok: false },
+    { name: 'a plain object as metadata', metadata: { a: 1 }, ok: true },
+    { name: 'a null-prototype object as metadata', metadata: Object.assign(Object.create(null) as object, { a: 1 }), ok: true },
+  ])('metadata: $name', ({ metadata, ok }) => {
+    expect(IMPORT_ITEM_SCHEMAS.users.safeParse({ uid: 'u1', name: 'U', metadata }).success).toBe(ok)
+  })
+
+  it.each([
+    { id: 'a'.repeat(100), ok: true },
+    { id: 'a'.repeat(101), ok: false },
+    { id: '', ok: false },
+    { id: 'Upper', ok: false },
+    { id: 'with space', ok: false },
+    { id: 'ok_id-1', ok: true },
+  ])('platform id $id.length chars "$id"', ({ id, ok }) => {
+    expect(IMPORT_ITEM_SCHEMAS.users.safeParse({ uid: id, name: 'U' }).success).toBe(ok)
+  })
+})
