@@ -284,24 +284,28 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
 
     // ── data, within 10 KB ──
     let legacyMeta: JsonObject | undefined = record.metadata ?? undefined
+    // `own` itself goes into the metadata: it is only changed (in the size checks below) before
+    // the metadata that is finally sent is built again.
     const metadataOf = (extra?: JsonObject): JsonObject | undefined => {
       const mine = extra === undefined ? own : { ...own, ...extra }
       const m: JsonObject = legacyMeta === undefined ? {} : { ...legacyMeta }
       let any = legacyMeta !== undefined && Object.keys(legacyMeta).length > 0
       for (const _ in mine) {
-        m[key] = extra === undefined ? { ...own } : mine
+        m[key] = mine
         any = true
         break
       }
       return any ? m : undefined
     }
-    const dataOf = (t: string, atts: Attachment[], extra?: JsonObject): MessageData =>
-      compact({
-        text: t === '' ? undefined : t,
-        attachments: atts.length > 0 ? atts : undefined,
-        customData,
-        metadata: metadataOf(extra),
-      })
+    const dataOf = (t: string, atts: Attachment[], extra?: JsonObject): MessageData => {
+      const data: MessageData = {}
+      if (t !== '') data.text = t
+      if (atts.length > 0) data.attachments = atts
+      if (customData !== undefined) data.customData = customData
+      const metadata = metadataOf(extra)
+      if (metadata !== undefined) data.metadata = metadata
+      return data
+    }
     const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...dataOf('', attachments, extra), text: '' })
     const common = compact({
       sender,
@@ -313,7 +317,7 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
       deliveredAt: optionalSeconds(record.deliveredAt, 'deliveredAt', ctx, out),
       readAt: optionalSeconds(record.readAt, 'readAt', ctx, out),
     })
-    const sortBase = `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}`
+    const sortBase = `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}:`
     /** Part `n` (from 1) of the message, with text `t` and its `data`. */
     const messageItem = (t: string, data: MessageData, n: number): MappedItem<'messages'> => {
       const payload: Record<string, unknown> = {
@@ -331,7 +335,7 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
         }
         if (mentioned !== undefined) payload.mentionedUserDetails = mentioned
       }
-      return finish('messages', payload, record, ctx, out, `${sortBase}:${n === 1 ? '0001' : String(n).padStart(4, '0')}`)
+      return finish('messages', payload, record, ctx, out, sortBase + String(n).padStart(4, '0'))
     }
 
     // Most messages are far below the limit, which a bound of the whole data's JSON size shows
