@@ -5,7 +5,7 @@
  *
  * The planner fills it ({@link LedgerStore.planPage}); the loader drains it (`src/load/`).
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { Migrator, type MigrationResult } from 'kysely/migration'
 import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
@@ -174,7 +174,7 @@ export interface LedgerStore {
 
 /** Hash of a payload's JSON text: stable, short, and what "unchanged" compares. */
 export function payloadHash(text: string): string {
-  return createHash('sha1').update(text).digest('base64url')
+  return hash('sha1', text, 'base64url')
 }
 
 function payloadText(payload: unknown): string {
