@@ -2,12 +2,14 @@
  * Runs the loader in-process against a sandbox app with the ledger on a fresh Postgres database.
  */
 import { pino } from 'pino'
+import { afterAll, beforeAll } from 'vitest'
 import { resolveLoadConfig, type LoadConfig } from '../../src/load/config.ts'
 import { runLoader, type LoadOutcome } from '../../src/load/loader.ts'
-import type { Sandbox } from '../../src/sandbox/index.ts'
-import type { LedgerStore } from '../../src/state/store.ts'
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
+import { openLedger, type LedgerStore } from '../../src/state/store.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
 import type { Entity } from '../../src/target/schemas.ts'
+import { createTestDatabase, type TestDatabase } from './db.ts'
 
 export interface HarnessOptions {
   store: LedgerStore
@@ -71,4 +73,30 @@ export function maxInWindow(arrivals: readonly number[], windowMs: number): numb
 export async function dropWithin(db: { drop(): Promise<void> } | undefined, ms = 10_000): Promise<void> {
   if (db === undefined) return
   await Promise.race([db.drop().catch(() => {}), new Promise((r) => setTimeout(r, ms).unref())])
+}
+
+/** What a loader test file works against: a fresh ledger database, its store and an in-memory sandbox. */
+export interface LoaderFixture {
+  sb: Sandbox
+  tdb: TestDatabase
+  store: LedgerStore
+}
+
+/**
+ * Registers the file's `beforeAll`/`afterAll`: a fresh database named after `prefix` with the ledger
+ * opened on it, and a sandbox; closed and dropped afterwards. The fields are set once `beforeAll` ran.
+ */
+export function useLoaderFixture(prefix: string): LoaderFixture {
+  const fx = {} as LoaderFixture
+  beforeAll(async () => {
+    fx.tdb = await createTestDatabase(prefix)
+    fx.store = await openLedger({ url: fx.tdb.url })
+    fx.sb = await startSandbox()
+  })
+  afterAll(async () => {
+    await fx.store?.close()
+    await fx.sb?.close()
+    await dropWithin(fx.tdb)
+  })
+  return fx
 }

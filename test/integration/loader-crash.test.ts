@@ -2,33 +2,16 @@
  * Crash safety: `chatferry load` is SIGKILLed at random moments, again and again, then run to the
  * end; the sandbox then holds every planned item exactly once and nothing else.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { expect, it } from 'vitest'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
-import { dropWithin, sandboxKeys } from '../helpers/loader-harness.ts'
+import { useLoaderFixture, sandboxKeys } from '../helpers/loader-harness.ts'
 
-let sb: Sandbox
-let tdb: TestDatabase
-let store: LedgerStore
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_crash')
-  store = await openLedger({ url: tdb.url })
-  sb = await startSandbox()
-})
-
-afterAll(async () => {
-  await store?.close()
-  await sb?.close()
-  await dropWithin(tdb)
-})
+const fx = useLoaderFixture('cf_crash')
 
 it('SIGKILLed at random moments six times, then run to the end: every item present once, no extras', async () => {
-  const app = await sb.createApp({ id: 'crash', settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
-  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
+  const app = await fx.sb.createApp({ id: 'crash', settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8' }
   const plan: Record<Entity, { targetKey: string }[]> = {
     users: users(80),
@@ -36,8 +19,8 @@ it('SIGKILLed at random moments six times, then run to the end: every item prese
     members: members(80, 5),
     messages: messages(3000, 80),
   }
-  await store.ensureJob('crash', app.id)
-  for (const entity of ENTITIES) await store.planItems('crash', entity, plan[entity] as never)
+  await fx.store.ensureJob('crash', app.id)
+  for (const entity of ENTITIES) await fx.store.planItems('crash', entity, plan[entity] as never)
 
   let kills = 0
   let seed = 42
@@ -52,7 +35,7 @@ it('SIGKILLed at random moments six times, then run to the end: every item prese
   }
   expect(kills).toBeGreaterThanOrEqual(5)
   // Something was loaded before the end, and something was left.
-  const mid = await store.entityStats('crash')
+  const mid = await fx.store.entityStats('crash')
   expect(mid.reduce((a, s) => a + s.done, 0)).toBeGreaterThan(0)
   expect(mid.reduce((a, s) => a + s.remaining, 0)).toBeGreaterThan(0)
 
@@ -61,7 +44,7 @@ it('SIGKILLed at random moments six times, then run to the end: every item prese
   expect(res.code, res.stderr.slice(-2000)).toBe(0)
 
   for (const entity of ENTITIES) {
-    const keys = await sandboxKeys(sb, app.id, entity)
+    const keys = await sandboxKeys(fx.sb, app.id, entity)
     const want = new Set(plan[entity].map((p) => p.targetKey))
     expect(keys.size, `${entity}: count`).toBe(want.size)
     for (const [k, n] of keys) {
@@ -69,7 +52,7 @@ it('SIGKILLed at random moments six times, then run to the end: every item prese
       expect(n, `${entity}: ${k} once`).toBe(1)
     }
   }
-  const stats = await store.entityStats('crash')
+  const stats = await fx.store.entityStats('crash')
   for (const s of stats) expect(s.remaining).toBe(0)
   expect(stats.reduce((a, s) => a + s.rejected, 0)).toBe(0)
 }, 120_000)

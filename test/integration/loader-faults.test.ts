@@ -2,55 +2,39 @@
  * The loader against the sandbox over HTTP with its fault knobs: every item ends done exactly once
  * in the sandbox whatever the faults, the quota holds, and a poison item is isolated.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSandbox, type Sandbox, type AppSettingsPatch } from '../../src/sandbox/index.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { describe, expect, it } from 'vitest'
+import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
 import type { Entity } from '../../src/target/schemas.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
-import { dropWithin, loadOnce, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
+import { useLoaderFixture, loadOnce, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
 
-let sb: Sandbox
-let tdb: TestDatabase
-let store: LedgerStore
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_loader')
-  store = await openLedger({ url: tdb.url })
-  sb = await startSandbox()
-})
-
-afterAll(async () => {
-  await store?.close()
-  await sb?.close()
-  await dropWithin(tdb)
-})
+const fx = useLoaderFixture('cf_loader')
 
 /** A fresh app and job with a full little migration planned: 60 users, 4 groups, 60 members, `nMsg` messages. */
 async function scenario(name: string, settings: AppSettingsPatch, nMsg = 400) {
-  const app = await sb.createApp({ id: name, settings: { requestsPerMinute: 1000, windowMs: 10_000, ...settings } })
-  await store.ensureJob(name, app.id)
+  const app = await fx.sb.createApp({ id: name, settings: { requestsPerMinute: 1000, windowMs: 10_000, ...settings } })
+  await fx.store.ensureJob(name, app.id)
   const planned: Record<Entity, number> = { users: 60, groups: 4, members: 60, messages: nMsg }
-  await store.planItems(name, 'users', users(60))
-  await store.planItems(name, 'groups', groups(4))
-  await store.planItems(name, 'members', members(60, 4))
-  await store.planItems(name, 'messages', messages(nMsg, 60))
+  await fx.store.planItems(name, 'users', users(60))
+  await fx.store.planItems(name, 'groups', groups(4))
+  await fx.store.planItems(name, 'members', members(60, 4))
+  await fx.store.planItems(name, 'messages', messages(nMsg, 60))
   return { app, planned }
 }
 
 async function expectExact(appId: string, jobId: string, planned: Record<Entity, number>) {
-  const stats = await store.entityStats(jobId)
+  const stats = await fx.store.entityStats(jobId)
   for (const s of stats) {
     expect(s.done, `${s.entity} done`).toBe(planned[s.entity])
     expect(s.remaining, `${s.entity} remaining`).toBe(0)
-    const keys = await sandboxKeys(sb, appId, s.entity)
+    const keys = await sandboxKeys(fx.sb, appId, s.entity)
     expect(keys.size, `${s.entity} in the sandbox`).toBe(planned[s.entity])
     expect([...keys.values()].every((n) => n === 1), `${s.entity} present once each`).toBe(true)
   }
 }
 
 const run = (jobId: string, app: { id: string; baseUrl: string; apiKey: string }, rpm = 6000, settings = {}) =>
-  loadOnce({ store, stateUrl: tdb.url, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, requestsPerMinute: rpm, settings: { quotaWindowMs: 10_000, ...settings } })
+  loadOnce({ store: fx.store, stateUrl: fx.tdb.url, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, requestsPerMinute: rpm, settings: { quotaWindowMs: 10_000, ...settings } })
 
 describe('loader against sandbox faults', () => {
   it('paces to the quota: no 429 in steady state and the window never overfull', async () => {
@@ -58,7 +42,7 @@ describe('loader against sandbox faults', () => {
     const { app, planned } = await scenario('pace', { requestsPerMinute: 20, windowMs: 2000 }, 1500)
     const out = await run('pace', app, 600, { quotaWindowMs: 2000 })
     expect(out.status).toBe('done')
-    const log = await sb.requests(app.id)
+    const log = await fx.sb.requests(app.id)
     expect(log.filter((r) => r.status === 429)).toHaveLength(0)
     expect(maxInWindow(log.map((r) => r.receivedAtMs), 2000)).toBeLessThanOrEqual(20)
     await expectExact(app.id, 'pace', planned)
@@ -76,7 +60,7 @@ describe('loader against sandbox faults', () => {
     const { app, planned } = await scenario('partial', { faults: { partialCommit500: 0.3, seed: 11 } })
     const out = await run('partial', app)
     expect(out.status).toBe('done')
-    const stats = await store.entityStats('partial')
+    const stats = await fx.store.entityStats('partial')
     expect(stats.reduce((a, s) => a + s.alreadyPresent, 0)).toBeGreaterThan(0)
     await expectExact(app.id, 'partial', planned)
   })
@@ -96,9 +80,9 @@ describe('loader against sandbox faults', () => {
   })
 
   it('isolates a poison item in a batch of 50: only it is rejected, the rest loads', async () => {
-    const app = await sb.createApp({ id: 'poison', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
-    await store.ensureJob('poison', app.id)
-    await store.planItems('poison', 'users', users(2))
+    const app = await fx.sb.createApp({ id: 'poison', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
+    await fx.store.ensureJob('poison', app.id)
+    await fx.store.planItems('poison', 'users', users(2))
     const msgs = messages(100, 2)
     // A NUL character cannot be stored by Postgres: the sandbox fails the whole request with a 500
     // and no per-item results, every time.
@@ -107,13 +91,13 @@ describe('loader against sandbox faults', () => {
     // And one the platform refuses item by item.
     const invalid = msgs[70] as { payload: Record<string, unknown> }
     invalid.payload.receiver = 'nobody-at-all'
-    await store.planItems('poison', 'messages', msgs)
+    await fx.store.planItems('poison', 'messages', msgs)
     const out = await run('poison', app, 6000, { maxAttempts: 2 })
     expect(out.status).toBe('rejected')
-    const rejects = await store.listRejects('poison')
+    const rejects = await fx.store.listRejects('poison')
     const keys = rejects.map((r) => r.targetKey).sort()
     expect(keys).toContain('m17')
-    const m = await sandboxKeys(sb, app.id, 'messages')
+    const m = await sandboxKeys(fx.sb, app.id, 'messages')
     expect(m.has('m17')).toBe(false)
     expect(m.size).toBe(100 - rejects.length)
     expect(rejects.length).toBeLessThanOrEqual(2)

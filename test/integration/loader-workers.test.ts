@@ -3,35 +3,18 @@
  * budget; one is SIGKILLed mid-run and its batches are taken over. The sandbox's request log shows
  * the app's quota was never exceeded across them, and the final state is exact.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { expect, it } from 'vitest'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { groups, members, messages, runCli, users, writeConfig, type CliRun } from '../helpers/ledger-fixtures.ts'
-import { dropWithin, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
+import { useLoaderFixture, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
 
-let sb: Sandbox
-let tdb: TestDatabase
-let store: LedgerStore
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_workers')
-  store = await openLedger({ url: tdb.url })
-  sb = await startSandbox()
-})
-
-afterAll(async () => {
-  await store?.close()
-  await sb?.close()
-  await dropWithin(tdb)
-})
+const fx = useLoaderFixture('cf_workers')
 
 it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, final state exact', async () => {
   const WINDOW = 3000
   const LIMIT = 30 // per window = 600/min
-  const app = await sb.createApp({ id: 'workers', settings: { requestsPerMinute: LIMIT, windowMs: WINDOW, faults: { latencyMs: { min: 5, max: 80 } } } })
-  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
+  const app = await fx.sb.createApp({ id: 'workers', settings: { requestsPerMinute: LIMIT, windowMs: WINDOW, faults: { latencyMs: { min: 5, max: 80 } } } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: String(WINDOW), CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: '3' }
   const plan: Record<Entity, { targetKey: string }[]> = {
     users: users(100),
@@ -39,21 +22,21 @@ it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, final st
     members: members(100, 5),
     messages: messages(3500, 100),
   }
-  await store.ensureJob('workers', app.id)
-  for (const entity of ENTITIES) await store.planItems('workers', entity, plan[entity] as never)
+  await fx.store.ensureJob('workers', app.id)
+  for (const entity of ENTITIES) await fx.store.planItems('workers', entity, plan[entity] as never)
 
   const workers: CliRun[] = [0, 1, 2].map(() => runCli(['worker', '--config', cfg], env))
   await Promise.all(workers.map((w) => w.waitFor('loader started', 20_000)))
   // Let all three work for a while, then kill one in the middle of the run.
   await new Promise((r) => setTimeout(r, 2500))
-  const before = await store.entityStats('workers')
+  const before = await fx.store.entityStats('workers')
   expect(before.reduce((a, s) => a + s.remaining, 0)).toBeGreaterThan(0)
   workers[1]?.child.kill('SIGKILL')
   await workers[1]?.done
 
   const deadline = Date.now() + 60_000
   for (;;) {
-    const stats = await store.entityStats('workers')
+    const stats = await fx.store.entityStats('workers')
     if (stats.every((s) => s.remaining === 0)) break
     if (Date.now() > deadline) throw new Error(`not drained: ${JSON.stringify(stats.map((s) => [s.entity, s.remaining]))}`)
     await new Promise((r) => setTimeout(r, 250))
@@ -62,14 +45,14 @@ it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, final st
   const exits = await Promise.all([workers[0]?.done, workers[2]?.done])
   for (const e of exits) expect(e?.code, e?.stderr.slice(-1500)).toBe(0)
 
-  await sb.whenIdle()
-  const log = await sb.requests(app.id)
+  await fx.sb.whenIdle()
+  const log = await fx.sb.requests(app.id)
   // Every live worker sent something (the work was shared).
   expect(log.filter((r) => r.status === 429)).toHaveLength(0)
   expect(maxInWindow(log.map((r) => r.receivedAtMs), WINDOW)).toBeLessThanOrEqual(LIMIT)
 
   for (const entity of ENTITIES) {
-    const keys = await sandboxKeys(sb, app.id, entity)
+    const keys = await sandboxKeys(fx.sb, app.id, entity)
     const want = new Set(plan[entity].map((p) => p.targetKey))
     expect(keys.size, `${entity}: count`).toBe(want.size)
     for (const [k, n] of keys) {
@@ -78,6 +61,6 @@ it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, final st
     }
   }
   const { sql } = await import('kysely')
-  const owners = await sql<{ n: number }>`select count(distinct split_part(lease_owner, '/', 2))::int as n from chatferry.batches where job_id = 'workers'`.execute(store.db)
+  const owners = await sql<{ n: number }>`select count(distinct split_part(lease_owner, '/', 2))::int as n from chatferry.batches where job_id = 'workers'`.execute(fx.store.db)
   expect(owners.rows[0]?.n).toBeGreaterThanOrEqual(2)
 }, 120_000)
