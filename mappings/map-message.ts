@@ -138,17 +138,19 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
       own.deletedAt = at ?? true
       out.add('deletes', 'tombstoned')
     } else {
-      ;(record.attachments ?? []).forEach((a, i) => {
+      const legacyAttachments = record.attachments ?? []
+      for (let i = 0; i < legacyAttachments.length; i++) {
+        const a = legacyAttachments[i] as LegacyAttachment
         const url: unknown = a?.url
         if (typeof url !== 'string' || url.trim() === '' || url.length > LIMITS.URL_MAX) {
           if (p.brokenAttachments === 'reject') {
             throw new Rejection(`attachments.${i}.url`, 'attachment has no usable URL', 'brokenAttachments')
           }
           out.add('brokenAttachments', 'dropped')
-          return
+          continue
         }
         attachments.push(attachmentOf(a))
-      })
+      }
       if (record.type === 'custom') {
         if (record.customData === undefined || record.customData === null) throw new Rejection('customData', 'a custom message without customData')
         category = 'custom'
@@ -307,26 +309,24 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
       return data
     }
     const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...dataOf('', attachments, extra), text: '' })
-    const common = compact({
-      sender,
-      receiverType: record.receiverType,
-      receiver,
-      category,
-      type,
-      sentAt,
-      deliveredAt: optionalSeconds(record.deliveredAt, 'deliveredAt', ctx, out),
-      readAt: optionalSeconds(record.readAt, 'readAt', ctx, out),
-    })
+    const deliveredAt = optionalSeconds(record.deliveredAt, 'deliveredAt', ctx, out)
+    const readAt = optionalSeconds(record.readAt, 'readAt', ctx, out)
     const sortBase = `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}:`
     /** Part `n` (from 1) of the message, with text `t` and its `data`. */
     const messageItem = (t: string, data: MessageData, n: number): MappedItem<'messages'> => {
+      // Built in one literal (no `compact`, no spread): this runs at least once per message.
       const payload: Record<string, unknown> = {
         muid: n === 1 ? muid : partMuid(muid, n),
-        ...common,
-        type: n === 1 ? type : 'text',
+        sender,
+        receiverType: record.receiverType,
+        receiver,
         category: n === 1 ? category : 'message',
+        type: n === 1 ? type : 'text',
+        sentAt,
         data,
       }
+      if (deliveredAt !== undefined) payload.deliveredAt = deliveredAt
+      if (readAt !== undefined) payload.readAt = readAt
       if (details !== undefined) {
         let mentioned: Record<string, UserDetails> | undefined
         for (const uid of mentionedUids(t)) {

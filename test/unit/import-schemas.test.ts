@@ -79,3 +79,37 @@ describe('MessageImport size limits (the bound only skips the exact check for sm
     expect(IMPORT_ITEM_SCHEMAS.users.safeParse({ uid: id, name: 'U' }).success).toBe(ok)
   })
 })
+
+describe('leaf checks: each bad value is named by its path and the rule it breaks', () => {
+  const message = { muid: 'm1', sender: 'u1', receiverType: 'user', receiver: 'u2', data: { text: 'hi' }, sentAt: 1_700_000_000 }
+  it.each([
+    { name: 'a number as id', item: { ...message, sender: 7 }, path: 'sender', says: 'must be 1–100 characters of lowercase alpha-dash (a-z, 0-9, -, _), got 7' },
+    { name: 'an uppercase id', item: { ...message, receiver: 'Bob' }, path: 'receiver', says: 'got "Bob"' },
+    { name: 'a missing id', item: { ...message, muid: undefined }, path: 'muid', says: 'required: 1–100 characters' },
+    { name: 'seconds with a fraction', item: { ...message, sentAt: 1.5 }, path: 'sentAt', says: 'must be an integer of UNIX seconds, 0–9999999999, got 1.5' },
+    { name: 'milliseconds instead of seconds', item: { ...message, sentAt: 1_700_000_000_000 }, path: 'sentAt', says: 'got 1700000000000' },
+    { name: 'negative seconds', item: { ...message, readAt: -1 }, path: 'readAt', says: 'got -1' },
+    { name: 'seconds as text', item: { ...message, sentAt: '1700000000' }, path: 'sentAt', says: 'got "1700000000"' },
+    { name: 'an empty type', item: { ...message, type: '' }, path: 'type', says: 'must be a non-empty string, got ""' },
+    { name: 'a mentioned user with an empty name', item: { ...message, mentionedUserDetails: { u3: { uid: 'u3', name: '' } } }, path: 'mentionedUserDetails.u3.name', says: 'must be a string of 1–100 characters' },
+    { name: 'an object as a name', item: { ...message, senderUserDetails: { uid: 'u1', name: { first: 'A' } } }, path: 'senderUserDetails.name', says: 'got an object' },
+    { name: 'a long bad id is shortened', item: { ...message, sender: 'X'.repeat(200) }, path: 'sender', says: `got "${'X'.repeat(40)}…"` },
+  ])('$name', ({ item, path, says }) => {
+    const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)
+    expect(r.success).toBe(false)
+    const issue = r.error?.issues[0]
+    expect(issue?.path.join('.')).toBe(path)
+    expect(issue?.message).toContain(says)
+  })
+
+  it.each([
+    { name: 'a 101-character user name', item: { uid: 'u1', name: 'n'.repeat(101) }, ok: false },
+    { name: 'a 100-character user name', item: { uid: 'u1', name: 'n'.repeat(100) }, ok: true },
+    { name: 'seconds at the 10-digit limit', item: { uid: 'u1', name: 'U', createdAt: 9_999_999_999 }, ok: true },
+    { name: 'seconds past the 10-digit limit', item: { uid: 'u1', name: 'U', createdAt: 10_000_000_000 }, ok: false },
+    { name: 'zero seconds', item: { uid: 'u1', name: 'U', lastActiveAt: 0 }, ok: true },
+    { name: 'NaN seconds', item: { uid: 'u1', name: 'U', lastActiveAt: Number.NaN }, ok: false },
+  ])('users: $name', ({ item, ok }) => {
+    expect(IMPORT_ITEM_SCHEMAS.users.safeParse(item).success).toBe(ok)
+  })
+})
