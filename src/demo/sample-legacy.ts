@@ -68,6 +68,7 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
       );
       CREATE TABLE post_reactions (post_id TEXT NOT NULL, account_id TEXT NOT NULL, emoji TEXT NOT NULL, at_ms INTEGER NOT NULL);
       CREATE INDEX posts_time ON posts (posted_ms, post_id);
+      CREATE INDEX post_reactions_post ON post_reactions (post_id);
     `)
 
     // ── users ──
