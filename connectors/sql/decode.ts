@@ -173,6 +173,8 @@ export function decodeJson(field: string, value: unknown, shape: 'object', lossy
 export function decodeJson(field: string, value: unknown, shape: 'array', lossy?: boolean): unknown[] | undefined
 export function decodeJson(field: string, value: unknown, shape: 'object' | 'array', lossy = false): unknown {
   if (value === null || value === undefined) return undefined
+  // The value of most rows (Mattermost `props` of a plain post): no parse needed.
+  if (value === '{}' && shape === 'object') return {}
   let parsed: unknown = value
   if (typeof value === 'string' || value instanceof Uint8Array) {
     const text = decodeText(field, value, lossy) as string
@@ -193,6 +195,8 @@ export function decodeJson(field: string, value: unknown, shape: 'object' | 'arr
 /** A list of strings: a JSON array, a native array (Postgres `text[]`), or comma-separated text. */
 export function decodeStringList(field: string, value: unknown, lossy = false): string[] | undefined {
   if (value === null || value === undefined) return undefined
+  // The value of most rows (Mattermost `fileids` of a post without files): no parse needed.
+  if (value === '[]') return []
   if (Array.isArray(value)) return value.map((v) => decodeRequiredText(field, v, lossy))
   const text = decodeText(field, value, lossy) as string
   const trimmed = text.trim()

@@ -83,14 +83,18 @@ describe('decodeJson / decodeStringList / decodeBoolean', () => {
     { value: '', want: undefined },
     { value: null, want: undefined },
     { value: 'null', want: undefined },
+    { value: '{}', want: {} },
+    { value: ' {} ', want: {} },
   ])('object $value', ({ value, want }) => expect(decodeJson('props', value, 'object')).toEqual(want))
-  it.each(['{"a":', '[1]', '"text"'])('object problem %s', (value) => expect(() => decodeJson('props', value, 'object')).toThrow(FieldProblem))
+  it.each(['{"a":', '[1]', '"text"', '[]'])('object problem %s', (value) => expect(() => decodeJson('props', value, 'object')).toThrow(FieldProblem))
   it.each([
     { value: '["a","b"]', want: ['a', 'b'] },
     { value: ['a', 'b'], want: ['a', 'b'] },
     { value: 'a, b,,c', want: ['a', 'b', 'c'] },
     { value: '[1,2]', want: ['1', '2'] },
     { value: '', want: undefined },
+    { value: '[]', want: [] },
+    { value: ' [ ] ', want: [] },
   ])('string list $value', ({ value, want }) => expect(decodeStringList('tags', value)).toEqual(want))
   it.each([
     { value: true, want: true },
