@@ -12,29 +12,37 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-export async function createTestDatabase(prefix = 'cf'): Promise<TestDatabase> {
-  const serverUrl = inject('postgresUrl')
+/**
+ * Creates `<prefix>_<random>` on `serverUrl` with `sql.create(name)` and returns it with its URL;
+ * `drop()` runs `sql.drop(name)`. `exec` runs one statement on a connection of its own, so the
+ * server, not a connection of the test, holds the database.
+ */
+export async function createNamedDatabase(
+  serverUrl: string,
+  prefix: string,
+  exec: (statement: string) => Promise<void>,
+  sql: { create(name: string): string; drop(name: string): string },
+): Promise<TestDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  try {
-    await admin.query(`create database ${name}`)
-  } finally {
-    await admin.end()
-  }
+  await exec(sql.create(name))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    name,
-    async drop() {
-      const c = new pg.Client({ connectionString: serverUrl })
-      await c.connect()
-      try {
-        await c.query(`drop database if exists ${name} with (force)`)
-      } finally {
-        await c.end()
-      }
-    },
+  return { url: url.toString(), name, drop: () => exec(sql.drop(name)) }
+}
+
+export async function createTestDatabase(prefix = 'cf'): Promise<TestDatabase> {
+  const serverUrl = inject('postgresUrl')
+  const exec = async (statement: string) => {
+    const c = new pg.Client({ connectionString: serverUrl })
+    await c.connect()
+    try {
+      await c.query(statement)
+    } finally {
+      await c.end()
+    }
   }
+  return createNamedDatabase(serverUrl, prefix, exec, {
+    create: (name) => `create database ${name}`,
+    drop: (name) => `drop database if exists ${name} with (force)`,
+  })
 }

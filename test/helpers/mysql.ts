@@ -2,9 +2,8 @@
  * A fresh MySQL/MariaDB database per test file, on the server global-setup found (`mysqlUrl`),
  * dropped afterwards. Tests that need it skip when `inject('mysqlUrl')` is undefined.
  */
-import { randomBytes } from 'node:crypto'
 import { inject } from 'vitest'
-import type { TestDatabase } from './db.ts'
+import { createNamedDatabase, type TestDatabase } from './db.ts'
 
 /** The MySQL server URL global-setup found, or `undefined` when there is none. */
 export function mysqlServerUrl(): string | undefined {
@@ -21,25 +20,16 @@ export async function createMysqlTestDatabase(prefix = 'cf'): Promise<TestDataba
 /** Same, on an explicit server URL (for scripts outside vitest). */
 export async function createMysqlDatabaseOn(serverUrl: string, prefix = 'cf'): Promise<TestDatabase> {
   const mysql = await import('mysql2/promise')
-  const name = `${prefix}_${randomBytes(6).toString('hex')}`
-  const admin = await mysql.createConnection({ uri: serverUrl })
-  try {
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`)
-  } finally {
-    await admin.end()
+  const exec = async (statement: string) => {
+    const c = await mysql.createConnection({ uri: serverUrl })
+    try {
+      await c.query(statement)
+    } finally {
+      await c.end()
+    }
   }
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    name,
-    async drop() {
-      const c = await mysql.createConnection({ uri: serverUrl })
-      try {
-        await c.query(`DROP DATABASE IF EXISTS \`${name}\``)
-      } finally {
-        await c.end()
-      }
-    },
-  }
+  return createNamedDatabase(serverUrl, prefix, exec, {
+    create: (name) => `CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+    drop: (name) => `DROP DATABASE IF EXISTS \`${name}\``,
+  })
 }
