@@ -4,7 +4,8 @@
  *   driver (bytes counted, nothing parsed): the ceiling for reading these rows;
  * - chatferry: the Mattermost connector's keyset pages → canonical records → `mapMessage` (zod-
  *   validated import items; falls back to a canonical check when mappings/ is absent).
- * Prints rows/s for both, their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat
+ * Prints rows/s for both, how busy this process was during its read (near 100%: bound by our CPU,
+ * not the server), their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat
  * within 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
  *
  *   node test/bench/connector-bench.ts [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap]
@@ -81,9 +82,12 @@ async function mapper(): Promise<{ name: string; check: Check }> {
   }
 }
 
-async function extract(url: string, check: Check): Promise<{ rows: number; problems: number; ms: number; liveHeapMb?: number }> {
+async function extract(url: string, check: Check): Promise<{ rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }> {
   const source = createConnector(SourceConfigSchema.parse({ connector: 'mattermost', url, pageSize }))
   const started = performance.now()
+  // How much of the read this process spent working rather than waiting for the database: near 1,
+  // the read is bound by our CPU (parse, decode, map, validate), not by the server.
+  const elu = performance.eventLoopUtilization()
   const session = await source.open()
   let rows = 0
   let problems = 0
@@ -106,7 +110,8 @@ async function extract(url: string, check: Check): Promise<{ rows: number; probl
   } finally {
     await session.close()
   }
-  return { rows, problems, ms: performance.now() - started, ...(gc ? { liveHeapMb: liveHeap / 2 ** 20 } : {}) }
+  const busy = performance.eventLoopUtilization(elu).utilization
+  return { rows, problems, ms: performance.now() - started, busy, ...(gc ? { liveHeapMb: liveHeap / 2 ** 20 } : {}) }
 }
 
 async function child(size: number): Promise<void> {
@@ -124,7 +129,7 @@ async function child(size: number): Promise<void> {
 async function main(): Promise<void> {
   if (flag('child')) return child(Number(value('child')))
   const sizes = (value('sizes') ?? (flag('quick') ? '20000' : '100000,1000000')).split(',').map(Number)
-  const results: { size: number; name: string; raw: { rows: number; ms: number; bytes: number }; ours: { rows: number; problems: number; ms: number; liveHeapMb?: number }; peakRssMb: number; baseRssMb: number }[] = []
+  const results: { size: number; name: string; raw: { rows: number; ms: number; bytes: number }; ours: { rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }; peakRssMb: number; baseRssMb: number }[] = []
   for (const size of sizes) {
     await ensureMattermostBenchDb(size, flag('regenerate'))
     const r = spawnSync(process.execPath, [...(flag('live-heap') ? ['--expose-gc'] : []), import.meta.filename, '--child', String(size), '--page-size', String(pageSize), ...(flag('no-map') ? ['--no-map'] : []), ...(flag('live-heap') ? ['--live-heap'] : [])], {
@@ -141,7 +146,7 @@ async function main(): Promise<void> {
     const ourRate = (r.ours.rows / r.ours.ms) * 1000
     process.stdout.write(
       `${fmt(r.size)} posts: raw COPY ${fmt(r.raw.rows)} rows in ${(r.raw.ms / 1000).toFixed(2)} s = ${fmt(rawRate)} rows/s (${(r.raw.bytes / 2 ** 20).toFixed(0)} MiB)` +
-        ` | ${r.name}: ${fmt(r.ours.rows)} rows (${r.ours.problems} problems) in ${(r.ours.ms / 1000).toFixed(2)} s = ${fmt(ourRate)} rows/s` +
+        ` | ${r.name}: ${fmt(r.ours.rows)} rows (${r.ours.problems} problems) in ${(r.ours.ms / 1000).toFixed(2)} s = ${fmt(ourRate)} rows/s, ${Math.round(r.ours.busy * 100)}% busy` +
         ` | ratio ${(ourRate / rawRate).toFixed(2)} (target ≥ 0.50) | peak RSS ${r.peakRssMb.toFixed(0)} MB (${r.baseRssMb.toFixed(0)} MB before the read)` +
         `${r.ours.liveHeapMb !== undefined ? ` | live heap after GC ≤ ${r.ours.liveHeapMb.toFixed(0)} MB (rates include the GCs)` : ''}\n`,
     )
