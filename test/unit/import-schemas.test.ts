@@ -93,6 +93,7 @@ describe('leaf checks: each bad value is named by its path and the rule it break
     { name: 'an empty type', item: { ...message, type: '' }, path: 'type', says: 'must be a non-empty string, got ""' },
     { name: 'a mentioned user with an empty name', item: { ...message, mentionedUserDetails: { u3: { uid: 'u3', name: '' } } }, path: 'mentionedUserDetails.u3.name', says: 'must be a string of 1–100 characters' },
     { name: 'an object as a name', item: { ...message, senderUserDetails: { uid: 'u1', name: { first: 'A' } } }, path: 'senderUserDetails.name', says: 'got an object' },
+    { name: 'a function as a name (from a user module)', item: { ...message, senderUserDetails: { uid: 'u1', name: () => 'A' } }, path: 'senderUserDetails.name', says: 'got a function' },
     { name: 'a long bad id is shortened', item: { ...message, sender: 'X'.repeat(200) }, path: 'sender', says: `got "${'X'.repeat(40)}…"` },
   ])('$name', ({ item, path, says }) => {
     const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)
