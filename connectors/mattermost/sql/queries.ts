@@ -80,15 +80,20 @@ export function membersQuery(d: Dialect): MmEntityQuery {
 
 export function messagesQuery(d: Dialect): MmEntityQuery {
   // Reactions and files come along as one JSON array each per post ([emoji, user, at] and
-  // [id, name, path, extension, size, mime]), so a page is one query.
+  // [id, name, path, extension, size, mime]), so a page is one query. The values most posts have
+  // (editat/deleteat 0, props {}, fileids [], the channel name of a non-direct channel, which is
+  // not used) come as NULL, which decodes the same and costs the driver nothing to parse (reading
+  // 1M posts without mapping: 13% less CPU). Text columns are not NULLIF'd against '': under
+  // MySQL's PAD SPACE collations that would also turn whitespace-only values into NULL.
   const agg = d.engine === 'postgres' ? 'json_agg(json_build_array' : 'JSON_ARRAYAGG(JSON_ARRAY'
   return {
     select: mmSql(
       d,
-      `p.{id} AS id, p.{createat} AS createat, p.{updateat} AS updateat, p.{editat} AS editat,
-       p.{deleteat} AS deleteat, p.{userid} AS userid, p.{channelid} AS channelid, p.{rootid} AS rootid,
-       p.{message} AS message, p.{type} AS post_type, p.{props} AS props, p.{fileids} AS fileids,
-       p.{hashtags} AS hashtags, p.{ispinned} AS ispinned, c.{type} AS channel_type, c.{name} AS channel_name,
+      `p.{id} AS id, p.{createat} AS createat, p.{updateat} AS updateat, NULLIF(p.{editat}, 0) AS editat,
+       NULLIF(p.{deleteat}, 0) AS deleteat, p.{userid} AS userid, p.{channelid} AS channelid, p.{rootid} AS rootid,
+       p.{message} AS message, p.{type} AS post_type, NULLIF(p.{props}, '{}') AS props,
+       NULLIF(p.{fileids}, '[]') AS fileids, p.{hashtags} AS hashtags, p.{ispinned} AS ispinned,
+       c.{type} AS channel_type, CASE WHEN c.{type} = 'D' THEN c.{name} END AS channel_name,
        (SELECT ${agg}(r.{emojiname}, r.{userid}, r.{createat})) FROM {reactions} r
          WHERE r.{postid} = p.{id} AND r.{deleteat} = 0) AS reactions,
        (SELECT ${agg}(f.{id}, f.{name}, f.{path}, f.{extension}, f.{size}, f.{mimetype})) FROM {fileinfo} f
