@@ -173,7 +173,8 @@ export function decodeJson(field: string, value: unknown, shape: 'object', lossy
 export function decodeJson(field: string, value: unknown, shape: 'array', lossy?: boolean): unknown[] | undefined
 export function decodeJson(field: string, value: unknown, shape: 'object' | 'array', lossy = false): unknown {
   if (value === null || value === undefined) return undefined
-  // The value of most rows (Mattermost `props` of a plain post): no parse needed.
+  // The empty object many schemas store by default (the Mattermost connector asks for NULL
+  // instead, but a MySQL `json` column may not compare equal to the text '{}'): no parse needed.
   if (value === '{}' && shape === 'object') return {}
   let parsed: unknown = value
   if (typeof value === 'string' || value instanceof Uint8Array) {
@@ -195,7 +196,7 @@ export function decodeJson(field: string, value: unknown, shape: 'object' | 'arr
 /** A list of strings: a JSON array, a native array (Postgres `text[]`), or comma-separated text. */
 export function decodeStringList(field: string, value: unknown, lossy = false): string[] | undefined {
   if (value === null || value === undefined) return undefined
-  // The value of most rows (Mattermost `fileids` of a post without files): no parse needed.
+  // The empty list many schemas store by default: no parse needed.
   if (value === '[]') return []
   if (Array.isArray(value)) return value.map((v) => decodeRequiredText(field, v, lossy))
   const text = decodeText(field, value, lossy) as string
