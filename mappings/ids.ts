@@ -16,7 +16,7 @@
  * keeps it, a later one gets a distinct deterministic alternative, and every decision is an entry
  * the ledger persists (`id_map`) and loads back, so later runs reuse it.
  */
-import { LIMITS } from '../src/target/schemas.ts'
+import { isPlatformId } from '../src/target/schemas.ts'
 
 /** Kinds of ids that go through the registry. Message muids derive from message ids directly. */
 export const ID_KINDS = ['user', 'group'] as const
@@ -34,7 +34,6 @@ export const ID_PREFIX_MAX = 90
 /** Length of the base-36 hash suffix (46 bits < 36^9). */
 export const ID_HASH_LENGTH = 9
 
-const VALID_ID = /^[a-z0-9_-]+$/
 const HASH_BITS_HIGH = 0x3fff // 14 bits of the high word + 32 of the low word = 46 bits
 
 /**
@@ -58,10 +57,8 @@ export function stableHash(value: string, seed = 0): string {
   return n.toString(36).padStart(ID_HASH_LENGTH, '0')
 }
 
-/** True when the platform would take `id` unchanged. */
-export function isPlatformId(id: string): boolean {
-  return id.length > 0 && id.length <= LIMITS.ID_MAX && VALID_ID.test(id)
-}
+/** True when the platform would take `id` unchanged (the import schemas' own check). */
+export { isPlatformId }
 
 function cleaned(legacyId: string): string {
   return legacyId.toLowerCase().replace(/[^a-z0-9_-]/g, '_')

@@ -3,6 +3,7 @@
  * only writer of its store), so authenticating a request costs no query.
  */
 import { randomBytes } from 'node:crypto'
+import { isPlatformId } from '../target/schemas.ts'
 import { applySettingsPatch, AppSettings, DEFAULT_APP_SETTINGS, type AppSettingsPatch } from './settings.ts'
 import type { SandboxDb } from './store.ts'
 
@@ -79,8 +80,6 @@ export interface AppRegistry {
   record(app: AppInfo): Record<string, unknown>
 }
 
-/** An app id given explicitly: lowercase alpha-dash, like every platform id. */
-export const APP_ID_PATTERN = /^[a-z0-9_-]{1,100}$/
 const API_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/
 
 function hex(bytes: number): string {
@@ -161,7 +160,7 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
       const createdAt = nowSeconds()
       const region = input.region ?? 'us'
       if (!(REGIONS as readonly string[]).includes(region)) throw new Error(`region must be one of ${REGIONS.join(', ')}`)
-      if (input.id !== undefined && !APP_ID_PATTERN.test(input.id)) {
+      if (input.id !== undefined && !isPlatformId(input.id)) {
         throw new Error(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), 1–100 characters, got ${JSON.stringify(input.id)}`)
       }
       const existing = input.id === undefined ? undefined : apps.get(input.id)

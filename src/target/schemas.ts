@@ -46,6 +46,11 @@ export const ID_PATTERN = /^[a-z0-9_-]+$/
 /** {@link ID_PATTERN} with the length limit: one check instead of three on the hot path. */
 const BOUNDED_ID_PATTERN = new RegExp(`^[a-z0-9_-]{1,${LIMITS.ID_MAX}}$`)
 
+/** True when the platform takes `id` unchanged: 1–100 characters of lowercase alpha-dash. */
+export function isPlatformId(id: string): boolean {
+  return BOUNDED_ID_PATTERN.test(id)
+}
+
 /** How a rejected leaf value reads in an issue: `"Bob"`, `5`, `undefined`, `an object`. */
 function shown(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)
@@ -67,7 +72,7 @@ function leaf<T>(test: (v: unknown) => boolean, rule: string) {
 }
 
 export const PlatformId = leaf<string>(
-  (v) => typeof v === 'string' && BOUNDED_ID_PATTERN.test(v),
+  (v) => typeof v === 'string' && isPlatformId(v),
   `1–${LIMITS.ID_MAX} characters of lowercase alpha-dash (a-z, 0-9, -, _)`,
 )
 
@@ -92,9 +97,9 @@ function isPlainProto(proto: unknown): boolean {
  * A JSON object. One check, and the object is passed through rather than copied key by key (what
  * `z.record(z.string(), z.unknown())` would do: the same acceptance, at several times the cost per item).
  */
-const Metadata = z.custom<Record<string, unknown>>(
+const Metadata = leaf<Record<string, unknown>>(
   (v) => v !== null && typeof v === 'object' && isPlainProto(Object.getPrototypeOf(v)),
-  { message: 'expected an object' },
+  'a JSON object',
 )
 
 // ─── data import: request items (documented: data-import-apis.json) ──────────────────────────────

@@ -2,6 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { isLoopbackHost, REGIONS, type Region } from '../../config.ts'
 import { ConfigError } from '../../errors.ts'
+import { isPlatformId } from '../../target/schemas.ts'
 import { createLogger, redactUrl } from '../../logger.ts'
 import type { DatabaseLocation } from '../../db.ts'
 import {
@@ -40,7 +41,7 @@ function integer(name: string, min: number, max: number) {
 function collectApp(value: string, previous: CreateAppInput[]): CreateAppInput[] {
   const [id, apiKey, region, ...rest] = value.split(':')
   if (!id || !apiKey || rest.length > 0) throw new InvalidArgumentError(`expected ID:APIKEY or ID:APIKEY:REGION, got ${value}`)
-  if (!/^[a-z0-9_-]{1,100}$/.test(id)) throw new InvalidArgumentError(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), got ${id}`)
+  if (!isPlatformId(id)) throw new InvalidArgumentError(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), got ${id}`)
   if (region !== undefined && !(REGIONS as readonly string[]).includes(region)) {
     throw new InvalidArgumentError(`the region must be one of ${REGIONS.join(', ')}, got ${region}`)
   }
