@@ -19,6 +19,7 @@ import { startSandbox } from '../sandbox/index.ts'
 import { runPlan } from '../report/run-plan.ts'
 import { runVerify } from '../report/verify.ts'
 import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from './sample-legacy.ts'
+import { INVOCATION } from '../version.ts'
 
 export interface DemoOptions {
   /** Where the demo keeps its files; wiped first. @default .chatferry/demo */
@@ -109,7 +110,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     out.write(
       `verified: the sandbox holds exactly the items the ledger says were loaded, once each; the only rejects are the planted bad rows.\n` +
         `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Reports: ${reports}/{plan,verify}-report.html\n` +
-        `Ledger: ${join(dir, 'state')} — try: npm run chatferry -- status -c ${configPath}\n`,
+        `Ledger: ${join(dir, 'state')} — try: ${INVOCATION} status -c ${configPath}\n`,
     )
     return EXIT.OK
   } finally {

@@ -1,0 +1,33 @@
+# chatferry as a container image: the packed npm tarball installed globally on Node 24, run as a
+# non-root user. The two stages are the steps test/integration/package-install.test.ts runs outside
+# Docker on every `npm test` (`npm pack`, then `npm install -g` of the tarball), so what the image
+# holds is what that test installs and runs (`--help` and the complete demo, on Node 22 and 24).
+#
+#   docker build -t chatferry .
+#   docker run --rm chatferry demo --dir /data/demo
+#   docker run --rm -v "$PWD:/data" -e CHATFERRY_API_KEY chatferry plan
+FROM node:24-bookworm-slim AS pack
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin bin
+COPY src src
+COPY connectors connectors
+COPY mappings mappings
+# `prepack` compiles the TypeScript into dist/; the tarball holds bin/ and dist/ only.
+RUN npm pack --pack-destination /tmp && mv /tmp/chatferry-*.tgz /tmp/chatferry.tgz
+
+FROM node:24-bookworm-slim
+COPY --from=pack /tmp/chatferry.tgz /tmp/chatferry.tgz
+# Production dependencies only (a global install never installs devDependencies).
+RUN npm install -g --no-audit --no-fund /tmp/chatferry.tgz && rm /tmp/chatferry.tgz && npm cache clean --force \
+  && mkdir /data && chown node:node /data
+USER node
+# The working directory holds chatferry.yaml (the default --config), the embedded ledger
+# (`.chatferry/`, when state.url is absent) and the reports: mount a volume here.
+WORKDIR /data
+VOLUME /data
+ENV NODE_ENV=production CHATFERRY_SANDBOX_CACHE=/tmp/chatferry-sandbox
+ENTRYPOINT ["chatferry"]
+CMD ["--help"]
