@@ -432,7 +432,10 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
         retryable: err.retryable,
         healthyMeanwhile: watch.succeededAfter(Math.min(c.firstFailureAt ?? Date.now(), c.parentSplitAt ?? Infinity)),
       })
-      if (verdict === 'stop') throw new FatalLoadError(`the platform refused the request: ${err.message}`, { cause: err })
+      if (verdict === 'stop') {
+        const why = err.kind === 'http' && err.status !== undefined && err.status >= 400 ? 'the platform refused the request' : 'cannot send'
+        throw new FatalLoadError(`${why}: ${err.message}`, { cause: err })
+      }
       if (verdict === 'release') return { kind: 'release', code: err.code, message: err.message }
       return { kind: 'split', code: err.code, message: err.message }
     }
