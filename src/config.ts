@@ -4,13 +4,13 @@
  * file is collected and reported together, before anything touches the network or a database.
  */
 import { readFileSync } from 'node:fs'
-import { isIP } from 'node:net'
 import { LineCounter, parseDocument } from 'yaml'
 import { z } from 'zod'
 import { SourceConfigSchema } from '../connectors/index.ts'
 import { PoliciesSchema } from '../mappings/policies.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
 import { JobConfigSchema, LoadConfigSchema } from './load/config.ts'
+import { isLoopbackHost, transportProblem } from './target/transport.ts'
 import { zodProblems } from './zod-problems.ts'
 
 /** The platform's documented data-import ceiling: 60 requests per minute per app. */
@@ -22,15 +22,8 @@ export const DEFAULT_CONFIG_FILE = 'chatferry.yaml'
 export const REGIONS = ['us', 'eu', 'in'] as const
 export type Region = (typeof REGIONS)[number]
 
-const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1'])
-
-/** True when `hostname` names this machine's loopback interface (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase()
-  if (LOOPBACK_HOSTS.has(host) || host.endsWith('.localhost')) return true
-  if (isIP(host) === 4) return host.startsWith('127.')
-  return false
-}
+/** Kept here for the modules that import it from the config; the rule lives in src/target/transport.ts. */
+export { isLoopbackHost }
 
 /**
  * A URL the platform client may talk to: HTTPS anywhere, plain HTTP only to loopback (the sandbox).
@@ -43,17 +36,8 @@ export const secureUrl = z.string().superRefine((value, ctx) => {
     ctx.addIssue({ code: 'custom', message: `not a valid URL: ${JSON.stringify(value)}` })
     return
   }
-  if (url.protocol === 'https:') return
-  if (url.protocol === 'http:') {
-    if (!isLoopbackHost(url.hostname)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `plain http:// is only allowed for loopback addresses (127.0.0.1, ::1, localhost); use https:// for ${url.hostname}`,
-      })
-    }
-    return
-  }
-  ctx.addIssue({ code: 'custom', message: `expected an http(s) URL, got protocol ${url.protocol}` })
+  const problem = transportProblem(url)
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
 })
 
 const nonEmpty = z.string().min(1, 'must not be empty')

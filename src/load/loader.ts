@@ -11,9 +11,14 @@
  *   also completes the pg-boss job, fenced by the token: a worker whose lease was taken over records
  *   nothing. Answers that arrive together are settled in one such transaction (each batch fenced).
  * - **Failures**: 429 pauses the whole app's budget (Retry-After / X-RateLimit-Reset); 5xx,
- *   timeouts and dropped connections are retried with jittered backoff (p-retry); a batch that
- *   keeps failing without per-item results is split in halves down to the single poison item,
- *   which is rejected; a batch whose failures are only network-level is handed back to pg-boss.
+ *   timeouts and dropped connections are retried with jittered backoff (p-retry); then
+ *   `judgeFailure` (failure-rule.ts) decides: a batch that keeps answering 500 is split in halves
+ *   down to the single poison item, rejected only when the platform answered other requests
+ *   meanwhile; anything transient hands the batch back. Any run of failures without a success is
+ *   an outage (outage.ts): logged as it happens, and the run stops after `giveUpAfterMs`.
+ * - **Stopping** (signal or fatal error): no new request starts and quota waits and backoffs are
+ *   cut short, but a request in flight is awaited and its answer settled: the platform may have
+ *   committed it.
  * - **Crash**: a SIGKILLed process's batches come back when their pg-boss lease expires (at once
  *   when the dead process ran on this host); re-sending is safe because "already exists" = done.
  */
@@ -32,6 +37,8 @@ import type { ImportResult, PlatformClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import type { LoadConfig } from './config.ts'
+import { describeCause, judgeFailure } from './failure-rule.ts'
+import { createOutageWatch } from './outage.ts'
 import { createQuotaBudget, type QuotaBudget } from './quota-budget.ts'
 import { queueJobId, startWorkQueue, type BatchJobData, type WorkQueue } from './work-queue.ts'
 
@@ -42,9 +49,6 @@ export const ALREADY_PRESENT_CODES: ReadonlySet<string> = new Set([
   'ERR_ALREADY_JOINED',
   'ERR_IMPORT_MUID_ALREADY_EXISTS',
 ])
-
-/** Whole-request statuses that point at the content of the batch (split it), not at us or the platform. */
-const SPLIT_STATUSES: ReadonlySet<number> = new Set([400, 413, 422])
 
 export const LOAD_OUTCOMES = ['done', 'rejected', 'stopped', 'failed'] as const
 export type LoadOutcomeStatus = (typeof LOAD_OUTCOMES)[number]
@@ -144,6 +148,10 @@ interface Claim {
   lastStatus: number | undefined
   lastLatencyMs: number | undefined
   lastRetryAfterMs: number | undefined
+  /** When this claim's first request failed. */
+  firstFailureAt: number | undefined
+  /** When the batch this one was split from was split (local clock), for split halves. */
+  parentSplitAt: number | undefined
 }
 
 type Settlement =
@@ -185,6 +193,11 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
   options.signal?.addEventListener('abort', onAbort, { once: true })
   if (options.signal?.aborted) stop.abort()
   let fatal: Error | undefined
+  /** Stops the run for `err`: no new request starts; the ones in flight finish and are settled. */
+  function halt(err: Error): void {
+    fatal ??= err
+    stop.abort(fatal)
+  }
 
   const queue: WorkQueue = await startWorkQueue(store.database, {
     jobId,
@@ -204,8 +217,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
   const runId = await store.startRun(jobId, options.mode === 'load' ? 'load' : 'worker', workerId)
   log.info({ runId, workerId, concurrency: settings.concurrency, leaseSeconds: settings.leaseSeconds, slotMs: budget.intervalMs }, 'loader started')
 
-  let lastSuccessAt = Date.now()
-  let failingSince: number | undefined
+  const watch = createOutageWatch({ giveUpAfterMs: settings.giveUpAfterMs, logger: log })
 
   // ─── takeover of batches held by dead processes on this host; orphan repair ─────────────────
   async function takeOverDead(): Promise<void> {
@@ -294,12 +306,13 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
   async function claimMany(batchIds: readonly number[]): Promise<Map<number, Claim>> {
     const claims = new Map<number, Claim>()
     if (batchIds.length === 0) return claims
-    const r = await sql<{ id: number; token: string; entity: Entity }>`
-      update chatferry.batches
+    const r = await sql<{ id: number; token: string; entity: Entity; parent_split_age_ms: number | null }>`
+      update chatferry.batches b
       set lease_token = gen_random_uuid(), lease_owner = ${workerId},
           lease_expires_at = now() + ${settings.leaseSeconds} * interval '1 second', claims = claims + 1
       where id = any(${batchIds}::bigint[]) and job_id = ${jobId} and status = 'open'
-      returning id, lease_token::text as token, entity`.execute(db)
+      returning id, lease_token::text as token, entity,
+        (select (extract(epoch from now() - p.settled_at) * 1000)::float8 from chatferry.batches p where p.id = b.parent_id) as parent_split_age_ms`.execute(db)
     const claimedAt = Date.now()
     for (const row of r.rows) {
       claims.set(Number(row.id), {
@@ -314,6 +327,8 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
         lastStatus: undefined,
         lastLatencyMs: undefined,
         lastRetryAfterMs: undefined,
+        firstFailureAt: undefined,
+        parentSplitAt: row.parent_split_age_ms === null ? undefined : claimedAt - Number(row.parent_split_age_ms),
       })
     }
     if (claims.size === 0) return claims
@@ -334,6 +349,9 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
     const keys = items.map((i) => i.key)
     for (;;) {
       await budget.take(stop.signal)
+      // No new request once the run is stopping or the outage has lasted too long.
+      if (watch.exceeded()) halt(new FatalLoadError(watch.giveUpMessage()))
+      stop.signal.throwIfAborted()
       if (leaseLeftMs(c) < options.timeoutMs + 2000) {
         throw new AbortError(new LeaseExpiringError())
       }
@@ -346,6 +364,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
         const result = await client.importRaw(c.entity, keys, body)
         c.lastStatus = result.status
         c.lastLatencyMs = Date.now() - t0
+        watch.success()
         return result
       } catch (err) {
         c.lastLatencyMs = Date.now() - t0
@@ -360,47 +379,65 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
           await budget.pause(wait)
           continue
         }
+        if (err.retryable) {
+          c.firstFailureAt ??= Date.now()
+          watch.failure(describeCause(err))
+          if (watch.exceeded()) halt(new FatalLoadError(watch.giveUpMessage()))
+        }
         throw err
       }
     }
   }
 
+  /**
+   * Sends the claim's request with retries, then settles on what to do with it. The stop signal
+   * cuts quota waits and backoffs short but never a request in flight: its answer is kept even
+   * when p-retry reports the stop instead.
+   */
   async function attempt(c: Claim): Promise<Settlement> {
-    let lastHttp5xx: PlatformError | undefined
+    let answer: ImportResult | undefined
+    const send = async (): Promise<ImportResult> => {
+      answer = await sendOnce(c, c.items)
+      return answer
+    }
     try {
-      const result = await pRetry(() => sendOnce(c, c.items), {
+      const result = await pRetry(send, {
         retries: settings.maxAttempts - 1,
         randomize: true,
         factor: 2,
         minTimeout: 250,
         maxTimeout: 8000,
         signal: stop.signal,
-        shouldRetry: ({ error }) => {
-          if (!(error instanceof PlatformError)) return false
-          return error.retryable
-        },
+        shouldRetry: ({ error }) => error instanceof PlatformError && error.retryable,
         onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
-          if (error instanceof PlatformError && error.status !== undefined && error.status >= 500) lastHttp5xx = error
           log.debug({ batch: c.batchId, attemptNumber, retriesLeft, code: (error as PlatformError).code }, 'request failed')
         },
       })
       return { kind: 'results', result }
     } catch (err) {
+      if (answer !== undefined) return { kind: 'results', result: answer }
       if (err instanceof LeaseExpiringError || (err as { cause?: unknown }).cause instanceof LeaseExpiringError) {
         return { kind: 'release', code: 'LEASE_EXPIRING', message: 'the lease ran short before the request could be sent' }
       }
-      if (stop.signal.aborted && !(err instanceof PlatformError)) {
-        return { kind: 'release', code: 'STOPPED', message: 'the loader was stopped' }
+      if (stop.signal.aborted) {
+        return fatal === undefined
+          ? { kind: 'release', code: 'STOPPED', message: 'the loader was stopped' }
+          : { kind: 'release', code: 'HALTED', message: fatal.message }
       }
       if (!(err instanceof PlatformError)) throw err
-      if (!err.retryable) {
-        if (err.status !== undefined && SPLIT_STATUSES.has(err.status)) return { kind: 'split', code: err.code, message: err.message }
-        throw new FatalLoadError(`the platform refused the request: ${err.message}`, { cause: err })
+      const verdict = judgeFailure({
+        items: c.items.length,
+        kind: err.kind,
+        status: err.status,
+        retryable: err.retryable,
+        healthyMeanwhile: watch.succeededAfter(Math.min(c.firstFailureAt ?? Date.now(), c.parentSplitAt ?? Infinity)),
+      })
+      if (verdict === 'stop') {
+        const why = err.kind === 'http' && err.status !== undefined && err.status >= 400 ? 'the platform refused the request' : 'cannot send'
+        throw new FatalLoadError(`${why}: ${err.message}`, { cause: err })
       }
-      // Retries ran out. An answer without per-item results points at the content: split. Only
-      // network-level failures (no answer at all): hand the batch back and try later.
-      if (lastHttp5xx !== undefined) return { kind: 'split', code: lastHttp5xx.code, message: lastHttp5xx.message }
-      return { kind: 'release', code: err.code, message: err.message }
+      if (verdict === 'release') return { kind: 'release', code: err.code, message: err.message }
+      return { kind: 'split', code: err.code, message: err.message }
     }
   }
 
@@ -573,8 +610,6 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
       counters.itemsRejected += t.rejected
       counters.itemsRequeued += t.requeued
       counters.batchesSettled++
-      lastSuccessAt = Date.now()
-      failingSince = undefined
     }
   }
 
@@ -642,10 +677,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
     }
     if (outcome.kind === 'results') await settleResults(c, job.id, outcome.result)
     else if (outcome.kind === 'split') await settleSplit(c, job.id, outcome.code, outcome.message)
-    else {
-      failingSince ??= Date.now()
-      await release(c, job.id, outcome.code, outcome.message)
-    }
+    else await release(c, job.id, outcome.code, outcome.message)
   }
 
   // ─── the dispatch loop ──────────────────────────────────────────────────────────────────────
@@ -675,13 +707,14 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
     // ahead, fetched and claimed together whenever half of them are done (not once per batch).
     const holdMax = settings.concurrency * 2
     while (!stop.signal.aborted && fatal === undefined) {
+      // Checked while the lanes wait in backoffs too: the give-up must not wait for the next failure.
+      if (watch.exceeded()) {
+        halt(new FatalLoadError(watch.giveUpMessage()))
+        break
+      }
       if (lanes.size + lanes.pending > holdMax - Math.max(1, Math.floor(holdMax / 2))) {
         await Promise.race([new Promise<void>((resolve) => lanes.addEventListener('next', () => resolve(), { once: true })), sleep(250, stop.signal)])
         continue
-      }
-      if (failingSince !== undefined && Date.now() - lastSuccessAt > settings.giveUpAfterMs) {
-        fatal = new FatalLoadError(`no batch succeeded for ${Math.round((Date.now() - lastSuccessAt) / 1000)} s; giving up (rerun resumes)`)
-        break
       }
       const free = holdMax - lanes.pending - lanes.size
       let jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
@@ -709,7 +742,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
       } catch (err) {
         // The fetched jobs stay active in pg-boss until their lease expires, then come back.
         log.error({ err, batches: jobs.map((j) => j.data.batchId) }, 'claiming batches failed; they will be retried')
-        failingSince ??= Date.now()
+        watch.failure(`the ledger: ${(err as Error).message}`)
         await sleep(250, stop.signal)
         continue
       }
@@ -718,10 +751,10 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
         lanes
           .add(() => processJob(job, c))
           .catch((err: unknown) => {
-            if (err instanceof FatalLoadError) fatal ??= err
+            if (err instanceof FatalLoadError) halt(err)
             else {
               log.error({ err, batch: job.data.batchId }, 'batch failed; it will be retried')
-              failingSince ??= Date.now()
+              watch.failure(`the ledger: ${(err as Error).message}`)
             }
           })
       }

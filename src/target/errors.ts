@@ -4,7 +4,10 @@
  * secret: no header, no API key, no request body.
  */
 
-export const FAILURE_KINDS = ['http', 'network', 'timeout', 'invalid-response'] as const
+/**
+ * `refused` is a request this client would not send (an insecure transport): final, like a 4xx.
+ */
+export const FAILURE_KINDS = ['http', 'network', 'timeout', 'invalid-response', 'refused'] as const
 export type FailureKind = (typeof FAILURE_KINDS)[number]
 
 export interface PlatformErrorInit {
@@ -52,6 +55,6 @@ export class PlatformError extends Error {
     this.devMessage = init.devMessage
     this.details = init.details
     this.retryAfterMs = init.retryAfterMs
-    this.retryable = init.kind !== 'http' || init.status === undefined || isRetryableStatus(init.status)
+    this.retryable = init.kind === 'refused' ? false : init.kind !== 'http' || init.status === undefined || isRetryableStatus(init.status)
   }
 }

@@ -1,10 +1,13 @@
 /**
  * The HTTP layer shared by the three platform clients: JSON in and out, a timeout per request,
- * typed errors, and the rate-limit headers read in both documented spellings.
+ * typed errors, and the rate-limit headers read in both documented spellings. Credentials stay
+ * where they were configured: every URL is checked against the transport rule before it is sent,
+ * and redirects are never followed (fetch would carry the `apikey` header to the new address).
  */
 import type { z } from 'zod'
 import { ErrorBody } from './schemas.ts'
 import { PlatformError } from './errors.ts'
+import { transportProblem } from './transport.ts'
 
 export interface RateLimitInfo {
   /** X-RateLimit-Limit / X-Rate-Limit */
@@ -76,6 +79,7 @@ export interface HttpResponse<T> {
 
 /** Sends one request and validates a 2xx body against `schema`; anything else is a {@link PlatformError}. */
 export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema: S): Promise<HttpResponse<z.output<S>>> {
+  checkTransport(req)
   const timeout = AbortSignal.timeout(req.timeoutMs)
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers }
@@ -87,6 +91,7 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
       headers,
       body: req.rawBody ?? (req.body === undefined ? null : JSON.stringify(req.body)),
       signal,
+      redirect: 'manual',
     })
   } catch (err) {
     if (req.signal?.aborted) throw req.signal.reason ?? err
@@ -95,10 +100,11 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
       operation: req.operation,
       kind: timedOut ? 'timeout' : 'network',
       code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
-      message: timedOut ? `no answer within ${req.timeoutMs} ms` : describeNetworkError(err),
+      message: timedOut ? `timeout after ${req.timeoutMs} ms without an answer` : describeNetworkError(err),
       cause: err,
     })
   }
+  if (res.status >= 300 && res.status < 400) throw redirectRefused(req, res)
   const rateLimit = readRateLimit(res.headers)
   let text: string
   try {
@@ -147,8 +153,60 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
   return { status: res.status, body: parsed.data, rateLimit }
 }
 
+/** Refuses, before anything is sent, a URL that would carry credentials over an insecure transport. */
+function checkTransport(req: HttpRequest): void {
+  let url: URL
+  try {
+    url = new URL(req.url)
+  } catch {
+    throw new PlatformError({ operation: req.operation, kind: 'refused', code: 'INVALID_URL', message: 'the request URL is not a valid URL' })
+  }
+  const problem = transportProblem(url)
+  if (problem !== undefined) throw new PlatformError({ operation: req.operation, kind: 'refused', code: 'INSECURE_TRANSPORT', message: problem })
+}
+
+/**
+ * A 3xx answer. Following it would send the credentials to wherever the Location points, so it is
+ * final; the message names the status and the Location's origin (never its path or query).
+ */
+function redirectRefused(req: HttpRequest, res: Response): PlatformError {
+  void res.body?.cancel().catch(() => {})
+  const location = res.headers.get('location')
+  let where = 'no Location header'
+  if (location !== null) {
+    try {
+      where = `to ${new URL(location, req.url).origin}`
+    } catch {
+      where = 'to an invalid Location'
+    }
+  }
+  return new PlatformError({
+    operation: req.operation,
+    kind: 'http',
+    status: res.status,
+    code: 'REDIRECT_REFUSED',
+    message: `the platform answered HTTP ${res.status} (redirect ${where}); redirects are not followed so the credentials stay with the configured address: point the base URL at the final address`,
+  })
+}
+
+/** Connection failures by their system code, in words an operator searches for. */
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed by the other side',
+}
+
 function describeNetworkError(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause
-  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`
+  if (cause?.code) {
+    const words = NETWORK_CODES[cause.code]
+    const detail = `${cause.code}${cause.message ? `: ${cause.message}` : ''}`
+    return words === undefined ? detail : `${words} (${detail})`
+  }
   return err instanceof Error ? err.message : String(err)
 }
