@@ -119,21 +119,11 @@ export function requiredName(name: unknown, out: Outcomes, field = 'name'): stri
   return cut
 }
 
-/** True when `s` contains a lone surrogate (invalid UTF-16, which the platform cannot store). */
-export function hasLoneSurrogate(s: string): boolean {
-  return !s.isWellFormed()
-}
-
-/** Rejects text that is not well-formed Unicode (e.g. from invalid UTF-8 in the source). */
-export function checkText(value: string | undefined, field: string): void {
-  if (value !== undefined && hasLoneSurrogate(value)) throw new Rejection(field, 'text is not valid Unicode (lone surrogate)')
-}
-
 // ─── optional fields under limits ────────────────────────────────────────────────────────────────
 
 export function optionalUrl(url: unknown, field: string, ctx: MappingContext, out: Outcomes): string | undefined {
   if (url === undefined || url === null || url === '') return undefined
-  if (typeof url !== 'string' || url.length > LIMITS.URL_MAX || hasLoneSurrogate(url)) {
+  if (typeof url !== 'string' || url.length > LIMITS.URL_MAX) {
     fieldProblem(ctx, out, field, `URL is not a string of at most ${LIMITS.URL_MAX} characters`, 'url-dropped')
     return undefined
   }

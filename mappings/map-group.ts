@@ -5,6 +5,7 @@
 import type { JsonObject, LegacyGroup } from '../src/model/index.ts'
 import { LIMITS } from '../src/target/schemas.ts'
 import { toPlatformId } from './ids.ts'
+import { cleanRecord } from './characters.ts'
 import {
   Outcomes,
   Rejection,
@@ -26,6 +27,7 @@ const LEGACY_TYPES = new Set(['public', 'private', 'password'])
 export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'groups'> {
   const out = new Outcomes()
   return guard(out, () => {
+    record = cleanRecord('groups', record, ctx, out)
     const p = ctx.policies
     if (typeof record.id !== 'string' || record.id === '') throw new Rejection('id', 'group id is missing')
     const name = requiredName(record.name, out)

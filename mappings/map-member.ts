@@ -6,6 +6,7 @@
  */
 import type { LegacyMember } from '../src/model/index.ts'
 import { memberKey } from '../src/target/schemas.ts'
+import { cleanRecord } from './characters.ts'
 import { Outcomes, Rejection, Skip, compact, finish, guard, optionalSeconds } from './common.ts'
 import { isSkippedRef, type MapResult, type MappingContext } from './types.ts'
 
@@ -14,6 +15,7 @@ const SCOPES = new Set(['admin', 'moderator', 'participant'])
 export function mapMember(record: LegacyMember, ctx: MappingContext): MapResult<'members'> {
   const out = new Outcomes()
   return guard(out, () => {
+    record = cleanRecord('members', record, ctx, out)
     const p = ctx.policies
     const group = ctx.group(record.groupId)
     if (group === undefined) throw new Rejection('groupId', `unknown group ${JSON.stringify(record.groupId)}`)

@@ -10,11 +10,11 @@ import type { JsonObject, LegacyAttachment, LegacyMessage } from '../src/model/i
 import { LIMITS, jsonBytes, jsonSizeBound, type Attachment, type MessageData, type UserDetails } from '../src/target/schemas.ts'
 import { messageMuid, partMuid, stableHash, toPlatformId } from './ids.ts'
 import { DEFAULT_QUOTE_WORDS } from './policies.ts'
+import { cleanRecord } from './characters.ts'
 import {
   Outcomes,
   Rejection,
   Skip,
-  checkText,
   compact,
   cutText,
   fieldProblem,
@@ -99,12 +99,12 @@ function mediaTypeOf(attachments: readonly Attachment[]): string {
 export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResult<'messages'> {
   const out = new Outcomes()
   return guard(out, () => {
+    record = cleanRecord('messages', record, ctx, out)
     const p = ctx.policies
     const key = p.legacyMetadata.key
     if (typeof record.id !== 'string' || record.id === '') throw new Rejection('id', 'message id is missing')
     const muid = messageMuid(record.id)
     const sentAt = requiredSeconds(record.sentAt, 'sentAt')
-    checkText(record.text, 'text')
 
     // ── policies that skip the whole message ──
     if (record.sentAt < ctx.now - p.retention.retentionDays * DAY_MS) {

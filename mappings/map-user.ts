@@ -3,6 +3,7 @@
  */
 import type { JsonObject, LegacyUser } from '../src/model/index.ts'
 import { isPlatformId, toPlatformId } from './ids.ts'
+import { cleanRecord } from './characters.ts'
 import {
   Outcomes,
   Rejection,
@@ -22,6 +23,7 @@ import type { MapResult, MappingContext } from './types.ts'
 export function mapUser(record: LegacyUser, ctx: MappingContext): MapResult<'users'> {
   const out = new Outcomes()
   return guard(out, () => {
+    record = cleanRecord('users', record, ctx, out)
     const p = ctx.policies
     if (typeof record.id !== 'string' || record.id === '') throw new Rejection('id', 'user id is missing')
     const name = requiredName(record.name, out)

@@ -164,6 +164,20 @@ const Roles = z
   })
   .strict()
 
+const Text = z
+  .object({
+    /**
+     * Characters neither the platform nor Postgres can store (U+0000, unpaired UTF-16 surrogates)
+     * in any text of a record (names, URLs, message text, metadata and custom data keys and
+     * values): `strip` removes them (counted per field as `text: stripped:<field>`), `quarantine`
+     * rejects the record naming the field and the position. Legacy ids are never changed: an id
+     * holding one is always rejected.
+     * @default 'strip'
+     */
+    invalidCharacters: z.enum(['strip', 'quarantine']).default('strip'),
+  })
+  .strict()
+
 const LegacyMetadata = z
   .object({
     /** Key under `metadata` (users, groups) or `data.metadata` (messages) where chatferry writes what it keeps. @default 'legacy' */
@@ -226,6 +240,8 @@ export const PoliciesSchema = z
      * @default 'fix'
      */
     fieldLimits: z.enum(['fix', 'reject']).default('fix'),
+    /** Characters the platform cannot store. @default {invalidCharacters:'strip'} */
+    text: Text.prefault({}),
     /** Where chatferry records legacy facts in metadata. @default {key:'legacy', ids:true} */
     legacyMetadata: LegacyMetadata.prefault({}),
     /**

@@ -6,6 +6,7 @@
  */
 import type { Cursor, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
+import { printableId } from '../sql/decode.ts'
 import { buildCountQuery, buildKeysetQuery } from '../sql/dialect.ts'
 import { readPages, type PagedReadSpec } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
@@ -82,21 +83,21 @@ class MattermostSession implements SourceSession {
         spec = {
           ...common,
           decode: (row) => decodeUser(row, { lossy, siteUrl: cfg.siteUrl?.replace(/\/+$/, '') }),
-          legacyIdOf: (row) => String(row.id ?? '?'),
+          legacyIdOf: (row) => printableId(row.id),
         }
         break
       case 'groups':
         spec = {
           ...common,
           decode: (row) => decodeGroup(row, { lossy, groupName: cfg.groupName }),
-          legacyIdOf: (row) => String(row.id ?? '?'),
+          legacyIdOf: (row) => printableId(row.id),
         }
         break
       case 'members':
         spec = {
           ...common,
           decode: (row) => decodeMember(row, lossy),
-          legacyIdOf: (row) => `${String(row.channelid ?? '?')}/${String(row.userid ?? '?')}`,
+          legacyIdOf: (row) => `${printableId(row.channelid)}/${printableId(row.userid)}`,
         }
         break
       default: {
@@ -105,7 +106,7 @@ class MattermostSession implements SourceSession {
           ...common,
           enrich: (rows) => this.#usernames(rows),
           decode: (row, usernames) => decodeMessage(row, { lossy, fileBaseUrl, usernames: usernames ?? new Map() }),
-          legacyIdOf: (row) => String(row.id ?? '?'),
+          legacyIdOf: (row) => printableId(row.id),
         }
       }
     }

@@ -212,16 +212,36 @@ export function decodeStringList(field: string, value: unknown, lossy = false): 
     .filter((s) => s !== '')
 }
 
+/**
+ * An id holding U+0000 can be neither stored (Postgres text refuses it) nor changed (two ids would
+ * become one): its row is a problem. Unpaired surrogates never get here: {@link decodeText} refuses them.
+ */
+function checkIdText(field: string, id: string): string {
+  const at = id.indexOf('\u0000')
+  if (at !== -1) throw new FieldProblem(field, `legacy id contains U+0000 at position ${at}`)
+  return id
+}
+
 /** A legacy id: text or an integer, as a string. */
 export function decodeId(field: string, value: unknown, lossy = false): string {
   if (typeof value === 'number' || typeof value === 'bigint') return String(value)
-  return decodeRequiredText(field, value, lossy)
+  return checkIdText(field, decodeRequiredText(field, value, lossy))
 }
 
 /** An optional legacy id (NULL or empty → `undefined`). */
 export function decodeOptionalId(field: string, value: unknown, lossy = false): string | undefined {
   if (typeof value === 'number' || typeof value === 'bigint') return String(value)
-  return decodeOptionalText(field, value, lossy)
+  const id = decodeOptionalText(field, value, lossy)
+  return id === undefined ? undefined : checkIdText(field, id)
+}
+
+/**
+ * A raw id column as a `RowProblem` names it: U+0000 and unpaired surrogates written `\uXXXX`, bytes
+ * as lossy UTF-8, so the name of a bad row can always be stored and shown.
+ */
+export function printableId(value: unknown): string {
+  const text = value instanceof Uint8Array ? new TextDecoder().decode(value) : String(value ?? '?')
+  return text.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** A non-negative integer (sizes); `undefined` for NULL. */

@@ -17,6 +17,7 @@ import { sql } from 'kysely'
 import { createConnector, type SourceConfig } from '../../connectors/index.ts'
 import type { LedgerContext } from '../load/context.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
+import { payloadJsonb, storableText } from '../state/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { memberKey, type ChatMessage } from '../target/schemas.ts'
 import { createChatPacer, pagedList, type ChatPacer } from './chat-pacer.ts'
@@ -160,7 +161,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     select case when p->>'receiverType' = 'group' then 'group_' || (p->>'receiver')
       else least(p->>'sender' collate "C", p->>'receiver' collate "C") || '_user_' || greatest(p->>'sender' collate "C", p->>'receiver' collate "C") end as conversation,
       count(*)::int as n
-    from (select payload::jsonb as p from chatferry.items where job_id = ${jobId} and entity = 'messages' and status = 'done') d
+    from (select ${payloadJsonb()} as p from chatferry.items where job_id = ${jobId} and entity = 'messages' and status = 'done') d
     group by 1`.execute(store.db)
   for (const r of conv.rows) {
     expectedByConversation.set(r.conversation, r.n)
@@ -201,8 +202,9 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
         targetKey: m.muid,
         legacyId: s.legacyId,
         field,
-        expected: s.expected[field],
-        actual: actual[field],
+        // The report is stored as jsonb: a text the ledger or the platform holds with U+0000 is shown escaped.
+        expected: storableValue(s.expected[field]),
+        actual: storableValue(actual[field]),
         explained: s.changed,
         note: s.changed ? 'the source changed after loading (not resent): the platform has the older version' : 'differs from what the ledger sent',
       })
@@ -221,10 +223,11 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   if (idsComparable) {
     for (const c of mismatched.slice(0, MAX_DRILLED_CONVERSATIONS)) {
       const ledgerRows = await sql<{ target_key: string; legacy_id: string; status: string }>`
-        select target_key, legacy_id, status from chatferry.items
-        where job_id = ${jobId} and entity = 'messages' and (
-          case when payload::jsonb->>'receiverType' = 'group' then 'group_' || (payload::jsonb->>'receiver')
-          else least(payload::jsonb->>'sender' collate "C", payload::jsonb->>'receiver' collate "C") || '_user_' || greatest(payload::jsonb->>'sender' collate "C", payload::jsonb->>'receiver' collate "C") end) = ${c}`.execute(store.db)
+        select target_key, legacy_id, status from (
+          select target_key, legacy_id, status, ${payloadJsonb()} as p from chatferry.items
+          where job_id = ${jobId} and entity = 'messages') d
+        where (case when p->>'receiverType' = 'group' then 'group_' || (p->>'receiver')
+          else least(p->>'sender' collate "C", p->>'receiver' collate "C") || '_user_' || greatest(p->>'sender' collate "C", p->>'receiver' collate "C") end) = ${c}`.execute(store.db)
       const inLedger = new Map(ledgerRows.rows.map((r) => [r.target_key, r]))
       const there = new Set<string>()
       for await (const m of messageList(pacer, client, { conversationId: c }, signal)) {
@@ -334,4 +337,9 @@ async function* messageList(
     if (next.id === cursor.id && next.sentAt === cursor.sentAt) throw new Error('the platform message list did not advance its cursor')
     cursor = { ...(next.id !== undefined ? { id: next.id } : {}), ...(next.sentAt !== undefined ? { sentAt: next.sentAt } : {}) }
   }
+}
+
+/** A compared value as a report can store it (strings escaped by {@link storableText}). */
+function storableValue(v: unknown): unknown {
+  return typeof v === 'string' ? storableText(v) : v
 }

@@ -7,7 +7,8 @@
  * Documented: key = id, ids lowercased then alpha-dash ≤ 100, names ≤ 100, tags, URL lengths,
  * data ≤ 10 KB, payload ≤ 65,536 characters, the message codes of facts §4.2, retention message.
  * Assumed (see README): the code of each refusal the docs name no code for, integer timestamps
- * only, unknown fields refused, muid not lowercased.
+ * only, unknown fields refused, muid not lowercased, U+0000 and unpaired surrogates refused in
+ * every key and string of an item (the platform answers 500 to them: the sandbox is stricter).
  */
 import type { z } from 'zod'
 import {
@@ -20,6 +21,7 @@ import {
   MessageImport,
   UserImport,
 } from '../target/schemas.ts'
+import { hasUnstorable, printable, unstorableReason } from '../target/characters.ts'
 import { isPlainObject, zodDetails } from './http-kit.ts'
 import type { AppSettings } from './settings.ts'
 
@@ -51,6 +53,32 @@ function fromZod(error: z.ZodError): { ok: false; error: ItemError } {
   const details = zodDetails(error.issues)
   const first = Object.entries(details)[0]
   return fail('ERR_BAD_REQUEST', first ? `${first[0]}: ${first[1][0]}` : 'The item is invalid.', details)
+}
+
+/** The path and reason of the first key or string in `v` that cannot be stored, if any. */
+function firstUnstorable(v: unknown, path: string): { path: string; reason: string } | undefined {
+  if (typeof v === 'string') return hasUnstorable(v) ? { path, reason: unstorableReason(v) as string } : undefined
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const bad = firstUnstorable(v[i], `${path}.${i}`)
+      if (bad) return bad
+    }
+    return undefined
+  }
+  if (!isPlainObject(v)) return undefined
+  for (const [k, child] of Object.entries(v)) {
+    const at = path === '' ? printable(k) : `${path}.${printable(k)}`
+    if (hasUnstorable(k)) return { path: at, reason: `key ${unstorableReason(k)}` }
+    const bad = firstUnstorable(child, at)
+    if (bad) return bad
+  }
+  return undefined
+}
+
+/** Assumed: an item holding U+0000 or an unpaired surrogate anywhere is refused, naming the field. */
+function unstorable(key: string, raw: unknown): { ok: false; error: ItemError } | undefined {
+  const bad = hasUnstorable(key) ? { path: '(key)', reason: unstorableReason(key) as string } : firstUnstorable(raw, '')
+  return bad === undefined ? undefined : badField(bad.path, bad.reason)
 }
 
 /** Documented: uids and guids are lowercased by the platform before they are checked. */
@@ -96,6 +124,8 @@ function idMismatch(key: string, raw: Record<string, unknown>, field: string): {
 /** One item of `data_import/users`; the role must be `default` or one of `settings.roles`. */
 export function checkUser(key: string, raw: unknown, settings: AppSettings): Checked<UserImport> {
   if (!isPlainObject(raw)) return badField('(item)', 'must be an object')
+  const refused = unstorable(key, raw)
+  if (refused) return refused
   const mismatch = idMismatch(key, raw, 'uid')
   if (mismatch) return mismatch
   const parsed = UserImport.safeParse(lowerFields(raw, USER_ID_FIELDS))
@@ -112,6 +142,8 @@ export function checkUser(key: string, raw: unknown, settings: AppSettings): Che
 /** One item of `data_import/groups`. */
 export function checkGroup(key: string, raw: unknown): Checked<GroupImport> {
   if (!isPlainObject(raw)) return badField('(item)', 'must be an object')
+  const refused = unstorable(key, raw)
+  if (refused) return refused
   const mismatch = idMismatch(key, raw, 'guid')
   if (mismatch) return mismatch
   const normalized = lowerFields(raw, GROUP_ID_FIELDS) as Record<string, unknown>
@@ -129,6 +161,8 @@ export function checkGroup(key: string, raw: unknown): Checked<GroupImport> {
 /** One item of `data_import/members` (the joinedAt rule needs the group, so the handler checks it). */
 export function checkMember(key: string, raw: unknown): Checked<MemberImport> {
   if (!isPlainObject(raw)) return badField('(item)', 'must be an object')
+  const refused = unstorable(key, raw)
+  if (refused) return refused
   const mismatch = idMismatch(key, raw, 'memberId')
   if (mismatch) return mismatch
   const normalized = lowerFields(raw, ['memberId', 'guid', 'uid']) as Record<string, unknown>
@@ -151,6 +185,8 @@ export function retentionMessage(retentionDays: number): string {
 /** One item of `data_import/messages`, including the retention window and no future sentAt. */
 export function checkMessage(key: string, raw: unknown, settings: AppSettings, nowSeconds: number): Checked<MessageImport> {
   if (!isPlainObject(raw)) return badField('(item)', 'must be an object')
+  const refused = unstorable(key, raw)
+  if (refused) return refused
   const mismatch = idMismatch(key, raw, 'muid')
   if (mismatch) return mismatch
   const { receiverType, receiver, category = 'message', data } = raw

@@ -11,6 +11,7 @@ import { Migrator, type MigrationResult } from 'kysely/migration'
 import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { MIGRATIONS } from './migrations/index.ts'
+import { cursorJson, cursorValue, storableJson, storableKey, storableText, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
 
 /** The Postgres schema that holds every ledger table. */
@@ -182,7 +183,7 @@ function payloadText(payload: unknown): string {
 }
 
 function placeholderKey(legacyId: string): string {
-  return `~legacy:${legacyId}`
+  return `~legacy:${storableKey(legacyId)}`
 }
 
 /** Runs the ledger migrations (idempotent; concurrent callers are serialised by kysely's lock). */
@@ -215,17 +216,17 @@ async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items:
   if (items.length === 0) return
   // One statement cannot touch a row twice: the last occurrence of a key wins.
   const byKey = new Map<string, PlannedItem>()
-  for (const item of items) byKey.set(item.targetKey, item)
+  for (const item of items) byKey.set(storableKey(item.targetKey), item)
   counts.duplicates += items.length - byKey.size
   const legacy: string[] = []
   const keys: string[] = []
   const payloads: string[] = []
   const hashes: string[] = []
   const sorts: number[] = []
-  for (const item of byKey.values()) {
+  for (const [key, item] of byKey) {
     const text = payloadText(item.payload)
-    legacy.push(String(item.legacyId))
-    keys.push(item.targetKey)
+    legacy.push(storableText(String(item.legacyId)))
+    keys.push(key)
     payloads.push(text)
     hashes.push(payloadHash(text))
     sorts.push(Math.trunc(item.sortKey ?? 0))
@@ -267,10 +268,10 @@ async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items:
 async function writeSkips(db: Executor, jobId: string, entity: Entity, items: readonly SkippedItem[]): Promise<number> {
   if (items.length === 0) return 0
   const byKey = new Map<string, SkippedItem>()
-  for (const it of items) byKey.set(it.targetKey ?? placeholderKey(it.legacyId), it)
+  for (const it of items) byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
   const keys = [...byKey.keys()]
-  const legacy = [...byKey.values()].map((i) => String(i.legacyId))
-  const reasons = [...byKey.values()].map((i) => i.reason)
+  const legacy = [...byKey.values()].map((i) => storableText(String(i.legacyId)))
+  const reasons = [...byKey.values()].map((i) => storableText(i.reason))
   // Never downgrades an item that is loaded or on the wire.
   const r = await sql`
     insert into chatferry.items as i (job_id, entity, legacy_id, target_key, status, last_error_code, last_error_message)
@@ -286,7 +287,7 @@ async function writeSkips(db: Executor, jobId: string, entity: Entity, items: re
 async function writeRejects(db: Executor, jobId: string, entity: Entity, items: readonly RejectedItem[]): Promise<number> {
   if (items.length === 0) return 0
   const byKey = new Map<string, RejectedItem>()
-  for (const it of items) byKey.set(it.targetKey ?? placeholderKey(it.legacyId), it)
+  for (const it of items) byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
   const vals = [...byKey.values()]
   const keys = [...byKey.keys()]
   const payloads = vals.map((i) => (i.payload === undefined ? null : payloadText(i.payload)))
@@ -294,8 +295,8 @@ async function writeRejects(db: Executor, jobId: string, entity: Entity, items: 
   const r = await sql`
     insert into chatferry.items as i (job_id, entity, legacy_id, target_key, payload, payload_hash, status, last_error_code, last_error_message)
     select ${jobId}, ${entity}, t.l, t.k, t.p, t.h, 'rejected', t.c, t.m
-    from unnest(${vals.map((i) => String(i.legacyId))}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[],
-                ${vals.map((i) => i.code)}::text[], ${vals.map((i) => i.message)}::text[]) as t(l, k, p, h, c, m)
+    from unnest(${vals.map((i) => storableText(String(i.legacyId)))}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[],
+                ${vals.map((i) => storableText(i.code))}::text[], ${vals.map((i) => storableText(i.message))}::text[]) as t(l, k, p, h, c, m)
     on conflict (job_id, entity, target_key) do update set
       status = 'rejected', last_error_code = excluded.last_error_code, last_error_message = excluded.last_error_message,
       payload = excluded.payload, payload_hash = excluded.payload_hash, updated_at = now()
@@ -304,8 +305,8 @@ async function writeRejects(db: Executor, jobId: string, entity: Entity, items: 
 }
 
 async function writeCursor(db: Executor, jobId: string, entity: Entity, cursor: unknown, watermark: unknown) {
-  const c = cursor === undefined ? null : JSON.stringify(cursor)
-  const w = watermark === undefined ? null : JSON.stringify(watermark)
+  const c = cursor === undefined ? null : cursorJson(cursor)
+  const w = watermark === undefined ? null : cursorJson(watermark)
   await sql`
     insert into chatferry.cursors (job_id, entity, cursor, watermark, updated_at)
     values (${jobId}, ${entity}, ${c}::jsonb, ${w}::jsonb, now())
@@ -360,7 +361,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .where('job_id', '=', jobId)
         .where('entity', '=', entity)
         .executeTakeFirst()
-      return row ? { cursor: row.cursor, watermark: row.watermark, updatedAt: new Date(row.updated_at) } : undefined
+      return row ? { cursor: cursorValue(row.cursor), watermark: cursorValue(row.watermark), updatedAt: new Date(row.updated_at) } : undefined
     },
     saveCursor: (jobId, entity, cursor, watermark) => writeCursor(db, jobId, entity, cursor, watermark),
     async startRun(jobId, mode, owner) {
@@ -374,7 +375,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     async heartbeatRun(runId, stats) {
       await db
         .updateTable('chatferry.runs')
-        .set({ heartbeat_at: sql`now()` as never, ...(stats !== undefined ? { stats: JSON.stringify(stats) } : {}) })
+        .set({ heartbeat_at: sql`now()` as never, ...(stats !== undefined ? { stats: storableJson(stats) } : {}) })
         .where('id', '=', runId)
         .execute()
     },
@@ -385,8 +386,8 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
           status,
           finished_at: sql`now()` as never,
           heartbeat_at: sql`now()` as never,
-          ...(stats !== undefined ? { stats: JSON.stringify(stats) } : {}),
-          ...(error !== undefined ? { error } : {}),
+          ...(stats !== undefined ? { stats: storableJson(stats) } : {}),
+          ...(error !== undefined ? { error: storableTextOrNull(error) } : {}),
         })
         .where('id', '=', runId)
         .execute()

@@ -9,6 +9,7 @@
  * documented variants of the same response are all accepted).
  */
 import { z } from 'zod'
+import { hasUnstorable } from './characters.ts'
 
 // ─── limits (documented: articles/properties-and-constraints.mdx) ────────────────────────────────
 
@@ -83,11 +84,23 @@ export const UnixSeconds = leaf<number>(
   `an integer of UNIX seconds, 0–${MAX_UNIX_SECONDS}`,
 )
 
-/** The name of a user, a group or an app. */
-const Name = leaf<string>((v) => typeof v === 'string' && v.length >= 1 && v.length <= LIMITS.NAME_MAX, `a string of 1–${LIMITS.NAME_MAX} characters`)
+/**
+ * Assumed (no document names it): the platform cannot store U+0000 or an unpaired surrogate in any
+ * text (it answers 500), so every string of an item is refused with one (`characters.ts`).
+ */
+const STORABLE = 'without U+0000 or unpaired surrogates'
 
-const Url = z.string().min(1).max(LIMITS.URL_MAX)
-const Tags = z.array(z.string().min(1).max(LIMITS.TAG_MAX)).max(LIMITS.TAGS_MAX)
+/** A string of `min`–`max` UTF-16 units the platform can store. */
+function text(min: number, max: number) {
+  const rule = max === Number.POSITIVE_INFINITY ? `a string of at least ${min} characters` : `a string of ${min}–${max} characters`
+  return leaf<string>((v) => typeof v === 'string' && v.length >= min && v.length <= max && !hasUnstorable(v), `${rule} ${STORABLE}`)
+}
+
+/** The name of a user, a group or an app. */
+const Name = text(1, LIMITS.NAME_MAX)
+
+const Url = text(1, LIMITS.URL_MAX)
+const Tags = z.array(text(1, LIMITS.TAG_MAX)).max(LIMITS.TAGS_MAX)
 /** True for the prototype of an object literal or of `Object.create(null)` (not arrays, dates, maps). */
 function isPlainProto(proto: unknown): boolean {
   return proto === Object.prototype || proto === null
@@ -97,10 +110,26 @@ function isPlainProto(proto: unknown): boolean {
  * A JSON object. One check, and the object is passed through rather than copied key by key (what
  * `z.record(z.string(), z.unknown())` would do: the same acceptance, at several times the cost per item).
  */
-const Metadata = leaf<Record<string, unknown>>(
-  (v) => v !== null && typeof v === 'object' && isPlainProto(Object.getPrototypeOf(v)),
-  'a JSON object',
+const Metadata = z.custom<Record<string, unknown>>(
+  (v) => v !== null && typeof v === 'object' && isPlainProto(Object.getPrototypeOf(v)) && storableJson(v),
+  {
+    error: (issue) => {
+      const v = issue.input
+      if (v === undefined) return 'required: a JSON object'
+      if (v === null || typeof v !== 'object' || !isPlainProto(Object.getPrototypeOf(v))) return `must be a JSON object, got ${shown(v)}`
+      return `must be a JSON object whose keys and strings are ${STORABLE}`
+    },
+  },
 )
+
+/** True when every key and string in `v` can be stored. */
+function storableJson(v: unknown): boolean {
+  if (typeof v === 'string') return !hasUnstorable(v)
+  if (v === null || typeof v !== 'object') return true
+  if (Array.isArray(v)) return v.every(storableJson)
+  for (const k in v) if (hasUnstorable(k) || !storableJson((v as Record<string, unknown>)[k])) return false
+  return true
+}
 
 // ─── data import: request items (documented: data-import-apis.json) ──────────────────────────────
 
@@ -133,7 +162,7 @@ export const GroupDetails = z
     name: Name,
     type: z.enum(GROUP_TYPES),
     icon: Url.optional(),
-    password: z.string().min(1).max(LIMITS.GROUP_PASSWORD_MAX).optional(),
+    password: text(1, LIMITS.GROUP_PASSWORD_MAX).optional(),
     owner: PlatformId.optional(),
     createdAt: UnixSeconds.optional(),
     metadata: Metadata.optional(),
@@ -190,9 +219,9 @@ export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'file'] as cons
 export const Attachment = z
   .object({
     url: Url,
-    name: z.string().min(1),
-    mimeType: z.string().min(1),
-    extension: z.string().min(1),
+    name: text(1, Number.POSITIVE_INFINITY),
+    mimeType: text(1, Number.POSITIVE_INFINITY),
+    extension: text(1, Number.POSITIVE_INFINITY),
     /** Bytes, as a string (documented). */
     size: z.string().regex(/^\d+$/).optional(),
   })
@@ -201,7 +230,7 @@ export type Attachment = z.infer<typeof Attachment>
 
 export const MessageData = z
   .object({
-    text: z.string().optional(),
+    text: text(0, Number.POSITIVE_INFINITY).optional(),
     attachments: z.array(Attachment).optional(),
     customData: Metadata.optional(),
     metadata: Metadata.optional(),

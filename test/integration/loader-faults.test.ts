@@ -2,6 +2,7 @@
  * The loader against the sandbox over HTTP with its fault knobs: every item ends done exactly once
  * in the sandbox whatever the faults, the quota holds, and a poison item is isolated.
  */
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
 import type { Entity } from '../../src/target/schemas.ts'
@@ -84,10 +85,14 @@ describe('loader against sandbox faults', () => {
     await fx.store.ensureJob('poison', app.id)
     await fx.store.planItems('poison', 'users', users(2))
     const msgs = messages(100, 2)
-    // A NUL character cannot be stored by Postgres: the sandbox fails the whole request with a 500
-    // and no per-item results, every time.
-    const bad = msgs[17] as { payload: { data: { text: string } } }
-    bad.payload.data.text = 'poison \u0000 here'
+    // An item the platform fails on with a 500 and no per-item results, every time (as it does on
+    // a NUL character, which the sandbox now refuses per item): the sandbox's store refuses m17.
+    await sql`create or replace function sandbox.poison_m17() returns trigger language plpgsql as $$
+      begin
+        if new.app_id = 'poison' and new.muid = 'm17' then raise exception 'poison item'; end if;
+        return new;
+      end $$`.execute(fx.sb.store)
+    await sql`create trigger poison_m17 before insert on sandbox.messages for each row execute function sandbox.poison_m17()`.execute(fx.sb.store)
     // And one the platform refuses item by item.
     const invalid = msgs[70] as { payload: Record<string, unknown> }
     invalid.payload.receiver = 'nobody-at-all'

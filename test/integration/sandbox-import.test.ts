@@ -143,6 +143,24 @@ describe('users', () => {
     expect(res.body.data.c.error).toMatchObject({ code: 'ERR_BAD_REQUEST', details: { metadata: expect.any(Array) } })
   })
 
+  it('U+0000 and unpaired surrogates anywhere in an item are ERR_BAD_REQUEST naming the field; the other items load', async () => {
+    const app = await t.app()
+    // JSON.stringify writes the characters as \u0000 / \ud800 escapes, as any client would.
+    const res = await importRaw(app, 'users', {
+      users: {
+        ok: { uid: 'ok', name: 'Ok \u{1F600}', metadata: { e: '\u{1F600}' } },
+        n: { uid: 'n', name: 'N\u0000' },
+        m: { uid: 'm', name: 'M', metadata: { deep: [{ 'k\u0000': 1 }] } },
+        s: { uid: 's', name: 'S', tags: ['\ud800'] },
+      },
+    })
+    expect(res.status).toBe(200)
+    expect(res.body.data.ok).toMatchObject({ success: true })
+    expect(res.body.data.n.error).toMatchObject({ code: 'ERR_BAD_REQUEST', details: { name: ['contains U+0000 at position 1'] } })
+    expect(res.body.data.m.error).toMatchObject({ code: 'ERR_BAD_REQUEST', details: { 'metadata.deep.0.k\\u0000': ['key contains U+0000 at position 1'] } })
+    expect(res.body.data.s.error).toMatchObject({ code: 'ERR_BAD_REQUEST', details: { 'tags.0': ['contains an unpaired surrogate U+D800 at position 0'] } })
+  })
+
   it('answers under the older /v3.0 prefix too', async () => {
     const app = await t.app()
     const res = await importRaw({ ...app, baseUrl: app.baseUrl.replace(/\/v3$/, '/v3.0') }, 'users', { users: { a: { uid: 'a', name: 'A' } } })

@@ -152,7 +152,7 @@ describe('mapMessage: bad input is rejected with the field, never thrown', () =>
     { name: 'sentAt beyond 10 digits of seconds', record: { sentAt: 1e14 }, expected: { kind: 'rejected', field: 'sentAt' } },
     { name: 'sentAt missing', record: { sentAt: undefined }, expected: { kind: 'rejected', field: 'sentAt' } },
     { name: 'id missing', record: { id: '' }, expected: { kind: 'rejected', field: 'id' } },
-    { name: 'broken text (lone surrogate from invalid UTF-8)', record: { text: 'bad \uD800 text' }, expected: { kind: 'rejected', field: 'text' } },
+    { name: 'sender id with U+0000', record: { senderId: 'u\u0000' }, expected: { kind: 'rejected', field: 'senderId' } },
     { name: 'unknown group', record: { receiverId: 'nope' }, expected: { kind: 'rejected', field: 'receiverId' } },
     { name: 'unknown receiver type', record: { receiverType: 'channel' as 'group' }, expected: { kind: 'rejected', field: 'receiverType' } },
     { name: 'sender missing', record: { senderId: '' }, expected: { kind: 'rejected', field: 'senderId' } },

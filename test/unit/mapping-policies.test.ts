@@ -38,6 +38,7 @@ describe('PoliciesSchema', () => {
       roles: { map: {}, unmapped: 'drop' },
       groupDescription: 'metadata',
       fieldLimits: 'fix',
+      text: { invalidCharacters: 'strip' },
       legacyMetadata: { key: 'legacy', ids: true },
     })
   })
@@ -72,7 +73,7 @@ describe('PoliciesSchema', () => {
       [
         'threads', 'edits', 'deletes', 'reactions', 'systemMessages', 'retention', 'emptyMessages', 'longText',
         'brokenAttachments', 'missingUsers', 'mentions', 'joinedAt', 'scopes', 'bans', 'groupTypes', 'bots',
-        'deactivatedUsers', 'archivedGroups', 'roles', 'groupDescription', 'fieldLimits',
+        'deactivatedUsers', 'archivedGroups', 'roles', 'groupDescription', 'fieldLimits', 'text',
         'ids', 'names', 'groupOwner', 'dependencies', 'userModule',
       ].sort(),
     )

@@ -10,6 +10,7 @@ import {
   decodeRequiredText,
   decodeStringList,
   decodeTimestamp,
+  printableId,
 } from '../../sql/decode.ts'
 import type { EntitySpec } from './entity-spec.ts'
 
@@ -35,5 +36,5 @@ export const groups: EntitySpec<'groups'> = {
       updatedAt: decodeTimestamp('updated_at', row.updated_at, tf),
     })
   },
-  legacyIdOf: (row) => String(row.id ?? '?'),
+  legacyIdOf: (row) => printableId(row.id),
 }

@@ -1,6 +1,6 @@
 /** Generic SQL members: `group_id, user_id` required; `scope` admin/moderator/participant (default). */
 import { MEMBER_ROLES, type LegacyMember } from '../../../src/model/records.ts'
-import { compact, decodeBoolean, decodeChoice, decodeId, decodeTimestamp } from '../../sql/decode.ts'
+import { compact, decodeBoolean, decodeChoice, decodeId, decodeTimestamp, printableId } from '../../sql/decode.ts'
 import type { EntitySpec } from './entity-spec.ts'
 
 export const members: EntitySpec<'members'> = {
@@ -19,5 +19,5 @@ export const members: EntitySpec<'members'> = {
       updatedAt: decodeTimestamp('updated_at', row.updated_at, tf),
     })
   },
-  legacyIdOf: (row) => `${String(row.group_id ?? '?')}/${String(row.user_id ?? '?')}`,
+  legacyIdOf: (row) => `${printableId(row.group_id)}/${printableId(row.user_id)}`,
 }

@@ -22,6 +22,7 @@ import {
   decodeTimestamp,
   FieldProblem,
   type TimeFormat,
+  printableId,
 } from '../../sql/decode.ts'
 import type { EntitySpec } from './entity-spec.ts'
 
@@ -108,5 +109,5 @@ export const messages: EntitySpec<'messages'> = {
       updatedAt: decodeTimestamp('updated_at', row.updated_at, tf),
     })
   },
-  legacyIdOf: (row) => String(row.id ?? '?'),
+  legacyIdOf: (row) => printableId(row.id),
 }

@@ -9,6 +9,7 @@ import {
   decodeRequiredText,
   decodeStringList,
   decodeTimestamp,
+  printableId,
 } from '../../sql/decode.ts'
 import type { EntitySpec } from './entity-spec.ts'
 
@@ -49,5 +50,5 @@ export const users: EntitySpec<'users'> = {
       updatedAt: decodeTimestamp('updated_at', row.updated_at, tf),
     })
   },
-  legacyIdOf: (row) => String(row.id ?? '?'),
+  legacyIdOf: (row) => printableId(row.id),
 }

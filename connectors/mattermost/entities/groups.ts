@@ -4,7 +4,7 @@
  * or a deleted team) get `archivedAt`.
  */
 import type { JsonObject, LegacyGroup, LegacyGroupType } from '../../../src/model/records.ts'
-import { compact, decodeId, decodeOptionalText, FieldProblem } from '../../sql/decode.ts'
+import { compact, decodeId, decodeOptionalId, decodeOptionalText, FieldProblem } from '../../sql/decode.ts'
 import { mmTime } from './decode-helpers.ts'
 
 export interface GroupDecodeContext {
@@ -49,7 +49,7 @@ export function decodeGroup(row: Record<string, unknown>, ctx: GroupDecodeContex
     id,
     name,
     type,
-    ownerId: decodeOptionalText('creatorid', row.creatorid, lossy),
+    ownerId: decodeOptionalId('creatorid', row.creatorid, lossy),
     description: decodeOptionalText('purpose', row.purpose, lossy),
     metadata,
     createdAt: mmTime('createat', row.createat),

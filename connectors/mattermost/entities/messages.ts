@@ -20,6 +20,7 @@ import {
   decodeCount,
   decodeId,
   decodeJson,
+  decodeOptionalId,
   decodeOptionalText,
   decodeStringList,
   decodeText,
@@ -170,7 +171,7 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   if (editedAt !== undefined) message.editedAt = editedAt
   const deletedAt = mmTime('deleteat', row.deleteat)
   if (deletedAt !== undefined) message.deletedAt = deletedAt
-  const threadParentId = decodeOptionalText('rootid', row.rootid, lossy)
+  const threadParentId = decodeOptionalId('rootid', row.rootid, lossy)
   if (threadParentId !== undefined) message.threadParentId = threadParentId
   const reactions = reactionsOf(row, lossy)
   if (reactions !== undefined) message.reactions = reactions
