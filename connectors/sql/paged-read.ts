@@ -1,7 +1,8 @@
 /**
  * The page loop every SQL entity reader shares, which accounts for every row of the query:
- * 1. the keyset pass: rows whose key columns are all non-NULL, in key order, pages of about
- *    `pageSize` rows, the next page's query sent while the current one is decoded. A page never
+ * 1. the keyset pass: rows whose key columns are all non-NULL, in key order, pages of `pageSize`
+ *    rows (fewer where a key group would straddle two pages, more where one key has more rows than
+ *    a page), the next page's query sent while the current one is decoded. A page never
  *    ends inside a group of rows sharing one key (the next page starts strictly after the key), and
  *    the second and later rows of such a group become duplicate-key problems naming the first;
  * 2. the NULL-key pass: rows with a NULL in a key column cannot be ordered or resumed by key, so
@@ -131,8 +132,9 @@ async function* keyedPages<T extends { readonly updatedAt?: EpochMs }, E>(
   state: ReadState,
 ): AsyncGenerator<Page<T>, void, undefined> {
   let pending: Promise<SqlResult> | undefined
+  // One row beyond the page shows whether the page ends inside a key group.
   const run = (after: Cursor | undefined): Promise<SqlResult> => {
-    const q = buildKeysetQuery(spec.conn.dialect, { ...spec.query, keys: spec.keys, after, limit })
+    const q = buildKeysetQuery(spec.conn.dialect, { ...spec.query, keys: spec.keys, after, limit: limit + 1 })
     const p = spec.conn.query(q.sql, q.params, `reading ${spec.entity}`)
     // Rejections are observed when awaited; this keeps an abandoned prefetch from being "unhandled".
     p.catch(() => {})
@@ -146,8 +148,8 @@ async function* keyedPages<T extends { readonly updatedAt?: EpochMs }, E>(
       pending = undefined
       if (raw.length === 0) return
       spec.signal?.throwIfAborted()
-      const more = raw.length >= limit
-      if (more) raw = await completeLastGroup(spec, raw)
+      const more = raw.length > limit
+      if (more) raw = await pageOfWholeGroups(spec, raw, limit)
       const extra = spec.enrich ? await spec.enrich(raw) : (undefined as E)
       const cursor = cursorOf(raw[raw.length - 1] as Row, spec.keys)
       if (more) pending = run(cursor)
@@ -166,13 +168,15 @@ async function* keyedPages<T extends { readonly updatedAt?: EpochMs }, E>(
 }
 
 /**
- * A full page may end inside a group of rows sharing one key, and the next page starts strictly
- * after that key. So the group is cut off (the next page reads it whole), or, when it fills the
- * whole page, read whole by its key.
+ * The page of `limit` rows out of `limit + 1`, so that it does not end inside a group of rows
+ * sharing one key (the next page starts strictly after the page's last key): when the extra row
+ * continues the last key, the group is cut off (the next page reads it whole) or, when it fills
+ * the whole page, read whole by its key.
  */
-async function completeLastGroup<T, E>(spec: PagedReadSpec<T, E>, raw: Row[]): Promise<Row[]> {
-  const last = raw[raw.length - 1] as Row
-  let start = raw.length - 1
+async function pageOfWholeGroups<T, E>(spec: PagedReadSpec<T, E>, raw: Row[], limit: number): Promise<Row[]> {
+  const last = raw[limit - 1] as Row
+  if (!sameKey(last, raw[limit] as Row, spec.keys)) return raw.slice(0, limit)
+  let start = limit - 1
   while (start > 0 && sameKey(raw[start - 1] as Row, last, spec.keys)) start--
   if (start > 0) return raw.slice(0, start)
   const key = cursorOf(last, spec.keys)
