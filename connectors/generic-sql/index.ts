@@ -5,9 +5,9 @@
  * checked (with `LIMIT 0`) when the session opens, before any row is read.
  */
 import { ChatferryError } from '../../src/errors.ts'
-import type { Cursor, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { LEGACY_ENTITIES, type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
-import { buildCountQuery, buildKeysetQuery, type KeyColumn, type Params } from '../sql/dialect.ts'
+import { buildCountQuery, type KeyColumn, type Params } from '../sql/dialect.ts'
 import { readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { TimeFormat } from '../sql/decode.ts'
@@ -83,7 +83,7 @@ async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Prom
       spec,
       query,
       from,
-      keys: keyNames.map((name) => ({ name, expr: `src.${q(name)}` })),
+      keys: keyNames.map((name) => ({ name, expr: `src.${q(name)}`, text: probe.textColumns?.has(name) ?? false })),
       deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
     })
   }
@@ -121,7 +121,6 @@ class GenericSqlSession implements SourceSession {
   read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
     const p = this.#entities.get(entity)
     if (p === undefined) return (async function* () {})()
-    const dialect = this.#conn.dialect
     const where = this.#deltaWhere(p, options.since)
     const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
     const spec = p.spec as unknown as EntitySpec<E>
@@ -132,8 +131,7 @@ class GenericSqlSession implements SourceSession {
       pageSize: options.pageSize ?? this.#pageSize,
       after: options.after,
       signal: options.signal,
-      page: (after: Cursor | undefined, limit: number) =>
-        buildKeysetQuery(dialect, { select: 'src.*', from: p.from, keys: p.keys, after, limit, ...(where ? { where } : {}) }),
+      query: { select: 'src.*', from: p.from, ...(where ? { where } : {}) },
       decode: (row) => spec.decode(row, ctx),
       legacyIdOf: (row) => spec.legacyIdOf(row),
     })

@@ -4,10 +4,10 @@
  * model. Entity order: users → groups (channels) → members → messages. See README.md for how each
  * Mattermost quirk is mapped.
  */
-import type { Cursor, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { printableId } from '../sql/decode.ts'
-import { buildCountQuery, buildKeysetQuery } from '../sql/dialect.ts'
+import { buildCountQuery } from '../sql/dialect.ts'
 import { readPages, type PagedReadSpec } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { MattermostConfig } from './config.ts'
@@ -63,7 +63,6 @@ class MattermostSession implements SourceSession {
 
   read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
     const q = this.#queries[entity]
-    const dialect = this.#conn.dialect
     const lossy = this.#conn.lossyText
     const where = this.#where(q, options.since)
     const common = {
@@ -73,8 +72,7 @@ class MattermostSession implements SourceSession {
       pageSize: options.pageSize ?? this.#config.pageSize,
       after: options.after,
       signal: options.signal,
-      page: (after: Cursor | undefined, limit: number) =>
-        buildKeysetQuery(dialect, { select: q.select, from: q.from, where, keys: q.keys, after, limit }),
+      query: { select: q.select, from: q.from, where },
     }
     const cfg = this.#config
     let spec: PagedReadSpec<LegacyRecordOf[LegacyEntity], Map<string, string> | undefined>

@@ -60,6 +60,31 @@ export interface KeyColumn {
   readonly expr: string
   /** The name under which the cursor stores its value (and the row holds it). */
   readonly name: string
+  /**
+   * True for a character column. On MySQL/MariaDB its default collations are case- and
+   * accent-insensitive (`Bob` = `bob`), so such a key is ordered and compared by its collation and
+   * then by its bytes ({@link keyTerms}): twins stay distinct keys and none is skipped at a page
+   * boundary.
+   */
+  readonly text?: boolean
+}
+
+/**
+ * The terms a keyset orders and compares by, in order: each key, and on MySQL/MariaDB after each
+ * text key its `BINARY` form as a tie-break. The natural term comes first, so an index on the
+ * first key still serves the range; the tie-break makes the order total where the collation is not.
+ */
+export function keyTerms(dialect: Dialect, keys: readonly KeyColumn[]): KeyColumn[] {
+  if (keys.length === 0) throw new TypeError('a keyset needs at least one key column')
+  if (dialect.engine !== 'mysql') return [...keys]
+  return keys.flatMap((k) => (k.text ? [k, { name: k.name, expr: `BINARY ${k.expr}` }] : [k]))
+}
+
+function cursorValues(keys: readonly KeyColumn[], cursor: Cursor): unknown[] {
+  return keys.map((k) => {
+    if (!(k.name in cursor)) throw new TypeError(`cursor ${JSON.stringify(cursor)} lacks the key ${k.name}`)
+    return cursor[k.name]
+  })
 }
 
 /**
@@ -67,26 +92,23 @@ export interface KeyColumn {
  * together, so rows sharing a timestamp are neither skipped nor repeated across pages.
  */
 export function keysetCondition(dialect: Dialect, keys: readonly KeyColumn[], after: Cursor, params: Params): string {
-  if (keys.length === 0) throw new TypeError('a keyset needs at least one key column')
-  const values = keys.map((k) => {
-    if (!(k.name in after)) throw new TypeError(`cursor ${JSON.stringify(after)} lacks the key ${k.name}`)
-    return after[k.name]
-  })
-  const first = keys[0] as KeyColumn
-  if (keys.length === 1) return `${first.expr} > ${params.add(values[0])}`
+  const terms = keyTerms(dialect, keys)
+  const values = cursorValues(terms, after)
+  const first = terms[0] as KeyColumn
+  if (terms.length === 1) return `${first.expr} > ${params.add(values[0])}`
   // The redundant leading `>=` lets an index on the first key alone (Mattermost's
   // idx_posts_create_at) serve as a range scan; without it each page could scan the table.
   const lead = `${first.expr} >= ${params.add(values[0])}`
   if (dialect.rowValues) {
-    const left = keys.map((k) => k.expr).join(', ')
+    const left = terms.map((k) => k.expr).join(', ')
     const right = values.map((v) => params.add(v)).join(', ')
     return `${lead} AND (${left}) > (${right})`
   }
   const alternatives: string[] = []
-  for (let i = 0; i < keys.length; i++) {
+  for (let i = 0; i < terms.length; i++) {
     const parts: string[] = []
-    for (let j = 0; j < i; j++) parts.push(`${(keys[j] as KeyColumn).expr} = ${params.add(values[j])}`)
-    parts.push(`${(keys[i] as KeyColumn).expr} > ${params.add(values[i])}`)
+    for (let j = 0; j < i; j++) parts.push(`${(terms[j] as KeyColumn).expr} = ${params.add(values[j])}`)
+    parts.push(`${(terms[i] as KeyColumn).expr} > ${params.add(values[i])}`)
     alternatives.push(parts.length === 1 ? (parts[0] as string) : `(${parts.join(' AND ')})`)
   }
   return `${lead} AND (${alternatives.join(' OR ')})`
@@ -106,15 +128,66 @@ export interface KeysetQuery {
   readonly where?: (params: Params) => readonly string[]
 }
 
-/** `SELECT … FROM … WHERE <conditions> AND <keyset> ORDER BY <keys> LIMIT n` — never OFFSET. */
+/** `k1 IS NOT NULL AND k2 IS NOT NULL …`: the keyset pass reads only rows it can order and resume. */
+function keysNotNull(keys: readonly KeyColumn[]): string[] {
+  return keys.map((k) => `${k.expr} IS NOT NULL`)
+}
+
+function whereClause(conditions: readonly string[]): string {
+  return conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''
+}
+
+/**
+ * `SELECT … FROM … WHERE <conditions> AND <keys not null> AND <keyset> ORDER BY <key terms> LIMIT n`
+ * — never OFFSET. Rows with a NULL key are left to {@link buildNullKeyQuery}.
+ */
 export function buildKeysetQuery(dialect: Dialect, q: KeysetQuery): { sql: string; params: unknown[] } {
-  if (!Number.isInteger(q.limit) || q.limit < 1) throw new TypeError(`Expected limit to be a positive integer, got ${q.limit}`)
+  checkLimit(q.limit)
   const params = new Params(dialect)
-  const conditions = [...(q.where?.(params) ?? [])]
+  const conditions = [...(q.where?.(params) ?? []), ...keysNotNull(q.keys)]
   if (q.after !== undefined) conditions.push(keysetCondition(dialect, q.keys, q.after, params))
-  const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''
-  const order = q.keys.map((k) => k.expr).join(', ')
-  return { sql: `SELECT ${q.select} FROM ${q.from}${where} ORDER BY ${order} LIMIT ${q.limit}`, params: params.values }
+  const order = keyTerms(dialect, q.keys).map((k) => k.expr).join(', ')
+  return { sql: `SELECT ${q.select} FROM ${q.from}${whereClause(conditions)} ORDER BY ${order} LIMIT ${q.limit}`, params: params.values }
+}
+
+/**
+ * Every row whose key equals `key` in every key term (on MySQL/MariaDB: byte for byte), at most
+ * `limit`: the rest of a key group that a page's limit cut through.
+ */
+export function buildKeyEqualsQuery(
+  dialect: Dialect,
+  q: Omit<KeysetQuery, 'after'>,
+  key: Cursor,
+): { sql: string; params: unknown[] } {
+  checkLimit(q.limit)
+  const params = new Params(dialect)
+  const conditions = [...(q.where?.(params) ?? []), ...keysNotNull(q.keys)]
+  const terms = keyTerms(dialect, q.keys)
+  const values = cursorValues(terms, key)
+  terms.forEach((t, i) => conditions.push(`${t.expr} = ${params.add(values[i])}`))
+  return { sql: `SELECT ${q.select} FROM ${q.from}${whereClause(conditions)} LIMIT ${q.limit}`, params: params.values }
+}
+
+/**
+ * The rows a keyset cannot read: those with a NULL in any key column, ordered by which keys are
+ * NULL and then by the others (the same on every engine), `limit` rows from `offset`. Rows that tie
+ * have the same key values, so they yield the same problem whichever comes first.
+ */
+export function buildNullKeyQuery(
+  dialect: Dialect,
+  q: Omit<KeysetQuery, 'after'> & { readonly offset: number },
+): { sql: string; params: unknown[] } {
+  checkLimit(q.limit)
+  if (!Number.isInteger(q.offset) || q.offset < 0) throw new TypeError(`Expected offset to be a non-negative integer, got ${q.offset}`)
+  const params = new Params(dialect)
+  const conditions = [...(q.where?.(params) ?? []), `(${q.keys.map((k) => `${k.expr} IS NULL`).join(' OR ')})`]
+  const order = [...q.keys.map((k) => `(${k.expr} IS NULL)`), ...keyTerms(dialect, q.keys).map((k) => k.expr)].join(', ')
+  const offset = q.offset > 0 ? ` OFFSET ${q.offset}` : ''
+  return { sql: `SELECT ${q.select} FROM ${q.from}${whereClause(conditions)} ORDER BY ${order} LIMIT ${q.limit}${offset}`, params: params.values }
+}
+
+function checkLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`Expected limit to be a positive integer, got ${limit}`)
 }
 
 /** `SELECT count(*) AS n FROM … WHERE …`. */
@@ -123,21 +196,30 @@ export function buildCountQuery(
   q: Pick<KeysetQuery, 'from' | 'where'>,
 ): { sql: string; params: unknown[] } {
   const params = new Params(dialect)
-  const conditions = q.where?.(params) ?? []
-  const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : ''
-  return { sql: `SELECT count(*) AS n FROM ${q.from}${where}`, params: params.values }
+  return { sql: `SELECT count(*) AS n FROM ${q.from}${whereClause(q.where?.(params) ?? [])}`, params: params.values }
+}
+
+/** A key value as a cursor holds it: JSON-safe, and equal for equal keys. */
+function keyValue(v: unknown): string | number | null {
+  if (v === null || v === undefined) return null
+  if (typeof v === 'number' || typeof v === 'string') return v
+  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()
+  if (v instanceof Date) return v.toISOString()
+  return String(v)
 }
 
 /** The cursor of a raw row: the values of its key columns, JSON-safe. */
 export function cursorOf(row: Record<string, unknown>, keys: readonly KeyColumn[]): Cursor {
   const cursor: Record<string, string | number | null> = {}
-  for (const k of keys) {
-    const v = row[k.name]
-    if (v === null || v === undefined) cursor[k.name] = null
-    else if (typeof v === 'number' || typeof v === 'string') cursor[k.name] = v
-    else if (typeof v === 'bigint') cursor[k.name] = Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()
-    else if (v instanceof Date) cursor[k.name] = v.toISOString()
-    else cursor[k.name] = String(v)
-  }
+  for (const k of keys) cursor[k.name] = keyValue(row[k.name])
   return cursor
+}
+
+/**
+ * True when two raw rows have the same key, value for value as the driver returned them (the
+ * drivers return timestamps and decimals as the server's text, so equal text is an equal key).
+ */
+export function sameKey(a: Record<string, unknown>, b: Record<string, unknown>, keys: readonly KeyColumn[]): boolean {
+  for (const k of keys) if (keyValue(a[k.name]) !== keyValue(b[k.name])) return false
+  return true
 }

@@ -20,6 +20,11 @@ import type { EpochMs } from '../../src/model/records.ts'
 export interface SqlResult {
   readonly rows: Record<string, unknown>[]
   readonly columns: readonly string[]
+  /**
+   * MySQL/MariaDB only: the columns that hold character data (a character set other than
+   * `binary`), whose default collations make `Bob` equal `bob`. See `KeyColumn.text`.
+   */
+  readonly textColumns?: ReadonlySet<string>
 }
 
 /** A connection holding one read-only snapshot. Queries run one at a time, in call order. */
@@ -161,6 +166,8 @@ async function openMysql(url: string, options: SnapshotOptions): Promise<Snapsho
         return {
           rows: rows as Record<string, unknown>[],
           columns: (fields ?? []).map((f) => f.name),
+          // Character set 63 is `binary`: numbers, temporals, BINARY/BLOB columns.
+          textColumns: new Set((fields ?? []).filter((f) => f.characterSet !== undefined && f.characterSet !== 63).map((f) => f.name)),
         }
       } catch (err) {
         throw sourceUnavailable(url, `${what} failed on the source database`, err)

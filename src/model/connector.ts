@@ -7,7 +7,9 @@
  *   come from one consistent snapshot;
  * - it pages by key (keyset), never OFFSET, and holds at most one page in memory;
  * - a row it cannot turn into a record is yielded as a {@link RowProblem}, never thrown, so the run
- *   goes on and the row is quarantined with its reason.
+ *   goes on and the row is quarantined with its reason;
+ * - every row is accounted for: a read yields exactly as many rows (records + problems) as
+ *   {@link SourceSession.count} counts, rows with a NULL or duplicate key included (as problems).
  */
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from './records.ts'
 
@@ -22,6 +24,11 @@ export interface RowProblem {
   /** The column or field at fault. */
   readonly field: string
   readonly reason: string
+  /**
+   * Tells apart problems of rows that share a legacy id (the twins of a duplicate key, rows whose
+   * key is NULL), so each keeps its own entry in the ledger. Stable across reads of one snapshot.
+   */
+  readonly instance?: string
 }
 
 export type SourceRow<T> = { readonly ok: true; readonly record: T } | RowProblem
@@ -48,7 +55,7 @@ export interface ReadOptions {
 export interface SourceSession {
   /** When the snapshot was taken (the database's clock), for reports. */
   readonly snapshotAt: EpochMs
-  /** Rows of an entity in the snapshot (before mapping; problems included). */
+  /** Rows of an entity in the snapshot (before mapping; problems included): what a full read yields. */
   count(entity: LegacyEntity, options?: { since?: EpochMs }): Promise<number>
   /** Pages of records in key order. Releases its resources when the consumer stops early. */
   read<E extends LegacyEntity>(entity: E, options?: ReadOptions): AsyncIterable<Page<LegacyRecordOf[E]>>

@@ -244,6 +244,8 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       policies: options.policies,
       now: options.now,
       sink,
+      // The dry run reads every entity in full, so the source's own count must match what it read.
+      countSource: true,
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       ...(options.changedSince !== undefined ? { changedSince: options.changedSince } : {}),
       ...(options.adjust ? { adjust: options.adjust } : {}),

@@ -30,7 +30,7 @@ import {
   type SkippedRef,
 } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, legacyIdOf, type LegacyEntity, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
-import type { Cursor, SourceSession } from '../model/connector.ts'
+import type { Cursor, RowProblem, SourceSession } from '../model/connector.ts'
 import type { Kysely } from 'kysely'
 import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem, StateDatabase } from '../state/index.ts'
 import { emptyCounts } from '../state/index.ts'
@@ -100,6 +100,11 @@ export interface PlanJobOptions {
    * counted with samples in {@link EntityPlanSummary.changedSince} (the previous plan's snapshot).
    */
   readonly changedSince?: number
+  /**
+   * After each entity read from its beginning, count the source's rows in the same snapshot
+   * (`SourceSession.count`) into {@link EntityPlanSummary.sourceCount}, to confirm none was missed.
+   */
+  readonly countSource?: boolean
   readonly signal?: AbortSignal
   readonly logger?: Logger
   /** Called after every page, for progress lines. */
@@ -113,8 +118,17 @@ export interface ReasonCount {
 }
 
 export interface EntityPlanSummary {
-  /** Source rows read in this run (problems included). */
+  /** Source rows read in this run: {@link records} + {@link problems}. */
   sourceRows: number
+  /** Rows that became records. */
+  records: number
+  /** Rows that could not (unreadable, NULL or duplicate key): rejected with their reason. */
+  problems: number
+  /**
+   * `SELECT count(*)` of the entity's query in the same snapshot ({@link PlanJobOptions.countSource});
+   * null when not counted. Anything but {@link sourceRows} means rows were missed or read twice.
+   */
+  sourceCount: number | null
   /** What the sink did with the mapped items (new, updated, unchanged, loaded-but-changed). */
   ledger: PlanCounts
   /** Mapped items (a split message counts each part). */
@@ -173,6 +187,9 @@ function isComplete(cursor: unknown): boolean {
 function emptySummary(): EntityPlanSummary {
   return {
     sourceRows: 0,
+    records: 0,
+    problems: 0,
+    sourceCount: null,
     ledger: emptyCounts(),
     items: 0,
     skipped: {},
@@ -310,14 +327,16 @@ export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> 
       const skips: SkippedItem[] = []
       const rejects: RejectedItem[] = []
       const thisPage = new Map<string, PlannedMessage | SkippedRef>()
+      const pageKeys = new Map<string, string>()
       for (const row of page.rows) {
         if (!row.ok) {
-          const reason = `unreadable ${row.field}`
-          note(summary.rejected, reason, row.legacyId)
+          summary.problems++
+          note(summary.rejected, problemReason(row), row.legacyId)
           if (row.reason.startsWith('unknown ')) note(summary.referential, `${entity === 'messages' ? 'message' : entity} with ${row.reason.replace(/ \S+$/, '')}`, row.legacyId)
-          rejects.push({ legacyId: row.legacyId, code: 'SOURCE_ROW_INVALID', message: `${row.field}: ${row.reason}` })
+          rejects.push({ legacyId: row.legacyId, targetKey: problemKey(row), code: 'SOURCE_ROW_INVALID', message: `${row.field}: ${row.reason}` })
           continue
         }
+        summary.records++
         const record = row.record as LegacyRecordOf[typeof entity]
         const legacyId = legacyIdOf(entity, record)
         if (options.changedSince !== undefined) {
@@ -350,7 +369,19 @@ export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> 
           remember(entity, record, undefined, { skipped: true, policy: result.policy })
           continue
         }
+        const twin = targetKeyTwin(result.items, legacyId, pageKeys)
+        if (twin !== undefined) {
+          note(summary.rejected, 'targetKey: duplicate target key', legacyId)
+          rejects.push({
+            legacyId,
+            targetKey: `~legacy:${legacyId}#duplicate-of:${twin.legacyId}`,
+            code: 'DUPLICATE_TARGET_KEY',
+            message: `targetKey: legacy rows ${twin.legacyId} and ${legacyId} both map to ${twin.targetKey}; the first (${twin.legacyId}) is kept`,
+          })
+          continue
+        }
         for (const item of result.items) {
+          pageKeys.set(item.targetKey, legacyId)
           items.push({ legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: sortKeyOf(entity, item) })
         }
         summary.items += result.items.length
@@ -430,9 +461,40 @@ export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> 
     }
     // The read is complete: later full runs skip it, delta runs start from its watermark.
     await sink.finishEntity(entity, lastCursor, watermark ?? session.snapshotAt)
+    if (options.countSource && after === undefined) {
+      summary.sourceCount = await session.count(entity, since !== undefined ? { since } : {})
+      if (summary.sourceCount !== summary.sourceRows) {
+        logger?.error({ entity, counted: summary.sourceCount, read: summary.sourceRows }, `the source counts ${summary.sourceCount} ${entity} rows but ${summary.sourceRows} were read`)
+      }
+    }
     logger?.info({ entity, rows: summary.sourceRows, ledger: summary.ledger }, `planned ${entity}`)
   }
   return { snapshotAt: session.snapshotAt, entities, outcomes, months, retentionStart, placeholders, placeholderOthers }
+}
+
+/** The reject reason a row problem is counted under: NULL and duplicate keys by name, the rest as unreadable. */
+function problemReason(row: RowProblem): string {
+  if (row.reason.startsWith('duplicate key (')) return `duplicate key (${row.field})`
+  if (row.reason.startsWith('key column ')) return `NULL key ${row.field}`
+  return `unreadable ${row.field}`
+}
+
+/** The ledger key of a row problem: one per problem, even when rows share a legacy id. */
+function problemKey(row: RowProblem): string {
+  return row.instance === undefined ? `~legacy:${row.legacyId}` : `~legacy:${row.legacyId}#${row.instance}`
+}
+
+/** An item of this page that another legacy row already maps to the same target key, if any. */
+function targetKeyTwin(
+  items: readonly MappedItem[],
+  legacyId: string,
+  pageKeys: ReadonlyMap<string, string>,
+): { targetKey: string; legacyId: string } | undefined {
+  for (const item of items) {
+    const other = pageKeys.get(item.targetKey)
+    if (other !== undefined && other !== legacyId) return { targetKey: item.targetKey, legacyId: other }
+  }
+  return undefined
 }
 
 /** The key part of a saved cursor (without the `complete` and `delta` marks). */

@@ -1,6 +1,6 @@
 /**
  * `plan --fail-on`: CI gates on the plan report. An expression is `<metric>[.<entity>]<op><number>`,
- * e.g. `rejected>0`, `rejected.messages>=100`, `skipped>5000`, `placeholders>0`, `hours>48`;
+ * e.g. `countMismatch>0` (the source counts other rows than were read), `rejected>0`, `rejected.messages>=100`, `skipped>5000`, `placeholders>0`, `hours>48`;
  * several are given by repeating the flag or separating them with commas. The plan exits non-zero
  * when any expression is true.
  */
@@ -10,6 +10,7 @@ import type { PlanReport } from './schema.ts'
 /** Metrics a gate can test, and how each is read from the report. */
 export const GATE_METRICS = {
   rejected: (r, e) => sum(r, e, (x) => x.rejected.total),
+  countMismatch: (r, e) => sum(r, e, countMismatch),
   skipped: (r, e) => sum(r, e, (x) => x.skipped.total),
   create: (r, e) => sum(r, e, (x) => x.toCreate),
   loadedChanged: (r, e) => sum(r, e, (x) => x.fates.loadedChanged),
@@ -23,6 +24,11 @@ export const GATE_METRICS = {
   hours: (r, e) => sum(r, e, (x) => x.cost.seconds) / 3600,
   targetProblems: (r) => r.target?.problems.length ?? 0,
 } as const satisfies Record<string, (r: PlanReport, entity: LegacyEntity | undefined) => number>
+
+/** Rows the source counts but the read did not yield, or the other way round (0 when not counted). */
+export function countMismatch(x: PlanReport['entities'][LegacyEntity]): number {
+  return x.sourceCount === null ? 0 : Math.abs(x.sourceCount - x.sourceRows)
+}
 
 type Metric = keyof typeof GATE_METRICS
 const OPS = ['>=', '<=', '>', '<', '=='] as const

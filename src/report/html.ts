@@ -4,6 +4,7 @@
  */
 import { formatDuration } from '../load/progress.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
+import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
 const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -227,7 +228,9 @@ export function renderPlanHtml(r: PlanReport): string {
   const rejected = LEGACY_ENTITIES.reduce((a, e) => a + r.entities[e].rejected.total, 0)
   const skipped = LEGACY_ENTITIES.reduce((a, e) => a + r.entities[e].skipped.total, 0)
   const failed = r.gates.filter((g) => !g.passed)
+  const mismatched = LEGACY_ENTITIES.filter((e) => countMismatch(r.entities[e]) > 0)
   const cards = [
+    ...(mismatched.length ? [card('source count mismatch', mismatched.join(', '), 'bad')] : []),
     card('items to create', n(create)),
     card('skipped by policy', n(skipped)),
     card('rejected', n(rejected), rejected > 0 ? 'bad' : 'good'),
@@ -237,7 +240,8 @@ export function renderPlanHtml(r: PlanReport): string {
   ].join('')
   const entityRows = LEGACY_ENTITIES.map((e) => {
     const x = r.entities[e]
-    return [e, x.sourceRows, x.items, x.fates.new, x.fates.pending + x.fates.pendingChanged + x.fates.replanned, x.alreadyPresent === null ? '-' : x.alreadyPresent, x.fates.loadedUnchanged, x.fates.loadedChanged, x.skipped.total, x.rejected.total, x.cost.requests, formatDuration(x.cost.seconds)]
+    const counted = x.sourceCount === null ? '-' : `${n(x.sourceCount)}${x.sourceCount === x.sourceRows ? '' : ' ✗ MISMATCH'}`
+    return [e, x.sourceRows, x.records, x.problems, counted, x.items, x.fates.new, x.fates.pending + x.fates.pendingChanged + x.fates.replanned, x.alreadyPresent === null ? '-' : x.alreadyPresent, x.fates.loadedUnchanged, x.fates.loadedChanged, x.skipped.total, x.rejected.total, x.cost.requests, formatDuration(x.cost.seconds)]
   })
   const samples = LEGACY_ENTITIES.flatMap((e) =>
     Object.entries(r.entities[e].samples).flatMap(([fate, list]) => list.map((s) => [e, fate, s.legacyId, s.targetKey])),
@@ -246,7 +250,7 @@ export function renderPlanHtml(r: PlanReport): string {
   const body = `
 <div class="cards">${cards}</div>
 <h2>Per entity</h2>
-${tableHtml('entities', ['entity', 'source rows', 'items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
+${tableHtml('entities', ['entity', 'source rows', 'records', 'problems', 'source count', 'items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
 <p class="meta">Quota used for the estimate: ${n(r.cost.quota.requestsPerMinute)} requests/min × ${r.cost.quota.itemsPerRequest} items per request (${esc(r.cost.quota.source)}). Started ${esc(r.cost.startIfNow)}, the load would finish ${esc(r.cost.finishIfNow)}.</p>
 <h2>Charts</h2>
 <div class="charts">

@@ -48,6 +48,9 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     const existing = target?.existing[e]
     entities[e] = {
       sourceRows: s.sourceRows,
+      records: s.records,
+      problems: s.problems,
+      sourceCount: s.sourceCount,
       items: s.items + (e === 'users' ? Object.values(s.extras).reduce((a, n) => a + n, 0) : 0),
       fates: d.fates,
       toCreate,

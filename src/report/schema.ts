@@ -52,8 +52,17 @@ export const FateCounts = z.object({
 export const KeySample = z.object({ legacyId: z.string(), targetKey: z.string() })
 
 export const EntityPlan = z.object({
-  /** Rows the connector read (unreadable rows included). */
+  /** Rows the connector read (unreadable rows included): records + problems. */
   sourceRows: z.number().int(),
+  /** Rows that became records. */
+  records: z.number().int().default(0),
+  /** Rows that could not (unreadable, NULL or duplicate key), each rejected with its reason. */
+  problems: z.number().int().default(0),
+  /**
+   * `SELECT count(*)` of the entity's query in the same snapshot (null: not counted). When it is not
+   * `sourceRows`, rows were missed or read twice: the report says so loudly (gate `countMismatch`).
+   */
+  sourceCount: z.number().int().nullable().default(null),
   /** Import items mapped from them (a message split in parts counts each part; extra items included). */
   items: z.number().int(),
   fates: FateCounts,

@@ -26,6 +26,28 @@ function when(iso: string): string {
   return iso.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC')
 }
 
+/**
+ * Every source row accounted for: per entity, rows read = records + problems, and the source's own
+ * count beside it. A count that differs from the rows read is a line of its own, in capitals.
+ */
+export function sourceCheckLines(r: PlanReport): string[] {
+  const parts = LEGACY_ENTITIES.map((e) => {
+    const x = r.entities[e]
+    const counted = x.sourceCount === null ? '' : x.sourceCount === x.sourceRows ? ` (source counts ${n(x.sourceCount)} ✓)` : ` (source counts ${n(x.sourceCount)} ✗)`
+    return `${e} ${n(x.sourceRows)} = ${n(x.records)} + ${n(x.problems)}${counted}`
+  })
+  const lines = [`source rows = records + problems: ${parts.join(' · ')}`]
+  for (const e of LEGACY_ENTITIES) {
+    const x = r.entities[e]
+    if (x.sourceCount === null || x.sourceCount === x.sourceRows) continue
+    const diff = x.sourceCount - x.sourceRows
+    lines.push(
+      `COUNT MISMATCH ${e}: the source counts ${n(x.sourceCount)} rows, the read yielded ${n(x.sourceRows)} (${diff > 0 ? `${n(diff)} missed` : `${n(-diff)} read twice`}); gate it with --fail-on countMismatch>0`,
+    )
+  }
+  return lines
+}
+
 export function formatPlanReport(r: PlanReport): string {
   const lines: string[] = []
   lines.push(
@@ -51,6 +73,7 @@ export function formatPlanReport(r: PlanReport): string {
     ])
   }
   lines.push(...table(rows))
+  lines.push('', ...sourceCheckLines(r))
   const q = r.cost.quota
   lines.push(
     '',

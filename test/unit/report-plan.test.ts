@@ -15,6 +15,9 @@ import { PlanReport, type EntityPlan } from '../../src/report/schema.ts'
 function entity(toCreate: number, rejected: number, o: Partial<EntityPlan> = {}): EntityPlan {
   return {
     sourceRows: toCreate + rejected,
+    records: toCreate,
+    problems: rejected,
+    sourceCount: toCreate + rejected,
     items: toCreate,
     fates: { new: toCreate, pending: 0, pendingChanged: 0, replanned: 0, loadedUnchanged: 0, loadedChanged: 0 },
     toCreate,
@@ -75,6 +78,18 @@ describe('plan --fail-on gates', () => {
     ['create.users<1.5', { metric: 'create', entity: 'users', op: '<', threshold: 1.5 }],
   ])('parses %s', (expression, want) => {
     expect(parseGates([expression])[0]).toMatchObject(want)
+  })
+
+  it.each([
+    { name: 'counted as read', sourceCount: 9 as number | null, want: 0 },
+    { name: 'two rows the read missed', sourceCount: 11, want: 2 },
+    { name: 'one row read twice', sourceCount: 8, want: 1 },
+    { name: 'not counted', sourceCount: null, want: 0 },
+  ])('countMismatch: $name', ({ sourceCount, want }) => {
+    const report = samplePlanReport()
+    report.entities.messages.sourceCount = sourceCount
+    const [gate] = evaluateGates(report, parseGates(['countMismatch.messages>0']))
+    expect(gate).toEqual({ expression: 'countMismatch.messages>0', value: want, passed: want === 0 })
   })
 
   it('splits on commas and ignores empty parts', () => {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { buildCountQuery, buildKeysetQuery, cursorOf, DIALECTS, type KeyColumn } from '../../connectors/sql/dialect.ts'
+import {
+  buildCountQuery,
+  buildKeyEqualsQuery,
+  buildKeysetQuery,
+  buildNullKeyQuery,
+  cursorOf,
+  DIALECTS,
+  sameKey,
+  type KeyColumn,
+} from '../../connectors/sql/dialect.ts'
 import type { Cursor } from '../../src/model/connector.ts'
 import { describeSource, engineOf, scrubSecret, sqlitePathOf } from '../../connectors/sql/source-url.ts'
 import { deltaBound } from '../../connectors/generic-sql/index.ts'
@@ -21,7 +30,7 @@ describe('buildKeysetQuery', () => {
       engine: 'postgres' as const,
       keys: one,
       after: undefined,
-      sql: 'SELECT src.* FROM (q) AS src ORDER BY src."id" LIMIT 10',
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" IS NOT NULL ORDER BY src."id" LIMIT 10',
       params: [],
     },
     {
@@ -29,7 +38,7 @@ describe('buildKeysetQuery', () => {
       engine: 'sqlite' as const,
       keys: one,
       after: { id: 'u5' },
-      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" > ? ORDER BY src."id" LIMIT 10',
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" IS NOT NULL AND src."id" > ? ORDER BY src."id" LIMIT 10',
       params: ['u5'],
     },
     {
@@ -37,7 +46,7 @@ describe('buildKeysetQuery', () => {
       engine: 'postgres' as const,
       keys: two,
       after: { sent_at: '2024-01-01 00:00:00', id: 7 },
-      sql: 'SELECT src.* FROM (q) AS src WHERE src."sent_at" >= $1 AND (src."sent_at", src."id") > ($2, $3) ORDER BY src."sent_at", src."id" LIMIT 10',
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."sent_at" IS NOT NULL AND src."id" IS NOT NULL AND src."sent_at" >= $1 AND (src."sent_at", src."id") > ($2, $3) ORDER BY src."sent_at", src."id" LIMIT 10',
       params: ['2024-01-01 00:00:00', '2024-01-01 00:00:00', 7],
     },
     {
@@ -45,15 +54,42 @@ describe('buildKeysetQuery', () => {
       engine: 'mysql' as const,
       keys: twoMy,
       after: { createat: 100, id: 'p1' },
-      sql: 'SELECT src.* FROM (q) AS src WHERE p.`CreateAt` >= ? AND (p.`CreateAt` > ? OR (p.`CreateAt` = ? AND p.`Id` > ?)) ORDER BY p.`CreateAt`, p.`Id` LIMIT 10',
+      sql: 'SELECT src.* FROM (q) AS src WHERE p.`CreateAt` IS NOT NULL AND p.`Id` IS NOT NULL AND p.`CreateAt` >= ? AND (p.`CreateAt` > ? OR (p.`CreateAt` = ? AND p.`Id` > ?)) ORDER BY p.`CreateAt`, p.`Id` LIMIT 10',
       params: [100, 100, 100, 'p1'],
+    },
+    {
+      name: 'text keys get a byte tie-break after the collation order (MySQL)',
+      engine: 'mysql' as const,
+      keys: [{ name: 'id', expr: 'src.`id`', text: true }],
+      after: { id: 'Bob' },
+      sql: 'SELECT src.* FROM (q) AS src WHERE src.`id` IS NOT NULL AND src.`id` >= ? AND (src.`id` > ? OR (src.`id` = ? AND BINARY src.`id` > ?)) ORDER BY src.`id`, BINARY src.`id` LIMIT 10',
+      params: ['Bob', 'Bob', 'Bob', 'Bob'],
+    },
+    {
+      name: 'only text keys get the tie-break; numbers keep index order (MySQL)',
+      engine: 'mysql' as const,
+      keys: [
+        { name: 'createat', expr: 'p.`CreateAt`' },
+        { name: 'id', expr: 'p.`Id`', text: true },
+      ],
+      after: { createat: 100, id: 'p1' },
+      sql: 'SELECT src.* FROM (q) AS src WHERE p.`CreateAt` IS NOT NULL AND p.`Id` IS NOT NULL AND p.`CreateAt` >= ? AND (p.`CreateAt` > ? OR (p.`CreateAt` = ? AND p.`Id` > ?) OR (p.`CreateAt` = ? AND p.`Id` = ? AND BINARY p.`Id` > ?)) ORDER BY p.`CreateAt`, p.`Id`, BINARY p.`Id` LIMIT 10',
+      params: [100, 100, 100, 'p1', 100, 'p1', 'p1'],
+    },
+    {
+      name: 'text keys need no tie-break where collations are deterministic (Postgres)',
+      engine: 'postgres' as const,
+      keys: [{ name: 'id', expr: 'src."id"', text: true }],
+      after: { id: 'Bob' },
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" IS NOT NULL AND src."id" > $1 ORDER BY src."id" LIMIT 10',
+      params: ['Bob'],
     },
     {
       name: 'null key value still binds (cursor of a NULL key)',
       engine: 'sqlite' as const,
       keys: one,
       after: { id: null },
-      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" > ? ORDER BY src."id" LIMIT 10',
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."id" IS NOT NULL AND src."id" > ? ORDER BY src."id" LIMIT 10',
       params: [null],
     },
   ]
@@ -72,7 +108,7 @@ describe('buildKeysetQuery', () => {
       where: (p) => [`src."updated_at" >= ${p.add(99)}`],
     })
     expect(q.sql).toBe(
-      'SELECT * FROM t WHERE src."updated_at" >= $1 AND src."sent_at" >= $2 AND (src."sent_at", src."id") > ($3, $4) ORDER BY src."sent_at", src."id" LIMIT 5',
+      'SELECT * FROM t WHERE src."updated_at" >= $1 AND src."sent_at" IS NOT NULL AND src."id" IS NOT NULL AND src."sent_at" >= $2 AND (src."sent_at", src."id") > ($3, $4) ORDER BY src."sent_at", src."id" LIMIT 5',
     )
     expect(q.params).toEqual([99, 'x', 'x', 1])
   })
@@ -81,6 +117,59 @@ describe('buildKeysetQuery', () => {
     expect(buildKeysetQuery(DIALECTS.mysql, { select: '*', from: 't', keys: one, limit: 1 }).sql).not.toMatch(/OFFSET/i)
     expect(() => buildKeysetQuery(DIALECTS.mysql, { select: '*', from: 't', keys: one, limit: 0 })).toThrow(TypeError)
     expect(() => buildKeysetQuery(DIALECTS.mysql, { select: '*', from: 't', keys: two, after: { id: 1 }, limit: 1 })).toThrow(/sent_at/)
+  })
+
+  it.each([
+    {
+      engine: 'postgres' as const,
+      keys: two,
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."sent_at" IS NOT NULL AND src."id" IS NOT NULL AND src."sent_at" = $1 AND src."id" = $2 LIMIT 100001',
+      params: ['2024-01-01 00:00:00', 7],
+    },
+    {
+      engine: 'mysql' as const,
+      keys: [{ name: 'sent_at', expr: 'src.`sent_at`' }, { name: 'id', expr: 'src.`id`', text: true }],
+      sql: 'SELECT src.* FROM (q) AS src WHERE src.`sent_at` IS NOT NULL AND src.`id` IS NOT NULL AND src.`sent_at` = ? AND src.`id` = ? AND BINARY src.`id` = ? LIMIT 100001',
+      params: ['2024-01-01 00:00:00', 7, 7],
+    },
+  ])('buildKeyEqualsQuery reads a whole key group ($engine)', ({ engine, keys, sql, params }) => {
+    const q = buildKeyEqualsQuery(DIALECTS[engine], { select: 'src.*', from: '(q) AS src', keys, limit: 100_001 }, { sent_at: '2024-01-01 00:00:00', id: 7 })
+    expect(q).toEqual({ sql, params })
+  })
+
+  it.each([
+    {
+      engine: 'postgres' as const,
+      keys: two,
+      offset: 0,
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."updated_at" >= $1 AND (src."sent_at" IS NULL OR src."id" IS NULL) ORDER BY (src."sent_at" IS NULL), (src."id" IS NULL), src."sent_at", src."id" LIMIT 3',
+    },
+    {
+      engine: 'mysql' as const,
+      keys: [{ name: 'id', expr: 'src.`id`', text: true }],
+      offset: 6,
+      sql: 'SELECT src.* FROM (q) AS src WHERE src.`updated_at` >= ? AND (src.`id` IS NULL) ORDER BY (src.`id` IS NULL), src.`id`, BINARY src.`id` LIMIT 3 OFFSET 6',
+    },
+    {
+      engine: 'sqlite' as const,
+      keys: one,
+      offset: 3,
+      sql: 'SELECT src.* FROM (q) AS src WHERE src."updated_at" >= ? AND (src."id" IS NULL) ORDER BY (src."id" IS NULL), src."id" LIMIT 3 OFFSET 3',
+    },
+  ])('buildNullKeyQuery pages the NULL-key rows in one order on every engine ($engine)', ({ engine, keys, offset, sql }) => {
+    const where = (p: { add(v: unknown): string }) => [`src.${DIALECTS[engine].quote('updated_at')} >= ${p.add(5)}`]
+    expect(buildNullKeyQuery(DIALECTS[engine], { select: 'src.*', from: '(q) AS src', keys, limit: 3, offset, where })).toEqual({ sql, params: [5] })
+    expect(() => buildNullKeyQuery(DIALECTS[engine], { select: '*', from: 't', keys, limit: 3, offset: -1 })).toThrow(TypeError)
+  })
+
+  it.each([
+    { a: { id: 'Bob' }, b: { id: 'bob' }, same: false },
+    { a: { id: 'bob' }, b: { id: 'bob' }, same: true },
+    { a: { id: 5n }, b: { id: 5 }, same: true },
+    { a: { sent_at: '2024-01-01 00:00:00.000001', id: 1 }, b: { sent_at: '2024-01-01 00:00:00.000002', id: 1 }, same: false },
+  ])('sameKey($a, $b) is $same', ({ a, b, same }) => {
+    const keys = 'sent_at' in a ? two : one
+    expect(sameKey(a, b, keys)).toBe(same)
   })
 
   it('counts with the same conditions', () => {

@@ -37,7 +37,7 @@ export function usersQuery(d: Dialect): MmEntityQuery {
     ),
     from: mmSql(d, `{users} u LEFT JOIN {bots} b ON b.{userid} = u.{id}`),
     where: [],
-    keys: [{ name: 'id', expr: mmSql(d, 'u.{id}') }],
+    keys: [{ name: 'id', expr: mmSql(d, 'u.{id}'), text: true }],
     changedAt: mmSql(d, 'u.{updateat}'),
   }
 }
@@ -54,7 +54,7 @@ export function groupsQuery(d: Dialect): MmEntityQuery {
     from: mmSql(d, `{channels} c LEFT JOIN {teams} t ON t.{id} = c.{teamid}`),
     // Direct channels are not groups: their posts become one-to-one messages.
     where: [mmSql(d, `c.{type} <> 'D'`)],
-    keys: [{ name: 'id', expr: mmSql(d, 'c.{id}') }],
+    keys: [{ name: 'id', expr: mmSql(d, 'c.{id}'), text: true }],
     changedAt: mmSql(d, 'c.{updateat}'),
   }
 }
@@ -71,8 +71,8 @@ export function membersQuery(d: Dialect): MmEntityQuery {
     from: mmSql(d, `{channelmembers} m JOIN {channels} c ON c.{id} = m.{channelid}`),
     where: [mmSql(d, `c.{type} <> 'D'`)],
     keys: [
-      { name: 'channelid', expr: mmSql(d, 'm.{channelid}') },
-      { name: 'userid', expr: mmSql(d, 'm.{userid}') },
+      { name: 'channelid', expr: mmSql(d, 'm.{channelid}'), text: true },
+      { name: 'userid', expr: mmSql(d, 'm.{userid}'), text: true },
     ],
     changedAt: mmSql(d, 'm.{lastupdateat}'),
   }
@@ -104,7 +104,7 @@ export function messagesQuery(d: Dialect): MmEntityQuery {
     where: [mmSql(d, LIVE_POST)],
     keys: [
       { name: 'createat', expr: mmSql(d, 'p.{createat}') },
-      { name: 'id', expr: mmSql(d, 'p.{id}') },
+      { name: 'id', expr: mmSql(d, 'p.{id}'), text: true },
     ],
     changedAt: mmSql(d, 'p.{updateat}'),
   }
