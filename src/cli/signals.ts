@@ -80,6 +80,6 @@ export async function runStoppable(
   }
   const signal = stoppedBy(stopper)
   if (signal === undefined) return code
-  logger.warn({ signal }, `stopped by ${signal}; run the same command again to resume`)
+  logger.warn({ signal }, `stopped by ${signal}${stoppedCode === EXIT.OK ? '' : '; run the same command again to resume'}`)
   return stoppedCode
 }
