@@ -45,7 +45,7 @@ export function registerLoadCommand(program: Command): void {
       .command('load')
       .description(
         'send every planned item of the job to the platform at the quota; resumes where any earlier run stopped.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error (rerun resumes); 2: usage/config error.',
+          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error or by SIGINT/SIGTERM (rerun resumes); 2: usage/config error.',
       ),
   ).action(async (opts: LoaderFlags) => {
     const logger = createLogger()

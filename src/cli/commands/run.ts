@@ -16,7 +16,7 @@ export function registerRunCommand(program: Command): void {
       .description(
         'migrate: read the legacy source, map and plan every record into the ledger, then load at the quota.\n' +
           'Rerun the same command after any failure: it resumes from the ledger.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error (rerun resumes); 2: usage/config error.',
+          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error or by SIGINT/SIGTERM (rerun resumes); 2: usage/config error.',
       )
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)'),
   ).action(async (opts: LoaderFlags & { delta?: boolean }) => {
