@@ -4,12 +4,13 @@
  * file is collected and reported together, before anything touches the network or a database.
  */
 import { readFileSync } from 'node:fs'
-import { LineCounter, parseDocument } from 'yaml'
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml'
 import { z } from 'zod'
 import { SourceConfigSchema } from '../connectors/index.ts'
 import { PoliciesSchema } from '../mappings/policies.ts'
 import { ConfigError, type ConfigProblem } from './errors.ts'
-import { JobConfigSchema, LoadConfigSchema } from './load/config.ts'
+import { JobConfigSchema, leaseProblems, LoadConfigSchema, resolveLoadConfig } from './load/config.ts'
+import { redactUrl, SECRET_KEYS } from './logger.ts'
 import { isLoopbackHost, transportProblem } from './target/transport.ts'
 import { zodProblems } from './zod-problems.ts'
 
@@ -33,7 +34,7 @@ export const secureUrl = z.string().superRefine((value, ctx) => {
   try {
     url = new URL(value)
   } catch {
-    ctx.addIssue({ code: 'custom', message: `not a valid URL: ${JSON.stringify(value)}` })
+    ctx.addIssue({ code: 'custom', message: `not a valid URL: ${JSON.stringify(redactUrl(value))}` })
     return
   }
   const problem = transportProblem(url)
@@ -163,31 +164,140 @@ export function deepFreeze<T>(value: T): T {
   return value
 }
 
+const CONFIG_KEY = /^(?:[A-Za-z_][A-Za-z0-9_]{0,63}|\d{1,6})$/
+
+/**
+ * The key path (`target.apiKey`) of the innermost mapping entry whose key or value spans
+ * `offset`: where a YAML syntax error sits, named without showing the text around it.
+ */
+function keyPathAt(doc: Document, offset: number): string {
+  const path: string[] = []
+  let node: unknown = doc.contents
+  for (;;) {
+    if (!isMap(node) && !isSeq(node)) break
+    let next: unknown
+    for (const [i, item] of (node.items as unknown[]).entries()) {
+      const pair = isMap(node) ? (item as { key: unknown; value: unknown }) : { key: undefined, value: item }
+      const end = (pair.value as { range?: number[] } | null)?.range?.[2] ?? (pair.key as { range?: number[] } | null)?.range?.[2]
+      const start = (pair.key as { range?: number[] } | null)?.range?.[0] ?? (pair.value as { range?: number[] } | null)?.range?.[0]
+      if (start === undefined || end === undefined || offset < start || offset > end) continue
+      // Only names that look like configuration keys: broken YAML can turn a value into a key.
+      const name = isMap(node) ? (isScalar(pair.key) ? String(pair.key.value) : '') : String(i)
+      if (!CONFIG_KEY.test(name)) return path.join('.')
+      path.push(name)
+      next = pair.value
+    }
+    if (next === undefined) break
+    node = next
+  }
+  return path.join('.')
+}
+
+/**
+ * One YAML syntax error as a problem: file:line:column, the key path, and the parser's message
+ * without its code frame and with any quoted source text masked, since the lines of a
+ * configuration file may hold a password or an API key.
+ */
+function yamlProblem(err: YAMLError, doc: Document, file: string): ConfigProblem {
+  const where = err.linePos?.[0]
+  const first = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')
+  const masked = first.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '"…"')
+  return {
+    path: keyPathAt(doc, err.pos[0]),
+    message: `YAML syntax error at ${file}${where ? `:${where.line}:${where.col}` : ''}: ${masked} (${err.code})`,
+  }
+}
+
+/**
+ * The values of a configuration that may be secrets: values under secret keys (apiKey, key,
+ * secret, password, …; `policies` holds only choices) and the user info of URLs. Problems are
+ * scrubbed of them, whatever message a validator wrote.
+ */
+export function secretValuesOf(value: unknown, path: readonly string[] = []): string[] {
+  if (typeof value === 'string') {
+    const out: string[] = []
+    if (path[0] !== 'policies' && SECRET_KEYS.has(path.at(-1) ?? '')) out.push(value)
+    const password = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:([^/@\s]*)@/i.exec(value)?.[1]
+    if (password) out.push(password, decodeURIComponentSafe(password))
+    return out.filter((s) => s.length >= 3)
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => secretValuesOf(v, [...path, String(i)]))
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => secretValuesOf(v, [...path, k]))
+  return []
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+/** Problems with every secret value replaced by `***` (longest first, so no part survives). */
+export function maskSecrets(problems: readonly ConfigProblem[], secrets: readonly string[]): ConfigProblem[] {
+  const sorted = [...new Set(secrets)].sort((a, b) => b.length - a.length)
+  const mask = (text: string) => sorted.reduce((t, s) => t.split(s).join('***'), text).replace(/(\/\/[^:/@\s]+):[^@\s]*@/g, '$1:***@')
+  return problems.map((p) => ({ path: p.path, message: mask(p.message) }))
+}
+
+/**
+ * The checks that span sections (a lease must outlast a request), with `load:` resolved the way
+ * the ledger commands resolve it (file, then `CHATFERRY_LOAD_*`). `config check` and every
+ * command run these same checks through {@link parseConfig}.
+ */
+function crossFieldProblems(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const fileLoad = (raw.load ?? {}) as Record<string, unknown>
+  let fromEnv: ConfigProblem[] = []
+  try {
+    resolveLoadConfig(fileLoad, {}, env)
+  } catch (err) {
+    // The file's own `load:` problems come from the schema; the environment's are news here.
+    if (LoadConfigSchema.safeParse(fileLoad).success && err instanceof ConfigError) fromEnv = [...err.problems]
+  }
+  const envLease = env.CHATFERRY_LOAD_LEASE_SECONDS
+  const lease = LoadConfigSchema.shape.leaseSeconds.safeParse(envLease !== undefined && envLease !== '' ? Number(envLease) : fileLoad.leaseSeconds)
+  const timeout = TargetSchema.shape.timeoutMs.safeParse((raw.target as Record<string, unknown> | undefined)?.timeoutMs)
+  return [...fromEnv, ...(lease.success && timeout.success ? leaseProblems(lease.data, timeout.data) : [])]
+}
+
+/** What a document with syntax errors still says, for finding the secrets to mask. */
+function partialJs(doc: Document): unknown {
+  try {
+    return doc.toJS()
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Parses configuration text. Throws {@link ConfigError} listing every problem; does no I/O.
+ * No problem repeats a secret of the file: YAML errors come without source lines, and every
+ * message is scrubbed of the values that may be secrets.
  * @param file used in messages and kept in the result.
  */
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const problems: ConfigProblem[] = []
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter })
-  for (const err of doc.errors) {
-    const where = err.linePos?.[0]
-    problems.push({ path: '', message: `YAML${where ? ` line ${where.line}, column ${where.col}` : ''}: ${err.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}` })
+  if (doc.errors.length > 0) {
+    throw new ConfigError(file, maskSecrets(doc.errors.map((err) => yamlProblem(err, doc, file)), secretValuesOf(partialJs(doc))))
   }
-  if (problems.length > 0) throw new ConfigError(file, problems)
   const raw = doc.toJS() ?? {}
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, [{ path: '', message: 'the file must be a YAML mapping (key: value)' }])
   }
-  const interpolated = interpolate(raw, env, problems)
+  const interpolated = interpolate(raw, env, problems) as Record<string, unknown>
   const parsed = ConfigSchema.safeParse(interpolated)
   if (!parsed.success) {
     // A value built from an unset variable fails the schema too; the unset variable is the news.
     const unsetAt = new Set(problems.map((p) => p.path))
     problems.push(...zodProblems(parsed.error).filter((p) => !unsetAt.has(p.path)))
   }
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems)
+  problems.push(...crossFieldProblems(interpolated, env))
+  if (problems.length > 0 || !parsed.success) {
+    throw new ConfigError(file, maskSecrets(problems, [...secretValuesOf(interpolated), ...secretValuesOf(raw)]))
+  }
   const data = parsed.data
   return deepFreeze({
     ...data,

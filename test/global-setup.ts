@@ -5,9 +5,14 @@
  * 3. otherwise containers started with testcontainers (needs a Docker engine); without one,
  *    the MariaDB cases are skipped with the reason (Postgres is required).
  * The URLs reach the tests through `provide`/`inject`.
+ *
+ * It also owns the secret scan: setup clears the recorded outputs, teardown scans everything the
+ * run wrote (test/helpers/secrets.ts) and fails the run when a test secret appears in any of it.
  */
 import type { TestProject } from 'vitest/node'
+import { rmSync } from 'node:fs'
 import pg from 'pg'
+import { OUTPUTS_DIR, scanForLeaks } from './helpers/secrets.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,8 +46,11 @@ async function mysqlAnswers(url: string): Promise<boolean> {
 }
 
 const stops: (() => Promise<unknown>)[] = []
+let startedAt = Date.now()
 
 export async function setup(project: TestProject): Promise<void> {
+  startedAt = Date.now()
+  rmSync(OUTPUTS_DIR, { recursive: true, force: true })
   let postgresUrl = process.env.TEST_DATABASE_URL
   if (!postgresUrl) {
     const local = 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -86,4 +94,11 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   for (const stop of stops) await stop()
+  const leaks = scanForLeaks(startedAt)
+  if (leaks.length > 0) {
+    throw new Error(
+      `test secrets leaked into ${leaks.length} output(s) of this run:\n` +
+        leaks.map((l) => `  ${l.file}: ${l.secrets.join(', ')}`).join('\n'),
+    )
+  }
 }

@@ -8,6 +8,11 @@ import { EXIT } from './exit-codes.ts'
 import { COMMANDS } from './commands/index.ts'
 import { VERSION } from '../version.ts'
 
+/** `scheme://user:password@` → `scheme://user:***@` anywhere in a text. */
+function withoutUrlPasswords(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s/]*@/gi, '$1:***@')
+}
+
 export function buildProgram(): Command {
   const program = new Command()
     .name('chatferry')
@@ -44,7 +49,8 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     }
     const e = coerceError(err)
     const code = e instanceof ChatferryError ? ` [${e.code}]` : ''
-    process.stderr.write(`chatferry: ${e.message}${code}\n`)
+    // Whatever a driver put in its message, a URL's password never reaches the terminal.
+    process.stderr.write(`chatferry: ${withoutUrlPasswords(e.message)}${code}\n`)
     if (process.env.CHATFERRY_DEBUG) process.stderr.write(`${e.stack ?? ''}\n`)
     return EXIT.ERROR
   }

@@ -1,29 +1,31 @@
 /**
- * The part of `chatferry load` and `chatferry worker` after the ledger is open: build the client,
- * run the loader with signals wired, show progress, map the outcome to an exit code.
+ * The part of `chatferry load`, `worker` and `run` after the ledger is open: build the client,
+ * run the loader with the command's signals (src/cli/signals.ts), show progress, map the outcome
+ * to an exit code.
  */
 import type { Logger } from 'pino'
 import { EXIT } from '../cli/exit-codes.ts'
+import { stopOnSignals, type Stopper } from '../cli/signals.ts'
 import { createLogger } from '../logger.ts'
 import { createPlatformClient } from '../target/client.ts'
 import type { LedgerContext } from './context.ts'
 import { runLoader, type LoadOutcome } from './loader.ts'
 import { buildReport, formatProgressLines } from './progress.ts'
 
-/** Runs the loader for an open ledger context; returns the exit code. */
-export async function runLoaderCommand(ctx: LedgerContext, mode: 'load' | 'worker', logger: Logger = createLogger()): Promise<number> {
+/**
+ * Runs the loader for an open ledger context; returns the exit code. `stopper` carries the
+ * command's signal wiring (src/cli/signals.ts); without one, the loader installs its own.
+ */
+export async function runLoaderCommand(
+  ctx: LedgerContext,
+  mode: 'load' | 'worker',
+  logger: Logger = createLogger(),
+  stopper?: Stopper,
+): Promise<number> {
   const { config } = ctx
   const client = createPlatformClient({ baseUrl: config.target.baseUrl, apiKey: config.target.apiKey, timeoutMs: config.target.timeoutMs })
-  const controller = new AbortController()
-  let signals = 0
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++
-    if (signals > 1) process.exit(EXIT.ERROR)
-    logger.warn({ signal }, 'stopping: finishing the batches in flight (send the signal again to quit at once)')
-    controller.abort(new Error(`stopped by ${signal}`))
-  }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  const stop = stopper ?? stopOnSignals(logger, 'the batches in flight')
+  stop.finishing = 'the batches in flight'
 
   const quota = { requestsPerMinute: config.target.quota.requestsPerMinute, itemsPerRequest: config.target.quota.itemsPerRequest }
   const tty = process.stderr.isTTY === true
@@ -71,12 +73,11 @@ export async function runLoaderCommand(ctx: LedgerContext, mode: 'load' | 'worke
       settings: ctx.load,
       logger: tty ? logger.child({}, { level: 'warn' }) : logger,
       mode,
-      signal: controller.signal,
+      signal: stop.signal,
       ...(tty ? { onTick: () => void draw() } : {}),
     })
   } finally {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
+    if (stopper === undefined) stop.dispose()
   }
   const rejected = outcome.stats.reduce((a, s) => a + s.rejected, 0)
   if (outcome.status === 'done') {

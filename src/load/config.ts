@@ -3,7 +3,7 @@
  * `src/config.ts`), with command-line flags and environment variables layered on top.
  */
 import { z } from 'zod'
-import { ConfigError } from '../errors.ts'
+import { ConfigError, type ConfigProblem } from '../errors.ts'
 import { zodProblems } from '../zod-problems.ts'
 
 /** Concurrent batches per process. */
@@ -77,4 +77,21 @@ export function resolveLoadConfig(
 /** The job id: `job.id`, else the app id lowercased. */
 export function defaultJobId(appId: string): string {
   return appId.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 64)
+}
+
+/** Seconds a lease must outlast one request's timeout, for the settling that follows it. */
+export const LEASE_MARGIN_SECONDS = 3
+
+/**
+ * A lease shorter than one request could expire while the request is in flight, and another
+ * worker would send the batch again. One check, run by `config check` and by every command.
+ */
+export function leaseProblems(leaseSeconds: number, timeoutMs: number): ConfigProblem[] {
+  if (leaseSeconds * 1000 >= timeoutMs + LEASE_MARGIN_SECONDS * 1000) return []
+  return [
+    {
+      path: 'load.leaseSeconds',
+      message: `${leaseSeconds} s must exceed target.timeoutMs (${timeoutMs} ms) by at least ${LEASE_MARGIN_SECONDS} s`,
+    },
+  ]
 }

@@ -8,7 +8,7 @@ import { loadConfig, type ResolvedConfig } from '../config.ts'
 import { ChatferryError, ConfigError } from '../errors.ts'
 import { pidAlive } from '../lib.ts'
 import { openLedger, type LedgerStore } from '../state/store.ts'
-import { defaultJobId, resolveLoadConfig, type LoadConfig } from './config.ts'
+import { defaultJobId, leaseProblems, resolveLoadConfig, type LoadConfig } from './config.ts'
 
 export interface LedgerContext {
   readonly config: ResolvedConfig
@@ -57,15 +57,9 @@ export async function openLedgerContext(options: LedgerContextOptions): Promise<
   const fileJob = config.job
   const load = resolveLoadConfig(config.load, options.load ?? {}, process.env, config.file)
   const jobId = options.job ?? process.env.CHATFERRY_JOB_ID ?? fileJob?.id ?? defaultJobId(config.target.appId)
-  // A lease shorter than one request could expire while the request is in flight.
-  if (load.leaseSeconds * 1000 < config.target.timeoutMs + 3000) {
-    throw new ConfigError(config.file, [
-      {
-        path: 'load.leaseSeconds',
-        message: `${load.leaseSeconds} s must exceed target.timeoutMs (${config.target.timeoutMs} ms) by at least 3 s`,
-      },
-    ])
-  }
+  // Flags can shorten the lease below what the file allowed: the same check as `config check`.
+  const problems = leaseProblems(load.leaseSeconds, config.target.timeoutMs)
+  if (problems.length > 0) throw new ConfigError(config.file, problems)
   let unlock = () => {}
   let store: LedgerStore
   if (config.state.url !== undefined) {

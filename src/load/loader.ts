@@ -775,7 +775,7 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
   if (fatal !== undefined) status = 'failed'
   else if (status === 'done' && stats.some((s) => s.rejected > 0)) status = 'rejected'
   await store
-    .finishRun(runId, status === 'done' ? 'succeeded' : status, { counters, stats }, fatal?.message)
+    .finishRun(runId, status === 'done' ? 'succeeded' : status === 'stopped' ? 'interrupted' : status, { counters, stats }, fatal?.message)
     .catch(() => {})
   await db.deleteFrom('chatferry.workers').where('id', '=', workerId).execute().catch(() => {})
   await queue.stop().catch(() => {})

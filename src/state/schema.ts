@@ -14,7 +14,8 @@ export type DoneReason = (typeof DONE_REASONS)[number]
 export const RUN_MODES = ['plan', 'run', 'delta', 'load', 'worker'] as const
 export type RunMode = (typeof RUN_MODES)[number]
 
-export const RUN_STATUSES = ['running', 'succeeded', 'rejected', 'failed', 'stopped'] as const
+/** `interrupted`: stopped by SIGINT/SIGTERM after finishing the work in hand; rerunning resumes. `stopped` is kept for rows written before it existed. */
+export const RUN_STATUSES = ['running', 'succeeded', 'rejected', 'failed', 'stopped', 'interrupted'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
 export const BATCH_STATUSES = ['open', 'settled', 'split', 'abandoned'] as const

@@ -52,7 +52,7 @@ export interface RejectedItem {
 
 /** What one planning call did. */
 export interface PlanCounts {
-  /** New items, now `planned`. */
+  /** New items, now `planned`: the rows this call inserted (a concurrent planner's inserts are not counted here). */
   inserted: number
   /** Known items whose payload changed before they were loaded (updated in place). */
   updated: number
@@ -231,16 +231,28 @@ async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items:
     hashes.push(payloadHash(text))
     sorts.push(Math.trunc(item.sortKey ?? 0))
   }
-  // Classify against what the ledger holds (locked, so a concurrent planner cannot race us).
+  // "New" is what this call inserted, as the insert itself reports it: a concurrent planner of
+  // the same job that inserted a key first makes it "unchanged" (or "updated") here, never new twice.
+  const inserted = await sql<{ target_key: string }>`
+    insert into chatferry.items (job_id, entity, legacy_id, target_key, payload, payload_hash, sort_key, status)
+    select ${jobId}, ${entity}, t.l, t.k, t.p, t.h, t.s, 'planned'
+    from unnest(${legacy}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[], ${sorts}::bigint[]) as t(l, k, p, h, s)
+    on conflict (job_id, entity, target_key) do nothing
+    returning target_key`.execute(db)
+  counts.inserted += inserted.rows.length
+  const mine = new Set(inserted.rows.map((r) => r.target_key))
+  const rest = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
+  if (rest.length === 0) return
+  const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
+  // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot race us).
   const old = await sql<{ target_key: string; status: ItemStatus; payload_hash: string | null }>`
     select target_key, status, payload_hash from chatferry.items
-    where job_id = ${jobId} and entity = ${entity} and target_key = any(${keys}::text[])
+    where job_id = ${jobId} and entity = ${entity} and target_key = any(${pick(keys)}::text[])
     for update`.execute(db)
   const known = new Map(old.rows.map((r) => [r.target_key, r]))
-  for (const [i, key] of keys.entries()) {
-    const was = known.get(key)
-    if (was === undefined) counts.inserted++
-    else if (was.payload_hash === hashes[i]) counts.unchanged++
+  for (const i of rest) {
+    const was = known.get(keys[i] as string)
+    if (was === undefined || was.payload_hash === hashes[i]) counts.unchanged++
     else if (was.status === 'rejected' || was.status === 'skipped') counts.replanned++
     else if (was.status === 'done') counts.loadedButChanged++
     else counts.updated++
@@ -248,20 +260,18 @@ async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items:
   // A rejected or skipped item that comes back with a new payload is planned again; a done item
   // keeps its status and `loaded_hash` (the change is recorded, not resent).
   await sql`
-    insert into chatferry.items as i (job_id, entity, legacy_id, target_key, payload, payload_hash, sort_key, status)
-    select ${jobId}, ${entity}, t.l, t.k, t.p, t.h, t.s, 'planned'
-    from unnest(${legacy}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[], ${sorts}::bigint[]) as t(l, k, p, h, s)
-    on conflict (job_id, entity, target_key) do update set
-      legacy_id = excluded.legacy_id,
-      payload = excluded.payload,
-      payload_hash = excluded.payload_hash,
-      sort_key = excluded.sort_key,
+    update chatferry.items as i set
+      legacy_id = t.l,
+      payload = t.p,
+      payload_hash = t.h,
+      sort_key = t.s,
       status = case when i.status in ('rejected', 'skipped') then 'planned' else i.status end,
       attempts = case when i.status in ('rejected', 'skipped') then 0 else i.attempts end,
       last_error_code = case when i.status in ('rejected', 'skipped') then null else i.last_error_code end,
       last_error_message = case when i.status in ('rejected', 'skipped') then null else i.last_error_message end,
       updated_at = now()
-    where i.payload_hash is distinct from excluded.payload_hash
+    from unnest(${pick(legacy)}::text[], ${pick(keys)}::text[], ${pick(payloads)}::text[], ${pick(hashes)}::text[], ${pick(sorts)}::bigint[]) as t(l, k, p, h, s)
+    where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k and i.payload_hash is distinct from t.h
   `.execute(db)
 }
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { PlannedItem } from '../../src/state/store.ts'
 import { memberKey } from '../../src/target/schemas.ts'
+import { recordOutput } from './secrets.ts'
 
 export const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts')
 
@@ -93,7 +94,10 @@ export interface CliRun {
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>
 }
 
-/** Runs the CLI as a child process (the Node running the tests, i.e. the project's Node 24). */
+/**
+ * Runs the CLI as a child process (the Node running the tests, i.e. the project's Node 24); what
+ * it printed is recorded for the secret scan (test/helpers/secrets.ts).
+ */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, CHATFERRY_LOG_LEVEL: 'info', ...env },
@@ -115,8 +119,11 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   child.stderr?.on('data', (d: Buffer) => ((stderr += d.toString()), check()))
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((res) => {
     child.on('exit', (code, signal) => {
-      // Let the pipes drain.
-      setTimeout(() => res({ code, signal, stdout, stderr }), 20)
+      // Let the pipes drain; then keep what it printed for the suite's secret scan.
+      setTimeout(() => {
+        recordOutput(`cli-${args[0] ?? 'none'}`, `exit ${code ?? signal}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`)
+        res({ code, signal, stdout, stderr })
+      }, 20)
     })
   })
   return {

@@ -5,8 +5,9 @@
 import { createManagementClient, createPlatformClient, type ManagementClient, type PlatformClient } from '../../src/target/client.ts'
 import { startSandbox, type AppSettingsPatch, type Sandbox, type SandboxApp, type SandboxOptions } from '../../src/sandbox/index.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
+import { MGMT, testSecret } from './secrets.ts'
 
-export const MGMT = { key: 'test-mgmt-key', secret: 'test-mgmt-secret' } as const
+export { MGMT }
 
 export interface TestApp extends SandboxApp {
   readonly client: PlatformClient
@@ -36,7 +37,11 @@ export async function startTestSandbox(options: Partial<SandboxOptions> & { embe
     mgmt,
     async app(settings) {
       n++
-      const app = await sandbox.createApp({ id: `t${n}-${Math.random().toString(36).slice(2, 8)}`, ...(settings ? { settings } : {}) })
+      const app = await sandbox.createApp({
+        id: `t${n}-${Math.random().toString(36).slice(2, 8)}`,
+        apiKey: testSecret('apikey'),
+        ...(settings ? { settings } : {}),
+      })
       return { ...app, client: createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey, timeoutMs: 10_000 }) }
     },
     async close() {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { MGMT, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
+import { testSecret } from '../helpers/secrets.ts'
 
 let sb: TestSandbox
 beforeAll(async () => {
@@ -65,6 +66,7 @@ describe('chatferry config check', () => {
   const dir = mkdtempSync(join(tmpdir(), 'chatferry-config-'))
 
   it('prints the resolved configuration with every secret hidden', async () => {
+    const [API_KEY, MGMT_SECRET] = [testSecret('apikey'), testSecret('mgmtsecret')]
     const file = join(dir, 'ok.yaml')
     writeFileSync(
       file,
@@ -75,11 +77,11 @@ describe('chatferry config check', () => {
         'source: { connector: generic-sql, url: "postgres://reader:source-password@legacy.internal/chat", entities: { users: { query: "SELECT id, name FROM people" } } }',
       ].join('\n'),
     )
-    const r = await runCli(['config', 'check', '-c', file], { TEST_API_KEY: 'api-key-value', TEST_MGMT_SECRET: 'mgmt-secret-value' }).done
+    const r = await runCli(['config', 'check', '-c', file], { TEST_API_KEY: API_KEY, TEST_MGMT_SECRET: MGMT_SECRET }).done
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain('valid')
     expect(r.stdout).toContain('https://acme.api-eu.cometchat.io/v3')
-    for (const secret of ['api-key-value', 'mkey-value', 'mgmt-secret-value', 'ledger-password', 'source-password']) {
+    for (const secret of [API_KEY, 'mkey-value', MGMT_SECRET, 'ledger-password', 'source-password']) {
       expect(r.stdout, secret).not.toContain(secret)
     }
   })
@@ -91,6 +93,39 @@ describe('chatferry config check', () => {
     expect(r.code).toBe(2)
     for (const path of ['target.appId', 'target.region', 'target.apiKey', 'load.concurrency']) expect(r.stderr).toContain(`- ${path}:`)
     expect(r.stderr).toMatch(/unknown key: extra/)
+  })
+
+  // A syntax error two lines above a literal source password and API key: the problem names
+  // file:line:column and the key path, for `config check` and for `run` alike, and repeats neither.
+  it.each([['config', 'check'], ['run']])('a YAML syntax error next to secrets: `%s` names where, never the text', async (...command) => {
+    const apiKey = testSecret('apikey')
+    const password = testSecret('dbpassword')
+    const file = join(dir, `syntax-${command[0]}.yaml`)
+    writeFileSync(
+      file,
+      ['target:', '  appId: acme', '  region: eu', `  apiKey: "${apiKey}`, 'source:', '  connector: mattermost', `  url: postgres://mm:${password}@db.internal/mm`, ''].join('\n'),
+    )
+    const r = await runCli([...command, '-c', file]).done
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain(`- target.apiKey: YAML syntax error at ${file}:8:1: Missing closing "quote`)
+    expect(r.stdout + r.stderr).not.toContain(apiKey)
+    expect(r.stdout + r.stderr).not.toContain(password)
+  })
+
+  it('refuses a lease shorter than a request exactly as run does, naming both fields; with more problems, lists them all', async () => {
+    const file = join(dir, 'lease.yaml')
+    writeFileSync(file, `target: { appId: acme, region: eu, apiKey: "${testSecret('apikey')}", timeoutMs: 30000 }\nload: { leaseSeconds: 10 }\n`)
+    for (const command of [['config', 'check'], ['run']]) {
+      const r = await runCli([...command, '-c', file]).done
+      expect(r.code, command.join(' ')).toBe(2)
+      expect(r.stderr).toMatch(/- load\.leaseSeconds: 10 s must exceed target\.timeoutMs \(30000 ms\)/)
+    }
+    const several = join(dir, 'lease-and-more.yaml')
+    writeFileSync(several, 'target: { appId: acme, region: mars, timeoutMs: 30000 }\nload: { leaseSeconds: 10, concurrency: 0 }\n')
+    const r = await runCli(['config', 'check', '-c', several]).done
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/4 problems in the configuration/)
+    for (const path of ['target.region', 'target.apiKey', 'load.concurrency', 'load.leaseSeconds']) expect(r.stderr).toContain(`- ${path}:`)
   })
 
   it('a missing file exits 2 and says how to pass one', async () => {

@@ -8,6 +8,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+import { testSecret } from '../helpers/secrets.ts'
 import { dropWithin, sandboxKeys } from '../helpers/loader-harness.ts'
 
 let sb: Sandbox
@@ -24,7 +25,7 @@ afterAll(async () => {
 })
 
 it('embedded store: load exits 3 with a rejected item, rejects lists it, retry-rejected + load after a fix exits 0', async () => {
-  const app = await sb.createApp({ id: 'cli-embedded', settings: { requestsPerMinute: 600 } })
+  const app = await sb.createApp({ id: 'cli-embedded', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 600 } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, requestsPerMinute: 600 })
   const dir = cfg.replace(/chatferry\.yaml$/, '.chatferry')
   let store = await openLedger({ dir })
@@ -61,7 +62,7 @@ it('embedded store: load exits 3 with a rejected item, rejects lists it, retry-r
 }, 60_000)
 
 it('embedded store: a second process is refused with a clear message while the first runs', async () => {
-  const app = await sb.createApp({ id: 'cli-lock', settings: { requestsPerMinute: 30, windowMs: 60_000 } })
+  const app = await sb.createApp({ id: 'cli-lock', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 30, windowMs: 60_000 } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, requestsPerMinute: 30 })
   const dir = cfg.replace(/chatferry\.yaml$/, '.chatferry')
   const store = await openLedger({ dir })
@@ -79,7 +80,7 @@ it('embedded store: a second process is refused with a clear message while the f
 }, 60_000)
 
 it('a bad configuration exits 2; worker on the embedded store exits 2', async () => {
-  const app = await sb.createApp({ id: 'cli-usage' })
+  const app = await sb.createApp({ id: 'cli-usage', apiKey: testSecret('apikey') })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl })
   const broken = cfg.replace(/chatferry\.yaml$/, 'broken.yaml')
   writeFileSync(broken, 'target:\n  appId: x\n')
@@ -91,7 +92,7 @@ it('a bad configuration exits 2; worker on the embedded store exits 2', async ()
 })
 
 it('two loads of one job on Postgres at once join as workers: both finish, nothing is sent twice', async () => {
-  const app = await sb.createApp({ id: 'cli-two', settings: { requestsPerMinute: 1200, windowMs: 10_000 } })
+  const app = await sb.createApp({ id: 'cli-two', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 1200, windowMs: 10_000 } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: tdb.url, requestsPerMinute: 7200 })
   const store = await openLedger({ url: tdb.url })
   await store.ensureJob('cli-two', app.id)

@@ -5,12 +5,13 @@
 import { expect, it } from 'vitest'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
 import { groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+import { testSecret } from '../helpers/secrets.ts'
 import { useLoaderFixture, sandboxKeys } from '../helpers/loader-harness.ts'
 
 const fx = useLoaderFixture('cf_crash')
 
 it('SIGKILLed at random moments six times, then run to the end: every item present once, no extras', async () => {
-  const app = await fx.sb.createApp({ id: 'crash', settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
+  const app = await fx.sb.createApp({ id: 'crash', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8' }
   const plan: Record<Entity, { targetKey: string }[]> = {

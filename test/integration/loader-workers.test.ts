@@ -6,6 +6,7 @@
 import { expect, it } from 'vitest'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
 import { groups, members, messages, runCli, users, writeConfig, type CliRun } from '../helpers/ledger-fixtures.ts'
+import { testSecret } from '../helpers/secrets.ts'
 import { useLoaderFixture, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
 
 const fx = useLoaderFixture('cf_workers')
@@ -13,7 +14,7 @@ const fx = useLoaderFixture('cf_workers')
 it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, final state exact', async () => {
   const WINDOW = 3000
   const LIMIT = 30 // per window = 600/min
-  const app = await fx.sb.createApp({ id: 'workers', settings: { requestsPerMinute: LIMIT, windowMs: WINDOW, faults: { latencyMs: { min: 5, max: 80 } } } })
+  const app = await fx.sb.createApp({ id: 'workers', apiKey: testSecret('apikey'), settings: { requestsPerMinute: LIMIT, windowMs: WINDOW, faults: { latencyMs: { min: 5, max: 80 } } } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: String(WINDOW), CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: '3' }
   const plan: Record<Entity, { targetKey: string }[]> = {

@@ -77,7 +77,47 @@ describe('parseConfig', () => {
 
   it('reports YAML syntax errors with their line', () => {
     const problems = problemsOf('target:\n  appId: [unclosed\n')
-    expect(problems[0]?.message).toMatch(/line \d+/)
+    expect(problems[0]).toMatchObject({ path: 'target.appId.0', message: expect.stringMatching(/^YAML syntax error at test\.yaml:3:1: /) })
+  })
+
+  // Each file breaks the YAML syntax next to a literal password and API key; the problem names
+  // file:line:column and the key path, and repeats neither secret.
+  it.each([
+    ['an unclosed quote', 'target:\n  appId: a\n  apiKey: "cf-test-secret-KEY1\nsource:\n  url: postgres://mm:cf-test-secret-PW1@db/mm\n', 'target.apiKey'],
+    ['a value that starts a nested mapping', 'target:\n  apiKey: cf-test-secret-KEY1 url: postgres://mm:cf-test-secret-PW1@db/mm\n', 'target.apiKey'],
+    ['an unexpected token', 'target:\n  apiKey: cf-test-secret-KEY1\nsource: {url: "postgres://mm:cf-test-secret-PW1@db/mm" x}\n', 'source.url'],
+    ['a tab', 'target:\n\tapiKey: cf-test-secret-KEY1\n  url: postgres://mm:cf-test-secret-PW1@db/mm\n', ''],
+    ['a stray scalar token', '- x\ncf-test-secret-KEY1: postgres://mm:cf-test-secret-PW1@db/mm\n', '0'],
+  ])('a YAML syntax error (%s) shows where, never the source text', (_what, yaml, path) => {
+    const problems = problemsOf(yaml)
+    expect(problems[0]?.message).toMatch(/YAML syntax error at test\.yaml:\d+:\d+: /)
+    expect(problems[0]?.path).toBe(path)
+    expect(JSON.stringify(problems)).not.toMatch(/cf-test-secret/)
+  })
+
+  it('masks secrets in any problem, whatever the validator wrote', () => {
+    const problems = problemsOf('target: { appId: a, region: us, apiKey: k, baseUrl: "http//me:cf-test-secret-PW2@host/v3" }')
+    expect(problems[0]?.path).toBe('target.baseUrl')
+    expect(problems[0]?.message).toContain('me:***@host')
+    expect(JSON.stringify(problems)).not.toContain('cf-test-secret')
+  })
+
+  it.each([
+    [{ load: { leaseSeconds: 10 } }, {}, true],
+    [{ load: { leaseSeconds: 33 } }, {}, false],
+    [{ load: { leaseSeconds: 32 } }, {}, true],
+    [{}, { CHATFERRY_LOAD_LEASE_SECONDS: '10' }, true],
+    [{ load: { leaseSeconds: 120 } }, {}, false],
+  ])('the lease must outlast target.timeoutMs 30000 (%j, env %j): refused %s', (extra, extraEnv, refused) => {
+    const yaml = JSON.stringify({ target: { appId: 'a', region: 'us', apiKey: 'k', timeoutMs: 30000 }, ...extra })
+    if (!refused) return void expect(parseConfig(yaml, 'c.yaml', { ...env, ...extraEnv }).target.timeoutMs).toBe(30000)
+    const problems = problemsOf(yaml, { ...env, ...extraEnv })
+    expect(problems).toEqual([{ path: 'load.leaseSeconds', message: expect.stringMatching(/must exceed target\.timeoutMs \(30000 ms\)/) }])
+  })
+
+  it('lists the cross-field problem beside every other problem', () => {
+    const problems = problemsOf('target: { appId: a, region: mars, apiKey: k, timeoutMs: 30000 }\nload: { leaseSeconds: 10, concurrency: 0 }\n')
+    expect(problems.map((p) => p.path).sort()).toEqual(['load.concurrency', 'load.leaseSeconds', 'target.region'])
   })
 
   it('refuses a file that is not a mapping', () => {

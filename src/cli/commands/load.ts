@@ -2,6 +2,8 @@ import { configOption } from '../options.ts'
 import { Command, Option } from 'commander'
 import { openLedgerContext } from '../../load/context.ts'
 import { runLoaderCommand } from '../../load/command-support.ts'
+import { createLogger } from '../../logger.ts'
+import { runStoppable } from '../signals.ts'
 
 const int = (v: string) => {
   const n = Number(v)
@@ -43,14 +45,17 @@ export function registerLoadCommand(program: Command): void {
       .command('load')
       .description(
         'send every planned item of the job to the platform at the quota; resumes where any earlier run stopped.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error (rerun resumes); 2: usage/config error.',
+          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error or by SIGINT/SIGTERM (rerun resumes); 2: usage/config error.',
       ),
   ).action(async (opts: LoaderFlags) => {
-    const ctx = await openLedgerContext(loaderContextOptions(opts))
-    try {
-      process.exitCode = await runLoaderCommand(ctx, 'load')
-    } finally {
-      await ctx.close()
-    }
+    const logger = createLogger()
+    process.exitCode = await runStoppable(logger, 'the batches in flight', async (stopper) => {
+      const ctx = await openLedgerContext(loaderContextOptions(opts))
+      try {
+        return await runLoaderCommand(ctx, 'load', logger, stopper)
+      } finally {
+        await ctx.close()
+      }
+    })
   })
 }

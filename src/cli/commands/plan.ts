@@ -4,7 +4,9 @@ import { UsageError } from '../../load/usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { runPlan } from '../../report/run-plan.ts'
+import { createLogger } from '../../logger.ts'
 import { configOption } from '../options.ts'
+import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 
 interface PlanFlags {
@@ -48,17 +50,20 @@ export function registerPlanCommand(program: Command): void {
         throw new UsageError((err as Error).message)
       }
       const chatRpm = parseChatRpm(opts.chatRpm)
-      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
-      try {
-        const result = await runPlan(ctx, {
-          outDir: opts.out,
-          gates,
-          checkTarget: opts.checkTarget === true,
-          ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
-        })
-        process.exitCode = printReportResult(result, opts.json)
-      } finally {
-        await ctx.close()
-      }
+      process.exitCode = await runStoppable(createLogger(), 'the page being read, then closing the source read', async (stopper) => {
+        const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        try {
+          const result = await runPlan(ctx, {
+            signal: stopper.signal,
+            outDir: opts.out,
+            gates,
+            checkTarget: opts.checkTarget === true,
+            ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
+          })
+          return printReportResult(result, opts.json)
+        } finally {
+          await ctx.close()
+        }
+      })
     })
 }

@@ -3,7 +3,9 @@ import { openLedgerContext } from '../../load/context.ts'
 import { UsageError } from '../../load/usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
+import { createLogger } from '../../logger.ts'
 import { configOption } from '../options.ts'
+import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 
 interface VerifyFlags {
@@ -38,17 +40,20 @@ export function registerVerifyCommand(program: Command): void {
       const sample = Number(opts.sample)
       if (!Number.isInteger(sample) || sample < 0) throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
       const chatRpm = parseChatRpm(opts.chatRpm)
-      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
-      try {
-        const result = await runVerify(ctx, {
-          sample,
-          outDir: opts.out,
-          source: opts.source !== false,
-          ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
-        })
-        process.exitCode = printReportResult(result, opts.json)
-      } finally {
-        await ctx.close()
-      }
+      process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
+        const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        try {
+          const result = await runVerify(ctx, {
+            signal: stopper.signal,
+            sample,
+            outDir: opts.out,
+            source: opts.source !== false,
+            ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
+          })
+          return printReportResult(result, opts.json)
+        } finally {
+          await ctx.close()
+        }
+      })
     })
 }

@@ -2,6 +2,9 @@ import type { Command } from 'commander'
 import { UsageError } from '../../load/usage-error.ts'
 import { openLedgerContext } from '../../load/context.ts'
 import { runLoaderCommand } from '../../load/command-support.ts'
+import { createLogger } from '../../logger.ts'
+import { EXIT } from '../exit-codes.ts'
+import { runStoppable } from '../signals.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
 
 /** `chatferry worker`: serves the job's load queue until stopped (SIGINT/SIGTERM); run as many as you like. */
@@ -14,14 +17,23 @@ export function registerWorkerCommand(program: Command): void {
           'on any number of machines sharing state.url, share the app quota. Needs state.url (not the embedded store).',
       ),
   ).action(async (opts: LoaderFlags) => {
-    const ctx = await openLedgerContext(loaderContextOptions(opts))
-    try {
-      if (ctx.store.embedded) {
-        throw new UsageError('workers need a shared Postgres ledger: set state.url in the configuration (the embedded store serves one process)')
-      }
-      process.exitCode = await runLoaderCommand(ctx, 'worker')
-    } finally {
-      await ctx.close()
-    }
+    const logger = createLogger()
+    // A signal is how a worker is meant to stop (README: "until SIGINT/SIGTERM"): exit 0.
+    process.exitCode = await runStoppable(
+      logger,
+      'the batches in flight',
+      async (stopper) => {
+        const ctx = await openLedgerContext(loaderContextOptions(opts))
+        try {
+          if (ctx.store.embedded) {
+            throw new UsageError('workers need a shared Postgres ledger: set state.url in the configuration (the embedded store serves one process)')
+          }
+          return await runLoaderCommand(ctx, 'worker', logger, stopper)
+        } finally {
+          await ctx.close()
+        }
+      },
+      EXIT.OK,
+    )
   })
 }

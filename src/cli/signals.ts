@@ -1,0 +1,85 @@
+/**
+ * SIGINT/SIGTERM for every long command (`run`, `load`, `plan`, `worker`, `verify`), wired in
+ * this one place. The first signal stops new work and lets the work in hand finish (the page being
+ * planned, the batches in flight), saying so in a log line; the command then marks its run row
+ * `interrupted` and exits 1, and the same command resumes. A second signal quits at once (exit 1):
+ * the ledger is built for that, since at most the in-flight requests are sent again.
+ */
+import type { Logger } from 'pino'
+import { EXIT } from './exit-codes.ts'
+
+/** The first signal of a command: what stopped it. */
+export class StopRequested extends Error {
+  readonly signal: NodeJS.Signals
+  constructor(signal: NodeJS.Signals) {
+    super(`stopped by ${signal}`)
+    this.name = 'StopRequested'
+    this.signal = signal
+  }
+}
+
+export interface Stopper {
+  /** Aborts on the first signal; hand it to the planner, the loader, the verifier. */
+  readonly signal: AbortSignal
+  /** What a first signal lets finish, as its log line names it; commands update it per phase. */
+  finishing: string
+  /** Removes the handlers (the command is over). */
+  dispose(): void
+}
+
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']
+
+/** Installs the handlers; `finishing` names the work in hand for the first signal's log line. */
+export function stopOnSignals(logger: Logger, finishing: string): Stopper {
+  const controller = new AbortController()
+  const stopper: Stopper = {
+    signal: controller.signal,
+    finishing,
+    dispose: () => {
+      for (const s of SIGNALS) process.off(s, onSignal)
+    },
+  }
+  function onSignal(signal: NodeJS.Signals): void {
+    if (controller.signal.aborted) {
+      logger.error({ signal }, `${signal} again: quitting at once; run the same command again to resume`)
+      process.exit(EXIT.ERROR)
+    }
+    logger.warn({ signal }, `${signal}: stopping; finishing ${stopper.finishing} (send the signal again to quit at once)`)
+    controller.abort(new StopRequested(signal))
+  }
+  for (const s of SIGNALS) process.on(s, onSignal)
+  return stopper
+}
+
+/** The signal that stopped a command, if one did. */
+export function stoppedBy(stopper: Stopper): NodeJS.Signals | undefined {
+  const reason: unknown = stopper.signal.reason
+  return stopper.signal.aborted && reason instanceof StopRequested ? reason.signal : undefined
+}
+
+/**
+ * Runs a command's work with signals wired. When a signal stopped it (whether the work returned
+ * or threw an abort error on the way out), logs that and returns `stoppedCode` (exit 1: rerun to
+ * resume); otherwise returns the work's code or rethrows its error.
+ */
+export async function runStoppable(
+  logger: Logger,
+  finishing: string,
+  work: (stopper: Stopper) => Promise<number>,
+  stoppedCode: number = EXIT.ERROR,
+): Promise<number> {
+  const stopper = stopOnSignals(logger, finishing)
+  let code: number
+  try {
+    code = await work(stopper)
+  } catch (err) {
+    if (stoppedBy(stopper) === undefined) throw err
+    code = stoppedCode
+  } finally {
+    stopper.dispose()
+  }
+  const signal = stoppedBy(stopper)
+  if (signal === undefined) return code
+  logger.warn({ signal }, `stopped by ${signal}${stoppedCode === EXIT.OK ? '' : '; run the same command again to resume'}`)
+  return stoppedCode
+}
