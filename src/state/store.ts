@@ -212,8 +212,14 @@ export const emptyCounts = (): PlanCounts => ({
 
 type Executor = Kysely<StateDatabase> | Transaction<StateDatabase>
 
-async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items: readonly PlannedItem[], counts: PlanCounts) {
-  if (items.length === 0) return
+/**
+ * Plans a page's items; returns the items it refused because another legacy row already holds
+ * their target key in the ledger (written by the caller as `DUPLICATE_TARGET_KEY` rejects, so the
+ * second row is neither lost nor allowed to overwrite the first). Two rows of one page are caught
+ * by the planner before this; this catches the ones on different pages or runs.
+ */
+async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items: readonly PlannedItem[], counts: PlanCounts): Promise<RejectedItem[]> {
+  if (items.length === 0) return []
   // One statement cannot touch a row twice: the last occurrence of a key wins.
   const byKey = new Map<string, PlannedItem>()
   for (const item of items) byKey.set(storableKey(item.targetKey), item)
@@ -241,17 +247,32 @@ async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items:
     returning target_key`.execute(db)
   counts.inserted += inserted.rows.length
   const mine = new Set(inserted.rows.map((r) => r.target_key))
-  const rest = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
-  if (rest.length === 0) return
-  const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
+  const known = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
+  if (known.length === 0) return []
   // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot race us).
-  const old = await sql<{ target_key: string; status: ItemStatus; payload_hash: string | null }>`
-    select target_key, status, payload_hash from chatferry.items
-    where job_id = ${jobId} and entity = ${entity} and target_key = any(${pick(keys)}::text[])
+  const old = await sql<{ target_key: string; legacy_id: string; status: ItemStatus; payload_hash: string | null }>`
+    select target_key, legacy_id, status, payload_hash from chatferry.items
+    where job_id = ${jobId} and entity = ${entity} and target_key = any(${known.map((i) => keys[i] as string)}::text[])
     for update`.execute(db)
-  const known = new Map(old.rows.map((r) => [r.target_key, r]))
+  const held = new Map(old.rows.map((r) => [r.target_key, r]))
+  const collisions: RejectedItem[] = []
+  const rest = known.filter((i) => {
+    const was = held.get(keys[i] as string)
+    if (was === undefined || was.legacy_id === legacy[i]) return true
+    collisions.push({
+      legacyId: legacy[i] as string,
+      targetKey: `~legacy:${legacy[i] as string}#duplicate-of:${was.legacy_id}`,
+      code: 'DUPLICATE_TARGET_KEY',
+      message: `targetKey: legacy rows ${was.legacy_id} and ${legacy[i] as string} both map to ${keys[i] as string}; the first (${was.legacy_id}) is kept`,
+      // No payload: `retry-rejected` must not send it, the first row owns the key on the platform.
+    })
+    return false
+  })
+  counts.duplicates += collisions.length
+  if (rest.length === 0) return collisions
+  const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
   for (const i of rest) {
-    const was = known.get(keys[i] as string)
+    const was = held.get(keys[i] as string)
     if (was === undefined || was.payload_hash === hashes[i]) counts.unchanged++
     else if (was.status === 'rejected' || was.status === 'skipped') counts.replanned++
     else if (was.status === 'done') counts.loadedButChanged++
@@ -273,6 +294,7 @@ async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items:
     from unnest(${pick(legacy)}::text[], ${pick(keys)}::text[], ${pick(payloads)}::text[], ${pick(hashes)}::text[], ${pick(sorts)}::bigint[]) as t(l, k, p, h, s)
     where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k and i.payload_hash is distinct from t.h
   `.execute(db)
+  return collisions
 }
 
 async function writeSkips(db: Executor, jobId: string, entity: Entity, items: readonly SkippedItem[]): Promise<number> {
@@ -339,9 +361,9 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     assertEntity(entity)
     const counts = emptyCounts()
     await db.transaction().execute(async (trx) => {
-      await upsertPlanned(trx, jobId, entity, page.items ?? [], counts)
+      const collisions = await upsertPlanned(trx, jobId, entity, page.items ?? [], counts)
       counts.skipped = await writeSkips(trx, jobId, entity, page.skips ?? [])
-      counts.rejected = await writeRejects(trx, jobId, entity, page.rejects ?? [])
+      counts.rejected = await writeRejects(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
       if (page.cursor !== undefined) await writeCursor(trx, jobId, entity, page.cursor.value, page.cursor.watermark)
     })
     return counts

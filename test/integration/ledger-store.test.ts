@@ -49,6 +49,35 @@ describe.each(stores)('ledger on $name', (entry) => {
     expect(dup.duplicates).toBe(2)
   })
 
+  it('a second legacy row whose target key another legacy row holds is rejected with both ids, never written over the first', async () => {
+    const s = store()
+    await s.ensureJob('collide', 'app')
+    const [first] = users(1)
+    await s.planItems('collide', 'users', [first!])
+    // A later page: another legacy row mapping to the same target key, with another payload.
+    const twin = { ...first!, legacyId: 'other-row', payload: { ...(first!.payload as object), name: 'Not the first' } }
+    const counts = await s.planItems('collide', 'users', [twin])
+    expect(counts).toMatchObject({ inserted: 0, updated: 0, unchanged: 0, duplicates: 1, rejected: 1 })
+    const rows = await sql<{ legacy_id: string; target_key: string; status: string; last_error_code: string | null; last_error_message: string | null; name: string | null }>`
+      select legacy_id, target_key, status, last_error_code, last_error_message, (payload::jsonb)->>'name' as name
+      from chatferry.items where job_id = 'collide' order by legacy_id`.execute(s.db)
+    expect(rows.rows).toEqual([
+      { legacy_id: '0', target_key: 'u0', status: 'planned', last_error_code: null, last_error_message: null, name: 'User 0' },
+      {
+        legacy_id: 'other-row',
+        target_key: '~legacy:other-row#duplicate-of:0',
+        status: 'rejected',
+        last_error_code: 'DUPLICATE_TARGET_KEY',
+        last_error_message: 'targetKey: legacy rows 0 and other-row both map to u0; the first (0) is kept',
+        name: null,
+      },
+    ])
+    expect(await s.retryRejected('collide')).toBe(0)
+    // The first row itself planned again (a resumed or delta read) is still an ordinary update.
+    const again = await s.planItems('collide', 'users', [{ ...first!, payload: { ...(first!.payload as object), name: 'Renamed' } }])
+    expect(again).toMatchObject({ updated: 1, duplicates: 0, rejected: 0 })
+  })
+
   it('a changed payload: planned → updated; done → recorded as loaded-but-changed, not resent; rejected → planned again', async () => {
     const s = store()
     await s.ensureJob('changes', 'app')
