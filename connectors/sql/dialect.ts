@@ -188,8 +188,9 @@ export function buildNullKeyQuery(
 
 /**
  * The terms a legacy id is grouped and compared by: its columns, on MySQL/MariaDB a character
- * column by its bytes (`BINARY id`) so that ids a case-insensitive collation calls equal (`Bob`,
- * `bob`) are two ids, as they are two keys in {@link keyTerms}.
+ * column by its bytes (`BINARY id`). Ids a case-insensitive collation calls equal (`Bob`, `bob`)
+ * are two ids, as they are two keys in {@link keyTerms}; grouping by the collation would fetch
+ * such twins as duplicates (the caller tells them apart again, but they would count against its cap).
  */
 export function idTerms(dialect: Dialect, ids: readonly KeyColumn[]): string[] {
   if (ids.length === 0) throw new TypeError('a legacy id needs at least one column')
