@@ -4,7 +4,8 @@
  * 2 and 3, a message id repeated under other `sent_at` values and a user id repeated under a
  * configured composite key. Each read accounts for every row against the test's own
  * `SELECT count(*)`, keeps the row with the smallest key and names both rows in the problem of the
- * other; a read resumed between the two rows reports the same problem. Then `chatferry run` puts
+ * other; a read resumed between the two rows, and a delta read that sees only the later row,
+ * report the same problem. Then `chatferry run` puts
  * the kept row on the platform and `chatferry rejects` lists the other.
  */
 import { sql } from 'kysely'
@@ -99,6 +100,8 @@ for (const engine of ENGINES) {
           await w.insert(table, c.rows)
           tables.set(c.name, table)
         }
+        await w.exec(`CREATE TABLE dup_delta (id varchar(40), sender_id varchar(40), receiver_type varchar(40), receiver_id varchar(40), sent_at bigint)`)
+        await w.insert('dup_delta', [{ ...msg('m-17', ''), sent_at: 3000 }, { ...msg('m1', ''), sent_at: 2000 }, { ...msg('m-17', ''), sent_at: 1000 }, { ...msg('m2', ''), sent_at: 3000 }])
       } finally {
         await w.close()
       }
@@ -134,6 +137,24 @@ for (const engine of ENGINES) {
         const rest = await readAll(session, 'messages', 1, at)
         expect(rest.records).not.toContain('m-17')
         expect(rest.problems.map(comparable)).toEqual(whole.problems.map(comparable))
+      } finally {
+        await session.close()
+      }
+    })
+
+    it('a delta read that sees only the later row of an id still reports it (the kept row is chosen from the whole query)', async () => {
+      const query = { query: 'SELECT id, sender_id, receiver_type, receiver_id, sent_at FROM dup_delta', timeFormat: 'epoch-ms' }
+      const session = await createConnector(SourceConfigSchema.parse({ connector: 'generic-sql', url: source.url, entities: { messages: query } })).open()
+      try {
+        const rows: { records: string[]; problems: RowProblem[] } = { records: [], problems: [] }
+        for await (const page of session.read('messages', { pageSize: 1, since: 2500 })) {
+          for (const row of page.rows) (row.ok ? rows.records.push(row.record.id) : rows.problems.push(row))
+        }
+        expect(rows.records.length + rows.problems.length).toBe(await session.count('messages', { since: 2500 }))
+        expect(rows.records).toEqual(['m2'])
+        expect(rows.problems.map(comparable)).toEqual([
+          { legacyId: 'm-17', field: 'id', reason: reason('m-17', '(sent_at=1000, id=m-17)', '(sent_at=3000, id=m-17)'), instance: 'duplicate-id-2' },
+        ])
       } finally {
         await session.close()
       }
