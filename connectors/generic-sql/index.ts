@@ -8,7 +8,8 @@ import { ChatferryError } from '../../src/errors.ts'
 import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { LEGACY_ENTITIES, type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
 import { buildCountQuery, type KeyColumn, type Params } from '../sql/dialect.ts'
-import { readPages } from '../sql/paged-read.ts'
+import { findDuplicateIds, idsCanRepeat } from '../sql/duplicate-ids.ts'
+import { NULL_KEYS_DONE, readPages, type PagedReadSpec } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { TimeFormat } from '../sql/decode.ts'
 import type { EntityQuery, GenericSqlConfig } from './config.ts'
@@ -29,6 +30,8 @@ interface PreparedEntity {
   readonly query: EntityQuery
   readonly from: string
   readonly keys: readonly KeyColumn[]
+  /** The legacy id's columns. */
+  readonly ids: readonly KeyColumn[]
   readonly deltaColumn: string | undefined
 }
 
@@ -79,11 +82,13 @@ async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Prom
         )
       }
     }
+    const column = (name: string): KeyColumn => ({ name, expr: `src.${q(name)}`, text: probe.textColumns?.has(name) ?? false })
     prepared.set(entity, {
       spec,
       query,
       from,
-      keys: keyNames.map((name) => ({ name, expr: `src.${q(name)}`, text: probe.textColumns?.has(name) ?? false })),
+      keys: keyNames.map(column),
+      ids: spec.idColumns.map(column),
       deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
     })
   }
@@ -124,7 +129,7 @@ class GenericSqlSession implements SourceSession {
     const where = this.#deltaWhere(p, options.since)
     const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
     const spec = p.spec as unknown as EntitySpec<E>
-    return readPages<LegacyRecordOf[E]>({
+    const read: PagedReadSpec<LegacyRecordOf[E]> = {
       conn: this.#conn,
       entity,
       keys: p.keys,
@@ -134,7 +139,17 @@ class GenericSqlSession implements SourceSession {
       query: { select: 'src.*', from: p.from, ...(where ? { where } : {}) },
       decode: (row) => spec.decode(row, ctx),
       legacyIdOf: (row) => spec.legacyIdOf(row),
-    })
+    }
+    // Past the keyset pass (a resumed NULL-key pass) no row is screened.
+    if (!idsCanRepeat(p.ids, p.keys) || options.after?.[NULL_KEYS_DONE] !== undefined) return readPages(read)
+    return this.#screened(read, p)
+  }
+
+  /** The read, each keyed row screened for a legacy id another row of the whole query holds under a smaller key. */
+  async *#screened<T extends { readonly updatedAt?: EpochMs }>(read: PagedReadSpec<T>, p: PreparedEntity): AsyncGenerator<Page<T>, void, undefined> {
+    read.signal?.throwIfAborted()
+    const screen = await findDuplicateIds({ conn: this.#conn, entity: read.entity, ids: p.ids, keys: p.keys, query: { from: p.from }, legacyIdOf: read.legacyIdOf })
+    yield* readPages({ ...read, screen })
   }
 
   close(): Promise<void> {

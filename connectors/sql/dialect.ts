@@ -186,6 +186,44 @@ export function buildNullKeyQuery(
   return { sql: `SELECT ${q.select} FROM ${q.from}${whereClause(conditions)} ORDER BY ${order} LIMIT ${q.limit}${offset}`, params: params.values }
 }
 
+/**
+ * The terms a legacy id is grouped and compared by: its columns, on MySQL/MariaDB a character
+ * column by its bytes (`BINARY id`). Ids a case-insensitive collation calls equal (`Bob`, `bob`)
+ * are two ids, as they are two keys in {@link keyTerms}; grouping by the collation would fetch
+ * such twins as duplicates (the caller tells them apart again, but they would count against its cap).
+ */
+export function idTerms(dialect: Dialect, ids: readonly KeyColumn[]): string[] {
+  if (ids.length === 0) throw new TypeError('a legacy id needs at least one column')
+  return ids.map((k) => (dialect.engine === 'mysql' && k.text ? `BINARY ${k.expr}` : k.expr))
+}
+
+/**
+ * The id and key columns of every keyed row (no NULL key, no NULL id column) whose legacy id
+ * occurs in more than one such row, in the keyset's order, at most `limit` rows:
+ * `SELECT <ids>, <keys> FROM … WHERE … AND (<ids>) IN (SELECT <ids> FROM … WHERE … GROUP BY <ids>
+ * HAVING count(*) > 1) ORDER BY <key terms> LIMIT n`. The inner query reuses the outer's alias,
+ * which shadows it, so both read the same rows under the same conditions.
+ */
+export function buildDuplicateIdQuery(
+  dialect: Dialect,
+  q: Pick<KeysetQuery, 'from' | 'where' | 'keys' | 'limit'> & { readonly ids: readonly KeyColumn[] },
+): { sql: string; params: unknown[] } {
+  checkLimit(q.limit)
+  const params = new Params(dialect)
+  const ids = idTerms(dialect, q.ids).join(', ')
+  const all = [...new Map([...q.ids, ...q.keys].map((k) => [k.name, k])).values()]
+  const notNull = keysNotNull(all)
+  const conditions = [...(q.where?.(params) ?? []), ...notNull]
+  const inner = `SELECT ${ids} FROM ${q.from}${whereClause([...(q.where?.(params) ?? []), ...notNull])} GROUP BY ${ids} HAVING count(*) > 1`
+  conditions.push(`(${ids}) IN (${inner})`)
+  const columns = all.map((k) => `${k.expr} AS ${dialect.quote(k.name)}`)
+  const order = keyTerms(dialect, q.keys).map((k) => k.expr).join(', ')
+  return {
+    sql: `SELECT ${columns.join(', ')} FROM ${q.from}${whereClause(conditions)} ORDER BY ${order} LIMIT ${q.limit}`,
+    params: params.values,
+  }
+}
+
 function checkLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`Expected limit to be a positive integer, got ${limit}`)
 }

@@ -4,7 +4,8 @@
  *    rows (fewer where a key group would straddle two pages, more where one key has more rows than
  *    a page), the next page's query sent while the current one is decoded. A page never
  *    ends inside a group of rows sharing one key (the next page starts strictly after the key), and
- *    the second and later rows of such a group become duplicate-key problems naming the first;
+ *    the second and later rows of such a group become duplicate-key problems naming the first,
+ *    and the first goes through the spec's `screen` (a legacy id repeated under another key);
  * 2. the NULL-key pass: rows with a NULL in a key column cannot be ordered or resumed by key, so
  *    they are read afterwards, `pageSize` at a time, each one a problem naming the column.
  * The cursor says where the read stands: key values during the keyset pass, `{'#nullKeys': n}`
@@ -49,6 +50,11 @@ export interface PagedReadSpec<T, E = undefined> {
   decode(row: Record<string, unknown>, extra: E): T
   /** The legacy id of a raw row, for problems. */
   legacyIdOf(row: Record<string, unknown>): string
+  /**
+   * A keyed row that is no record for a reason beyond its own values (another row holds its legacy
+   * id: `duplicate-ids.ts`), as a problem; `undefined` reads it as usual.
+   */
+  screen?(row: Record<string, unknown>): RowProblem | undefined
 }
 
 type Row = Record<string, unknown>
@@ -191,7 +197,10 @@ async function pageOfWholeGroups<T, E>(spec: PagedReadSpec<T, E>, raw: Row[], li
   return group
 }
 
-/** Decodes a page; the second and later rows of a key group become duplicate-key problems. */
+/**
+ * Decodes a page; the second and later rows of a key group become duplicate-key problems, and a
+ * group's first row the screen refuses becomes its problem.
+ */
 function decodePage<T extends { readonly updatedAt?: EpochMs }, E>(
   spec: PagedReadSpec<T, E>,
   raw: readonly Row[],
@@ -209,6 +218,11 @@ function decodePage<T extends { readonly updatedAt?: EpochMs }, E>(
     }
     first = row
     twins = 1
+    const screened = spec.screen?.(row)
+    if (screened !== undefined) {
+      rows[i] = screened
+      continue
+    }
     const r = decodeRow(spec, row, extra)
     if (r.ok && r.record.updatedAt !== undefined && (state.watermark === undefined || r.record.updatedAt > state.watermark)) {
       state.watermark = r.record.updatedAt

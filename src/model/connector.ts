@@ -9,7 +9,10 @@
  * - a row it cannot turn into a record is yielded as a {@link RowProblem}, never thrown, so the run
  *   goes on and the row is quarantined with its reason;
  * - every row is accounted for: a read yields exactly as many rows (records + problems) as
- *   {@link SourceSession.count} counts, rows with a NULL or duplicate key included (as problems).
+ *   {@link SourceSession.count} counts, rows with a NULL or duplicate key included (as problems);
+ * - one legacy id is one record: when rows of different keys share a legacy id, the row with the
+ *   smallest key is the record and every other is a problem naming it, decided from the whole
+ *   snapshot so that any read of it (resumed, delta, concurrent) decides alike.
  */
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from './records.ts'
 
@@ -26,7 +29,8 @@ export interface RowProblem {
   readonly reason: string
   /**
    * Tells apart problems of rows that share a legacy id (the twins of a duplicate key, rows whose
-   * key is NULL), so each keeps its own entry in the ledger. Stable across reads of one snapshot.
+   * key is NULL, the rows of a legacy id repeated under other keys), so each keeps its own entry
+   * in the ledger. Stable across reads of one snapshot.
    */
   readonly instance?: string
 }

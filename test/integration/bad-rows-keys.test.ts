@@ -7,21 +7,20 @@
  * source count beside records + problems.
  */
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { DatabaseSync } from 'node:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { stringify } from 'yaml'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
-import type { Cursor, RowProblem, SourceSession } from '../../src/model/connector.ts'
-import { legacyIdOf, type LegacyEntity } from '../../src/model/records.ts'
+import type { Cursor } from '../../src/model/connector.ts'
+import type { LegacyEntity } from '../../src/model/records.ts'
 import { PlanReport } from '../../src/report/schema.ts'
 import { openGenericWriter, type GenericEngine, type Row } from '../fixtures/generic-sql/fixture.ts'
 import { loadMattermostFixture, openFixtureWriter } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase } from '../helpers/db.ts'
 import { runCli, writeConfig } from '../helpers/ledger-fixtures.ts'
-import { createMysqlTestDatabase } from '../helpers/mysql.ts'
+import { createSource, readAll, sortProblems, type Source } from '../helpers/key-source.ts'
 
 /** Columns of each entity's table: the canonical names, no constraints, so any bad key can be stored. */
 const COLUMNS: Record<LegacyEntity, string[]> = {
@@ -101,73 +100,6 @@ const CASES: readonly Case[] = [
     pageSizes: ALL,
   },
 ]
-
-interface Source {
-  readonly url: string
-  count(table: string): Promise<number>
-  drop(): Promise<void>
-}
-
-async function createSource(engine: GenericEngine): Promise<Source> {
-  if (engine === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'cf-keys-'))
-    const path = join(dir, 'source.db')
-    return {
-      url: `sqlite:${path}`,
-      async count(table) {
-        const db = new DatabaseSync(path, { readOnly: true })
-        try {
-          return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n)
-        } finally {
-          db.close()
-        }
-      },
-      drop: async () => rmSync(dir, { recursive: true, force: true }),
-    }
-  }
-  const db = engine === 'postgres' ? await createTestDatabase('cf_keys') : await createMysqlTestDatabase('cf_keys')
-  return {
-    url: db.url,
-    async count(table) {
-      if (engine === 'postgres') {
-        const c = new pg.Client({ connectionString: db.url })
-        await c.connect()
-        try {
-          return Number((await c.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n)
-        } finally {
-          await c.end()
-        }
-      }
-      const mysql = await import('mysql2/promise')
-      const c = await mysql.createConnection({ uri: db.url })
-      try {
-        const [rows] = await c.query(`SELECT count(*) AS n FROM ${table}`)
-        return Number((rows as { n: unknown }[])[0]?.n)
-      } finally {
-        await c.end()
-      }
-    },
-    drop: () => db.drop(),
-  }
-}
-
-/** Reads an entity to the end (optionally resuming after `after`): records' legacy ids, problems, cursors. */
-async function readAll(session: SourceSession, entity: LegacyEntity, pageSize: number, after?: Cursor) {
-  const records: string[] = []
-  const problems: RowProblem[] = []
-  const cursors: Cursor[] = []
-  for await (const page of session.read(entity, { pageSize, ...(after ? { after } : {}) })) {
-    cursors.push(page.cursor)
-    for (const row of page.rows) {
-      if (row.ok) records.push(legacyIdOf(entity, row.record as never))
-      else problems.push(row)
-    }
-  }
-  return { records, problems, cursors }
-}
-
-const sortProblems = <T extends { legacyId: string; field: string }>(list: readonly T[]) =>
-  [...list].sort((a, b) => `${a.field}\u0000${a.legacyId}`.localeCompare(`${b.field}\u0000${b.legacyId}`))
 
 const ENGINES: readonly GenericEngine[] = ['postgres', 'mysql', 'sqlite']
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   buildCountQuery,
+  buildDuplicateIdQuery,
   buildKeyEqualsQuery,
   buildKeysetQuery,
   buildNullKeyQuery,
@@ -12,6 +13,7 @@ import {
 import type { Cursor } from '../../src/model/connector.ts'
 import { describeSource, engineOf, scrubSecret, sqlitePathOf } from '../../connectors/sql/source-url.ts'
 import { deltaBound } from '../../connectors/generic-sql/index.ts'
+import { idsCanRepeat } from '../../connectors/sql/duplicate-ids.ts'
 
 const one: KeyColumn[] = [{ name: 'id', expr: 'src."id"' }]
 const two: KeyColumn[] = [
@@ -170,6 +172,53 @@ describe('buildKeysetQuery', () => {
   ])('sameKey($a, $b) is $same', ({ a, b, same }) => {
     const keys = 'sent_at' in a ? two : one
     expect(sameKey(a, b, keys)).toBe(same)
+  })
+
+  it.each([
+    {
+      engine: 'postgres' as const,
+      ids: [{ name: 'id', expr: 'src."id"' }],
+      keys: two,
+      sql:
+        'SELECT src."id" AS "id", src."sent_at" AS "sent_at" FROM (q) AS src WHERE src."x" >= $1 AND src."id" IS NOT NULL AND src."sent_at" IS NOT NULL' +
+        ' AND (src."id") IN (SELECT src."id" FROM (q) AS src WHERE src."x" >= $2 AND src."id" IS NOT NULL AND src."sent_at" IS NOT NULL GROUP BY src."id" HAVING count(*) > 1)' +
+        ' ORDER BY src."sent_at", src."id" LIMIT 7',
+    },
+    {
+      engine: 'mysql' as const,
+      ids: [{ name: 'id', expr: 'src.`id`', text: true }],
+      keys: [{ name: 'sent_at', expr: 'src.`sent_at`' }, { name: 'id', expr: 'src.`id`', text: true }],
+      sql:
+        'SELECT src.`id` AS `id`, src.`sent_at` AS `sent_at` FROM (q) AS src WHERE src.`x` >= ? AND src.`id` IS NOT NULL AND src.`sent_at` IS NOT NULL' +
+        ' AND (BINARY src.`id`) IN (SELECT BINARY src.`id` FROM (q) AS src WHERE src.`x` >= ? AND src.`id` IS NOT NULL AND src.`sent_at` IS NOT NULL GROUP BY BINARY src.`id` HAVING count(*) > 1)' +
+        ' ORDER BY src.`sent_at`, src.`id`, BINARY src.`id` LIMIT 7',
+    },
+    {
+      engine: 'sqlite' as const,
+      ids: [{ name: 'group_id', expr: 'src."group_id"' }, { name: 'user_id', expr: 'src."user_id"' }],
+      keys: [{ name: 'joined_at', expr: 'src."joined_at"' }],
+      sql:
+        'SELECT src."group_id" AS "group_id", src."user_id" AS "user_id", src."joined_at" AS "joined_at" FROM (q) AS src' +
+        ' WHERE src."x" >= ? AND src."group_id" IS NOT NULL AND src."user_id" IS NOT NULL AND src."joined_at" IS NOT NULL' +
+        ' AND (src."group_id", src."user_id") IN (SELECT src."group_id", src."user_id" FROM (q) AS src WHERE src."x" >= ? AND src."group_id" IS NOT NULL AND src."user_id" IS NOT NULL AND src."joined_at" IS NOT NULL GROUP BY src."group_id", src."user_id" HAVING count(*) > 1)' +
+        ' ORDER BY src."joined_at" LIMIT 7',
+    },
+  ])('buildDuplicateIdQuery finds the ids of more than one keyed row, in key order ($engine)', ({ engine, ids, keys, sql }) => {
+    const where = (p: { add(v: unknown): string }) => [`src.${DIALECTS[engine].quote('x')} >= ${p.add(5)}`]
+    expect(buildDuplicateIdQuery(DIALECTS[engine], { from: '(q) AS src', ids, keys, limit: 7, where })).toEqual({ sql, params: [5, 5] })
+    expect(() => buildDuplicateIdQuery(DIALECTS[engine], { from: 't', ids: [], keys, limit: 7 })).toThrow(TypeError)
+  })
+
+  it.each([
+    { ids: ['id'], keys: ['id'], repeat: false },
+    { ids: ['id'], keys: ['sent_at', 'id'], repeat: true },
+    { ids: ['id'], keys: ['email'], repeat: true },
+    { ids: ['group_id', 'user_id'], keys: ['user_id', 'group_id'], repeat: false },
+    { ids: ['group_id', 'user_id'], keys: ['group_id'], repeat: false },
+    { ids: ['group_id', 'user_id'], keys: ['group_id', 'joined_at'], repeat: true },
+  ])('ids $ids under keys $keys can repeat: $repeat', ({ ids, keys, repeat }) => {
+    const col = (name: string): KeyColumn => ({ name, expr: name })
+    expect(idsCanRepeat(ids.map(col), keys.map(col))).toBe(repeat)
   })
 
   it('counts with the same conditions', () => {

@@ -19,6 +19,8 @@ export interface EntitySpec<E extends LegacyEntity> {
   /** Columns read when present. */
   readonly optional: readonly string[]
   readonly defaultKeys: readonly string[]
+  /** The columns the legacy id is made of; when a key column is not one of them, an id may repeat under two keys. */
+  readonly idColumns: readonly string[]
   /** Delta mode filters on the first of these the query returns. */
   readonly deltaColumns: readonly string[]
   decode(row: Record<string, unknown>, ctx: DecodeContext): LegacyRecordOf[E]

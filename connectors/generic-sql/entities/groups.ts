@@ -19,6 +19,7 @@ export const groups: EntitySpec<'groups'> = {
   required: ['id', 'name'],
   optional: ['type', 'password', 'owner_id', 'icon', 'description', 'metadata', 'tags', 'created_at', 'archived_at', 'updated_at'],
   defaultKeys: ['id'],
+  idColumns: ['id'],
   deltaColumns: ['updated_at', 'created_at'],
   decode(row, { timeFormat: tf, lossy }): LegacyGroup {
     return compact<LegacyGroup>({

@@ -8,6 +8,7 @@ export const members: EntitySpec<'members'> = {
   required: ['group_id', 'user_id'],
   optional: ['scope', 'banned', 'joined_at', 'updated_at'],
   defaultKeys: ['group_id', 'user_id'],
+  idColumns: ['group_id', 'user_id'],
   deltaColumns: ['updated_at', 'joined_at'],
   decode(row, { timeFormat: tf, lossy }): LegacyMember {
     return compact<LegacyMember>({

@@ -83,6 +83,7 @@ export const messages: EntitySpec<'messages'> = {
     'updated_at',
   ],
   defaultKeys: ['sent_at', 'id'],
+  idColumns: ['id'],
   deltaColumns: ['updated_at', 'sent_at'],
   decode(row, { timeFormat: tf, lossy }): LegacyMessage {
     const sentAt = decodeTimestamp('sent_at', row.sent_at, tf)

@@ -31,6 +31,7 @@ export const users: EntitySpec<'users'> = {
     'updated_at',
   ],
   defaultKeys: ['id'],
+  idColumns: ['id'],
   deltaColumns: ['updated_at', 'created_at'],
   decode(row, { timeFormat: tf, lossy }): LegacyUser {
     return compact<LegacyUser>({
