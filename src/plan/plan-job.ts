@@ -475,6 +475,7 @@ export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> 
 /** The reject reason a row problem is counted under: NULL and duplicate keys by name, the rest as unreadable. */
 function problemReason(row: RowProblem): string {
   if (row.reason.startsWith('duplicate key (')) return `duplicate key (${row.field})`
+  if (row.reason.startsWith('duplicate id ')) return `duplicate id (${row.field})`
   if (row.reason.startsWith('key column ')) return `NULL key ${row.field}`
   return `unreadable ${row.field}`
 }
