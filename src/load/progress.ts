@@ -2,6 +2,7 @@
  * Status and progress: per entity counts, achieved rate against the quota, ETA at the quota; as a
  * table for people, as JSON for machines, and as a live line per entity on a terminal.
  */
+import { formatDuration } from '../format-duration.ts'
 import type { EntityStats } from '../state/store.ts'
 
 export interface QuotaInfo {
@@ -27,19 +28,6 @@ export function buildReport(stats: readonly EntityStats[], quota: QuotaInfo): En
     rateVsQuota: perMinute > 0 ? s.itemsLastMinute / perMinute : 0,
     etaSecondsAtQuota: perMinute > 0 ? Math.ceil((s.remaining / perMinute) * 60) : 0,
   }))
-}
-
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '∞'
-  const s = Math.max(0, Math.round(seconds))
-  const d = Math.floor(s / 86_400)
-  const h = Math.floor((s % 86_400) / 3600)
-  const m = Math.floor((s % 3600) / 60)
-  const sec = s % 60
-  if (d > 0) return `${d}d${String(h).padStart(2, '0')}h`
-  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`
-  if (m > 0) return `${m}m${String(sec).padStart(2, '0')}s`
-  return `${sec}s`
 }
 
 const n = (v: number) => v.toLocaleString('en-US')
