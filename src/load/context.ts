@@ -4,7 +4,8 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadConfig, type ResolvedConfig } from '../config.ts'
+import { loadConfig } from '../cli/load-config.ts'
+import type { ResolvedConfig } from '../job/config.ts'
 import { ChatferryError, ConfigError } from '../errors.ts'
 import { pidAlive } from '../lib.ts'
 import { openLedger, type LedgerStore } from '../state/store.ts'
