@@ -3,8 +3,8 @@
  * redrawn in place (at most every 2 s) from the ledger's counts, with the rate over the last
  * minute and the ETA.
  */
-import { buildReport, type EntityReport, type QuotaInfo } from '../load/progress.ts'
 import { formatDuration } from '../format-duration.ts'
+import { buildReport, type EntityReport, type QuotaInfo } from '../load/progress.ts'
 import type { LedgerStore } from '../state/store.ts'
 
 const n = (v: number) => v.toLocaleString('en-US')
