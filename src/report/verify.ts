@@ -15,7 +15,6 @@
  */
 import { sql } from 'kysely'
 import { createConnector, type SourceConfig } from '../../connectors/index.ts'
-import type { LedgerContext } from '../load/context.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import { payloadJsonb, storableText } from '../state/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
@@ -23,6 +22,7 @@ import { memberKey, type ChatMessage } from '../target/schemas.ts'
 import { createChatPacer, pagedList, type ChatPacer } from './chat-pacer.ts'
 import { renderVerifyHtml } from './html.ts'
 import { newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
+import type { ReportContext as LedgerContext } from './report-context.ts'
 import { VerifyReport, type Mismatch } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
 
