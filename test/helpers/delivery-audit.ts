@@ -13,7 +13,9 @@
  *     is a loader killed between the answer and its settlement (or before the answer came), so they
  *     number at most `kills × inFlightCapacity(concurrency)`, and zero without a kill. A re-send
  *     after a request that gave no per-item answer (429, 5xx, a dropped connection, a refusal as a
- *     whole) is explained: the loader could not know. An "already exists" answer to the first
+ *     whole, or a 200 that took longer than the loader's timeout) is explained: the loader could
+ *     not know; such re-sends are bounded by construction by the sends that got no answer (a key
+ *     is re-sent, explained, at most once per unanswered send of it). An "already exists" answer to the first
  *     request that carried a key means something else created it: a violation too.
  * (c) nothing lost: every planned item ends done, rejected or skipped, and every done item's key is
  *     in the sandbox.
