@@ -9,7 +9,7 @@
  * whole writes nothing.
  */
 import { sql, type Selectable } from 'kysely'
-import { memberKey, type Entity, type GroupImport, type MemberImport, type MessageImport, type UserImport } from '../target/schemas.ts'
+import { ENTITIES, memberKey, type Entity, type GroupImport, type MemberImport, type MessageImport, type UserImport } from '../target/schemas.ts'
 import type { AppInfo } from './app-registry.ts'
 import { authenticateApp } from './auth.ts'
 import { properSubset, type FaultPlan } from './faults.ts'
@@ -562,9 +562,8 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
 
 /** The data-import routes, under both documented prefixes. */
 export function importRoutes(services: SandboxServices): Route[] {
-  const entities: readonly Entity[] = ['users', 'groups', 'members', 'messages']
   return API_VERSIONS.flatMap((version) =>
-    entities.map(
+    ENTITIES.map(
       (entity): Route => ({
         method: 'POST',
         pattern: `/apps/:appId/${version}/data_import/${entity}`,

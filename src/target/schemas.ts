@@ -9,6 +9,7 @@
  * documented variants of the same response are all accepted).
  */
 import { z } from 'zod'
+import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import { hasUnstorable } from './characters.ts'
 
 // ─── limits (documented: articles/properties-and-constraints.mdx) ────────────────────────────────
@@ -338,9 +339,9 @@ export const MessageImport = z
   })
 export type MessageImport = z.infer<typeof MessageImport>
 
-/** The four import entities, in the order they must be loaded. */
-export const ENTITIES = ['users', 'groups', 'members', 'messages'] as const
-export type Entity = (typeof ENTITIES)[number]
+/** The four import entities, in the order they must be loaded: the canonical model's list, so there is one list. */
+export const ENTITIES = LEGACY_ENTITIES
+export type Entity = LegacyEntity
 
 export interface ImportItemOf {
   users: UserImport
