@@ -1,6 +1,8 @@
 /**
  * chatferry's few error types. Each carries a stable `code` so callers (and the CLI's exit code)
  * branch on the code, never on the message. Messages never contain secrets.
+ * The platform's failures are not here: the client throws `PlatformError` (src/target/errors.ts),
+ * which carries the platform's own code and whether retrying can help.
  */
 
 export const ERROR_CODES = [
@@ -10,10 +12,6 @@ export const ERROR_CODES = [
   'SOURCE_UNAVAILABLE',
   /** A legacy row could not be turned into a valid import item. */
   'MAPPING_INVALID',
-  /** The platform refused a request for good (4xx other than 408/429). */
-  'TARGET_REJECTED',
-  /** The platform could not be reached, timed out, or answered 429/5xx. Worth retrying. */
-  'TARGET_UNAVAILABLE',
   /** The state store refused an operation because another process holds the job. */
   'CHECKPOINT_CONFLICT',
 ] as const
