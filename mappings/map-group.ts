@@ -5,7 +5,7 @@
 import type { JsonObject, LegacyGroup } from '../src/model/index.ts'
 import { LIMITS } from '../src/target/schemas.ts'
 import { toPlatformId } from './ids.ts'
-import { cleanRecord } from './characters.ts'
+import { cleanRecord } from './clean-record.ts'
 import {
   Outcomes,
   Rejection,

@@ -6,7 +6,7 @@
  */
 import type { LegacyMember } from '../src/model/index.ts'
 import { memberKey } from '../src/target/schemas.ts'
-import { cleanRecord } from './characters.ts'
+import { cleanRecord } from './clean-record.ts'
 import { Outcomes, Rejection, Skip, compact, finish, guard, optionalSeconds } from './common.ts'
 import { isSkippedRef, type MapResult, type MappingContext } from './types.ts'
 

@@ -10,7 +10,7 @@ import type { JsonObject, LegacyAttachment, LegacyMessage } from '../src/model/i
 import { LIMITS, jsonBytes, jsonSizeBound, type Attachment, type MessageData, type UserDetails } from '../src/target/schemas.ts'
 import { messageMuid, partMuid, stableHash, toPlatformId } from './ids.ts'
 import { DEFAULT_QUOTE_WORDS } from './policies.ts'
-import { cleanRecord } from './characters.ts'
+import { cleanRecord } from './clean-record.ts'
 import {
   Outcomes,
   Rejection,

@@ -3,7 +3,7 @@
  */
 import type { JsonObject, LegacyUser } from '../src/model/index.ts'
 import { isPlatformId, toPlatformId } from './ids.ts'
-import { cleanRecord } from './characters.ts'
+import { cleanRecord } from './clean-record.ts'
 import {
   Outcomes,
   Rejection,

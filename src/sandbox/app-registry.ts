@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import { isPlatformId } from '../target/schemas.ts'
-import { applySettingsPatch, AppSettings, DEFAULT_APP_SETTINGS, type AppSettingsPatch } from './settings.ts'
-import type { SandboxDb } from './store.ts'
+import { applySettingsPatch, AppSettings, DEFAULT_APP_SETTINGS, type AppSettingsPatch } from './app-settings.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 /** Documented regions. */
 export const REGIONS = ['us', 'eu', 'in'] as const

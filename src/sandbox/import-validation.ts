@@ -23,7 +23,7 @@ import {
 } from '../target/schemas.ts'
 import { hasUnstorable, printable, unstorableReason } from '../target/characters.ts'
 import { isPlainObject, zodDetails } from './http-kit.ts'
-import type { AppSettings } from './settings.ts'
+import type { AppSettings } from './app-settings.ts'
 
 /** The error of one failed item: `data.<key>.error` (its shape is gap 1; this one is the standard error object). */
 export interface ItemError {

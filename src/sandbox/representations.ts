@@ -4,7 +4,7 @@
  * Optional fields are left out when empty rather than sent as null.
  */
 import type { Selectable } from 'kysely'
-import type { GroupsTable, MembersTable, MessagesTable, UsersTable } from './store.ts'
+import type { GroupsTable, MembersTable, MessagesTable, UsersTable } from './sandbox-store.ts'
 
 type UserRow = Pick<
   Selectable<UsersTable>,

@@ -6,8 +6,8 @@
  * reads wait for the writes still in flight.
  */
 import type { Logger } from 'pino'
-import type { FaultKind } from './faults.ts'
-import type { SandboxDb } from './store.ts'
+import type { FaultKind } from './fault-injector.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 /** One logged data-import request. */
 export interface RequestLogEntry {

@@ -9,9 +9,9 @@ import { z } from 'zod'
 import { authenticateManagement } from './auth.ts'
 import { HttpError, intParam, jsonBody, zodDetails, type Reply, type RequestContext } from './http-kit.ts'
 import type { Route } from './router.ts'
-import type { SandboxServices } from './services.ts'
+import type { SandboxServices } from './sandbox-services.ts'
 import type { AppInfo } from './app-registry.ts'
-import type { SandboxDb } from './store.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   authenticateManagement(ctx, services.management)

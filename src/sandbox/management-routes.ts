@@ -9,10 +9,10 @@ import { CreateAppRequest, LIMITS, WebhookConfig } from '../target/schemas.ts'
 import { authenticateManagement } from './auth.ts'
 import { HttpError, intParam, isPlainObject, jsonBody, zodDetails, type Reply, type RequestContext } from './http-kit.ts'
 import type { Route } from './router.ts'
-import type { SandboxServices } from './services.ts'
-import { webhookUrlProblem } from './webhooks.ts'
+import type { SandboxServices } from './sandbox-services.ts'
+import { webhookUrlProblem } from './webhook-dispatcher.ts'
 import type { Selectable } from 'kysely'
-import type { WebhooksTable } from './store.ts'
+import type { WebhooksTable } from './sandbox-store.ts'
 import type { AppInfo } from './app-registry.ts'
 
 function badRequest(message: string, details?: Record<string, string[]>): HttpError {

@@ -12,7 +12,7 @@ import PQueue from 'p-queue'
 import { isLoopbackHost } from '../config.ts'
 import type { WebhookTrigger } from '../target/schemas.ts'
 import type { AppInfo } from './app-registry.ts'
-import type { SandboxDb } from './store.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 /** One event to deliver to every matching webhook of an app. */
 export interface WebhookEvent {

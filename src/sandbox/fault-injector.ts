@@ -4,7 +4,7 @@
  * Every request draws all its dice in the same order, whatever it turns out to need, so the faults
  * a request gets depend only on the seed and the number of requests before it.
  */
-import type { FaultSettings } from './settings.ts'
+import type { FaultSettings } from './app-settings.ts'
 
 /** The faults a data-import request can get, in the order they take precedence. */
 export const FAULT_KINDS = ['extra429', 'dropBeforeCommit', 'partialCommit500', 'dropAfterCommit'] as const

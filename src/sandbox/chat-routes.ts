@@ -12,7 +12,7 @@ import { boolParam, enumParam, HttpError, intParam, optionalIntParam, type Reply
 import { rateLimitHeaders } from './rate-limiter.ts'
 import { groupObject, memberObject, messageObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
-import { API_VERSIONS, type SandboxServices } from './services.ts'
+import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
 import type { AppInfo } from './app-registry.ts'
 import type { HeaderMap } from './http-kit.ts'
 
