@@ -12,7 +12,8 @@ import type { MapResult, Mapper, MappingContext } from './types.ts'
 export * from './ids.ts'
 export * from './policies.ts'
 export * from './types.ts'
-export { SYSTEM_USER_LEGACY_ID, placeholderUid } from './map-message.ts'
+export { placeholderUid } from './message-participants.ts'
+export { SYSTEM_USER_LEGACY_ID } from './message-system.ts'
 export { loadUserModule, type AdjustFn, type UserModule } from './user-module.ts'
 export { mapGroup, mapMember, mapMessage, mapUser }
 
