@@ -241,6 +241,7 @@ export function decodeOptionalId(field: string, value: unknown, lossy = false): 
  */
 export function printableId(value: unknown): string {
   const text = value instanceof Uint8Array ? new TextDecoder().decode(value) : String(value ?? '?')
+  // eslint-disable-next-line no-control-regex -- U+0000 is one of the characters this escapes
   return text.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 

@@ -8,13 +8,12 @@
  */
 import { sql } from 'kysely'
 import { authenticateApp } from './auth.ts'
-import { boolParam, enumParam, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
+import { boolParam, enumParam, type HeaderMap, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
 import { rateLimitHeaders } from './rate-limiter.ts'
 import { groupObject, memberObject, messageObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
 import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
 import type { AppInfo } from './app-registry.ts'
-import type { HeaderMap } from './http-kit.ts'
 
 const PER_PAGE_DEFAULT = 100
 const PER_PAGE_MAX = 1000

@@ -248,7 +248,7 @@ export async function openSandboxStore(location: DatabaseLocation): Promise<Sand
 }
 
 /** Runs the sandbox migrations (kysely's Migrator with a static provider). */
-export async function migrateSandboxStore(db: Kysely<any>): Promise<void> {
+export async function migrateSandboxStore(db: Kysely<SandboxDatabase>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => SANDBOX_MIGRATIONS },
