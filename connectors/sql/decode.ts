@@ -235,14 +235,16 @@ export function decodeOptionalId(field: string, value: unknown, lossy = false): 
   return id === undefined ? undefined : checkIdText(field, id)
 }
 
+// eslint-disable-next-line no-control-regex -- U+0000 is one of the characters printableId escapes
+const UNPRINTABLE_IN_ID = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
 /**
  * A raw id column as a `RowProblem` names it: U+0000 and unpaired surrogates written `\uXXXX`, bytes
  * as lossy UTF-8, so the name of a bad row can always be stored and shown.
  */
 export function printableId(value: unknown): string {
   const text = value instanceof Uint8Array ? new TextDecoder().decode(value) : String(value ?? '?')
-  // eslint-disable-next-line no-control-regex -- U+0000 is one of the characters this escapes
-  return text.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return text.replace(UNPRINTABLE_IN_ID, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** A non-negative integer (sizes); `undefined` for NULL. */
