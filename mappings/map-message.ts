@@ -21,16 +21,18 @@ import { mentionedUserDetails, rewriteMessageMentions } from './message-mentions
 import { receiverOf, senderOf } from './message-participants.ts'
 import { applyReactions } from './message-reactions.ts'
 import { applyRetention } from './message-retention.ts'
-import { messageScope, type MessageScope } from './message-scope.ts'
+import { type MessageScope, messageScope } from './message-scope.ts'
 import { skipSystemMessage } from './message-system.ts'
 import { flattenReply, skipReply } from './message-threads.ts'
-import type { MapResult, MappedItem, MappingContext } from './types.ts'
+import type { MappedItem, MappingContext, MapResult } from './types.ts'
 
 export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResult<'messages'> {
   const out = new Outcomes()
   return guard(out, () => {
     record = cleanRecord('messages', record, ctx, out)
-    if (typeof record.id !== 'string' || record.id === '') throw new Rejection('id', 'message id is missing')
+    if (typeof record.id !== 'string' || record.id === '') {
+      throw new Rejection('id', 'message id is missing')
+    }
     const muid = messageMuid(record.id)
     const sentAt = requiredSeconds(record.sentAt, 'sentAt')
     const s = messageScope(record, ctx, out)
@@ -105,11 +107,17 @@ function messageItem({ record, ctx, out }: MessageScope, head: MessageHead, t: s
     sentAt: head.sentAt,
     data,
   }
-  if (head.deliveredAt !== undefined) payload.deliveredAt = head.deliveredAt
-  if (head.readAt !== undefined) payload.readAt = head.readAt
+  if (head.deliveredAt !== undefined) {
+    payload.deliveredAt = head.deliveredAt
+  }
+  if (head.readAt !== undefined) {
+    payload.readAt = head.readAt
+  }
   if (head.details !== undefined) {
     const mentioned = mentionedUserDetails(head.details, t)
-    if (mentioned !== undefined) payload.mentionedUserDetails = mentioned
+    if (mentioned !== undefined) {
+      payload.mentionedUserDetails = mentioned
+    }
   }
   return finish('messages', payload, record, ctx, out, head.sortBase + String(n).padStart(4, '0'))
 }

@@ -38,14 +38,18 @@ const MIME_BY_EXTENSION: Record<string, string> = {
 function extensionOf(name: string): string | undefined {
   const base = name.split(/[?#]/)[0]?.split('/').pop() ?? ''
   const dot = base.lastIndexOf('.')
-  if (dot <= 0 || dot === base.length - 1) return undefined
+  if (dot <= 0 || dot === base.length - 1) {
+    return undefined
+  }
   const ext = base.slice(dot + 1).toLowerCase()
   return /^[a-z0-9]{1,10}$/.test(ext) ? ext : undefined
 }
 
 function fileNameOf(url: string): string | undefined {
   const base = url.split(/[?#]/)[0]?.split('/').pop()
-  if (base === undefined || base === '') return undefined
+  if (base === undefined || base === '') {
+    return undefined
+  }
   try {
     return decodeURIComponent(base)
   } catch {
@@ -56,7 +60,8 @@ function fileNameOf(url: string): string | undefined {
 function attachmentOf(a: LegacyAttachment): Attachment {
   const name = a.name !== undefined && a.name !== null && a.name.trim() !== '' ? a.name : (fileNameOf(a.url) ?? 'file')
   const extension = (a.extension ?? '').replace(/^\./, '').toLowerCase() || extensionOf(name) || extensionOf(a.url) || 'bin'
-  const mimeType = a.mimeType !== undefined && a.mimeType !== null && a.mimeType !== '' ? a.mimeType : (MIME_BY_EXTENSION[extension] ?? 'application/octet-stream')
+  const mimeType =
+    a.mimeType !== undefined && a.mimeType !== null && a.mimeType !== '' ? a.mimeType : (MIME_BY_EXTENSION[extension] ?? 'application/octet-stream')
   const size = typeof a.size === 'number' && Number.isInteger(a.size) && a.size >= 0 ? String(a.size) : undefined
   return compact({ url: a.url, name, mimeType, extension, size })
 }

@@ -19,7 +19,9 @@ export interface MessageContent {
 }
 
 export function messageContent(s: MessageScope): MessageContent {
-  if (s.deleted) return tombstone(s)
+  if (s.deleted) {
+    return tombstone(s)
+  }
   const { record, ctx } = s
   let text = record.text ?? ''
   let attachments = usableAttachments(s)
@@ -27,7 +29,9 @@ export function messageContent(s: MessageScope): MessageContent {
   let type: string
   let category: 'message' | 'custom' = 'message'
   if (record.type === 'custom') {
-    if (record.customData === undefined || record.customData === null) throw new Rejection('customData', 'a custom message without customData')
+    if (record.customData === undefined || record.customData === null) {
+      throw new Rejection('customData', 'a custom message without customData')
+    }
     category = 'custom'
     type = 'custom'
     customData = record.customData
@@ -38,12 +42,16 @@ export function messageContent(s: MessageScope): MessageContent {
   }
   if (s.system) {
     // Sent as a text message from the system user: its text, or its kind when it has none.
-    if (text.trim() === '') text = `[${record.systemKind}]`
+    if (text.trim() === '') {
+      text = `[${record.systemKind}]`
+    }
     attachments = []
     type = 'text'
   }
   if (category === 'message' && type === 'text' && text.trim() === '') {
-    if (ctx.policies.emptyMessages === 'reject') throw new Rejection('text', 'empty text and no attachments', 'emptyMessages')
+    if (ctx.policies.emptyMessages === 'reject') {
+      throw new Rejection('text', 'empty text and no attachments', 'emptyMessages')
+    }
     throw new Skip('emptyMessages', 'skipped', 'empty text and no attachments')
   }
   return { text, attachments, customData, type, category }

@@ -37,11 +37,19 @@ export function createMessageDataBuilder({ record, ctx, out, own }: MessageScope
   }
   const of = (t: string, atts: Attachment[], extra?: JsonObject): MessageData => {
     const data: MessageData = {}
-    if (t !== '') data.text = t
-    if (atts.length > 0) data.attachments = atts
-    if (customData !== undefined) data.customData = customData
+    if (t !== '') {
+      data.text = t
+    }
+    if (atts.length > 0) {
+      data.attachments = atts
+    }
+    if (customData !== undefined) {
+      data.customData = customData
+    }
     const metadata = metadataOf(extra)
-    if (metadata !== undefined) data.metadata = metadata
+    if (metadata !== undefined) {
+      data.metadata = metadata
+    }
     return data
   }
   const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...of('', attachments, extra), text: '' })
@@ -57,7 +65,9 @@ export function createMessageDataBuilder({ record, ctx, out, own }: MessageScope
         fieldProblem(ctx, out, 'reactions', `data is over ${max} bytes`, 'reactions-dropped')
         delete own.reactions
       }
-      if (skeletonBytes() + minText > max) throw new Rejection('data', `data is over ${max} bytes without its text`)
+      if (skeletonBytes() + minText > max) {
+        throw new Rejection('data', `data is over ${max} bytes without its text`)
+      }
       skeleton = skeletonBytes()
     }
     return skeleton

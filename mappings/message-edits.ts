@@ -6,10 +6,14 @@ import { optionalSeconds } from './common.ts'
 import type { MessageScope } from './message-scope.ts'
 
 export function applyEdits({ record, ctx, out, own, deleted }: MessageScope): void {
-  if (record.editedAt === undefined || record.editedAt === null || deleted) return
+  if (record.editedAt === undefined || record.editedAt === null || deleted) {
+    return
+  }
   if (ctx.policies.edits.editedAt === 'metadata') {
     const at = optionalSeconds(record.editedAt, 'editedAt', ctx, out)
-    if (at !== undefined) own.editedAt = at
+    if (at !== undefined) {
+      own.editedAt = at
+    }
     out.add('edits', 'editedAt-in-metadata')
   } else {
     out.add('edits', 'editedAt-dropped')

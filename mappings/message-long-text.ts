@@ -20,20 +20,26 @@ export function fitLongText({ ctx, out }: MessageScope, text: string, data: Mess
   const p = ctx.policies.longText
   const textBytes = jsonTextBytes(text)
   const skeleton = data.makeRoom(Math.min(textBytes, MIN_PART_BYTES))
-  if (text === '' || skeleton + textBytes <= max) return [text]
+  if (text === '' || skeleton + textBytes <= max) {
+    return [text]
+  }
   if (p.mode === 'truncate') {
     const truncated = truncateText(text, max - data.skeletonBytes({ truncated: true }), p.truncationMarker)
     out.add('longText', 'truncated')
     return [truncated]
   }
   const parts = splitText(text, max - data.skeletonBytes() - PART_RESERVE_BYTES, p.maxParts)
-  if (parts === undefined) throw new Rejection('text', `text needs more than longText.maxParts (${p.maxParts}) parts`, 'longText')
+  if (parts === undefined) {
+    throw new Rejection('text', `text needs more than longText.maxParts (${p.maxParts}) parts`, 'longText')
+  }
   out.add('longText', 'split')
   return parts
 }
 
 /** chatferry's metadata for part `i` (from 0) of `texts`: the part marker, or `truncated`. */
 export function partMarker(texts: readonly string[], i: number, text: string, muid: string): JsonObject | undefined {
-  if (texts.length > 1) return { part: { n: i + 1, of: texts.length, first: muid } }
+  if (texts.length > 1) {
+    return { part: { n: i + 1, of: texts.length, first: muid } }
+  }
   return texts[0] !== text ? { truncated: true } : undefined
 }

@@ -18,7 +18,9 @@ export interface RewrittenMentions {
 
 export function rewriteMessageMentions({ record, ctx, out, deleted }: MessageScope, text: string): RewrittenMentions {
   const handles = record.mentionHandles ? Object.entries(record.mentionHandles) : []
-  if (deleted || ((record.mentions?.length ?? 0) === 0 && handles.length === 0)) return { text, details: undefined }
+  if (deleted || ((record.mentions?.length ?? 0) === 0 && handles.length === 0)) {
+    return { text, details: undefined }
+  }
   if (ctx.policies.mentions !== 'rewrite') {
     out.add('mentions', 'kept')
     return { text, details: undefined }
@@ -34,16 +36,24 @@ export function rewriteMessageMentions({ record, ctx, out, deleted }: MessageSco
       continue
     }
     byLegacyId.set(legacyId, u.uid)
-    if (u.username !== undefined) byHandle.set(u.username, u.uid)
+    if (u.username !== undefined) {
+      byHandle.set(u.username, u.uid)
+    }
     ;(details ??= new Map()).set(u.uid, userDetails(u))
   }
   for (const [handle, legacyId] of handles) {
     const uid = byLegacyId.get(legacyId)
-    if (uid !== undefined) byHandle.set(handle, uid)
+    if (uid !== undefined) {
+      byHandle.set(handle, uid)
+    }
   }
   const rewritten = rewriteMentions(text, byLegacyId, byHandle)
-  if (rewritten !== text) out.add('mentions', 'rewritten')
-  if (unresolved) out.add('mentions', 'unresolved')
+  if (rewritten !== text) {
+    out.add('mentions', 'rewritten')
+  }
+  if (unresolved) {
+    out.add('mentions', 'unresolved')
+  }
   return { text: rewritten, details }
 }
 
@@ -52,7 +62,9 @@ export function mentionedUserDetails(details: Map<string, UserDetails>, text: st
   let mentioned: Record<string, UserDetails> | undefined
   for (const uid of mentionedUids(text)) {
     const d = details.get(uid)
-    if (d !== undefined) (mentioned ??= {})[uid] = d
+    if (d !== undefined) {
+      ;(mentioned ??= {})[uid] = d
+    }
   }
   return mentioned
 }

@@ -19,13 +19,21 @@ export function senderOf(s: MessageScope, extraItems: MappedItem<'users'>[]): st
 /** The receiver's uid or guid. */
 export function receiverOf({ record, ctx, out }: MessageScope, extraItems: MappedItem<'users'>[]): string {
   if (record.receiverType === 'group') {
-    if (!record.receiverId) throw new Rejection('receiverId', 'receiver is missing')
+    if (!record.receiverId) {
+      throw new Rejection('receiverId', 'receiver is missing')
+    }
     const g = ctx.group(record.receiverId)
-    if (g === undefined) throw new Rejection('receiverId', `unknown group ${JSON.stringify(record.receiverId)}`)
-    if (isSkippedRef(g)) throw new Skip('dependencies', `group-skipped-by-${g.policy}`, `its group was skipped (${g.policy})`)
+    if (g === undefined) {
+      throw new Rejection('receiverId', `unknown group ${JSON.stringify(record.receiverId)}`)
+    }
+    if (isSkippedRef(g)) {
+      throw new Skip('dependencies', `group-skipped-by-${g.policy}`, `its group was skipped (${g.policy})`)
+    }
     return g.guid
   }
-  if (record.receiverType === 'user') return participant(record.receiverId, 'receiverId', 'receiver', ctx, out, extraItems)
+  if (record.receiverType === 'user') {
+    return participant(record.receiverId, 'receiverId', 'receiver', ctx, out, extraItems)
+  }
   throw new Rejection('receiverType', `unknown receiver type ${JSON.stringify(record.receiverType)}`)
 }
 
@@ -38,12 +46,20 @@ export function participant(
   out: Outcomes,
   extraItems: MappedItem<'users'>[],
 ): string {
-  if (typeof legacyId !== 'string' || legacyId === '') throw new Rejection(field, `${role} is missing`)
+  if (typeof legacyId !== 'string' || legacyId === '') {
+    throw new Rejection(field, `${role} is missing`)
+  }
   const u = ctx.user(legacyId)
-  if (isSkippedRef(u)) throw new Skip('dependencies', `${role}-skipped-by-${u.policy}`, `its ${role} was skipped (${u.policy})`)
-  if (u !== undefined) return u.uid
+  if (isSkippedRef(u)) {
+    throw new Skip('dependencies', `${role}-skipped-by-${u.policy}`, `its ${role} was skipped (${u.policy})`)
+  }
+  if (u !== undefined) {
+    return u.uid
+  }
   const mp = ctx.policies.missingUsers
-  if (mp.mode === 'reject') throw new Rejection(field, `unknown user ${JSON.stringify(legacyId)}`, 'missingUsers')
+  if (mp.mode === 'reject') {
+    throw new Rejection(field, `unknown user ${JSON.stringify(legacyId)}`, 'missingUsers')
+  }
   const uid = ctx.ids.claim('user', legacyId, placeholderUid(legacyId, mp.uidPrefix))
   const name = cutText(mp.name.replaceAll('{id}', legacyId.isWellFormed() ? legacyId : toPlatformId(legacyId)), LIMITS.NAME_MAX)
   extraItems.push({

@@ -6,7 +6,9 @@ import type { MessageScope } from './message-scope.ts'
 import { isSkippedRef } from './types.ts'
 
 export function applyReactions({ record, ctx, out, own, deleted }: MessageScope): void {
-  if (deleted || (record.reactions?.length ?? 0) === 0) return
+  if (deleted || (record.reactions?.length ?? 0) === 0) {
+    return
+  }
   if (ctx.policies.reactions === 'drop') {
     out.add('reactions', 'dropped')
     return
@@ -20,11 +22,15 @@ export function applyReactions({ record, ctx, out, own, deleted }: MessageScope)
       continue
     }
     const list = (byEmoji[r.emoji] ??= [])
-    if (!list.includes(u.uid)) list.push(u.uid)
+    if (!list.includes(u.uid)) {
+      list.push(u.uid)
+    }
   }
   if (Object.keys(byEmoji).length > 0) {
     own.reactions = byEmoji
     out.add('reactions', 'in-metadata')
   }
-  if (unknown) out.add('reactions', 'reactor-unknown')
+  if (unknown) {
+    out.add('reactions', 'reactor-unknown')
+  }
 }

@@ -26,7 +26,9 @@ export interface MessageScope {
 
 export function messageScope(record: LegacyMessage, ctx: MappingContext, out: Outcomes): MessageScope {
   const own: JsonObject = {}
-  if (ctx.policies.legacyMetadata.ids) own.id = record.id
+  if (ctx.policies.legacyMetadata.ids) {
+    own.id = record.id
+  }
   return {
     record,
     ctx,

@@ -27,7 +27,9 @@ export function systemSender({ record, ctx, out, own }: MessageScope, extraItems
     reason: 'system-user',
   })
   own.systemKind = record.systemKind
-  if (record.senderId) own.sender = record.senderId
+  if (record.senderId) {
+    own.sender = record.senderId
+  }
   out.add('systemMessages', 'sent-as-user')
   return sender
 }

@@ -38,10 +38,7 @@ export class ConfigError extends ChatferryError {
   readonly problems: readonly ConfigProblem[]
   constructor(file: string, problems: readonly ConfigProblem[]) {
     const lines = problems.map((p) => `  - ${p.path === '' ? '(file)' : p.path}: ${p.message}`)
-    super(
-      'CONFIG_INVALID',
-      `${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the configuration\n${lines.join('\n')}`,
-    )
+    super('CONFIG_INVALID', `${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the configuration\n${lines.join('\n')}`)
     this.name = 'ConfigError'
     this.problems = problems
   }
@@ -49,6 +46,8 @@ export class ConfigError extends ChatferryError {
 
 /** Normalises anything thrown into an `Error`. */
 export function coerceError(err: unknown): Error & { code?: unknown } {
-  if (err instanceof Error) return err
+  if (err instanceof Error) {
+    return err
+  }
   return new Error(typeof err === 'string' ? err : JSON.stringify(err))
 }

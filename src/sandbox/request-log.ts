@@ -6,6 +6,7 @@
  * reads wait for the writes still in flight.
  */
 import type { Logger } from 'pino'
+
 import type { FaultKind } from './fault-injector.ts'
 import type { SandboxDb } from './sandbox-store.ts'
 
@@ -51,40 +52,47 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
   let chain: Promise<unknown> = Promise.resolve()
 
   function write(): void {
-    if (timer !== undefined) clearTimeout(timer)
+    if (timer !== undefined) {
+      clearTimeout(timer)
+    }
     timer = undefined
-    if (buffer.length === 0) return
+    if (buffer.length === 0) {
+      return
+    }
     const entries = buffer
     buffer = []
     chain = chain.then(() =>
       db
-      .insertInto('request_log')
-      .values(
-        entries.map((e) => ({
-          app_id: e.appId,
-          received_at_ms: e.receivedAtMs,
-          method: e.method,
-          path: e.path,
-          endpoint: e.endpoint,
-          item_count: e.itemCount,
-          status: e.status,
-          code: e.code,
-          fault: e.fault,
-          committed: e.committed,
-          latency_ms: e.latencyMs,
-          duration_ms: e.durationMs,
-        })),
-      )
-      .execute()
-      .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
+        .insertInto('request_log')
+        .values(
+          entries.map((e) => ({
+            app_id: e.appId,
+            received_at_ms: e.receivedAtMs,
+            method: e.method,
+            path: e.path,
+            endpoint: e.endpoint,
+            item_count: e.itemCount,
+            status: e.status,
+            code: e.code,
+            fault: e.fault,
+            committed: e.committed,
+            latency_ms: e.latencyMs,
+            duration_ms: e.durationMs,
+          })),
+        )
+        .execute()
+        .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
     )
   }
 
   const log: RequestLog = {
     add(e) {
       buffer.push({ ...e })
-      if (buffer.length >= BATCH) write()
-      else timer ??= setTimeout(write, FLUSH_MS)
+      if (buffer.length >= BATCH) {
+        write()
+      } else {
+        timer ??= setTimeout(write, FLUSH_MS)
+      }
     },
     async list(appId, options = {}) {
       await log.flush()

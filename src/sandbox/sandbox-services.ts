@@ -1,5 +1,6 @@
 /** What every sandbox handler works with: the store, the app registry and the in-memory parts. */
 import type { Logger } from 'pino'
+
 import type { AppRegistry } from './app-registry.ts'
 import type { ManagementCredentials } from './auth.ts'
 import type { FaultInjector } from './fault-injector.ts'
