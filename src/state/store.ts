@@ -13,6 +13,10 @@ import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { MIGRATIONS } from './migrations/index.ts'
 import { cursorJson, cursorValue, storableJson, storableKey, storableText, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
+import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
+import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
+import { createReportArchive, type ReportArchive } from './report-archive.ts'
+import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
 
 /** The Postgres schema that holds every ledger table. */
 export const STATE_SCHEMA = 'chatferry'
@@ -140,6 +144,14 @@ export interface LedgerStore {
   readonly database: OpenedDatabase<StateDatabase>
   /** True when the store is the embedded PGlite database (one process only). */
   readonly embedded: boolean
+  /** Plan and verify reports of the job's runs (`chatferry.reports`). */
+  readonly reports: ReportArchive
+  /** What planning reads back when it resumes (id map, users, groups, thread parents). */
+  readonly planLookups: PlanLookups
+  /** The dry run's read-only view of the ledger, on a dedicated connection. */
+  readonly dryRun: DryRunLedger
+  /** What `verify` reads to reconcile the ledger with the platform. */
+  readonly verifyLookups: VerifyLookups
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -373,6 +385,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     db,
     database,
     embedded: database.embedded,
+    reports: createReportArchive(db),
+    planLookups: createPlanLookups(db),
+    dryRun: createDryRunLedger(db),
+    verifyLookups: createVerifyLookups(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
