@@ -17,7 +17,6 @@ import {
   mapRecord,
   tallyOutcomes,
   type AdjustFn,
-  type IdKind,
   type IdMapEntry,
   type MappedItem,
   type MapResult,
@@ -31,11 +30,10 @@ import {
 } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, legacyIdOf, type LegacyEntity, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
 import type { Cursor, RowProblem, SourceSession } from '../model/connector.ts'
-import type { Kysely } from 'kysely'
-import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem, StateDatabase } from '../state/index.ts'
+import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
 import { emptyCounts } from '../state/index.ts'
 import type { GroupImport, MessageImport, UserImport } from '../target/schemas.ts'
-import { loadGroups, loadMessages, loadUsers, plannedGroup, plannedMessage, skipReason } from './lookups.ts'
+import { loadGroups, loadIdMap, loadMessages, loadUsers, plannedGroup, plannedMessage, skipReason } from './lookups.ts'
 
 /** Rows per source page. @default 1000 */
 export const DEFAULT_PAGE_SIZE = 1000
@@ -519,17 +517,6 @@ async function parentsOf(
   return sink.parents([...parentIds], nameOfUid)
 }
 
-/** The ledger's id map of a job, in decision order. */
-export async function loadIdMap(db: Kysely<StateDatabase>, jobId: string): Promise<IdMapEntry[]> {
-  const rows = await db
-    .selectFrom('chatferry.id_map')
-    .select(['kind', 'legacy_id', 'platform_id'])
-    .where('job_id', '=', jobId)
-    .orderBy('created_at')
-    .execute()
-  return rows.map((r) => ({ kind: r.kind as IdKind, legacyId: r.legacy_id, platformId: r.platform_id }))
-}
-
 async function saveIdMap(store: LedgerStore, jobId: string, ids: MemoryIdRegistry): Promise<void> {
   const fresh = ids.takeNew()
   for (const kind of ['user', 'group'] as const) {
@@ -552,7 +539,7 @@ async function saveIdMap(store: LedgerStore, jobId: string, ids: MemoryIdRegistr
 export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
   return {
     resumable: true,
-    loadIds: () => loadIdMap(store.db, jobId),
+    loadIds: () => loadIdMap(store, jobId),
     saveIds: (ids) => saveIdMap(store, jobId, ids),
     loadUsers: (metadataKey) => loadUsers(store, jobId, metadataKey),
     loadGroups: () => loadGroups(store, jobId),
