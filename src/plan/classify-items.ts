@@ -5,7 +5,7 @@
 import type { LegacyEntity } from '../model/index.ts'
 import { emptyCounts, payloadHash, type DryRunSession, type KnownItemRow, type PlanCounts, type PlannedItem } from '../state/index.ts'
 import { changedFields } from './changed-fields.ts'
-import { SAMPLES_PER_REASON, type ReasonCount } from './plan-job.ts'
+import { SAMPLES_PER_REASON, type ReasonCount } from './plan-summary.ts'
 
 export const FATES = ['new', 'pending', 'pendingChanged', 'replanned', 'loadedUnchanged', 'loadedChanged'] as const
 /** What the dry run predicts for one mapped item (see `dry-run.ts`). */
