@@ -24,3 +24,10 @@ export function pidAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
+
+/** `T` with every property and array element readonly, all the way down (the resolved configuration). */
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T

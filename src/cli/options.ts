@@ -1,6 +1,6 @@
 /** Options several commands share, so they are spelled and documented the same everywhere. */
 import { Option } from 'commander'
-import { DEFAULT_CONFIG_FILE } from '../config.ts'
+import { DEFAULT_CONFIG_FILE } from './load-config.ts'
 
 export function configOption(): Option {
   return new Option('-c, --config <file>', 'configuration file (or $CHATFERRY_CONFIG)').default(

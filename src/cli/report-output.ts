@@ -1,5 +1,5 @@
 /** What `plan` and `verify` share on the command line: the chat pace flag and printing a report. */
-import { UsageError } from '../load/usage-error.ts'
+import { UsageError } from './usage-error.ts'
 import { EXIT } from './exit-codes.ts'
 
 /** `--chat-rpm`: a positive number, or absent. */

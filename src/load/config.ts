@@ -1,6 +1,6 @@
 /**
- * Settings of the loader (`load:` and `job:` in the configuration file, once wired into
- * `src/config.ts`), with command-line flags and environment variables layered on top.
+ * Settings of the loader (`load:` and `job:` in the configuration file, composed into it by
+ * `src/job/config.ts`), with command-line flags and environment variables layered on top.
  */
 import { z } from 'zod'
 import { ConfigError, type ConfigProblem } from '../errors.ts'

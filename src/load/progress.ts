@@ -1,7 +1,9 @@
 /**
  * Status and progress: per entity counts, achieved rate against the quota, ETA at the quota; as a
- * table for people, as JSON for machines, and as a live line per entity on a terminal.
+ * table for people and as JSON for machines. The live line per entity on a terminal is the
+ * commands' (src/cli/progress-drawer.ts).
  */
+import { formatDuration } from '../format-duration.ts'
 import type { EntityStats } from '../state/store.ts'
 
 export interface QuotaInfo {
@@ -29,19 +31,6 @@ export function buildReport(stats: readonly EntityStats[], quota: QuotaInfo): En
   }))
 }
 
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '∞'
-  const s = Math.max(0, Math.round(seconds))
-  const d = Math.floor(s / 86_400)
-  const h = Math.floor((s % 86_400) / 3600)
-  const m = Math.floor((s % 3600) / 60)
-  const sec = s % 60
-  if (d > 0) return `${d}d${String(h).padStart(2, '0')}h`
-  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`
-  if (m > 0) return `${m}m${String(sec).padStart(2, '0')}s`
-  return `${sec}s`
-}
-
 const n = (v: number) => v.toLocaleString('en-US')
 
 /** A fixed-width table, one row per entity. */
@@ -66,17 +55,4 @@ export function formatStatusTable(report: readonly EntityReport[]): string {
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
   const changed = report.filter((r) => r.loadedButChanged > 0).map((r) => `${r.entity}: ${n(r.loadedButChanged)}`)
   return [line(header), ...rows.map(line), ...(changed.length ? [`loaded but changed in the source since (not resent): ${changed.join(', ')}`] : [])].join('\n')
-}
-
-/** One progress line per entity that has work, for a terminal. */
-export function formatProgressLines(report: readonly EntityReport[], ratePerMinute: Map<string, number>): string[] {
-  return report
-    .filter((r) => r.total > 0)
-    .map((r) => {
-      const finished = r.done + r.skipped + r.rejected
-      const pct = r.total > 0 ? ((finished / r.total) * 100).toFixed(1) : '100.0'
-      const rate = ratePerMinute.get(r.entity) ?? 0
-      const eta = r.remaining === 0 ? 'done' : rate > 0 ? `ETA ${formatDuration((r.remaining / rate) * 60)}` : `ETA@quota ${formatDuration(r.etaSecondsAtQuota)}`
-      return `${r.entity.padEnd(8)} ${n(finished).padStart(11)}/${n(r.total).padEnd(11)} ${pct.padStart(5)}%  ${n(Math.round(rate)).padStart(7)} items/min (${((rate / r.quotaItemsPerMinute) * 100).toFixed(0)}% of quota)  rejected ${n(r.rejected)}  ${eta}`
-    })
 }

@@ -2,7 +2,7 @@
  * Self-contained HTML reports: one file, inline CSS, inline SVG charts drawn here, a few lines of
  * inline JavaScript (table filter), the JSON report embedded. Nothing is fetched when it opens.
  */
-import { formatDuration } from '../load/progress.ts'
+import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'

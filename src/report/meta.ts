@@ -5,10 +5,10 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { ResolvedConfig } from '../config.ts'
 import { withoutSecrets } from '../logger.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { VERSION } from '../version.ts'
+import type { ReportConfig as ResolvedConfig } from './report-context.ts'
 import { REPORT_SCHEMA_VERSION } from './schema.ts'
 
 /** sha256 (hex) of the configuration without secrets and without the file's path: same settings, same hash. */

@@ -3,10 +3,10 @@
  * skips, rejects, outcomes and referential problems; the cost at the app's quota; the pre-flight
  * against the target; the diff against the previous plan of the same job.
  */
-import type { ResolvedConfig } from '../config.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { DryRunResult } from '../plan/dry-run.ts'
 import type { ReasonCount as SummaryReasonCount } from '../plan/plan-job.ts'
+import type { ReportConfig } from './report-context.ts'
 import type { EntityPlan, PlanDiff, PlanReport, ReasonCount, TargetCheck } from './schema.ts'
 
 const EMPTY: ReasonCount = { count: 0, samples: [] }
@@ -28,7 +28,7 @@ function sumOutcome(result: DryRunResult, key: string): ReasonCount {
 
 export interface PlanReportInput {
   readonly header: Omit<PlanReport, 'kind' | 'policies' | 'entities' | 'ids' | 'placeholders' | 'joinedAt' | 'retention' | 'cost' | 'policyOutcomes' | 'target' | 'diff' | 'gates'>
-  readonly config: ResolvedConfig
+  readonly config: Pick<ReportConfig, 'file' | 'target' | 'policies'>
   readonly result: DryRunResult
   readonly previous: PlanReport | undefined
   readonly target: TargetCheck | null

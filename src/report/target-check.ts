@@ -6,13 +6,13 @@
  * predicted before loading). Messages are not checked: the chat interface cannot look them up by
  * muid in bulk.
  */
-import type { ResolvedConfig } from '../config.ts'
 import { redactUrl } from '../logger.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createManagementClient, createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import { memberKey } from '../target/schemas.ts'
 import { createChatPacer, pagedList, type ChatPacer } from './chat-pacer.ts'
+import type { ReportConfig } from './report-context.ts'
 import type { TargetCheck } from './schema.ts'
 
 const SAMPLES = 10
@@ -32,7 +32,7 @@ function describe(err: unknown): string {
 }
 
 export interface TargetCheckOptions {
-  readonly config: ResolvedConfig
+  readonly config: Pick<ReportConfig, 'target' | 'management'>
   /** Keys about to be created, per entity (messages are ignored). */
   readonly toSend: Record<LegacyEntity, Set<string>>
   readonly requestsPerMinute?: number

@@ -2,7 +2,7 @@
  * Terminal summaries of the plan and verify reports: a table and a handful of lines, readable in
  * ten seconds. The JSON and HTML reports hold the details.
  */
-import { formatDuration } from '../load/progress.ts'
+import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 

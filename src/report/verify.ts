@@ -19,7 +19,6 @@
  * `store.verifyLookups` (`src/state/verify-lookups.ts`).
  */
 import type { SourceConfig } from '../../connectors/index.ts'
-import type { LedgerContext } from '../load/context.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { createChatPacer } from './chat-pacer.ts'
@@ -31,6 +30,7 @@ import { COMPARED_FIELDS } from './message-sample.ts'
 import { createMismatchList, type MismatchList } from './mismatch-list.ts'
 import { newRunId, reportHeader, saveReport, writeReportFiles, type HeaderInput } from './meta.ts'
 import { reconcileEntities } from './reconcile-entities.ts'
+import type { ReportContext as LedgerContext } from './report-context.ts'
 import { VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
 import { emptyVerifyEntities, type VerifyRun } from './verify-run.ts'

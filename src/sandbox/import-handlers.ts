@@ -16,7 +16,7 @@ import { properSubset, type FaultPlan } from './faults.ts'
 import { HttpError, isPlainObject, jsonBody, type HeaderMap, type Reply, type RequestContext } from './http-kit.ts'
 import { checkGroup, checkMember, checkMessage, checkUser, itemError, type ItemError } from './import-validation.ts'
 import { rateLimitHeaders } from './rate-limiter.ts'
-import type { RequestLogEntry } from './request-log.ts'
+import { ALREADY_EXISTS_CODES, type RequestLogEntry, type RequestLogItem } from './request-log.ts'
 import { conversationIdOf, entityWrapper, groupObject, messageObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
 import { API_VERSIONS, type SandboxServices } from './services.ts'
@@ -466,6 +466,27 @@ function readItems(entity: Entity, ctx: RequestContext, itemsPerRequest: number)
   return entries
 }
 
+/** The keys a request carried, each `unprocessed`, for the log; null when the body is not an import wrapper. */
+function carriedUnprocessed(entity: Entity, ctx: RequestContext): RequestLogItem[] | null {
+  try {
+    const body = jsonBody(ctx)
+    const wrapper = isPlainObject(body) ? body[entity] : undefined
+    return isPlainObject(wrapper) ? Object.keys(wrapper).map((key) => ({ key, result: 'unprocessed' })) : null
+  } catch {
+    return null
+  }
+}
+
+/** What became of each item of a processed request, for the log. */
+function itemOutcomes(entries: readonly (readonly [string, unknown])[], results: ReadonlyMap<string, ItemResult>): RequestLogItem[] {
+  return entries.map(([key]): RequestLogItem => {
+    const r = results.get(key)
+    if (r === undefined) return { key, result: 'unwritten' }
+    if (r.success) return { key, result: 'created' }
+    return { key, result: ALREADY_EXISTS_CODES.has(r.error.code) ? 'exists' : 'refused', code: r.error.code }
+  })
+}
+
 function tooManyRequests(limit: number, retryAfterSeconds: number, headers: HeaderMap): HttpError {
   // The documented message (facts §1.6), with the numbers filled in.
   return new HttpError(
@@ -499,6 +520,7 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
       const body = reply.body as { error?: { code?: string } } | undefined
       entry.code = body?.error?.code ?? null
     }
+    entry.items ??= carriedUnprocessed(entity, ctx)
     entry.durationMs = Date.now() - ctx.receivedAtMs
     services.requestLog.add(entry)
     return reply
@@ -538,6 +560,7 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
       partial,
     })
     entry.committed = outcome.committed
+    entry.items = itemOutcomes(entries, outcome.results)
     if (outcome.events.length > 0 && settings.webhooksOnImport) services.webhooks.dispatch(app, outcome.events)
     if (partial) {
       entry.fault = 'partialCommit500'
@@ -554,6 +577,7 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
     if (err instanceof HttpError) return finish(err.withHeaders(headers).toReply())
     entry.status = 500
     entry.code = 'ERR_EXCEPTION'
+    entry.items ??= carriedUnprocessed(entity, ctx)
     entry.durationMs = Date.now() - ctx.receivedAtMs
     services.requestLog.add(entry)
     throw err

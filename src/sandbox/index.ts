@@ -10,8 +10,8 @@
  */
 import type { AddressInfo } from 'node:net'
 import { pino, type Logger } from 'pino'
-import { isLoopbackHost } from '../config.ts'
 import type { DatabaseLocation } from '../db.ts'
+import { isLoopbackHost } from '../target/transport.ts'
 import { createAppRegistry, type CreateAppInput, type Region } from './app-registry.ts'
 import type { ManagementCredentials } from './auth.ts'
 import { chatRoutes } from './chat-handlers.ts'

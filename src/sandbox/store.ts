@@ -118,6 +118,8 @@ export interface RequestLogTable {
   committed: number
   latency_ms: number
   duration_ms: number
+  /** What the request carried, item by item (request-log.ts `RequestLogItem[]`); null when its body was not read as an import. */
+  items: JsonOrNull
 }
 
 export interface WebhooksTable {

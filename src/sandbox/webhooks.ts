@@ -9,8 +9,8 @@
  */
 import type { Logger } from 'pino'
 import PQueue from 'p-queue'
-import { isLoopbackHost } from '../config.ts'
 import type { WebhookTrigger } from '../target/schemas.ts'
+import { isLoopbackHost } from '../target/transport.ts'
 import type { AppInfo } from './app-registry.ts'
 import type { SandboxDb } from './store.ts'
 

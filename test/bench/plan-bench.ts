@@ -20,10 +20,10 @@ import { join } from 'node:path'
 import { stringify } from 'yaml'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
-import { openLedgerContext } from '../../src/load/context.ts'
+import { openCommandContext } from '../../src/cli/open-command-context.ts'
 import { planJob, type PlanSink } from '../../src/plan/plan-job.ts'
 import { emptyCounts } from '../../src/state/index.ts'
-import { runPlan } from '../../src/report/run-plan.ts'
+import { runPlan } from '../../src/job/run-plan.ts'
 import { benchDbUrl as dbUrl, ensureMattermostBenchDb, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
 const args = process.argv.slice(2)
@@ -78,7 +78,7 @@ async function plan(url: string, size: number): Promise<{ rows: number; items: n
       policies: POLICIES,
     }),
   )
-  const ctx = await openLedgerContext({ config: cfg })
+  const ctx = await openCommandContext({ config: cfg })
   try {
     const r = await runPlan(ctx, { outDir: dir })
     const rows = Object.values(r.report.entities).reduce((a, e) => a + e.sourceRows, 0)

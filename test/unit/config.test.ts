@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { defaultBaseUrl, isLoopbackHost, parseConfig } from '../../src/config.ts'
+import { parseConfig } from '../../src/job/config.ts'
+import { defaultBaseUrl } from '../../src/target/config.ts'
+import { isLoopbackHost } from '../../src/target/transport.ts'
 import { ConfigError } from '../../src/errors.ts'
 
 const env = { CHATFERRY_API_KEY: 'k'.repeat(40), MGMT_KEY: 'mk', MGMT_SECRET: 'ms' }

@@ -3,7 +3,7 @@
  * changed in an item, and the diff of two plans.
  */
 import { describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/config.ts'
+import { parseConfig } from '../../src/job/config.ts'
 import { changedFields } from '../../src/plan/dry-run.ts'
 import { evaluateGates, parseGates } from '../../src/report/fail-on.ts'
 import { withoutSecrets } from '../../src/logger.ts'

@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander'
-import { DEFAULT_MANAGEMENT_URL, loadConfig, REGIONS, secureUrl, type Region } from '../../config.ts'
 import { ConfigError } from '../../errors.ts'
 import { createManagementClient, type ManagementClient } from '../../target/client.ts'
+import { DEFAULT_MANAGEMENT_URL, REGIONS, secureUrl, type Region } from '../../target/config.ts'
+import { loadConfig } from '../load-config.ts'
 import { configOption, jsonOption, printTable } from '../options.ts'
 
 interface ManagementOptions {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadConfig } from '../../config.ts'
+import { loadConfig } from '../load-config.ts'
 import { withoutSecrets } from '../../logger.ts'
 import { configOption } from '../options.ts'
 

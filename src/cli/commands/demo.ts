@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { runDemo } from '../../demo/run-demo.ts'
+import { runDemo } from '../run-demo.ts'
 
 /** `chatferry demo`: the README's first command. */
 export function registerDemoCommand(program: Command): void {

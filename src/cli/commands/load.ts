@@ -1,7 +1,7 @@
 import { configOption } from '../options.ts'
 import { Command, Option } from 'commander'
-import { openLedgerContext } from '../../load/context.ts'
-import { runLoaderCommand } from '../../load/command-support.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { runLoaderCommand } from '../run-loader-command.ts'
 import { createLogger } from '../../logger.ts'
 import { runStoppable } from '../signals.ts'
 
@@ -50,7 +50,7 @@ export function registerLoadCommand(program: Command): void {
   ).action(async (opts: LoaderFlags) => {
     const logger = createLogger()
     process.exitCode = await runStoppable(logger, 'the batches in flight', async (stopper) => {
-      const ctx = await openLedgerContext(loaderContextOptions(opts))
+      const ctx = await openCommandContext(loaderContextOptions(opts))
       try {
         return await runLoaderCommand(ctx, 'load', logger, stopper)
       } finally {

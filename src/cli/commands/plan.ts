@@ -1,9 +1,9 @@
 import { Option, type Command } from 'commander'
-import { openLedgerContext } from '../../load/context.ts'
-import { UsageError } from '../../load/usage-error.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { UsageError } from '../usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
-import { runPlan } from '../../report/run-plan.ts'
+import { runPlan } from '../../job/run-plan.ts'
 import { createLogger } from '../../logger.ts'
 import { configOption } from '../options.ts'
 import { runStoppable } from '../signals.ts'
@@ -51,7 +51,7 @@ export function registerPlanCommand(program: Command): void {
       }
       const chatRpm = parseChatRpm(opts.chatRpm)
       process.exitCode = await runStoppable(createLogger(), 'the page being read, then closing the source read', async (stopper) => {
-        const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         try {
           const result = await runPlan(ctx, {
             signal: stopper.signal,

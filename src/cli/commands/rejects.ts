@@ -1,7 +1,7 @@
 import { configOption } from '../options.ts'
 import { Option, type Command } from 'commander'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
-import { openLedgerContext } from '../../load/context.ts'
+import { openCommandContext } from '../open-command-context.ts'
 
 /** `chatferry rejects`: the items refused for good, with their codes and reasons. */
 export function registerRejectsCommand(program: Command): void {
@@ -14,7 +14,7 @@ export function registerRejectsCommand(program: Command): void {
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
     .option('--json', 'print JSON (one array)')
     .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
-      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         const rejects = await ctx.store.listRejects(ctx.jobId, {
           ...(opts.code !== undefined ? { code: opts.code } : {}),

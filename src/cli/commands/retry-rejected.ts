@@ -1,7 +1,7 @@
 import { configOption } from '../options.ts'
 import { Option, type Command } from 'commander'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
-import { openLedgerContext } from '../../load/context.ts'
+import { openCommandContext } from '../open-command-context.ts'
 
 /** `chatferry retry-rejected`: plans rejected items again, e.g. after fixing their cause. */
 export function registerRetryRejectedCommand(program: Command): void {
@@ -13,7 +13,7 @@ export function registerRetryRejectedCommand(program: Command): void {
     .option('--code <code>', 'only items rejected with this code')
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
     .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity }) => {
-      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         const n = await ctx.store.retryRejected(ctx.jobId, {
           ...(opts.code !== undefined ? { code: opts.code } : {}),

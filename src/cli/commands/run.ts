@@ -1,8 +1,9 @@
 import type { Command } from 'commander'
-import { runLoaderCommand } from '../../load/command-support.ts'
-import { openLedgerContext } from '../../load/context.ts'
+import { runLoaderCommand } from '../run-loader-command.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { createLogger } from '../../logger.ts'
-import { formatPlanSummary, planFromSource } from '../../plan/run-job.ts'
+import { planFromSource } from '../../job/plan-from-source.ts'
+import { formatPlanSummary } from '../../plan/format-plan-summary.ts'
 import type { RunStatus } from '../../state/schema.ts'
 import { EXIT } from '../exit-codes.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
@@ -22,7 +23,7 @@ export function registerRunCommand(program: Command): void {
   ).action(async (opts: LoaderFlags & { delta?: boolean }) => {
     const logger = createLogger()
     process.exitCode = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
-      const ctx = await openLedgerContext(loaderContextOptions(opts))
+      const ctx = await openCommandContext(loaderContextOptions(opts))
       try {
         // The run row references the job: a first run on a fresh ledger must create the job first.
         await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)

@@ -1,8 +1,9 @@
 /** `chatferry sandbox`: the local emulator of the target platform (see src/sandbox/README.md). */
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import { isLoopbackHost, REGIONS, type Region } from '../../config.ts'
 import { ConfigError } from '../../errors.ts'
+import { REGIONS, type Region } from '../../target/config.ts'
 import { isPlatformId } from '../../target/schemas.ts'
+import { isLoopbackHost } from '../../target/transport.ts'
 import { createLogger, redactUrl } from '../../logger.ts'
 import type { DatabaseLocation } from '../../db.ts'
 import {

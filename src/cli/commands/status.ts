@@ -1,6 +1,6 @@
 import { configOption } from '../options.ts'
 import type { Command } from 'commander'
-import { openLedgerContext } from '../../load/context.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
@@ -12,7 +12,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
     .option('--json', 'print JSON')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
-      const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         const { quota } = ctx.config.target
         const report = buildReport(await ctx.store.entityStats(ctx.jobId), quota)

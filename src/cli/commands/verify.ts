@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import { openLedgerContext } from '../../load/context.ts'
-import { UsageError } from '../../load/usage-error.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { UsageError } from '../usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
 import { createLogger } from '../../logger.ts'
@@ -41,7 +41,7 @@ export function registerVerifyCommand(program: Command): void {
       if (!Number.isInteger(sample) || sample < 0) throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
       const chatRpm = parseChatRpm(opts.chatRpm)
       process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
-        const ctx = await openLedgerContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         try {
           const result = await runVerify(ctx, {
             signal: stopper.signal,

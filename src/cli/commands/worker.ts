@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
-import { UsageError } from '../../load/usage-error.ts'
-import { openLedgerContext } from '../../load/context.ts'
-import { runLoaderCommand } from '../../load/command-support.ts'
+import { UsageError } from '../usage-error.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { runLoaderCommand } from '../run-loader-command.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { runStoppable } from '../signals.ts'
@@ -23,7 +23,7 @@ export function registerWorkerCommand(program: Command): void {
       logger,
       'the batches in flight',
       async (stopper) => {
-        const ctx = await openLedgerContext(loaderContextOptions(opts))
+        const ctx = await openCommandContext(loaderContextOptions(opts))
         try {
           if (ctx.store.embedded) {
             throw new UsageError('workers need a shared Postgres ledger: set state.url in the configuration (the embedded store serves one process)')

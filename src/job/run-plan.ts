@@ -3,19 +3,16 @@
  * pre-flight against the target when asked, the diff against the previous plan of the job, and the
  * CI gates. Writes nothing but the report row (`chatferry.reports`) and the report files.
  */
-import { dirname } from 'node:path'
-import { createConnector, type SourceConfig } from '../../connectors/index.ts'
-import { loadUserModule } from '../../mappings/index.ts'
-import { ConfigError } from '../errors.ts'
-import type { LedgerContext } from '../load/context.ts'
 import { dryRunPlan } from '../plan/dry-run.ts'
-import { evaluateGates, type GateSpec } from './fail-on.ts'
-import { renderPlanHtml } from './html.ts'
-import { latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
-import { buildPlanReport } from './plan-report.ts'
-import { PlanReport } from './schema.ts'
-import { checkTarget } from './target-check.ts'
-import { formatPlanReport } from './terminal.ts'
+import { evaluateGates, type GateSpec } from '../report/fail-on.ts'
+import { renderPlanHtml } from '../report/html.ts'
+import { latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from '../report/meta.ts'
+import { buildPlanReport } from '../report/plan-report.ts'
+import { PlanReport } from '../report/schema.ts'
+import { checkTarget } from '../report/target-check.ts'
+import { formatPlanReport } from '../report/terminal.ts'
+import type { LedgerContext } from './ledger-context.ts'
+import { openSource } from './open-source.ts'
 
 export interface RunPlanOptions {
   /** Directory of the JSON and HTML files; none written when absent. */
@@ -39,34 +36,27 @@ export interface RunPlanResult {
 
 export async function runPlan(ctx: LedgerContext, options: RunPlanOptions = {}): Promise<RunPlanResult> {
   const { config } = ctx
-  if (config.source === undefined) {
-    throw new ConfigError(config.file, [{ path: 'source', message: 'is required to plan from a legacy database (connector, url, …)' }])
-  }
   const startedAt = Date.now()
   const now = options.now ?? startedAt
   const runId = newRunId('plan')
-  const adjust = config.policies.module ? (await loadUserModule(config.policies.module, dirname(config.file))).adjust : undefined
+  const source = await openSource(config, 'plan from a legacy database')
   const previous = await latestReport<PlanReport>(ctx.store, ctx.jobId, 'plan')
   const previousSnapshot = previous?.sourceSnapshotAt ? Date.parse(previous.sourceSnapshotAt) : undefined
 
-  const session = await createConnector(config.source as SourceConfig).open()
-  let result
-  try {
-    result = await dryRunPlan({
+  const result = await source.read((session) =>
+    dryRunPlan({
       jobId: ctx.jobId,
       store: ctx.store,
       session,
       policies: config.policies,
       now,
-      pageSize: config.source.pageSize,
+      pageSize: source.pageSize,
       collectKeys: options.checkTarget === true,
       ...(previousSnapshot !== undefined ? { changedSince: previousSnapshot } : {}),
-      ...(adjust ? { adjust } : {}),
+      ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-    })
-  } finally {
-    await session.close()
-  }
+    }),
+  )
   const target =
     options.checkTarget && result.toSend
       ? await checkTarget({

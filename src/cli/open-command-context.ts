@@ -1,29 +1,21 @@
 /**
- * What the ledger commands share: read the configuration, resolve the job id and the loader
- * settings, and open the ledger (on a server, or the embedded store under an exclusive lock).
+ * What the ledger commands share before their work: read the configuration file, resolve the job
+ * id and the loader settings (file, then environment, then flags), and open the job's ledger
+ * (src/job/ledger-context.ts) — the embedded store under an exclusive lock file.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadConfig, type ResolvedConfig } from '../config.ts'
 import { ChatferryError, ConfigError } from '../errors.ts'
+import { openLedgerContext, type LedgerContext } from '../job/ledger-context.ts'
 import { pidAlive } from '../lib.ts'
-import { openLedger, type LedgerStore } from '../state/store.ts'
-import { defaultJobId, leaseProblems, resolveLoadConfig, type LoadConfig } from './config.ts'
+import { defaultJobId, leaseProblems, resolveLoadConfig, type LoadConfig } from '../load/config.ts'
+import { loadConfig } from './load-config.ts'
 
-export interface LedgerContext {
-  readonly config: ResolvedConfig
-  readonly jobId: string
-  readonly load: LoadConfig
-  readonly store: LedgerStore
-  close(): Promise<void>
-}
-
-export interface LedgerContextOptions {
+export interface CommandContextOptions {
   readonly config?: string
   readonly job?: string
   readonly load?: Partial<Record<keyof LoadConfig, number>>
 }
-
 
 /**
  * The embedded store is one PGlite database in a directory: one process at a time. A lock file
@@ -52,7 +44,7 @@ function lockEmbedded(dir: string): () => void {
 }
 
 /** Opens the ledger of the configured job. Throws ConfigError (exit 2) before any I/O on a bad config. */
-export async function openLedgerContext(options: LedgerContextOptions): Promise<LedgerContext> {
+export async function openCommandContext(options: CommandContextOptions): Promise<LedgerContext> {
   const config = loadConfig(options.config)
   const fileJob = config.job
   const load = resolveLoadConfig(config.load, options.load ?? {}, process.env, config.file)
@@ -60,29 +52,21 @@ export async function openLedgerContext(options: LedgerContextOptions): Promise<
   // Flags can shorten the lease below what the file allowed: the same check as `config check`.
   const problems = leaseProblems(load.leaseSeconds, config.target.timeoutMs)
   if (problems.length > 0) throw new ConfigError(config.file, problems)
-  let unlock = () => {}
-  let store: LedgerStore
-  if (config.state.url !== undefined) {
-    store = await openLedger({ url: config.state.url, poolSize: Math.max(10, load.concurrency + 6) })
-  } else {
-    const { mkdirSync } = await import('node:fs')
-    mkdirSync(config.state.dir, { recursive: true })
-    unlock = lockEmbedded(config.state.dir)
-    try {
-      store = await openLedger({ dir: config.state.dir })
-    } catch (err) {
-      unlock()
-      throw err
-    }
+  if (config.state.url !== undefined) return openLedgerContext(config, { jobId, load })
+  mkdirSync(config.state.dir, { recursive: true })
+  const unlock = lockEmbedded(config.state.dir)
+  let ctx: LedgerContext
+  try {
+    ctx = await openLedgerContext(config, { jobId, load })
+  } catch (err) {
+    unlock()
+    throw err
   }
   return {
-    config,
-    jobId,
-    load,
-    store,
+    ...ctx,
     async close() {
       try {
-        await store.close()
+        await ctx.close()
       } finally {
         unlock()
       }

@@ -1,79 +1,22 @@
 /**
- * The configuration file: one YAML document, `${VAR}` interpolation from the environment for
- * secrets, parsed once with zod into a deeply frozen {@link ResolvedConfig}. Every problem in the
- * file is collected and reported together, before anything touches the network or a database.
+ * The configuration file of a job (one legacy source → one app): one YAML document, `${VAR}`
+ * interpolation from the environment for secrets, parsed once with zod into a deeply frozen
+ * {@link ResolvedConfig}. Every problem in the file is collected and reported together, before
+ * anything touches the network or a database. Each section's schema belongs to the module that
+ * uses it (src/target/config.ts, connectors/, mappings/policies.ts, src/load/config.ts); this
+ * module composes them, so nothing below src/job imports it: planning and the reports take the
+ * slices they read. Reading the file is the CLI's (src/cli/load-config.ts).
  */
-import { readFileSync } from 'node:fs'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml'
 import { z } from 'zod'
-import { SourceConfigSchema } from '../connectors/index.ts'
-import { PoliciesSchema } from '../mappings/policies.ts'
-import { ConfigError, type ConfigProblem } from './errors.ts'
-import { JobConfigSchema, leaseProblems, LoadConfigSchema, resolveLoadConfig } from './load/config.ts'
-import { redactUrl, SECRET_KEYS } from './logger.ts'
-import { isLoopbackHost, transportProblem } from './target/transport.ts'
-import { zodProblems } from './zod-problems.ts'
-
-/** The platform's documented data-import ceiling: 60 requests per minute per app. */
-export const DEFAULT_REQUESTS_PER_MINUTE = 60
-/** The platform's documented data-import ceiling: 50 entities per request. */
-export const MAX_ITEMS_PER_REQUEST = 50
-export const DEFAULT_MANAGEMENT_URL = 'https://apimgmt.cometchat.io'
-export const DEFAULT_CONFIG_FILE = 'chatferry.yaml'
-export const REGIONS = ['us', 'eu', 'in'] as const
-export type Region = (typeof REGIONS)[number]
-
-/** Kept here for the modules that import it from the config; the rule lives in src/target/transport.ts. */
-export { isLoopbackHost }
-
-/**
- * A URL the platform client may talk to: HTTPS anywhere, plain HTTP only to loopback (the sandbox).
- */
-export const secureUrl = z.string().superRefine((value, ctx) => {
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    ctx.addIssue({ code: 'custom', message: `not a valid URL: ${JSON.stringify(redactUrl(value))}` })
-    return
-  }
-  const problem = transportProblem(url)
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-})
-
-const nonEmpty = z.string().min(1, 'must not be empty')
-
-const QuotaSchema = z
-  .object({
-    /** Import requests per minute the app may send. @default 60 (the documented limit) */
-    requestsPerMinute: z.number().int().positive().max(100_000).default(DEFAULT_REQUESTS_PER_MINUTE),
-    /** Items per import request. @default 50 (the documented maximum) */
-    itemsPerRequest: z.number().int().min(1).max(MAX_ITEMS_PER_REQUEST).default(MAX_ITEMS_PER_REQUEST),
-  })
-  .strict()
-
-const TargetSchema = z
-  .object({
-    /** The app id; part of the default base URL and of every report. */
-    appId: nonEmpty.regex(/^[a-z0-9_-]+$/i, 'must be alpha-dash (letters, digits, - and _)'),
-    region: z.enum(REGIONS),
-    /** The app's REST API key with fullAccess scope. Use `${VAR}`; never commit it. */
-    apiKey: nonEmpty,
-    /** @default https://{appId}.api-{region}.cometchat.io/v3 */
-    baseUrl: secureUrl.optional(),
-    quota: QuotaSchema.default({ requestsPerMinute: DEFAULT_REQUESTS_PER_MINUTE, itemsPerRequest: MAX_ITEMS_PER_REQUEST }),
-    /** Per-request timeout in milliseconds. @default 30000 */
-    timeoutMs: z.number().int().positive().default(30_000),
-  })
-  .strict()
-
-const ManagementSchema = z
-  .object({
-    url: secureUrl.default(DEFAULT_MANAGEMENT_URL),
-    key: nonEmpty,
-    secret: nonEmpty,
-  })
-  .strict()
+import { SourceConfigSchema } from '../../connectors/index.ts'
+import { PoliciesSchema } from '../../mappings/policies.ts'
+import { ConfigError, type ConfigProblem } from '../errors.ts'
+import type { DeepReadonly } from '../lib.ts'
+import { JobConfigSchema, leaseProblems, LoadConfigSchema, resolveLoadConfig } from '../load/config.ts'
+import { SECRET_KEYS } from '../logger.ts'
+import { defaultBaseUrl, ManagementSchema, TargetSchema } from '../target/config.ts'
+import { zodProblems } from '../zod-problems.ts'
 
 const StateSchema = z
   .object({
@@ -114,17 +57,6 @@ export type ResolvedConfig = DeepReadonly<
     file: string
   }
 >
-
-type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T
-
-/** The base URL the platform documents for an app: `https://{appId}.api-{region}.cometchat.io/v3`. */
-export function defaultBaseUrl(appId: string, region: Region): string {
-  return `https://${appId.toLowerCase()}.api-${region}.cometchat.io/v3`
-}
 
 const VAR_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
 
@@ -304,16 +236,4 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
     target: { ...data.target, baseUrl: (data.target.baseUrl ?? defaultBaseUrl(data.target.appId, data.target.region)).replace(/\/+$/, '') },
     file,
   }) as ResolvedConfig
-}
-
-/** Reads and parses a configuration file. Throws {@link ConfigError} when it is missing or invalid. */
-export function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message
-    throw new ConfigError(file, [{ path: '', message: `${reason} (pass --config FILE)` }])
-  }
-  return parseConfig(text, file, env)
 }

@@ -9,17 +9,19 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { stringify } from 'yaml'
-import { EXIT } from '../cli/exit-codes.ts'
-import { runLoaderCommand } from '../load/command-support.ts'
-import { openLedgerContext, type LedgerContext } from '../load/context.ts'
+import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from '../demo/sample-legacy.ts'
+import type { LedgerContext } from '../job/ledger-context.ts'
+import { planFromSource } from '../job/plan-from-source.ts'
+import { runPlan } from '../job/run-plan.ts'
 import { buildReport, formatStatusTable } from '../load/progress.ts'
 import { createLogger } from '../logger.ts'
-import { formatPlanSummary, planFromSource } from '../plan/run-job.ts'
-import { startSandbox } from '../sandbox/index.ts'
-import { runPlan } from '../report/run-plan.ts'
+import { formatPlanSummary } from '../plan/format-plan-summary.ts'
 import { runVerify } from '../report/verify.ts'
-import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from './sample-legacy.ts'
+import { startSandbox } from '../sandbox/index.ts'
 import { INVOCATION } from '../version.ts'
+import { EXIT } from './exit-codes.ts'
+import { openCommandContext } from './open-command-context.ts'
+import { runLoaderCommand } from './run-loader-command.ts'
 
 export interface DemoOptions {
   /** Where the demo keeps its files; wiped first. @default .chatferry/demo */
@@ -74,7 +76,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
         }),
     )
     process.env.CHATFERRY_DEMO_API_KEY = apiKey
-    ctx = await openLedgerContext({ config: configPath })
+    ctx = await openCommandContext({ config: configPath })
     const logger = createLogger({ level: 'error' })
     const reports = join(dir, 'reports')
     const dry = await runPlan(ctx, { outDir: reports, checkTarget: true, now })

@@ -1,0 +1,56 @@
+/**
+ * The part of `chatferry load`, `worker` and `run` (and the demo) after the ledger is open: run the
+ * job's loader (src/job/run-job-loader.ts) with the command's signals (signals.ts), draw its
+ * progress on a terminal (progress-drawer.ts), map the outcome to an exit code.
+ */
+import type { Logger } from 'pino'
+import type { LedgerContext } from '../job/ledger-context.ts'
+import { runJobLoader } from '../job/run-job-loader.ts'
+import type { LoadOutcome } from '../load/loader.ts'
+import { createLogger } from '../logger.ts'
+import { EXIT } from './exit-codes.ts'
+import { createProgressDrawer } from './progress-drawer.ts'
+import { stopOnSignals, type Stopper } from './signals.ts'
+
+/**
+ * Runs the loader for an open ledger context; returns the exit code. `stopper` carries the
+ * command's signal wiring (signals.ts); without one, this installs its own.
+ */
+export async function runLoaderCommand(
+  ctx: LedgerContext,
+  mode: 'load' | 'worker',
+  logger: Logger = createLogger(),
+  stopper?: Stopper,
+): Promise<number> {
+  const { config } = ctx
+  const stop = stopper ?? stopOnSignals(logger, 'the batches in flight')
+  stop.finishing = 'the batches in flight'
+
+  const quota = { requestsPerMinute: config.target.quota.requestsPerMinute, itemsPerRequest: config.target.quota.itemsPerRequest }
+  const tty = process.stderr.isTTY === true
+  const draw = tty ? createProgressDrawer(ctx.store, ctx.jobId, quota) : undefined
+
+  let outcome: LoadOutcome
+  try {
+    outcome = await runJobLoader(ctx, {
+      mode,
+      logger: tty ? logger.child({}, { level: 'warn' }) : logger,
+      signal: stop.signal,
+      ...(draw ? { onTick: () => void draw() } : {}),
+    })
+  } finally {
+    if (stopper === undefined) stop.dispose()
+  }
+  const rejected = outcome.stats.reduce((a, s) => a + s.rejected, 0)
+  if (outcome.status === 'done') {
+    logger.info({ jobId: ctx.jobId }, 'every item is done or skipped')
+    return EXIT.OK
+  }
+  if (outcome.status === 'rejected') {
+    logger.warn({ jobId: ctx.jobId, rejected }, `finished; ${rejected} item(s) rejected (see: chatferry rejects)`)
+    return EXIT.REJECTED
+  }
+  if (outcome.status === 'stopped') return mode === 'worker' ? EXIT.OK : EXIT.ERROR
+  process.stderr.write(`chatferry: ${outcome.error?.message ?? 'the loader stopped'} (run the same command again to resume)\n`)
+  return EXIT.ERROR
+}

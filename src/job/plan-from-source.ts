@@ -1,0 +1,38 @@
+/**
+ * The planning half of `chatferry run` (and of the demo): open the configured source in one
+ * snapshot, plan every entity into the ledger, and close the snapshot again before loading starts,
+ * so no read transaction stays open for the days a load can take.
+ */
+import type { Logger } from 'pino'
+import { planJob, type PlanJobSummary } from '../plan/plan-job.ts'
+import type { LedgerContext } from './ledger-context.ts'
+import { openSource } from './open-source.ts'
+
+export interface PlanFromSourceOptions {
+  readonly mode?: 'full' | 'delta'
+  readonly logger?: Logger
+  readonly signal?: AbortSignal
+  /** The run's clock. @default Date.now() */
+  readonly now?: number
+}
+
+/** Plans the job's source into its ledger; returns what happened to every record. */
+export async function planFromSource(ctx: LedgerContext, options: PlanFromSourceOptions = {}): Promise<PlanJobSummary> {
+  const { config } = ctx
+  const source = await openSource(config, 'read a legacy database')
+  await ctx.store.ensureJob(ctx.jobId, config.target.appId)
+  return source.read((session) =>
+    planJob({
+      jobId: ctx.jobId,
+      store: ctx.store,
+      session,
+      policies: config.policies,
+      now: options.now ?? Date.now(),
+      pageSize: source.pageSize,
+      mode: options.mode ?? 'full',
+      ...(source.adjust ? { adjust: source.adjust } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    }),
+  )
+}

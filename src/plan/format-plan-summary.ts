@@ -1,0 +1,32 @@
+/** The terminal summary of planning into the ledger (`chatferry run`, the demo). */
+import type { PlanJobSummary } from './plan-job.ts'
+
+/** A few lines a person reads in seconds: rows read, items planned, skips and rejects per entity. */
+export function formatPlanSummary(summary: PlanJobSummary): string {
+  const lines: string[] = []
+  for (const [entity, s] of Object.entries(summary.entities)) {
+    if (s.alreadyRead) {
+      lines.push(`${entity.padEnd(9)} read completed by an earlier run`)
+      continue
+    }
+    const skipped = Object.values(s.skipped).reduce((a, r) => a + r.count, 0)
+    const rejected = Object.values(s.rejected).reduce((a, r) => a + r.count, 0)
+    const l = s.ledger
+    // Extra items (placeholders, the system user) come from other entities' records: they are in
+    // the ledger counts but not in the source rows, so they are named separately.
+    const extras = Object.entries(s.extras)
+    lines.push(
+      `${entity.padEnd(9)} ${String(s.sourceRows).padStart(8)} rows → ${l.inserted} new, ${l.updated} updated, ${l.unchanged} unchanged` +
+        `${l.loadedButChanged ? `, ${l.loadedButChanged} changed after loading` : ''}, ${skipped} skipped, ${rejected} rejected` +
+        `${extras.length ? ` (the item counts include ${extras.map(([k, v]) => `${v} ${k}`).join(', ')} created for other records)` : ''}`,
+    )
+    for (const [reason, r] of Object.entries(s.rejected)) {
+      lines.push(`            rejected ${r.count} × ${reason} (e.g. ${r.samples.join(', ')})`)
+    }
+  }
+  const policyLines = Object.entries(summary.outcomes)
+    .map(([policy, outcomes]) => `  ${policy}: ${Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(', ')}`)
+    .sort()
+  if (policyLines.length > 0) lines.push('policy outcomes:', ...policyLines)
+  return `${lines.join('\n')}\n`
+}

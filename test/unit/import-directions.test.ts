@@ -1,0 +1,151 @@
+/**
+ * Dependencies point one way: down the folder table of the README ("Folders"). Every `import … from
+ * '…'`, `export … from '…'` and `import('…')` (type imports included) in src/, connectors/ and
+ * mappings/ is read with TypeScript's own import scanner (comments and strings are not imports),
+ * resolved to a file, and checked against the table below. A violation names the file, the import
+ * as written, and the folders on both sides.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+const ROOT = resolve(import.meta.dirname, '../..')
+const SCANNED = ['src', 'connectors', 'mappings']
+
+/** The shared utilities at the root of src/: anything in src/, connectors/ and mappings/ may use them; they use only each other. */
+const SHARED = ['src/errors.ts', 'src/lib.ts', 'src/logger.ts', 'src/db.ts', 'src/version.ts', 'src/zod-problems.ts', 'src/format-duration.ts']
+
+/**
+ * Each place (a folder, or the shared files), top to bottom, and what it may import besides
+ * itself (a place, or one file of a place). The README's table says the same in words.
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  'src/cli/': ['src/job/', 'src/report/', 'src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'src/sandbox/', 'src/demo/', 'connectors/', 'mappings/', 'shared'],
+  'src/job/': ['src/report/', 'src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
+  'src/report/': ['src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
+  'src/plan/': ['src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
+  'src/load/': ['src/state/', 'src/target/', 'src/model/', 'shared'],
+  'src/state/': ['src/target/', 'src/model/', 'shared'],
+  'src/target/': ['src/model/', 'shared'],
+  'src/model/': [],
+  'src/sandbox/': ['src/target/', 'shared'],
+  'src/demo/': ['shared'],
+  'connectors/': ['src/model/', 'shared'],
+  'mappings/': ['src/model/', 'src/target/schemas.ts', 'src/target/characters.ts'],
+  shared: ['shared'],
+}
+
+/** The place of a repository-relative path, or undefined when the table has no row for it. */
+function placeOf(path: string): string | undefined {
+  if (SHARED.includes(path)) return 'shared'
+  return Object.keys(ALLOWED)
+    .filter((place) => place.endsWith('/') && path.startsWith(place))
+    .sort((a, b) => b.length - a.length)[0]
+}
+
+interface Edge {
+  /** The importing file, relative to the repository. */
+  readonly from: string
+  /** The import as written. */
+  readonly specifier: string
+  /** The imported file, relative to the repository. */
+  readonly to: string
+}
+
+/** The edges that break the table, one line each. */
+function violationsOf(edges: readonly Edge[]): string[] {
+  const out: string[] = []
+  for (const e of edges) {
+    const from = placeOf(e.from)
+    const to = placeOf(e.to)
+    if (from === undefined) {
+      out.push(`${e.from}: import '${e.specifier}' from a file in no row of the table`)
+      continue
+    }
+    if (to === undefined) {
+      out.push(`${e.from}: import '${e.specifier}' → ${e.to}, which is in no row of the table`)
+      continue
+    }
+    if (from === to) continue
+    const allowed = ALLOWED[from] ?? []
+    if (allowed.includes(to) || allowed.some((a) => !a.endsWith('/') && a !== 'shared' && a === e.to)) continue
+    out.push(`${e.from}: import '${e.specifier}' goes from ${from} to ${to === 'shared' ? e.to : to}`)
+  }
+  return out
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.(c|m)?ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
+  })
+}
+
+/** Every relative import of the scanned folders. */
+function importEdges(): Edge[] {
+  return SCANNED.flatMap(sourceFiles).flatMap((from) => {
+    const text = readFileSync(join(ROOT, from), 'utf8')
+    return ts
+      .preProcessFile(text, true, true)
+      .importedFiles.map((f) => f.fileName)
+      .filter((specifier) => specifier.startsWith('.'))
+      .map((specifier) => ({ from, specifier, to: relative(ROOT, resolve(ROOT, dirname(from), specifier)).split('\\').join('/') }))
+  })
+}
+
+describe('import directions', () => {
+  const edges = importEdges()
+
+  it('reads the imports of every scanned folder', () => {
+    expect(new Set(edges.map((e) => e.from.split('/')[0]))).toEqual(new Set(SCANNED))
+  })
+
+  it('every file is in a row of the table', () => {
+    expect(SCANNED.flatMap(sourceFiles).filter((f) => placeOf(f) === undefined)).toEqual([])
+  })
+
+  it('every import goes down the table', () => {
+    expect(violationsOf(edges)).toEqual([])
+  })
+
+  it('names an upward import, a file outside the table and an import into one', () => {
+    expect(
+      violationsOf([
+        { from: 'src/load/loader.ts', specifier: '../cli/exit-codes.ts', to: 'src/cli/exit-codes.ts' },
+        { from: 'src/config.ts', specifier: './errors.ts', to: 'src/errors.ts' },
+        { from: 'src/sandbox/index.ts', specifier: '../config.ts', to: 'src/config.ts' },
+        { from: 'mappings/ids.ts', specifier: '../src/target/client.ts', to: 'src/target/client.ts' },
+        { from: 'mappings/ids.ts', specifier: '../src/target/schemas.ts', to: 'src/target/schemas.ts' },
+        { from: 'src/logger.ts', specifier: './state/index.ts', to: 'src/state/index.ts' },
+      ]),
+    ).toEqual([
+      "src/load/loader.ts: import '../cli/exit-codes.ts' goes from src/load/ to src/cli/",
+      "src/config.ts: import './errors.ts' from a file in no row of the table",
+      "src/sandbox/index.ts: import '../config.ts' → src/config.ts, which is in no row of the table",
+      "mappings/ids.ts: import '../src/target/client.ts' goes from mappings/ to src/target/",
+      "src/logger.ts: import './state/index.ts' goes from shared to src/state/",
+    ])
+  })
+
+  it('the table itself has no cycle', () => {
+    const placeOfTarget = (a: string) => (a === 'shared' ? a : (placeOf(a) ?? a))
+    const visiting = new Set<string>()
+    const done = new Set<string>()
+    const cycles: string[] = []
+    const visit = (place: string, path: string[]) => {
+      if (done.has(place)) return
+      if (visiting.has(place)) {
+        cycles.push([...path, place].join(' → '))
+        return
+      }
+      visiting.add(place)
+      for (const next of ALLOWED[place] ?? []) if (placeOfTarget(next) !== place) visit(placeOfTarget(next), [...path, place])
+      visiting.delete(place)
+      done.add(place)
+    }
+    for (const place of Object.keys(ALLOWED)) visit(place, [])
+    expect(cycles).toEqual([])
+  })
+})
