@@ -187,7 +187,9 @@ class GenericSqlSession implements SourceSession {
     }
     const members = this.#entities.get('members')
     if (members?.columns.has('joined_at')) {
-      for (const [id, t] of await this.#earliestPerGroup(members, 'group_id', 'joined_at', () => [])) entry(id).firstJoinedAt = t
+      for (const [id, t] of await this.#earliestPerGroup(members, 'group_id', 'joined_at', () => [])) {
+        entry(id).firstJoinedAt = t
+      }
     }
     options.signal?.throwIfAborted()
     const messages = this.#entities.get('messages')
@@ -216,9 +218,13 @@ class GenericSqlSession implements SourceSession {
     for (const row of r.rows) {
       try {
         const t = decodeTimestamp(timeColumn, row.t, p.query.timeFormat)
-        if (t !== undefined) earliest.set(decodeId(idColumn, row.gid, this.#conn.lossyText), t)
+        if (t !== undefined) {
+          earliest.set(decodeId(idColumn, row.gid, this.#conn.lossyText), t)
+        }
       } catch (err) {
-        if (!(err instanceof FieldProblem)) throw err
+        if (!(err instanceof FieldProblem)) {
+          throw err
+        }
       }
     }
     return earliest
