@@ -275,12 +275,17 @@ ${r.gates.length ? `<h2>CI gates</h2>${tableHtml('gates', ['expression', 'value'
 <h2>Referential problems</h2>${tableHtml('referential', ['entity', 'problem', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.referential))}
 <h2>Loaded but changed since (what changed)</h2>${tableHtml('changed', ['entity', 'field', 'count', 'sample legacy ids'], changedRows)}
 <h2>Placeholders (${n(r.placeholders.count)}, owning ${n(r.placeholders.messages)} messages)</h2>${tableHtml('placeholders', ['uid', 'legacy id', 'messages'], r.placeholders.top.map((p) => [p.uid, p.legacyId, p.messages]))}
-<h2>Id renames, joinedAt clamps, retention</h2>
+<h2>Id renames, joinedAt clamps, creation times, retention</h2>
 ${tableHtml('misc', ['what', 'count', 'samples'], [
     ['ids normalised to the platform rule', r.ids.normalised, ''],
     ['id collisions re-keyed', r.ids.collisions.count, r.ids.collisions.samples.join(', ')],
     ['member joinedAt clamped', r.joinedAt.clamped.count, r.joinedAt.clamped.samples.join(', ')],
     ['member joinedAt omitted', r.joinedAt.omitted.count, r.joinedAt.omitted.samples.join(', ')],
+    [
+      `groups without a creation time, given one${Object.keys(r.derivedCreatedAt.byRule).length ? ` (${Object.entries(r.derivedCreatedAt.byRule).map(([k, v]) => `${k} ${n(v)}`).join(', ')})` : ''}`,
+      r.derivedCreatedAt.groups.count,
+      r.derivedCreatedAt.groups.samples.join(', '),
+    ],
     [`messages beyond ${r.retention.retentionDays} days (${r.retention.oldMessages})`, r.retention.beyondRetention, ''],
   ])}
 <h2>Policy outcomes</h2>${tableHtml('outcomes', ['entity', 'policy: outcome', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.outcomes), true)}
