@@ -5,7 +5,6 @@ import { ExtrasTally } from './extras-tally.ts'
 import { GroupCreation } from './group-creation.ts'
 import { KnownRecords } from './known-records.ts'
 import { createLedgerSink } from './ledger-sink.ts'
-import { loadGroups } from './lookups.ts'
 import type { MonthCount, PlanJobOptions, PlanSink } from './plan-job.ts'
 import { emptySummary, type EntityPlanSummary } from './plan-summary.ts'
 
@@ -42,7 +41,7 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
   const groups = await sink.loadGroups()
   // A creation time the ledger holds is kept by every later run, the dry run included (whose sink
   // starts without the ledger's groups): the group may be on the platform with it already.
-  const groupCreation = new GroupCreation(sink.resumable ? groups : await loadGroups(options.store, options.jobId))
+  const groupCreation = new GroupCreation(sink.resumable ? groups : ((await sink.ledgerGroups?.()) ?? new Map()))
   const entities = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, emptySummary()])) as Record<LegacyEntity, EntityPlanSummary>
   return {
     options,
