@@ -19,7 +19,11 @@ export class GroupCreation {
   /** `planned`: the groups the ledger holds, by legacy id. */
   constructor(planned: ReadonlyMap<string, PlannedGroup | SkippedRef>) {
     const times = new Map<string, number>()
-    for (const [id, g] of planned) {if (!('skipped' in g) && g.createdAt !== undefined) {times.set(id, g.createdAt)}}
+    for (const [id, g] of planned) {
+      if (!('skipped' in g) && g.createdAt !== undefined) {
+        times.set(id, g.createdAt)
+      }
+    }
     this.#planned = times
   }
 
@@ -35,11 +39,17 @@ export class GroupCreation {
 
   /** Asks the source for the groups' earliest times when a row of this page needs them and it was not asked yet. */
   async prepare(session: SourceSession, rows: readonly SourceRow<LegacyGroup>[], signal?: AbortSignal): Promise<boolean> {
-    if (this.#activity !== undefined || !rows.some((r) => r.ok && !validTime(r.record.createdAt) && !this.#planned.has(r.record.id))) {return false}
+    if (this.#activity !== undefined || !rows.some((r) => r.ok && !validTime(r.record.createdAt) && !this.#planned.has(r.record.id))) {
+      return false
+    }
     this.#activity = session.groupActivity ? await session.groupActivity(signal ? { signal } : {}) : NONE
     let earliest: number | undefined
     for (const a of this.#activity.values()) {
-      for (const t of [a.firstJoinedAt, a.firstSentAt]) {if (t !== undefined && (earliest === undefined || t < earliest)) {earliest = t}}
+      for (const t of [a.firstJoinedAt, a.firstSentAt]) {
+        if (t !== undefined && (earliest === undefined || t < earliest)) {
+          earliest = t
+        }
+      }
     }
     this.#sourceEarliest = earliest
     return true

@@ -70,21 +70,27 @@ describe('mapGroup and mapMember with group times', () => {
   it('a group without createdAt gets the derived one, counted as a joinedAt outcome', () => {
     const r = mapGroup({ id: 'g1', name: 'General', type: 'public' }, ctxWith({ g1: { firstJoinedAt: JOIN, firstSentAt: SENT } }))
     expect(r.kind).toBe('items')
-    if (r.kind !== 'items') {return}
+    if (r.kind !== 'items') {
+      return
+    }
     expect((r.items[0]?.payload as GroupImport).createdAt).toBe(s(SENT) - 1)
     expect(r.outcomes).toContainEqual({ policy: 'joinedAt', outcome: 'createdAt-before-first-message' })
   })
 
   it("the source's createdAt is kept: nothing derived", () => {
     const r = mapGroup({ id: 'g1', name: 'General', type: 'public', createdAt: EARLIEST }, ctxWith({ g1: { firstJoinedAt: JOIN } }))
-    if (r.kind !== 'items') {throw new Error(r.kind)}
+    if (r.kind !== 'items') {
+      throw new Error(r.kind)
+    }
     expect((r.items[0]?.payload as GroupImport).createdAt).toBe(s(EARLIEST))
     expect(r.outcomes).toEqual([])
   })
 
   it('an invalid createdAt is dropped (fieldLimits) and derived', () => {
     const r = mapGroup({ id: 'g1', name: 'General', type: 'public', createdAt: Number.NaN }, ctxWith({ g1: { firstJoinedAt: JOIN } }))
-    if (r.kind !== 'items') {throw new Error(r.kind)}
+    if (r.kind !== 'items') {
+      throw new Error(r.kind)
+    }
     expect((r.items[0]?.payload as GroupImport).createdAt).toBe(s(JOIN) - 1)
     expect(r.outcomes).toEqual([
       { policy: 'fieldLimits', outcome: 'timestamp-dropped' },
@@ -94,16 +100,22 @@ describe('mapGroup and mapMember with group times', () => {
 
   it('without group times in the context (tools, tests) nothing is derived', () => {
     const r = mapGroup({ id: 'g1', name: 'General', type: 'public' }, ctxWith(undefined))
-    if (r.kind !== 'items') {throw new Error(r.kind)}
+    if (r.kind !== 'items') {
+      throw new Error(r.kind)
+    }
     expect((r.items[0]?.payload as GroupImport).createdAt).toBeUndefined()
   })
 
   it('the earliest member keeps its own joinedAt under the derived createdAt (no clamp)', () => {
     const g = mapGroup({ id: 'g1', name: 'General', type: 'public' }, ctxWith({ g1: { firstJoinedAt: JOIN } }))
-    if (g.kind !== 'items') {throw new Error(g.kind)}
+    if (g.kind !== 'items') {
+      throw new Error(g.kind)
+    }
     const planned = g.items[0]?.payload as GroupImport
     const m = mapMember({ groupId: 'g1', userId: 'u1', scope: 'participant', banned: false, joinedAt: JOIN }, ctxWith({}, { g1: planned }))
-    if (m.kind !== 'items') {throw new Error(m.kind)}
+    if (m.kind !== 'items') {
+      throw new Error(m.kind)
+    }
     expect((m.items[0]?.payload as MemberImport).joinedAt).toBe(s(JOIN))
     expect(m.outcomes).toEqual([])
   })
