@@ -10,9 +10,12 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import { Migrator, type MigrationResult } from 'kysely/migration'
 import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
+import { createBatchLedger, type BatchLedger } from './batch-ledger.ts'
 import { MIGRATIONS } from './migrations/index.ts'
+import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
 import { cursorJson, cursorValue, storableJson, storableKey, storableText, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
+import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
 /** The Postgres schema that holds every ledger table. */
 export const STATE_SCHEMA = 'chatferry'
@@ -140,6 +143,12 @@ export interface LedgerStore {
   readonly database: OpenedDatabase<StateDatabase>
   /** True when the store is the embedded PGlite database (one process only). */
   readonly embedded: boolean
+  /** The loader's batches and items: pack, claim, settle, split, release, takeover (`batch-ledger.ts`). */
+  readonly batches: BatchLedger
+  /** The apps' shared request budgets (`quota-ledger.ts`). */
+  readonly quota: QuotaLedger
+  /** The live loader processes (`worker-registry.ts`). */
+  readonly workers: WorkerRegistry
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -373,6 +382,9 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     db,
     database,
     embedded: database.embedded,
+    batches: createBatchLedger(db),
+    quota: createQuotaLedger(db),
+    workers: createWorkerRegistry(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
