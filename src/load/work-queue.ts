@@ -3,10 +3,20 @@
  * ledger's own database (schema `chatferry_boss`). pg-boss gives the lease (`expireInSeconds`),
  * the takeover of a dead worker's batch (expiry → retry), and fetching with SKIP LOCKED across
  * processes and machines. On the embedded PGlite store it runs through a `db` adapter.
+ *
+ * This is the one module that touches pg-boss's tables other than through pg-boss's API, in two
+ * places only, because pg-boss has no API for either:
+ * - {@link WorkQueue.withoutLiveJob}: which ledger batches have no live job (the orphan repair of
+ *   `src/state/batch-ledger.ts` asks it, inside its transaction): pg-boss can look jobs up one by
+ *   one, not check a set of ids against a state in one statement;
+ * - the advisory lock around pg-boss's setup in {@link startWorkQueue} (see there).
+ * Ledger transactions reach pg-boss as opaque handles ({@link LedgerTransaction}) that
+ * {@link WorkQueue.adapter} turns into pg-boss's `db` option.
  */
-import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
+import { sql } from 'kysely'
 import PgBoss from 'pg-boss'
 import type { OpenedDatabase } from '../db.ts'
+import type { LedgerTransaction } from '../state/ledger-transaction.ts'
 import type { StateDatabase } from '../state/schema.ts'
 
 /** The Postgres schema pg-boss keeps its tables in. */
@@ -22,10 +32,14 @@ export interface WorkQueue {
   readonly boss: PgBoss
   /** The pg-boss queue of this ledger job. */
   readonly name: string
-  /** A pg-boss `db` that runs inside a kysely transaction (so ledger writes and job changes commit together). */
-  adapter(trx: Transaction<StateDatabase> | Kysely<StateDatabase>): PgBoss.Db
+  /** A pg-boss `db` that runs inside a ledger transaction (so ledger writes and job changes commit together). */
+  adapter(trx: LedgerTransaction): PgBoss.Db
   /** Completes several jobs in one statement, inside `trx`. */
-  completeMany(ids: readonly string[], trx: Transaction<StateDatabase> | Kysely<StateDatabase>): Promise<void>
+  completeMany(ids: readonly string[], trx: LedgerTransaction): Promise<void>
+  /** Inserts one job per ledger batch, inside `trx` (the transaction that created the batches). */
+  enqueue(trx: LedgerTransaction, batchIds: readonly number[]): Promise<void>
+  /** Of these ledger batches, those whose job is gone or finished for good (not created, retry or active). */
+  withoutLiveJob(trx: LedgerTransaction, batchIds: readonly number[]): Promise<number[]>
   stop(): Promise<void>
 }
 
@@ -40,14 +54,16 @@ export function queueName(jobId: string): string {
   return `chatferry-load-${jobId}`
 }
 
-function kyselyAdapter(db: Transaction<StateDatabase> | Kysely<StateDatabase>): PgBoss.Db {
-  return {
-    async executeSql(text: string, values: unknown[] = []) {
-      const r = await db.executeQuery(CompiledQuery.raw(text, values))
-      return { rows: r.rows as unknown[] as any[] }
-    },
-  }
+function transactionAdapter(trx: LedgerTransaction): PgBoss.Db {
+  return { executeSql: (text: string, values: unknown[] = []) => trx.executeSql(text, values) }
 }
+
+/** The pg-boss job id of every batch, computed in SQL as {@link queueJobId} does; 'completed' and later states are final. */
+const WITHOUT_LIVE_JOB = `
+  select b.id from unnest($2::bigint[]) as b(id)
+  where not exists (select 1 from ${BOSS_SCHEMA}.job j where j.name = $1
+                    and j.id = ('00000000-0000-4000-8000-' || lpad(to_hex(b.id), 12, '0'))::uuid
+                    and j.state < 'completed')`
 
 export interface WorkQueueOptions {
   readonly jobId: string
@@ -120,7 +136,7 @@ export async function startWorkQueue(database: OpenedDatabase<StateDatabase>, op
   return {
     boss,
     name,
-    adapter: kyselyAdapter,
+    adapter: transactionAdapter,
     // pg-boss takes an id or an array of ids, then data, then options; its typings only declare
     // the array form without data, which would run outside the transaction.
     completeMany: (ids, trx) =>
@@ -129,8 +145,18 @@ export async function startWorkQueue(database: OpenedDatabase<StateDatabase>, op
         name,
         [...ids],
         {},
-        { db: kyselyAdapter(trx) },
+        { db: transactionAdapter(trx) },
       ),
+    enqueue: async (trx, batchIds) => {
+      await boss.insert(
+        batchIds.map((batchId) => ({ id: queueJobId(batchId), name, data: { jobId: options.jobId, batchId } satisfies BatchJobData })),
+        { db: transactionAdapter(trx) },
+      )
+    },
+    withoutLiveJob: async (trx, batchIds) => {
+      const r = await trx.executeSql(WITHOUT_LIVE_JOB, [name, [...batchIds]])
+      return r.rows.map((x: { id: number | string }) => Number(x.id))
+    },
     stop: () => boss.stop({ graceful: false, close: true, wait: true, timeout: 2000 }),
   }
 }
