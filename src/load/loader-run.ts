@@ -79,7 +79,7 @@ export class LoaderRun {
       )
     }
     await store.ensureJob(jobId, options.appId)
-    const queue = await startWorkQueue(store.database, {
+    const queue = await startWorkQueue(store.sessions, {
       jobId,
       leaseSeconds: settings.leaseSeconds,
       ...(options.stateUrl !== undefined ? { url: options.stateUrl } : {}),

@@ -13,11 +13,9 @@
  * Ledger transactions reach pg-boss as opaque handles ({@link LedgerTransaction}) that
  * {@link WorkQueue.adapter} turns into pg-boss's `db` option.
  */
-import { sql } from 'kysely'
 import PgBoss from 'pg-boss'
-import type { OpenedDatabase } from '../db.ts'
+import type { LedgerSessions } from '../state/ledger-sessions.ts'
 import type { LedgerTransaction } from '../state/ledger-transaction.ts'
-import type { StateDatabase } from '../state/schema.ts'
 
 /** The Postgres schema pg-boss keeps its tables in. */
 export const BOSS_SCHEMA = 'chatferry_boss'
@@ -74,41 +72,51 @@ export interface WorkQueueOptions {
   readonly onError?: (err: Error) => void
 }
 
-/** Starts pg-boss on the ledger database and makes sure the job's queue exists. */
-export async function startWorkQueue(database: OpenedDatabase<StateDatabase>, options: WorkQueueOptions): Promise<WorkQueue> {
-  const maintenanceIntervalSeconds = Math.max(1, Math.min(30, Math.floor(options.leaseSeconds / 4)))
+/** pg-boss on the ledger's database: through the embedded store's session, or its own pool by URL. */
+function createBoss(sessions: LedgerSessions, options: WorkQueueOptions): PgBoss {
   const common = {
     schema: BOSS_SCHEMA,
     supervise: true,
     schedule: false,
     migrate: true,
-    maintenanceIntervalSeconds,
+    maintenanceIntervalSeconds: Math.max(1, Math.min(30, Math.floor(options.leaseSeconds / 4))),
     monitorStateIntervalSeconds: 60,
     archiveCompletedAfterSeconds: 3600,
   }
-  let boss: PgBoss
-  if (database.pglite !== undefined) {
-    const pglite = database.pglite
-    // pg-boss runs multi-statement scripts (its migrations, locked maintenance) without
-    // parameters: those go through `exec`, everything else through `query`.
-    const db: PgBoss.Db = {
-      async executeSql(text: string, values?: unknown[]) {
-        if (values === undefined || values.length === 0) {
-          const results = await pglite.exec(text)
-          return { rows: (results.at(-1)?.rows ?? []) as any[] }
-        }
-        const r = await pglite.query(text, values)
-        return { rows: r.rows as any[] }
-      },
+  // On the embedded store pg-boss runs multi-statement scripts (its migrations, locked
+  // maintenance) without parameters: the embedded session runs those as scripts.
+  if (sessions.embedded !== undefined) return new PgBoss({ ...common, db: transactionAdapter(sessions.embedded) })
+  if (options.url === undefined) throw new Error('a work queue on a server needs its URL')
+  return new PgBoss({ ...common, connectionString: options.url, max: 4, application_name: 'chatferry' })
+}
+
+/**
+ * Starts pg-boss and creates (or updates) the queue. pg-boss's installation and queue creation (a
+ * partition per queue) deadlock when several processes start at once: one process at a time sets
+ * up, under a session-level advisory lock; pg-boss has no option for that.
+ */
+async function setUp(sessions: LedgerSessions, boss: PgBoss, queue: PgBoss.Queue & { expireInSeconds: number; retryLimit: number }): Promise<void> {
+  await sessions.withSession(async (session) => {
+    await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
+    try {
+      await boss.start()
+      const existing = await boss.getQueue(queue.name)
+      if (existing === null) await boss.createQueue(queue.name, queue)
+      else if (existing.expireInSeconds !== queue.expireInSeconds || existing.retryLimit !== queue.retryLimit) {
+        await boss.updateQueue(queue.name, queue)
+      }
+    } finally {
+      await session.executeSql(`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`)
     }
-    boss = new PgBoss({ ...common, db })
-  } else {
-    if (options.url === undefined) throw new Error('a work queue on a server needs its URL')
-    boss = new PgBoss({ ...common, connectionString: options.url, max: 4, application_name: 'chatferry' })
-  }
+  })
+}
+
+/** Starts pg-boss on the ledger database and makes sure the job's queue exists. */
+export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueueOptions): Promise<WorkQueue> {
+  const boss = createBoss(sessions, options)
   boss.on('error', (err) => options.onError?.(err))
   const name = queueName(options.jobId)
-  const queue = {
+  await setUp(sessions, boss, {
     name,
     policy: 'standard' as const,
     expireInSeconds: options.leaseSeconds,
@@ -117,21 +125,6 @@ export async function startWorkQueue(database: OpenedDatabase<StateDatabase>, op
     retryLimit: 100_000,
     retryDelay: 1,
     retryBackoff: false,
-  }
-  // pg-boss's installation and queue creation (a partition per queue) deadlock when several
-  // processes start at once: one process at a time sets up, under an advisory lock.
-  await database.db.connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`.execute(conn)
-    try {
-      await boss.start()
-      const existing = await boss.getQueue(name)
-      if (existing === null) await boss.createQueue(name, queue)
-      else if (existing.expireInSeconds !== queue.expireInSeconds || existing.retryLimit !== queue.retryLimit) {
-        await boss.updateQueue(name, queue)
-      }
-    } finally {
-      await sql`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`.execute(conn)
-    }
   })
   return {
     boss,

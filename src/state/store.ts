@@ -11,6 +11,7 @@ import { Migrator, type MigrationResult } from 'kysely/migration'
 import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { createBatchLedger, type BatchLedger } from './batch-ledger.ts'
+import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
 import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
 import { cursorJson, cursorValue, storableJson, storableKey, storableText, storableTextOrNull } from './safe-text.ts'
@@ -149,6 +150,8 @@ export interface LedgerStore {
   readonly quota: QuotaLedger
   /** The live loader processes (`worker-registry.ts`). */
   readonly workers: WorkerRegistry
+  /** Raw sessions for pg-boss, which keeps its own tables in the ledger's database (`ledger-sessions.ts`). */
+  readonly sessions: LedgerSessions
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -385,6 +388,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     batches: createBatchLedger(db),
     quota: createQuotaLedger(db),
     workers: createWorkerRegistry(db),
+    sessions: createLedgerSessions(database),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
