@@ -21,6 +21,10 @@
  *   committed it.
  * - **Crash**: a SIGKILLed process's batches come back when their pg-boss lease expires (at once
  *   when the dead process ran on this host); re-sending is safe because "already exists" = done.
+ *
+ * The parts, one file each: loader-run.ts (the run's state), dispatch-loop.ts, pack-batches.ts,
+ * claim.ts, process-batch.ts, send-batch.ts, pause-on-rate-limit.ts, result-settler.ts,
+ * settle-item-results.ts, take-over-dead-leases.ts. The SQL is in src/state (store.batches, …).
  */
 import type { Logger } from 'pino'
 import type { LedgerStore, EntityStats } from '../state/store.ts'
