@@ -27,19 +27,11 @@ export class LoaderRun {
   readonly workerId: string
   /** Batches packed ahead. */
   readonly depth: number
-  readonly counters: LoaderCounters = {
-    requests: 0,
-    rateLimited: 0,
-    itemsDone: 0,
-    itemsRejected: 0,
-    itemsRequeued: 0,
-    batchesSettled: 0,
-    batchesSplit: 0,
-    batchesReleased: 0,
-    fenced: 0,
-    startedAt: Date.now(),
-    firstRequestAt: undefined,
-  }
+  readonly counters: LoaderCounters
+
+  readonly options: LoaderOptions
+  readonly queue: WorkQueue
+  readonly budget: QuotaBudget
   /** Aborted by the caller's signal or by {@link halt}: no new request starts. */
   readonly stop = new AbortController()
   /** Why the run stops, when it stops for an error. */
@@ -52,11 +44,20 @@ export class LoaderRun {
   private timers: NodeJS.Timeout[] = []
   private runId = 0
 
-  readonly options: LoaderOptions
-  readonly queue: WorkQueue
-  readonly budget: QuotaBudget
-
-  private constructor(options: LoaderOptions, queue: WorkQueue, budget: QuotaBudget) {
+  private constructor(options: LoaderOptions, queue: WorkQueue, budget: QuotaBudget, startedAt: number) {
+    this.counters = {
+      requests: 0,
+      rateLimited: 0,
+      itemsDone: 0,
+      itemsRejected: 0,
+      itemsRequeued: 0,
+      batchesSettled: 0,
+      batchesSplit: 0,
+      batchesReleased: 0,
+      fenced: 0,
+      startedAt,
+      firstRequestAt: undefined,
+    }
     this.options = options
     this.queue = queue
     this.budget = budget
@@ -72,6 +73,7 @@ export class LoaderRun {
 
   /** Checks the settings, opens the work queue and the quota budget, registers the process and its run. */
   static async start(options: LoaderOptions): Promise<LoaderRun> {
+    const startedAt = Date.now()
     const { store, jobId, settings } = options
     if (settings.leaseSeconds * 1000 < options.timeoutMs + 3000) {
       throw new FatalLoadError(
@@ -90,7 +92,7 @@ export class LoaderRun {
       requestsPerWindow: requestsPerWindow(options.requestsPerMinute, settings.quotaWindowMs),
       windowMs: settings.quotaWindowMs,
     })
-    return new LoaderRun(options, queue, budget).register()
+    return new LoaderRun(options, queue, budget, startedAt).register()
   }
 
   private async register(): Promise<this> {
