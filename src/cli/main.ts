@@ -42,9 +42,12 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       return EXIT.USAGE
     }
     // Configuration problems found once the source is open (e.g. a generic-sql query that lacks a
-    // required column) are usage errors too: nothing was read.
-    if (err instanceof ChatferryError && err.code === 'CONFIG_INVALID') {
-      process.stderr.write(`chatferry: ${err.message} [${err.code}]\n`)
+    // required column) are usage errors too: nothing was read. So is a source that refuses the
+    // query or the login as configured (a missing table or column, bad credentials): a rerun
+    // cannot fix it.
+    if (err instanceof ChatferryError && (err.code === 'CONFIG_INVALID' || err.code === 'SOURCE_INVALID')) {
+      const fix = err.code === 'SOURCE_INVALID' ? '\n  fix source (url, credentials, entities.*.query) or the source database, then run again' : ''
+      process.stderr.write(`chatferry: ${withoutUrlPasswords(err.message)} [${err.code}]${fix}\n`)
       return EXIT.USAGE
     }
     const e = coerceError(err)
