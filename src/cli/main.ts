@@ -4,7 +4,10 @@
  */
 import { Command, CommanderError } from 'commander'
 import { ChatferryError, ConfigError, coerceError } from '../errors.ts'
+import { CliError } from './cli-error.ts'
+import { printErrorSummary } from './command-summary.ts'
 import { EXIT } from './exit-codes.ts'
+import { UsageError } from './usage-error.ts'
 import { COMMANDS } from './commands/index.ts'
 import { VERSION } from '../version.ts'
 
@@ -37,26 +40,31 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       // --help and --version end here too, with exit code 0.
       return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE
     }
-    if (err instanceof ConfigError) {
-      process.stderr.write(`chatferry: ${err.message}\n`)
-      return EXIT.USAGE
-    }
-    // Configuration problems found once the source is open (e.g. a generic-sql query that lacks a
-    // required column) are usage errors too: nothing was read. So is a source that refuses the
-    // query or the login as configured (a missing table or column, bad credentials): a rerun
-    // cannot fix it.
-    if (err instanceof ChatferryError && (err.code === 'CONFIG_INVALID' || err.code === 'SOURCE_INVALID')) {
-      const fix = err.code === 'SOURCE_INVALID' ? '\n  fix source (url, credentials, entities.*.query) or the source database, then run again' : ''
-      process.stderr.write(`chatferry: ${withoutUrlPasswords(err.message)} [${err.code}]${fix}\n`)
-      return EXIT.USAGE
-    }
-    const e = coerceError(err)
-    const code = e instanceof ChatferryError ? ` [${e.code}]` : ''
-    // Whatever a driver put in its message, a URL's password never reaches the terminal.
-    process.stderr.write(`chatferry: ${withoutUrlPasswords(e.message)}${code}\n`)
-    if (process.env.CHATFERRY_DEBUG) process.stderr.write(`${e.stack ?? ''}\n`)
-    return EXIT.ERROR
+    const { code, message } = describeFailure(err)
+    process.stderr.write(`chatferry: ${message}\n`)
+    if (process.env.CHATFERRY_DEBUG) process.stderr.write(`${coerceError(err).stack ?? ''}\n`)
+    printErrorSummary(code, message.split('\n')[0] ?? message)
+    return code
   }
+}
+
+/** The exit code of an error that ended a command, and its message (no URL password). */
+function describeFailure(err: unknown): { code: number; message: string } {
+  if (err instanceof CliError) return { code: err.exitCode, message: withoutUrlPasswords(err.message) }
+  if (err instanceof UsageError) return { code: EXIT.USAGE, message: err.problems.map((p) => p.message).join('; ') }
+  if (err instanceof ConfigError) return { code: EXIT.USAGE, message: err.message }
+  // Configuration problems found once the source is open (e.g. a generic-sql query that lacks a
+  // required column) are usage errors too: nothing was read. So is a source that refuses the
+  // query or the login as configured (a missing table or column, bad credentials): a rerun
+  // cannot fix it.
+  if (err instanceof ChatferryError && (err.code === 'CONFIG_INVALID' || err.code === 'SOURCE_INVALID')) {
+    const fix = err.code === 'SOURCE_INVALID' ? '\n  fix source (url, credentials, entities.*.query) or the source database, then run again' : ''
+    return { code: EXIT.USAGE, message: `${withoutUrlPasswords(err.message)} [${err.code}]${fix}` }
+  }
+  const e = coerceError(err)
+  const tag = e instanceof ChatferryError ? ` [${e.code}]` : ''
+  // Whatever a driver put in its message, a URL's password never reaches the terminal.
+  return { code: EXIT.ERROR, message: `${withoutUrlPasswords(e.message)}${tag}` }
 }
 
 const code = await main()

@@ -3,13 +3,13 @@ import { Option } from 'commander'
 import { DEFAULT_CONFIG_FILE } from './load-config.ts'
 
 export function configOption(): Option {
-  return new Option('-c, --config <file>', 'configuration file (or $CHATFERRY_CONFIG)').default(
+  return new Option('-c, --config <file>', "configuration file (or $CHATFERRY_CONFIG)").default(
     process.env.CHATFERRY_CONFIG ?? DEFAULT_CONFIG_FILE,
   )
 }
 
-export function jsonOption(): Option {
-  return new Option('--json', 'print machine-readable JSON instead of a table')
+export function jsonOption(description = 'print machine-readable JSON instead of a table'): Option {
+  return new Option('--json', description)
 }
 
 /** Prints an aligned text table; the CLI's only use of console output besides summaries. */

@@ -6,6 +6,7 @@ import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { runPlan } from '../../job/run-plan.ts'
 import { createLogger } from '../../logger.ts'
 import { configOption } from '../options.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 
@@ -32,7 +33,7 @@ export function registerPlanCommand(program: Command): void {
         'Exit 0: report written, every gate passed; 3: a --fail-on gate failed or the --check-target pre-flight found a problem; 1: error; 2: usage/config error.',
     )
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP.replace('; must be a job of the ledger', '; a new id starts a new job'))
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .addOption(
       new Option('--fail-on <gate>', `exit 3 when <metric>[.<entity>]<op><n> holds, e.g. rejected>0, rejected.messages>=10, hours>48 (repeatable; metrics: ${Object.keys(GATE_METRICS).join(', ')})`)

@@ -2,6 +2,8 @@ import { configOption } from '../options.ts'
 import { Option, type Command } from 'commander'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
 import { openCommandContext } from '../open-command-context.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry rejects`: the items refused for good, with their codes and reasons. */
 export function registerRejectsCommand(program: Command): void {
@@ -9,13 +11,14 @@ export function registerRejectsCommand(program: Command): void {
     .command('rejects')
     .description('list rejected items: entity, legacy id, target key, code, reason')
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP)
     .option('--code <code>', 'only items rejected with this code')
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
     .option('--json', 'print JSON (one array)')
     .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
+        await requireKnownJob(ctx)
         const rejects = await ctx.store.listRejects(ctx.jobId, {
           ...(opts.code !== undefined ? { code: opts.code } : {}),
           ...(opts.entity !== undefined ? { entity: opts.entity } : {}),

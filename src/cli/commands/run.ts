@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { runLoaderCommand } from '../run-loader-command.ts'
+import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { createLogger } from '../../logger.ts'
 import { planFromSource } from '../../job/plan-from-source.ts'
@@ -7,6 +7,9 @@ import { formatPlanSummary } from '../../plan/format-plan-summary.ts'
 import type { RunStatus } from '../../state/schema.ts'
 import { EXIT } from '../exit-codes.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
+import { requireTargetAccess } from '../target-preflight.ts'
+import { buildSummary, jsonRequested, noteSummary, printSummary, startSummary } from '../command-summary.ts'
+import { jsonOption } from '../options.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
@@ -17,32 +20,48 @@ export function registerRunCommand(program: Command): void {
       .description(
         'migrate: read the legacy source, map and plan every record into the ledger, then load at the quota.\n' +
           'Rerun the same command after any failure: it resumes from the ledger.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error or by SIGINT/SIGTERM (rerun resumes); 2: usage/config error.',
+          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an outage of the source or the platform, or by\n' +
+          'SIGINT/SIGTERM (rerun resumes); 2: usage/config error, the platform refused the API key (checked before the source is read),\n' +
+          'or the source refused the configured queries (missing table or column, bad credentials).',
       )
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)'),
-  ).action(async (opts: LoaderFlags & { delta?: boolean }) => {
-    const logger = createLogger()
-    process.exitCode = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
-      const ctx = await openCommandContext(loaderContextOptions(opts))
-      try {
-        // The run row references the job: a first run on a fresh ledger must create the job first.
-        await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
-        const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
-        let code: number = EXIT.ERROR
+  )
+    .addOption(jsonOption('print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr'))
+    .action(async (opts: LoaderFlags & { delta?: boolean }) => {
+      startSummary('run', opts.json === true)
+      const logger = createLogger()
+      process.exitCode = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
+        const ctx = await openCommandContext(loaderContextOptions(opts))
         try {
-          const summary = await planFromSource(ctx, { mode: opts.delta ? 'delta' : 'full', logger, signal: stopper.signal })
-          process.stdout.write(formatPlanSummary(summary))
-          await ctx.store.heartbeatRun(runId, { plan: summary })
-          code = await runLoaderCommand(ctx, 'load', logger, stopper)
-          return code
+          noteSummary({ jobId: ctx.jobId })
+          // Before any source read: a key the platform refuses would otherwise be found only
+          // after the whole extraction.
+          await requireTargetAccess(ctx, logger, stopper.signal)
+          // The run row references the job: a first run on a fresh ledger must create the job first.
+          await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
+          const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
+          noteSummary({ runId })
+          let code: number = EXIT.ERROR
+          let failure: string | undefined
+          try {
+            const summary = await planFromSource(ctx, { mode: opts.delta ? 'delta' : 'full', logger, signal: stopper.signal })
+            ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
+            await ctx.store.heartbeatRun(runId, { plan: summary })
+            const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
+            code = loaded.code
+            printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: loaded.outcome.stats }))
+            return code
+          } catch (err) {
+            failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
+            throw err
+          } finally {
+            await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined), undefined, failure)
+          }
         } finally {
-          await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined))
+          await ctx.close()
         }
-      } finally {
-        await ctx.close()
-      }
+      })
     })
-  })
 }
 
 /** The run row's status: a signal's stop wins over whatever the interrupted phase returned. */

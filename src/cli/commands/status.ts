@@ -1,6 +1,8 @@
 import { configOption } from '../options.ts'
 import type { Command } from 'commander'
 import { openCommandContext } from '../open-command-context.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
@@ -9,11 +11,12 @@ export function registerStatusCommand(program: Command): void {
     .command('status')
     .description('per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, requests, 429s, rate vs quota, ETA at quota')
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP)
     .option('--json', 'print JSON')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
+        await requireKnownJob(ctx)
         const { quota } = ctx.config.target
         const report = buildReport(await ctx.store.entityStats(ctx.jobId), quota)
         const runs = await ctx.store.listRuns(ctx.jobId, 5)

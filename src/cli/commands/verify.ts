@@ -1,5 +1,7 @@
 import type { Command } from 'commander'
 import { openCommandContext } from '../open-command-context.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 import { UsageError } from '../usage-error.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
@@ -30,7 +32,7 @@ export function registerVerifyCommand(program: Command): void {
         'Exit 0: no unexplained mismatch; 3: unexplained mismatches (listed with legacy id and target key); 1: error; 2: usage/config error.',
     )
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP)
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .option('--sample <n>', 'messages compared field by field', String(DEFAULT_SAMPLE))
     .option('--chat-rpm <n>', `chat reads per minute (default ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
@@ -43,6 +45,7 @@ export function registerVerifyCommand(program: Command): void {
       process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
         const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         try {
+          await requireKnownJob(ctx)
           const result = await runVerify(ctx, {
             signal: stopper.signal,
             sample,

@@ -5,6 +5,8 @@ import { runLoaderCommand } from '../run-loader-command.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { runStoppable } from '../signals.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { requireTargetAccess } from '../target-preflight.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
 
 /** `chatferry worker`: serves the job's load queue until stopped (SIGINT/SIGTERM); run as many as you like. */
@@ -28,6 +30,9 @@ export function registerWorkerCommand(program: Command): void {
           if (ctx.store.embedded) {
             throw new UsageError('workers need a shared Postgres ledger: set state.url in the configuration (the embedded store serves one process)')
           }
+          // A job that exists but has no items yet is fine: a `run` may be planning it right now.
+          await requireKnownJob(ctx, { nothingPlanned: true })
+          await requireTargetAccess(ctx, logger, stopper.signal)
           return await runLoaderCommand(ctx, 'worker', logger, stopper)
         } finally {
           await ctx.close()
