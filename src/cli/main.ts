@@ -7,6 +7,7 @@ import { ChatferryError, ConfigError, coerceError } from '../errors.ts'
 import { CliError } from './cli-error.ts'
 import { printErrorSummary } from './command-summary.ts'
 import { EXIT } from './exit-codes.ts'
+import { callerDirectory } from './load-config.ts'
 import { UsageError } from './usage-error.ts'
 import { COMMANDS } from './commands/index.ts'
 import { VERSION } from '../version.ts'
@@ -31,6 +32,10 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  // `npm run chatferry -- …` runs in the package root: work in the caller's directory instead, so
+  // relative paths (--config, --out, --dir, state.dir) mean what they mean in the caller's shell.
+  const caller = callerDirectory()
+  if (caller !== process.cwd()) process.chdir(caller)
   const program = buildProgram()
   try {
     await program.parseAsync([...argv])

@@ -3,7 +3,7 @@ import { Option } from 'commander'
 import { DEFAULT_CONFIG_FILE } from './load-config.ts'
 
 export function configOption(): Option {
-  return new Option('-c, --config <file>', "configuration file (or $CHATFERRY_CONFIG)").default(
+  return new Option('-c, --config <file>', "configuration file, relative to the caller's directory (or $CHATFERRY_CONFIG)").default(
     process.env.CHATFERRY_CONFIG ?? DEFAULT_CONFIG_FILE,
   )
 }

@@ -11,7 +11,7 @@ export function registerConfigCommand(program: Command): void {
     .description('validate the configuration file (no network, no database) and print it resolved, secrets hidden')
     .addOption(configOption())
     .action((opts: { config: string }) => {
-      const { file: _file, ...shown } = loadConfig(opts.config)
-      process.stdout.write(`${opts.config}: valid\n${JSON.stringify(withoutSecrets(shown), null, 2)}\n`)
+      const { file, ...shown } = loadConfig(opts.config)
+      process.stdout.write(`${file}: valid\n${JSON.stringify(withoutSecrets(shown), null, 2)}\n`)
     })
 }
