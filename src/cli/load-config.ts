@@ -34,8 +34,8 @@ export function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.Proce
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     const reason = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : (err as Error).message
-    const given = file === path ? '' : ` (--config ${file}, relative to ${callerDirectory(env)})`
-    throw new ConfigError(path, [{ path: '', message: `${reason}${given}; pass --config FILE or set $CHATFERRY_CONFIG` }])
+    const given = file === path ? '' : `; --config ${file} is taken relative to ${callerDirectory(env)}, the directory the command was run in`
+    throw new ConfigError(path, [{ path: '', message: `${reason} (pass --config FILE)${given}` }])
   }
   return parseConfig(text, path, env)
 }
