@@ -1,35 +1,23 @@
 /**
  * The `chatferry` command line. Each command lives in `src/cli/commands/<name>.ts` and exports a
- * `register…Command(program)` function; this file wires them up and maps errors to exit codes.
+ * `register…Command(program)` function; program.ts wires them up, this file runs the program and
+ * maps errors to exit codes.
  */
-import { Command, CommanderError } from 'commander'
+import { CommanderError } from 'commander'
 import { ChatferryError, ConfigError, coerceError } from '../errors.ts'
 import { CliError } from './cli-error.ts'
 import { printErrorSummary } from './command-summary.ts'
 import { EXIT } from './exit-codes.ts'
 import { callerDirectory } from './load-config.ts'
 import { UsageError } from './usage-error.ts'
-import { COMMANDS } from './commands/index.ts'
-import { VERSION } from '../version.ts'
+import { buildProgram } from './program.ts'
 
 /** `scheme://user:password@` → `scheme://user:***@` anywhere in a text. */
 function withoutUrlPasswords(text: string): string {
   return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s/]*@/gi, '$1:***@')
 }
 
-export function buildProgram(): Command {
-  const program = new Command()
-    .name('chatferry')
-    .description(
-      "Move a legacy chat system's history into a hosted chat platform through its data-import\n" +
-        'interface: resumably, at the platform quota, with a per-item ledger.',
-    )
-    .version(VERSION, '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride()
-  for (const register of COMMANDS) register(program)
-  return program
-}
+export { buildProgram }
 
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   // `npm run chatferry -- …` runs in the package root: work in the caller's directory instead, so

@@ -3,9 +3,9 @@ import { Option } from 'commander'
 import { DEFAULT_CONFIG_FILE } from './load-config.ts'
 
 export function configOption(): Option {
-  return new Option('-c, --config <file>', "configuration file, relative to the caller's directory (or $CHATFERRY_CONFIG)").default(
-    process.env.CHATFERRY_CONFIG ?? DEFAULT_CONFIG_FILE,
-  )
+  return new Option('-c, --config <file>', 'configuration file, relative to the directory the command is run in')
+    .env('CHATFERRY_CONFIG')
+    .default(DEFAULT_CONFIG_FILE)
 }
 
 export function jsonOption(description = 'print machine-readable JSON instead of a table'): Option {

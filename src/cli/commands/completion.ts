@@ -4,6 +4,7 @@
  * zsh uses the same function through `bashcompinit`.
  */
 import { Argument, type Command, type Option } from 'commander'
+import { withHelp } from '../help.ts'
 
 /** Options whose value is a path: the shell completes file names after them. */
 const PATH_OPTIONS = new Set(['--config', '-c', '--out', '--dir'])
@@ -96,15 +97,19 @@ ${bashCompletionScript(program).split('\n').filter((l) => !l.startsWith('#')).jo
 
 /** `chatferry completion bash|zsh`. */
 export function registerCompletionCommand(program: Command): void {
-  program
+  const completion = program
     .command('completion')
-    .description('print a shell completion script (commands, options and their choices) for bash or zsh')
+    .summary('print a shell completion script for bash or zsh')
+    .description('Print a shell completion script (commands, options and their choices) for bash or zsh, generated from the commands themselves.')
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh']))
-    .addHelpText(
-      'after',
-      `\nExamples:\n  $ source <(chatferry completion bash)                    # this shell only\n  $ chatferry completion bash > ~/.local/share/bash-completion/completions/chatferry\n  $ echo 'source <(chatferry completion zsh)' >> ~/.zshrc`,
-    )
-    .action((shell: 'bash' | 'zsh') => {
+  withHelp(completion, {
+    exits: [[0, 'printed'], [2, 'another shell']],
+    examples: [
+      ['completion bash > /etc/bash_completion.d/chatferry', 'bash, for every new shell (or: source <(chatferry completion bash))'],
+      ["completion zsh > \"${fpath[1]}/_chatferry\"", 'zsh (or: source <(chatferry completion zsh) in ~/.zshrc)'],
+    ],
+  })
+  completion.action((shell: 'bash' | 'zsh') => {
       process.stdout.write(shell === 'bash' ? bashCompletionScript(program) : zshCompletionScript(program))
     })
 }

@@ -1,4 +1,5 @@
 import { configOption, jsonOption } from '../options.ts'
+import { EXITS, withHelp } from '../help.ts'
 import { Command, Option } from 'commander'
 import { openCommandContext } from '../open-command-context.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
@@ -14,16 +15,19 @@ const int = (v: string) => {
   return n
 }
 
-export const JOB_OPTION_HELP = 'ledger job id (default: $CHATFERRY_JOB_ID, then job.id, then the target app id); must be a job of the ledger'
+export const JOB_OPTION_HELP = 'ledger job id; must be a job of the ledger (default: $CHATFERRY_JOB_ID, else job.id, else the target app id)'
+
+/** `--job` of the commands that create their job (`run`, `plan`). */
+export const NEW_JOB_OPTION_HELP = 'ledger job id; a new id starts a new job (default: $CHATFERRY_JOB_ID, else job.id, else the target app id)'
 
 /** Flags shared by `load`, `run` and `worker`. */
-export function addLoaderOptions(cmd: Command): Command {
+export function addLoaderOptions(cmd: Command, jobHelp: string = JOB_OPTION_HELP): Command {
   return cmd
     .addOption(configOption())
-    .option('--job <id>', JOB_OPTION_HELP)
-    .addOption(new Option('--concurrency <n>', 'batches in flight per process (default: $CHATFERRY_LOAD_CONCURRENCY, then 4)').argParser(int))
+    .option('--job <id>', jobHelp)
+    .addOption(new Option('--concurrency <n>', 'batches in flight per process (default: $CHATFERRY_LOAD_CONCURRENCY, else load.concurrency, else 4)').argParser(int))
     .addOption(
-      new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (default: $CHATFERRY_LOAD_LEASE_SECONDS, then 120)').argParser(int),
+      new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (default: $CHATFERRY_LOAD_LEASE_SECONDS, else load.leaseSeconds, else 120)').argParser(int),
     )
 }
 
@@ -48,15 +52,29 @@ export function loaderContextOptions(opts: LoaderFlags) {
 
 /** `chatferry load`: drains the ledger into the platform (the part of `run` after planning). */
 export function registerLoadCommand(program: Command): void {
-  addLoaderOptions(
+  const load = addLoaderOptions(
     program
       .command('load')
+      .summary('only the loading half: send the planned items at the quota')
       .description(
-        'send every planned item of the job to the platform at the quota; resumes where any earlier run stopped.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an outage or by SIGINT/SIGTERM (rerun resumes);\n' +
-          '2: usage/config error, unknown job, nothing planned (run `chatferry run` first), or the platform refused the API key.',
+        'Send every planned item of the job to the platform at the quota; resumes where any earlier run stopped. ' +
+          'Ends with a summary (one JSON object on stdout with --json).',
       ),
   )
+  withHelp(load, {
+    exits: [
+      [0, 'every item done, or skipped by policy (also when nothing was left to send)'],
+      [3, 'finished, some items rejected: chatferry rejects'],
+      [1, 'stopped by an outage of the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes'],
+      [2, 'usage or configuration error; unknown job; nothing planned (the job has no items: run `chatferry run` first); the platform refused the API key'],
+    ],
+    examples: [
+      ['load', 'drain the job of ./chatferry.yaml'],
+      ['load --job acme-chat --json', 'another job of the ledger; one JSON summary on stdout'],
+      ['retry-rejected --code ERR_UID_NOT_FOUND && chatferry load', 'send the items rejected for that code again, after a fix'],
+    ],
+  })
+  load
     .addOption(jsonOption('print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); logs stay on stderr'))
     .action(async (opts: LoaderFlags) => {
       startSummary('load', opts.json === true)

@@ -1,4 +1,5 @@
 import { configOption } from '../options.ts'
+import { EXITS, withHelp } from '../help.ts'
 import { Option, type Command } from 'commander'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
 import { openCommandContext } from '../open-command-context.ts'
@@ -7,9 +8,19 @@ import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry rejects`: the items refused for good, with their codes and reasons. */
 export function registerRejectsCommand(program: Command): void {
-  program
+  const rejects = program
     .command('rejects')
-    .description('list rejected items: entity, legacy id, target key, code, reason')
+    .summary('list rejected items with their codes and reasons')
+    .description('List rejected items: entity, legacy id, target key, code, reason; then the count per code.')
+  withHelp(rejects, {
+    exits: [[0, 'listed (also when there are none)'], [1, 'the ledger could not be read'], [2, 'usage or configuration error, unknown job']],
+    examples: [
+      ['rejects', 'every rejected item of the job'],
+      ['rejects --entity messages --code ERR_UID_NOT_FOUND', 'only those messages'],
+      ['rejects --json > rejects.json', 'as one JSON array'],
+    ],
+  })
+  rejects
     .addOption(configOption())
     .option('--job <id>', JOB_OPTION_HELP)
     .option('--code <code>', 'only items rejected with this code')

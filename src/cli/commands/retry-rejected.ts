@@ -1,4 +1,5 @@
 import { configOption, jsonOption } from '../options.ts'
+import { EXITS, withHelp } from '../help.ts'
 import { buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
 import { INVOCATION } from '../../version.ts'
@@ -10,9 +11,18 @@ import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry retry-rejected`: plans rejected items again, e.g. after fixing their cause. */
 export function registerRetryRejectedCommand(program: Command): void {
-  program
+  const retry = program
     .command('retry-rejected')
-    .description('plan rejected items again (all, or one code); the next load/run sends them')
+    .summary('plan rejected items again after a fix; the next load sends them')
+    .description('Plan rejected items again (all, or those of one code or entity), e.g. after fixing their cause; the next load or run sends them.')
+  withHelp(retry, {
+    exits: [[0, 'planned again (also when there were none)'], [1, 'the ledger could not be written'], [2, 'usage or configuration error, unknown job']],
+    examples: [
+      ['retry-rejected --code ERR_UID_NOT_FOUND', 'only the items rejected with that code'],
+      ['retry-rejected --entity members --json', 'all rejected members; one JSON summary with the count'],
+    ],
+  })
+  retry
     .addOption(configOption())
     .option('--job <id>', JOB_OPTION_HELP)
     .option('--code <code>', 'only items rejected with this code')

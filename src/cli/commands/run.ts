@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { EXITS, withHelp } from '../help.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { createLogger } from '../../logger.ts'
@@ -10,22 +11,37 @@ import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { buildSummary, jsonRequested, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 import { jsonOption } from '../options.ts'
-import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
+import { NEW_JOB_OPTION_HELP, addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
 export function registerRunCommand(program: Command): void {
-  addLoaderOptions(
+  const run = addLoaderOptions(
     program
       .command('run')
+      .summary('migrate: extract, map, plan into the ledger, load at the quota; resumable')
       .description(
-        'migrate: read the legacy source, map and plan every record into the ledger, then load at the quota.\n' +
-          'Rerun the same command after any failure: it resumes from the ledger.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an outage of the source or the platform, or by\n' +
-          'SIGINT/SIGTERM (rerun resumes); 2: usage/config error, the platform refused the API key (checked before the source is read),\n' +
-          'or the source refused the configured queries (missing table or column, bad credentials).',
+        'Migrate: check that the platform takes the API key, read the legacy source, map and plan every record into the ' +
+          'ledger, then load at the quota. Rerun the same command after any failure: it resumes from the ledger. ' +
+          'Creates the job on its first run. Ends with a summary (one JSON object on stdout with --json).',
       )
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)'),
+    NEW_JOB_OPTION_HELP,
   )
+  withHelp(run, {
+    exits: [
+      [0, 'every item done, or skipped by policy'],
+      [3, 'finished, some items rejected: chatferry rejects'],
+      [1, 'stopped by an outage of the source or the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes'],
+      [2, 'nothing a rerun can fix: usage or configuration error; the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)'],
+    ],
+    examples: [
+      ['run', 'migrate with ./chatferry.yaml, resuming where the last run stopped'],
+      ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
+      ['run --delta', 'catch up on rows added or changed since the last completed read'],
+      ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
+    ],
+  })
+  run
     .addOption(jsonOption('print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr'))
     .action(async (opts: LoaderFlags & { delta?: boolean }) => {
       startSummary('run', opts.json === true)

@@ -1,5 +1,6 @@
 /** `chatferry sandbox`: the local emulator of the target platform (see src/sandbox/README.md). */
 import { InvalidArgumentError, Option, type Command } from 'commander'
+import { EXITS, withHelp } from '../help.ts'
 import { ConfigError } from '../../errors.ts'
 import { REGIONS, type Region } from '../../target/config.ts'
 import { isPlatformId } from '../../target/schemas.ts'
@@ -53,40 +54,49 @@ function collectApp(value: string, previous: CreateAppInput[]): CreateAppInput[]
  * `chatferry sandbox`: runs the local emulator of the target platform until SIGINT/SIGTERM.
  */
 export function registerSandboxCommand(program: Command): void {
-  program
+  const sandbox = program
     .command('sandbox')
+    .summary('run a local emulator of the target platform')
     .description(
-      'run a local emulator of the target platform (management, chat and data-import interfaces) for demos and tests;\n' +
-        'app interfaces are at http://HOST:PORT/apps/<appId>/v3, the management interface at http://HOST:PORT',
+      'Run a local emulator of the target platform (management, chat and data-import interfaces) for demos and tests, ' +
+        'until SIGINT/SIGTERM. App interfaces are at http://HOST:PORT/apps/<appId>/v3, the management interface at http://HOST:PORT.',
     )
+  withHelp(sandbox, {
+    exits: [[0, 'stopped by SIGINT/SIGTERM'], [1, 'could not start (port in use, database unreachable)'], EXITS.usage],
+    examples: [
+      ['sandbox --app rehearsal:some-key', 'one app; point target.baseUrl at http://127.0.0.1:4010/apps/rehearsal/v3'],
+      ['sandbox --port 0 --dir .sandbox --requests-per-minute 600', 'a free port, data kept in .sandbox, a faster quota'],
+    ],
+  })
+  sandbox
     .addOption(new Option('--port <n>', 'port to listen on (0 picks a free one)').argParser(integer('--port', 0, 65535)).default(DEFAULT_SANDBOX_PORT))
     .addOption(
-      new Option('--host <address>', `interface to listen on (default ${DEFAULT_SANDBOX_HOST}); a non-loopback address exposes the sandbox to the network`),
+      new Option('--host <address>', `interface to listen on; a non-loopback address exposes the sandbox to the network (default: ${DEFAULT_SANDBOX_HOST})`),
     )
     .addOption(new Option('--state <url>', 'keep the sandbox data in this Postgres database (postgres://…), schema "sandbox"').conflicts('dir'))
     .addOption(new Option('--dir <path>', 'keep the sandbox data in an embedded database in this directory (default: in memory, lost on exit)'))
     .addOption(
-      new Option('--mgmt-key <key>', 'key header of the management interface (defaults to $CHATFERRY_SANDBOX_MGMT_KEY, then sandbox-key)'),
+      new Option('--mgmt-key <key>', 'key header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_KEY, else sandbox-key)'),
     )
     .addOption(
-      new Option('--mgmt-secret <secret>', 'secret header of the management interface (defaults to $CHATFERRY_SANDBOX_MGMT_SECRET, then sandbox-secret)'),
+      new Option('--mgmt-secret <secret>', 'secret header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_SECRET, else sandbox-secret)'),
     )
     .addOption(
-      new Option('--app <id:apikey[:region]>', 'create an app with this id and fullAccess API key at start (repeatable; region defaults to us)')
+      new Option('--app <id:apikey[:region]>', 'create an app with this id and fullAccess API key at start; repeatable; the region is us unless given')
         .argParser(collectApp)
         .default([], 'none'),
     )
     .addOption(
-      new Option('--requests-per-minute <n>', 'data-import requests per app per minute (default 60, the documented limit)').argParser(
+      new Option('--requests-per-minute <n>', 'data-import requests per app per minute (default: 60, the documented limit)').argParser(
         integer('--requests-per-minute', 1, 1_000_000),
       ),
     )
     .addOption(
-      new Option('--retention-days <n>', 'refuse messages older than this many days (default 183, about the documented 6 months)').argParser(
+      new Option('--retention-days <n>', 'refuse messages older than this many days (default: 183, about the documented 6 months)').argParser(
         integer('--retention-days', 0, 100_000),
       ),
     )
-    .addOption(new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default off)'))
+    .addOption(new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default: off)'))
     .action(async (opts: SandboxCommandOptions) => {
       if (opts.state !== undefined && !/^postgres(ql)?:\/\//.test(opts.state)) {
         throw new ConfigError('--state', [{ path: 'state', message: `must be a postgres:// or postgresql:// URL, got ${redactUrl(opts.state)}` }])

@@ -1,4 +1,5 @@
 import { configOption } from '../options.ts'
+import { EXITS, withHelp } from '../help.ts'
 import type { Command } from 'commander'
 import { openCommandContext } from '../open-command-context.ts'
 import { requireKnownJob } from '../job-guard.ts'
@@ -7,12 +8,24 @@ import { buildReport, formatStatusTable } from '../../load/progress.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
 export function registerStatusCommand(program: Command): void {
-  program
+  const status = program
     .command('status')
-    .description('per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, requests, 429s, rate vs quota, ETA at quota')
+    .summary('where the job stands, per entity')
+    .description(
+      'Where the job stands, per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, ' +
+        'requests, 429s, rate vs quota, ETA at quota; and the last run.',
+    )
+  withHelp(status, {
+    exits: [[0, 'printed'], [1, 'the ledger could not be read'], [2, 'usage or configuration error, unknown job']],
+    examples: [
+      ['status', 'the job of ./chatferry.yaml'],
+      ['status --job acme-chat --json', 'another job of the ledger, as JSON'],
+    ],
+  })
+  status
     .addOption(configOption())
     .option('--job <id>', JOB_OPTION_HELP)
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON: jobId, appId, quota, entities, the last runs')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
