@@ -33,6 +33,9 @@ export interface CommandSummary {
   error?: string
 }
 
+/** The commands that end with a summary (and take `--json` for it). */
+export const SUMMARY_COMMANDS: readonly string[] = ['run', 'load', 'retry-rejected']
+
 let pending: { command: string; startedAt: number; json: boolean; jobId?: string; runId?: number; printed: boolean } | undefined
 
 /** Called first by a summarising command; main.ts then prints a JSON object for an error too. */

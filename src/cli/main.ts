@@ -6,7 +6,7 @@
 import { CommanderError } from 'commander'
 import { ChatferryError, ConfigError, coerceError } from '../errors.ts'
 import { CliError } from './cli-error.ts'
-import { printErrorSummary } from './command-summary.ts'
+import { printErrorSummary, startSummary, SUMMARY_COMMANDS } from './command-summary.ts'
 import { EXIT } from './exit-codes.ts'
 import { callerDirectory } from './load-config.ts'
 import { UsageError } from './usage-error.ts'
@@ -31,12 +31,19 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
-      return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE
+      if (err.exitCode === 0) return EXIT.OK
+      // A usage error of a summarising command asked for --json: its one object still comes.
+      const command = argv.slice(2).find((a) => !a.startsWith('-'))
+      if (command !== undefined && SUMMARY_COMMANDS.includes(command) && argv.includes('--json')) {
+        startSummary(command, true)
+        printErrorSummary(EXIT.USAGE, err.message.replace(/^error: /, ''))
+      }
+      return EXIT.USAGE
     }
     const { code, message } = describeFailure(err)
     process.stderr.write(`chatferry: ${message}\n`)
     if (process.env.CHATFERRY_DEBUG) process.stderr.write(`${coerceError(err).stack ?? ''}\n`)
-    printErrorSummary(code, message.split('\n')[0] ?? message)
+    printErrorSummary(code, message)
     return code
   }
 }

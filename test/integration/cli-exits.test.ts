@@ -313,6 +313,21 @@ function alive(pid: number): boolean {
   }
 }
 
+describe('usage errors with --json', () => {
+  it('a bad flag value is exit 2 (not 1), and --json still prints its one object', async () => {
+    for (const command of ['run', 'load']) {
+      const r = await runCli([command, '--json', '--concurrency', 'x']).done
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toMatch(/option '--concurrency <n>' argument 'x' is invalid\. expected an integer, got x/)
+      expect(oneJsonObject(r.stdout)).toMatchObject({ command, status: 'usage-error', exitCode: 2, jobId: null, runId: null })
+    }
+    const missing = await runCli(['retry-rejected', '--json', '-c', join(tmpdir(), 'cf-no-such-dir', 'chatferry.yaml')]).done
+    expect(missing.code).toBe(2)
+    expect(oneJsonObject(missing.stdout)).toMatchObject({ command: 'retry-rejected', status: 'usage-error', exitCode: 2 })
+    expect(String(oneJsonObject(missing.stdout).error)).toContain('cf-no-such-dir/chatferry.yaml: 1 problem in the configuration')
+  })
+})
+
 describe('completion', () => {
   it('bash: sourcing the script registers chatferry; completing the first word lists the commands, then their options', () => {
     const script = spawnSync(process.execPath, [CLI, 'completion', 'bash'], { encoding: 'utf8' })

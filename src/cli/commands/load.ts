@@ -1,6 +1,6 @@
 import { configOption, jsonOption } from '../options.ts'
 import { EXITS, withHelp } from '../help.ts'
-import { Command, Option } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { openCommandContext } from '../open-command-context.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { createLogger } from '../../logger.ts'
@@ -9,9 +9,10 @@ import { nothingPlanned, requireKnownJob } from '../job-guard.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 
+// InvalidArgumentError: commander reports it as a usage error (exit 2), naming the flag.
 const int = (v: string) => {
   const n = Number(v)
-  if (!Number.isInteger(n)) throw new Error(`expected an integer, got ${v}`)
+  if (!Number.isInteger(n)) throw new InvalidArgumentError(`expected an integer, got ${v}`)
   return n
 }
 
