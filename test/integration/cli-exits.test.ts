@@ -11,11 +11,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { CLI, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
+import { createMysqlTestDatabase } from '../helpers/mysql.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 import { recordOutput, testSecret } from '../helpers/secrets.ts'
@@ -203,6 +204,45 @@ describe('run', () => {
     expect(await runsOf(state.url, app.id)).toMatchObject([{ mode: 'run', status: 'failed' }])
     await tsb.sandbox.whenIdle()
     expect(await tsb.sandbox.requests(app.id)).toHaveLength(0)
+  }, 60_000)
+
+  for (const engine of ['mysql', 'sqlite'] as const) {
+    it.skipIf(engine === 'mysql' && inject('mysqlUrl') === undefined)(`a missing table on ${engine === 'mysql' ? 'MariaDB' : 'SQLite'}: exit 2 SOURCE_INVALID too`, async () => {
+      let url: string
+      if (engine === 'mysql') {
+        const db = await createMysqlTestDatabase('cf_exit_tbl')
+        dbs.push(db)
+        url = db.url
+      } else {
+        url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'cf-exit-sqlite-')), 'legacy.db')}`
+      }
+      await loadGenericSqlFixture(engine, url)
+      const state = await freshDb('cf_exit_tbl_state')
+      const app = await tsb.app({ requestsPerMinute: 6000 })
+      const good = genericSourceConfig(url)
+      const broken = { ...good, entities: { ...good.entities, users: { ...good.entities!.users!, query: good.entities!.users!.query.replace(/FROM people/, 'FROM peeople') } } }
+      const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: broken as unknown as Record<string, unknown> })
+      const r = await runCli(['run', '--config', cfg]).done
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toMatch(engine === 'mysql' ? /Table '[^']*peeople' doesn't exist \[SOURCE_INVALID\]/ : /no such table: peeople \[SOURCE_INVALID\]/)
+      expect(await ledgerRows(state.url)).toMatchObject({ items: 0 })
+    }, 60_000)
+  }
+
+  it('an unknown source database: exit 2 SOURCE_INVALID; an unreachable one stays exit 1 (rerun)', async () => {
+    const state = await freshDb('cf_exit_nodb_state')
+    const app = await tsb.app({ requestsPerMinute: 6000 })
+    const url = new URL(state.url)
+    url.pathname = '/cf_exit_no_such_database'
+    const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: genericSourceConfig(url.toString()) as unknown as Record<string, unknown> })
+    const r = await runCli(['run', '--config', cfg]).done
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/database "cf_exit_no_such_database" does not exist \[SOURCE_INVALID\]/)
+    url.port = '9'
+    const cfg2 = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: { ...genericSourceConfig(url.toString()), connectTimeoutMs: 2000 } as unknown as Record<string, unknown> })
+    const r2 = await runCli(['run', '--config', cfg2]).done
+    expect(r2.code, r2.stderr).toBe(1)
+    expect(r2.stderr).toMatch(/\[SOURCE_UNAVAILABLE\]/)
   }, 60_000)
 
   it('--json: exactly one summary object on stdout, the plan summary on stderr; without it, a human summary at the end', async () => {
