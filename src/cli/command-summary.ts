@@ -94,7 +94,9 @@ export function formatSummary(s: CommandSummary): string {
         ? `finished with ${n(rejected)} rejected item(s): see \`chatferry rejects\`, fix the cause, \`chatferry retry-rejected\`, then load again`
         : s.status === 'interrupted'
           ? `interrupted: run the same command again to resume`
-          : `failed${s.error ? `: ${s.error}` : ''}; run the same command again to resume`
+          : s.status === 'usage-error'
+            ? `${s.error ?? 'usage or configuration error'}; fix it first, a rerun fails the same way`
+            : `failed${s.error ? `: ${s.error}` : ''}; run the same command again to resume`
   const lines = [`${s.command} ${s.status} in ${formatDuration(s.durationMs / 1000)} (exit ${s.exitCode}, job ${s.jobId ?? '-'}, run ${s.runId ?? '-'}): ${head}`]
   for (const [entity, e] of rows) {
     lines.push(

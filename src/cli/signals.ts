@@ -43,6 +43,9 @@ export function stopOnSignals(logger: Logger, finishing: string): Stopper {
     },
   }
   const stopWatching = watchParent((why) => {
+    // Whoever read our output may be gone with the parent: a write to a closed pipe must not
+    // crash the orderly stop (Node reports EPIPE as an 'error' event on the stream).
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {})
     logger.warn({ why }, `${why}: nobody is waiting for this process any more; treating it as SIGTERM`)
     onSignal('SIGTERM')
   })

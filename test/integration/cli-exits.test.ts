@@ -304,8 +304,14 @@ describe('--config is relative to the caller', () => {
 })
 
 describe('no orphan', () => {
-  for (const kill of ['SIGKILL', 'SIGTERM'] as const) {
-    it(`${kill} to npm run chatferry -- load: the node process stops within seconds and the run is interrupted`, async () => {
+  const cases = [
+    { kill: 'SIGKILL', closePipes: false },
+    { kill: 'SIGTERM', closePipes: false },
+    // The reader of its output is gone too: writing to the closed pipes must not crash the stop.
+    { kill: 'SIGKILL', closePipes: true },
+  ] as const
+  for (const { kill, closePipes } of cases) {
+    it(`${kill} to npm run chatferry -- load${closePipes ? ', its output pipes closed' : ''}: the node process stops within seconds and the run is interrupted`, async () => {
       const state = await freshDb('cf_exit_orphan')
       const app = await tsb.app({ requestsPerMinute: 30 })
       const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 30 })
@@ -331,6 +337,10 @@ describe('no orphan', () => {
       expect(pid).toBeGreaterThan(0)
       expect(pid).not.toBe(npm.pid)
       npm.kill(kill)
+      if (closePipes) {
+        npm.stdout.destroy()
+        npm.stderr.destroy()
+      }
       const stoppedAt = Date.now()
       while (alive(pid) && Date.now() - stoppedAt < 15_000) await new Promise((r) => setTimeout(r, 100))
       recordOutput('cli-orphan', out)

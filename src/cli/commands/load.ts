@@ -90,7 +90,7 @@ export function registerLoadCommand(program: Command): void {
           await requireTargetAccess(ctx, logger, stopper.signal)
           const { code, outcome, runId } = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
           if (runId !== undefined) noteSummary({ runId })
-          printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: outcome.stats }))
+          printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: outcome.stats, ...(outcome.error ? { error: outcome.error.message } : {}) }))
           return code
         } finally {
           await ctx.close()

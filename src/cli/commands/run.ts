@@ -65,7 +65,7 @@ export function registerRunCommand(program: Command): void {
             await ctx.store.heartbeatRun(runId, { plan: summary })
             const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
             code = loaded.code
-            printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: loaded.outcome.stats }))
+            printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: loaded.outcome.stats, ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}) }))
             return code
           } catch (err) {
             failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
