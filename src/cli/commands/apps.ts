@@ -30,7 +30,7 @@ function management(opts: ManagementOptions): ManagementClient {
   }
   const config = loadConfig(opts.config)
   if (!config.management) {
-    throw new ConfigError(opts.config, [{ path: 'management', message: 'is required for app management (url, key, secret)' }])
+    throw new ConfigError(config.file, [{ path: 'management', message: 'is required for app management (url, key, secret)' }])
   }
   return createManagementClient(config.management)
 }
