@@ -119,6 +119,15 @@ export function jsonRequested(): boolean {
 }
 
 /**
+ * After a command's work: when a signal stopped it before it printed its summary (the signal's
+ * abort surfaced as an error that runStoppable turned into exit 1), the summary of that stop.
+ */
+export function printSummaryIfMissing(exitCode: number, interrupted: boolean): void {
+  if (!pending || pending.printed) return
+  printSummary(buildSummary({ exitCode, interrupted }))
+}
+
+/**
  * For main.ts: when a `--json` command ends by an error before printing its summary, the JSON
  * object of that error (so stdout still holds exactly one object).
  */

@@ -275,6 +275,28 @@ describe('run', () => {
   }, 120_000)
 })
 
+describe('run --json stopped by SIGTERM while planning', () => {
+  it('exit 1 and still one JSON object on stdout, status interrupted; the run row says so', async () => {
+    const source = await freshDb('cf_exit_sig_src')
+    await loadGenericSqlFixture('postgres', source.url)
+    const state = await freshDb('cf_exit_sig_state')
+    const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
+    const good = genericSourceConfig(source.url, 1)
+    // A slow messages read (0.3 s a row), so the signal arrives while planning.
+    const slow = { ...good, entities: { ...good.entities, messages: { query: good.entities!.messages!.query.replace(/\s+FROM chat_lines\s*$/, ', pg_sleep(0.3) AS nap FROM chat_lines') } } }
+    expect(slow.entities.messages.query).toContain('pg_sleep')
+    const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, policies: POLICIES, source: slow as unknown as Record<string, unknown> })
+    const run = runCli(['run', '--config', cfg, '--json'])
+    await run.waitFor('planned members', 60_000)
+    run.child.kill('SIGTERM')
+    const r = await run.done
+    expect(r.code, r.stderr.slice(-2000)).toBe(1)
+    const s = oneJsonObject(r.stdout)
+    expect(s).toMatchObject({ command: 'run', status: 'interrupted', exitCode: 1, jobId: app.id })
+    expect((await runsOf(state.url, app.id)).find((x) => x.id === s.runId)).toMatchObject({ mode: 'run', status: 'interrupted' })
+  }, 90_000)
+})
+
 describe('--config is relative to the caller', () => {
   it('npm run chatferry from another directory finds ./chatferry.yaml there (INIT_CWD); a missing file names the path tried', async () => {
     const app = await tsb.app()

@@ -4,10 +4,11 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import { openCommandContext } from '../open-command-context.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { createLogger } from '../../logger.ts'
+import { EXIT } from '../exit-codes.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { nothingPlanned, requireKnownJob } from '../job-guard.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
-import { buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
+import { printSummaryIfMissing, buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 
 // InvalidArgumentError: commander reports it as a usage error (exit 2), naming the flag.
 const int = (v: string) => {
@@ -80,7 +81,7 @@ export function registerLoadCommand(program: Command): void {
     .action(async (opts: LoaderFlags) => {
       startSummary('load', opts.json === true)
       const logger = createLogger()
-      process.exitCode = await runStoppable(logger, 'the batches in flight', async (stopper) => {
+      const code = await runStoppable(logger, 'the batches in flight', async (stopper) => {
         const ctx = await openCommandContext(loaderContextOptions(opts))
         try {
           noteSummary({ jobId: ctx.jobId })
@@ -96,5 +97,8 @@ export function registerLoadCommand(program: Command): void {
           await ctx.close()
         }
       })
+      // A signal that ended the work before its summary: say so (one JSON object with --json).
+      printSummaryIfMissing(code, true)
+      process.exitCode = code
     })
 }

@@ -9,7 +9,7 @@ import type { RunStatus } from '../../state/schema.ts'
 import { EXIT } from '../exit-codes.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
-import { buildSummary, jsonRequested, noteSummary, printSummary, startSummary } from '../command-summary.ts'
+import { printSummaryIfMissing, buildSummary, jsonRequested, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 import { jsonOption } from '../options.ts'
 import { NEW_JOB_OPTION_HELP, addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
 
@@ -46,7 +46,7 @@ export function registerRunCommand(program: Command): void {
     .action(async (opts: LoaderFlags & { delta?: boolean }) => {
       startSummary('run', opts.json === true)
       const logger = createLogger()
-      process.exitCode = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
+      const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
         const ctx = await openCommandContext(loaderContextOptions(opts))
         try {
           noteSummary({ jobId: ctx.jobId })
@@ -77,6 +77,9 @@ export function registerRunCommand(program: Command): void {
           await ctx.close()
         }
       })
+      // A signal that ended the work before its summary: say so (one JSON object with --json).
+      printSummaryIfMissing(code, true)
+      process.exitCode = code
     })
 }
 
