@@ -1,13 +1,42 @@
 /**
  * The log of data-import requests (sandbox-only, for tests and inspection): one row per
  * authenticated data-import request with when it arrived, the endpoint, how many items it held,
- * the status answered (null when the connection was dropped), the fault injected and how many
- * items were written. Rows are written in batches after the answer, off the request's path;
- * reads wait for the writes still in flight.
+ * the status answered (null when the connection was dropped), the fault injected, how many
+ * items were written, and item by item what the request carried and what became of each (so a
+ * test can prove what the platform *received*, not only what it holds). Rows are written in
+ * batches after the answer, off the request's path; reads wait for the writes still in flight.
  */
 import type { Logger } from 'pino'
-import type { FaultKind } from './faults.ts'
-import type { SandboxDb } from './store.ts'
+
+import type { FaultKind } from './fault-injector.ts'
+import type { SandboxDb } from './sandbox-store.ts'
+
+/** Per-item error codes meaning "the platform already has it" (gap 3 and the muid rule). */
+export const ALREADY_EXISTS_CODES: ReadonlySet<string> = new Set([
+  'ERR_UID_ALREADY_EXISTS',
+  'ERR_GUID_ALREADY_EXISTS',
+  'ERR_ALREADY_JOINED',
+  'ERR_IMPORT_MUID_ALREADY_EXISTS',
+])
+
+/**
+ * What the sandbox did with one item of a request, whether or not the answer reached the client
+ * (the request's `status` says that: 200 is the only answer that carries per-item results):
+ * - `created`: written by this request;
+ * - `exists`: refused with an "already exists" code (`ALREADY_EXISTS_CODES`);
+ * - `refused`: refused with another per-item error (`code`);
+ * - `unwritten`: checked and good, but not written (a partial-commit fault's left-over);
+ * - `unprocessed`: the request never reached the items (429, dropped before commit, refused as a whole).
+ */
+export type RequestLogItemResult = 'created' | 'exists' | 'refused' | 'unwritten' | 'unprocessed'
+
+/** One item a data-import request carried, by its key as sent. */
+export interface RequestLogItem {
+  key: string
+  result: RequestLogItemResult
+  /** The per-item error code of `exists` and `refused`. */
+  code?: string
+}
 
 /** One logged data-import request. */
 export interface RequestLogEntry {
@@ -28,13 +57,15 @@ export interface RequestLogEntry {
   committed: number
   latencyMs: number
   durationMs: number
+  /** The items the request carried, in body order; null when its body could not be read as an import. */
+  items?: RequestLogItem[] | null
 }
 
 /** Writes and reads the request log. */
 export interface RequestLog {
   add(entry: RequestLogEntry): void
   /** Entries of an app, oldest first. */
-  list(appId: string, options?: { after?: number; limit?: number }): Promise<(RequestLogEntry & { id: number })[]>
+  list(appId: string, options?: { after?: number; limit?: number }): Promise<(RequestLogEntry & { id: number; items: RequestLogItem[] | null })[]>
   /** Waits for the writes in flight. */
   flush(): Promise<void>
 }
@@ -51,9 +82,13 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
   let chain: Promise<unknown> = Promise.resolve()
 
   function write(): void {
-    if (timer !== undefined) clearTimeout(timer)
+    if (timer !== undefined) {
+      clearTimeout(timer)
+    }
     timer = undefined
-    if (buffer.length === 0) return
+    if (buffer.length === 0) {
+      return
+    }
     const entries = buffer
     buffer = []
     chain = chain.then(() =>
@@ -73,6 +108,7 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
           committed: e.committed,
           latency_ms: e.latencyMs,
           duration_ms: e.durationMs,
+          items: e.items == null ? null : JSON.stringify(e.items),
         })),
       )
       .execute()
@@ -83,8 +119,11 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
   const log: RequestLog = {
     add(e) {
       buffer.push({ ...e })
-      if (buffer.length >= BATCH) write()
-      else timer ??= setTimeout(write, FLUSH_MS)
+      if (buffer.length >= BATCH) {
+        write()
+      } else {
+        timer ??= setTimeout(write, FLUSH_MS)
+      }
     },
     async list(appId, options = {}) {
       await log.flush()
@@ -110,6 +149,7 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
         committed: r.committed,
         latencyMs: r.latency_ms,
         durationMs: r.duration_ms,
+        items: (r.items as RequestLogItem[] | null) ?? null,
       }))
     },
     async flush() {

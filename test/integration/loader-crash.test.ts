@@ -1,19 +1,27 @@
 /**
  * Crash safety: `chatferry load` is SIGKILLed at random moments, again and again, then run to the
- * end; the sandbox then holds every planned item exactly once and nothing else.
+ * end. The delivery audit (test/helpers/delivery-audit.ts) reads what the sandbox *received* and
+ * proves that nothing was created twice or lost, and that nothing was sent again after an answer
+ * beyond what the kills can explain (the batches in flight at each kill). A mutant of the ledger
+ * (settlement silently discarded) shows the audit fails when the loader re-sends what it was told.
  */
+import { sql } from 'kysely'
 import { expect, it } from 'vitest'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
-import { groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+import { groups, members, messages, runCli, users, writeConfig, type CliRun } from '../helpers/ledger-fixtures.ts'
 import { testSecret } from '../helpers/secrets.ts'
 import { useLoaderFixture, sandboxKeys } from '../helpers/loader-harness.ts'
+import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 
 const fx = useLoaderFixture('cf_crash')
 
-it('SIGKILLed at random moments six times, then run to the end: every item present once, no extras', async () => {
+/** `load.concurrency` of every loader here, set explicitly: the audit's bound depends on it. */
+const CONCURRENCY = 4
+
+it('SIGKILLed at random moments six times, then run to the end: nothing created twice, lost, or re-sent beyond the in-flight batches', async () => {
   const app = await fx.sb.createApp({ id: 'crash', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
-  const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8' }
+  const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
   const plan: Record<Entity, { targetKey: string }[]> = {
     users: users(80),
     groups: groups(5),
@@ -46,14 +54,94 @@ it('SIGKILLed at random moments six times, then run to the end: every item prese
 
   for (const entity of ENTITIES) {
     const keys = await sandboxKeys(fx.sb, app.id, entity)
-    const want = new Set(plan[entity].map((p) => p.targetKey))
-    expect(keys.size, `${entity}: count`).toBe(want.size)
-    for (const [k, n] of keys) {
-      expect(want.has(k), `${entity}: ${k} was planned`).toBe(true)
-      expect(n, `${entity}: ${k} once`).toBe(1)
-    }
+    expect(keys.size, `${entity}: count`).toBe(plan[entity].length)
   }
+  // What was sent, not what is stored: created once, nothing lost, re-sends only for the kills.
+  const report = await auditDeliveries({ sb: fx.sb, appId: app.id, ledger: fx.store.db, jobId: 'crash', kills, concurrency: CONCURRENCY, timeoutMs: 3000 })
+  expect(report.violations, describeViolations(report)).toEqual([])
   const stats = await fx.store.entityStats('crash')
   for (const s of stats) expect(s.remaining).toBe(0)
   expect(stats.reduce((a, s) => a + s.rejected, 0)).toBe(0)
 }, 120_000)
+
+/**
+ * One kill and a rerun: 1000 users (20 batches) and 500 messages; `load` is SIGKILLed once the
+ * sandbox has received 12 requests, then run again. With `mutant`, the ledger silently discards
+ * every settlement of the job (a trigger: BEFORE UPDATE … RETURN NULL when a batch becomes
+ * `settled` or an item `done`), so the loader never learns what the platform answered; the rerun
+ * is stopped (SIGTERM, not a kill) once it has sent 20 more requests, since it would never drain.
+ */
+async function killOnceThenRerun(id: string, mutant: boolean) {
+  const app = await fx.sb.createApp({ id, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
+  const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
+  await fx.store.ensureJob(id, app.id)
+  await fx.store.planItems(id, 'users', users(1000))
+  await fx.store.planItems(id, 'messages', messages(500, 1000))
+  if (mutant) {
+    await sql`create or replace function chatferry.mutant_discard_settlement() returns trigger language plpgsql as $$
+      begin
+        if new.job_id = ${sql.lit(id)} and new.status in ('settled', 'done') and old.status is distinct from new.status then return null; end if;
+        return new;
+      end $$`.execute(fx.store.db)
+    await sql`create trigger mutant_discard_settlement before update on chatferry.batches for each row execute function chatferry.mutant_discard_settlement()`.execute(fx.store.db)
+    await sql`create trigger mutant_discard_settlement before update on chatferry.items for each row execute function chatferry.mutant_discard_settlement()`.execute(fx.store.db)
+  }
+  /** Resolves once the sandbox has logged `n` requests of the app (or after `ms`, whatever came first). */
+  const requestsReach = async (n: number, ms: number) => {
+    const until = Date.now() + ms
+    while (Date.now() < until && (await fx.sb.requests(app.id)).length < n) await new Promise((r) => setTimeout(r, 50))
+  }
+  const runs: CliRun[] = []
+  try {
+    const first = runCli(['load', '--config', cfg], env)
+    runs.push(first)
+    await first.waitFor('loader started', 20_000)
+    await requestsReach(12, 20_000)
+    const killed = first.child.kill('SIGKILL')
+    const res1 = await first.done
+    let kills = killed && res1.signal === 'SIGKILL' ? 1 : 0
+    const second = runCli(['load', '--config', cfg], env)
+    runs.push(second)
+    let hardStop: NodeJS.Timeout | undefined
+    if (mutant) {
+      await second.waitFor('loader started', 20_000)
+      await requestsReach(32, 20_000)
+      second.child.kill('SIGTERM')
+      // A graceful stop waits for the requests in flight; should it hang, end it (and count it as a kill).
+      hardStop = setTimeout(() => second.child.kill('SIGKILL'), 15_000)
+    }
+    const res2 = await second.done
+    clearTimeout(hardStop)
+    if (res2.signal === 'SIGKILL') kills++
+    const report = await auditDeliveries({ sb: fx.sb, appId: app.id, ledger: fx.store.db, jobId: id, kills, concurrency: CONCURRENCY, timeoutMs: 3000 })
+    return { kills, res2, report }
+  } finally {
+    for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL')
+    if (mutant) {
+      await sql`drop trigger if exists mutant_discard_settlement on chatferry.batches`.execute(fx.store.db)
+      await sql`drop trigger if exists mutant_discard_settlement on chatferry.items`.execute(fx.store.db)
+    }
+  }
+}
+
+it('control: the mutant scenario (one kill, a rerun) with settlement intact passes the audit', async () => {
+  const { kills, res2, report } = await killOnceThenRerun('control', false)
+  expect(kills).toBe(1)
+  expect(res2.code, res2.stderr.slice(-2000)).toBe(0)
+  expect(report.violations, describeViolations(report)).toEqual([])
+}, 60_000)
+
+it('mutant: settlement disabled → the audit must fail', async () => {
+  const { kills, report } = await killOnceThenRerun('mutant', true)
+  expect(kills).toBeGreaterThanOrEqual(1)
+  // The sandbox still holds every user once: the old "present once" check would have passed.
+  const stored = await sandboxKeys(fx.sb, 'mutant', 'users')
+  expect(stored.size).toBe(1000)
+  expect([...stored.values()].every((n) => n === 1)).toBe(true)
+  // The audit does not: the rerun sent again what the platform had answered, beyond one kill's in-flight batches.
+  const beyond = report.violations.find((v) => v.kind === 'resent-beyond-bound')
+  expect(beyond, describeViolations(report)).toBeDefined()
+  expect(report.stats.unexplainedResends).toBeGreaterThan(report.stats.bound)
+  expect(report.stats.bound).toBe(kills * CONCURRENCY * 50)
+}, 60_000)

@@ -1,6 +1,9 @@
 /**
- * The loader against the sandbox over HTTP with its fault knobs: every item ends done exactly once
- * in the sandbox whatever the faults, the quota holds, and a poison item is isolated.
+ * The loader against the sandbox over HTTP with its fault knobs: whatever the faults, the delivery
+ * audit (what the sandbox received) shows every item created exactly once, nothing lost, and no
+ * item sent again after the platform had answered it (no process is killed here, so the bound is
+ * zero: a re-send must follow a request that gave no per-item answer). The quota holds, and a
+ * poison item is isolated.
  */
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
@@ -8,6 +11,7 @@ import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
 import type { Entity } from '../../src/target/schemas.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
 import { useLoaderFixture, loadOnce, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
+import { auditDeliveries, describeViolations, type AuditReport } from '../helpers/delivery-audit.ts'
 
 const fx = useLoaderFixture('cf_loader')
 
@@ -23,15 +27,29 @@ async function scenario(name: string, settings: AppSettingsPatch, nMsg = 400) {
   return { app, planned }
 }
 
-async function expectExact(appId: string, jobId: string, planned: Record<Entity, number>) {
+/** The delivery audit of a run without kills: bound zero (the harness's request timeout is 3 s). */
+async function audit(appId: string, jobId: string): Promise<AuditReport> {
+  const report = await auditDeliveries({ sb: fx.sb, appId, ledger: fx.store.db, jobId, kills: 0, concurrency: 4, timeoutMs: 3000 })
+  expect(report.violations, describeViolations(report)).toEqual([])
+  return report
+}
+
+/** Every item done and in the sandbox, and the audit clean; returns the audit. */
+async function expectExact(appId: string, jobId: string, planned: Record<Entity, number>): Promise<AuditReport> {
   const stats = await fx.store.entityStats(jobId)
   for (const s of stats) {
     expect(s.done, `${s.entity} done`).toBe(planned[s.entity])
     expect(s.remaining, `${s.entity} remaining`).toBe(0)
     const keys = await sandboxKeys(fx.sb, appId, s.entity)
     expect(keys.size, `${s.entity} in the sandbox`).toBe(planned[s.entity])
-    expect([...keys.values()].every((n) => n === 1), `${s.entity} present once each`).toBe(true)
   }
+  return audit(appId, jobId)
+}
+
+/** A run that met no fault: not one item went twice, not one "already exists". */
+function expectNoResend(report: AuditReport) {
+  expect(report.stats.resends, describeViolations(report)).toBe(0)
+  expect(report.stats.existsAnswers).toBe(0)
 }
 
 const run = (jobId: string, app: { id: string; baseUrl: string; apiKey: string }, rpm = 6000, settings = {}) =>
@@ -46,7 +64,7 @@ describe('loader against sandbox faults', () => {
     const log = await fx.sb.requests(app.id)
     expect(log.filter((r) => r.status === 429)).toHaveLength(0)
     expect(maxInWindow(log.map((r) => r.receivedAtMs), 2000)).toBeLessThanOrEqual(20)
-    await expectExact(app.id, 'pace', planned)
+    expectNoResend(await expectExact(app.id, 'pace', planned))
   })
 
   it('rides out a 429 storm', async () => {
@@ -54,7 +72,10 @@ describe('loader against sandbox faults', () => {
     const out = await run('storm', app)
     expect(out.status).toBe('done')
     expect(out.counters.rateLimited).toBeGreaterThan(3)
-    await expectExact(app.id, 'storm', planned)
+    const report = await expectExact(app.id, 'storm', planned)
+    // A 429 processes nothing: items go again, but none is ever answered "already exists".
+    expect(report.stats.resends).toBeGreaterThan(0)
+    expect(report.stats.existsAnswers).toBe(0)
   })
 
   it('survives partial-commit 500s (already-exists on resend = done)', async () => {
@@ -63,7 +84,8 @@ describe('loader against sandbox faults', () => {
     expect(out.status).toBe('done')
     const stats = await fx.store.entityStats('partial')
     expect(stats.reduce((a, s) => a + s.alreadyPresent, 0)).toBeGreaterThan(0)
-    await expectExact(app.id, 'partial', planned)
+    const report = await expectExact(app.id, 'partial', planned)
+    expect(report.stats.existsAnswers).toBeGreaterThan(0)
   })
 
   it('survives dropped connections before and after commit', async () => {
@@ -77,7 +99,7 @@ describe('loader against sandbox faults', () => {
     const { app, planned } = await scenario('latency', { faults: { latencyMs: { min: 20, max: 400 }, seed: 3 } }, 300)
     const out = await run('latency', app)
     expect(out.status).toBe('done')
-    await expectExact(app.id, 'latency', planned)
+    expectNoResend(await expectExact(app.id, 'latency', planned))
   })
 
   it('isolates a poison item in a batch of 50: only it is rejected, the rest loads', async () => {
@@ -107,5 +129,7 @@ describe('loader against sandbox faults', () => {
     expect(m.size).toBe(100 - rejects.length)
     expect(rejects.length).toBeLessThanOrEqual(2)
     expect(out.counters.batchesSplit).toBeGreaterThan(0)
+    // The splits re-sent only what had failed as a whole; the rejected items were never created.
+    await audit(app.id, 'poison')
   })
 })

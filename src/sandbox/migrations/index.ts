@@ -1,7 +1,10 @@
 /** Every migration of the sandbox store, by name; the names sort in the order they run. */
 import type { Migration } from 'kysely/migration'
+
 import * as createSandboxTables from './2026_11_21_1600_create_sandbox_tables.ts'
+import * as requestLogItems from './2026_11_24_0600_request_log_items.ts'
 
 export const SANDBOX_MIGRATIONS: Record<string, Migration> = {
   '2026_11_21_1600_create_sandbox_tables': createSandboxTables,
+  '2026_11_24_0600_request_log_items': requestLogItems,
 }

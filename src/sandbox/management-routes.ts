@@ -5,15 +5,16 @@
  * its fields and limits are documented (spec §2.2, facts §6). Management error codes are not
  * documented (gap 10); the codes used here for a missing app or webhook are assumed.
  */
-import { CreateAppRequest, LIMITS, WebhookConfig } from '../target/schemas.ts'
-import { authenticateManagement } from './auth.ts'
-import { HttpError, intParam, isPlainObject, jsonBody, zodDetails, type Reply, type RequestContext } from './http-kit.ts'
-import type { Route } from './router.ts'
-import type { SandboxServices } from './services.ts'
-import { webhookUrlProblem } from './webhooks.ts'
 import type { Selectable } from 'kysely'
-import type { WebhooksTable } from './store.ts'
+
+import { CreateAppRequest, LIMITS, WebhookConfig } from '../target/schemas.ts'
 import type { AppInfo } from './app-registry.ts'
+import { authenticateManagement } from './auth.ts'
+import { HttpError, intParam, isPlainObject, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
+import type { Route } from './router.ts'
+import type { SandboxServices } from './sandbox-services.ts'
+import type { WebhooksTable } from './sandbox-store.ts'
+import { webhookUrlProblem } from './webhook-dispatcher.ts'
 
 function badRequest(message: string, details?: Record<string, string[]>): HttpError {
   return new HttpError(400, 'ERR_BAD_REQUEST', message, details ? { details } : {})
@@ -22,15 +23,21 @@ function badRequest(message: string, details?: Record<string, string[]>): HttpEr
 function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   const appId = ctx.params.appId ?? ''
   const app = services.registry.get(appId)
-  if (!app) throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
+  if (!app) {
+    throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
+  }
   return app
 }
 
 async function createApp(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   authenticateManagement(ctx, services.management)
   const parsed = CreateAppRequest.safeParse(jsonBody(ctx))
-  if (!parsed.success) throw badRequest('The app could not be created: the body is invalid.', zodDetails(parsed.error.issues))
-  if (parsed.data.version !== '3') throw badRequest('Only version "3" apps can be created.', { version: ['must be "3"'] })
+  if (!parsed.success) {
+    throw badRequest('The app could not be created: the body is invalid.', zodDetails(parsed.error.issues))
+  }
+  if (parsed.data.version !== '3') {
+    throw badRequest('Only version "3" apps can be created.', { version: ['must be "3"'] })
+  }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
   return { status: 200, body: { data: services.registry.record(app) } }
 }
@@ -46,7 +53,9 @@ async function listApps(services: SandboxServices, ctx: RequestContext): Promise
     status: 200,
     body: {
       data: slice.map((a) => services.registry.record(a)),
-      meta: { pagination: { total: all.length, count: slice.length, per_page: perPage, current_page: page, total_pages: Math.ceil(all.length / perPage) } },
+      meta: {
+        pagination: { total: all.length, count: slice.length, per_page: perPage, current_page: page, total_pages: Math.ceil(all.length / perPage) },
+      },
     },
   }
 }
@@ -78,10 +87,14 @@ function webhookObject(r: Selectable<WebhooksTable>): Record<string, unknown> {
 /** Validates a full webhook configuration (documented fields and limits, plus the URL rule). */
 function checkWebhook(input: unknown) {
   const parsed = WebhookConfig.safeParse(input)
-  if (!parsed.success) throw badRequest('The webhook is invalid.', zodDetails(parsed.error.issues))
+  if (!parsed.success) {
+    throw badRequest('The webhook is invalid.', zodDetails(parsed.error.issues))
+  }
   const w = parsed.data
   const problem = webhookUrlProblem(w.webhookURL)
-  if (problem) throw badRequest(`webhookURL ${problem}.`, { webhookURL: [problem] })
+  if (problem) {
+    throw badRequest(`webhookURL ${problem}.`, { webhookURL: [problem] })
+  }
   if (w.useBasicAuth && (!w.username || !w.password)) {
     throw badRequest('A webhook with useBasicAuth needs a username and a password.', {
       ...(w.username ? {} : { username: ['is required when useBasicAuth is true'] }),
@@ -95,9 +108,15 @@ async function createWebhook(services: SandboxServices, ctx: RequestContext): Pr
   authenticateManagement(ctx, services.management)
   const app = appOf(services, ctx)
   const w = checkWebhook(jsonBody(ctx))
-  const count = await services.db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app.id).executeTakeFirstOrThrow()
+  const count = await services.db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('app_id', '=', app.id)
+    .executeTakeFirstOrThrow()
   if (Number(count.n) >= LIMITS.WEBHOOKS_PER_APP_MAX) {
-    throw badRequest(`An app has at most ${LIMITS.WEBHOOKS_PER_APP_MAX} webhooks.`, { id: [`at most ${LIMITS.WEBHOOKS_PER_APP_MAX} webhooks per app`] })
+    throw badRequest(`An app has at most ${LIMITS.WEBHOOKS_PER_APP_MAX} webhooks.`, {
+      id: [`at most ${LIMITS.WEBHOOKS_PER_APP_MAX} webhooks per app`],
+    })
   }
   const row = await services.db
     .insertInto('webhooks')
@@ -116,7 +135,9 @@ async function createWebhook(services: SandboxServices, ctx: RequestContext): Pr
     .onConflict((oc) => oc.columns(['app_id', 'id']).doNothing())
     .returningAll()
     .executeTakeFirst()
-  if (!row) throw new HttpError(409, 'ERR_WEBHOOK_ALREADY_EXISTS', `The app already has a webhook with the id ${w.id}.`)
+  if (!row) {
+    throw new HttpError(409, 'ERR_WEBHOOK_ALREADY_EXISTS', `The app already has a webhook with the id ${w.id}.`)
+  }
   return { status: 200, body: { data: webhookObject(row) } }
 }
 
@@ -131,7 +152,9 @@ async function findWebhook(services: SandboxServices, ctx: RequestContext) {
   const app = appOf(services, ctx)
   const id = ctx.params.webhookId ?? ''
   const row = await services.db.selectFrom('webhooks').selectAll().where('app_id', '=', app.id).where('id', '=', id).executeTakeFirst()
-  if (!row) throw new HttpError(404, 'ERR_WEBHOOK_NOT_FOUND', `The app has no webhook with the id ${id}.`)
+  if (!row) {
+    throw new HttpError(404, 'ERR_WEBHOOK_NOT_FOUND', `The app has no webhook with the id ${id}.`)
+  }
   return { app, row }
 }
 
@@ -145,8 +168,12 @@ async function updateWebhook(services: SandboxServices, ctx: RequestContext): Pr
   authenticateManagement(ctx, services.management)
   const body = jsonBody(ctx)
   const { app, row } = await findWebhook(services, ctx)
-  if (!isPlainObject(body)) throw badRequest('The body must be a JSON object.')
-  if (body.id !== undefined && body.id !== row.id) throw badRequest('The id of a webhook cannot be changed.', { id: ['cannot be changed'] })
+  if (!isPlainObject(body)) {
+    throw badRequest('The body must be a JSON object.')
+  }
+  if (body.id !== undefined && body.id !== row.id) {
+    throw badRequest('The id of a webhook cannot be changed.', { id: ['cannot be changed'] })
+  }
   const current = {
     id: row.id,
     name: row.name,

@@ -7,12 +7,12 @@
  * background, never block or fail the request that caused them, and are logged in
  * `webhook_deliveries`.
  */
-import type { Logger } from 'pino'
 import PQueue from 'p-queue'
+import type { Logger } from 'pino'
 import type { WebhookTrigger } from '../target/schemas.ts'
 import { isLoopbackHost } from '../target/transport.ts'
 import type { AppInfo } from './app-registry.ts'
-import type { SandboxDb } from './store.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 /** One event to deliver to every matching webhook of an app. */
 export interface WebhookEvent {
@@ -43,9 +43,15 @@ export function webhookUrlProblem(value: string): string | undefined {
   } catch {
     return 'is not a valid URL'
   }
-  if (url.protocol === 'https:') return undefined
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined
-  if (url.protocol === 'http:') return 'must use https:// (plain http:// is allowed only for loopback addresses such as 127.0.0.1)'
+  if (url.protocol === 'https:') {
+    return undefined
+  }
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) {
+    return undefined
+  }
+  if (url.protocol === 'http:') {
+    return 'must use https:// (plain http:// is allowed only for loopback addresses such as 127.0.0.1)'
+  }
   return `must be an https:// URL, got ${url.protocol}`
 }
 
@@ -54,7 +60,11 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
   const queue = new PQueue({ concurrency: CONCURRENCY })
   const aborter = new AbortController()
 
-  async function deliver(app: AppInfo, hook: { id: string; webhook_url: string; use_basic_auth: boolean; username: string | null; password: string | null }, event: WebhookEvent) {
+  async function deliver(
+    app: AppInfo,
+    hook: { id: string; webhook_url: string; use_basic_auth: boolean; username: string | null; password: string | null },
+    event: WebhookEvent,
+  ) {
     const payload = { trigger: event.trigger, data: event.data, appId: app.id, region: app.region, webhook: hook.id }
     const row = await db
       .insertInto('webhook_deliveries')
@@ -102,7 +112,9 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
       } catch (err) {
         lastError = (err as Error).name === 'TimeoutError' ? `no answer within ${webhookTimeoutMs} ms` : ((err as Error).message ?? String(err))
       }
-      if (attempts < webhookMaxAttempts) await new Promise((r) => setTimeout(r, 100 * attempts))
+      if (attempts < webhookMaxAttempts) {
+        await new Promise((r) => setTimeout(r, 100 * attempts))
+      }
     }
     await db
       .updateTable('webhook_deliveries')
@@ -113,7 +125,9 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
 
   return {
     dispatch(app, events) {
-      if (events.length === 0 || aborter.signal.aborted) return
+      if (events.length === 0 || aborter.signal.aborted) {
+        return
+      }
       void queue
         .add(async () => {
           const hooks = await db
@@ -126,7 +140,9 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
           for (const hook of hooks) {
             const triggers = hook.triggers as string[] | null
             for (const event of events) {
-              if (triggers !== null && !triggers.includes(event.trigger)) continue
+              if (triggers !== null && !triggers.includes(event.trigger)) {
+                continue
+              }
               void queue.add(() => deliver(app, hook, event)).catch((err: unknown) => logger.warn({ err, appId: app.id }, 'webhook delivery failed'))
             }
           }
