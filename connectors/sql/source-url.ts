@@ -87,10 +87,16 @@ export function sourceUnavailable(url: string, what: string, cause: unknown): Ch
  */
 export function isSourceInvalid(cause: unknown): boolean {
   const err = cause as { code?: unknown; errno?: unknown; message?: unknown } | null
-  if (err === null || typeof err !== 'object') return false
+  if (err === null || typeof err !== 'object') {
+    return false
+  }
   const code = typeof err.code === 'string' ? err.code : ''
-  if (/^(42[0-9A-Z]{3}|28[0-9A-Z]{3}|3D000)$/.test(code)) return true
+  if (/^(42[0-9A-Z]{3}|28[0-9A-Z]{3}|3D000)$/.test(code)) {
+    return true
+  }
   // ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR, ER_PARSE_ERROR, ER_TABLEACCESS_DENIED, ER_ACCESS_DENIED, ER_DBACCESS_DENIED, ER_BAD_DB_ERROR
-  if (typeof err.errno === 'number' && [1146, 1054, 1064, 1142, 1045, 1044, 1049].includes(err.errno)) return true
+  if (typeof err.errno === 'number' && [1146, 1054, 1064, 1142, 1045, 1044, 1049].includes(err.errno)) {
+    return true
+  }
   return code === 'ERR_SQLITE_ERROR' && /no such (table|column)|syntax error/.test(String(err.message))
 }

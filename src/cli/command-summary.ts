@@ -45,24 +45,42 @@ export function startSummary(command: string, json: boolean): void {
 
 /** What is known so far (the job once the ledger is open, the run once it started). */
 export function noteSummary(fields: { jobId?: string; runId?: number }): void {
-  if (pending) Object.assign(pending, fields)
+  if (pending) {
+    Object.assign(pending, fields)
+  }
 }
 
 export function statusOfExit(code: number, interrupted = false): SummaryStatus {
-  if (interrupted) return 'interrupted'
+  if (interrupted) {
+    return 'interrupted'
+  }
   return code === EXIT.OK ? 'succeeded' : code === EXIT.REJECTED ? 'rejected' : code === EXIT.USAGE ? 'usage-error' : 'failed'
 }
 
 export function entitySummaries(stats: readonly EntityStats[]): Record<string, EntitySummary> {
   const out: Record<string, EntitySummary> = {}
   for (const s of stats) {
-    out[s.entity] = { total: s.total, done: s.done, created: s.created, alreadyPresent: s.alreadyPresent, skipped: s.skipped, rejected: s.rejected, remaining: s.remaining }
+    out[s.entity] = {
+      total: s.total,
+      done: s.done,
+      created: s.created,
+      alreadyPresent: s.alreadyPresent,
+      skipped: s.skipped,
+      rejected: s.rejected,
+      remaining: s.remaining,
+    }
   }
   return out
 }
 
 /** Builds the summary of the command started with {@link startSummary}. */
-export function buildSummary(fields: { exitCode: number; interrupted?: boolean; stats?: readonly EntityStats[]; replanned?: number; error?: string }): CommandSummary {
+export function buildSummary(fields: {
+  exitCode: number
+  interrupted?: boolean
+  stats?: readonly EntityStats[]
+  replanned?: number
+  error?: string
+}): CommandSummary {
   const p = pending
   return {
     command: p?.command ?? 'chatferry',
@@ -97,7 +115,9 @@ export function formatSummary(s: CommandSummary): string {
           : s.status === 'usage-error'
             ? `${s.error ?? 'usage or configuration error'}; fix it first, a rerun fails the same way`
             : `failed${s.error ? `: ${s.error}` : ''}; run the same command again to resume`
-  const lines = [`${s.command} ${s.status} in ${formatDuration(s.durationMs / 1000)} (exit ${s.exitCode}, job ${s.jobId ?? '-'}, run ${s.runId ?? '-'}): ${head}`]
+  const lines = [
+    `${s.command} ${s.status} in ${formatDuration(s.durationMs / 1000)} (exit ${s.exitCode}, job ${s.jobId ?? '-'}, run ${s.runId ?? '-'}): ${head}`,
+  ]
   for (const [entity, e] of rows) {
     lines.push(
       `  ${entity.padEnd(8)} ${n(e.done).padStart(9)} done (${n(e.created)} created, ${n(e.alreadyPresent)} already present)  ${n(e.skipped)} skipped  ${n(e.rejected)} rejected  ${n(e.remaining)} remaining`,
@@ -108,9 +128,14 @@ export function formatSummary(s: CommandSummary): string {
 
 /** Prints the summary: one JSON object on stdout with `--json`, else the lines on stdout. */
 export function printSummary(s: CommandSummary): void {
-  if (pending) pending.printed = true
-  if (pending?.json) process.stdout.write(`${JSON.stringify(s)}\n`)
-  else process.stdout.write(formatSummary(s))
+  if (pending) {
+    pending.printed = true
+  }
+  if (pending?.json) {
+    process.stdout.write(`${JSON.stringify(s)}\n`)
+  } else {
+    process.stdout.write(formatSummary(s))
+  }
 }
 
 /** Whether the running command promised JSON on stdout (then its other output goes to stderr). */
@@ -123,7 +148,9 @@ export function jsonRequested(): boolean {
  * abort surfaced as an error that runStoppable turned into exit 1), the summary of that stop.
  */
 export function printSummaryIfMissing(exitCode: number, interrupted: boolean): void {
-  if (!pending || pending.printed) return
+  if (!pending || pending.printed) {
+    return
+  }
   printSummary(buildSummary({ exitCode, interrupted }))
 }
 
@@ -132,6 +159,8 @@ export function printSummaryIfMissing(exitCode: number, interrupted: boolean): v
  * object of that error (so stdout still holds exactly one object).
  */
 export function printErrorSummary(exitCode: number, message: string): void {
-  if (!pending?.json || pending.printed) return
+  if (!pending?.json || pending.printed) {
+    return
+  }
   printSummary(buildSummary({ exitCode, error: message }))
 }

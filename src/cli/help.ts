@@ -5,6 +5,7 @@
  * string defaults shown unquoted like the ones written in descriptions.
  */
 import type { Command } from 'commander'
+
 import { EXIT } from './exit-codes.ts'
 
 export interface HelpText {
@@ -26,7 +27,9 @@ export function withHelp(command: Command, help: HelpText): Command {
   const lines: string[] = []
   if (help.exits && help.exits.length > 0) {
     lines.push('', 'Exit codes:')
-    for (const [code, text] of help.exits) lines.push(...wrapIndented(`  ${code}  `, text))
+    for (const [code, text] of help.exits) {
+      lines.push(...wrapIndented(`  ${code}  `, text))
+    }
   }
   lines.push('', 'Examples:')
   for (const [args, what] of help.examples) {
@@ -59,9 +62,16 @@ export function wrapIndented(lead: string, text: string, width = 80): string[] {
  */
 export function unquoteDefaults(command: Command): void {
   for (const o of command.options) {
-    if (o.defaultValueDescription !== undefined) continue
-    if (typeof o.defaultValue === 'string') o.defaultValueDescription = o.defaultValue
-    else if (Array.isArray(o.defaultValue) && o.defaultValue.length === 0) o.defaultValueDescription = 'none'
+    if (o.defaultValueDescription !== undefined) {
+      continue
+    }
+    if (typeof o.defaultValue === 'string') {
+      o.defaultValueDescription = o.defaultValue
+    } else if (Array.isArray(o.defaultValue) && o.defaultValue.length === 0) {
+      o.defaultValueDescription = 'none'
+    }
   }
-  for (const c of command.commands) unquoteDefaults(c)
+  for (const c of command.commands) {
+    unquoteDefaults(c)
+  }
 }

@@ -33,8 +33,12 @@ export function runCommandFor(ctx: Pick<LedgerContext, 'config'>): string {
  */
 export async function requireKnownJob(ctx: LedgerContext, options: { nothingPlanned?: boolean } = {}): Promise<void> {
   const jobs = await ctx.store.listJobs()
-  if (jobs.some((j) => j.id === ctx.jobId)) return
-  if (options.nothingPlanned && ctx.jobId === ownJobId(ctx)) throw nothingPlanned(ctx)
+  if (jobs.some((j) => j.id === ctx.jobId)) {
+    return
+  }
+  if (options.nothingPlanned && ctx.jobId === ownJobId(ctx)) {
+    throw nothingPlanned(ctx)
+  }
   throw new CliError(
     jobs.length === 0
       ? `job ${ctx.jobId} not found: no jobs yet in ${ledgerPlace(ctx)}: run \`${runCommandFor(ctx)}\` first`

@@ -1,6 +1,7 @@
 /** Reading the configuration file a command names (`--config`, `$CHATFERRY_CONFIG`, or the default). */
 import { readFileSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
+
 import { ConfigError } from '../errors.ts'
 import { parseConfig, type ResolvedConfig } from '../job/config.ts'
 

@@ -4,13 +4,14 @@
  * maps errors to exit codes.
  */
 import { CommanderError } from 'commander'
-import { ChatferryError, ConfigError, coerceError } from '../errors.ts'
+
+import { ChatferryError, coerceError, ConfigError } from '../errors.ts'
 import { CliError } from './cli-error.ts'
 import { printErrorSummary, startSummary, SUMMARY_COMMANDS } from './command-summary.ts'
 import { EXIT } from './exit-codes.ts'
 import { callerDirectory } from './load-config.ts'
-import { UsageError } from './usage-error.ts'
 import { buildProgram } from './program.ts'
+import { UsageError } from './usage-error.ts'
 
 /** `scheme://user:password@` → `scheme://user:***@` anywhere in a text. */
 function withoutUrlPasswords(text: string): string {
@@ -23,7 +24,9 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   // `npm run chatferry -- …` runs in the package root: work in the caller's directory instead, so
   // relative paths (--config, --out, --dir, state.dir) mean what they mean in the caller's shell.
   const caller = callerDirectory()
-  if (caller !== process.cwd()) process.chdir(caller)
+  if (caller !== process.cwd()) {
+    process.chdir(caller)
+  }
   const program = buildProgram()
   try {
     await program.parseAsync([...argv])
@@ -31,7 +34,9 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here too, with exit code 0.
-      if (err.exitCode === 0) return EXIT.OK
+      if (err.exitCode === 0) {
+        return EXIT.OK
+      }
       // A usage error of a summarising command asked for --json: its one object still comes.
       const command = argv.slice(2).find((a) => !a.startsWith('-'))
       if (command !== undefined && SUMMARY_COMMANDS.includes(command) && argv.includes('--json')) {
@@ -42,7 +47,9 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     }
     const { code, message } = describeFailure(err)
     process.stderr.write(`chatferry: ${message}\n`)
-    if (process.env.CHATFERRY_DEBUG) process.stderr.write(`${coerceError(err).stack ?? ''}\n`)
+    if (process.env.CHATFERRY_DEBUG) {
+      process.stderr.write(`${coerceError(err).stack ?? ''}\n`)
+    }
     printErrorSummary(code, message)
     return code
   }
@@ -50,9 +57,15 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
 
 /** The exit code of an error that ended a command, and its message (no URL password). */
 function describeFailure(err: unknown): { code: number; message: string } {
-  if (err instanceof CliError) return { code: err.exitCode, message: withoutUrlPasswords(err.message) }
-  if (err instanceof UsageError) return { code: EXIT.USAGE, message: err.problems.map((p) => p.message).join('; ') }
-  if (err instanceof ConfigError) return { code: EXIT.USAGE, message: err.message }
+  if (err instanceof CliError) {
+    return { code: err.exitCode, message: withoutUrlPasswords(err.message) }
+  }
+  if (err instanceof UsageError) {
+    return { code: EXIT.USAGE, message: err.problems.map((p) => p.message).join('; ') }
+  }
+  if (err instanceof ConfigError) {
+    return { code: EXIT.USAGE, message: err.message }
+  }
   // Configuration problems found once the source is open (e.g. a generic-sql query that lacks a
   // required column) are usage errors too: nothing was read. So is a source that refuses the
   // query or the login as configured (a missing table or column, bad credentials): a rerun

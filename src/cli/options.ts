@@ -1,5 +1,6 @@
 /** Options several commands share, so they are spelled and documented the same everywhere. */
 import { Option } from 'commander'
+
 import { DEFAULT_CONFIG_FILE } from './load-config.ts'
 
 export function configOption(): Option {
@@ -14,9 +15,13 @@ export function jsonOption(description = 'print machine-readable JSON instead of
 
 /** Prints an aligned text table; the CLI's only use of console output besides summaries. */
 export function printTable(rows: readonly (readonly (string | number)[])[], out: NodeJS.WritableStream = process.stdout): void {
-  if (rows.length === 0) return
+  if (rows.length === 0) {
+    return
+  }
   const widths: number[] = []
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)))
+  for (const row of rows) {
+    row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)))
+  }
   for (const row of rows) {
     out.write(
       `${row

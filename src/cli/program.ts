@@ -4,6 +4,7 @@
  * main.ts runs it; the completion script and the help test read it.
  */
 import { Command } from 'commander'
+
 import { VERSION } from '../version.ts'
 import { COMMANDS } from './commands/index.ts'
 import { EXIT } from './exit-codes.ts'
@@ -19,12 +20,17 @@ export function buildProgram(): Command {
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-  for (const register of COMMANDS) register(program)
+  for (const register of COMMANDS) {
+    register(program)
+  }
   withHelp(program, {
     exits: [
       [EXIT.OK, 'every item done, or skipped by policy (plan, verify: every check passed)'],
       [EXIT.ERROR, 'stopped by an outage (source or platform) or by SIGINT/SIGTERM: run the same command again, it resumes'],
-      [EXIT.USAGE, 'nothing a rerun can fix: usage or configuration error, unknown job, nothing planned, the platform refused the API key, the source refused a query or login (missing table or column)'],
+      [
+        EXIT.USAGE,
+        'nothing a rerun can fix: usage or configuration error, unknown job, nothing planned, the platform refused the API key, the source refused a query or login (missing table or column)',
+      ],
       [EXIT.REJECTED, 'finished, some items rejected (plan: a --fail-on gate or the pre-flight; verify: unexplained mismatches)'],
     ],
     examples: [

@@ -4,6 +4,7 @@
  * progress on a terminal (progress-drawer.ts), map the outcome to an exit code.
  */
 import type { Logger } from 'pino'
+
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoadOutcome } from '../load/loader.ts'
@@ -49,7 +50,9 @@ export async function runLoaderWithOutcome(
       ...(draw ? { onTick: () => void draw() } : {}),
     })
   } finally {
-    if (stopper === undefined) stop.dispose()
+    if (stopper === undefined) {
+      stop.dispose()
+    }
   }
   const runId = await loaderRunId(ctx, mode)
   const rejected = outcome.stats.reduce((a, s) => a + s.rejected, 0)
@@ -61,7 +64,9 @@ export async function runLoaderWithOutcome(
     logger.warn({ jobId: ctx.jobId, runId, rejected }, `finished; ${rejected} item(s) rejected (see: chatferry rejects)`)
     return { code: EXIT.REJECTED, outcome, runId }
   }
-  if (outcome.status === 'stopped') return { code: mode === 'worker' ? EXIT.OK : EXIT.ERROR, outcome, runId }
+  if (outcome.status === 'stopped') {
+    return { code: mode === 'worker' ? EXIT.OK : EXIT.ERROR, outcome, runId }
+  }
   process.stderr.write(`chatferry: ${outcome.error?.message ?? 'the loader stopped'} (run the same command again to resume)\n`)
   return { code: EXIT.ERROR, outcome, runId }
 }

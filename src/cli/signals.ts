@@ -6,7 +6,9 @@
  * the ledger is built for that, since at most the in-flight requests are sent again.
  */
 import { readFileSync } from 'node:fs'
+
 import type { Logger } from 'pino'
+
 import { pidAlive } from '../lib.ts'
 import { EXIT } from './exit-codes.ts'
 
@@ -39,13 +41,17 @@ export function stopOnSignals(logger: Logger, finishing: string): Stopper {
     finishing,
     dispose: () => {
       stopWatching()
-      for (const s of SIGNALS) process.off(s, onSignal)
+      for (const s of SIGNALS) {
+        process.off(s, onSignal)
+      }
     },
   }
   const stopWatching = watchParent((why) => {
     // Whoever read our output may be gone with the parent: a write to a closed pipe must not
     // crash the orderly stop (Node reports EPIPE as an 'error' event on the stream).
-    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {})
+    for (const stream of [process.stdout, process.stderr]) {
+      stream.on('error', () => {})
+    }
     logger.warn({ why }, `${why}: nobody is waiting for this process any more; treating it as SIGTERM`)
     onSignal('SIGTERM')
   })
@@ -57,7 +63,9 @@ export function stopOnSignals(logger: Logger, finishing: string): Stopper {
     logger.warn({ signal }, `${signal}: stopping; finishing ${stopper.finishing} (send the signal again to quit at once)`)
     controller.abort(new StopRequested(signal))
   }
-  for (const s of SIGNALS) process.on(s, onSignal)
+  for (const s of SIGNALS) {
+    process.on(s, onSignal)
+  }
   return stopper
 }
 
@@ -91,11 +99,18 @@ export function watchParent(onOrphaned: (why: string) => void): () => void {
   const watched = grandparent !== undefined && grandparent > 1 ? grandparent : undefined
   let fired = false
   const timer = setInterval(() => {
-    if (fired) return
+    if (fired) {
+      return
+    }
     let why: string | undefined
-    if (process.ppid !== parent) why = `the parent process ${parent} is gone (re-parented to ${process.ppid})`
-    else if (watched !== undefined && (!pidAlive(watched) || parentOf(parent) !== watched)) why = `npm (pid ${watched}) is gone`
-    if (why === undefined) return
+    if (process.ppid !== parent) {
+      why = `the parent process ${parent} is gone (re-parented to ${process.ppid})`
+    } else if (watched !== undefined && (!pidAlive(watched) || parentOf(parent) !== watched)) {
+      why = `npm (pid ${watched}) is gone`
+    }
+    if (why === undefined) {
+      return
+    }
     fired = true
     onOrphaned(why)
   }, PARENT_CHECK_MS)
@@ -125,13 +140,17 @@ export async function runStoppable(
   try {
     code = await work(stopper)
   } catch (err) {
-    if (stoppedBy(stopper) === undefined) throw err
+    if (stoppedBy(stopper) === undefined) {
+      throw err
+    }
     code = stoppedCode
   } finally {
     stopper.dispose()
   }
   const signal = stoppedBy(stopper)
-  if (signal === undefined) return code
+  if (signal === undefined) {
+    return code
+  }
   logger.warn({ signal }, `stopped by ${signal}${stoppedCode === EXIT.OK ? '' : '; run the same command again to resume'}`)
   return stoppedCode
 }

@@ -5,6 +5,7 @@
  * needs no platform; the loader waits out an outage by its own rule).
  */
 import type { Logger } from 'pino'
+
 import { checkTargetAccess } from '../job/check-target-access.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { CliError } from './cli-error.ts'
@@ -15,5 +16,7 @@ export async function requireTargetAccess(ctx: Pick<LedgerContext, 'config'>, lo
   if (access.status === 'refused') {
     throw new CliError(`${access.message}; ${access.fix} in ${ctx.config.file} (nothing was read or sent)`, EXIT.USAGE)
   }
-  if (access.status === 'unavailable') logger.warn(`${access.message}; going on (the loader waits for the platform)`)
+  if (access.status === 'unavailable') {
+    logger.warn(`${access.message}; going on (the loader waits for the platform)`)
+  }
 }

@@ -41,8 +41,12 @@ export async function checkTargetAccess(
     await client.listUsers({ perPage: 1 }, options.signal)
     return { status: 'ok' }
   } catch (err) {
-    if (!(err instanceof PlatformError)) throw err
-    if (err.retryable) return { status: 'unavailable', message: `the platform at ${redactUrl(t.baseUrl)} did not answer the pre-flight: ${reason(err)}` }
+    if (!(err instanceof PlatformError)) {
+      throw err
+    }
+    if (err.retryable) {
+      return { status: 'unavailable', message: `the platform at ${redactUrl(t.baseUrl)} did not answer the pre-flight: ${reason(err)}` }
+    }
     if (err.code === 'AUTH_ERR_INVALID_APPID' || err.status === 404) {
       return {
         status: 'refused',
@@ -57,6 +61,10 @@ export async function checkTargetAccess(
         fix: err.status === 403 ? 'fix target.apiKey (data import needs a REST API key with fullAccess scope)' : 'fix target.apiKey',
       }
     }
-    return { status: 'refused', message: `the platform at ${redactUrl(t.baseUrl)} refused the pre-flight for app ${t.appId}: ${reason(err)}`, fix: 'fix target.baseUrl' }
+    return {
+      status: 'refused',
+      message: `the platform at ${redactUrl(t.baseUrl)} refused the pre-flight for app ${t.appId}: ${reason(err)}`,
+      fix: 'fix target.baseUrl',
+    }
   }
 }

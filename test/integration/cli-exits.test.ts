@@ -10,8 +10,11 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+
+import { openLedger } from '../../src/state/store.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { CLI, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
@@ -20,7 +23,6 @@ import { createMysqlTestDatabase } from '../helpers/mysql.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 import { recordOutput, testSecret } from '../helpers/secrets.ts'
-import { openLedger } from '../../src/state/store.ts'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const POLICIES = { retention: { oldMessages: 'send' as const } }
@@ -34,7 +36,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await tsb?.close()
-  for (const d of dbs) await dropWithin(d)
+  for (const d of dbs) {
+    await dropWithin(d)
+  }
 })
 
 async function freshDb(prefix: string): Promise<TestDatabase> {
@@ -48,7 +52,9 @@ async function ledgerRows(stateUrl: string): Promise<{ jobs: number; runs: numbe
   await c.connect()
   try {
     const exists = await c.query(`select to_regclass('chatferry.items') as t`)
-    if (exists.rows[0]?.t === null) return { jobs: 0, runs: 0, items: 0, cursors: 0 }
+    if (exists.rows[0]?.t === null) {
+      return { jobs: 0, runs: 0, items: 0, cursors: 0 }
+    }
     const n = async (table: string) => (await c.query(`select count(*)::int as n from chatferry.${table}`)).rows[0].n as number
     return { jobs: await n('jobs'), runs: await n('runs'), items: await n('items'), cursors: await n('cursors') }
   } finally {
@@ -96,7 +102,9 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
     // The config's own job, never planned: load has nothing to do, and says how to plan it.
     const load = await runCli(['load', '--config', cfg]).done
     expect(load.code, load.stderr).toBe(2)
-    expect(load.stderr).toMatch(new RegExp(`nothing planned for job ${appId} in .*: the job has no items to load; run \`npm run chatferry -- run -c \\S+\` first`))
+    expect(load.stderr).toMatch(
+      new RegExp(`nothing planned for job ${appId} in .*: the job has no items to load; run \`npm run chatferry -- run -c \\S+\` first`),
+    )
   }, 60_000)
 
   it('status, rejects, retry-rejected, verify, load and worker with a typo in --job: exit 2 naming the known jobs', async () => {
@@ -106,7 +114,14 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
     await store.ensureJob('beta', appId)
     await store.close()
     for (const command of ['status', 'rejects', 'retry-rejected', 'verify', 'load', 'worker']) {
-      const r = await runCli([command, '--config', cfg, '--job', 'alpah', ...(command === 'verify' ? ['--out', mkdtempSync(join(tmpdir(), 'cf-v-'))] : [])]).done
+      const r = await runCli([
+        command,
+        '--config',
+        cfg,
+        '--job',
+        'alpah',
+        ...(command === 'verify' ? ['--out', mkdtempSync(join(tmpdir(), 'cf-v-'))] : []),
+      ]).done
       expect(r.code, `${command}: ${r.stderr}`).toBe(2)
       expect(r.stderr, command).toMatch(/job alpah not found in postgres:\/\/\S+; known jobs: alpha, beta/)
     }
@@ -170,10 +185,20 @@ describe('run', () => {
     // The source is unreachable: had run read it before checking the key, it would exit 1 naming it.
     const source = { ...genericSourceConfig('postgres://reader@127.0.0.1:9/legacy'), connectTimeoutMs: 2000 }
     const wrongKey = testSecret('wrong-key')
-    const cfg = writeRunConfig({ appId: app.id, apiKey: wrongKey, baseUrl: app.baseUrl, stateUrl: state.url, source: source as unknown as Record<string, unknown> })
+    const cfg = writeRunConfig({
+      appId: app.id,
+      apiKey: wrongKey,
+      baseUrl: app.baseUrl,
+      stateUrl: state.url,
+      source: source as unknown as Record<string, unknown>,
+    })
     const r = await runCli(['run', '--config', cfg, '--json']).done
     expect(r.code, r.stderr).toBe(2)
-    expect(r.stderr).toMatch(new RegExp(`the platform refused the API key for app ${app.id}: AUTH_ERR_APIKEY_NOT_FOUND \\(HTTP 401\\).*; fix target\\.apiKey in ${cfg.replace(/[.]/g, '\\.')}`))
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `the platform refused the API key for app ${app.id}: AUTH_ERR_APIKEY_NOT_FOUND \\(HTTP 401\\).*; fix target\\.apiKey in ${cfg.replace(/[.]/g, '\\.')}`,
+      ),
+    )
     expect(r.stderr).not.toMatch(/127\.0\.0\.1:9|SOURCE_UNAVAILABLE/)
     expect(r.stderr + r.stdout).not.toContain(wrongKey)
     expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'run', status: 'usage-error', exitCode: 2, runId: null })
@@ -182,7 +207,13 @@ describe('run', () => {
     expect(await tsb.sandbox.requests(app.id)).toHaveLength(0)
 
     // An app the platform does not know: exit 2 too, naming the app.
-    const cfg2 = writeRunConfig({ appId: 'no-such-app', apiKey: app.apiKey, baseUrl: app.baseUrl.replace(app.id, 'no-such-app'), stateUrl: state.url, source: source as unknown as Record<string, unknown> })
+    const cfg2 = writeRunConfig({
+      appId: 'no-such-app',
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl.replace(app.id, 'no-such-app'),
+      stateUrl: state.url,
+      source: source as unknown as Record<string, unknown>,
+    })
     const r2 = await runCli(['run', '--config', cfg2]).done
     expect(r2.code, r2.stderr).toBe(2)
     expect(r2.stderr).toMatch(/the platform does not know app no-such-app .*AUTH_ERR_INVALID_APPID.*; fix target\.appId/)
@@ -194,8 +225,17 @@ describe('run', () => {
     const state = await freshDb('cf_exit_tbl_state')
     const app = await tsb.app({ requestsPerMinute: 6000 })
     const good = genericSourceConfig(source.url)
-    const broken = { ...good, entities: { ...good.entities, users: { ...good.entities!.users!, query: good.entities!.users!.query.replace(/FROM people/, 'FROM peeople') } } }
-    const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: broken as unknown as Record<string, unknown> })
+    const broken = {
+      ...good,
+      entities: { ...good.entities, users: { ...good.entities!.users!, query: good.entities!.users!.query.replace(/FROM people/, 'FROM peeople') } },
+    }
+    const cfg = writeRunConfig({
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      stateUrl: state.url,
+      source: broken as unknown as Record<string, unknown>,
+    })
     const r = await runCli(['run', '--config', cfg]).done
     expect(r.code, r.stderr).toBe(2)
     expect(r.stderr).toMatch(/relation "peeople" does not exist \[SOURCE_INVALID\]/)
@@ -207,26 +247,44 @@ describe('run', () => {
   }, 60_000)
 
   for (const engine of ['mysql', 'sqlite'] as const) {
-    it.skipIf(engine === 'mysql' && inject('mysqlUrl') === undefined)(`a missing table on ${engine === 'mysql' ? 'MariaDB' : 'SQLite'}: exit 2 SOURCE_INVALID too`, async () => {
-      let url: string
-      if (engine === 'mysql') {
-        const db = await createMysqlTestDatabase('cf_exit_tbl')
-        dbs.push(db)
-        url = db.url
-      } else {
-        url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'cf-exit-sqlite-')), 'legacy.db')}`
-      }
-      await loadGenericSqlFixture(engine, url)
-      const state = await freshDb('cf_exit_tbl_state')
-      const app = await tsb.app({ requestsPerMinute: 6000 })
-      const good = genericSourceConfig(url)
-      const broken = { ...good, entities: { ...good.entities, users: { ...good.entities!.users!, query: good.entities!.users!.query.replace(/FROM people/, 'FROM peeople') } } }
-      const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: broken as unknown as Record<string, unknown> })
-      const r = await runCli(['run', '--config', cfg]).done
-      expect(r.code, r.stderr).toBe(2)
-      expect(r.stderr).toMatch(engine === 'mysql' ? /Table '[^']*peeople' doesn't exist \[SOURCE_INVALID\]/ : /no such table: peeople \[SOURCE_INVALID\]/)
-      expect(await ledgerRows(state.url)).toMatchObject({ items: 0 })
-    }, 60_000)
+    it.skipIf(engine === 'mysql' && inject('mysqlUrl') === undefined)(
+      `a missing table on ${engine === 'mysql' ? 'MariaDB' : 'SQLite'}: exit 2 SOURCE_INVALID too`,
+      async () => {
+        let url: string
+        if (engine === 'mysql') {
+          const db = await createMysqlTestDatabase('cf_exit_tbl')
+          dbs.push(db)
+          url = db.url
+        } else {
+          url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'cf-exit-sqlite-')), 'legacy.db')}`
+        }
+        await loadGenericSqlFixture(engine, url)
+        const state = await freshDb('cf_exit_tbl_state')
+        const app = await tsb.app({ requestsPerMinute: 6000 })
+        const good = genericSourceConfig(url)
+        const broken = {
+          ...good,
+          entities: {
+            ...good.entities,
+            users: { ...good.entities!.users!, query: good.entities!.users!.query.replace(/FROM people/, 'FROM peeople') },
+          },
+        }
+        const cfg = writeRunConfig({
+          appId: app.id,
+          apiKey: app.apiKey,
+          baseUrl: app.baseUrl,
+          stateUrl: state.url,
+          source: broken as unknown as Record<string, unknown>,
+        })
+        const r = await runCli(['run', '--config', cfg]).done
+        expect(r.code, r.stderr).toBe(2)
+        expect(r.stderr).toMatch(
+          engine === 'mysql' ? /Table '[^']*peeople' doesn't exist \[SOURCE_INVALID\]/ : /no such table: peeople \[SOURCE_INVALID\]/,
+        )
+        expect(await ledgerRows(state.url)).toMatchObject({ items: 0 })
+      },
+      60_000,
+    )
   }
 
   it('an unknown source database: exit 2 SOURCE_INVALID; an unreachable one stays exit 1 (rerun)', async () => {
@@ -234,12 +292,24 @@ describe('run', () => {
     const app = await tsb.app({ requestsPerMinute: 6000 })
     const url = new URL(state.url)
     url.pathname = '/cf_exit_no_such_database'
-    const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: genericSourceConfig(url.toString()) as unknown as Record<string, unknown> })
+    const cfg = writeRunConfig({
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      stateUrl: state.url,
+      source: genericSourceConfig(url.toString()) as unknown as Record<string, unknown>,
+    })
     const r = await runCli(['run', '--config', cfg]).done
     expect(r.code, r.stderr).toBe(2)
     expect(r.stderr).toMatch(/database "cf_exit_no_such_database" does not exist \[SOURCE_INVALID\]/)
     url.port = '9'
-    const cfg2 = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: { ...genericSourceConfig(url.toString()), connectTimeoutMs: 2000 } as unknown as Record<string, unknown> })
+    const cfg2 = writeRunConfig({
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      stateUrl: state.url,
+      source: { ...genericSourceConfig(url.toString()), connectTimeoutMs: 2000 } as unknown as Record<string, unknown>,
+    })
     const r2 = await runCli(['run', '--config', cfg2]).done
     expect(r2.code, r2.stderr).toBe(1)
     expect(r2.stderr).toMatch(/\[SOURCE_UNAVAILABLE\]/)
@@ -283,9 +353,22 @@ describe('run --json stopped by SIGTERM while planning', () => {
     const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
     const good = genericSourceConfig(source.url, 1)
     // A slow messages read (0.3 s a row), so the signal arrives while planning.
-    const slow = { ...good, entities: { ...good.entities, messages: { query: good.entities!.messages!.query.replace(/\s+FROM chat_lines\s*$/, ', pg_sleep(0.3) AS nap FROM chat_lines') } } }
+    const slow = {
+      ...good,
+      entities: {
+        ...good.entities,
+        messages: { query: good.entities!.messages!.query.replace(/\s+FROM chat_lines\s*$/, ', pg_sleep(0.3) AS nap FROM chat_lines') },
+      },
+    }
     expect(slow.entities.messages.query).toContain('pg_sleep')
-    const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, policies: POLICIES, source: slow as unknown as Record<string, unknown> })
+    const cfg = writeRunConfig({
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      stateUrl: state.url,
+      policies: POLICIES,
+      source: slow as unknown as Record<string, unknown>,
+    })
     const run = runCli(['run', '--config', cfg, '--json'])
     await run.waitFor('planned members', 60_000)
     run.child.kill('SIGTERM')
@@ -304,7 +387,10 @@ describe('--config is relative to the caller', () => {
     mkdirSync(join(callerDir, 'conf'))
     writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl })
     const file = join(callerDir, 'conf', 'chatferry.yaml')
-    writeFileSync(file, `target:\n  appId: ${app.id}\n  region: us\n  apiKey: \${CF_TEST_KEY}\n  baseUrl: ${app.baseUrl}\nstate:\n  dir: .chatferry\n`)
+    writeFileSync(
+      file,
+      `target:\n  appId: ${app.id}\n  region: us\n  apiKey: \${CF_TEST_KEY}\n  baseUrl: ${app.baseUrl}\nstate:\n  dir: .chatferry\n`,
+    )
     const env = { ...process.env, CF_TEST_KEY: app.apiKey }
     const npm = (args: string[]) => {
       const r = spawnSync('npm', ['--prefix', ROOT, 'run', '--silent', 'chatferry', '--', ...args], { cwd: callerDir, env, encoding: 'utf8' })
@@ -317,7 +403,9 @@ describe('--config is relative to the caller', () => {
     const missing = npm(['config', 'check', '-c', 'conf/nope.yaml'])
     expect(missing.status).toBe(2)
     expect(missing.stderr).toContain(`${join(callerDir, 'conf', 'nope.yaml')}: 1 problem in the configuration`)
-    expect(missing.stderr).toMatch(/file not found \(pass --config FILE\); --config conf\/nope\.yaml is taken relative to \S+cf-caller-\S+, the directory the command was run in/)
+    expect(missing.stderr).toMatch(
+      /file not found \(pass --config FILE\); --config conf\/nope\.yaml is taken relative to \S+cf-caller-\S+, the directory the command was run in/,
+    )
     // Without npm, relative to the process's own directory.
     const direct = spawnSync(process.execPath, [CLI, 'config', 'check', '-c', 'chatferry.yaml'], { cwd: dirname(file), env, encoding: 'utf8' })
     expect(direct.status, direct.stderr).toBe(0)
@@ -364,7 +452,9 @@ describe('no orphan', () => {
         npm.stderr.destroy()
       }
       const stoppedAt = Date.now()
-      while (alive(pid) && Date.now() - stoppedAt < 15_000) await new Promise((r) => setTimeout(r, 100))
+      while (alive(pid) && Date.now() - stoppedAt < 15_000) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
       recordOutput('cli-orphan', out)
       expect(alive(pid), `node ${pid} still alive ${Date.now() - stoppedAt} ms after ${kill} of npm\n${out.slice(-2000)}`).toBe(false)
       expect(Date.now() - stoppedAt).toBeLessThan(10_000)
@@ -420,7 +510,21 @@ describe('completion', () => {
     expect(r.status, r.stderr).toBe(0)
     const [registered, all, re, loadOptions, entities, apps] = r.stdout.split('\n')
     expect(registered).toBe('complete -F _chatferry_completion chatferry')
-    for (const c of ['demo', 'config', 'apps', 'sandbox', 'plan', 'run', 'load', 'worker', 'status', 'rejects', 'retry-rejected', 'verify', 'completion']) {
+    for (const c of [
+      'demo',
+      'config',
+      'apps',
+      'sandbox',
+      'plan',
+      'run',
+      'load',
+      'worker',
+      'status',
+      'rejects',
+      'retry-rejected',
+      'verify',
+      'completion',
+    ]) {
       expect(all?.split(' '), all).toContain(c)
     }
     expect(re?.split(' ').sort()).toEqual(['rejects', 'retry-rejected'])

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander'
 import { describe, expect, it } from 'vitest'
+
 import { buildProgram } from '../../src/cli/program.ts'
 
 function everyCommand(command: Command, path: string[] = []): { path: string; command: Command }[] {
@@ -17,7 +18,22 @@ describe('chatferry --help', () => {
 
   it('covers every command, subcommands included', () => {
     expect(commands.map((c) => c.path)).toEqual(
-      expect.arrayContaining(['(chatferry)', 'demo', 'config check', 'apps create', 'sandbox', 'plan', 'run', 'load', 'worker', 'status', 'rejects', 'retry-rejected', 'verify', 'completion']),
+      expect.arrayContaining([
+        '(chatferry)',
+        'demo',
+        'config check',
+        'apps create',
+        'sandbox',
+        'plan',
+        'run',
+        'load',
+        'worker',
+        'status',
+        'rejects',
+        'retry-rejected',
+        'verify',
+        'completion',
+      ]),
     )
   })
 
@@ -30,14 +46,18 @@ describe('chatferry --help', () => {
       const text = out.join('')
       expect(text, path).toMatch(/\nExamples:\n {2}\$ chatferry /)
       expect(text, path).not.toMatch(/\(default [^:]|defaults to|\(default: "/)
-      for (const line of text.split('\n')) expect(line.length, `${path}: ${line}`).toBeLessThanOrEqual(80)
+      for (const line of text.split('\n')) {
+        expect(line.length, `${path}: ${line}`).toBeLessThanOrEqual(80)
+      }
     })
   }
 
   it('every leaf command that takes --job says what a job is and defaults it the same way', () => {
     for (const { path, command } of commands) {
       const job = command.options.find((o) => o.long === '--job')
-      if (!job) continue
+      if (!job) {
+        continue
+      }
       expect(job.description, path).toMatch(/\(default: \$CHATFERRY_JOB_ID, else job\.id, else the target app id\)$/)
     }
   })

@@ -1,8 +1,9 @@
-import { Option, type Command } from 'commander'
-import { EXITS, withHelp } from '../help.ts'
+import { type Command, Option } from 'commander'
+
 import { ConfigError } from '../../errors.ts'
 import { createManagementClient, type ManagementClient } from '../../target/client.ts'
-import { DEFAULT_MANAGEMENT_URL, REGIONS, secureUrl, type Region } from '../../target/config.ts'
+import { DEFAULT_MANAGEMENT_URL, type Region, REGIONS, secureUrl } from '../../target/config.ts'
+import { EXITS, withHelp } from '../help.ts'
 import { loadConfig } from '../load-config.ts'
 import { configOption, jsonOption, printTable } from '../options.ts'
 
@@ -20,12 +21,20 @@ interface ManagementOptions {
 function management(opts: ManagementOptions): ManagementClient {
   if (opts.mgmtKey !== undefined || opts.mgmtSecret !== undefined) {
     const problems = []
-    if (!opts.mgmtKey) problems.push({ path: '--mgmt-key', message: 'is required with --mgmt-secret (or $CHATFERRY_MGMT_KEY)' })
-    if (!opts.mgmtSecret) problems.push({ path: '--mgmt-secret', message: 'is required with --mgmt-key (or $CHATFERRY_MGMT_SECRET)' })
+    if (!opts.mgmtKey) {
+      problems.push({ path: '--mgmt-key', message: 'is required with --mgmt-secret (or $CHATFERRY_MGMT_KEY)' })
+    }
+    if (!opts.mgmtSecret) {
+      problems.push({ path: '--mgmt-secret', message: 'is required with --mgmt-key (or $CHATFERRY_MGMT_SECRET)' })
+    }
     const url = opts.mgmtUrl ?? DEFAULT_MANAGEMENT_URL
     const checked = secureUrl.safeParse(url)
-    if (!checked.success) problems.push({ path: '--mgmt-url', message: checked.error.issues[0]?.message ?? 'invalid' })
-    if (problems.length > 0) throw new ConfigError('command line', problems)
+    if (!checked.success) {
+      problems.push({ path: '--mgmt-url', message: checked.error.issues[0]?.message ?? 'invalid' })
+    }
+    if (problems.length > 0) {
+      throw new ConfigError('command line', problems)
+    }
     return createManagementClient({ url, key: opts.mgmtKey as string, secret: opts.mgmtSecret as string })
   }
   const config = loadConfig(opts.config)
@@ -58,7 +67,10 @@ export function registerAppsCommand(program: Command): void {
     examples: [
       ['apps create --name "Acme chat" --region eu', 'credentials from management: in chatferry.yaml'],
       ['apps create --name Rehearsal --json', 'prints {"appId","region","apiKey"}'],
-      ['apps create --name X --mgmt-url http://127.0.0.1:4010', 'against a local sandbox; key and secret from $CHATFERRY_MGMT_KEY and $CHATFERRY_MGMT_SECRET'],
+      [
+        'apps create --name X --mgmt-url http://127.0.0.1:4010',
+        'against a local sandbox; key and secret from $CHATFERRY_MGMT_KEY and $CHATFERRY_MGMT_SECRET',
+      ],
     ],
   })
     .description('Create an app; prints its app id and its fullAccess REST API key.')
@@ -70,13 +82,19 @@ export function registerAppsCommand(program: Command): void {
         throw new ConfigError('--region', [{ path: 'region', message: `expected one of ${REGIONS.join(', ')}, got ${opts.region}` }])
       }
       const created = await management(opts).createApp({ name: opts.name, region: opts.region as Region, version: '3' })
-      if (opts.json) process.stdout.write(`${JSON.stringify({ appId: created.appId, region: created.region, apiKey: created.restApiKey })}\n`)
-      else process.stdout.write(`app ${created.appId} created in ${created.region}\nREST API key (fullAccess): ${created.restApiKey}\n`)
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ appId: created.appId, region: created.region, apiKey: created.restApiKey })}\n`)
+      } else {
+        process.stdout.write(`app ${created.appId} created in ${created.region}\nREST API key (fullAccess): ${created.restApiKey}\n`)
+      }
     })
 
   withHelp(withManagementOptions(apps.command('list')), {
     exits: [[0, 'listed'], [1, 'the management interface refused or failed'], EXITS.usage],
-    examples: [['apps list', 'every app: id, name, region, state'], ['apps list --search acme --json', 'matching apps as a JSON array']],
+    examples: [
+      ['apps list', 'every app: id, name, region, state'],
+      ['apps list --search acme --json', 'matching apps as a JSON array'],
+    ],
   })
     .description('List the apps of the account.')
     .option('--search <text>', 'only apps whose id or name matches')

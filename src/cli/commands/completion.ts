@@ -4,6 +4,7 @@
  * zsh uses the same function through `bashcompinit`.
  */
 import { Argument, type Command, type Option } from 'commander'
+
 import { withHelp } from '../help.ts'
 
 /** Options whose value is a path: the shell completes file names after them. */
@@ -31,7 +32,9 @@ function collect(cmd: Command, path: string, out: Node[]): void {
     valueOptions: options.filter((o) => o.required || o.optional).map((o) => ({ flags: flagsOf(o), choices: o.argChoices })),
     argChoices: firstArg?.argChoices,
   })
-  for (const c of subs) collect(c, `${path} ${c.name()}`, out)
+  for (const c of subs) {
+    collect(c, `${path} ${c.name()}`, out)
+  }
 }
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
@@ -41,7 +44,10 @@ export function bashCompletionScript(program: Command): string {
   collect(program, '', nodes)
   const name = program.name()
   const fn = `_${name.replace(/[^A-Za-z0-9_]/g, '_')}_completion`
-  const known = nodes.filter((n) => n.path !== '').map((n) => q(n.path)).join('|')
+  const known = nodes
+    .filter((n) => n.path !== '')
+    .map((n) => q(n.path))
+    .join('|')
   const wordCases = nodes.map((n) => `    ${q(n.path)}) words=${q(n.words.join(' '))} ;;`).join('\n')
   const argCases = nodes
     .filter((n) => n.argChoices !== undefined)
@@ -50,7 +56,11 @@ export function bashCompletionScript(program: Command): string {
   const valueCases: string[] = []
   for (const n of nodes) {
     for (const o of n.valueOptions) {
-      const action = o.choices ? `COMPREPLY=($(compgen -W ${q(o.choices.join(' '))} -- "$cur")); return 0` : o.flags.some((f) => PATH_OPTIONS.has(f)) ? `COMPREPLY=($(compgen -f -- "$cur")); return 0` : 'return 0'
+      const action = o.choices
+        ? `COMPREPLY=($(compgen -W ${q(o.choices.join(' '))} -- "$cur")); return 0`
+        : o.flags.some((f) => PATH_OPTIONS.has(f))
+          ? `COMPREPLY=($(compgen -f -- "$cur")); return 0`
+          : 'return 0'
       valueCases.push(`    ${o.flags.map((f) => q(`${n.path}|${f}`)).join('|')}) ${action} ;;`)
     }
   }
@@ -92,7 +102,10 @@ export function zshCompletionScript(program: Command): string {
 # Install: source <(${name} completion zsh)   (in ~/.zshrc, after compinit)
 autoload -U +X compinit && { (( \${+functions[compdef]} )) || compinit }
 autoload -U +X bashcompinit && bashcompinit
-${bashCompletionScript(program).split('\n').filter((l) => !l.startsWith('#')).join('\n')}`
+${bashCompletionScript(program)
+  .split('\n')
+  .filter((l) => !l.startsWith('#'))
+  .join('\n')}`
 }
 
 /** `chatferry completion bash|zsh`. */
@@ -103,13 +116,16 @@ export function registerCompletionCommand(program: Command): void {
     .description('Print a shell completion script (commands, options and their choices) for bash or zsh, generated from the commands themselves.')
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh']))
   withHelp(completion, {
-    exits: [[0, 'printed'], [2, 'another shell']],
+    exits: [
+      [0, 'printed'],
+      [2, 'another shell'],
+    ],
     examples: [
       ['completion bash > /etc/bash_completion.d/chatferry', 'bash, for every new shell (or: source <(chatferry completion bash))'],
-      ["completion zsh > \"${fpath[1]}/_chatferry\"", 'zsh (or: source <(chatferry completion zsh) in ~/.zshrc)'],
+      ['completion zsh > "${fpath[1]}/_chatferry"', 'zsh (or: source <(chatferry completion zsh) in ~/.zshrc)'],
     ],
   })
   completion.action((shell: 'bash' | 'zsh') => {
-      process.stdout.write(shell === 'bash' ? bashCompletionScript(program) : zshCompletionScript(program))
-    })
+    process.stdout.write(shell === 'bash' ? bashCompletionScript(program) : zshCompletionScript(program))
+  })
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
+
+import { withoutSecrets } from '../../logger.ts'
 import { EXITS, withHelp } from '../help.ts'
 import { loadConfig } from '../load-config.ts'
-import { withoutSecrets } from '../../logger.ts'
 import { configOption } from '../options.ts'
 
 /** `chatferry config check`: validates the configuration file and shows what it resolves to, secrets hidden. */
@@ -20,9 +21,8 @@ export function registerConfigCommand(program: Command): void {
       ['config check -c deploy/prod.yaml', 'a file relative to the current directory'],
     ],
   })
-  check
-    .action((opts: { config: string }) => {
-      const { file, ...shown } = loadConfig(opts.config)
-      process.stdout.write(`${file}: valid\n${JSON.stringify(withoutSecrets(shown), null, 2)}\n`)
-    })
+  check.action((opts: { config: string }) => {
+    const { file, ...shown } = loadConfig(opts.config)
+    process.stdout.write(`${file}: valid\n${JSON.stringify(withoutSecrets(shown), null, 2)}\n`)
+  })
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
-import { EXITS, withHelp } from '../help.ts'
+
+import { withHelp } from '../help.ts'
 import { runDemo } from '../run-demo.ts'
 
 /** `chatferry demo`: the README's first command. */
@@ -14,14 +15,16 @@ export function registerDemoCommand(program: Command): void {
     .option('--dir <dir>', 'where the demo keeps its files (wiped first)', '.chatferry/demo')
     .option('--requests-per-minute <n>', 'the demo quota', (v) => Number(v), 6000)
   withHelp(demo, {
-    exits: [[0, 'the demo migrated and verified everything'], [1, 'something did not match (listed)']],
+    exits: [
+      [0, 'the demo migrated and verified everything'],
+      [1, 'something did not match (listed)'],
+    ],
     examples: [
       ['demo', 'the whole demo in .chatferry/demo (under a minute)'],
       ['demo --dir /tmp/cf-demo --requests-per-minute 600', 'elsewhere, at a slower quota'],
     ],
   })
-  demo
-    .action(async (opts: { dir: string; requestsPerMinute: number }) => {
-      process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute })
-    })
+  demo.action(async (opts: { dir: string; requestsPerMinute: number }) => {
+    process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute })
+  })
 }

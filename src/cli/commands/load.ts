@@ -1,19 +1,21 @@
-import { configOption, jsonOption } from '../options.ts'
-import { EXITS, withHelp } from '../help.ts'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { openCommandContext } from '../open-command-context.ts'
-import { runLoaderWithOutcome } from '../run-loader-command.ts'
+
 import { createLogger } from '../../logger.ts'
-import { EXIT } from '../exit-codes.ts'
-import { runStoppable, stoppedBy } from '../signals.ts'
+import { buildSummary, noteSummary, printSummary, printSummaryIfMissing, startSummary } from '../command-summary.ts'
+import { withHelp } from '../help.ts'
 import { nothingPlanned, requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { configOption, jsonOption } from '../options.ts'
+import { runLoaderWithOutcome } from '../run-loader-command.ts'
+import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
-import { printSummaryIfMissing, buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 
 // InvalidArgumentError: commander reports it as a usage error (exit 2), naming the flag.
 const int = (v: string) => {
   const n = Number(v)
-  if (!Number.isInteger(n)) throw new InvalidArgumentError(`expected an integer, got ${v}`)
+  if (!Number.isInteger(n)) {
+    throw new InvalidArgumentError(`expected an integer, got ${v}`)
+  }
   return n
 }
 
@@ -27,9 +29,17 @@ export function addLoaderOptions(cmd: Command, jobHelp: string = JOB_OPTION_HELP
   return cmd
     .addOption(configOption())
     .option('--job <id>', jobHelp)
-    .addOption(new Option('--concurrency <n>', 'batches in flight per process (default: $CHATFERRY_LOAD_CONCURRENCY, else load.concurrency, else 4)').argParser(int))
     .addOption(
-      new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (default: $CHATFERRY_LOAD_LEASE_SECONDS, else load.leaseSeconds, else 120)').argParser(int),
+      new Option(
+        '--concurrency <n>',
+        'batches in flight per process (default: $CHATFERRY_LOAD_CONCURRENCY, else load.concurrency, else 4)',
+      ).argParser(int),
+    )
+    .addOption(
+      new Option(
+        '--lease-seconds <n>',
+        'lease of a batch before another worker takes it over (default: $CHATFERRY_LOAD_LEASE_SECONDS, else load.leaseSeconds, else 120)',
+      ).argParser(int),
     )
 }
 
@@ -68,7 +78,10 @@ export function registerLoadCommand(program: Command): void {
       [0, 'every item done, or skipped by policy (also when nothing was left to send)'],
       [3, 'finished, some items rejected: chatferry rejects'],
       [1, 'stopped by an outage of the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes'],
-      [2, 'usage or configuration error; unknown job; nothing planned (the job has no items: run `chatferry run` first); the platform refused the API key'],
+      [
+        2,
+        'usage or configuration error; unknown job; nothing planned (the job has no items: run `chatferry run` first); the platform refused the API key',
+      ],
     ],
     examples: [
       ['load', 'drain the job of ./chatferry.yaml'],
@@ -87,11 +100,22 @@ export function registerLoadCommand(program: Command): void {
           noteSummary({ jobId: ctx.jobId })
           await requireKnownJob(ctx, { nothingPlanned: true })
           const before = await ctx.store.entityStats(ctx.jobId)
-          if (before.reduce((a, s) => a + s.total, 0) === 0) throw nothingPlanned(ctx)
+          if (before.reduce((a, s) => a + s.total, 0) === 0) {
+            throw nothingPlanned(ctx)
+          }
           await requireTargetAccess(ctx, logger, stopper.signal)
           const { code, outcome, runId } = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
-          if (runId !== undefined) noteSummary({ runId })
-          printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: outcome.stats, ...(outcome.error ? { error: outcome.error.message } : {}) }))
+          if (runId !== undefined) {
+            noteSummary({ runId })
+          }
+          printSummary(
+            buildSummary({
+              exitCode: code,
+              interrupted: stoppedBy(stopper) !== undefined,
+              stats: outcome.stats,
+              ...(outcome.error ? { error: outcome.error.message } : {}),
+            }),
+          )
           return code
         } finally {
           await ctx.close()

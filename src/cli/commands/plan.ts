@@ -1,15 +1,16 @@
-import { Option, type Command } from 'commander'
-import { withHelp } from '../help.ts'
-import { openCommandContext } from '../open-command-context.ts'
-import { UsageError } from '../usage-error.ts'
-import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
-import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
+import { type Command, Option } from 'commander'
+
 import { runPlan } from '../../job/run-plan.ts'
 import { createLogger } from '../../logger.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
+import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
+import { withHelp } from '../help.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { NEW_JOB_OPTION_HELP } from './load.ts'
-import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
+import { runStoppable } from '../signals.ts'
+import { UsageError } from '../usage-error.ts'
+import { NEW_JOB_OPTION_HELP } from './load.ts'
 
 interface PlanFlags {
   config: string
@@ -52,11 +53,17 @@ export function registerPlanCommand(program: Command): void {
     .option('--job <id>', NEW_JOB_OPTION_HELP)
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .addOption(
-      new Option('--fail-on <gate>', `exit 3 when <metric>[.<entity>]<op><n> holds, e.g. rejected>0, rejected.messages>=10, hours>48; repeatable; metrics: ${Object.keys(GATE_METRICS).join(', ')}`)
+      new Option(
+        '--fail-on <gate>',
+        `exit 3 when <metric>[.<entity>]<op><n> holds, e.g. rejected>0, rejected.messages>=10, hours>48; repeatable; metrics: ${Object.keys(GATE_METRICS).join(', ')}`,
+      )
         .argParser((value: string, previous: string[] = []) => [...previous, value])
         .default([]),
     )
-    .option('--check-target', 'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist')
+    .option(
+      '--check-target',
+      'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist',
+    )
     .option('--chat-rpm <n>', `chat reads per minute of the pre-flight (default: ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: PlanFlags) => {

@@ -1,9 +1,10 @@
-import { configOption } from '../options.ts'
-import { EXITS, withHelp } from '../help.ts'
-import { Option, type Command } from 'commander'
+import { type Command, Option } from 'commander'
+
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
-import { openCommandContext } from '../open-command-context.ts'
+import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { configOption } from '../options.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry rejects`: the items refused for good, with their codes and reasons. */
@@ -13,7 +14,11 @@ export function registerRejectsCommand(program: Command): void {
     .summary('list rejected items with their codes and reasons')
     .description('List rejected items: entity, legacy id, target key, code, reason; then the count per code.')
   withHelp(rejects, {
-    exits: [[0, 'listed (also when there are none)'], [1, 'the ledger could not be read'], [2, 'usage or configuration error, unknown job']],
+    exits: [
+      [0, 'listed (also when there are none)'],
+      [1, 'the ledger could not be read'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
     examples: [
       ['rejects', 'every rejected item of the job'],
       ['rejects --entity messages --code ERR_UID_NOT_FOUND', 'only those messages'],
@@ -46,7 +51,9 @@ export function registerRejectsCommand(program: Command): void {
           process.stdout.write(`${r.entity}\t${r.legacyId}\t${r.targetKey}\t${r.code ?? ''}\t${(r.message ?? '').replace(/\s+/g, ' ')}\n`)
         }
         const byCode = new Map<string, number>()
-        for (const r of rejects) byCode.set(r.code ?? '', (byCode.get(r.code ?? '') ?? 0) + 1)
+        for (const r of rejects) {
+          byCode.set(r.code ?? '', (byCode.get(r.code ?? '') ?? 0) + 1)
+        }
         process.stdout.write(`${rejects.length} rejected: ${[...byCode].map(([c, k]) => `${c} ${k}`).join(', ')}\n`)
       } finally {
         await ctx.close()

@@ -1,12 +1,13 @@
-import { configOption, jsonOption } from '../options.ts'
-import { EXITS, withHelp } from '../help.ts'
+import { type Command, Option } from 'commander'
+
+import { ENTITIES, type Entity } from '../../target/schemas.ts'
+import { INVOCATION } from '../../version.ts'
 import { buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
-import { INVOCATION } from '../../version.ts'
-import { Option, type Command } from 'commander'
-import { ENTITIES, type Entity } from '../../target/schemas.ts'
-import { openCommandContext } from '../open-command-context.ts'
+import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { configOption, jsonOption } from '../options.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry retry-rejected`: plans rejected items again, e.g. after fixing their cause. */
@@ -16,7 +17,11 @@ export function registerRetryRejectedCommand(program: Command): void {
     .summary('plan rejected items again after a fix; the next load sends them')
     .description('Plan rejected items again (all, or those of one code or entity), e.g. after fixing their cause; the next load or run sends them.')
   withHelp(retry, {
-    exits: [[0, 'planned again (also when there were none)'], [1, 'the ledger could not be written'], [2, 'usage or configuration error, unknown job']],
+    exits: [
+      [0, 'planned again (also when there were none)'],
+      [1, 'the ledger could not be written'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
     examples: [
       ['retry-rejected --code ERR_UID_NOT_FOUND', 'only the items rejected with that code'],
       ['retry-rejected --entity members --json', 'all rejected members; one JSON summary with the count'],
@@ -38,8 +43,13 @@ export function registerRetryRejectedCommand(program: Command): void {
           ...(opts.code !== undefined ? { code: opts.code } : {}),
           ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
         })
-        if (opts.json) printSummary(buildSummary({ exitCode: EXIT.OK, stats: await ctx.store.entityStats(ctx.jobId), replanned: n }))
-        else process.stdout.write(`${n} rejected item(s) planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`)
+        if (opts.json) {
+          printSummary(buildSummary({ exitCode: EXIT.OK, stats: await ctx.store.entityStats(ctx.jobId), replanned: n }))
+        } else {
+          process.stdout.write(
+            `${n} rejected item(s) planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`,
+          )
+        }
       } finally {
         await ctx.close()
       }

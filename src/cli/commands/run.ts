@@ -1,17 +1,18 @@
 import type { Command } from 'commander'
-import { EXITS, withHelp } from '../help.ts'
-import { runLoaderWithOutcome } from '../run-loader-command.ts'
-import { openCommandContext } from '../open-command-context.ts'
-import { createLogger } from '../../logger.ts'
+
 import { planFromSource } from '../../job/plan-from-source.ts'
+import { createLogger } from '../../logger.ts'
 import { formatPlanSummary } from '../../plan/format-plan-summary.ts'
 import type { RunStatus } from '../../state/schema.ts'
+import { buildSummary, jsonRequested, noteSummary, printSummary, printSummaryIfMissing, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
+import { withHelp } from '../help.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { jsonOption } from '../options.ts'
+import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
-import { printSummaryIfMissing, buildSummary, jsonRequested, noteSummary, printSummary, startSummary } from '../command-summary.ts'
-import { jsonOption } from '../options.ts'
-import { NEW_JOB_OPTION_HELP, addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
+import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
 export function registerRunCommand(program: Command): void {
@@ -31,8 +32,14 @@ export function registerRunCommand(program: Command): void {
     exits: [
       [0, 'every item done, or skipped by policy'],
       [3, 'finished, some items rejected: chatferry rejects'],
-      [1, 'stopped by an outage of the source or the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes'],
-      [2, 'nothing a rerun can fix: usage or configuration error; the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)'],
+      [
+        1,
+        'stopped by an outage of the source or the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes',
+      ],
+      [
+        2,
+        'nothing a rerun can fix: usage or configuration error; the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
+      ],
     ],
     examples: [
       ['run', 'migrate with ./chatferry.yaml, resuming where the last run stopped'],
@@ -42,7 +49,11 @@ export function registerRunCommand(program: Command): void {
     ],
   })
   run
-    .addOption(jsonOption('print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr'))
+    .addOption(
+      jsonOption(
+        'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
+      ),
+    )
     .action(async (opts: LoaderFlags & { delta?: boolean }) => {
       startSummary('run', opts.json === true)
       const logger = createLogger()
@@ -65,7 +76,14 @@ export function registerRunCommand(program: Command): void {
             await ctx.store.heartbeatRun(runId, { plan: summary })
             const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
             code = loaded.code
-            printSummary(buildSummary({ exitCode: code, interrupted: stoppedBy(stopper) !== undefined, stats: loaded.outcome.stats, ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}) }))
+            printSummary(
+              buildSummary({
+                exitCode: code,
+                interrupted: stoppedBy(stopper) !== undefined,
+                stats: loaded.outcome.stats,
+                ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
+              }),
+            )
             return code
           } catch (err) {
             failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
@@ -85,6 +103,8 @@ export function registerRunCommand(program: Command): void {
 
 /** The run row's status: a signal's stop wins over whatever the interrupted phase returned. */
 function runStatusOf(code: number, interrupted: boolean): Exclude<RunStatus, 'running'> {
-  if (interrupted) return 'interrupted'
+  if (interrupted) {
+    return 'interrupted'
+  }
   return code === EXIT.OK ? 'succeeded' : code === EXIT.REJECTED ? 'rejected' : 'failed'
 }

@@ -1,20 +1,21 @@
 /** `chatferry sandbox`: the local emulator of the target platform (see src/sandbox/README.md). */
-import { InvalidArgumentError, Option, type Command } from 'commander'
-import { EXITS, withHelp } from '../help.ts'
-import { ConfigError } from '../../errors.ts'
-import { REGIONS, type Region } from '../../target/config.ts'
-import { isPlatformId } from '../../target/schemas.ts'
-import { isLoopbackHost } from '../../target/transport.ts'
-import { createLogger, redactUrl } from '../../logger.ts'
+import { type Command, InvalidArgumentError, Option } from 'commander'
+
 import type { DatabaseLocation } from '../../db.ts'
+import { ConfigError } from '../../errors.ts'
+import { createLogger, redactUrl } from '../../logger.ts'
 import {
+  type AppSettingsPatch,
+  type CreateAppInput,
   DEFAULT_MANAGEMENT_KEY,
   DEFAULT_MANAGEMENT_SECRET,
   DEFAULT_SANDBOX_HOST,
   startSandbox,
-  type AppSettingsPatch,
-  type CreateAppInput,
 } from '../../sandbox/index.ts'
+import { type Region, REGIONS } from '../../target/config.ts'
+import { isPlatformId } from '../../target/schemas.ts'
+import { isLoopbackHost } from '../../target/transport.ts'
+import { EXITS, withHelp } from '../help.ts'
 
 export const DEFAULT_SANDBOX_PORT = 4010
 
@@ -34,7 +35,9 @@ interface SandboxCommandOptions {
 function integer(name: string, min: number, max: number) {
   return (value: string): number => {
     const n = Number(value)
-    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${value}`)
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${value}`)
+    }
     return n
   }
 }
@@ -42,8 +45,12 @@ function integer(name: string, min: number, max: number) {
 /** `--app ID:APIKEY[:REGION]`, repeatable. */
 function collectApp(value: string, previous: CreateAppInput[]): CreateAppInput[] {
   const [id, apiKey, region, ...rest] = value.split(':')
-  if (!id || !apiKey || rest.length > 0) throw new InvalidArgumentError(`expected ID:APIKEY or ID:APIKEY:REGION, got ${value}`)
-  if (!isPlatformId(id)) throw new InvalidArgumentError(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), got ${id}`)
+  if (!id || !apiKey || rest.length > 0) {
+    throw new InvalidArgumentError(`expected ID:APIKEY or ID:APIKEY:REGION, got ${value}`)
+  }
+  if (!isPlatformId(id)) {
+    throw new InvalidArgumentError(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), got ${id}`)
+  }
   if (region !== undefined && !(REGIONS as readonly string[]).includes(region)) {
     throw new InvalidArgumentError(`the region must be one of ${REGIONS.join(', ')}, got ${region}`)
   }
@@ -69,20 +76,29 @@ export function registerSandboxCommand(program: Command): void {
     ],
   })
   sandbox
-    .addOption(new Option('--port <n>', 'port to listen on (0 picks a free one)').argParser(integer('--port', 0, 65535)).default(DEFAULT_SANDBOX_PORT))
     .addOption(
-      new Option('--host <address>', `interface to listen on; a non-loopback address exposes the sandbox to the network (default: ${DEFAULT_SANDBOX_HOST})`),
+      new Option('--port <n>', 'port to listen on (0 picks a free one)').argParser(integer('--port', 0, 65535)).default(DEFAULT_SANDBOX_PORT),
+    )
+    .addOption(
+      new Option(
+        '--host <address>',
+        `interface to listen on; a non-loopback address exposes the sandbox to the network (default: ${DEFAULT_SANDBOX_HOST})`,
+      ),
     )
     .addOption(new Option('--state <url>', 'keep the sandbox data in this Postgres database (postgres://…), schema "sandbox"').conflicts('dir'))
     .addOption(new Option('--dir <path>', 'keep the sandbox data in an embedded database in this directory (default: in memory, lost on exit)'))
+    .addOption(new Option('--mgmt-key <key>', 'key header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_KEY, else sandbox-key)'))
     .addOption(
-      new Option('--mgmt-key <key>', 'key header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_KEY, else sandbox-key)'),
+      new Option(
+        '--mgmt-secret <secret>',
+        'secret header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_SECRET, else sandbox-secret)',
+      ),
     )
     .addOption(
-      new Option('--mgmt-secret <secret>', 'secret header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_SECRET, else sandbox-secret)'),
-    )
-    .addOption(
-      new Option('--app <id:apikey[:region]>', 'create an app with this id and fullAccess API key at start; repeatable; the region is us unless given')
+      new Option(
+        '--app <id:apikey[:region]>',
+        'create an app with this id and fullAccess API key at start; repeatable; the region is us unless given',
+      )
         .argParser(collectApp)
         .default([], 'none'),
     )
@@ -96,7 +112,9 @@ export function registerSandboxCommand(program: Command): void {
         integer('--retention-days', 0, 100_000),
       ),
     )
-    .addOption(new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default: off)'))
+    .addOption(
+      new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default: off)'),
+    )
     .action(async (opts: SandboxCommandOptions) => {
       if (opts.state !== undefined && !/^postgres(ql)?:\/\//.test(opts.state)) {
         throw new ConfigError('--state', [{ path: 'state', message: `must be a postgres:// or postgresql:// URL, got ${redactUrl(opts.state)}` }])
@@ -123,7 +141,9 @@ export function registerSandboxCommand(program: Command): void {
       })
       const apps = []
       try {
-        for (const app of opts.app) apps.push(await sandbox.createApp(app))
+        for (const app of opts.app) {
+          apps.push(await sandbox.createApp(app))
+        }
       } catch (err) {
         await sandbox.close()
         throw err
@@ -135,7 +155,9 @@ export function registerSandboxCommand(program: Command): void {
       process.stdout.write(
         [`chatferry sandbox listening on ${sandbox.url}`, ...apps.map((app) => `  app ${app.id} (${app.region}): ${app.baseUrl}`)].join('\n') + '\n',
       )
-      process.stderr.write(`chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`)
+      process.stderr.write(
+        `chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`,
+      )
 
       await new Promise<void>((resolve) => {
         const stop = () => {

@@ -1,10 +1,11 @@
-import { configOption } from '../options.ts'
-import { EXITS, withHelp } from '../help.ts'
 import type { Command } from 'commander'
-import { openCommandContext } from '../open-command-context.ts'
-import { requireKnownJob } from '../job-guard.ts'
-import { JOB_OPTION_HELP } from './load.ts'
+
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { configOption } from '../options.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
 export function registerStatusCommand(program: Command): void {
@@ -16,7 +17,11 @@ export function registerStatusCommand(program: Command): void {
         'requests, 429s, rate vs quota, ETA at quota; and the last run.',
     )
   withHelp(status, {
-    exits: [[0, 'printed'], [1, 'the ledger could not be read'], [2, 'usage or configuration error, unknown job']],
+    exits: [
+      [0, 'printed'],
+      [1, 'the ledger could not be read'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
     examples: [
       ['status', 'the job of ./chatferry.yaml'],
       ['status --job acme-chat --json', 'another job of the ledger, as JSON'],
@@ -36,10 +41,16 @@ export function registerStatusCommand(program: Command): void {
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs }, null, 2)}\n`)
         } else {
-          process.stdout.write(`job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`)
+          process.stdout.write(
+            `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
+          )
           process.stdout.write(`${formatStatusTable(report)}\n`)
           const last = runs[0]
-          if (last) process.stdout.write(`last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}\n`)
+          if (last) {
+            process.stdout.write(
+              `last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}\n`,
+            )
+          }
         }
       } finally {
         await ctx.close()

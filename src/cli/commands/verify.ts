@@ -1,15 +1,16 @@
 import type { Command } from 'commander'
-import { withHelp } from '../help.ts'
-import { openCommandContext } from '../open-command-context.ts'
-import { requireKnownJob } from '../job-guard.ts'
-import { JOB_OPTION_HELP } from './load.ts'
-import { UsageError } from '../usage-error.ts'
+
+import { createLogger } from '../../logger.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
-import { createLogger } from '../../logger.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
+import { runStoppable } from '../signals.ts'
+import { UsageError } from '../usage-error.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 interface VerifyFlags {
   config: string
@@ -55,7 +56,9 @@ export function registerVerifyCommand(program: Command): void {
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: VerifyFlags) => {
       const sample = Number(opts.sample)
-      if (!Number.isInteger(sample) || sample < 0) throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
+      if (!Number.isInteger(sample) || sample < 0) {
+        throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
+      }
       const chatRpm = parseChatRpm(opts.chatRpm)
       process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
         const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })

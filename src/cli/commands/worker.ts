@@ -1,13 +1,14 @@
 import type { Command } from 'commander'
-import { EXITS, withHelp } from '../help.ts'
-import { UsageError } from '../usage-error.ts'
-import { openCommandContext } from '../open-command-context.ts'
-import { runLoaderCommand } from '../run-loader-command.ts'
+
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
-import { runStoppable } from '../signals.ts'
+import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { runLoaderCommand } from '../run-loader-command.ts'
+import { runStoppable } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
+import { UsageError } from '../usage-error.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
 
 /** `chatferry worker`: serves the job's load queue until stopped (SIGINT/SIGTERM); run as many as you like. */
