@@ -5,7 +5,7 @@ import { DEFAULT_MANAGEMENT_URL, REGIONS, secureUrl, type Region } from '../../t
 import { loadConfig } from '../load-config.ts'
 import { configOption, jsonOption, printTable } from '../options.ts'
 
-interface ManagementOptions {
+export interface ManagementOptions {
   config: string
   mgmtUrl?: string
   mgmtKey?: string
@@ -16,7 +16,7 @@ interface ManagementOptions {
  * Management credentials come from the flags / environment when given (creating the first app
  * comes before any configuration file exists), otherwise from the file's `management` section.
  */
-function management(opts: ManagementOptions): ManagementClient {
+export function management(opts: ManagementOptions): ManagementClient {
   if (opts.mgmtKey !== undefined || opts.mgmtSecret !== undefined) {
     const problems = []
     if (!opts.mgmtKey) problems.push({ path: '--mgmt-key', message: 'is required with --mgmt-secret (or $CHATFERRY_MGMT_KEY)' })
@@ -34,7 +34,7 @@ function management(opts: ManagementOptions): ManagementClient {
   return createManagementClient(config.management)
 }
 
-function withManagementOptions(command: Command): Command {
+export function withManagementOptions(command: Command): Command {
   return command
     .addOption(configOption())
     .addOption(new Option('--mgmt-url <url>', `management interface URL (default ${DEFAULT_MANAGEMENT_URL})`).env('CHATFERRY_MGMT_URL'))

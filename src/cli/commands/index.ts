@@ -11,6 +11,7 @@ import { registerRejectsCommand } from './rejects.ts'
 import { registerRetryRejectedCommand } from './retry-rejected.ts'
 import { registerPlanCommand } from './plan.ts'
 import { registerVerifyCommand } from './verify.ts'
+import { registerWebhooksCommand } from './webhooks.ts'
 
 /** Every command, in the order `chatferry --help` lists them. */
-export const COMMANDS: ((program: Command) => void)[] = [registerDemoCommand, registerConfigCommand, registerAppsCommand, registerSandboxCommand, registerPlanCommand, registerRunCommand, registerLoadCommand, registerWorkerCommand, registerStatusCommand, registerRejectsCommand, registerRetryRejectedCommand, registerVerifyCommand]
+export const COMMANDS: ((program: Command) => void)[] = [registerDemoCommand, registerConfigCommand, registerAppsCommand, registerWebhooksCommand, registerSandboxCommand, registerPlanCommand, registerRunCommand, registerLoadCommand, registerWorkerCommand, registerStatusCommand, registerRejectsCommand, registerRetryRejectedCommand, registerVerifyCommand]
