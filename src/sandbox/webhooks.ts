@@ -15,7 +15,6 @@ import type { WebhookTrigger } from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
 import type { SandboxDb } from './store.ts'
 
-export { webhookUrlProblem } from '../target/webhooks.ts'
 
 /** One event to deliver to every matching webhook of an app. */
 export interface WebhookEvent {
