@@ -28,16 +28,27 @@ export interface WebhookDispatcher {
   dispatch(app: AppInfo, events: readonly WebhookEvent[]): void
   /** Resolves when every queued delivery has finished (delivered or given up). */
   whenIdle(): Promise<void>
-  /** Aborts deliveries in flight and waits for the queue to drain. */
+  /** Aborts deliveries in flight (and retries waiting) and waits for them to be logged. */
   close(): Promise<void>
 }
 
 const CONCURRENCY = 8
 
-/** A dispatcher delivering at most 8 requests at a time. */
+/**
+ * A dispatcher doing at most 8 things at a time (store writes, delivery attempts). A retry's wait
+ * holds no slot, so a failing receiver with `retryOnFailure` does not hold up other deliveries.
+ */
 export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookDispatcher {
   const queue = new PQueue({ concurrency: CONCURRENCY })
   const aborter = new AbortController()
+  /** Dispatches and deliveries not finished yet (a delivery may be waiting for its retry). */
+  const pending = new Set<Promise<void>>()
+  const track = (work: Promise<void>, what: string, appId: string) => {
+    const p = work.catch((err: unknown) => logger.warn({ err, appId }, what))
+    pending.add(p)
+    void p.finally(() => pending.delete(p))
+  }
+  const inQueue = <T>(fn: () => Promise<T>): Promise<T> => queue.add(fn) as Promise<T>
 
   interface Hook {
     id: string
@@ -50,22 +61,24 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
 
   async function deliver(app: AppInfo, hook: Hook, event: WebhookEvent) {
     const payload = { trigger: event.trigger, data: event.data, appId: app.id, region: app.region, webhook: hook.id }
-    const row = await db
-      .insertInto('webhook_deliveries')
-      .values({
-        app_id: app.id,
-        webhook_id: hook.id,
-        trigger: event.trigger,
-        payload: JSON.stringify(payload),
-        status: 'pending',
-        http_status: null,
-        attempts: 0,
-        last_error: null,
-        created_at_ms: Date.now(),
-        finished_at_ms: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
+    const row = await inQueue(() =>
+      db
+        .insertInto('webhook_deliveries')
+        .values({
+          app_id: app.id,
+          webhook_id: hook.id,
+          trigger: event.trigger,
+          payload: JSON.stringify(payload),
+          status: 'pending',
+          http_status: null,
+          attempts: 0,
+          last_error: null,
+          created_at_ms: Date.now(),
+          finished_at_ms: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow(),
+    )
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'chatferry-sandbox' }
     if (hook.use_basic_auth) {
       headers.authorization = `Basic ${Buffer.from(`${hook.username ?? ''}:${hook.password ?? ''}`).toString('base64')}`
@@ -93,69 +106,83 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
         })
         if (!waited) break
       }
-      attemptsAtMs.push(Date.now())
-      try {
-        const res = await fetch(hook.webhook_url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(payload),
-          signal: AbortSignal.any([aborter.signal, AbortSignal.timeout(webhookTimeoutMs)]),
-          redirect: 'manual',
-        })
-        httpStatus = res.status
-        await res.body?.cancel().catch(() => {})
-        if (res.ok) {
-          delivered = true
-          lastError = null
-          break
+      const outcome = await inQueue(async () => {
+        attemptsAtMs.push(Date.now())
+        try {
+          const res = await fetch(hook.webhook_url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(payload),
+            signal: AbortSignal.any([aborter.signal, AbortSignal.timeout(webhookTimeoutMs)]),
+            redirect: 'manual',
+          })
+          await res.body?.cancel().catch(() => {})
+          return { httpStatus: res.status as number | null, error: res.ok ? null : `HTTP ${res.status}` }
+        } catch (err) {
+          const error = (err as Error).name === 'TimeoutError' ? `no answer within ${webhookTimeoutMs} ms` : ((err as Error).message ?? String(err))
+          return { httpStatus: null, error }
         }
-        lastError = `HTTP ${res.status}`
-      } catch (err) {
-        httpStatus = null
-        lastError = (err as Error).name === 'TimeoutError' ? `no answer within ${webhookTimeoutMs} ms` : ((err as Error).message ?? String(err))
+      })
+      httpStatus = outcome.httpStatus
+      lastError = outcome.error
+      if (outcome.error === null) {
+        delivered = true
+        break
       }
     }
     const attempts = attemptsAtMs.length
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ status: delivered ? 'delivered' : 'failed', http_status: httpStatus, attempts, attempts_at_ms: JSON.stringify(attemptsAtMs), last_error: lastError, finished_at_ms: Date.now() })
-      .where('id', '=', row.id)
-      .execute()
+    await inQueue(() =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({ status: delivered ? 'delivered' : 'failed', http_status: httpStatus, attempts, attempts_at_ms: JSON.stringify(attemptsAtMs), last_error: lastError, finished_at_ms: Date.now() })
+        .where('id', '=', row.id)
+        .execute(),
+    )
+  }
+
+  async function whenIdle(): Promise<void> {
+    // A finished dispatch may have started deliveries: wait until nothing is left.
+    while (pending.size > 0) await Promise.allSettled([...pending])
+    await queue.onIdle()
   }
 
   return {
     dispatch(app, events) {
       if (events.length === 0 || aborter.signal.aborted) return
-      void queue
-        .add(async () => {
-          const hooks = await db
-            .selectFrom('webhooks')
-            .select(['id', 'webhook_url', 'use_basic_auth', 'username', 'password', 'retry_on_failure'])
-            .where('app_id', '=', app.id)
-            .where('enabled', '=', true)
-            .orderBy('seq')
-            .execute()
-          const subscribed = await db
-            .selectFrom('webhook_triggers')
-            .select(['webhook_id', 'trigger_id'])
-            .where('app_id', '=', app.id)
-            .where('trigger_id', 'in', [...new Set(events.map((e) => e.trigger))])
-            .execute()
+      track(
+        (async () => {
+          const { hooks, subscribed } = await inQueue(async () => ({
+            hooks: await db
+              .selectFrom('webhooks')
+              .select(['id', 'webhook_url', 'use_basic_auth', 'username', 'password', 'retry_on_failure'])
+              .where('app_id', '=', app.id)
+              .where('enabled', '=', true)
+              .orderBy('seq')
+              .execute(),
+            subscribed: await db
+              .selectFrom('webhook_triggers')
+              .select(['webhook_id', 'trigger_id'])
+              .where('app_id', '=', app.id)
+              .where('trigger_id', 'in', [...new Set(events.map((e) => e.trigger))])
+              .execute(),
+          }))
           const wants = new Set(subscribed.map((r) => `${r.webhook_id}\u0000${r.trigger_id}`))
           for (const hook of hooks) {
             for (const event of events) {
               // Documented: a webhook receives the triggers added to it, and nothing else.
               if (!wants.has(`${hook.id}\u0000${event.trigger}`)) continue
-              void queue.add(() => deliver(app, hook, event)).catch((err: unknown) => logger.warn({ err, appId: app.id }, 'webhook delivery failed'))
+              track(deliver(app, hook, event), 'webhook delivery failed', app.id)
             }
           }
-        })
-        .catch((err: unknown) => logger.warn({ err, appId: app.id }, 'webhook dispatch failed'))
+        })(),
+        'webhook dispatch failed',
+        app.id,
+      )
     },
-    whenIdle: () => queue.onIdle(),
+    whenIdle,
     async close() {
       aborter.abort()
-      await queue.onIdle()
+      await whenIdle()
     },
   }
 }

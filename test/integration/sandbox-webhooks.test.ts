@@ -288,6 +288,23 @@ describe('delivery', () => {
     expect(arrivals.get(once)).toHaveLength(1)
   })
 
+  it('a retry waiting does not hold up other deliveries (8 failing receivers with retryOnFailure, one healthy)', async () => {
+    const app = await t.app({ webhooksOnImport: true, webhookRetryDelaysMs: [1500] })
+    for (let i = 0; i < 8; i++) {
+      await t.mgmt.createWebhook(app.id, { id: `failing${i}`, name: 'F', webhookURL: `${base}/fail/busy-${app.id}-${i}`, retryOnFailure: true })
+      await t.mgmt.addWebhookTriggers(app.id, `failing${i}`, ['message_sent'])
+    }
+    await t.mgmt.createWebhook(app.id, { id: 'healthy', name: 'H', webhookURL: `${base}/ok/busy-${app.id}` })
+    await t.mgmt.addWebhookTriggers(app.id, 'healthy', ['message_sent'])
+    await sendOneMessage(app)
+    const log = await t.sandbox.deliveries(app.id)
+    expect(log.filter((d) => d.webhookId.startsWith('failing')).every((d) => d.attempts === 2 && d.status === 'failed')).toBe(true)
+    const firstFailure = Math.min(...log.filter((d) => d.webhookId.startsWith('failing')).map((d) => d.attemptsAtMs[0]!))
+    const healthy = log.find((d) => d.webhookId === 'healthy')
+    expect(healthy).toMatchObject({ status: 'delivered', attempts: 1 })
+    expect(healthy!.attemptsAtMs[0]! - firstFailure, 'the healthy delivery did not wait for the retries').toBeLessThan(1000)
+  })
+
   it('the receiver must answer within 2 s: 1.5 s is delivered, 2.5 s is a failure', async () => {
     const app = await t.app({ webhooksOnImport: true })
     await t.mgmt.createWebhook(app.id, { id: 'fast', name: 'F', webhookURL: `${base}/slow/1500/${app.id}` })
