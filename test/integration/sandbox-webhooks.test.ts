@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createManagementClient } from '../../src/target/client.ts'
 import { WEBHOOK_TRIGGERS, WebhookEnvelope, WebhookInputError } from '../../src/target/webhooks.ts'
 import { mgmtRaw, nowSeconds, seedUsers, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 import { testSecret } from '../helpers/secrets.ts'
@@ -82,11 +83,60 @@ describe('X-Webhook-Version', () => {
     expect(got.body).toEqual({ data: [{ data: expect.objectContaining({ id: 'old', name: 'Still old', version: 'legacy' }) }] })
   })
 
-  it('the client sends "2" on every webhook operation', async () => {
+  it('the client creates v2 webhooks', async () => {
     const app = await t.app()
     const created = await t.mgmt.createWebhook(app.id, { id: 'viaclient', name: 'C', webhookURL: 'https://e.com' })
     expect(created.version).toBe('2')
     expect((await t.mgmt.getWebhook(app.id, 'viaclient')).version).toBe('2')
+  })
+
+  it('the client sends X-Webhook-Version: 2 on every webhook operation, with the documented methods and paths', async () => {
+    const seen: string[] = []
+    const hook = { id: 'h', name: 'H', webhookURL: 'https://e.com', enabled: true }
+    const capture = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        seen.push(`${req.method} ${req.url} v=${String(req.headers['x-webhook-version'])}`)
+        const url = req.url ?? ''
+        const body = url.endsWith('/triggers')
+          ? req.method === 'POST'
+            ? { data: { message_sent: { success: true } } }
+            : req.method === 'GET'
+              ? { data: [{ id: 'message_sent' }] }
+              : { data: { success: true } }
+          : req.method === 'DELETE'
+            ? { data: { success: true } }
+            : req.method === 'GET' && url.includes('/webhooks?')
+              ? { data: [hook] }
+              : { data: hook }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+      })
+    })
+    await new Promise<void>((r) => capture.listen(0, '127.0.0.1', r))
+    try {
+      const c = createManagementClient({ url: `http://127.0.0.1:${(capture.address() as AddressInfo).port}`, key: 'k', secret: 's' })
+      await c.listWebhooks('app1', { perPage: 5 })
+      await c.getWebhook('app1', 'h')
+      await c.createWebhook('app1', { id: 'h', name: 'H', webhookURL: 'https://e.com' })
+      await c.updateWebhook('app1', 'h', { enabled: false })
+      await c.deleteWebhook('app1', 'h')
+      await c.addWebhookTriggers('app1', 'h', ['message_sent'])
+      await c.listWebhookTriggers('app1', 'h')
+      await c.removeWebhookTriggers('app1', 'h', ['message_sent'])
+    } finally {
+      capture.closeAllConnections()
+      await new Promise((r) => capture.close(r))
+    }
+    expect(seen).toEqual([
+      'GET /apps/app1/webhooks?perPage=5 v=2',
+      'GET /apps/app1/webhooks/h v=2',
+      'POST /apps/app1/webhooks v=2',
+      'PUT /apps/app1/webhooks/h v=2',
+      'DELETE /apps/app1/webhooks/h v=2',
+      'POST /apps/app1/webhooks/h/triggers v=2',
+      'GET /apps/app1/webhooks/h/triggers v=2',
+      'DELETE /apps/app1/webhooks/h/triggers v=2',
+    ])
   })
 })
 
