@@ -5,10 +5,11 @@
  * {@link connectors} and one member in {@link SourceConfigSchema}.
  */
 import { z } from 'zod'
+
 import type { SourceConnector } from '../src/model/connector.ts'
-import { GenericSqlConfigSchema, type GenericSqlConfig } from './generic-sql/config.ts'
+import { type GenericSqlConfig, GenericSqlConfigSchema } from './generic-sql/config.ts'
 import { createGenericSqlConnector } from './generic-sql/index.ts'
-import { MattermostConfigSchema, type MattermostConfig } from './mattermost/config.ts'
+import { type MattermostConfig, MattermostConfigSchema } from './mattermost/config.ts'
 import { createMattermostConnector } from './mattermost/index.ts'
 
 /** Makes a connector from its parsed settings. */

@@ -2,9 +2,9 @@
  * Helpers shared by the four mappings. @internal
  */
 import type { JsonObject, LegacyRecordOf } from '../src/model/index.ts'
-import { IMPORT_ITEM_SCHEMAS, LIMITS, importKey, jsonBytes, type Entity, type ImportItemOf } from '../src/target/schemas.ts'
+import { type Entity, IMPORT_ITEM_SCHEMAS, type ImportItemOf, importKey, jsonBytes, LIMITS } from '../src/target/schemas.ts'
 import type { PolicyName } from './policies.ts'
-import type { MapResult, MappedItem, MappingContext, PolicyOutcome } from './types.ts'
+import type { MappedItem, MappingContext, MapResult, PolicyOutcome } from './types.ts'
 
 /** Thrown inside a mapping and turned into a `rejected` result by {@link guard}; never escapes. */
 export class Rejection {
@@ -62,7 +62,9 @@ const MAX_SECONDS = 9_999_999_999
 
 /** Epoch ms → UNIX seconds, or `undefined` when not a valid 10-digit timestamp (NaN, negative, too far). */
 export function toSeconds(ms: unknown): number | undefined {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return undefined
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    return undefined
+  }
   const s = Math.floor(ms / 1000)
   return s <= MAX_SECONDS ? s : undefined
 }
@@ -70,26 +72,34 @@ export function toSeconds(ms: unknown): number | undefined {
 /** A required timestamp: seconds, or a rejection naming the field. */
 export function requiredSeconds(ms: unknown, field: string): number {
   const s = toSeconds(ms)
-  if (s === undefined) throw new Rejection(field, `invalid timestamp ${describe(ms)}: expected epoch milliseconds ≥ 0`)
+  if (s === undefined) {
+    throw new Rejection(field, `invalid timestamp ${describe(ms)}: expected epoch milliseconds ≥ 0`)
+  }
   return s
 }
 
 /** An optional timestamp: seconds, absent, or — when invalid — dropped (`fieldLimits: fix`) or rejected. */
 export function optionalSeconds(ms: unknown, field: string, ctx: MappingContext, out: Outcomes): number | undefined {
-  if (ms === undefined || ms === null) return undefined
+  if (ms === undefined || ms === null) {
+    return undefined
+  }
   const s = toSeconds(ms)
-  if (s !== undefined) return s
+  if (s !== undefined) {
+    return s
+  }
   fieldProblem(ctx, out, field, `invalid timestamp ${describe(ms)}`, 'timestamp-dropped')
   return undefined
 }
 
 function describe(v: unknown): string {
-  return typeof v === 'number' ? String(v) : JSON.stringify(v) ?? String(v)
+  return typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v))
 }
 
 /** Applies `fieldLimits`: counts `outcome` under `fix`, rejects under `reject`. */
 export function fieldProblem(ctx: MappingContext, out: Outcomes, field: string, reason: string, outcome: string): void {
-  if (ctx.policies.fieldLimits === 'reject') throw new Rejection(field, reason, 'fieldLimits')
+  if (ctx.policies.fieldLimits === 'reject') {
+    throw new Rejection(field, reason, 'fieldLimits')
+  }
   out.add('fieldLimits', outcome)
 }
 
@@ -99,10 +109,14 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 
 /** Cuts `text` to at most `max` UTF-16 units without splitting a character or a grapheme. */
 export function cutText(text: string, max: number): string {
-  if (text.length <= max) return text
+  if (text.length <= max) {
+    return text
+  }
   let end = 0
   for (const { segment } of graphemes.segment(text)) {
-    if (end + segment.length > max) break
+    if (end + segment.length > max) {
+      break
+    }
     end += segment.length
   }
   return text.slice(0, end)
@@ -115,14 +129,18 @@ export function requiredName(name: unknown, out: Outcomes, field = 'name'): stri
   }
   const trimmed = name.trim()
   const cut = cutText(trimmed, LIMITS.NAME_MAX)
-  if (cut !== trimmed) out.add('names', 'truncated')
+  if (cut !== trimmed) {
+    out.add('names', 'truncated')
+  }
   return cut
 }
 
 // ─── optional fields under limits ────────────────────────────────────────────────────────────────
 
 export function optionalUrl(url: unknown, field: string, ctx: MappingContext, out: Outcomes): string | undefined {
-  if (url === undefined || url === null || url === '') return undefined
+  if (url === undefined || url === null || url === '') {
+    return undefined
+  }
   if (typeof url !== 'string' || url.length > LIMITS.URL_MAX) {
     fieldProblem(ctx, out, field, `URL is not a string of at most ${LIMITS.URL_MAX} characters`, 'url-dropped')
     return undefined
@@ -144,13 +162,17 @@ export function fixTags(tags: readonly unknown[], field: string, ctx: MappingCon
       tag = cutText(tag, LIMITS.TAG_MAX)
       trimmed = true
     }
-    if (!result.includes(tag)) result.push(tag)
+    if (!result.includes(tag)) {
+      result.push(tag)
+    }
   }
   if (result.length > LIMITS.TAGS_MAX) {
     result.length = LIMITS.TAGS_MAX
     trimmed = true
   }
-  if (trimmed) fieldProblem(ctx, out, field, `tags must be at most ${LIMITS.TAGS_MAX} non-empty strings of at most ${LIMITS.TAG_MAX}`, 'tags-trimmed')
+  if (trimmed) {
+    fieldProblem(ctx, out, field, `tags must be at most ${LIMITS.TAGS_MAX} non-empty strings of at most ${LIMITS.TAG_MAX}`, 'tags-trimmed')
+  }
   return result.length > 0 ? result : undefined
 }
 
@@ -168,7 +190,9 @@ export function userGroupMetadata(
   const key = ctx.policies.legacyMetadata.key
   const withOwn = (base: JsonObject): JsonObject => (Object.keys(own).length > 0 ? { ...base, [key]: own } : base)
   const full = withOwn({ ...(legacy ?? {}), ...extra })
-  if (jsonBytes(full) <= LIMITS.METADATA_BYTES_MAX) return Object.keys(full).length > 0 ? full : undefined
+  if (jsonBytes(full) <= LIMITS.METADATA_BYTES_MAX) {
+    return Object.keys(full).length > 0 ? full : undefined
+  }
   fieldProblem(ctx, out, 'metadata', `metadata is over ${LIMITS.METADATA_BYTES_MAX} bytes`, 'metadata-dropped')
   const reduced = withOwn({})
   return Object.keys(reduced).length > 0 && jsonBytes(reduced) <= LIMITS.METADATA_BYTES_MAX ? reduced : undefined
@@ -179,7 +203,9 @@ export function compact<T extends object>(o: T): T {
   const r: Record<string, unknown> = {}
   for (const k of Object.keys(o)) {
     const v = (o as Record<string, unknown>)[k]
-    if (v !== undefined) r[k] = v
+    if (v !== undefined) {
+      r[k] = v
+    }
   }
   return r as T
 }
@@ -189,7 +215,9 @@ export function compact<T extends object>(o: T): T {
 /** Validates with the entity's zod schema; a failure is a rejection naming the item's field path. */
 export function validated<E extends Entity>(entity: E, payload: unknown): ImportItemOf[E] {
   const parsed = IMPORT_ITEM_SCHEMAS[entity].safeParse(payload)
-  if (parsed.success) return parsed.data as ImportItemOf[E]
+  if (parsed.success) {
+    return parsed.data as ImportItemOf[E]
+  }
   const issue = parsed.error.issues[0]
   const field = issue === undefined || issue.path.length === 0 ? '(item)' : issue.path.map(String).join('.')
   throw new Rejection(field, `invalid ${entity} item: ${issue?.message ?? 'invalid'}`)
@@ -206,15 +234,21 @@ export function adjusted<E extends Entity>(
   ctx: MappingContext,
   out: Outcomes,
 ): ImportItemOf[E] {
-  if (ctx.adjust === undefined) return item
+  if (ctx.adjust === undefined) {
+    return item
+  }
   let result: unknown
   try {
     result = (ctx.adjust as (e: Entity, i: unknown, r: unknown) => unknown)(entity, structuredClone(item), record)
   } catch (e) {
     throw new Rejection('(user-module)', `adjust threw: ${e instanceof Error ? e.message : String(e)}`, 'userModule')
   }
-  if (result === null) throw new Skip('userModule', 'skipped', 'user-module')
-  if (result === undefined) return item
+  if (result === null) {
+    throw new Skip('userModule', 'skipped', 'user-module')
+  }
+  if (result === undefined) {
+    return item
+  }
   if (typeof (result as { then?: unknown }).then === 'function') {
     throw new Rejection('(user-module)', 'adjust must be synchronous (it returned a promise)', 'userModule')
   }
@@ -239,6 +273,9 @@ export function finish<E extends Entity>(
 
 /** Records `ids` outcomes for a claimed id. */
 export function noteId(out: Outcomes, legacyId: string, candidate: string, claimed: string): void {
-  if (claimed !== candidate) out.add('ids', 'collision-rekeyed')
-  else if (claimed !== legacyId) out.add('ids', 'normalised')
+  if (claimed !== candidate) {
+    out.add('ids', 'collision-rekeyed')
+  } else if (claimed !== legacyId) {
+    out.add('ids', 'normalised')
+  }
 }

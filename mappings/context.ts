@@ -2,8 +2,8 @@
  * A {@link MappingContext} backed by in-memory maps: for tests, the demo, and pipelines that keep
  * their planned lookups in memory.
  */
-import { MemoryIdRegistry, type IdRegistry } from './ids.ts'
-import { PoliciesSchema, type Policies, type PoliciesInput } from './policies.ts'
+import { type IdRegistry, MemoryIdRegistry } from './ids.ts'
+import { type Policies, type PoliciesInput, PoliciesSchema } from './policies.ts'
 import type { MappingContext, PlannedGroup, PlannedMessage, PlannedUser, SkippedRef } from './types.ts'
 import type { AdjustFn } from './user-module.ts'
 
@@ -22,8 +22,12 @@ export interface MemoryContextOptions {
 }
 
 function lookup<T>(table: Table<T> | undefined): (id: string) => T | SkippedRef | undefined {
-  if (table === undefined) return () => undefined
-  if (table instanceof Map) return (id) => table.get(id)
+  if (table === undefined) {
+    return () => undefined
+  }
+  if (table instanceof Map) {
+    return (id) => table.get(id)
+  }
   const record = table as Readonly<Record<string, T | SkippedRef>>
   return (id) => (Object.hasOwn(record, id) ? record[id] : undefined)
 }

@@ -69,7 +69,9 @@ function cleaned(legacyId: string): string {
  * any input (non-ASCII, empty, very long). Already-valid ids are returned unchanged.
  */
 export function toPlatformId(legacyId: string): string {
-  if (isPlatformId(legacyId)) return legacyId
+  if (isPlatformId(legacyId)) {
+    return legacyId
+  }
   return `${cleaned(legacyId).slice(0, ID_PREFIX_MAX)}_${stableHash(legacyId)}`
 }
 
@@ -130,7 +132,9 @@ export class MemoryIdRegistry implements IdRegistry {
 
   claim(kind: IdKind, legacyId: string, candidate: string = toPlatformId(legacyId)): string {
     const known = this.get(kind, legacyId)
-    if (known !== undefined) return known
+    if (known !== undefined) {
+      return known
+    }
     let id = candidate
     for (let n = 1; this.holder(kind, id) !== undefined || !isPlatformId(id); n++) {
       id = alternativeId(legacyId, n)
@@ -154,7 +158,9 @@ export class MemoryIdRegistry implements IdRegistry {
   load(entries: Iterable<IdMapEntry>): void {
     for (const e of entries) {
       const known = this.get(e.kind, e.legacyId)
-      if (known === e.platformId) continue
+      if (known === e.platformId) {
+        continue
+      }
       if (known !== undefined) {
         throw new Error(`id map: ${e.kind} ${JSON.stringify(e.legacyId)} is both ${known} and ${e.platformId}`)
       }

@@ -7,13 +7,14 @@ import { mapGroup } from './map-group.ts'
 import { mapMember } from './map-member.ts'
 import { mapMessage } from './map-message.ts'
 import { mapUser } from './map-user.ts'
-import type { MapResult, Mapper, MappingContext } from './types.ts'
+import type { Mapper, MappingContext, MapResult } from './types.ts'
 
 export * from './ids.ts'
+export { placeholderUid } from './message-participants.ts'
+export { SYSTEM_USER_LEGACY_ID } from './message-system.ts'
 export * from './policies.ts'
 export * from './types.ts'
-export { SYSTEM_USER_LEGACY_ID, placeholderUid } from './map-message.ts'
-export { loadUserModule, type AdjustFn, type UserModule } from './user-module.ts'
+export { type AdjustFn, loadUserModule, type UserModule } from './user-module.ts'
 export { mapGroup, mapMember, mapMessage, mapUser }
 
 /** The mapping of each entity (a static registry: nothing is discovered at runtime). */

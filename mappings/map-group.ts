@@ -4,12 +4,8 @@
  */
 import type { JsonObject, LegacyGroup } from '../src/model/index.ts'
 import { LIMITS } from '../src/target/schemas.ts'
-import { toPlatformId } from './ids.ts'
-import { cleanRecord } from './characters.ts'
+import { cleanRecord } from './clean-record.ts'
 import {
-  Outcomes,
-  Rejection,
-  Skip,
   compact,
   finish,
   fixTags,
@@ -17,10 +13,14 @@ import {
   noteId,
   optionalSeconds,
   optionalUrl,
+  Outcomes,
+  Rejection,
   requiredName,
+  Skip,
   userGroupMetadata,
 } from './common.ts'
-import { isSkippedRef, type MapResult, type MappingContext } from './types.ts'
+import { toPlatformId } from './ids.ts'
+import { isSkippedRef, type MappingContext, type MapResult } from './types.ts'
 
 const LEGACY_TYPES = new Set(['public', 'private', 'password'])
 
@@ -29,9 +29,13 @@ export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'g
   return guard(out, () => {
     record = cleanRecord('groups', record, ctx, out)
     const p = ctx.policies
-    if (typeof record.id !== 'string' || record.id === '') throw new Rejection('id', 'group id is missing')
+    if (typeof record.id !== 'string' || record.id === '') {
+      throw new Rejection('id', 'group id is missing')
+    }
     const name = requiredName(record.name, out)
-    if (!LEGACY_TYPES.has(record.type)) throw new Rejection('type', `unknown group type ${JSON.stringify(record.type)}`)
+    if (!LEGACY_TYPES.has(record.type)) {
+      throw new Rejection('type', `unknown group type ${JSON.stringify(record.type)}`)
+    }
 
     const archived = record.archivedAt !== undefined && record.archivedAt !== null
     if (archived && p.archivedGroups.mode === 'skip') {
@@ -39,7 +43,9 @@ export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'g
     }
 
     let type = p.groupTypes[record.type]
-    if (type !== record.type) out.add('groupTypes', `${record.type}-to-${type}`)
+    if (type !== record.type) {
+      out.add('groupTypes', `${record.type}-to-${type}`)
+    }
     let password: string | undefined
     if (type === 'password') {
       if (record.password === undefined || record.password === null || record.password === '') {
@@ -58,8 +64,11 @@ export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'g
     let owner: string | undefined
     if (record.ownerId !== undefined && record.ownerId !== null && record.ownerId !== '') {
       const u = ctx.user(record.ownerId)
-      if (u === undefined || isSkippedRef(u)) out.add('groupOwner', 'unknown-omitted')
-      else owner = u.uid
+      if (u === undefined || isSkippedRef(u)) {
+        out.add('groupOwner', 'unknown-omitted')
+      } else {
+        owner = u.uid
+      }
     }
 
     const extra: JsonObject = {}
@@ -72,13 +81,20 @@ export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'g
       }
     }
     const own: JsonObject = {}
-    if (p.legacyMetadata.ids) own.id = record.id
+    if (p.legacyMetadata.ids) {
+      own.id = record.id
+    }
     const tags = [...(record.tags ?? [])]
     if (archived) {
       const at = optionalSeconds(record.archivedAt, 'archivedAt', ctx, out)
-      if (at !== undefined) own.archivedAt = at
-      else own.archived = true
-      if (p.archivedGroups.tag !== '') tags.push(p.archivedGroups.tag)
+      if (at !== undefined) {
+        own.archivedAt = at
+      } else {
+        own.archived = true
+      }
+      if (p.archivedGroups.tag !== '') {
+        tags.push(p.archivedGroups.tag)
+      }
       out.add('archivedGroups', 'kept')
     }
 

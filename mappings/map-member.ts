@@ -6,9 +6,9 @@
  */
 import type { LegacyMember } from '../src/model/index.ts'
 import { memberKey } from '../src/target/schemas.ts'
-import { cleanRecord } from './characters.ts'
-import { Outcomes, Rejection, Skip, compact, finish, guard, optionalSeconds } from './common.ts'
-import { isSkippedRef, type MapResult, type MappingContext } from './types.ts'
+import { cleanRecord } from './clean-record.ts'
+import { compact, finish, guard, optionalSeconds, Outcomes, Rejection, Skip } from './common.ts'
+import { isSkippedRef, type MappingContext, type MapResult } from './types.ts'
 
 const SCOPES = new Set(['admin', 'moderator', 'participant'])
 
@@ -18,16 +18,30 @@ export function mapMember(record: LegacyMember, ctx: MappingContext): MapResult<
     record = cleanRecord('members', record, ctx, out)
     const p = ctx.policies
     const group = ctx.group(record.groupId)
-    if (group === undefined) throw new Rejection('groupId', `unknown group ${JSON.stringify(record.groupId)}`)
-    if (isSkippedRef(group)) throw new Skip('dependencies', `group-skipped-by-${group.policy}`, `its group was skipped (${group.policy})`)
+    if (group === undefined) {
+      throw new Rejection('groupId', `unknown group ${JSON.stringify(record.groupId)}`)
+    }
+    if (isSkippedRef(group)) {
+      throw new Skip('dependencies', `group-skipped-by-${group.policy}`, `its group was skipped (${group.policy})`)
+    }
     const user = ctx.user(record.userId)
-    if (user === undefined) throw new Rejection('userId', `unknown user ${JSON.stringify(record.userId)}`)
-    if (isSkippedRef(user)) throw new Skip('dependencies', `user-skipped-by-${user.policy}`, `its user was skipped (${user.policy})`)
+    if (user === undefined) {
+      throw new Rejection('userId', `unknown user ${JSON.stringify(record.userId)}`)
+    }
+    if (isSkippedRef(user)) {
+      throw new Skip('dependencies', `user-skipped-by-${user.policy}`, `its user was skipped (${user.policy})`)
+    }
 
-    if (record.banned && p.bans === 'skip') throw new Skip('bans', 'skipped', 'banned member (bans: skip)')
-    if (record.banned) out.add('bans', 'kept')
+    if (record.banned && p.bans === 'skip') {
+      throw new Skip('bans', 'skipped', 'banned member (bans: skip)')
+    }
+    if (record.banned) {
+      out.add('bans', 'kept')
+    }
 
-    if (!SCOPES.has(record.scope)) throw new Rejection('scope', `unknown scope ${JSON.stringify(record.scope)}`)
+    if (!SCOPES.has(record.scope)) {
+      throw new Rejection('scope', `unknown scope ${JSON.stringify(record.scope)}`)
+    }
     let scope = p.scopes[record.scope]
     if (group.owner !== undefined && group.owner === user.uid) {
       scope = p.scopes.owner

@@ -2,12 +2,8 @@
  * Legacy user → `UserImport`. Policies: bots, deactivatedUsers, roles, fieldLimits, names, ids.
  */
 import type { JsonObject, LegacyUser } from '../src/model/index.ts'
-import { isPlatformId, toPlatformId } from './ids.ts'
-import { cleanRecord } from './characters.ts'
+import { cleanRecord } from './clean-record.ts'
 import {
-  Outcomes,
-  Rejection,
-  Skip,
   compact,
   finish,
   fixTags,
@@ -15,25 +11,37 @@ import {
   noteId,
   optionalSeconds,
   optionalUrl,
+  Outcomes,
+  Rejection,
   requiredName,
+  Skip,
   userGroupMetadata,
 } from './common.ts'
-import type { MapResult, MappingContext } from './types.ts'
+import { isPlatformId, toPlatformId } from './ids.ts'
+import type { MappingContext, MapResult } from './types.ts'
 
 export function mapUser(record: LegacyUser, ctx: MappingContext): MapResult<'users'> {
   const out = new Outcomes()
   return guard(out, () => {
     record = cleanRecord('users', record, ctx, out)
     const p = ctx.policies
-    if (typeof record.id !== 'string' || record.id === '') throw new Rejection('id', 'user id is missing')
+    if (typeof record.id !== 'string' || record.id === '') {
+      throw new Rejection('id', 'user id is missing')
+    }
     const name = requiredName(record.name, out)
 
-    if (record.isBot && p.bots.mode === 'skip') throw new Skip('bots', 'skipped', 'bot user (bots.mode: skip)')
-    if (record.isBot) out.add('bots', 'kept')
+    if (record.isBot && p.bots.mode === 'skip') {
+      throw new Skip('bots', 'skipped', 'bot user (bots.mode: skip)')
+    }
+    if (record.isBot) {
+      out.add('bots', 'kept')
+    }
 
     let deactivatedAt: number | undefined
     if (record.deactivatedAt !== undefined && record.deactivatedAt !== null) {
-      if (p.deactivatedUsers === 'skip') throw new Skip('deactivatedUsers', 'skipped', 'deactivated user (deactivatedUsers: skip)')
+      if (p.deactivatedUsers === 'skip') {
+        throw new Skip('deactivatedUsers', 'skipped', 'deactivated user (deactivatedUsers: skip)')
+      }
       if (p.deactivatedUsers === 'activate') {
         out.add('deactivatedUsers', 'activated')
       } else {
@@ -59,12 +67,20 @@ export function mapUser(record: LegacyUser, ctx: MappingContext): MapResult<'use
     }
 
     const tags = [...(record.tags ?? [])]
-    if (record.isBot && p.bots.tag !== '') tags.push(p.bots.tag)
+    if (record.isBot && p.bots.tag !== '') {
+      tags.push(p.bots.tag)
+    }
 
     const own: JsonObject = {}
-    if (p.legacyMetadata.ids) own.id = record.id
-    if (record.username !== undefined) own.username = record.username
-    if (record.isBot) own.isBot = true
+    if (p.legacyMetadata.ids) {
+      own.id = record.id
+    }
+    if (record.username !== undefined) {
+      own.username = record.username
+    }
+    if (record.isBot) {
+      own.isBot = true
+    }
 
     const candidate = toPlatformId(record.id)
     const uid = ctx.ids.claim('user', record.id, candidate)

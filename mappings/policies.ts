@@ -5,6 +5,7 @@
  * operators.
  */
 import { z } from 'zod'
+
 import { GROUP_TYPES, ID_PATTERN, LIMITS, MEMBER_SCOPES } from '../src/target/schemas.ts'
 
 /** Days of history the platform keeps by default ("about 6 months"). */
@@ -105,7 +106,11 @@ const MissingUsers = z
     /** Placeholder display name; `{id}` is the legacy user id. @default 'Unknown user {id}' */
     name: z.string().trim().min(1).max(LIMITS.NAME_MAX).default('Unknown user {id}'),
     /** Placeholder uid prefix; the rest is a hash of the legacy id. @default 'placeholder-' */
-    uidPrefix: z.string().max(60).regex(/^[a-z0-9_-]*$/, 'must be lowercase alpha-dash').default('placeholder-'),
+    uidPrefix: z
+      .string()
+      .max(60)
+      .regex(/^[a-z0-9_-]*$/, 'must be lowercase alpha-dash')
+      .default('placeholder-'),
     /** Tag on every placeholder user (empty: none). @default 'placeholder' */
     tag: tag.default('placeholder'),
   })

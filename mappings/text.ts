@@ -5,12 +5,24 @@
 
 /** Bytes a code point takes inside a JSON string literal, UTF-8 encoded (as `JSON.stringify` escapes it). */
 export function jsonCharBytes(cp: number): number {
-  if (cp === 0x22 || cp === 0x5c) return 2
-  if (cp < 0x20) return cp === 0x08 || cp === 0x09 || cp === 0x0a || cp === 0x0c || cp === 0x0d ? 2 : 6
-  if (cp < 0x80) return 1
-  if (cp < 0x800) return 2
-  if (cp >= 0xd800 && cp <= 0xdfff) return 6 // a lone surrogate is escaped as \uXXXX
-  if (cp < 0x10000) return 3
+  if (cp === 0x22 || cp === 0x5c) {
+    return 2
+  }
+  if (cp < 0x20) {
+    return cp === 0x08 || cp === 0x09 || cp === 0x0a || cp === 0x0c || cp === 0x0d ? 2 : 6
+  }
+  if (cp < 0x80) {
+    return 1
+  }
+  if (cp < 0x800) {
+    return 2
+  }
+  if (cp >= 0xd800 && cp <= 0xdfff) {
+    return 6
+  } // a lone surrogate is escaped as \uXXXX
+  if (cp < 0x10000) {
+    return 3
+  }
   return 4
 }
 
@@ -20,7 +32,9 @@ export function jsonTextBytes(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const cp = text.codePointAt(i) as number
     n += jsonCharBytes(cp)
-    if (cp > 0xffff) i++
+    if (cp > 0xffff) {
+      i++
+    }
   }
   return n
 }
@@ -35,9 +49,13 @@ function fit(text: string, start: number, budget: number): { end: number; lastWs
   while (i < text.length) {
     const cp = text.codePointAt(i) as number
     const c = jsonCharBytes(cp)
-    if (bytes + c > budget) break
+    if (bytes + c > budget) {
+      break
+    }
     bytes += c
-    if (WS.test(text[i] as string)) lastWs = i
+    if (WS.test(text[i] as string)) {
+      lastWs = i
+    }
     i += cp > 0xffff ? 2 : 1
   }
   return { end: i, lastWs }
@@ -46,7 +64,9 @@ function fit(text: string, start: number, budget: number): { end: number; lastWs
 /** Moves a hard cut back before a `<@uid:…>` token it would split. */
 function avoidMentionCut(text: string, start: number, cut: number): number {
   const open = text.lastIndexOf('<@uid:', cut - 1)
-  if (open <= start) return cut
+  if (open <= start) {
+    return cut
+  }
   const close = text.indexOf('>', open)
   return close >= cut ? open : cut
 }
@@ -57,7 +77,9 @@ function avoidMentionCut(text: string, start: number, cut: number): number {
  * Whitespace-only parts are dropped. Returns `undefined` when more than `maxParts` would be needed.
  */
 export function splitText(text: string, budget: number, maxParts: number): string[] | undefined {
-  if (budget < 16) return undefined
+  if (budget < 16) {
+    return undefined
+  }
   const parts: string[] = []
   let start = 0
   while (start < text.length) {
@@ -77,7 +99,9 @@ export function splitText(text: string, budget: number, maxParts: number): strin
     const part = text.slice(start, cut)
     if (part.trim() !== '') {
       parts.push(part)
-      if (parts.length > maxParts) return undefined
+      if (parts.length > maxParts) {
+        return undefined
+      }
     }
     start = next
   }
@@ -95,9 +119,13 @@ const MENTION_TOKEN = /<@uid:([^>\s]+)>/g
 
 /** Platform uids mentioned in `text` (`<@uid:…>` tokens), in order of appearance, without repeats. */
 export function mentionedUids(text: string): string[] {
-  if (!text.includes('<@uid:')) return []
+  if (!text.includes('<@uid:')) {
+    return []
+  }
   const seen = new Set<string>()
-  for (const m of text.matchAll(MENTION_TOKEN)) seen.add(m[1] as string)
+  for (const m of text.matchAll(MENTION_TOKEN)) {
+    seen.add(m[1] as string)
+  }
   return [...seen]
 }
 
@@ -109,17 +137,23 @@ const HANDLE_CHAR = /[A-Za-z0-9_-]/
 /** A UTF-16 unit the way a case-insensitive, non-unicode RegExp compares it (ECMA-262 Canonicalize). */
 function canonical(unit: string): string {
   const upper = unit.toUpperCase()
-  if (upper.length !== 1) return unit
+  if (upper.length !== 1) {
+    return unit
+  }
   return unit.charCodeAt(0) >= 128 && upper.charCodeAt(0) < 128 ? unit : upper
 }
 
 /** True when `text` holds `name` at `at`, compared case-insensitively unit by unit. */
 function holdsAt(text: string, at: number, name: string): boolean {
-  if (at + name.length > text.length) return false
+  if (at + name.length > text.length) {
+    return false
+  }
   for (let j = 0; j < name.length; j++) {
     const a = text[at + j] as string
     const b = name[j] as string
-    if (a !== b && canonical(a) !== canonical(b)) return false
+    if (a !== b && canonical(a) !== canonical(b)) {
+      return false
+    }
   }
   return true
 }
@@ -134,12 +168,22 @@ function holdsAt(text: string, at: number, name: string): boolean {
 export function rewriteMentions(text: string, byLegacyId: ReadonlyMap<string, string>, byHandle: ReadonlyMap<string, string>): string {
   let result = text
   if (result.includes('<@uid:')) {
-    for (const [legacyId, uid] of byLegacyId) result = result.split(`<@uid:${legacyId}>`).join(`<@uid:${uid}>`)
+    for (const [legacyId, uid] of byLegacyId) {
+      result = result.split(`<@uid:${legacyId}>`).join(`<@uid:${uid}>`)
+    }
   }
-  if (byHandle.size === 0 || !result.includes('@')) return result
+  if (byHandle.size === 0 || !result.includes('@')) {
+    return result
+  }
   const handles = new Map<string, string>()
-  for (const [h, uid] of byHandle) if (h !== '') handles.set(h.toLowerCase(), uid)
-  if (handles.size === 0) return result
+  for (const [h, uid] of byHandle) {
+    if (h !== '') {
+      handles.set(h.toLowerCase(), uid)
+    }
+  }
+  if (handles.size === 0) {
+    return result
+  }
   const names = [...handles.keys()].sort((a, b) => b.length - a.length)
   // A scan with the semantics of /(^|[^A-Za-z0-9_.@<-])@(name|…)(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])/gi,
   // without compiling a RegExp per message: the character before `@` must not be one a previous
@@ -147,12 +191,18 @@ export function rewriteMentions(text: string, byLegacyId: ReadonlyMap<string, st
   let out = ''
   let copied = 0
   for (let at = result.indexOf('@'); at !== -1; at = result.indexOf('@', at + 1)) {
-    if (at > 0 && (at === copied || NOT_BEFORE_MENTION.test(result[at - 1] as string))) continue
+    if (at > 0 && (at === copied || NOT_BEFORE_MENTION.test(result[at - 1] as string))) {
+      continue
+    }
     for (const name of names) {
       const end = at + 1 + name.length
-      if (!holdsAt(result, at + 1, name)) continue
+      if (!holdsAt(result, at + 1, name)) {
+        continue
+      }
       const next = result[end]
-      if (next !== undefined && (HANDLE_CHAR.test(next) || (next === '.' && HANDLE_CHAR.test(result[end + 1] ?? '')))) continue
+      if (next !== undefined && (HANDLE_CHAR.test(next) || (next === '.' && HANDLE_CHAR.test(result[end + 1] ?? '')))) {
+        continue
+      }
       out += `${result.slice(copied, at)}<@uid:${handles.get(name)}>`
       copied = end
       at = end - 1

@@ -126,17 +126,18 @@ export type OutcomeCounts = Record<string, Record<string, number>>
  * Adds outcomes to a tally (a new one unless `into` is given) and returns it. Accepts outcomes or
  * whole results (a rejected result counts nothing here; the pipeline counts rejections by field).
  */
-export function tallyOutcomes(
-  from: Iterable<PolicyOutcome | MapResult>,
-  into: OutcomeCounts = {},
-): OutcomeCounts {
+export function tallyOutcomes(from: Iterable<PolicyOutcome | MapResult>, into: OutcomeCounts = {}): OutcomeCounts {
   const add = (o: PolicyOutcome): void => {
     const byOutcome = (into[o.policy] ??= {})
     byOutcome[o.outcome] = (byOutcome[o.outcome] ?? 0) + 1
   }
   for (const x of from) {
     if ('kind' in x) {
-      if (x.kind !== 'rejected') for (const o of x.outcomes) add(o)
+      if (x.kind !== 'rejected') {
+        for (const o of x.outcomes) {
+          add(o)
+        }
+      }
     } else {
       add(x)
     }

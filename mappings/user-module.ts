@@ -18,6 +18,7 @@
  */
 import { isAbsolute, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+
 import type { LegacyRecordOf } from '../src/model/index.ts'
 import type { Entity, ImportItemOf } from '../src/target/schemas.ts'
 

@@ -1,6 +1,8 @@
 /**
  * chatferry's few error types. Each carries a stable `code` so callers (and the CLI's exit code)
  * branch on the code, never on the message. Messages never contain secrets.
+ * The platform's failures are not here: the client throws `PlatformError` (src/target/errors.ts),
+ * which carries the platform's own code and whether retrying can help.
  */
 
 export const ERROR_CODES = [
@@ -10,10 +12,6 @@ export const ERROR_CODES = [
   'SOURCE_UNAVAILABLE',
   /** A legacy row could not be turned into a valid import item. */
   'MAPPING_INVALID',
-  /** The platform refused a request for good (4xx other than 408/429). */
-  'TARGET_REJECTED',
-  /** The platform could not be reached, timed out, or answered 429/5xx. Worth retrying. */
-  'TARGET_UNAVAILABLE',
   /** The state store refused an operation because another process holds the job. */
   'CHECKPOINT_CONFLICT',
 ] as const
@@ -40,10 +38,7 @@ export class ConfigError extends ChatferryError {
   readonly problems: readonly ConfigProblem[]
   constructor(file: string, problems: readonly ConfigProblem[]) {
     const lines = problems.map((p) => `  - ${p.path === '' ? '(file)' : p.path}: ${p.message}`)
-    super(
-      'CONFIG_INVALID',
-      `${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the configuration\n${lines.join('\n')}`,
-    )
+    super('CONFIG_INVALID', `${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'} in the configuration\n${lines.join('\n')}`)
     this.name = 'ConfigError'
     this.problems = problems
   }
@@ -51,6 +46,8 @@ export class ConfigError extends ChatferryError {
 
 /** Normalises anything thrown into an `Error`. */
 export function coerceError(err: unknown): Error & { code?: unknown } {
-  if (err instanceof Error) return err
+  if (err instanceof Error) {
+    return err
+  }
   return new Error(typeof err === 'string' ? err : JSON.stringify(err))
 }

@@ -3,8 +3,9 @@
  * entity, returning columns named after the canonical fields (see README.md for the list).
  */
 import { z } from 'zod'
-import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
+
 import { TIME_FORMATS } from '../sql/decode.ts'
+import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
 
 const columnName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain column name (letters, digits, _)')
 

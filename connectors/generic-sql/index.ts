@@ -6,12 +6,12 @@
  */
 import { ChatferryError } from '../../src/errors.ts'
 import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
-import { LEGACY_ENTITIES, type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import { type EpochMs, LEGACY_ENTITIES, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import type { TimeFormat } from '../sql/decode.ts'
 import { buildCountQuery, type KeyColumn, type Params } from '../sql/dialect.ts'
 import { findDuplicateIds, idsCanRepeat } from '../sql/duplicate-ids.ts'
-import { NULL_KEYS_DONE, readPages, type PagedReadSpec } from '../sql/paged-read.ts'
+import { NULL_KEYS_DONE, type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
-import type { TimeFormat } from '../sql/decode.ts'
 import type { EntityQuery, GenericSqlConfig } from './config.ts'
 import type { EntitySpec } from './entities/entity-spec.ts'
 import { groups } from './entities/groups.ts'
@@ -19,7 +19,7 @@ import { members } from './entities/members.ts'
 import { messages } from './entities/messages.ts'
 import { users } from './entities/users.ts'
 
-export { GenericSqlConfigSchema, type GenericSqlConfig, type GenericSqlConfigInput } from './config.ts'
+export { type GenericSqlConfig, type GenericSqlConfigInput, GenericSqlConfigSchema } from './config.ts'
 
 /** @internal */
 export const ENTITY_SPECS: { readonly [E in LegacyEntity]: EntitySpec<E> } = { users, groups, members, messages }
@@ -68,7 +68,9 @@ async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Prom
   const q = (id: string) => conn.dialect.quote(id)
   for (const entity of LEGACY_ENTITIES) {
     const query = config.entities[entity]
-    if (query === undefined) continue
+    if (query === undefined) {
+      continue
+    }
     const spec = ENTITY_SPECS[entity] as EntitySpec<LegacyEntity>
     const from = `(${stripQuery(query.query)}) AS src`
     const probe = await conn.query(`SELECT * FROM ${from} LIMIT 0`, [], `checking the ${entity} query`)
@@ -108,7 +110,9 @@ class GenericSqlSession implements SourceSession {
   }
 
   #deltaWhere(p: PreparedEntity, since: EpochMs | undefined): ((params: Params) => string[]) | undefined {
-    if (since === undefined || p.deltaColumn === undefined) return undefined
+    if (since === undefined || p.deltaColumn === undefined) {
+      return undefined
+    }
     const column = `src.${this.#conn.dialect.quote(p.deltaColumn)}`
     const bound = deltaBound(since, p.query.timeFormat, this.#conn.dialect.engine)
     return (params) => [`${column} >= ${params.add(bound)}`]
@@ -116,7 +120,9 @@ class GenericSqlSession implements SourceSession {
 
   async count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
     const p = this.#entities.get(entity)
-    if (p === undefined) return 0
+    if (p === undefined) {
+      return 0
+    }
     const where = this.#deltaWhere(p, options.since)
     const q = buildCountQuery(this.#conn.dialect, where ? { from: p.from, where } : { from: p.from })
     const r = await this.#conn.query(q.sql, q.params, `counting ${entity}`)
@@ -125,7 +131,9 @@ class GenericSqlSession implements SourceSession {
 
   read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
     const p = this.#entities.get(entity)
-    if (p === undefined) return (async function* () {})()
+    if (p === undefined) {
+      return (async function* () {})()
+    }
     const where = this.#deltaWhere(p, options.since)
     const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
     const spec = p.spec as unknown as EntitySpec<E>
@@ -141,14 +149,23 @@ class GenericSqlSession implements SourceSession {
       legacyIdOf: (row) => spec.legacyIdOf(row),
     }
     // Past the keyset pass (a resumed NULL-key pass) no row is screened.
-    if (!idsCanRepeat(p.ids, p.keys) || options.after?.[NULL_KEYS_DONE] !== undefined) return readPages(read)
+    if (!idsCanRepeat(p.ids, p.keys) || options.after?.[NULL_KEYS_DONE] !== undefined) {
+      return readPages(read)
+    }
     return this.#screened(read, p)
   }
 
   /** The read, each keyed row screened for a legacy id another row of the whole query holds under a smaller key. */
   async *#screened<T extends { readonly updatedAt?: EpochMs }>(read: PagedReadSpec<T>, p: PreparedEntity): AsyncGenerator<Page<T>, void, undefined> {
     read.signal?.throwIfAborted()
-    const screen = await findDuplicateIds({ conn: this.#conn, entity: read.entity, ids: p.ids, keys: p.keys, query: { from: p.from }, legacyIdOf: read.legacyIdOf })
+    const screen = await findDuplicateIds({
+      conn: this.#conn,
+      entity: read.entity,
+      ids: p.ids,
+      keys: p.keys,
+      query: { from: p.from },
+      legacyIdOf: read.legacyIdOf,
+    })
     yield* readPages({ ...read, screen })
   }
 

@@ -2,6 +2,7 @@
  * Settings of the Mattermost connector (`source.connector: mattermost`).
  */
 import { z } from 'zod'
+
 import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
 
 /** The placeholders a group name rule may use. */

@@ -8,16 +8,16 @@ import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../sr
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { printableId } from '../sql/decode.ts'
 import { buildCountQuery } from '../sql/dialect.ts'
-import { readPages, type PagedReadSpec } from '../sql/paged-read.ts'
+import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { MattermostConfig } from './config.ts'
 import { decodeGroup } from './entities/groups.ts'
 import { decodeMember } from './entities/members.ts'
 import { decodeMessage, mentionCandidates } from './entities/messages.ts'
 import { decodeUser } from './entities/users.ts'
-import { groupsQuery, membersQuery, messagesQuery, usernamesQuery, usersQuery, type MmEntityQuery } from './sql/queries.ts'
+import { groupsQuery, membersQuery, messagesQuery, type MmEntityQuery, usernamesQuery, usersQuery } from './sql/queries.ts'
 
-export { MattermostConfigSchema, type MattermostConfig, type MattermostConfigInput } from './config.ts'
+export { type MattermostConfig, type MattermostConfigInput, MattermostConfigSchema } from './config.ts'
 
 /** Usernames looked up per statement when resolving mentions. */
 const USERNAME_CHUNK = 500
@@ -37,8 +37,7 @@ class MattermostSession implements SourceSession {
   }
 
   #where(q: MmEntityQuery, since: EpochMs | undefined) {
-    return (params: { add(v: unknown): string }) =>
-      since === undefined ? [...q.where] : [...q.where, `${q.changedAt} >= ${params.add(since)}`]
+    return (params: { add(v: unknown): string }) => (since === undefined ? [...q.where] : [...q.where, `${q.changedAt} >= ${params.add(since)}`])
   }
 
   async count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
@@ -55,7 +54,9 @@ class MattermostSession implements SourceSession {
       const chunk = names.slice(i, i + USERNAME_CHUNK)
       const r = await this.#conn.query(usernamesQuery(this.#conn.dialect, chunk.length), chunk, 'resolving mentions')
       for (const u of r.rows) {
-        if (typeof u.username === 'string' && u.id !== null) found.set(u.username.toLowerCase(), String(u.id))
+        if (typeof u.username === 'string' && u.id !== null) {
+          found.set(u.username.toLowerCase(), String(u.id))
+        }
       }
     }
     return found
@@ -115,8 +116,6 @@ class MattermostSession implements SourceSession {
     return this.#conn.close()
   }
 }
-
-
 
 /** The Mattermost connector for these settings. */
 export function createMattermostConnector(config: MattermostConfig): SourceConnector {

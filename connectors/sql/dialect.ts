@@ -75,14 +75,20 @@ export interface KeyColumn {
  * first key still serves the range; the tie-break makes the order total where the collation is not.
  */
 export function keyTerms(dialect: Dialect, keys: readonly KeyColumn[]): KeyColumn[] {
-  if (keys.length === 0) throw new TypeError('a keyset needs at least one key column')
-  if (dialect.engine !== 'mysql') return [...keys]
+  if (keys.length === 0) {
+    throw new TypeError('a keyset needs at least one key column')
+  }
+  if (dialect.engine !== 'mysql') {
+    return [...keys]
+  }
   return keys.flatMap((k) => (k.text ? [k, { name: k.name, expr: `BINARY ${k.expr}` }] : [k]))
 }
 
 function cursorValues(keys: readonly KeyColumn[], cursor: Cursor): unknown[] {
   return keys.map((k) => {
-    if (!(k.name in cursor)) throw new TypeError(`cursor ${JSON.stringify(cursor)} lacks the key ${k.name}`)
+    if (!(k.name in cursor)) {
+      throw new TypeError(`cursor ${JSON.stringify(cursor)} lacks the key ${k.name}`)
+    }
     return cursor[k.name]
   })
 }
@@ -95,7 +101,9 @@ export function keysetCondition(dialect: Dialect, keys: readonly KeyColumn[], af
   const terms = keyTerms(dialect, keys)
   const values = cursorValues(terms, after)
   const first = terms[0] as KeyColumn
-  if (terms.length === 1) return `${first.expr} > ${params.add(values[0])}`
+  if (terms.length === 1) {
+    return `${first.expr} > ${params.add(values[0])}`
+  }
   // The redundant leading `>=` lets an index on the first key alone (Mattermost's
   // idx_posts_create_at) serve as a range scan; without it each page could scan the table.
   const lead = `${first.expr} >= ${params.add(values[0])}`
@@ -107,7 +115,9 @@ export function keysetCondition(dialect: Dialect, keys: readonly KeyColumn[], af
   const alternatives: string[] = []
   for (let i = 0; i < terms.length; i++) {
     const parts: string[] = []
-    for (let j = 0; j < i; j++) parts.push(`${(terms[j] as KeyColumn).expr} = ${params.add(values[j])}`)
+    for (let j = 0; j < i; j++) {
+      parts.push(`${(terms[j] as KeyColumn).expr} = ${params.add(values[j])}`)
+    }
     parts.push(`${(terms[i] as KeyColumn).expr} > ${params.add(values[i])}`)
     alternatives.push(parts.length === 1 ? (parts[0] as string) : `(${parts.join(' AND ')})`)
   }
@@ -145,8 +155,12 @@ export function buildKeysetQuery(dialect: Dialect, q: KeysetQuery): { sql: strin
   checkLimit(q.limit)
   const params = new Params(dialect)
   const conditions = [...(q.where?.(params) ?? []), ...keysNotNull(q.keys)]
-  if (q.after !== undefined) conditions.push(keysetCondition(dialect, q.keys, q.after, params))
-  const order = keyTerms(dialect, q.keys).map((k) => k.expr).join(', ')
+  if (q.after !== undefined) {
+    conditions.push(keysetCondition(dialect, q.keys, q.after, params))
+  }
+  const order = keyTerms(dialect, q.keys)
+    .map((k) => k.expr)
+    .join(', ')
   return { sql: `SELECT ${q.select} FROM ${q.from}${whereClause(conditions)} ORDER BY ${order} LIMIT ${q.limit}`, params: params.values }
 }
 
@@ -154,11 +168,7 @@ export function buildKeysetQuery(dialect: Dialect, q: KeysetQuery): { sql: strin
  * Every row whose key equals `key` in every key term (on MySQL/MariaDB: byte for byte), at most
  * `limit`: the rest of a key group that a page's limit cut through.
  */
-export function buildKeyEqualsQuery(
-  dialect: Dialect,
-  q: Omit<KeysetQuery, 'after'>,
-  key: Cursor,
-): { sql: string; params: unknown[] } {
+export function buildKeyEqualsQuery(dialect: Dialect, q: Omit<KeysetQuery, 'after'>, key: Cursor): { sql: string; params: unknown[] } {
   checkLimit(q.limit)
   const params = new Params(dialect)
   const conditions = [...(q.where?.(params) ?? []), ...keysNotNull(q.keys)]
@@ -173,12 +183,11 @@ export function buildKeyEqualsQuery(
  * NULL and then by the others (the same on every engine), `limit` rows from `offset`. Rows that tie
  * have the same key values, so they yield the same problem whichever comes first.
  */
-export function buildNullKeyQuery(
-  dialect: Dialect,
-  q: Omit<KeysetQuery, 'after'> & { readonly offset: number },
-): { sql: string; params: unknown[] } {
+export function buildNullKeyQuery(dialect: Dialect, q: Omit<KeysetQuery, 'after'> & { readonly offset: number }): { sql: string; params: unknown[] } {
   checkLimit(q.limit)
-  if (!Number.isInteger(q.offset) || q.offset < 0) throw new TypeError(`Expected offset to be a non-negative integer, got ${q.offset}`)
+  if (!Number.isInteger(q.offset) || q.offset < 0) {
+    throw new TypeError(`Expected offset to be a non-negative integer, got ${q.offset}`)
+  }
   const params = new Params(dialect)
   const conditions = [...(q.where?.(params) ?? []), `(${q.keys.map((k) => `${k.expr} IS NULL`).join(' OR ')})`]
   const order = [...q.keys.map((k) => `(${k.expr} IS NULL)`), ...keyTerms(dialect, q.keys).map((k) => k.expr)].join(', ')
@@ -193,7 +202,9 @@ export function buildNullKeyQuery(
  * such twins as duplicates (the caller tells them apart again, but they would count against its cap).
  */
 export function idTerms(dialect: Dialect, ids: readonly KeyColumn[]): string[] {
-  if (ids.length === 0) throw new TypeError('a legacy id needs at least one column')
+  if (ids.length === 0) {
+    throw new TypeError('a legacy id needs at least one column')
+  }
   return ids.map((k) => (dialect.engine === 'mysql' && k.text ? `BINARY ${k.expr}` : k.expr))
 }
 
@@ -217,7 +228,9 @@ export function buildDuplicateIdQuery(
   const inner = `SELECT ${ids} FROM ${q.from}${whereClause([...(q.where?.(params) ?? []), ...notNull])} GROUP BY ${ids} HAVING count(*) > 1`
   conditions.push(`(${ids}) IN (${inner})`)
   const columns = all.map((k) => `${k.expr} AS ${dialect.quote(k.name)}`)
-  const order = keyTerms(dialect, q.keys).map((k) => k.expr).join(', ')
+  const order = keyTerms(dialect, q.keys)
+    .map((k) => k.expr)
+    .join(', ')
   return {
     sql: `SELECT ${columns.join(', ')} FROM ${q.from}${whereClause(conditions)} ORDER BY ${order} LIMIT ${q.limit}`,
     params: params.values,
@@ -225,31 +238,40 @@ export function buildDuplicateIdQuery(
 }
 
 function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`Expected limit to be a positive integer, got ${limit}`)
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new TypeError(`Expected limit to be a positive integer, got ${limit}`)
+  }
 }
 
 /** `SELECT count(*) AS n FROM … WHERE …`. */
-export function buildCountQuery(
-  dialect: Dialect,
-  q: Pick<KeysetQuery, 'from' | 'where'>,
-): { sql: string; params: unknown[] } {
+export function buildCountQuery(dialect: Dialect, q: Pick<KeysetQuery, 'from' | 'where'>): { sql: string; params: unknown[] } {
   const params = new Params(dialect)
   return { sql: `SELECT count(*) AS n FROM ${q.from}${whereClause(q.where?.(params) ?? [])}`, params: params.values }
 }
 
 /** A key value as a cursor holds it: JSON-safe, and equal for equal keys. */
 function keyValue(v: unknown): string | number | null {
-  if (v === null || v === undefined) return null
-  if (typeof v === 'number' || typeof v === 'string') return v
-  if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()
-  if (v instanceof Date) return v.toISOString()
+  if (v === null || v === undefined) {
+    return null
+  }
+  if (typeof v === 'number' || typeof v === 'string') {
+    return v
+  }
+  if (typeof v === 'bigint') {
+    return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()
+  }
+  if (v instanceof Date) {
+    return v.toISOString()
+  }
   return String(v)
 }
 
 /** The cursor of a raw row: the values of its key columns, JSON-safe. */
 export function cursorOf(row: Record<string, unknown>, keys: readonly KeyColumn[]): Cursor {
   const cursor: Record<string, string | number | null> = {}
-  for (const k of keys) cursor[k.name] = keyValue(row[k.name])
+  for (const k of keys) {
+    cursor[k.name] = keyValue(row[k.name])
+  }
   return cursor
 }
 
@@ -258,6 +280,10 @@ export function cursorOf(row: Record<string, unknown>, keys: readonly KeyColumn[
  * drivers return timestamps and decimals as the server's text, so equal text is an equal key).
  */
 export function sameKey(a: Record<string, unknown>, b: Record<string, unknown>, keys: readonly KeyColumn[]): boolean {
-  for (const k of keys) if (keyValue(a[k.name]) !== keyValue(b[k.name])) return false
+  for (const k of keys) {
+    if (keyValue(a[k.name]) !== keyValue(b[k.name])) {
+      return false
+    }
+  }
   return true
 }

@@ -8,7 +8,7 @@
  * row of the id becomes a problem naming the kept row.
  */
 import type { RowProblem } from '../../src/model/connector.ts'
-import { buildDuplicateIdQuery, cursorOf, sameKey, type KeyColumn, type KeysetQuery } from './dialect.ts'
+import { buildDuplicateIdQuery, cursorOf, type KeyColumn, type KeysetQuery, sameKey } from './dialect.ts'
 import type { SnapshotConnection } from './snapshot-connection.ts'
 
 /** The most rows of duplicated legacy ids one read holds in memory. */
@@ -48,7 +48,9 @@ const idOf = (row: Row, ids: readonly KeyColumn[]): string => JSON.stringify(Obj
 
 /** `(sent_at=2024-03-01 12:00:00, id=m-17)`. */
 function keyText(row: Row, keys: readonly KeyColumn[]): string {
-  return `(${Object.entries(cursorOf(row, keys)).map(([name, v]) => `${name}=${v}`).join(', ')})`
+  return `(${Object.entries(cursorOf(row, keys))
+    .map(([name, v]) => `${name}=${v}`)
+    .join(', ')})`
 }
 
 /**
@@ -70,17 +72,24 @@ export async function findDuplicateIds(spec: DuplicateIdSpec): Promise<Duplicate
   for (const row of rows) {
     const id = idOf(row, spec.ids)
     const seen = keysById.get(id)
-    if (seen === undefined) keysById.set(id, [row])
-    else if (!sameKey(seen[seen.length - 1] as Row, row, spec.keys)) seen.push(row)
+    if (seen === undefined) {
+      keysById.set(id, [row])
+    } else if (!sameKey(seen[seen.length - 1] as Row, row, spec.keys)) {
+      seen.push(row)
+    }
   }
   return (row) => screen(spec, keysById, row)
 }
 
 function screen(spec: DuplicateIdSpec, keysById: ReadonlyMap<string, readonly Row[]>, row: Row): RowProblem | undefined {
   const keys = keysById.get(idOf(row, spec.ids))
-  if (keys === undefined) return undefined
+  if (keys === undefined) {
+    return undefined
+  }
   const rank = keys.findIndex((k) => sameKey(k, row, spec.keys))
-  if (rank === 0) return undefined
+  if (rank === 0) {
+    return undefined
+  }
   if (rank < 0) {
     // One snapshot answers both queries alike; a miss means the two disagree on the key's values.
     throw new Error(`${spec.entity}: the row with key ${keyText(row, spec.keys)} was not found by the duplicate-id query of the same snapshot`)

@@ -14,17 +14,9 @@
  */
 import type { Cursor, Page, RowProblem, SourceRow } from '../../src/model/connector.ts'
 import type { EpochMs } from '../../src/model/records.ts'
-import {
-  buildKeyEqualsQuery,
-  buildKeysetQuery,
-  buildNullKeyQuery,
-  cursorOf,
-  sameKey,
-  type KeyColumn,
-  type KeysetQuery,
-} from './dialect.ts'
-import type { SnapshotConnection, SqlResult } from './snapshot-connection.ts'
 import { FieldProblem } from './decode.ts'
+import { buildKeyEqualsQuery, buildKeysetQuery, buildNullKeyQuery, cursorOf, type KeyColumn, type KeysetQuery, sameKey } from './dialect.ts'
+import type { SnapshotConnection, SqlResult } from './snapshot-connection.ts'
 
 /** The rows-per-page default of every connector. */
 export const DEFAULT_PAGE_SIZE = 1000
@@ -80,7 +72,9 @@ export function decodeRow<T, E>(spec: PagedReadSpec<T, E>, row: Row, extra: E): 
   try {
     return { ok: true, record: spec.decode(row, extra) }
   } catch (err) {
-    if (!(err instanceof FieldProblem)) throw err
+    if (!(err instanceof FieldProblem)) {
+      throw err
+    }
     return { ok: false, legacyId: legacyIdOrUnknown(spec, row), field: err.field, reason: err.message }
   }
 }
@@ -124,7 +118,9 @@ export async function* readPages<T extends { readonly updatedAt?: EpochMs }, E =
   const limit = checkPageSize(spec.pageSize)
   const state: ReadState = { watermark: undefined }
   const done = spec.after?.[NULL_KEYS_DONE]
-  if (done === undefined) yield* keyedPages(spec, limit, state)
+  if (done === undefined) {
+    yield* keyedPages(spec, limit, state)
+  }
   yield* nullKeyPages(spec, limit, typeof done === 'number' ? done : 0, state)
 }
 
@@ -152,24 +148,34 @@ async function* keyedPages<T extends { readonly updatedAt?: EpochMs }, E>(
     for (;;) {
       let raw: Row[] | undefined = (await (pending as Promise<SqlResult>)).rows
       pending = undefined
-      if (raw.length === 0) return
+      if (raw.length === 0) {
+        return
+      }
       spec.signal?.throwIfAborted()
       const more = raw.length > limit
-      if (more) raw = await pageOfWholeGroups(spec, raw, limit)
+      if (more) {
+        raw = await pageOfWholeGroups(spec, raw, limit)
+      }
       const extra = spec.enrich ? await spec.enrich(raw) : (undefined as E)
       const cursor = cursorOf(raw[raw.length - 1] as Row, spec.keys)
-      if (more) pending = run(cursor)
+      if (more) {
+        pending = run(cursor)
+      }
       const rows = decodePage(spec, raw, extra, state)
       // The raw rows are garbage from here: not holding them while the consumer works on the page
       // keeps them out of the old generation (they would survive every collection until then).
       raw = undefined
       yield pageOf(rows, cursor, state)
-      if (!more) return
+      if (!more) {
+        return
+      }
       spec.signal?.throwIfAborted()
     }
   } finally {
     // Leave the connection idle: wait for a prefetched page nobody will read.
-    if (pending !== undefined) await pending.catch(() => {})
+    if (pending !== undefined) {
+      await pending.catch(() => {})
+    }
   }
 }
 
@@ -181,10 +187,16 @@ async function* keyedPages<T extends { readonly updatedAt?: EpochMs }, E>(
  */
 async function pageOfWholeGroups<T, E>(spec: PagedReadSpec<T, E>, raw: Row[], limit: number): Promise<Row[]> {
   const last = raw[limit - 1] as Row
-  if (!sameKey(last, raw[limit] as Row, spec.keys)) return raw.slice(0, limit)
+  if (!sameKey(last, raw[limit] as Row, spec.keys)) {
+    return raw.slice(0, limit)
+  }
   let start = limit - 1
-  while (start > 0 && sameKey(raw[start - 1] as Row, last, spec.keys)) start--
-  if (start > 0) return raw.slice(0, start)
+  while (start > 0 && sameKey(raw[start - 1] as Row, last, spec.keys)) {
+    start--
+  }
+  if (start > 0) {
+    return raw.slice(0, start)
+  }
   const key = cursorOf(last, spec.keys)
   const q = buildKeyEqualsQuery(spec.conn.dialect, { ...spec.query, keys: spec.keys, limit: MAX_PAGE_SIZE + 1 }, key)
   const group = (await spec.conn.query(q.sql, q.params, `reading ${spec.entity}`)).rows
@@ -242,10 +254,14 @@ async function* nullKeyPages<T, E>(
     spec.signal?.throwIfAborted()
     const q = buildNullKeyQuery(spec.conn.dialect, { ...spec.query, keys: spec.keys, limit, offset })
     const raw = (await spec.conn.query(q.sql, q.params, `reading ${spec.entity} rows with a NULL key`)).rows
-    if (raw.length === 0) return
+    if (raw.length === 0) {
+      return
+    }
     const rows: SourceRow<T>[] = raw.map((row, i) => nullKeyProblem(spec, row, offset + i + 1))
     offset += raw.length
     yield pageOf(rows, { [NULL_KEYS_DONE]: offset }, state)
-    if (raw.length < limit) return
+    if (raw.length < limit) {
+      return
+    }
   }
 }

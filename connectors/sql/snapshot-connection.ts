@@ -10,11 +10,13 @@
  * Every failure becomes `ChatferryError('SOURCE_UNAVAILABLE')` naming the source without its password.
  */
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
+
 import pg from 'pg'
-import { DIALECTS, type Dialect } from './dialect.ts'
-import { engineOf, SOURCE_URL_FORMS, sourceUnavailable, sqlitePathOf } from './source-url.ts'
+
 import { ChatferryError } from '../../src/errors.ts'
 import type { EpochMs } from '../../src/model/records.ts'
+import { type Dialect, DIALECTS } from './dialect.ts'
+import { engineOf, SOURCE_URL_FORMS, sourceUnavailable, sqlitePathOf } from './source-url.ts'
 
 /** What a query returns: rows as objects keyed by column name, and the column names in order. */
 export interface SqlResult {
@@ -123,7 +125,9 @@ async function openPostgres(url: string, options: SnapshotOptions): Promise<Snap
       }
     },
     async close() {
-      if (closed) return
+      if (closed) {
+        return
+      }
       closed = true
       await client.query('ROLLBACK').catch(() => {})
       await client.end().catch(() => {})
@@ -174,7 +178,9 @@ async function openMysql(url: string, options: SnapshotOptions): Promise<Snapsho
       }
     },
     async close() {
-      if (closed) return
+      if (closed) {
+        return
+      }
       closed = true
       await c.query('ROLLBACK').catch(() => {})
       await c.end().catch(() => {})
@@ -207,7 +213,9 @@ async function openSqlite(url: string): Promise<SnapshotConnection> {
         let stmt = statements.get(sql)
         if (stmt === undefined) {
           stmt = db.prepare(sql)
-          if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear()
+          if (statements.size >= MAX_CACHED_STATEMENTS) {
+            statements.clear()
+          }
           statements.set(sql, stmt)
         }
         const rows = stmt.all(...(params as (string | number | null)[])) as Record<string, unknown>[]
@@ -217,11 +225,15 @@ async function openSqlite(url: string): Promise<SnapshotConnection> {
       }
     },
     async close() {
-      if (closed) return
+      if (closed) {
+        return
+      }
       closed = true
       statements.clear()
       try {
-        if (db.isTransaction) db.exec('ROLLBACK')
+        if (db.isTransaction) {
+          db.exec('ROLLBACK')
+        }
         db.close()
       } catch {
         // already closed

@@ -2,6 +2,7 @@
  * Settings every SQL connector shares, as zod pieces the connectors' config schemas reuse.
  */
 import { z } from 'zod'
+
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './paged-read.ts'
 import { engineOf, SOURCE_URL_FORMS } from './source-url.ts'
 

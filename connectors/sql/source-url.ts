@@ -35,13 +35,17 @@ export function engineOf(url: string): SqlEngine | undefined {
  */
 export function sqlitePathOf(url: string): string {
   let rest = url.replace(/^sqlite:/i, '')
-  if (rest.startsWith('//')) rest = rest.slice(2)
+  if (rest.startsWith('//')) {
+    rest = rest.slice(2)
+  }
   return decodeURIComponent(rest)
 }
 
 /** The URL as it may appear in a message or a log line: password replaced by `***`. */
 export function describeSource(url: string): string {
-  if (engineOf(url) === 'sqlite') return `sqlite:${sqlitePathOf(url)}`
+  if (engineOf(url) === 'sqlite') {
+    return `sqlite:${sqlitePathOf(url)}`
+  }
   return redactUrl(url)
 }
 
@@ -58,7 +62,9 @@ function passwordOf(url: string): string | undefined {
 /** Removes the URL's password (raw and URL-encoded) from a driver's message, just in case. */
 export function scrubSecret(message: string, url: string): string {
   const password = passwordOf(url)
-  if (password === undefined || password.length < 3) return message
+  if (password === undefined || password.length < 3) {
+    return message
+  }
   return message.split(password).join('***').split(encodeURIComponent(password)).join('***')
 }
 

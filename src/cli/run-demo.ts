@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+
 import { stringify } from 'yaml'
 import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from '../demo/sample-legacy.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
@@ -51,7 +52,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
   const sandbox = await startSandbox({ apps: [{ id: 'demo', apiKey, settings: { requestsPerMinute: rpm } }] })
   let ctx: LedgerContext | undefined
   try {
-    const app = (await sandbox.createApp({ id: 'demo', apiKey })) // reuses the app created at start
+    const app = await sandbox.createApp({ id: 'demo', apiKey }) // reuses the app created at start
     out.write(`2/6 sandbox: ${sandbox.url} (app "demo", quota ${rpm} requests/min, 50 items/request)\n`)
 
     const configPath = join(dir, 'chatferry.yaml')
@@ -60,7 +61,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
       `# Written by \`chatferry demo\`. The sandbox it points at lived only while the demo ran;\n` +
         `# \`chatferry status -c ${configPath}\` still reads the ledger.\n` +
         stringify({
-          target: { appId: 'demo', region: 'us', apiKey: '${CHATFERRY_DEMO_API_KEY:-demo-key-not-secret}', baseUrl: app.baseUrl, quota: { requestsPerMinute: rpm, itemsPerRequest: 50 } },
+          target: {
+            appId: 'demo',
+            region: 'us',
+            apiKey: '${CHATFERRY_DEMO_API_KEY:-demo-key-not-secret}',
+            baseUrl: app.baseUrl,
+            quota: { requestsPerMinute: rpm, itemsPerRequest: 50 },
+          },
           state: { dir: join(dir, 'state') },
           source: {
             connector: 'generic-sql',
@@ -96,15 +103,29 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     out.write(`6/6 verify (the platform's lists against the ledger and the source):\n`)
     out.write(indent(verified.text))
     const problems: string[] = []
-    if (!dry.passed) problems.push('the dry run found a problem with the target')
-    if (!verified.passed) problems.push(`verify found ${verified.report.totals.unexplained} unexplained mismatches`)
+    if (!dry.passed) {
+      problems.push('the dry run found a problem with the target')
+    }
+    if (!verified.passed) {
+      problems.push(`verify found ${verified.report.totals.unexplained} unexplained mismatches`)
+    }
     const rejects = await ctx.store.listRejects(ctx.jobId, { limit: 1000 })
-    out.write(`quarantined (${rejects.length}): ${rejects.map((r) => `${r.entity} ${r.legacyId} [${r.code}] ${r.message}`).join('\n                 ')}\n`)
+    out.write(
+      `quarantined (${rejects.length}): ${rejects.map((r) => `${r.entity} ${r.legacyId} [${r.code}] ${r.message}`).join('\n                 ')}\n`,
+    )
     const planted: string[] = [...PLANTED_BAD_ROWS.users, ...PLANTED_BAD_ROWS.messages]
     const unexpected = rejects.filter((r) => !planted.includes(r.legacyId) && !(r.entity === 'members' && r.legacyId.startsWith('room-gone/')))
-    if (code !== EXIT.OK && code !== EXIT.REJECTED) problems.push(`the loader stopped with exit code ${code}`)
-    for (const r of unexpected) problems.push(`unexpected reject: ${r.entity} ${r.legacyId} [${r.code}] ${r.message}`)
-    for (const id of planted) if (!rejects.some((r) => r.legacyId === id)) problems.push(`the planted bad row ${id} was not quarantined`)
+    if (code !== EXIT.OK && code !== EXIT.REJECTED) {
+      problems.push(`the loader stopped with exit code ${code}`)
+    }
+    for (const r of unexpected) {
+      problems.push(`unexpected reject: ${r.entity} ${r.legacyId} [${r.code}] ${r.message}`)
+    }
+    for (const id of planted) {
+      if (!rejects.some((r) => r.legacyId === id)) {
+        problems.push(`the planted bad row ${id} was not quarantined`)
+      }
+    }
     if (problems.length > 0) {
       out.write(`demo FAILED:\n${problems.map((p) => `  - ${p}`).join('\n')}\n`)
       return EXIT.ERROR

@@ -7,6 +7,7 @@
  * Deterministic: the same seed gives the same database, so the demo's counts are reproducible.
  */
 import { DatabaseSync } from 'node:sqlite'
+
 import { seededRandom } from '../lib.ts'
 
 export interface SampleSize {
@@ -28,11 +29,78 @@ export const PLANTED_BAD_ROWS = {
 
 const DAY = 86_400_000
 
-
-const FIRST = ['Ada', 'Grace', 'Linus', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Frances', 'Edsger', 'Radia', 'Tim', 'Hedy', 'Alan', 'Joan', 'Niklaus', 'Sophie', 'José', 'Zoë', 'Björn', 'Ayşe', 'Chen', 'Priya']
-const LAST = ['Lovelace', 'Hopper', 'Torvalds', 'Hamilton', 'Thompson', 'Liskov', 'Ritchie', 'Allen', 'Dijkstra', 'Perlman', 'Berners-Lee', 'Lamarr', 'Turing', 'Clarke', 'Wirth', 'Wilson', 'Núñez', 'Müller', 'Øberg', 'Yılmaz', 'Wei', 'Patel']
-const TOPICS = ['release', 'incident', 'design', 'hiring', 'roadmap', 'budget', 'oncall', 'security', 'customers', 'infra', 'mobile', 'web', 'data', 'support', 'sales', 'legal', 'random', 'announcements']
-const WORDS = 'the deploy is green again can someone review my change we should ship this friday please check the dashboard numbers look off after the migration thanks for the quick fix lunch is on me today the build failed on main again meeting moved to three let us pair on this tomorrow 🎉 looks good to me'.split(' ')
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Linus',
+  'Margaret',
+  'Ken',
+  'Barbara',
+  'Dennis',
+  'Frances',
+  'Edsger',
+  'Radia',
+  'Tim',
+  'Hedy',
+  'Alan',
+  'Joan',
+  'Niklaus',
+  'Sophie',
+  'José',
+  'Zoë',
+  'Björn',
+  'Ayşe',
+  'Chen',
+  'Priya',
+]
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Torvalds',
+  'Hamilton',
+  'Thompson',
+  'Liskov',
+  'Ritchie',
+  'Allen',
+  'Dijkstra',
+  'Perlman',
+  'Berners-Lee',
+  'Lamarr',
+  'Turing',
+  'Clarke',
+  'Wirth',
+  'Wilson',
+  'Núñez',
+  'Müller',
+  'Øberg',
+  'Yılmaz',
+  'Wei',
+  'Patel',
+]
+const TOPICS = [
+  'release',
+  'incident',
+  'design',
+  'hiring',
+  'roadmap',
+  'budget',
+  'oncall',
+  'security',
+  'customers',
+  'infra',
+  'mobile',
+  'web',
+  'data',
+  'support',
+  'sales',
+  'legal',
+  'random',
+  'announcements',
+]
+const WORDS =
+  'the deploy is green again can someone review my change we should ship this friday please check the dashboard numbers look off after the migration thanks for the quick fix lunch is on me today the build failed on main again meeting moved to three let us pair on this tomorrow 🎉 looks good to me'.split(
+    ' ',
+  )
 const EMOJI = ['👍', '🎉', '❤️', '😂', '👀', '🚀', '+1']
 
 export interface SampleDatabase {
@@ -78,13 +146,26 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
     for (let i = 0; i < size.users; i++) {
       const first = pick(FIRST)
       const last = pick(LAST)
-      const login = `${first}.${last}${i}`.toLowerCase().normalize('NFD').replace(/[^a-z0-9.]/g, '')
+      const login = `${first}.${last}${i}`
+        .toLowerCase()
+        .normalize('NFD')
+        .replace(/[^a-z0-9.]/g, '')
       // Legacy ids with capitals and dots: the id policy must turn them into platform ids.
       const id = i % 7 === 0 ? `U.${1000 + i}` : `u-${1000 + i}`
       const joined = now - 700 * DAY + Math.floor(rnd() * 300 * DAY)
       const bot = i % 50 === 49
       const disabled = !bot && i % 40 === 39 ? now - Math.floor(rnd() * 30 * DAY) : null
-      insertUser.run(id, login, bot ? `${pick(TOPICS)} bot` : `${first} ${last}`, i % 3 === 0 ? `https://files.acme.example/avatars/${id}.png` : null, joined, now - Math.floor(rnd() * 20 * DAY), disabled, bot ? 'bot' : 'person', joined)
+      insertUser.run(
+        id,
+        login,
+        bot ? `${pick(TOPICS)} bot` : `${first} ${last}`,
+        i % 3 === 0 ? `https://files.acme.example/avatars/${id}.png` : null,
+        joined,
+        now - Math.floor(rnd() * 20 * DAY),
+        disabled,
+        bot ? 'bot' : 'person',
+        joined,
+      )
       users.push({ id, login, joined })
     }
     // A row the mapping cannot take: no name at all.
@@ -107,7 +188,9 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
       insertRoom.run(id, title, visibility, groupDm ? null : `All about ${title}`, creator, created, r === 5 ? now - 10 * DAY : null, created)
       const count = groupDm ? 3 + Math.floor(rnd() * 4) : 8 + Math.floor(rnd() * 60)
       const members = new Set<string>([creator])
-      while (members.size < Math.min(count, users.length)) members.add(pick(users).id)
+      while (members.size < Math.min(count, users.length)) {
+        members.add(pick(users).id)
+      }
       for (const uid of members) {
         // Some legacy join times predate the room (imported from an older system): the joinedAt policy clamps them.
         const since = rnd() < 0.05 ? created - DAY : created + Math.floor(rnd() * 200 * DAY)
@@ -164,24 +247,68 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
       const replyTo = !old && kind === 'post' && recent.length > 0 && rnd() < 0.12 ? pick(recent) : null
       const files =
         kind === 'post' && rnd() < 0.03
-          ? JSON.stringify([{ url: `https://files.acme.example/${id}/report.pdf`, name: 'report.pdf', mime_type: 'application/pdf', extension: 'pdf', size: 1000 + Math.floor(rnd() * 90_000) }])
+          ? JSON.stringify([
+              {
+                url: `https://files.acme.example/${id}/report.pdf`,
+                name: 'report.pdf',
+                mime_type: 'application/pdf',
+                extension: 'pdf',
+                size: 1000 + Math.floor(rnd() * 90_000),
+              },
+            ])
           : null
-      if (files !== null && rnd() < 0.5) body = null // a file without a caption
+      if (files !== null && rnd() < 0.5) {
+        body = null
+      } // a file without a caption
       const edited = kind === 'post' && rnd() < 0.05 ? posted + Math.floor(rnd() * DAY) : null
       const deleted = kind === 'post' && rnd() < 0.02 ? posted + Math.floor(rnd() * DAY) : null
       insertPost.run(id, author, room, dmTo, body, posted, edited, deleted, replyTo, kind, files, mentioned.length ? JSON.stringify(mentioned) : null)
       if (kind === 'post' && rnd() < 0.1) {
         const reactors = new Set<string>()
-        for (let k = 0; k < 1 + Math.floor(rnd() * 3); k++) reactors.add(pick(users).id)
-        for (const who of reactors) insertReaction.run(id, who, pick(EMOJI), posted + 60_000)
+        for (let k = 0; k < 1 + Math.floor(rnd() * 3); k++) {
+          reactors.add(pick(users).id)
+        }
+        for (const who of reactors) {
+          insertReaction.run(id, who, pick(EMOJI), posted + 60_000)
+        }
       }
-      if (!old) recent.push(id)
-      if (recent.length > 20) recent.shift()
+      if (!old) {
+        recent.push(id)
+      }
+      if (recent.length > 20) {
+        recent.shift()
+      }
       recentByRoom.set(key, recent)
     }
     // Rows the connector cannot read: a time that is not a time, and broken JSON.
-    insertPost.run(PLANTED_BAD_ROWS.messages[0], users[1]?.id ?? 'u-1001', rooms[0]?.id ?? null, null, 'hello', 'yesterday-ish', null, null, null, 'post', null, null)
-    insertPost.run(PLANTED_BAD_ROWS.messages[1], users[2]?.id ?? 'u-1002', rooms[0]?.id ?? null, null, 'see attached', now - 3 * DAY, null, null, null, 'post', '[{"url": "https://files.acme.example/x.png",', null)
+    insertPost.run(
+      PLANTED_BAD_ROWS.messages[0],
+      users[1]?.id ?? 'u-1001',
+      rooms[0]?.id ?? null,
+      null,
+      'hello',
+      'yesterday-ish',
+      null,
+      null,
+      null,
+      'post',
+      null,
+      null,
+    )
+    insertPost.run(
+      PLANTED_BAD_ROWS.messages[1],
+      users[2]?.id ?? 'u-1002',
+      rooms[0]?.id ?? null,
+      null,
+      'see attached',
+      now - 3 * DAY,
+      null,
+      null,
+      null,
+      'post',
+      '[{"url": "https://files.acme.example/x.png",',
+      null,
+    )
     db.exec('COMMIT')
     return { path, rows: { users: size.users + 1, rooms: rooms.length, members: memberRows, posts: total + 2 } }
   } finally {

@@ -1,2 +1,2 @@
-export * from './records.ts'
 export type * from './connector.ts'
+export * from './records.ts'

@@ -2,10 +2,9 @@
  * What mappings look up while a job is planned (users, groups, thread parents), rebuilt from the
  * ledger when a run resumes, so a resumed plan maps exactly like an uninterrupted one.
  */
-import { sql } from 'kysely'
-import type { PlannedGroup, PlannedMessage, PlannedUser, PolicyName, SkippedRef } from '../../mappings/index.ts'
+import type { IdKind, IdMapEntry, PlannedGroup, PlannedMessage, PlannedUser, PolicyName, SkippedRef } from '../../mappings/index.ts'
 import type { GroupImport, MessageImport, UserImport } from '../target/schemas.ts'
-import type { LedgerStore } from '../state/index.ts'
+import type { IdMapRow, LedgerStore, LookupItemRow } from '../state/index.ts'
 
 /** Skip reasons are stored as `policy:<name>: <reason>`; the name is what dependents report. */
 export function skipReason(policy: string, reason: string): string {
@@ -21,23 +20,14 @@ function skipped(reason: string | null): SkippedRef {
   return { skipped: true, policy: policyOfSkipReason(reason) }
 }
 
-interface LedgerRow {
-  legacy_id: string
-  status: string
-  payload: string | null
-  last_error_message: string | null
+/** The ledger's id map rows as the id registry replays them, in decision order. */
+export function idMapEntries(rows: readonly IdMapRow[]): IdMapEntry[] {
+  return rows.map((r) => ({ kind: r.kind as IdKind, legacyId: r.legacyId, platformId: r.platformId }))
 }
 
-async function rowsOf(store: LedgerStore, jobId: string, entity: 'users' | 'groups'): Promise<LedgerRow[]> {
-  // The first item of a legacy id wins (extra items such as placeholders have their own legacy ids).
-  return store.db
-    .selectFrom('chatferry.items')
-    .select(['legacy_id', 'status', 'payload', 'last_error_message'])
-    .where('job_id', '=', jobId)
-    .where('entity', '=', entity)
-    .where('status', '!=', 'rejected')
-    .orderBy('id')
-    .execute()
+/** The ledger's id map of a job, in decision order. */
+export async function loadIdMap(store: LedgerStore, jobId: string): Promise<IdMapEntry[]> {
+  return idMapEntries(await store.planLookups.idMap(jobId))
 }
 
 export async function loadUsers(
@@ -46,7 +36,8 @@ export async function loadUsers(
   metadataKey: string,
 ): Promise<Map<string, PlannedUser | SkippedRef>> {
   const users = new Map<string, PlannedUser | SkippedRef>()
-  for (const row of await rowsOf(store, jobId, 'users')) {
+  // The first item of a legacy id wins (extra items such as placeholders have their own legacy ids).
+  for (const row of await store.planLookups.items(jobId, 'users')) {
     if (users.has(row.legacy_id)) continue
     if (row.status === 'skipped' || row.payload === null) {
       users.set(row.legacy_id, skipped(row.last_error_message))
@@ -66,7 +57,7 @@ export async function loadUsers(
 
 export async function loadGroups(store: LedgerStore, jobId: string): Promise<Map<string, PlannedGroup | SkippedRef>> {
   const groups = new Map<string, PlannedGroup | SkippedRef>()
-  for (const row of await rowsOf(store, jobId, 'groups')) {
+  for (const row of await store.planLookups.items(jobId, 'groups')) {
     if (groups.has(row.legacy_id)) continue
     if (row.status === 'skipped' || row.payload === null) {
       groups.set(row.legacy_id, skipped(row.last_error_message))
@@ -96,15 +87,7 @@ export async function loadMessages(
 ): Promise<Map<string, PlannedMessage | SkippedRef>> {
   const found = new Map<string, PlannedMessage | SkippedRef>()
   if (legacyIds.length === 0) return found
-  const rows = await store.db
-    .selectFrom('chatferry.items')
-    .select(['legacy_id', 'status', 'payload', 'last_error_message'])
-    .where('job_id', '=', jobId)
-    .where('entity', '=', 'messages')
-    .where('status', '!=', 'rejected')
-    .where(sql<boolean>`legacy_id = any(${[...legacyIds]}::text[])`)
-    .orderBy('id')
-    .execute()
+  const rows = await store.planLookups.messages(jobId, legacyIds)
   for (const row of rows) {
     if (found.has(row.legacy_id)) continue
     found.set(row.legacy_id, plannedMessageOf(row, nameOfUid))
@@ -112,7 +95,7 @@ export async function loadMessages(
   return found
 }
 
-function plannedMessageOf(row: LedgerRow, nameOfUid: (uid: string) => string | undefined): PlannedMessage | SkippedRef {
+function plannedMessageOf(row: LookupItemRow, nameOfUid: (uid: string) => string | undefined): PlannedMessage | SkippedRef {
   if (row.status === 'skipped' || row.payload === null) return skipped(row.last_error_message)
   const m = JSON.parse(row.payload) as MessageImport
   return plannedMessage(m, nameOfUid)

@@ -1,11 +1,10 @@
 /**
  * What every report names (version, config hash without secrets, run id), where reports are kept
- * in the ledger (`chatferry.reports`) and where they are written on disk.
+ * in the ledger (through `store.reports`, `src/state/report-archive.ts`) and where they are written on disk.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { sql } from 'kysely'
 import { withoutSecrets } from '../logger.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { VERSION } from '../version.ts'
@@ -47,18 +46,14 @@ export function reportHeader(h: HeaderInput) {
   }
 }
 
-/** Keeps a report in the ledger (one row per run). */
+/** Keeps a report in the ledger (one row per run): {@link LedgerStore.reports}. */
 export async function saveReport(store: LedgerStore, kind: 'plan' | 'verify', report: { jobId: string; runId: string }): Promise<void> {
-  await sql`insert into chatferry.reports (job_id, kind, run_id, report) values (${report.jobId}, ${kind}, ${report.runId}, ${JSON.stringify(report)}::jsonb)`.execute(store.db)
+  await store.reports.save(kind, report)
 }
 
-/** The latest report of a kind for a job, if any. */
+/** The latest report of a kind for a job, if any: {@link LedgerStore.reports}. */
 export async function latestReport<T>(store: LedgerStore, jobId: string, kind: 'plan' | 'verify'): Promise<T | undefined> {
-  const r = await sql<{ report: unknown }>`
-    select report from chatferry.reports where job_id = ${jobId} and kind = ${kind} order by id desc limit 1`.execute(store.db)
-  const raw = r.rows[0]?.report
-  if (raw === undefined) return undefined
-  return (typeof raw === 'string' ? JSON.parse(raw) : raw) as T
+  return store.reports.latest<T>(jobId, kind)
 }
 
 /** Writes `<dir>/<kind>-report.json` and `.html` (and a copy named by run id); returns the paths. */

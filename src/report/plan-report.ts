@@ -36,36 +36,41 @@ export interface PlanReportInput {
   readonly now: number
 }
 
+/** One entity's part of the report: the dry run's counts and fates, and its cost at the quota. */
+function entityPlan(input: PlanReportInput, e: LegacyEntity): EntityPlan {
+  const { config, result, target } = input
+  const quota = config.target.quota
+  const s = result.summary.entities[e]
+  const d = result.entities[e]
+  const toCreate = d.fates.new + d.fates.pending + d.fates.pendingChanged + d.fates.replanned
+  const requests = Math.ceil(toCreate / quota.itemsPerRequest)
+  const existing = target?.existing[e]
+  return {
+    sourceRows: s.sourceRows,
+    records: s.records,
+    problems: s.problems,
+    sourceCount: s.sourceCount,
+    items: s.items + (e === 'users' ? Object.values(s.extras).reduce((a, n) => a + n, 0) : 0),
+    fates: d.fates,
+    toCreate,
+    alreadyPresent: existing?.checked ? existing.count : null,
+    changedFields: d.changedFields,
+    skipped: { total: total(s.skipped), byReason: s.skipped },
+    rejected: { total: total(s.rejected), byReason: s.rejected },
+    outcomes: s.outcomes,
+    referential: s.referential,
+    extras: s.extras,
+    changedSincePrevious: input.previous ? s.changedSince : null,
+    samples: d.samples,
+    cost: { requests, seconds: (requests / quota.requestsPerMinute) * 60 },
+  }
+}
+
 export function buildPlanReport(input: PlanReportInput): PlanReport {
   const { config, result, target } = input
   const quota = config.target.quota
   const entities = {} as Record<LegacyEntity, EntityPlan>
-  for (const e of LEGACY_ENTITIES) {
-    const s = result.summary.entities[e]
-    const d = result.entities[e]
-    const toCreate = d.fates.new + d.fates.pending + d.fates.pendingChanged + d.fates.replanned
-    const requests = Math.ceil(toCreate / quota.itemsPerRequest)
-    const existing = target?.existing[e]
-    entities[e] = {
-      sourceRows: s.sourceRows,
-      records: s.records,
-      problems: s.problems,
-      sourceCount: s.sourceCount,
-      items: s.items + (e === 'users' ? Object.values(s.extras).reduce((a, n) => a + n, 0) : 0),
-      fates: d.fates,
-      toCreate,
-      alreadyPresent: existing?.checked ? existing.count : null,
-      changedFields: d.changedFields,
-      skipped: { total: total(s.skipped), byReason: s.skipped },
-      rejected: { total: total(s.rejected), byReason: s.rejected },
-      outcomes: s.outcomes,
-      referential: s.referential,
-      extras: s.extras,
-      changedSincePrevious: input.previous ? s.changedSince : null,
-      samples: d.samples,
-      cost: { requests, seconds: (requests / quota.requestsPerMinute) * 60 },
-    }
-  }
+  for (const e of LEGACY_ENTITIES) entities[e] = entityPlan(input, e)
   let start = 0
   const timeline = LEGACY_ENTITIES.map((e) => {
     const row = { entity: e, startSeconds: start, seconds: entities[e].cost.seconds, requests: entities[e].cost.requests }

@@ -47,9 +47,42 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
   const pacer: ChatPacer = createChatPacer(options.requestsPerMinute)
   const problems: string[] = []
   const empty = () => ({ count: 0, checked: false, samples: [] as string[] })
-  const existing = { users: empty(), groups: empty(), members: empty(), messages: empty() }
-  const apiKey = { works: false, fullAccess: null as boolean | null, error: null as string | null }
+  const existing: Existing = { users: empty(), groups: empty(), members: empty(), messages: empty() }
+  const apiKey = await checkApiKey(client, pacer, t.baseUrl, problems, signal)
+  const region = await observeRegion(config, apiKey, problems, signal)
+  if (apiKey.fullAccess === false && !problems.some((p) => p.includes('full access'))) {
+    problems.push('the apiKey is not a fullAccess key')
+  }
+  if (apiKey.works && apiKey.fullAccess !== false) {
+    try {
+      await findExisting(client, pacer, toSend, existing, signal)
+    } catch (err) {
+      problems.push(`listing what already exists failed: ${describe(err)}`)
+    }
+  }
+  return {
+    checkedAt: new Date().toISOString(),
+    ok: problems.length === 0,
+    baseUrl: redactUrl(t.baseUrl),
+    apiKey,
+    region,
+    existing,
+    chatRequests: pacer.requests,
+    problems,
+  }
+}
 
+interface ApiKeyState {
+  works: boolean
+  fullAccess: boolean | null
+  error: string | null
+}
+
+type Existing = Record<LegacyEntity, { count: number; checked: boolean; samples: string[] }>
+
+/** One paced read: does the apiKey work, and with full access (a 403 says it works without)? */
+async function checkApiKey(client: PlatformClient, pacer: ChatPacer, baseUrl: string, problems: string[], signal?: AbortSignal): Promise<ApiKeyState> {
+  const apiKey: ApiKeyState = { works: false, fullAccess: null, error: null }
   try {
     await pacer.run(() => client.listUsers({ perPage: 1 }, signal), signal)
     apiKey.works = true
@@ -61,11 +94,18 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
       apiKey.fullAccess = false
       problems.push(`the apiKey has no full access (${apiKey.error}): data import needs a REST API key with fullAccess scope`)
     } else {
-      problems.push(`the apiKey does not work against ${redactUrl(t.baseUrl)}: ${apiKey.error}`)
+      problems.push(`the apiKey does not work against ${redactUrl(baseUrl)}: ${apiKey.error}`)
     }
   }
+  return apiKey
+}
 
-  // Region: the default host names it; the management interface (when configured) knows it.
+/**
+ * Region: the default host names it; the management interface (when configured) knows it, and
+ * the apiKey's scope too (which then overrides `apiKey.fullAccess`).
+ */
+async function observeRegion(config: TargetCheckOptions['config'], apiKey: ApiKeyState, problems: string[], signal?: AbortSignal): Promise<TargetCheck['region']> {
+  const t = config.target
   let observed: string | null = regionOfBaseUrl(t.baseUrl) ?? null
   let note = observed ? 'from the base URL host' : 'not observable from the base URL'
   if (config.management) {
@@ -87,53 +127,44 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
   }
   const matches = observed === null ? null : observed === t.region
   if (matches === false) problems.push(`the app's region is ${observed}, the configuration says ${t.region}`)
-  if (apiKey.fullAccess === false && !problems.some((p) => p.includes('full access'))) {
-    problems.push('the apiKey is not a fullAccess key')
-  }
+  return { configured: t.region, observed, matches, note }
+}
 
-  if (apiKey.works && apiKey.fullAccess !== false) {
-    try {
-      const note = (entity: 'users' | 'groups' | 'members', key: string) => {
-        const e = existing[entity]
-        e.count++
-        if (e.samples.length < SAMPLES) e.samples.push(key)
+/** Lists users, groups and the members of the groups about to get members; notes the keys about to be created that exist. */
+async function findExisting(
+  client: PlatformClient,
+  pacer: ChatPacer,
+  toSend: Record<LegacyEntity, Set<string>>,
+  existing: Existing,
+  signal?: AbortSignal,
+): Promise<void> {
+  const note = (entity: 'users' | 'groups' | 'members', key: string) => {
+    const e = existing[entity]
+    e.count++
+    if (e.samples.length < SAMPLES) e.samples.push(key)
+  }
+  for await (const u of pagedList(pacer, (page, perPage) => client.listUsers({ page, perPage, withDeactivated: true }, signal), 1000, signal)) {
+    if (toSend.users.has(u.uid)) note('users', u.uid)
+  }
+  existing.users.checked = true
+  const groupsThere: string[] = []
+  for await (const g of pagedList(pacer, (page, perPage) => client.listGroups({ page, perPage }, signal), 1000, signal)) {
+    if (toSend.groups.has(g.guid)) note('groups', g.guid)
+    groupsThere.push(g.guid)
+  }
+  existing.groups.checked = true
+  // Members can only exist in groups that exist: list those whose members we are about to add.
+  const wanted = new Set([...toSend.members].map((k) => k.slice(0, k.indexOf('_member_'))))
+  for (const guid of groupsThere) {
+    if (!wanted.has(guid)) continue
+    for (const list of ['members', 'banned'] as const) {
+      const fetch = (page: number, perPage: number) =>
+        list === 'members' ? client.listGroupMembers(guid, { page, perPage }, signal) : client.listBannedUsers(guid, { page, perPage }, signal)
+      for await (const m of pagedList(pacer, fetch, 1000, signal)) {
+        const key = memberKey(guid, m.uid)
+        if (toSend.members.has(key)) note('members', key)
       }
-      for await (const u of pagedList(pacer, (page, perPage) => client.listUsers({ page, perPage, withDeactivated: true }, signal), 1000, signal)) {
-        if (toSend.users.has(u.uid)) note('users', u.uid)
-      }
-      existing.users.checked = true
-      const groupsThere: string[] = []
-      for await (const g of pagedList(pacer, (page, perPage) => client.listGroups({ page, perPage }, signal), 1000, signal)) {
-        if (toSend.groups.has(g.guid)) note('groups', g.guid)
-        groupsThere.push(g.guid)
-      }
-      existing.groups.checked = true
-      // Members can only exist in groups that exist: list those whose members we are about to add.
-      const wanted = new Set([...toSend.members].map((k) => k.slice(0, k.indexOf('_member_'))))
-      for (const guid of groupsThere) {
-        if (!wanted.has(guid)) continue
-        for (const list of ['members', 'banned'] as const) {
-          const fetch = (page: number, perPage: number) =>
-            list === 'members' ? client.listGroupMembers(guid, { page, perPage }, signal) : client.listBannedUsers(guid, { page, perPage }, signal)
-          for await (const m of pagedList(pacer, fetch, 1000, signal)) {
-            const key = memberKey(guid, m.uid)
-            if (toSend.members.has(key)) note('members', key)
-          }
-        }
-      }
-      existing.members.checked = true
-    } catch (err) {
-      problems.push(`listing what already exists failed: ${describe(err)}`)
     }
   }
-  return {
-    checkedAt: new Date().toISOString(),
-    ok: problems.length === 0,
-    baseUrl: redactUrl(t.baseUrl),
-    apiKey,
-    region: { configured: t.region, observed, matches, note },
-    existing,
-    chatRequests: pacer.requests,
-    problems,
-  }
+  existing.members.checked = true
 }

@@ -3,9 +3,10 @@
  * only writer of its store), so authenticating a request costs no query.
  */
 import { randomBytes } from 'node:crypto'
+
 import { isPlatformId } from '../target/schemas.ts'
-import { applySettingsPatch, AppSettings, DEFAULT_APP_SETTINGS, type AppSettingsPatch } from './settings.ts'
-import type { SandboxDb } from './store.ts'
+import { applySettingsPatch, AppSettings, type AppSettingsPatch, DEFAULT_APP_SETTINGS } from './app-settings.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 /** Documented regions. */
 export const REGIONS = ['us', 'eu', 'in'] as const
@@ -99,10 +100,14 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
   async function addKey(appId: string, apiKey: string, scope: KeyScope, createdAt: number): Promise<void> {
     const existing = keys.get(apiKey)
     if (existing !== undefined) {
-      if (existing.appId !== appId) throw new Error(`the API key given for app ${appId} already belongs to another app`)
+      if (existing.appId !== appId) {
+        throw new Error(`the API key given for app ${appId} already belongs to another app`)
+      }
       return
     }
-    if (!API_KEY_PATTERN.test(apiKey)) throw new Error('an API key is 1–200 printable characters without spaces')
+    if (!API_KEY_PATTERN.test(apiKey)) {
+      throw new Error('an API key is 1–200 printable characters without spaces')
+    }
     const info: ApiKeyInfo = {
       apiKey,
       appId,
@@ -159,25 +164,36 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
     async create(input) {
       const createdAt = nowSeconds()
       const region = input.region ?? 'us'
-      if (!(REGIONS as readonly string[]).includes(region)) throw new Error(`region must be one of ${REGIONS.join(', ')}`)
+      if (!(REGIONS as readonly string[]).includes(region)) {
+        throw new Error(`region must be one of ${REGIONS.join(', ')}`)
+      }
       if (input.id !== undefined && !isPlatformId(input.id)) {
         throw new Error(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), 1–100 characters, got ${JSON.stringify(input.id)}`)
       }
       const existing = input.id === undefined ? undefined : apps.get(input.id)
       if (existing !== undefined) {
-        if (input.apiKey !== undefined) await addKey(existing.id, input.apiKey, 'fullAccess', createdAt)
-        if (input.authKey !== undefined) await addKey(existing.id, input.authKey, 'authOnly', createdAt)
-        if (input.settings !== undefined) await registry.updateSettings(existing.id, input.settings)
+        if (input.apiKey !== undefined) {
+          await addKey(existing.id, input.apiKey, 'fullAccess', createdAt)
+        }
+        if (input.authKey !== undefined) {
+          await addKey(existing.id, input.authKey, 'authOnly', createdAt)
+        }
+        if (input.settings !== undefined) {
+          await registry.updateSettings(existing.id, input.settings)
+        }
         return existing
       }
       let id = input.id
       if (id === undefined) {
-        do id = hex(8)
-        while (apps.has(id))
+        do {
+          id = hex(8)
+        } while (apps.has(id))
       }
       const settings = input.settings === undefined ? { ...defaults } : applySettingsPatch(defaults, input.settings)
       const taken = await db.selectFrom('apps').select('id').where('id', '=', id).executeTakeFirst()
-      if (taken !== undefined) throw new Error(`the app id ${id} belongs to a deleted app`)
+      if (taken !== undefined) {
+        throw new Error(`the app id ${id} belongs to a deleted app`)
+      }
       await db
         .insertInto('apps')
         .values({
@@ -210,14 +226,22 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
       await db.updateTable('apps').set({ state: 'deleted', scheduled_to_delete_at: scheduled }).where('id', '=', appId).execute()
       apps.delete(appId)
       const i = order.indexOf(appId)
-      if (i >= 0) order.splice(i, 1)
+      if (i >= 0) {
+        order.splice(i, 1)
+      }
       return scheduled
     },
     async updateSettings(appId, patch) {
       const app = apps.get(appId)
-      if (app === undefined) throw new Error(`no app ${appId}`)
+      if (app === undefined) {
+        throw new Error(`no app ${appId}`)
+      }
       const next = applySettingsPatch(app.settings, patch)
-      await db.updateTable('apps').set({ settings: JSON.stringify(next) }).where('id', '=', appId).execute()
+      await db
+        .updateTable('apps')
+        .set({ settings: JSON.stringify(next) })
+        .where('id', '=', appId)
+        .execute()
       app.settings = next
       return next
     },

@@ -5,7 +5,8 @@
  *   and the chat lists need a `fullAccess` key.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { AppInfo, AppRegistry, ApiKeyInfo } from './app-registry.ts'
+
+import type { ApiKeyInfo, AppInfo, AppRegistry } from './app-registry.ts'
 import { header, HttpError, type RequestContext } from './http-kit.ts'
 
 /** The `key` and `secret` headers the management interface expects. */
@@ -57,7 +58,9 @@ export function authenticateApp(ctx: RequestContext, registry: AppRegistry): App
     throw new HttpError(401, 'AUTH_ERR_INVALID_APPID', `The app ${appId} does not exist or has been deleted.`)
   }
   const apiKey = header(ctx, 'apikey')
-  if (!apiKey) throw new HttpError(401, 'AUTH_ERR_EMPTY_APIKEY', 'The apikey header is missing.')
+  if (!apiKey) {
+    throw new HttpError(401, 'AUTH_ERR_EMPTY_APIKEY', 'The apikey header is missing.')
+  }
   const key = registry.key(apiKey)
   if (key === undefined || key.appId !== app.id) {
     throw new HttpError(401, 'AUTH_ERR_APIKEY_NOT_FOUND', 'The API key is not a key of this app.')

@@ -11,9 +11,7 @@ export const ERROR_SOURCE = 'sandbox'
 export type HeaderMap = Record<string, string | number>
 
 /** What a handler answers: a JSON body with a status, or "drop the connection without answering". */
-export type Reply =
-  | { readonly status: number; readonly body?: unknown; readonly headers?: HeaderMap }
-  | { readonly drop: true }
+export type Reply = { readonly status: number; readonly body?: unknown; readonly headers?: HeaderMap } | { readonly drop: true }
 
 /**
  * An answer with the platform's documented error body
@@ -86,10 +84,16 @@ export function header(ctx: RequestContext, name: string): string | undefined {
 export function jsonBody(ctx: RequestContext): unknown {
   const type = (header(ctx, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
-    throw new HttpError(415, 'ERR_BAD_REQUEST', `The request body must be JSON (Content-Type: application/json), got ${type === '' ? 'no content type' : type}.`)
+    throw new HttpError(
+      415,
+      'ERR_BAD_REQUEST',
+      `The request body must be JSON (Content-Type: application/json), got ${type === '' ? 'no content type' : type}.`,
+    )
   }
   const text = ctx.body.toString('utf8')
-  if (text.trim() === '') throw new HttpError(400, 'ERR_BAD_REQUEST', 'The request body is empty; a JSON object was expected.')
+  if (text.trim() === '') {
+    throw new HttpError(400, 'ERR_BAD_REQUEST', 'The request body is empty; a JSON object was expected.')
+  }
   try {
     return JSON.parse(text)
   } catch (err) {
@@ -105,7 +109,9 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 /** An integer query parameter within [min, max]; absent gives `fallback`; anything else is 400. */
 export function intParam(query: URLSearchParams, name: string, fallback: number, min: number, max: number): number {
   const raw = query.get(name)
-  if (raw === null || raw === '') return fallback
+  if (raw === null || raw === '') {
+    return fallback
+  }
   const n = Number(raw)
   if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
     throw new HttpError(400, 'ERR_BAD_REQUEST', `The parameter ${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}.`, {
@@ -118,14 +124,18 @@ export function intParam(query: URLSearchParams, name: string, fallback: number,
 /** An optional integer query parameter (absent → undefined). */
 export function optionalIntParam(query: URLSearchParams, name: string, min: number, max: number): number | undefined {
   const raw = query.get(name)
-  if (raw === null || raw === '') return undefined
+  if (raw === null || raw === '') {
+    return undefined
+  }
   return intParam(query, name, 0, min, max)
 }
 
 /** A query parameter that must be one of `values` when present. */
 export function enumParam<T extends string>(query: URLSearchParams, name: string, values: readonly T[]): T | undefined {
   const raw = query.get(name)
-  if (raw === null || raw === '') return undefined
+  if (raw === null || raw === '') {
+    return undefined
+  }
   if (!(values as readonly string[]).includes(raw)) {
     throw new HttpError(400, 'ERR_BAD_REQUEST', `The parameter ${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}.`, {
       details: { [name]: [`must be one of ${values.join(', ')}`] },
@@ -141,13 +151,17 @@ export function boolParam(query: URLSearchParams, name: string): boolean {
 }
 
 /** Turns zod issues into the documented `details` map: field path → messages. */
-export function zodDetails(issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[]): Record<string, string[]> {
+export function zodDetails(
+  issues: readonly { path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }[],
+): Record<string, string[]> {
   const details: Record<string, string[]> = {}
   const add = (field: string, message: string) => (details[field] ??= []).push(message)
   for (const issue of issues) {
     const path = issue.path.map(String).join('.')
     if (issue.code === 'unrecognized_keys' && issue.keys) {
-      for (const key of issue.keys) add(path === '' ? key : `${path}.${key}`, 'is not a field of this object')
+      for (const key of issue.keys) {
+        add(path === '' ? key : `${path}.${key}`, 'is not a field of this object')
+      }
     } else {
       add(path === '' ? '(item)' : path, issue.message)
     }

@@ -13,27 +13,27 @@ import { pino, type Logger } from 'pino'
 import type { DatabaseLocation } from '../db.ts'
 import { isLoopbackHost } from '../target/transport.ts'
 import { createAppRegistry, type CreateAppInput, type Region } from './app-registry.ts'
+import { applySettingsPatch, type AppSettings, type AppSettingsPatch, DEFAULT_APP_SETTINGS } from './app-settings.ts'
 import type { ManagementCredentials } from './auth.ts'
-import { chatRoutes } from './chat-handlers.ts'
-import { createFaultInjector } from './faults.ts'
-import { importRoutes } from './import-handlers.ts'
-import { managementRoutes } from './management-handlers.ts'
+import { chatRoutes } from './chat-routes.ts'
+import { createFaultInjector } from './fault-injector.ts'
+import { importRoutes } from './import-routes.ts'
+import { managementRoutes } from './management-routes.ts'
 import { createRateLimiter } from './rate-limiter.ts'
 import { createRequestLog, type RequestLogEntry } from './request-log.ts'
 import { createRouter } from './router.ts'
-import { listDeliveries, sandboxRoutes, updateAppSettings, type DeliveryLogEntry } from './sandbox-handlers.ts'
+import { type DeliveryLogEntry, listDeliveries, sandboxRoutes, updateAppSettings } from './sandbox-routes.ts'
+import type { SandboxServices } from './sandbox-services.ts'
+import { openSandboxStore, type SandboxDb } from './sandbox-store.ts'
 import { createSandboxServer, DEFAULT_MAX_BODY_BYTES } from './server.ts'
-import type { SandboxServices } from './services.ts'
-import { applySettingsPatch, DEFAULT_APP_SETTINGS, type AppSettings, type AppSettingsPatch } from './settings.ts'
-import { openSandboxStore, type SandboxDb } from './store.ts'
-import { createWebhookDispatcher } from './webhooks.ts'
+import { createWebhookDispatcher } from './webhook-dispatcher.ts'
 
-export type { AppSettings, AppSettingsPatch, FaultSettings } from './settings.ts'
-export { DEFAULT_APP_SETTINGS } from './settings.ts'
 export type { CreateAppInput, Region } from './app-registry.ts'
+export type { AppSettings, AppSettingsPatch, FaultSettings } from './app-settings.ts'
+export { DEFAULT_APP_SETTINGS } from './app-settings.ts'
 export type { RequestLogEntry } from './request-log.ts'
-export type { DeliveryLogEntry } from './sandbox-handlers.ts'
-export type { SandboxDatabase, SandboxDb } from './store.ts'
+export type { DeliveryLogEntry } from './sandbox-routes.ts'
+export type { SandboxDatabase, SandboxDb } from './sandbox-store.ts'
 
 /** Loopback only, unless asked otherwise. */
 export const DEFAULT_SANDBOX_HOST = '127.0.0.1'
@@ -136,8 +136,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     async function createApp(input: CreateAppInput = {}): Promise<SandboxApp> {
       const app = await registry.create(input)
       const keys = registry.keysOf(app.id)
-      const full = (input.apiKey !== undefined ? keys.find((k) => k.apiKey === input.apiKey) : undefined) ?? keys.find((k) => k.scope === 'fullAccess')
-      const auth = (input.authKey !== undefined ? keys.find((k) => k.apiKey === input.authKey) : undefined) ?? keys.find((k) => k.scope === 'authOnly')
+      const full =
+        (input.apiKey !== undefined ? keys.find((k) => k.apiKey === input.apiKey) : undefined) ?? keys.find((k) => k.scope === 'fullAccess')
+      const auth =
+        (input.authKey !== undefined ? keys.find((k) => k.apiKey === input.authKey) : undefined) ?? keys.find((k) => k.scope === 'authOnly')
       return {
         id: app.id,
         region: app.region,
@@ -147,7 +149,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         record: registry.record(app),
       }
     }
-    for (const app of options.apps ?? []) await createApp(app)
+    for (const app of options.apps ?? []) {
+      await createApp(app)
+    }
 
     let closing: Promise<void> | undefined
     return {
@@ -157,7 +161,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       createApp,
       async settings(appId, patch) {
         const app = registry.get(appId)
-        if (!app) throw new Error(`the sandbox has no app ${appId}`)
+        if (!app) {
+          throw new Error(`the sandbox has no app ${appId}`)
+        }
         return patch === undefined ? app.settings : updateAppSettings(services, appId, patch)
       },
       requests: (appId) => services.requestLog.list(appId),

@@ -37,8 +37,12 @@ export function createRateLimiter(): RateLimiter {
       windows.set(key, stamps)
     }
     let drop = 0
-    while (drop < stamps.length && (stamps[drop] as number) <= now - windowMs) drop++
-    if (drop > 0) stamps.splice(0, drop)
+    while (drop < stamps.length && (stamps[drop] as number) <= now - windowMs) {
+      drop++
+    }
+    if (drop > 0) {
+      stamps.splice(0, drop)
+    }
     return stamps
   }
 
@@ -57,7 +61,9 @@ export function createRateLimiter(): RateLimiter {
   return {
     take(key, limit, windowMs, now = Date.now()) {
       const stamps = prune(key, windowMs, now)
-      if (stamps.length >= limit) return decide(stamps, false, limit, windowMs, now)
+      if (stamps.length >= limit) {
+        return decide(stamps, false, limit, windowMs, now)
+      }
       stamps.push(now)
       return decide(stamps, true, limit, windowMs, now)
     },

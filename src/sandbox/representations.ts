@@ -4,21 +4,23 @@
  * Optional fields are left out when empty rather than sent as null.
  */
 import type { Selectable } from 'kysely'
-import type { GroupsTable, MembersTable, MessagesTable, UsersTable } from './store.ts'
+
+import type { GroupsTable, MembersTable, MessagesTable, UsersTable } from './sandbox-store.ts'
 
 type UserRow = Pick<
   Selectable<UsersTable>,
   'uid' | 'name' | 'avatar' | 'link' | 'role' | 'metadata' | 'tags' | 'created_at' | 'updated_at' | 'last_active_at' | 'deactivated_at'
 >
-type GroupRow = Pick<
-  Selectable<GroupsTable>,
-  'guid' | 'name' | 'type' | 'icon' | 'owner' | 'metadata' | 'tags' | 'created_at' | 'updated_at'
->
+type GroupRow = Pick<Selectable<GroupsTable>, 'guid' | 'name' | 'type' | 'icon' | 'owner' | 'metadata' | 'tags' | 'created_at' | 'updated_at'>
 type MessageRow = Omit<Selectable<MessagesTable>, 'app_id' | 'imported_at_ms'>
 
 function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null) out[k] = v
+  for (const [k, v] of Object.entries(o)) {
+    if (v !== undefined && v !== null) {
+      out[k] = v
+    }
+  }
   return out as Partial<T>
 }
 
@@ -70,7 +72,9 @@ export function memberObject(m: Pick<Selectable<MembersTable>, 'uid' | 'guid' | 
 
 /** Documented: `group_<guid>`, or the two uids joined by `_user_` (sorted, so both directions agree). */
 export function conversationIdOf(sender: string, receiverType: string, receiver: string): string {
-  if (receiverType === 'group') return `group_${receiver}`
+  if (receiverType === 'group') {
+    return `group_${receiver}`
+  }
   const [a, b] = [sender, receiver].sort()
   return `${a}_user_${b}`
 }

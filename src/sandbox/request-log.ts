@@ -7,8 +7,9 @@
  * batches after the answer, off the request's path; reads wait for the writes still in flight.
  */
 import type { Logger } from 'pino'
-import type { FaultKind } from './faults.ts'
-import type { SandboxDb } from './store.ts'
+
+import type { FaultKind } from './fault-injector.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 /** Per-item error codes meaning "the platform already has it" (gap 3 and the muid rule). */
 export const ALREADY_EXISTS_CODES: ReadonlySet<string> = new Set([
@@ -81,9 +82,13 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
   let chain: Promise<unknown> = Promise.resolve()
 
   function write(): void {
-    if (timer !== undefined) clearTimeout(timer)
+    if (timer !== undefined) {
+      clearTimeout(timer)
+    }
     timer = undefined
-    if (buffer.length === 0) return
+    if (buffer.length === 0) {
+      return
+    }
     const entries = buffer
     buffer = []
     chain = chain.then(() =>
@@ -114,8 +119,11 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
   const log: RequestLog = {
     add(e) {
       buffer.push({ ...e })
-      if (buffer.length >= BATCH) write()
-      else timer ??= setTimeout(write, FLUSH_MS)
+      if (buffer.length >= BATCH) {
+        write()
+      } else {
+        timer ??= setTimeout(write, FLUSH_MS)
+      }
     },
     async list(appId, options = {}) {
       await log.flush()

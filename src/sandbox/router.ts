@@ -55,20 +55,27 @@ export function createRouter(routes: readonly Route[]): Router {
       }
       const allow: string[] = []
       for (const c of compiled) {
-        if (c.segments.length !== segments.length) continue
+        if (c.segments.length !== segments.length) {
+          continue
+        }
         const params: Record<string, string> = {}
         let ok = true
         for (let i = 0; i < segments.length; i++) {
           const want = c.segments[i] as string
           const got = segments[i] as string
-          if (want.startsWith(':')) params[want.slice(1)] = got
-          else if (want !== got) {
+          if (want.startsWith(':')) {
+            params[want.slice(1)] = got
+          } else if (want !== got) {
             ok = false
             break
           }
         }
-        if (!ok) continue
-        if (c.route.method === method) return { kind: 'found', route: c.route, params }
+        if (!ok) {
+          continue
+        }
+        if (c.route.method === method) {
+          return { kind: 'found', route: c.route, params }
+        }
         allow.push(c.route.method)
       }
       return allow.length > 0 ? { kind: 'method-not-allowed', allow: [...new Set(allow)] } : { kind: 'not-found' }

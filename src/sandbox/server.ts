@@ -5,8 +5,10 @@
  * the cap → 413 and reading stops, an uncaught handler error → 500 `ERR_EXCEPTION`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+
 import type { Logger } from 'pino'
-import { errorBody, HttpError, type HeaderMap, type Reply, type RequestContext } from './http-kit.ts'
+
+import { errorBody, type HeaderMap, HttpError, type Reply, type RequestContext } from './http-kit.ts'
 import type { Router } from './router.ts'
 
 /** The default cap of a request body: 4 MiB (50 messages of 65,536 characters fit easily). */
@@ -32,13 +34,18 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
     let size = 0
     let done = false
     const finish = (err?: Error) => {
-      if (done) return
+      if (done) {
+        return
+      }
       done = true
       req.off('data', onData)
       req.off('end', onEnd)
       req.off('error', onError)
-      if (err) reject(err)
-      else resolve(Buffer.concat(chunks, size))
+      if (err) {
+        reject(err)
+      } else {
+        resolve(Buffer.concat(chunks, size))
+      }
     }
     const onData = (chunk: Buffer) => {
       size += chunk.length
@@ -58,11 +65,17 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: HeaderMap = {}, close = false): void {
-  if (res.headersSent || res.destroyed) return
+  if (res.headersSent || res.destroyed) {
+    return
+  }
   const text = body === undefined ? '' : JSON.stringify(body)
   const out: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)) }
-  for (const [k, v] of Object.entries(headers)) out[k] = String(v)
-  if (close) out.connection = 'close'
+  for (const [k, v] of Object.entries(headers)) {
+    out[k] = String(v)
+  }
+  if (close) {
+    out.connection = 'close'
+  }
   res.writeHead(status, out)
   res.end(text)
 }
@@ -114,8 +127,9 @@ export function createSandboxServer(options: ServerOptions): Server {
     try {
       reply = await match.route.handler(ctx)
     } catch (err) {
-      if (err instanceof HttpError) reply = err.toReply()
-      else {
+      if (err instanceof HttpError) {
+        reply = err.toReply()
+      } else {
         logger.error({ err, method, path }, 'sandbox handler failed')
         reply = { status: 500, body: errorBody('ERR_EXCEPTION', 'An unexpected error occurred.', (err as Error)?.message ?? String(err)) }
       }
@@ -135,8 +149,11 @@ export function createSandboxServer(options: ServerOptions): Server {
     })
   })
   server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
-    else socket.destroy()
+    if (socket.writable) {
+      socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
+    } else {
+      socket.destroy()
+    }
   })
   return server
 }

@@ -1,10 +1,10 @@
 /**
- * Builds the sandbox's cached store template (see `templateFile` in store.ts) right after
+ * Builds the sandbox's cached store template (see `templateFile` in sandbox-store.ts) right after
  * `npm ci` / `npm install` (the package's `prepare` script), so even the first
  * `chatferry sandbox` on a fresh machine starts without running initdb. Never fails the install:
  * without the template the sandbox only starts a little slower.
  */
-import { openSandboxStore } from './store.ts'
+import { openSandboxStore } from './sandbox-store.ts'
 
 try {
   const store = await openSandboxStore({ dir: 'memory://' })

@@ -5,14 +5,21 @@
  *
  * The planner fills it ({@link LedgerStore.planPage}); the loader drains it (`src/load/`).
  */
-import { hash } from 'node:crypto'
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { Migrator, type MigrationResult } from 'kysely/migration'
 import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { MIGRATIONS } from './migrations/index.ts'
-import { cursorJson, cursorValue, storableJson, storableKey, storableText, storableTextOrNull } from './safe-text.ts'
+import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
+import { upsertCursor } from './sql/upsert-cursor.ts'
+import { upsertPlannedItems } from './sql/upsert-planned-items.ts'
+import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
+import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
+import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
+import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
+import { createReportArchive, type ReportArchive } from './report-archive.ts'
+import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
 
 /** The Postgres schema that holds every ledger table. */
 export const STATE_SCHEMA = 'chatferry'
@@ -140,6 +147,14 @@ export interface LedgerStore {
   readonly database: OpenedDatabase<StateDatabase>
   /** True when the store is the embedded PGlite database (one process only). */
   readonly embedded: boolean
+  /** Plan and verify reports of the job's runs (`chatferry.reports`). */
+  readonly reports: ReportArchive
+  /** What planning reads back when it resumes (id map, users, groups, thread parents). */
+  readonly planLookups: PlanLookups
+  /** The dry run's read-only view of the ledger, on a dedicated connection. */
+  readonly dryRun: DryRunLedger
+  /** What `verify` reads to reconcile the ledger with the platform. */
+  readonly verifyLookups: VerifyLookups
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -173,18 +188,7 @@ export interface LedgerStore {
   close(): Promise<void>
 }
 
-/** Hash of a payload's JSON text: stable, short, and what "unchanged" compares. */
-export function payloadHash(text: string): string {
-  return hash('sha1', text, 'base64url')
-}
-
-function payloadText(payload: unknown): string {
-  return typeof payload === 'string' ? payload : JSON.stringify(payload)
-}
-
-function placeholderKey(legacyId: string): string {
-  return `~legacy:${storableKey(legacyId)}`
-}
+export { payloadHash } from './payload.ts'
 
 /** Runs the ledger migrations (idempotent; concurrent callers are serialised by kysely's lock). */
 export async function migrateLedger(db: Kysely<any>): Promise<MigrationResult[]> {
@@ -210,142 +214,6 @@ export const emptyCounts = (): PlanCounts => ({
   duplicates: 0,
 })
 
-type Executor = Kysely<StateDatabase> | Transaction<StateDatabase>
-
-/**
- * Plans a page's items; returns the items it refused because another legacy row already holds
- * their target key in the ledger (written by the caller as `DUPLICATE_TARGET_KEY` rejects, so the
- * second row is neither lost nor allowed to overwrite the first). Two rows of one page are caught
- * by the planner before this; this catches the ones on different pages or runs.
- */
-async function upsertPlanned(db: Executor, jobId: string, entity: Entity, items: readonly PlannedItem[], counts: PlanCounts): Promise<RejectedItem[]> {
-  if (items.length === 0) return []
-  // One statement cannot touch a row twice: the last occurrence of a key wins.
-  const byKey = new Map<string, PlannedItem>()
-  for (const item of items) byKey.set(storableKey(item.targetKey), item)
-  counts.duplicates += items.length - byKey.size
-  const legacy: string[] = []
-  const keys: string[] = []
-  const payloads: string[] = []
-  const hashes: string[] = []
-  const sorts: number[] = []
-  for (const [key, item] of byKey) {
-    const text = payloadText(item.payload)
-    legacy.push(storableText(String(item.legacyId)))
-    keys.push(key)
-    payloads.push(text)
-    hashes.push(payloadHash(text))
-    sorts.push(Math.trunc(item.sortKey ?? 0))
-  }
-  // "New" is what this call inserted, as the insert itself reports it: a concurrent planner of
-  // the same job that inserted a key first makes it "unchanged" (or "updated") here, never new twice.
-  const inserted = await sql<{ target_key: string }>`
-    insert into chatferry.items (job_id, entity, legacy_id, target_key, payload, payload_hash, sort_key, status)
-    select ${jobId}, ${entity}, t.l, t.k, t.p, t.h, t.s, 'planned'
-    from unnest(${legacy}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[], ${sorts}::bigint[]) as t(l, k, p, h, s)
-    on conflict (job_id, entity, target_key) do nothing
-    returning target_key`.execute(db)
-  counts.inserted += inserted.rows.length
-  const mine = new Set(inserted.rows.map((r) => r.target_key))
-  const known = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
-  if (known.length === 0) return []
-  // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot race us).
-  const old = await sql<{ target_key: string; legacy_id: string; status: ItemStatus; payload_hash: string | null }>`
-    select target_key, legacy_id, status, payload_hash from chatferry.items
-    where job_id = ${jobId} and entity = ${entity} and target_key = any(${known.map((i) => keys[i] as string)}::text[])
-    for update`.execute(db)
-  const held = new Map(old.rows.map((r) => [r.target_key, r]))
-  const collisions: RejectedItem[] = []
-  const rest = known.filter((i) => {
-    const was = held.get(keys[i] as string)
-    if (was === undefined || was.legacy_id === legacy[i]) return true
-    collisions.push({
-      legacyId: legacy[i] as string,
-      targetKey: `~legacy:${legacy[i] as string}#duplicate-of:${was.legacy_id}`,
-      code: 'DUPLICATE_TARGET_KEY',
-      message: `targetKey: legacy rows ${was.legacy_id} and ${legacy[i] as string} both map to ${keys[i] as string}; the first (${was.legacy_id}) is kept`,
-      // No payload: `retry-rejected` must not send it, the first row owns the key on the platform.
-    })
-    return false
-  })
-  counts.duplicates += collisions.length
-  if (rest.length === 0) return collisions
-  const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
-  for (const i of rest) {
-    const was = held.get(keys[i] as string)
-    if (was === undefined || was.payload_hash === hashes[i]) counts.unchanged++
-    else if (was.status === 'rejected' || was.status === 'skipped') counts.replanned++
-    else if (was.status === 'done') counts.loadedButChanged++
-    else counts.updated++
-  }
-  // A rejected or skipped item that comes back with a new payload is planned again; a done item
-  // keeps its status and `loaded_hash` (the change is recorded, not resent).
-  await sql`
-    update chatferry.items as i set
-      legacy_id = t.l,
-      payload = t.p,
-      payload_hash = t.h,
-      sort_key = t.s,
-      status = case when i.status in ('rejected', 'skipped') then 'planned' else i.status end,
-      attempts = case when i.status in ('rejected', 'skipped') then 0 else i.attempts end,
-      last_error_code = case when i.status in ('rejected', 'skipped') then null else i.last_error_code end,
-      last_error_message = case when i.status in ('rejected', 'skipped') then null else i.last_error_message end,
-      updated_at = now()
-    from unnest(${pick(legacy)}::text[], ${pick(keys)}::text[], ${pick(payloads)}::text[], ${pick(hashes)}::text[], ${pick(sorts)}::bigint[]) as t(l, k, p, h, s)
-    where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k and i.payload_hash is distinct from t.h
-  `.execute(db)
-  return collisions
-}
-
-async function writeSkips(db: Executor, jobId: string, entity: Entity, items: readonly SkippedItem[]): Promise<number> {
-  if (items.length === 0) return 0
-  const byKey = new Map<string, SkippedItem>()
-  for (const it of items) byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
-  const keys = [...byKey.keys()]
-  const legacy = [...byKey.values()].map((i) => storableText(String(i.legacyId)))
-  const reasons = [...byKey.values()].map((i) => storableText(i.reason))
-  // Never downgrades an item that is loaded or on the wire.
-  const r = await sql`
-    insert into chatferry.items as i (job_id, entity, legacy_id, target_key, status, last_error_code, last_error_message)
-    select ${jobId}, ${entity}, t.l, t.k, 'skipped', 'SKIPPED', t.r
-    from unnest(${legacy}::text[], ${keys}::text[], ${reasons}::text[]) as t(l, k, r)
-    on conflict (job_id, entity, target_key) do update set
-      status = 'skipped', last_error_code = 'SKIPPED', last_error_message = excluded.last_error_message,
-      payload = null, payload_hash = null, updated_at = now()
-    where i.status in ('planned', 'rejected', 'skipped')`.execute(db)
-  return Number(r.numAffectedRows ?? 0)
-}
-
-async function writeRejects(db: Executor, jobId: string, entity: Entity, items: readonly RejectedItem[]): Promise<number> {
-  if (items.length === 0) return 0
-  const byKey = new Map<string, RejectedItem>()
-  for (const it of items) byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
-  const vals = [...byKey.values()]
-  const keys = [...byKey.keys()]
-  const payloads = vals.map((i) => (i.payload === undefined ? null : payloadText(i.payload)))
-  const hashes = payloads.map((p) => (p === null ? null : payloadHash(p)))
-  const r = await sql`
-    insert into chatferry.items as i (job_id, entity, legacy_id, target_key, payload, payload_hash, status, last_error_code, last_error_message)
-    select ${jobId}, ${entity}, t.l, t.k, t.p, t.h, 'rejected', t.c, t.m
-    from unnest(${vals.map((i) => storableText(String(i.legacyId)))}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[],
-                ${vals.map((i) => storableText(i.code))}::text[], ${vals.map((i) => storableText(i.message))}::text[]) as t(l, k, p, h, c, m)
-    on conflict (job_id, entity, target_key) do update set
-      status = 'rejected', last_error_code = excluded.last_error_code, last_error_message = excluded.last_error_message,
-      payload = excluded.payload, payload_hash = excluded.payload_hash, updated_at = now()
-    where i.status in ('planned', 'rejected', 'skipped')`.execute(db)
-  return Number(r.numAffectedRows ?? 0)
-}
-
-async function writeCursor(db: Executor, jobId: string, entity: Entity, cursor: unknown, watermark: unknown) {
-  const c = cursor === undefined ? null : cursorJson(cursor)
-  const w = watermark === undefined ? null : cursorJson(watermark)
-  await sql`
-    insert into chatferry.cursors (job_id, entity, cursor, watermark, updated_at)
-    values (${jobId}, ${entity}, ${c}::jsonb, ${w}::jsonb, now())
-    on conflict (job_id, entity) do update set cursor = excluded.cursor,
-      watermark = coalesce(excluded.watermark, chatferry.cursors.watermark), updated_at = now()`.execute(db)
-}
-
 function assertEntity(entity: string): asserts entity is Entity {
   if (!(ENTITIES as readonly string[]).includes(entity)) {
     throw new TypeError(`Expected an entity (${ENTITIES.join(', ')}), got ${JSON.stringify(entity)}`)
@@ -361,10 +229,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     assertEntity(entity)
     const counts = emptyCounts()
     await db.transaction().execute(async (trx) => {
-      const collisions = await upsertPlanned(trx, jobId, entity, page.items ?? [], counts)
-      counts.skipped = await writeSkips(trx, jobId, entity, page.skips ?? [])
-      counts.rejected = await writeRejects(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
-      if (page.cursor !== undefined) await writeCursor(trx, jobId, entity, page.cursor.value, page.cursor.watermark)
+      const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts)
+      counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
+      counts.rejected = await upsertRejectedItems(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
+      if (page.cursor !== undefined) await upsertCursor(trx, jobId, entity, page.cursor.value, page.cursor.watermark)
     })
     return counts
   }
@@ -373,6 +241,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     db,
     database,
     embedded: database.embedded,
+    reports: createReportArchive(db),
+    planLookups: createPlanLookups(db),
+    dryRun: createDryRunLedger(db),
+    verifyLookups: createVerifyLookups(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
@@ -382,10 +254,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     },
     planItems: (jobId, entity, items) => planPage(jobId, entity, { items }),
     planPage,
-    skipItems: (jobId, entity, items) => (assertEntity(entity), writeSkips(db, jobId, entity, items)),
-    skipItem: (jobId, entity, item) => (assertEntity(entity), writeSkips(db, jobId, entity, [item])),
-    rejectItems: (jobId, entity, items) => (assertEntity(entity), writeRejects(db, jobId, entity, items)),
-    rejectItem: (jobId, entity, item) => (assertEntity(entity), writeRejects(db, jobId, entity, [item])),
+    skipItems: (jobId, entity, items) => (assertEntity(entity), upsertSkippedItems(db, jobId, entity, items)),
+    skipItem: (jobId, entity, item) => (assertEntity(entity), upsertSkippedItems(db, jobId, entity, [item])),
+    rejectItems: (jobId, entity, items) => (assertEntity(entity), upsertRejectedItems(db, jobId, entity, items)),
+    rejectItem: (jobId, entity, item) => (assertEntity(entity), upsertRejectedItems(db, jobId, entity, [item])),
     async getCursor(jobId, entity) {
       const row = await db
         .selectFrom('chatferry.cursors')
@@ -395,7 +267,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .executeTakeFirst()
       return row ? { cursor: cursorValue(row.cursor), watermark: cursorValue(row.watermark), updatedAt: new Date(row.updated_at) } : undefined
     },
-    saveCursor: (jobId, entity, cursor, watermark) => writeCursor(db, jobId, entity, cursor, watermark),
+    saveCursor: (jobId, entity, cursor, watermark) => upsertCursor(db, jobId, entity, cursor, watermark),
     async startRun(jobId, mode, owner) {
       const row = await db
         .insertInto('chatferry.runs')

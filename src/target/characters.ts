@@ -23,10 +23,15 @@ function isLow(u: number): boolean {
 function nextUnstorable(s: string, from: number): number {
   for (let i = from; i < s.length; i++) {
     const u = s.charCodeAt(i)
-    if (u === 0) return i
+    if (u === 0) {
+      return i
+    }
     if (isHigh(u)) {
-      if (i + 1 < s.length && isLow(s.charCodeAt(i + 1))) i++
-      else return i
+      if (i + 1 < s.length && isLow(s.charCodeAt(i + 1))) {
+        i++
+      } else {
+        return i
+      }
     } else if (isLow(u)) {
       return i
     }
@@ -43,7 +48,9 @@ function hex(u: number): string {
  * counted in UTF-16 units from 0), e.g. `contains U+0000 at position 17`; `undefined` when it can.
  */
 export function unstorableReason(s: string): string | undefined {
-  if (!hasUnstorable(s)) return undefined
+  if (!hasUnstorable(s)) {
+    return undefined
+  }
   const i = nextUnstorable(s, 0)
   const u = s.charCodeAt(i)
   return u === 0 ? `contains U+0000 at position ${i}` : `contains an unpaired surrogate ${hex(u)} at position ${i}`
@@ -51,7 +58,9 @@ export function unstorableReason(s: string): string | undefined {
 
 /** `s` without its unstorable characters, and how many were removed. */
 export function stripUnstorable(s: string): { readonly text: string; readonly removed: number } {
-  if (!hasUnstorable(s)) return { text: s, removed: 0 }
+  if (!hasUnstorable(s)) {
+    return { text: s, removed: 0 }
+  }
   let out = ''
   let removed = 0
   let copied = 0
@@ -68,7 +77,9 @@ export function stripUnstorable(s: string): { readonly text: string; readonly re
  * must quote a bad value (a legacy id, a JSON key) without carrying it.
  */
 export function printable(s: string): string {
-  if (!hasUnstorable(s)) return s
+  if (!hasUnstorable(s)) {
+    return s
+  }
   let out = ''
   let copied = 0
   for (let i = nextUnstorable(s, 0); i !== -1; i = nextUnstorable(s, i + 1)) {

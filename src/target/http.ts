@@ -5,8 +5,9 @@
  * and redirects are never followed (fetch would carry the `apikey` header to the new address).
  */
 import type { z } from 'zod'
-import { ErrorBody } from './schemas.ts'
+
 import { PlatformError } from './errors.ts'
+import { ErrorBody } from './schemas.ts'
 import { transportProblem } from './transport.ts'
 
 export interface RateLimitInfo {
@@ -23,9 +24,13 @@ export interface RateLimitInfo {
 function numberHeader(headers: Headers, ...names: string[]): number | undefined {
   for (const name of names) {
     const raw = headers.get(name)
-    if (raw === null || raw.trim() === '') continue
+    if (raw === null || raw.trim() === '') {
+      continue
+    }
     const n = Number(raw)
-    if (Number.isFinite(n)) return n
+    if (Number.isFinite(n)) {
+      return n
+    }
   }
   return undefined
 }
@@ -39,17 +44,26 @@ export function readRateLimit(headers: Headers, now: number = Date.now()): RateL
   const limit = numberHeader(headers, 'x-ratelimit-limit', 'x-rate-limit')
   const remaining = numberHeader(headers, 'x-ratelimit-remaining', 'x-rate-limit-remaining')
   const reset = numberHeader(headers, 'x-ratelimit-reset', 'x-rate-limit-reset')
-  if (limit !== undefined) info.limit = limit
-  if (remaining !== undefined) info.remaining = remaining
+  if (limit !== undefined) {
+    info.limit = limit
+  }
+  if (remaining !== undefined) {
+    info.remaining = remaining
+  }
   // Documented as a UNIX timestamp in seconds; tolerate milliseconds.
-  if (reset !== undefined) info.resetAtMs = reset > 1e12 ? reset : reset * 1000
+  if (reset !== undefined) {
+    info.resetAtMs = reset > 1e12 ? reset : reset * 1000
+  }
   const retryAfter = headers.get('retry-after')
   if (retryAfter !== null) {
     const seconds = Number(retryAfter)
-    if (Number.isFinite(seconds)) info.retryAfterMs = Math.max(0, seconds * 1000)
-    else {
+    if (Number.isFinite(seconds)) {
+      info.retryAfterMs = Math.max(0, seconds * 1000)
+    } else {
       const date = Date.parse(retryAfter)
-      if (Number.isFinite(date)) info.retryAfterMs = Math.max(0, date - now)
+      if (Number.isFinite(date)) {
+        info.retryAfterMs = Math.max(0, date - now)
+      }
     }
   }
   if (info.retryAfterMs === undefined && info.resetAtMs !== undefined && info.remaining === 0) {
@@ -83,7 +97,9 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
   const timeout = AbortSignal.timeout(req.timeoutMs)
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout
   const headers: Record<string, string> = { accept: 'application/json', ...req.headers }
-  if (req.body !== undefined || req.rawBody !== undefined) headers['content-type'] = 'application/json'
+  if (req.body !== undefined || req.rawBody !== undefined) {
+    headers['content-type'] = 'application/json'
+  }
   let res: Response
   try {
     res = await fetch(req.url, {
@@ -94,7 +110,9 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
       redirect: 'manual',
     })
   } catch (err) {
-    if (req.signal?.aborted) throw req.signal.reason ?? err
+    if (req.signal?.aborted) {
+      throw req.signal.reason ?? err
+    }
     const timedOut = timeout.aborted
     throw new PlatformError({
       operation: req.operation,
@@ -104,7 +122,9 @@ export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema:
       cause: err,
     })
   }
-  if (res.status >= 300 && res.status < 400) throw redirectRefused(req, res)
+  if (res.status >= 300 && res.status < 400) {
+    throw redirectRefused(req, res)
+  }
   const rateLimit = readRateLimit(res.headers)
   let text: string
   try {
@@ -162,7 +182,9 @@ function checkTransport(req: HttpRequest): void {
     throw new PlatformError({ operation: req.operation, kind: 'refused', code: 'INVALID_URL', message: 'the request URL is not a valid URL' })
   }
   const problem = transportProblem(url)
-  if (problem !== undefined) throw new PlatformError({ operation: req.operation, kind: 'refused', code: 'INSECURE_TRANSPORT', message: problem })
+  if (problem !== undefined) {
+    throw new PlatformError({ operation: req.operation, kind: 'refused', code: 'INSECURE_TRANSPORT', message: problem })
+  }
 }
 
 /**

@@ -9,6 +9,8 @@
  * documented variants of the same response are all accepted).
  */
 import { z } from 'zod'
+
+import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import { hasUnstorable } from './characters.ts'
 
 // ─── limits (documented: articles/properties-and-constraints.mdx) ────────────────────────────────
@@ -50,9 +52,15 @@ export function isPlatformId(id: string): boolean {
 
 /** How a rejected leaf value reads in an issue: `"Bob"`, `5`, `undefined`, `an object`. */
 function shown(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)
-  if (typeof v === 'function') return 'a function'
-  if (v === null || typeof v !== 'object') return String(v)
+  if (typeof v === 'string') {
+    return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)
+  }
+  if (typeof v === 'function') {
+    return 'a function'
+  }
+  if (v === null || typeof v !== 'object') {
+    return String(v)
+  }
   return Array.isArray(v) ? 'an array' : 'an object'
 }
 
@@ -111,8 +119,12 @@ const Metadata = z.custom<Record<string, unknown>>(
   {
     error: (issue) => {
       const v = issue.input
-      if (v === undefined) return 'required: a JSON object'
-      if (v === null || typeof v !== 'object' || !isPlainProto(Object.getPrototypeOf(v))) return `must be a JSON object, got ${shown(v)}`
+      if (v === undefined) {
+        return 'required: a JSON object'
+      }
+      if (v === null || typeof v !== 'object' || !isPlainProto(Object.getPrototypeOf(v))) {
+        return `must be a JSON object, got ${shown(v)}`
+      }
       return `must be a JSON object whose keys and strings are ${STORABLE}`
     },
   },
@@ -120,10 +132,20 @@ const Metadata = z.custom<Record<string, unknown>>(
 
 /** True when every key and string in `v` can be stored. */
 function storableJson(v: unknown): boolean {
-  if (typeof v === 'string') return !hasUnstorable(v)
-  if (v === null || typeof v !== 'object') return true
-  if (Array.isArray(v)) return v.every(storableJson)
-  for (const k in v) if (hasUnstorable(k) || !storableJson((v as Record<string, unknown>)[k])) return false
+  if (typeof v === 'string') {
+    return !hasUnstorable(v)
+  }
+  if (v === null || typeof v !== 'object') {
+    return true
+  }
+  if (Array.isArray(v)) {
+    return v.every(storableJson)
+  }
+  for (const k in v) {
+    if (hasUnstorable(k) || !storableJson((v as Record<string, unknown>)[k])) {
+      return false
+    }
+  }
   return true
 }
 
@@ -256,19 +278,27 @@ export function jsonSizeBound(value: unknown, budget = Number.POSITIVE_INFINITY)
     case 'undefined':
       return 9
     case 'object': {
-      if (value === null) return 4
+      if (value === null) {
+        return 4
+      }
       let n = 2
       if (Array.isArray(value)) {
         for (const v of value) {
           n += jsonSizeBound(v, budget - n) + 1
-          if (n > budget) return n
+          if (n > budget) {
+            return n
+          }
         }
         return n
       }
-      if (!isPlainProto(Object.getPrototypeOf(value))) return Number.POSITIVE_INFINITY
+      if (!isPlainProto(Object.getPrototypeOf(value))) {
+        return Number.POSITIVE_INFINITY
+      }
       for (const k in value) {
         n += k.length * 6 + 4 + jsonSizeBound((value as Record<string, unknown>)[k], budget - n)
-        if (n > budget) return n
+        if (n > budget) {
+          return n
+        }
       }
       return n
     }
@@ -318,7 +348,9 @@ export const MessageImport = z
     // at most 3 UTF-8 bytes, so the data is measured on its own only when the payload could be over
     // the data limit.
     const small = Math.min(LIMITS.MESSAGE_DATA_BYTES_MAX, LIMITS.MESSAGE_PAYLOAD_CHARS_MAX)
-    if (jsonSizeBound(m, small) <= small) return
+    if (jsonSizeBound(m, small) <= small) {
+      return
+    }
     const payload = JSON.stringify(m)
     if (
       m.data !== undefined &&
@@ -334,9 +366,9 @@ export const MessageImport = z
   })
 export type MessageImport = z.infer<typeof MessageImport>
 
-/** The four import entities, in the order they must be loaded. */
-export const ENTITIES = ['users', 'groups', 'members', 'messages'] as const
-export type Entity = (typeof ENTITIES)[number]
+/** The four import entities, in the order they must be loaded: the canonical model's list, so there is one list. */
+export const ENTITIES = LEGACY_ENTITIES
+export type Entity = LegacyEntity
 
 export interface ImportItemOf {
   users: UserImport
@@ -529,9 +561,7 @@ export const CreateAppRequest = z
   .strict()
 export type CreateAppRequest = z.input<typeof CreateAppRequest>
 
-export const ApiKeyEntry = z
-  .object({ apiKey: z.string(), name: z.string().optional(), scope: z.string(), createdBy: z.string().optional() })
-  .loose()
+export const ApiKeyEntry = z.object({ apiKey: z.string(), name: z.string().optional(), scope: z.string(), createdBy: z.string().optional() }).loose()
 
 export const AppRecord = z
   .object({
@@ -552,8 +582,6 @@ export const CreateAppResponse = z.object({ data: AppRecord }).loose()
 export const ListAppsResponse = z
   .object({ data: z.array(AppRecord), meta: z.object({ pagination: Pagination.optional() }).loose().optional() })
   .loose()
-export const DeleteAppResponse = z
-  .object({ data: z.object({ success: z.boolean(), scheduledToDeleteAt: z.number().optional() }).loose() })
-  .loose()
+export const DeleteAppResponse = z.object({ data: z.object({ success: z.boolean(), scheduledToDeleteAt: z.number().optional() }).loose() }).loose()
 
 // Webhooks: ./webhooks.ts (field rules, trigger ids, answers, delivery envelopes).

@@ -4,8 +4,10 @@
  * password, and its ledger's text is recorded for the secret scan when it is dropped.
  */
 import { randomBytes } from 'node:crypto'
+
 import pg from 'pg'
 import { inject } from 'vitest'
+
 import { recordOutput, withTestPassword } from './secrets.ts'
 
 export interface TestDatabase {
@@ -41,7 +43,9 @@ async function recordLedgerText(url: string, name: string): Promise<void> {
   await c.connect()
   try {
     const has = await c.query<{ t: string | null }>(`select to_regclass('chatferry.runs')::text as t`)
-    if (has.rows[0]?.t == null) return
+    if (has.rows[0]?.t == null) {
+      return
+    }
     const parts: string[] = []
     for (const q of [
       `select coalesce(error, '') || ' ' || stats::text as t from chatferry.runs`,

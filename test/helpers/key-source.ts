@@ -4,12 +4,14 @@
  * collects a whole read.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { DatabaseSync } from 'node:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+
 import pg from 'pg'
+
 import type { Cursor, RowProblem, SourceSession } from '../../src/model/connector.ts'
-import { legacyIdOf, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import { type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
 import type { GenericEngine } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase } from './db.ts'
 import { createMysqlTestDatabase } from './mysql.ts'
@@ -77,8 +79,9 @@ export async function readAll(session: SourceSession, entity: LegacyEntity, page
       if (row.ok) {
         records.push(legacyIdOf(entity, row.record as never))
         kept.push(row.record)
+      } else {
+        problems.push(row)
       }
-      else problems.push(row)
     }
   }
   return { records, kept, problems, cursors }

@@ -6,7 +6,7 @@
  * channels, DMs and group DM, with ties in `createat`, thread replies, edits (with their history
  * copies), soft deletes, system posts, mentions, reactions and files.
  */
-import { mattermostSeed, MINUTE, MM, T0, type MattermostEngine, type MattermostSeed, type Row } from '../fixtures/mattermost/load.ts'
+import { type MattermostEngine, type MattermostSeed, mattermostSeed, MINUTE, MM, type Row, T0 } from '../fixtures/mattermost/load.ts'
 
 export interface LargeSeedOptions {
   readonly posts: number
@@ -31,7 +31,15 @@ export function largeMattermostSeed(engine: MattermostEngine, options: LargeSeed
   // which the second user has verbatim. Whichever comes first keeps it (both collations order
   // `XUpper01` first); the other is re-keyed, and every later reference must follow the id map.
   users.push({ ...baseUser, id: 'XUpper01', username: 'upper', email: 'upper@example.com', nickname: '', firstname: 'Upper', lastname: 'Case' })
-  users.push({ ...baseUser, id: 'xupper01_n8jusl22b', username: 'clash', email: 'clash@example.com', nickname: '', firstname: 'Clash', lastname: 'Id' })
+  users.push({
+    ...baseUser,
+    id: 'xupper01_n8jusl22b',
+    username: 'clash',
+    email: 'clash@example.com',
+    nickname: '',
+    firstname: 'Clash',
+    lastname: 'Id',
+  })
   const townPeople = [MM.alice, MM.bob, MM.carol, MM.eve, ...users.map((u) => u.id as string)]
   const posts: Row[] = []
   const reactions: Row[] = []
@@ -69,11 +77,19 @@ export function largeMattermostSeed(engine: MattermostEngine, options: LargeSeed
     let editat = 0
     let deleteat = 0
     let updateat = createat
-    if (i % 7 === 6 && inChannel.length > 0) rootid = inChannel[(i * 13) % inChannel.length] as string
-    if (i % 9 === 4) message += ` cc @xuser${i % n} and @alice`
-    if (i % 23 === 22) message += ' ping @upper and @clash'
+    if (i % 7 === 6 && inChannel.length > 0) {
+      rootid = inChannel[(i * 13) % inChannel.length] as string
+    }
+    if (i % 9 === 4) {
+      message += ` cc @xuser${i % n} and @alice`
+    }
+    if (i % 23 === 22) {
+      message += ' ping @upper and @clash'
+    }
     // Now and then a text over the platform's 10 KB: split into parts.
-    if (i % 500 === 250) message += ` ${'lorem ipsum dolor sit amet '.repeat(900)}`
+    if (i % 500 === 250) {
+      message += ` ${'lorem ipsum dolor sit amet '.repeat(900)}`
+    }
     if (i % 31 === 30) {
       type = 'system_join_channel'
       message = `someone joined the channel.`
@@ -81,7 +97,18 @@ export function largeMattermostSeed(engine: MattermostEngine, options: LargeSeed
     if (i % 11 === 10) {
       editat = createat + 5 * MINUTE
       updateat = editat
-      posts.push({ ...basePost, id: `h${String(i).padStart(6, '0')}`, createat, updateat: editat, deleteat: editat, userid, channelid, rootid, originalid: id, message: `${message} (draft)` })
+      posts.push({
+        ...basePost,
+        id: `h${String(i).padStart(6, '0')}`,
+        createat,
+        updateat: editat,
+        deleteat: editat,
+        userid,
+        channelid,
+        rootid,
+        originalid: id,
+        message: `${message} (draft)`,
+      })
       message += ' (edited)'
     }
     if (i % 37 === 36) {
@@ -92,13 +119,40 @@ export function largeMattermostSeed(engine: MattermostEngine, options: LargeSeed
     if (i % 53 === 52) {
       const fid = `fq${String(i).padStart(6, '0')}`
       fileids = JSON.stringify([fid])
-      fileinfo.push({ id: fid, creatorid: userid, postid: id, createat, updateat: createat, deleteat: 0, path: `2024/${fid}/shot ${i}.png`, name: `shot ${i}.png`, extension: 'png', size: 1000 + i, mimetype: 'image/png' })
+      fileinfo.push({
+        id: fid,
+        creatorid: userid,
+        postid: id,
+        createat,
+        updateat: createat,
+        deleteat: 0,
+        path: `2024/${fid}/shot ${i}.png`,
+        name: `shot ${i}.png`,
+        extension: 'png',
+        size: 1000 + i,
+        mimetype: 'image/png',
+      })
     }
     if (i % 13 === 12) {
       reactions.push({ postid: id, userid: MM.carol, emojiname: 'tada', createat: createat + MINUTE, updateat: createat + MINUTE, deleteat: 0 })
       updateat = Math.max(updateat, createat + MINUTE)
     }
-    posts.push({ ...basePost, id, createat, updateat, editat, deleteat, userid, channelid, rootid, originalid: '', message, type, fileids, hasreactions: i % 13 === 12 })
+    posts.push({
+      ...basePost,
+      id,
+      createat,
+      updateat,
+      editat,
+      deleteat,
+      userid,
+      channelid,
+      rootid,
+      originalid: '',
+      message,
+      type,
+      fileids,
+      hasreactions: i % 13 === 12,
+    })
     if (rootid === '' && type === '') {
       inChannel.push(id)
       roots.set(channelid, inChannel)

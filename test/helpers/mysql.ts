@@ -3,6 +3,7 @@
  * dropped afterwards. Tests that need it skip when `inject('mysqlUrl')` is undefined.
  */
 import { inject } from 'vitest'
+
 import { createNamedDatabase, type TestDatabase } from './db.ts'
 
 /** The MySQL server URL global-setup found, or `undefined` when there is none. */
@@ -13,7 +14,9 @@ export function mysqlServerUrl(): string | undefined {
 /** Creates `<prefix>_<random>` on the MySQL server; throws when there is no server. */
 export async function createMysqlTestDatabase(prefix = 'cf'): Promise<TestDatabase> {
   const serverUrl = mysqlServerUrl()
-  if (serverUrl === undefined) throw new Error('no MySQL/MariaDB server (inject("mysqlUrl") is undefined)')
+  if (serverUrl === undefined) {
+    throw new Error('no MySQL/MariaDB server (inject("mysqlUrl") is undefined)')
+  }
   return createMysqlDatabaseOn(serverUrl, prefix)
 }
 

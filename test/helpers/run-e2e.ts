@@ -266,7 +266,7 @@ function storedView(entity: Entity, item: Record<string, unknown>, row: Record<s
  */
 export function compareWithExpected(expected: ExpectedItems, actual: SandboxContents, limit = 40): string[] {
   const problems: string[] = []
-  for (const entity of ['users', 'groups', 'members', 'messages'] as const) {
+  for (const entity of LEGACY_ENTITIES) {
     const want = expected[entity] as Map<string, Record<string, unknown>>
     const seen = new Map<string, number>()
     for (const { key, row } of actual[entity]) {

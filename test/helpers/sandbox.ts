@@ -2,8 +2,8 @@
  * Starts a sandbox on a fresh real Postgres database for one test file, and gives each test its
  * own app (own keys, data, quota and settings), a typed client for it and raw HTTP helpers.
  */
+import { type AppSettingsPatch, type Sandbox, type SandboxApp, type SandboxOptions, startSandbox } from '../../src/sandbox/index.ts'
 import { createManagementClient, createPlatformClient, type ManagementClient, type PlatformClient } from '../../src/target/client.ts'
-import { startSandbox, type AppSettingsPatch, type Sandbox, type SandboxApp, type SandboxOptions } from '../../src/sandbox/index.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
 import { MGMT, testSecret } from './secrets.ts'
 
@@ -58,11 +58,11 @@ export interface RawResponse {
 }
 
 /** A plain HTTP request, as a curl user would send it; the body is JSON unless it is a string. */
-export async function http(
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
-): Promise<RawResponse> {
-  const headers: Record<string, string> = { ...(init.body !== undefined && typeof init.body !== 'string' ? { 'content-type': 'application/json' } : {}), ...init.headers }
+export async function http(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<RawResponse> {
+  const headers: Record<string, string> = {
+    ...(init.body !== undefined && typeof init.body !== 'string' ? { 'content-type': 'application/json' } : {}),
+    ...init.headers,
+  }
   const res = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers,
@@ -101,12 +101,18 @@ export function mapOf<T extends Record<string, unknown>>(items: readonly T[], ke
 export async function seedUsers(app: TestApp, uids: readonly string[]): Promise<void> {
   for (let i = 0; i < uids.length; i += 50) {
     const res = await app.client.importUsers(uids.slice(i, i + 50).map((uid) => ({ uid, name: `User ${uid}` })))
-    for (const [key, r] of res.results) if (!r.ok) throw new Error(`seeding user ${key} failed: ${r.code}`)
+    for (const [key, r] of res.results) {
+      if (!r.ok) {
+        throw new Error(`seeding user ${key} failed: ${r.code}`)
+      }
+    }
   }
 }
 
 export async function seedGroup(app: TestApp, guid: string, createdAt: number, owner?: string): Promise<void> {
   const res = await app.client.importGroups([{ guid, name: `Group ${guid}`, type: 'public', createdAt, ...(owner ? { owner } : {}) }])
   const r = res.results.get(guid)
-  if (!r?.ok) throw new Error(`seeding group ${guid} failed`)
+  if (!r?.ok) {
+    throw new Error(`seeding group ${guid} failed`)
+  }
 }

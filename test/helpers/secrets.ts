@@ -31,7 +31,9 @@ export const MGMT = { key: `${SECRET_MARKER}mgmtkey`, secret: `${SECRET_MARKER}m
  */
 export function withTestPassword(url: string): string {
   const u = new URL(url)
-  if (u.password !== '' || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')) return url
+  if (u.password !== '' || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')) {
+    return url
+  }
   u.password = `${SECRET_MARKER}dbpassword`
   return u.toString()
 }
@@ -67,11 +69,17 @@ function filesUnder(dir: string, since: number): string[] {
   for (const name of entries) {
     const path = join(dir, name)
     const st = statSync(path, { throwIfNoEntry: false })
-    if (!st) continue
+    if (!st) {
+      continue
+    }
     // The embedded ledgers are binary database files; their rows are dumped by the helpers instead.
     if (st.isDirectory()) {
-      if (name !== '.chatferry' && name !== 'node_modules') out.push(...filesUnder(path, since))
-    } else if (st.mtimeMs >= since && TEXT_FILES.has(extname(name)) && st.size < 50_000_000) out.push(path)
+      if (name !== '.chatferry' && name !== 'node_modules') {
+        out.push(...filesUnder(path, since))
+      }
+    } else if (st.mtimeMs >= since && TEXT_FILES.has(extname(name)) && st.size < 50_000_000) {
+      out.push(path)
+    }
   }
   return out
 }
@@ -86,7 +94,9 @@ export function scanForLeaks(since: number, roots: readonly string[] = defaultSc
   for (const root of roots) {
     for (const file of filesUnder(root, since)) {
       const secrets = findSecrets(readFileSync(file, 'utf8'))
-      if (secrets.length > 0) leaks.push({ file, secrets: [...new Set(secrets)] })
+      if (secrets.length > 0) {
+        leaks.push({ file, secrets: [...new Set(secrets)] })
+      }
     }
   }
   return leaks

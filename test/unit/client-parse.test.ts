@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
+
 import { parseImportResults } from '../../src/target/client.ts'
-import { readRateLimit } from '../../src/target/http.ts'
 import { isRetryableStatus } from '../../src/target/errors.ts'
+import { readRateLimit } from '../../src/target/http.ts'
 import { ImportResponse } from '../../src/target/schemas.ts'
 
 describe('parseImportResults', () => {
@@ -10,7 +11,9 @@ describe('parseImportResults', () => {
       name: 'results keyed by our keys',
       entity: 'users' as const,
       sent: ['u1', 'u2'],
-      body: { data: { u1: { success: true, data: { uid: 'u1' } }, u2: { success: false, error: { code: 'ERR_UID_ALREADY_EXISTS', message: 'exists' } } } },
+      body: {
+        data: { u1: { success: true, data: { uid: 'u1' } }, u2: { success: false, error: { code: 'ERR_UID_ALREADY_EXISTS', message: 'exists' } } },
+      },
       expected: { u1: { ok: true, data: { uid: 'u1' } }, u2: { ok: false, code: 'ERR_UID_ALREADY_EXISTS', message: 'exists' } },
       missing: [],
     },
@@ -72,9 +75,21 @@ describe('parseImportResults', () => {
 describe('readRateLimit', () => {
   const now = 1_700_000_000_000
   it.each([
-    ['newer spelling', { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1700000030' }, { limit: 60, remaining: 0, resetAtMs: 1_700_000_030_000, retryAfterMs: 30_000 }],
-    ['older spelling', { 'X-Rate-Limit': '60', 'X-Rate-Limit-Remaining': '5', 'X-Rate-Limit-Reset': '1700000030' }, { limit: 60, remaining: 5, resetAtMs: 1_700_000_030_000 }],
-    ['Retry-After seconds wins', { 'Retry-After': '15', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1700000030' }, { remaining: 0, resetAtMs: 1_700_000_030_000, retryAfterMs: 15_000 }],
+    [
+      'newer spelling',
+      { 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1700000030' },
+      { limit: 60, remaining: 0, resetAtMs: 1_700_000_030_000, retryAfterMs: 30_000 },
+    ],
+    [
+      'older spelling',
+      { 'X-Rate-Limit': '60', 'X-Rate-Limit-Remaining': '5', 'X-Rate-Limit-Reset': '1700000030' },
+      { limit: 60, remaining: 5, resetAtMs: 1_700_000_030_000 },
+    ],
+    [
+      'Retry-After seconds wins',
+      { 'Retry-After': '15', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '1700000030' },
+      { remaining: 0, resetAtMs: 1_700_000_030_000, retryAfterMs: 15_000 },
+    ],
     ['Retry-After as an HTTP date', { 'Retry-After': new Date(now + 5000).toUTCString() }, { retryAfterMs: 5000 }],
     ['nothing', {}, {}],
   ])('%s', (_name, headers, expected) => {

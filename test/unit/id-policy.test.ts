@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest'
-import { ID_PATTERN } from '../../src/target/schemas.ts'
+
 import {
-  MemoryIdRegistry,
   alternativeId,
+  type IdMapEntry,
   isPlatformId,
+  MemoryIdRegistry,
   messageMuid,
   partMuid,
   stableHash,
   toPlatformId,
-  type IdMapEntry,
 } from '../../mappings/ids.ts'
+import { ID_PATTERN } from '../../src/target/schemas.ts'
 
 const h = stableHash
 
@@ -64,7 +65,11 @@ describe('toPlatformId', () => {
     { name: 'muid of a valid id', muid: messageMuid('m1'), expected: 'm1' },
     { name: 'muid of an uppercase id', muid: messageMuid('M1'), expected: `m1_${h('M1')}` },
     { name: 'part muid', muid: partMuid('m1', 2), expected: 'm1-p2' },
-    { name: 'part muid of a 100-char muid is re-hashed to fit', muid: partMuid('m'.repeat(100), 3), expected: `${'m'.repeat(90)}_${h(`${'m'.repeat(100)}-p3`)}` },
+    {
+      name: 'part muid of a 100-char muid is re-hashed to fit',
+      muid: partMuid('m'.repeat(100), 3),
+      expected: `${'m'.repeat(90)}_${h(`${'m'.repeat(100)}-p3`)}`,
+    },
   ])('$name', ({ muid, expected }) => {
     expect(muid).toBe(expected)
     expect(isPlatformId(muid)).toBe(true)
@@ -77,34 +82,71 @@ describe('MemoryIdRegistry', () => {
 
   it.each<{ name: string; claims: Claim[]; expected: string[] }>([
     { name: 'first claim gets its candidate', claims: [['user', 'ABC']], expected: [hashedAbc] },
-    { name: 'valid ids are kept', claims: [['user', 'abc'], ['user', 'ABC']], expected: ['abc', hashedAbc] },
     {
-      name: 'collision: a legacy id literally equal to another one\'s hashed form is re-keyed',
-      claims: [['user', 'ABC'], ['user', hashedAbc]],
+      name: 'valid ids are kept',
+      claims: [
+        ['user', 'abc'],
+        ['user', 'ABC'],
+      ],
+      expected: ['abc', hashedAbc],
+    },
+    {
+      name: "collision: a legacy id literally equal to another one's hashed form is re-keyed",
+      claims: [
+        ['user', 'ABC'],
+        ['user', hashedAbc],
+      ],
       expected: [hashedAbc, alternativeId(hashedAbc, 1)],
     },
     {
       name: 'collision the other way round: the first claimer keeps the id',
-      claims: [['user', hashedAbc], ['user', 'ABC']],
+      claims: [
+        ['user', hashedAbc],
+        ['user', 'ABC'],
+      ],
       expected: [hashedAbc, alternativeId('ABC', 1)],
     },
     {
       name: 'two legacy ids proposing the same candidate',
-      claims: [['user', 'one', 'same'], ['user', 'two', 'same'], ['user', 'three', 'same']],
+      claims: [
+        ['user', 'one', 'same'],
+        ['user', 'two', 'same'],
+        ['user', 'three', 'same'],
+      ],
       expected: ['same', alternativeId('two', 1), alternativeId('three', 1)],
     },
     {
       name: 'alternative also taken: counter advances',
-      claims: [['user', 'x', alternativeId('y', 1)], ['user', 'z', 'c'], ['user', 'y', 'c']],
+      claims: [
+        ['user', 'x', alternativeId('y', 1)],
+        ['user', 'z', 'c'],
+        ['user', 'y', 'c'],
+      ],
       expected: [alternativeId('y', 1), 'c', alternativeId('y', 2)],
     },
-    { name: 'a repeated claim returns the recorded id, whatever the candidate', claims: [['user', 'ABC'], ['user', 'ABC', 'other']], expected: [hashedAbc, hashedAbc] },
-    { name: 'kinds are separate namespaces', claims: [['user', 'a', 'same'], ['group', 'b', 'same']], expected: ['same', 'same'] },
+    {
+      name: 'a repeated claim returns the recorded id, whatever the candidate',
+      claims: [
+        ['user', 'ABC'],
+        ['user', 'ABC', 'other'],
+      ],
+      expected: [hashedAbc, hashedAbc],
+    },
+    {
+      name: 'kinds are separate namespaces',
+      claims: [
+        ['user', 'a', 'same'],
+        ['group', 'b', 'same'],
+      ],
+      expected: ['same', 'same'],
+    },
     { name: 'an invalid candidate is replaced by an alternative', claims: [['user', 'x', 'NOT VALID']], expected: [alternativeId('x', 1)] },
   ])('$name', ({ claims, expected }) => {
     const reg = new MemoryIdRegistry()
     expect(claims.map(([kind, id, c]) => reg.claim(kind, id, c))).toEqual(expected)
-    for (const id of reg.entries().map((e) => e.platformId)) expect(isPlatformId(id)).toBe(true)
+    for (const id of reg.entries().map((e) => e.platformId)) {
+      expect(isPlatformId(id)).toBe(true)
+    }
   })
 
   it('persists and reloads: a later run reuses every decision, whatever the claim order', () => {
@@ -141,12 +183,18 @@ describe('MemoryIdRegistry', () => {
   it.each<{ name: string; entries: IdMapEntry[]; error: RegExp }>([
     {
       name: 'one legacy id with two platform ids',
-      entries: [{ kind: 'user', legacyId: 'a', platformId: 'x' }, { kind: 'user', legacyId: 'a', platformId: 'y' }],
+      entries: [
+        { kind: 'user', legacyId: 'a', platformId: 'x' },
+        { kind: 'user', legacyId: 'a', platformId: 'y' },
+      ],
       error: /is both x and y/,
     },
     {
       name: 'one platform id held by two legacy ids',
-      entries: [{ kind: 'user', legacyId: 'a', platformId: 'x' }, { kind: 'user', legacyId: 'b', platformId: 'x' }],
+      entries: [
+        { kind: 'user', legacyId: 'a', platformId: 'x' },
+        { kind: 'user', legacyId: 'b', platformId: 'x' },
+      ],
       error: /held by both/,
     },
     { name: 'an invalid platform id', entries: [{ kind: 'user', legacyId: 'a', platformId: 'X Y' }], error: /not a valid platform id/ },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { IMPORT_ITEM_SCHEMAS, LIMITS, jsonSizeBound } from '../../src/target/schemas.ts'
+
+import { IMPORT_ITEM_SCHEMAS, jsonSizeBound, LIMITS } from '../../src/target/schemas.ts'
 
 const utf8 = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8')
 
@@ -19,7 +20,14 @@ describe('jsonSizeBound: never below the JSON length or its UTF-8 bytes', () => 
     { name: 'booleans and null', value: [true, false, null] },
     { name: 'undefined members are dropped by JSON', value: { a: undefined, b: [undefined] } },
     { name: 'keys that need escaping', value: { 'k"\n😀': 'v' } },
-    { name: 'nested message data', value: { text: 'hi <@uid:u1>', attachments: [{ url: 'https://x/y.png', name: 'y.png', mimeType: 'image/png', extension: 'png', size: '12' }], metadata: { '@chatferry': { id: 'm1', reactions: { '👍': ['u1', 'u2'] } } } } },
+    {
+      name: 'nested message data',
+      value: {
+        text: 'hi <@uid:u1>',
+        attachments: [{ url: 'https://x/y.png', name: 'y.png', mimeType: 'image/png', extension: 'png', size: '12' }],
+        metadata: { '@chatferry': { id: 'm1', reactions: { '👍': ['u1', 'u2'] } } },
+      },
+    },
     { name: 'null-prototype object', value: Object.assign(Object.create(null) as object, { a: 'é' }) },
   ])('$name', ({ value }) => {
     const bound = jsonSizeBound(value)
@@ -49,14 +57,26 @@ describe('MessageImport size limits (the bound only skips the exact check for sm
   it.each([
     { name: 'small text', item: withText('hello'), ok: true },
     { name: 'ASCII text exactly at the data limit', item: withText('a'.repeat(LIMITS.MESSAGE_DATA_BYTES_MAX - '{"text":""}'.length)), ok: true },
-    { name: 'ASCII text one byte over the data limit', item: withText('a'.repeat(LIMITS.MESSAGE_DATA_BYTES_MAX - '{"text":""}'.length + 1)), ok: false, path: 'data' },
+    {
+      name: 'ASCII text one byte over the data limit',
+      item: withText('a'.repeat(LIMITS.MESSAGE_DATA_BYTES_MAX - '{"text":""}'.length + 1)),
+      ok: false,
+      path: 'data',
+    },
     { name: '3-byte characters under the limit in length but over it in bytes', item: withText('語'.repeat(4000)), ok: false, path: 'data' },
     { name: '3-byte characters within the limit', item: withText('語'.repeat(3000)), ok: true },
-    { name: 'metadata over the whole payload limit', item: { ...withText('hi'), data: { text: 'hi', metadata: { blob: 'a'.repeat(70_000) } } }, ok: false, path: 'data' },
+    {
+      name: 'metadata over the whole payload limit',
+      item: { ...withText('hi'), data: { text: 'hi', metadata: { blob: 'a'.repeat(70_000) } } },
+      ok: false,
+      path: 'data',
+    },
   ])('$name', ({ item, ok, path }) => {
     const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)
     expect(r.success).toBe(ok)
-    if (!ok && path !== undefined) expect(r.error?.issues.map((i) => i.path.join('.'))).toContain(path)
+    if (!ok && path !== undefined) {
+      expect(r.error?.issues.map((i) => i.path.join('.'))).toContain(path)
+    }
   })
 
   it.each([
@@ -67,7 +87,9 @@ describe('MessageImport size limits (the bound only skips the exact check for sm
   ])('metadata: $name', ({ metadata, ok }) => {
     const r = IMPORT_ITEM_SCHEMAS.users.safeParse({ uid: 'u1', name: 'U', metadata })
     expect(r.success).toBe(ok)
-    if (!ok) expect(r.error?.issues[0]?.message).toMatch(/^must be a JSON object, got an (array|object)$/)
+    if (!ok) {
+      expect(r.error?.issues[0]?.message).toMatch(/^must be a JSON object, got an (array|object)$/)
+    }
   })
 
   it.each([
@@ -85,17 +107,42 @@ describe('MessageImport size limits (the bound only skips the exact check for sm
 describe('leaf checks: each bad value is named by its path and the rule it breaks', () => {
   const message = { muid: 'm1', sender: 'u1', receiverType: 'user', receiver: 'u2', data: { text: 'hi' }, sentAt: 1_700_000_000 }
   it.each([
-    { name: 'a number as id', item: { ...message, sender: 7 }, path: 'sender', says: 'must be 1–100 characters of lowercase alpha-dash (a-z, 0-9, -, _), got 7' },
+    {
+      name: 'a number as id',
+      item: { ...message, sender: 7 },
+      path: 'sender',
+      says: 'must be 1–100 characters of lowercase alpha-dash (a-z, 0-9, -, _), got 7',
+    },
     { name: 'an uppercase id', item: { ...message, receiver: 'Bob' }, path: 'receiver', says: 'got "Bob"' },
     { name: 'a missing id', item: { ...message, muid: undefined }, path: 'muid', says: 'required: 1–100 characters' },
-    { name: 'seconds with a fraction', item: { ...message, sentAt: 1.5 }, path: 'sentAt', says: 'must be an integer of UNIX seconds, 0–9999999999, got 1.5' },
+    {
+      name: 'seconds with a fraction',
+      item: { ...message, sentAt: 1.5 },
+      path: 'sentAt',
+      says: 'must be an integer of UNIX seconds, 0–9999999999, got 1.5',
+    },
     { name: 'milliseconds instead of seconds', item: { ...message, sentAt: 1_700_000_000_000 }, path: 'sentAt', says: 'got 1700000000000' },
     { name: 'negative seconds', item: { ...message, readAt: -1 }, path: 'readAt', says: 'got -1' },
     { name: 'seconds as text', item: { ...message, sentAt: '1700000000' }, path: 'sentAt', says: 'got "1700000000"' },
     { name: 'an empty type', item: { ...message, type: '' }, path: 'type', says: 'must be a non-empty string, got ""' },
-    { name: 'a mentioned user with an empty name', item: { ...message, mentionedUserDetails: { u3: { uid: 'u3', name: '' } } }, path: 'mentionedUserDetails.u3.name', says: 'must be a string of 1–100 characters' },
-    { name: 'an object as a name', item: { ...message, senderUserDetails: { uid: 'u1', name: { first: 'A' } } }, path: 'senderUserDetails.name', says: 'got an object' },
-    { name: 'a function as a name (from a user module)', item: { ...message, senderUserDetails: { uid: 'u1', name: () => 'A' } }, path: 'senderUserDetails.name', says: 'got a function' },
+    {
+      name: 'a mentioned user with an empty name',
+      item: { ...message, mentionedUserDetails: { u3: { uid: 'u3', name: '' } } },
+      path: 'mentionedUserDetails.u3.name',
+      says: 'must be a string of 1–100 characters',
+    },
+    {
+      name: 'an object as a name',
+      item: { ...message, senderUserDetails: { uid: 'u1', name: { first: 'A' } } },
+      path: 'senderUserDetails.name',
+      says: 'got an object',
+    },
+    {
+      name: 'a function as a name (from a user module)',
+      item: { ...message, senderUserDetails: { uid: 'u1', name: () => 'A' } },
+      path: 'senderUserDetails.name',
+      says: 'got a function',
+    },
     { name: 'a long bad id is shortened', item: { ...message, sender: 'X'.repeat(200) }, path: 'sender', says: `got "${'X'.repeat(40)}…"` },
   ])('$name', ({ item, path, says }) => {
     const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import type { LegacyMember } from '../../src/model/index.ts'
-import { MemberImport } from '../../src/target/schemas.ts'
+
 import { createMappingContext } from '../../mappings/context.ts'
 import { mapMember } from '../../mappings/map-member.ts'
 import type { PoliciesInput } from '../../mappings/policies.ts'
 import type { PolicyOutcome } from '../../mappings/types.ts'
+import type { LegacyMember } from '../../src/model/index.ts'
+import { MemberImport } from '../../src/target/schemas.ts'
 
 const NOW = Date.UTC(2025, 5, 1)
 const NOW_S = NOW / 1000
@@ -40,7 +41,11 @@ describe('mapMember', () => {
   it.each<Case>([
     { name: 'a participant inside the window', expected: { kind: 'items', payload: member(), outcomes: [] } },
     { name: 'admin kept admin', record: { scope: 'admin' }, expected: { kind: 'items', payload: member({ scope: 'admin' }), outcomes: [] } },
-    { name: 'moderator kept moderator', record: { scope: 'moderator' }, expected: { kind: 'items', payload: member({ scope: 'moderator' }), outcomes: [] } },
+    {
+      name: 'moderator kept moderator',
+      record: { scope: 'moderator' },
+      expected: { kind: 'items', payload: member({ scope: 'moderator' }), outcomes: [] },
+    },
     {
       name: 'scopes map moderator → participant',
       record: { scope: 'moderator' },
@@ -53,9 +58,22 @@ describe('mapMember', () => {
       expected: { kind: 'items', payload: member({ uid: 'boss', scope: 'admin' }), outcomes: [o('scopes', 'owner-to-admin')] },
     },
     { name: 'unknown scope: rejected', record: { scope: 'owner' as 'admin' }, expected: { kind: 'rejected', field: 'scope' } },
-    { name: 'banned, keep', record: { banned: true }, expected: { kind: 'items', payload: member({ isBanned: true }), outcomes: [o('bans', 'kept')] } },
-    { name: 'banned, skip', record: { banned: true }, policies: { bans: 'skip' }, expected: { kind: 'skipped', policy: 'bans', outcomes: [o('bans', 'skipped')] } },
-    { name: 'no joinedAt: field absent', record: { joinedAt: undefined }, expected: { kind: 'items', payload: member({ joinedAt: undefined }), outcomes: [] } },
+    {
+      name: 'banned, keep',
+      record: { banned: true },
+      expected: { kind: 'items', payload: member({ isBanned: true }), outcomes: [o('bans', 'kept')] },
+    },
+    {
+      name: 'banned, skip',
+      record: { banned: true },
+      policies: { bans: 'skip' },
+      expected: { kind: 'skipped', policy: 'bans', outcomes: [o('bans', 'skipped')] },
+    },
+    {
+      name: 'no joinedAt: field absent',
+      record: { joinedAt: undefined },
+      expected: { kind: 'items', payload: member({ joinedAt: undefined }), outcomes: [] },
+    },
     {
       name: 'joinedAt before group createdAt: clamped to createdAt + 1',
       record: { joinedAt: (CREATED_S - 5000) * 1000 },
@@ -122,7 +140,12 @@ describe('mapMember', () => {
     const e = c.expected
     if (e.kind === 'items') {
       const full = JSON.parse(JSON.stringify({ memberId: `${e.payload.guid}_member_${e.payload.uid}`, ...e.payload })) as MemberImport
-      expect(r).toEqual({ kind: 'items', items: [{ entity: 'members', targetKey: full.memberId, payload: full }], extraItems: [], outcomes: e.outcomes })
+      expect(r).toEqual({
+        kind: 'items',
+        items: [{ entity: 'members', targetKey: full.memberId, payload: full }],
+        extraItems: [],
+        outcomes: e.outcomes,
+      })
       expect(MemberImport.safeParse(full).success).toBe(true)
     } else {
       expect(r).toMatchObject(e)

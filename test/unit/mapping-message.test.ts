@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import type { LegacyMessage } from '../../src/model/index.ts'
-import { LIMITS, MessageImport, jsonBytes, type MessageImport as MessageItem, type UserImport } from '../../src/target/schemas.ts'
+
 import { createMappingContext, type MemoryContextOptions } from '../../mappings/context.ts'
-import { MemoryIdRegistry, alternativeId, stableHash } from '../../mappings/ids.ts'
-import { SYSTEM_USER_LEGACY_ID, mapMessage, placeholderUid } from '../../mappings/map-message.ts'
+import { alternativeId, MemoryIdRegistry, stableHash } from '../../mappings/ids.ts'
+import { mapMessage } from '../../mappings/map-message.ts'
+import { placeholderUid } from '../../mappings/message-participants.ts'
+import { SYSTEM_USER_LEGACY_ID } from '../../mappings/message-system.ts'
 import type { PoliciesInput } from '../../mappings/policies.ts'
 import type { MapResult, PolicyOutcome } from '../../mappings/types.ts'
 import type { AdjustFn } from '../../mappings/user-module.ts'
+import type { LegacyMessage } from '../../src/model/index.ts'
+import { jsonBytes, LIMITS, MessageImport, type MessageImport as MessageItem, type UserImport } from '../../src/target/schemas.ts'
 
 const NOW = Date.UTC(2025, 5, 1) // 1748736000 s
 const NOW_S = 1_748_736_000
@@ -52,7 +55,9 @@ function payload(over: Partial<MessageItem> = {}, legacy: Record<string, unknown
 const o = (policy: PolicyOutcome['policy'], outcome: string): PolicyOutcome => ({ policy, outcome })
 
 function single(r: MapResult<'messages'>) {
-  if (r.kind !== 'items') return r
+  if (r.kind !== 'items') {
+    return r
+  }
   return {
     kind: r.kind,
     payloads: r.items.map((i) => i.payload),
@@ -77,16 +82,27 @@ function check(c: Case) {
   const e = c.expected
   if (e.kind === 'items') {
     expect(single(result)).toEqual({ kind: 'items', payloads: e.payloads, extra: e.extra ?? [], outcomes: e.outcomes })
-    if (result.kind === 'items') for (const i of result.items) expect(MessageImport.safeParse(i.payload).success).toBe(true)
+    if (result.kind === 'items') {
+      for (const i of result.items) {
+        expect(MessageImport.safeParse(i.payload).success).toBe(true)
+      }
+    }
   } else if (e.kind === 'skipped') {
     expect(result).toMatchObject({ kind: 'skipped', policy: e.policy, outcomes: e.outcomes })
   } else {
     expect(result).toMatchObject(e)
-    if (e.policy === undefined) expect(result).not.toHaveProperty('policy')
+    if (e.policy === undefined) {
+      expect(result).not.toHaveProperty('policy')
+    }
   }
 }
 
-const placeholderZ: UserImport = { uid: placeholderUid('zz'), name: 'Unknown user zz', tags: ['placeholder'], metadata: { legacy: { id: 'zz', placeholder: true } } }
+const placeholderZ: UserImport = {
+  uid: placeholderUid('zz'),
+  name: 'Unknown user zz',
+  tags: ['placeholder'],
+  metadata: { legacy: { id: 'zz', placeholder: true } },
+}
 
 describe('mapMessage: plain messages and fields', () => {
   it.each<Case>([
@@ -111,7 +127,7 @@ describe('mapMessage: plain messages and fields', () => {
       expected: { kind: 'items', payloads: [payload({ deliveredAt: SENT_S + 1, readAt: SENT_S + 3 })], outcomes: [] },
     },
     {
-      name: 'legacy metadata kept next to chatferry\'s key',
+      name: "legacy metadata kept next to chatferry's key",
       record: { metadata: { props: { color: 'red' } } },
       expected: { kind: 'items', payloads: [payload({ data: { text: 'hello', metadata: { props: { color: 'red' } } } })], outcomes: [] },
     },
@@ -120,7 +136,18 @@ describe('mapMessage: plain messages and fields', () => {
       policies: { legacyMetadata: { ids: false } },
       expected: {
         kind: 'items',
-        payloads: [{ muid: 'm1', sender: 'u1', receiverType: 'group', receiver: 'g1', category: 'message', type: 'text', sentAt: SENT_S, data: { text: 'hello' } }],
+        payloads: [
+          {
+            muid: 'm1',
+            sender: 'u1',
+            receiverType: 'group',
+            receiver: 'g1',
+            category: 'message',
+            type: 'text',
+            sentAt: SENT_S,
+            data: { text: 'hello' },
+          },
+        ],
         outcomes: [],
       },
     },
@@ -129,7 +156,18 @@ describe('mapMessage: plain messages and fields', () => {
       policies: { legacyMetadata: { key: 'src' } },
       expected: {
         kind: 'items',
-        payloads: [{ muid: 'm1', sender: 'u1', receiverType: 'group', receiver: 'g1', category: 'message', type: 'text', sentAt: SENT_S, data: { text: 'hello', metadata: { src: { id: 'm1' } } } }],
+        payloads: [
+          {
+            muid: 'm1',
+            sender: 'u1',
+            receiverType: 'group',
+            receiver: 'g1',
+            category: 'message',
+            type: 'text',
+            sentAt: SENT_S,
+            data: { text: 'hello', metadata: { src: { id: 'm1' } } },
+          },
+        ],
         outcomes: [],
       },
     },
@@ -200,7 +238,11 @@ describe('mapMessage: retention', () => {
 
 describe('mapMessage: deletes', () => {
   it.each<Case>([
-    { name: 'deletes skip', record: { deletedAt: SENT + 1000 }, expected: { kind: 'skipped', policy: 'deletes', outcomes: [o('deletes', 'skipped')] } },
+    {
+      name: 'deletes skip',
+      record: { deletedAt: SENT + 1000 },
+      expected: { kind: 'skipped', policy: 'deletes', outcomes: [o('deletes', 'skipped')] },
+    },
     {
       name: 'deletes tombstone: default text, deletedAt in metadata, attachments and reactions gone',
       record: { deletedAt: SENT + 1000, attachments: [{ url: 'https://f/x.png', name: 'x.png' }], reactions: [{ emoji: '👍', userId: 'u2' }] },
@@ -215,7 +257,11 @@ describe('mapMessage: deletes', () => {
       name: 'deletes tombstone with configured text',
       record: { deletedAt: SENT + 1000 },
       policies: { deletes: { mode: 'tombstone', tombstoneText: '(removed)' } },
-      expected: { kind: 'items', payloads: [payload({ data: { text: '(removed)' } }, { deletedAt: SENT_S + 1 })], outcomes: [o('deletes', 'tombstoned')] },
+      expected: {
+        kind: 'items',
+        payloads: [payload({ data: { text: '(removed)' } }, { deletedAt: SENT_S + 1 })],
+        outcomes: [o('deletes', 'tombstoned')],
+      },
     },
   ])('$name', check)
 })
@@ -257,7 +303,9 @@ describe('mapMessage: system messages', () => {
       ctx: { ids: new MemoryIdRegistry([{ kind: 'user', legacyId: 'system', platformId: 'system' }]) },
       expected: {
         kind: 'items',
-        payloads: [payload({ sender: alternativeId(SYSTEM_USER_LEGACY_ID, 1), data: { text: 'x' } }, { systemKind: 'system_join_channel', sender: 'u1' })],
+        payloads: [
+          payload({ sender: alternativeId(SYSTEM_USER_LEGACY_ID, 1), data: { text: 'x' } }, { systemKind: 'system_join_channel', sender: 'u1' }),
+        ],
         extra: [{ ...systemUser, uid: alternativeId(SYSTEM_USER_LEGACY_ID, 1) }],
         outcomes: [o('systemMessages', 'sent-as-user')],
       },
@@ -287,7 +335,12 @@ describe('mapMessage: threads', () => {
       policies: { threads: { quoteParent: true } },
       expected: {
         kind: 'items',
-        payloads: [payload({ data: { text: '> Ann: the quick brown fox jumps over the lazy dog and then over …\n\nhello' } }, { parent: { id: 'p1', muid: 'p1' } })],
+        payloads: [
+          payload(
+            { data: { text: '> Ann: the quick brown fox jumps over the lazy dog and then over …\n\nhello' } },
+            { parent: { id: 'p1', muid: 'p1' } },
+          ),
+        ],
         outcomes: [o('threads', 'flattened'), o('threads', 'quoted')],
       },
     },
@@ -325,7 +378,11 @@ describe('mapMessage: edits, mentions, reactions', () => {
     {
       name: 'edited: latest text, editedAt in metadata',
       record: { text: 'hello (edited)', editedAt: SENT + 5000 },
-      expected: { kind: 'items', payloads: [payload({ data: { text: 'hello (edited)' } }, { editedAt: SENT_S + 5 })], outcomes: [o('edits', 'editedAt-in-metadata')] },
+      expected: {
+        kind: 'items',
+        payloads: [payload({ data: { text: 'hello (edited)' } }, { editedAt: SENT_S + 5 })],
+        outcomes: [o('edits', 'editedAt-in-metadata')],
+      },
     },
     {
       name: 'edits.editedAt drop',
@@ -348,11 +405,16 @@ describe('mapMessage: edits, mentions, reactions', () => {
       },
     },
     {
-      name: 'mentions via the connector\'s mentionHandles (handle → legacy id)',
+      name: "mentions via the connector's mentionHandles (handle → legacy id)",
       record: { text: 'ping @annie and @ghost', mentionHandles: { annie: 'u1', ghost: 'nobody' } },
       expected: {
         kind: 'items',
-        payloads: [payload({ data: { text: 'ping <@uid:u1> and @ghost' }, mentionedUserDetails: { u1: { uid: 'u1', name: 'Ann', avatar: 'https://cdn.example/ann.png' } } })],
+        payloads: [
+          payload({
+            data: { text: 'ping <@uid:u1> and @ghost' },
+            mentionedUserDetails: { u1: { uid: 'u1', name: 'Ann', avatar: 'https://cdn.example/ann.png' } },
+          }),
+        ],
         outcomes: [o('mentions', 'rewritten'), o('mentions', 'unresolved')],
       },
     },
@@ -369,12 +431,29 @@ describe('mapMessage: edits, mentions, reactions', () => {
     },
     {
       name: 'reactions into metadata, grouped by emoji, de-duplicated',
-      record: { reactions: [{ emoji: '👍', userId: 'u1' }, { emoji: '👍', userId: 'u2' }, { emoji: '👍', userId: 'u1' }, { emoji: 'tada', userId: 'u2' }] },
-      expected: { kind: 'items', payloads: [payload({}, { reactions: { '👍': ['u1', 'u2'], tada: ['u2'] } })], outcomes: [o('reactions', 'in-metadata')] },
+      record: {
+        reactions: [
+          { emoji: '👍', userId: 'u1' },
+          { emoji: '👍', userId: 'u2' },
+          { emoji: '👍', userId: 'u1' },
+          { emoji: 'tada', userId: 'u2' },
+        ],
+      },
+      expected: {
+        kind: 'items',
+        payloads: [payload({}, { reactions: { '👍': ['u1', 'u2'], tada: ['u2'] } })],
+        outcomes: [o('reactions', 'in-metadata')],
+      },
     },
     {
       name: 'reaction by an unknown or skipped user: dropped, counted',
-      record: { reactions: [{ emoji: '👍', userId: 'u1' }, { emoji: '👍', userId: 'ghost' }, { emoji: '👍', userId: 'bot1' }] },
+      record: {
+        reactions: [
+          { emoji: '👍', userId: 'u1' },
+          { emoji: '👍', userId: 'ghost' },
+          { emoji: '👍', userId: 'bot1' },
+        ],
+      },
       expected: {
         kind: 'items',
         payloads: [payload({}, { reactions: { '👍': ['u1'] } })],
@@ -404,7 +483,12 @@ describe('mapMessage: content, attachments and empty messages', () => {
       record: { text: '', attachments: [png, { url: 'https://f/r.pdf', name: 'r.pdf' }] },
       expected: {
         kind: 'items',
-        payloads: [payload({ type: 'file', data: { attachments: [pngItem, { url: 'https://f/r.pdf', name: 'r.pdf', mimeType: 'application/pdf', extension: 'pdf' }] } })],
+        payloads: [
+          payload({
+            type: 'file',
+            data: { attachments: [pngItem, { url: 'https://f/r.pdf', name: 'r.pdf', mimeType: 'application/pdf', extension: 'pdf' }] },
+          }),
+        ],
         outcomes: [],
       },
     },
@@ -413,7 +497,9 @@ describe('mapMessage: content, attachments and empty messages', () => {
       record: { type: 'video', text: undefined, attachments: [{ url: 'https://f/v', name: 'clip', mimeType: 'video/mp4', extension: 'mp4' }] },
       expected: {
         kind: 'items',
-        payloads: [payload({ type: 'video', data: { attachments: [{ url: 'https://f/v', name: 'clip', mimeType: 'video/mp4', extension: 'mp4' }] } })],
+        payloads: [
+          payload({ type: 'video', data: { attachments: [{ url: 'https://f/v', name: 'clip', mimeType: 'video/mp4', extension: 'mp4' }] } }),
+        ],
         outcomes: [],
       },
     },
@@ -462,7 +548,12 @@ describe('mapMessage: missing users and skipped dependencies', () => {
     {
       name: 'unknown sender: placeholder user created and counted',
       record: { senderId: 'zz' },
-      expected: { kind: 'items', payloads: [payload({ sender: placeholderZ.uid })], extra: [placeholderZ], outcomes: [o('missingUsers', 'sender-placeholder')] },
+      expected: {
+        kind: 'items',
+        payloads: [payload({ sender: placeholderZ.uid })],
+        extra: [placeholderZ],
+        outcomes: [o('missingUsers', 'sender-placeholder')],
+      },
     },
     {
       name: 'unknown receiver: placeholder',
@@ -553,7 +644,9 @@ describe('mapMessage: longText', () => {
   ])('split ($name): parts fit, keys are <muid>-pN, text is preserved', ({ text, joiner }) => {
     const r = mapMessage({ ...BASE, text, attachments: [{ url: 'https://f/a.png', name: 'a.png' }] }, ctxOf({ longText: { maxParts: 200 } }))
     expect(r.kind).toBe('items')
-    if (r.kind !== 'items') return
+    if (r.kind !== 'items') {
+      return
+    }
     expect(r.outcomes).toEqual([o('longText', 'split')])
     const n = r.items.length
     expect(n).toBeGreaterThan(1)
@@ -573,7 +666,9 @@ describe('mapMessage: longText', () => {
   it('split keeps mention tokens whole and gives each part the details of its own mentions', () => {
     const text = `${'b'.repeat(10_150)}<@uid:u1>${'c'.repeat(20)}`
     const r = mapMessage({ ...BASE, text: text.replace('<@uid:u1>', '<@uid:u1>'), mentions: ['u1'] }, ctxOf())
-    if (r.kind !== 'items') throw new Error(r.kind)
+    if (r.kind !== 'items') {
+      throw new Error(r.kind)
+    }
     expect(r.items.map((i) => i.payload.data?.text).join('')).toBe(text)
     expect(r.items.filter((i) => i.payload.data?.text?.includes('<@uid:u1>')).length).toBe(1)
     for (const i of r.items) {
@@ -583,7 +678,9 @@ describe('mapMessage: longText', () => {
 
   it('truncate: one message within 10 KB ending with the marker', () => {
     const r = mapMessage({ ...BASE, text: 'a'.repeat(OVER) }, ctxOf({ longText: { mode: 'truncate' } }))
-    if (r.kind !== 'items') throw new Error(r.kind)
+    if (r.kind !== 'items') {
+      throw new Error(r.kind)
+    }
     expect(r.outcomes).toEqual([o('longText', 'truncated')])
     expect(r.items).toHaveLength(1)
     const item = r.items[0]!

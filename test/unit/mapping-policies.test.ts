@@ -1,17 +1,19 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { afterAll, describe, expect, it } from 'vitest'
+
 import {
-  POLICY_NAMES,
-  PoliciesSchema,
   createMappingContext,
   defaultPolicies,
   loadUserModule,
-  mapRecord,
   mappers,
-  tallyOutcomes,
+  mapRecord,
   type MapResult,
+  PoliciesSchema,
+  POLICY_NAMES,
+  tallyOutcomes,
 } from '../../mappings/index.ts'
 
 describe('PoliciesSchema', () => {
@@ -71,10 +73,33 @@ describe('PoliciesSchema', () => {
   it('POLICY_NAMES: every configurable policy plus the fixed rules', () => {
     expect([...POLICY_NAMES].sort()).toEqual(
       [
-        'threads', 'edits', 'deletes', 'reactions', 'systemMessages', 'retention', 'emptyMessages', 'longText',
-        'brokenAttachments', 'missingUsers', 'mentions', 'joinedAt', 'scopes', 'bans', 'groupTypes', 'bots',
-        'deactivatedUsers', 'archivedGroups', 'roles', 'groupDescription', 'fieldLimits', 'text',
-        'ids', 'names', 'groupOwner', 'dependencies', 'userModule',
+        'threads',
+        'edits',
+        'deletes',
+        'reactions',
+        'systemMessages',
+        'retention',
+        'emptyMessages',
+        'longText',
+        'brokenAttachments',
+        'missingUsers',
+        'mentions',
+        'joinedAt',
+        'scopes',
+        'bans',
+        'groupTypes',
+        'bots',
+        'deactivatedUsers',
+        'archivedGroups',
+        'roles',
+        'groupDescription',
+        'fieldLimits',
+        'text',
+        'ids',
+        'names',
+        'groupOwner',
+        'dependencies',
+        'userModule',
       ].sort(),
     )
   })
@@ -82,7 +107,15 @@ describe('PoliciesSchema', () => {
 
 describe('tallyOutcomes', () => {
   const results: MapResult[] = [
-    { kind: 'items', items: [], extraItems: [], outcomes: [{ policy: 'threads', outcome: 'flattened' }, { policy: 'threads', outcome: 'quoted' }] },
+    {
+      kind: 'items',
+      items: [],
+      extraItems: [],
+      outcomes: [
+        { policy: 'threads', outcome: 'flattened' },
+        { policy: 'threads', outcome: 'quoted' },
+      ],
+    },
     { kind: 'items', items: [], extraItems: [], outcomes: [{ policy: 'threads', outcome: 'flattened' }] },
     { kind: 'skipped', policy: 'deletes', reason: 'x', outcomes: [{ policy: 'deletes', outcome: 'skipped' }] },
     { kind: 'rejected', field: 'sentAt', reason: 'x' },
@@ -90,7 +123,12 @@ describe('tallyOutcomes', () => {
   it.each([
     { name: 'results', input: results, into: undefined, expected: { threads: { flattened: 2, quoted: 1 }, deletes: { skipped: 1 } } },
     { name: 'bare outcomes', input: [{ policy: 'joinedAt' as const, outcome: 'clamped' }], into: undefined, expected: { joinedAt: { clamped: 1 } } },
-    { name: 'into an existing tally', input: [{ policy: 'joinedAt' as const, outcome: 'clamped' }], into: { joinedAt: { clamped: 4 } }, expected: { joinedAt: { clamped: 5 } } },
+    {
+      name: 'into an existing tally',
+      input: [{ policy: 'joinedAt' as const, outcome: 'clamped' }],
+      into: { joinedAt: { clamped: 4 } },
+      expected: { joinedAt: { clamped: 5 } },
+    },
   ])('$name', ({ input, into, expected }) => {
     expect(tallyOutcomes(input, into)).toEqual(expected)
   })
@@ -100,13 +138,27 @@ describe('mappers registry', () => {
   it('has one mapping per entity and mapRecord dispatches', () => {
     expect(Object.keys(mappers)).toEqual(['users', 'groups', 'members', 'messages'])
     const ctx = createMappingContext({ now: Date.UTC(2025, 0, 1) })
-    expect(mapRecord('users', { id: 'a', name: 'A', isBot: false }, ctx)).toMatchObject({ kind: 'items', items: [{ entity: 'users', targetKey: 'a' }] })
-    expect(mapRecord('groups', { id: 'g', name: 'G', type: 'public' }, ctx)).toMatchObject({ kind: 'items', items: [{ entity: 'groups', targetKey: 'g' }] })
+    expect(mapRecord('users', { id: 'a', name: 'A', isBot: false }, ctx)).toMatchObject({
+      kind: 'items',
+      items: [{ entity: 'users', targetKey: 'a' }],
+    })
+    expect(mapRecord('groups', { id: 'g', name: 'G', type: 'public' }, ctx)).toMatchObject({
+      kind: 'items',
+      items: [{ entity: 'groups', targetKey: 'g' }],
+    })
   })
 
   it('mappings are deterministic: same record, same context state, same result', () => {
     const make = () => createMappingContext({ now: Date.UTC(2025, 0, 1), users: { u: { uid: 'u', name: 'U' } } })
-    const rec = { id: 'M', senderId: 'x', receiverType: 'user' as const, receiverId: 'u', type: 'text' as const, text: 'hi', sentAt: Date.UTC(2024, 11, 31) }
+    const rec = {
+      id: 'M',
+      senderId: 'x',
+      receiverType: 'user' as const,
+      receiverId: 'u',
+      type: 'text' as const,
+      text: 'hi',
+      sentAt: Date.UTC(2024, 11, 31),
+    }
     expect(mapRecord('messages', rec, make())).toEqual(mapRecord('messages', rec, make()))
   })
 })
@@ -121,8 +173,16 @@ describe('loadUserModule', () => {
 
   it.each([
     { name: 'named export adjust', file: 'named.mjs', text: 'export function adjust(e, item) { return { ...item, name: item.name + "!" } }' },
-    { name: 'default export function', file: 'default-fn.mjs', text: 'export default function (e, item) { return { ...item, name: item.name + "!" } }' },
-    { name: 'default export object with adjust', file: 'default-obj.mjs', text: 'export default { adjust: (e, item) => ({ ...item, name: item.name + "!" }) }' },
+    {
+      name: 'default export function',
+      file: 'default-fn.mjs',
+      text: 'export default function (e, item) { return { ...item, name: item.name + "!" } }',
+    },
+    {
+      name: 'default export object with adjust',
+      file: 'default-obj.mjs',
+      text: 'export default { adjust: (e, item) => ({ ...item, name: item.name + "!" }) }',
+    },
   ])('loads a module with a $name, relative to baseDir, and the mapping applies it', async ({ file, text }) => {
     const mod = await loadUserModule(write(file, text), dir)
     expect(mod.path).toBe(join(dir, file))
@@ -139,7 +199,9 @@ describe('loadUserModule', () => {
     { name: 'a missing file', file: 'missing.mjs', text: undefined, error: /cannot load/ },
     { name: 'a syntax error', file: 'broken.mjs', text: 'export function adjust( {', error: /cannot load/ },
   ])('refuses $name with a clear error', async ({ file, text, error }) => {
-    if (text !== undefined) write(file, text)
+    if (text !== undefined) {
+      write(file, text)
+    }
     await expect(loadUserModule(file, dir)).rejects.toThrow(error)
   })
 })

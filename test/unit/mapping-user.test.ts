@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import type { LegacyUser } from '../../src/model/index.ts'
-import { UserImport } from '../../src/target/schemas.ts'
+
 import { createMappingContext } from '../../mappings/context.ts'
-import { MemoryIdRegistry, alternativeId, stableHash } from '../../mappings/ids.ts'
+import { alternativeId, MemoryIdRegistry, stableHash } from '../../mappings/ids.ts'
 import { mapUser } from '../../mappings/map-user.ts'
 import type { PoliciesInput } from '../../mappings/policies.ts'
 import type { PolicyOutcome } from '../../mappings/types.ts'
+import type { LegacyUser } from '../../src/model/index.ts'
+import { UserImport } from '../../src/target/schemas.ts'
 
 const NOW = Date.UTC(2025, 5, 1)
 const T = Date.UTC(2024, 0, 1, 12, 0, 0, 500) // 1704110400.5 s
@@ -69,21 +70,33 @@ describe('mapUser', () => {
       name: 'id collision with an earlier user: re-keyed and counted',
       record: { id: 'u1' },
       ids: new MemoryIdRegistry([{ kind: 'user', legacyId: 'other', platformId: 'u1' }]),
-      expected: { kind: 'items', payload: { uid: alternativeId('u1', 1), name: 'Ann Lee', metadata: legacy() }, outcomes: [o('ids', 'collision-rekeyed')] },
+      expected: {
+        kind: 'items',
+        payload: { uid: alternativeId('u1', 1), name: 'Ann Lee', metadata: legacy() },
+        outcomes: [o('ids', 'collision-rekeyed')],
+      },
     },
     {
       name: 'name over 100 characters: cut (without splitting an emoji) and counted',
       record: { name: `${'n'.repeat(99)}👍🏽tail` },
       expected: { kind: 'items', payload: { uid: 'u1', name: 'n'.repeat(99), metadata: legacy() }, outcomes: [o('names', 'truncated')] },
     },
-    { name: 'name surrounded by spaces: trimmed', record: { name: '  Ann  ' }, expected: { kind: 'items', payload: { uid: 'u1', name: 'Ann', metadata: legacy() }, outcomes: [] } },
+    {
+      name: 'name surrounded by spaces: trimmed',
+      record: { name: '  Ann  ' },
+      expected: { kind: 'items', payload: { uid: 'u1', name: 'Ann', metadata: legacy() }, outcomes: [] },
+    },
     { name: 'null name: rejected', record: { name: null }, expected: { kind: 'rejected', field: 'name' } },
     { name: 'blank name: rejected', record: { name: '   ' }, expected: { kind: 'rejected', field: 'name' } },
     { name: 'missing id: rejected', record: { id: '' }, expected: { kind: 'rejected', field: 'id' } },
     {
       name: 'bots keep: tagged and marked',
       record: { isBot: true, tags: ['x'] },
-      expected: { kind: 'items', payload: { uid: 'u1', name: 'Ann Lee', tags: ['x', 'bot'], metadata: legacy({ isBot: true }) }, outcomes: [o('bots', 'kept')] },
+      expected: {
+        kind: 'items',
+        payload: { uid: 'u1', name: 'Ann Lee', tags: ['x', 'bot'], metadata: legacy({ isBot: true }) },
+        outcomes: [o('bots', 'kept')],
+      },
     },
     {
       name: 'bots keep with no tag',
@@ -91,11 +104,20 @@ describe('mapUser', () => {
       policies: { bots: { tag: '' } },
       expected: { kind: 'items', payload: { uid: 'u1', name: 'Ann Lee', metadata: legacy({ isBot: true }) }, outcomes: [o('bots', 'kept')] },
     },
-    { name: 'bots skip', record: { isBot: true }, policies: { bots: { mode: 'skip' } }, expected: { kind: 'skipped', policy: 'bots', outcomes: [o('bots', 'skipped')] } },
+    {
+      name: 'bots skip',
+      record: { isBot: true },
+      policies: { bots: { mode: 'skip' } },
+      expected: { kind: 'skipped', policy: 'bots', outcomes: [o('bots', 'skipped')] },
+    },
     {
       name: 'deactivated keep: deactivatedAt in seconds',
       record: { deactivatedAt: T },
-      expected: { kind: 'items', payload: { uid: 'u1', name: 'Ann Lee', deactivatedAt: T_S, metadata: legacy() }, outcomes: [o('deactivatedUsers', 'kept-deactivated')] },
+      expected: {
+        kind: 'items',
+        payload: { uid: 'u1', name: 'Ann Lee', deactivatedAt: T_S, metadata: legacy() },
+        outcomes: [o('deactivatedUsers', 'kept-deactivated')],
+      },
     },
     {
       name: 'deactivated keep with an invalid time: still deactivated (now), counted',
@@ -151,7 +173,12 @@ describe('mapUser', () => {
     const r = mapUser({ ...BASE, ...c.record } as LegacyUser, ctx)
     const e = c.expected
     if (e.kind === 'items') {
-      expect(r).toEqual({ kind: 'items', items: [{ entity: 'users', targetKey: e.payload.uid, payload: e.payload }], extraItems: [], outcomes: e.outcomes })
+      expect(r).toEqual({
+        kind: 'items',
+        items: [{ entity: 'users', targetKey: e.payload.uid, payload: e.payload }],
+        extraItems: [],
+        outcomes: e.outcomes,
+      })
       expect(UserImport.safeParse(e.payload).success).toBe(true)
     } else {
       expect(r).toMatchObject(e)

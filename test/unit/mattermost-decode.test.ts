@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+
 import { renderGroupName } from '../../connectors/mattermost/entities/groups.ts'
 import { parseMentions, resolveMentions } from '../../connectors/mattermost/entities/mentions.ts'
 import { directReceiver, fileUrl, typeOfAttachments } from '../../connectors/mattermost/entities/messages.ts'
@@ -50,7 +51,11 @@ describe('group names, attachment types, file URLs', () => {
     { rule: '{channel}', values: { team: 'eng', channel: 'Town Square' }, want: 'Town Square' },
     { rule: '{team}-{channel}', values: { team: 'eng', channel: 'Town Square' }, want: 'eng-Town Square' },
     { rule: '{team}-{channel}', values: { team: '', channel: 'Lonely' }, want: 'Lonely' },
-    { rule: '{teamDisplayName} / {channelName}', values: { teamDisplayName: 'Engineering', channelName: 'town-square' }, want: 'Engineering / town-square' },
+    {
+      rule: '{teamDisplayName} / {channelName}',
+      values: { teamDisplayName: 'Engineering', channelName: 'town-square' },
+      want: 'Engineering / town-square',
+    },
   ])('$rule', ({ rule, values, want }) => expect(renderGroupName(rule, values as unknown as Record<string, string>)).toBe(want))
 
   it.each([

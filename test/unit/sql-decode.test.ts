@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+
 import {
   decodeBoolean,
   decodeJson,
@@ -51,7 +52,9 @@ describe('decodeTimestamp', () => {
       } catch (e) {
         expect((e as FieldProblem).field).toBe('sent_at')
       }
-    } else expect(decodeTimestamp('sent_at', value, format)).toBe(want)
+    } else {
+      expect(decodeTimestamp('sent_at', value, format)).toBe(want)
+    }
   })
 
   it('parses years below 100 literally', () => {
@@ -71,8 +74,11 @@ describe('decodeText', () => {
     { name: 'number', value: 42, want: '42' },
   ]
   it.each(cases)('$name', ({ value, lossy, want }) => {
-    if (want === 'problem') expect(() => decodeText('text', value, lossy)).toThrow(/invalid UTF-8/)
-    else expect(decodeText('text', value, lossy)).toBe(want)
+    if (want === 'problem') {
+      expect(() => decodeText('text', value, lossy)).toThrow(/invalid UTF-8/)
+    } else {
+      expect(decodeText('text', value, lossy)).toBe(want)
+    }
   })
 })
 

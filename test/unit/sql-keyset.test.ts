@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+
+import { deltaBound } from '../../connectors/generic-sql/index.ts'
 import {
   buildCountQuery,
   buildDuplicateIdQuery,
@@ -7,13 +9,12 @@ import {
   buildNullKeyQuery,
   cursorOf,
   DIALECTS,
-  sameKey,
   type KeyColumn,
+  sameKey,
 } from '../../connectors/sql/dialect.ts'
-import type { Cursor } from '../../src/model/connector.ts'
-import { describeSource, engineOf, scrubSecret, sqlitePathOf } from '../../connectors/sql/source-url.ts'
-import { deltaBound } from '../../connectors/generic-sql/index.ts'
 import { idsCanRepeat } from '../../connectors/sql/duplicate-ids.ts'
+import { describeSource, engineOf, scrubSecret, sqlitePathOf } from '../../connectors/sql/source-url.ts'
+import type { Cursor } from '../../src/model/connector.ts'
 
 const one: KeyColumn[] = [{ name: 'id', expr: 'src."id"' }]
 const two: KeyColumn[] = [
@@ -130,12 +131,19 @@ describe('buildKeysetQuery', () => {
     },
     {
       engine: 'mysql' as const,
-      keys: [{ name: 'sent_at', expr: 'src.`sent_at`' }, { name: 'id', expr: 'src.`id`', text: true }],
+      keys: [
+        { name: 'sent_at', expr: 'src.`sent_at`' },
+        { name: 'id', expr: 'src.`id`', text: true },
+      ],
       sql: 'SELECT src.* FROM (q) AS src WHERE src.`sent_at` IS NOT NULL AND src.`id` IS NOT NULL AND src.`sent_at` = ? AND src.`id` = ? AND BINARY src.`id` = ? LIMIT 100001',
       params: ['2024-01-01 00:00:00', 7, 7],
     },
   ])('buildKeyEqualsQuery reads a whole key group ($engine)', ({ engine, keys, sql, params }) => {
-    const q = buildKeyEqualsQuery(DIALECTS[engine], { select: 'src.*', from: '(q) AS src', keys, limit: 100_001 }, { sent_at: '2024-01-01 00:00:00', id: 7 })
+    const q = buildKeyEqualsQuery(
+      DIALECTS[engine],
+      { select: 'src.*', from: '(q) AS src', keys, limit: 100_001 },
+      { sent_at: '2024-01-01 00:00:00', id: 7 },
+    )
     expect(q).toEqual({ sql, params })
   })
 
@@ -187,7 +195,10 @@ describe('buildKeysetQuery', () => {
     {
       engine: 'mysql' as const,
       ids: [{ name: 'id', expr: 'src.`id`', text: true }],
-      keys: [{ name: 'sent_at', expr: 'src.`sent_at`' }, { name: 'id', expr: 'src.`id`', text: true }],
+      keys: [
+        { name: 'sent_at', expr: 'src.`sent_at`' },
+        { name: 'id', expr: 'src.`id`', text: true },
+      ],
       sql:
         'SELECT src.`id` AS `id`, src.`sent_at` AS `sent_at` FROM (q) AS src WHERE src.`x` >= ? AND src.`id` IS NOT NULL AND src.`sent_at` IS NOT NULL' +
         ' AND (BINARY src.`id`) IN (SELECT BINARY src.`id` FROM (q) AS src WHERE src.`x` >= ? AND src.`id` IS NOT NULL AND src.`sent_at` IS NOT NULL GROUP BY BINARY src.`id` HAVING count(*) > 1)' +
@@ -195,7 +206,10 @@ describe('buildKeysetQuery', () => {
     },
     {
       engine: 'sqlite' as const,
-      ids: [{ name: 'group_id', expr: 'src."group_id"' }, { name: 'user_id', expr: 'src."user_id"' }],
+      ids: [
+        { name: 'group_id', expr: 'src."group_id"' },
+        { name: 'user_id', expr: 'src."user_id"' },
+      ],
       keys: [{ name: 'joined_at', expr: 'src."joined_at"' }],
       sql:
         'SELECT src."group_id" AS "group_id", src."user_id" AS "user_id", src."joined_at" AS "joined_at" FROM (q) AS src' +

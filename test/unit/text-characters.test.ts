@@ -4,11 +4,12 @@
  * decoding and the ledger's storable forms.
  */
 import { describe, expect, it } from 'vitest'
+
+import { decodeId, decodeOptionalId, FieldProblem, printableId } from '../../connectors/sql/decode.ts'
 import { createMappingContext } from '../../mappings/context.ts'
 import { mapGroup, mapMember, mapMessage, mapUser } from '../../mappings/index.ts'
 import type { PoliciesInput } from '../../mappings/policies.ts'
 import type { MapResult } from '../../mappings/types.ts'
-import { decodeId, decodeOptionalId, FieldProblem, printableId } from '../../connectors/sql/decode.ts'
 import type { LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../src/model/index.ts'
 import { cursorJson, cursorValue, storableJson, storableKey, storableText } from '../../src/state/safe-text.ts'
 import { hasUnstorable, printable, stripUnstorable, unstorableReason } from '../../src/target/characters.ts'
@@ -22,14 +23,63 @@ describe('the detector', () => {
   const cases: { name: string; text: string; reason: string | undefined; stripped: string; removed: number; shown: string }[] = [
     { name: 'plain text', text: 'hello', reason: undefined, stripped: 'hello', removed: 0, shown: 'hello' },
     { name: 'an emoji (astral, a valid pair)', text: `hi ${EMOJI}!`, reason: undefined, stripped: `hi ${EMOJI}!`, removed: 0, shown: `hi ${EMOJI}!` },
-    { name: 'other control characters', text: 'a\tb\u0001c\uFFFF', reason: undefined, stripped: 'a\tb\u0001c\uFFFF', removed: 0, shown: 'a\tb\u0001c\uFFFF' },
+    {
+      name: 'other control characters',
+      text: 'a\tb\u0001c\uFFFF',
+      reason: undefined,
+      stripped: 'a\tb\u0001c\uFFFF',
+      removed: 0,
+      shown: 'a\tb\u0001c\uFFFF',
+    },
     { name: 'U+0000', text: 'ab\u0000c', reason: 'contains U+0000 at position 2', stripped: 'abc', removed: 1, shown: 'ab\\u0000c' },
-    { name: 'several U+0000', text: '\u0000x\u0000\u0000', reason: 'contains U+0000 at position 0', stripped: 'x', removed: 3, shown: '\\u0000x\\u0000\\u0000' },
-    { name: 'a lone high surrogate', text: `x${HIGH}y`, reason: 'contains an unpaired surrogate U+D83D at position 1', stripped: 'xy', removed: 1, shown: 'x\\ud83dy' },
-    { name: 'a lone high surrogate at the end', text: `x${HIGH}`, reason: 'contains an unpaired surrogate U+D83D at position 1', stripped: 'x', removed: 1, shown: 'x\\ud83d' },
-    { name: 'a lone low surrogate', text: `${LOW}z`, reason: 'contains an unpaired surrogate U+DE00 at position 0', stripped: 'z', removed: 1, shown: '\\ude00z' },
-    { name: 'reversed pair (low then high)', text: `${LOW}${HIGH}`, reason: 'contains an unpaired surrogate U+DE00 at position 0', stripped: '', removed: 2, shown: '\\ude00\\ud83d' },
-    { name: 'emoji next to a NUL', text: `${EMOJI}\u0000${EMOJI}`, reason: 'contains U+0000 at position 2', stripped: `${EMOJI}${EMOJI}`, removed: 1, shown: `${EMOJI}\\u0000${EMOJI}` },
+    {
+      name: 'several U+0000',
+      text: '\u0000x\u0000\u0000',
+      reason: 'contains U+0000 at position 0',
+      stripped: 'x',
+      removed: 3,
+      shown: '\\u0000x\\u0000\\u0000',
+    },
+    {
+      name: 'a lone high surrogate',
+      text: `x${HIGH}y`,
+      reason: 'contains an unpaired surrogate U+D83D at position 1',
+      stripped: 'xy',
+      removed: 1,
+      shown: 'x\\ud83dy',
+    },
+    {
+      name: 'a lone high surrogate at the end',
+      text: `x${HIGH}`,
+      reason: 'contains an unpaired surrogate U+D83D at position 1',
+      stripped: 'x',
+      removed: 1,
+      shown: 'x\\ud83d',
+    },
+    {
+      name: 'a lone low surrogate',
+      text: `${LOW}z`,
+      reason: 'contains an unpaired surrogate U+DE00 at position 0',
+      stripped: 'z',
+      removed: 1,
+      shown: '\\ude00z',
+    },
+    {
+      name: 'reversed pair (low then high)',
+      text: `${LOW}${HIGH}`,
+      reason: 'contains an unpaired surrogate U+DE00 at position 0',
+      stripped: '',
+      removed: 2,
+      shown: '\\ude00\\ud83d',
+    },
+    {
+      name: 'emoji next to a NUL',
+      text: `${EMOJI}\u0000${EMOJI}`,
+      reason: 'contains U+0000 at position 2',
+      stripped: `${EMOJI}${EMOJI}`,
+      removed: 1,
+      shown: `${EMOJI}\\u0000${EMOJI}`,
+    },
   ]
   it.each(cases)('$name', ({ text, reason, stripped, removed, shown }) => {
     expect(hasUnstorable(text)).toBe(reason !== undefined)
@@ -130,7 +180,9 @@ describe('policies.text.invalidCharacters', () => {
   it.each(cases)('strip: $name', ({ map, strip }) => {
     const r = map('strip')
     expect(r.kind, JSON.stringify(r)).toBe('items')
-    if (r.kind !== 'items') return
+    if (r.kind !== 'items') {
+      return
+    }
     expect(strip.path(r.items[0]?.payload)).toEqual(strip.value)
     expect(textOutcomes(r)).toEqual(strip.outcomes)
     expect(hasUnstorable(JSON.stringify(r.items[0]?.payload).replaceAll('\\u0000', '\u0000'))).toBe(false)
@@ -144,7 +196,9 @@ describe('policies.text.invalidCharacters', () => {
     for (const mode of ['strip', 'quarantine'] as const) {
       const r = mapMessage(record, ctx(mode))
       expect(r.kind).toBe('items')
-      if (r.kind !== 'items') continue
+      if (r.kind !== 'items') {
+        continue
+      }
       expect(r.items[0]?.payload.data?.text).toBe(`${EMOJI} party ${EMOJI}`)
       expect(r.items[0]?.payload.data?.metadata?.[EMOJI]).toBe(EMOJI)
       expect(textOutcomes(r)).toEqual([])
@@ -158,18 +212,32 @@ describe('policies.text.invalidCharacters', () => {
 
   const idCases: { name: string; map: (mode: 'strip' | 'quarantine') => MapResult; field: string }[] = [
     { name: 'user id', map: (m) => mapUser({ ...USER, id: 'u\u00001' }, ctx(m)), field: 'id' },
-    { name: 'group owner id', map: (m) => mapGroup({ id: 'g1', name: 'G', type: 'public', ownerId: `u${HIGH}` } as LegacyGroup, ctx(m)), field: 'ownerId' },
-    { name: 'member user id', map: (m) => mapMember({ groupId: 'g1', userId: 'u1\u0000', scope: 'participant', banned: false } as LegacyMember, ctx(m)), field: 'userId' },
+    {
+      name: 'group owner id',
+      map: (m) => mapGroup({ id: 'g1', name: 'G', type: 'public', ownerId: `u${HIGH}` } as LegacyGroup, ctx(m)),
+      field: 'ownerId',
+    },
+    {
+      name: 'member user id',
+      map: (m) => mapMember({ groupId: 'g1', userId: 'u1\u0000', scope: 'participant', banned: false } as LegacyMember, ctx(m)),
+      field: 'userId',
+    },
     { name: 'message sender id', map: (m) => mapMessage({ ...MESSAGE, senderId: 'u1\u0000' }, ctx(m)), field: 'senderId' },
     { name: 'thread parent id', map: (m) => mapMessage({ ...MESSAGE, threadParentId: '\u0000p' }, ctx(m)), field: 'threadParentId' },
     { name: 'a mentioned id', map: (m) => mapMessage({ ...MESSAGE, mentions: ['u2', 'u\u0000'] }, ctx(m)), field: 'mentions.1' },
-    { name: 'a reactor id', map: (m) => mapMessage({ ...MESSAGE, reactions: [{ emoji: 'x', userId: 'u\u0000' }] }, ctx(m)), field: 'reactions.0.userId' },
+    {
+      name: 'a reactor id',
+      map: (m) => mapMessage({ ...MESSAGE, reactions: [{ emoji: 'x', userId: 'u\u0000' }] }, ctx(m)),
+      field: 'reactions.0.userId',
+    },
   ]
   it.each(idCases)('a legacy id is never stripped: $name is rejected under both policies', ({ map, field }) => {
     for (const mode of ['strip', 'quarantine'] as const) {
       const r = map(mode)
       expect(r.kind).toBe('rejected')
-      if (r.kind !== 'rejected') continue
+      if (r.kind !== 'rejected') {
+        continue
+      }
       expect(r.field).toBe(field)
       expect(r.reason).toMatch(/^legacy id contains (U\+0000|an unpaired surrogate U\+D83D) at position \d+ \(an id is never changed\)$/)
       expect(hasUnstorable(r.reason + r.field)).toBe(false)
@@ -182,9 +250,31 @@ describe('the import schemas refuse what cannot be stored', () => {
     { name: 'user name', parse: () => UserImport.safeParse({ uid: 'u1', name: 'a\u0000' }), path: 'name' },
     { name: 'user avatar', parse: () => UserImport.safeParse({ uid: 'u1', name: 'a', avatar: `https://x/${LOW}` }), path: 'avatar' },
     { name: 'a tag', parse: () => UserImport.safeParse({ uid: 'u1', name: 'a', tags: ['ok', '\u0000'] }), path: 'tags.1' },
-    { name: 'nested metadata key', parse: () => GroupImport.safeParse({ guid: 'g', name: 'G', type: 'public', metadata: { a: { '\u0000': 1 } } }), path: 'metadata' },
-    { name: 'message text', parse: () => MessageImport.safeParse({ muid: 'm', sender: 'u', receiverType: 'user', receiver: 'v', sentAt: 1, data: { text: `x${HIGH}` } }), path: 'data.text' },
-    { name: 'custom data value', parse: () => MessageImport.safeParse({ muid: 'm', sender: 'u', receiverType: 'user', receiver: 'v', category: 'custom', type: 'x', sentAt: 1, data: { customData: { a: ['\u0000'] } } }), path: 'data.customData' },
+    {
+      name: 'nested metadata key',
+      parse: () => GroupImport.safeParse({ guid: 'g', name: 'G', type: 'public', metadata: { a: { '\u0000': 1 } } }),
+      path: 'metadata',
+    },
+    {
+      name: 'message text',
+      parse: () => MessageImport.safeParse({ muid: 'm', sender: 'u', receiverType: 'user', receiver: 'v', sentAt: 1, data: { text: `x${HIGH}` } }),
+      path: 'data.text',
+    },
+    {
+      name: 'custom data value',
+      parse: () =>
+        MessageImport.safeParse({
+          muid: 'm',
+          sender: 'u',
+          receiverType: 'user',
+          receiver: 'v',
+          category: 'custom',
+          type: 'x',
+          sentAt: 1,
+          data: { customData: { a: ['\u0000'] } },
+        }),
+      path: 'data.customData',
+    },
   ]
   it.each(cases)('$name', ({ parse, path }) => {
     const r = parse()

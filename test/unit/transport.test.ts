@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+
 import { createPlatformClient } from '../../src/target/client.ts'
 import { PlatformError } from '../../src/target/errors.ts'
 import { transportProblem } from '../../src/target/transport.ts'
@@ -18,8 +19,11 @@ describe('transportProblem', () => {
     ['ftp://127.0.0.1/v3', /protocol ftp:/],
   ])('%s → %s', (url, expected) => {
     const problem = transportProblem(new URL(url))
-    if (expected === undefined) expect(problem).toBeUndefined()
-    else expect(problem).toMatch(expected)
+    if (expected === undefined) {
+      expect(problem).toBeUndefined()
+    } else {
+      expect(problem).toMatch(expected)
+    }
   })
 })
 

@@ -1,5 +1,5 @@
 /** Generic SQL members: `group_id, user_id` required; `scope` admin/moderator/participant (default). */
-import { MEMBER_ROLES, type LegacyMember } from '../../../src/model/records.ts'
+import { type LegacyMember, MEMBER_ROLES } from '../../../src/model/records.ts'
 import { compact, decodeBoolean, decodeChoice, decodeId, decodeTimestamp, printableId } from '../../sql/decode.ts'
 import type { EntitySpec } from './entity-spec.ts'
 

@@ -2,12 +2,7 @@
  * Generic SQL messages: `id, sender_id, receiver_type, receiver_id, sent_at` required; attachments,
  * reactions and mentions as JSON (see README.md for their shapes).
  */
-import {
-  MESSAGE_KINDS,
-  type LegacyAttachment,
-  type LegacyMessage,
-  type LegacyReaction,
-} from '../../../src/model/records.ts'
+import { type LegacyAttachment, type LegacyMessage, type LegacyReaction, MESSAGE_KINDS } from '../../../src/model/records.ts'
 import {
   compact,
   decodeChoice,
@@ -21,8 +16,8 @@ import {
   decodeText,
   decodeTimestamp,
   FieldProblem,
-  type TimeFormat,
   printableId,
+  type TimeFormat,
 } from '../../sql/decode.ts'
 import type { EntitySpec } from './entity-spec.ts'
 
@@ -30,7 +25,9 @@ const RECEIVER_TYPES = ['user', 'group'] as const
 
 function attachmentsOf(value: unknown, lossy: boolean): LegacyAttachment[] | undefined {
   const list = decodeJson('attachments', value, 'array', lossy)
-  if (list === undefined) return undefined
+  if (list === undefined) {
+    return undefined
+  }
   return list.map((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       throw new FieldProblem('attachments', `item ${i} is not an object`)
@@ -49,7 +46,9 @@ function attachmentsOf(value: unknown, lossy: boolean): LegacyAttachment[] | und
 
 function reactionsOf(value: unknown, tf: TimeFormat, lossy: boolean): LegacyReaction[] | undefined {
   const list = decodeJson('reactions', value, 'array', lossy)
-  if (list === undefined) return undefined
+  if (list === undefined) {
+    return undefined
+  }
   return list.map((item, i) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       throw new FieldProblem('reactions', `item ${i} is not an object`)
@@ -87,7 +86,9 @@ export const messages: EntitySpec<'messages'> = {
   deltaColumns: ['updated_at', 'sent_at'],
   decode(row, { timeFormat: tf, lossy }): LegacyMessage {
     const sentAt = decodeTimestamp('sent_at', row.sent_at, tf)
-    if (sentAt === undefined) throw new FieldProblem('sent_at', 'is null')
+    if (sentAt === undefined) {
+      throw new FieldProblem('sent_at', 'is null')
+    }
     return compact<LegacyMessage>({
       id: decodeId('id', row.id, lossy),
       senderId: decodeId('sender_id', row.sender_id, lossy),

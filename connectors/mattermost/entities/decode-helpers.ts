@@ -4,14 +4,18 @@ import { decodeTimestamp, FieldProblem } from '../../sql/decode.ts'
 
 /** A Mattermost time column: epoch ms, where 0 (or NULL) means "never". */
 export function mmTime(field: string, value: unknown): EpochMs | undefined {
-  if (value === null || value === undefined || value === 0 || value === '0') return undefined
+  if (value === null || value === undefined || value === 0 || value === '0') {
+    return undefined
+  }
   return decodeTimestamp(field, value, 'epoch-ms')
 }
 
 /** A required Mattermost time column (a creation time). */
 export function mmRequiredTime(field: string, value: unknown): EpochMs {
   const t = mmTime(field, value)
-  if (t === undefined) throw new FieldProblem(field, 'invalid timestamp: 0 or NULL')
+  if (t === undefined) {
+    throw new FieldProblem(field, 'invalid timestamp: 0 or NULL')
+  }
   return t
 }
 

@@ -28,16 +28,18 @@ export function decodeGroup(row: Record<string, unknown>, ctx: GroupDecodeContex
   const id = decodeId('id', row.id, lossy)
   const channelType = String(row.channel_type ?? '')
   const type = TYPES[channelType]
-  if (type === undefined) throw new FieldProblem('type', `unknown channel type ${JSON.stringify(channelType)}`)
+  if (type === undefined) {
+    throw new FieldProblem('type', `unknown channel type ${JSON.stringify(channelType)}`)
+  }
   const channelName = decodeOptionalText('name', row.channel_name, lossy) ?? ''
   const displayName = decodeOptionalText('displayname', row.displayname, lossy)?.trim() || channelName
-  if (displayName === '') throw new FieldProblem('displayname', 'is null: the channel has neither a display name nor a name')
+  if (displayName === '') {
+    throw new FieldProblem('displayname', 'is null: the channel has neither a display name nor a name')
+  }
   const team = decodeOptionalText('teams.name', row.team_name, lossy) ?? ''
   const teamDisplayName = decodeOptionalText('teams.displayname', row.team_displayname, lossy) ?? ''
   const name =
-    channelType === 'G'
-      ? displayName
-      : renderGroupName(ctx.groupName, { team, teamDisplayName, channel: displayName, channelName }) || displayName
+    channelType === 'G' ? displayName : renderGroupName(ctx.groupName, { team, teamDisplayName, channel: displayName, channelName }) || displayName
   const metadata = compact<JsonObject>({
     mattermostType: channelType,
     channelName: channelName || undefined,

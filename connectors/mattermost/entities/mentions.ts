@@ -32,7 +32,9 @@ export function parseMentions(text: string): ParsedMentions {
       continue
     }
     const options = trimmed !== raw && trimmed !== '' ? [raw, trimmed] : [raw]
-    for (const o of options) candidates.add(o)
+    for (const o of options) {
+      candidates.add(o)
+    }
     tokens.push(options)
   }
   return { candidates: [...candidates], channel: [...channel], tokens }
@@ -42,18 +44,19 @@ export function parseMentions(text: string): ParsedMentions {
  * Resolves parsed mentions against `usernames` (lowercase username → legacy user id): the mentioned
  * ids in order of first appearance, and each handle (as matched) → id. Unknown names are left out.
  */
-export function resolveMentions(
-  parsed: ParsedMentions,
-  usernames: ReadonlyMap<string, string>,
-): { ids: string[]; handles: Record<string, string> } {
+export function resolveMentions(parsed: ParsedMentions, usernames: ReadonlyMap<string, string>): { ids: string[]; handles: Record<string, string> } {
   const ids: string[] = []
   const handles: Record<string, string> = {}
   for (const options of parsed.tokens) {
     const handle = options.find((o) => usernames.has(o))
-    if (handle === undefined) continue
+    if (handle === undefined) {
+      continue
+    }
     const id = usernames.get(handle) as string
     handles[handle] = id
-    if (!ids.includes(id)) ids.push(id)
+    if (!ids.includes(id)) {
+      ids.push(id)
+    }
   }
   return { ids, handles }
 }

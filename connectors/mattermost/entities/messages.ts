@@ -7,13 +7,7 @@
  * - reactions (not soft-deleted), files (`fileinfo`, URL = fileBaseUrl + path, in `fileids` order);
  * - `@username` mentions resolved to user ids (same snapshot), `@channel/@all/@here` in metadata.
  */
-import type {
-  JsonObject,
-  LegacyAttachment,
-  LegacyMessage,
-  LegacyMessageType,
-  LegacyReaction,
-} from '../../../src/model/records.ts'
+import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
 import {
   compact,
   decodeBoolean,
@@ -44,14 +38,20 @@ export function directReceiver(channelName: string, senderId: string): string {
     throw new FieldProblem('channelid', `direct channel name ${JSON.stringify(channelName)} is not <userId>__<userId>`)
   }
   const [a, b] = ids as [string, string]
-  if (senderId === a) return b
-  if (senderId === b) return a
+  if (senderId === a) {
+    return b
+  }
+  if (senderId === b) {
+    return a
+  }
   throw new FieldProblem('userid', `sender ${senderId} is not a member of direct channel ${channelName}`)
 }
 
 /** The message type its attachments imply: all images → image, etc.; mixed → file. */
 export function typeOfAttachments(attachments: readonly LegacyAttachment[]): LegacyMessageType {
-  if (attachments.length === 0) return 'text'
+  if (attachments.length === 0) {
+    return 'text'
+  }
   const kinds = new Set(attachments.map((a) => /^(image|audio|video)\//.exec(a.mimeType ?? '')?.[1] ?? 'file'))
   return kinds.size === 1 ? ([...kinds][0] as LegacyMessageType) : 'file'
 }
@@ -64,7 +64,9 @@ export function fileUrl(base: string, path: string): string {
 function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyAttachment[] | undefined {
   const order = decodeStringList('fileids', row.fileids, ctx.lossy) ?? []
   const files = decodeJson('files', row.files, 'array', ctx.lossy)
-  if (files === undefined || files.length === 0) return undefined
+  if (files === undefined || files.length === 0) {
+    return undefined
+  }
   const rank = (id: string) => {
     const i = order.indexOf(id)
     return i === -1 ? order.length : i
@@ -73,7 +75,9 @@ function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext):
     const [id, name, path, extension, size, mime] = f as unknown[]
     const fileId = decodeId('fileinfo.id', id)
     const filePath = decodeOptionalText('fileinfo.path', path)
-    if (filePath === undefined) throw new FieldProblem('fileinfo.path', `file ${fileId} has no path`)
+    if (filePath === undefined) {
+      throw new FieldProblem('fileinfo.path', `file ${fileId} has no path`)
+    }
     return {
       fileId,
       attachment: compact<LegacyAttachment>({
@@ -91,7 +95,9 @@ function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext):
 
 function reactionsOf(row: Record<string, unknown>, lossy: boolean): LegacyReaction[] | undefined {
   const list = decodeJson('reactions', row.reactions, 'array', lossy)
-  if (list === undefined || list.length === 0) return undefined
+  if (list === undefined || list.length === 0) {
+    return undefined
+  }
   const reactions = list.map((r) => {
     const [emoji, userId, at] = r as unknown[]
     return compact<LegacyReaction>({
@@ -110,8 +116,12 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 export function mentionCandidates(rows: readonly Record<string, unknown>[]): string[] {
   const all = new Set<string>()
   for (const row of rows) {
-    if (typeof row.message !== 'string' || !row.message.includes('@')) continue
-    for (const c of parseMentions(row.message).candidates) all.add(c)
+    if (typeof row.message !== 'string' || !row.message.includes('@')) {
+      continue
+    }
+    for (const c of parseMentions(row.message).candidates) {
+      all.add(c)
+    }
   }
   return [...all]
 }
@@ -122,7 +132,9 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   const senderId = decodeId('userid', row.userid, lossy)
   const channelId = decodeId('channelid', row.channelid, lossy)
   const channelType = row.channel_type === null || row.channel_type === undefined ? undefined : String(row.channel_type)
-  if (channelType === undefined) throw new FieldProblem('channelid', `unknown channel ${channelId}`)
+  if (channelType === undefined) {
+    throw new FieldProblem('channelid', `unknown channel ${channelId}`)
+  }
   const direct = channelType === 'D'
   const receiverId = direct ? directReceiver(String(row.channel_name ?? ''), senderId) : channelId
   const text = decodeText('message', row.message, lossy) ?? ''
@@ -142,16 +154,28 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
       mentions = resolved.ids
       mentionHandles = resolved.handles
     }
-    if (parsed.channel.length > 0) channelMentions = parsed.channel
+    if (parsed.channel.length > 0) {
+      channelMentions = parsed.channel
+    }
   }
   const hashtags = decodeOptionalText('hashtags', row.hashtags, lossy)
   // Built field by field rather than through `compact`: this runs once per post.
   const metadata: JsonObject = {}
-  if (hasProps && !custom) metadata.props = props
-  if (postType !== undefined && systemKind === undefined && !custom) metadata.postType = postType
-  if (hashtags) metadata.hashtags = hashtags.split(/\s+/)
-  if (decodeBoolean('ispinned', row.ispinned)) metadata.pinned = true
-  if (channelMentions !== undefined) metadata.channelMentions = channelMentions
+  if (hasProps && !custom) {
+    metadata.props = props
+  }
+  if (postType !== undefined && systemKind === undefined && !custom) {
+    metadata.postType = postType
+  }
+  if (hashtags) {
+    metadata.hashtags = hashtags.split(/\s+/)
+  }
+  if (decodeBoolean('ispinned', row.ispinned)) {
+    metadata.pinned = true
+  }
+  if (channelMentions !== undefined) {
+    metadata.channelMentions = channelMentions
+  }
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id,
     senderId,
@@ -161,24 +185,44 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
     text,
     sentAt: mmRequiredTime('createat', row.createat),
   }
-  if (attachments !== undefined) message.attachments = attachments
-  if (custom) message.customData = { postType, ...(props ?? {}) }
+  if (attachments !== undefined) {
+    message.attachments = attachments
+  }
+  if (custom) {
+    message.customData = { postType, ...(props ?? {}) }
+  }
   for (const _ in metadata) {
     message.metadata = metadata
     break
   }
   const editedAt = mmTime('editat', row.editat)
-  if (editedAt !== undefined) message.editedAt = editedAt
+  if (editedAt !== undefined) {
+    message.editedAt = editedAt
+  }
   const deletedAt = mmTime('deleteat', row.deleteat)
-  if (deletedAt !== undefined) message.deletedAt = deletedAt
+  if (deletedAt !== undefined) {
+    message.deletedAt = deletedAt
+  }
   const threadParentId = decodeOptionalId('rootid', row.rootid, lossy)
-  if (threadParentId !== undefined) message.threadParentId = threadParentId
+  if (threadParentId !== undefined) {
+    message.threadParentId = threadParentId
+  }
   const reactions = reactionsOf(row, lossy)
-  if (reactions !== undefined) message.reactions = reactions
-  if (mentions !== undefined) message.mentions = mentions
-  if (mentionHandles !== undefined) message.mentionHandles = mentionHandles
-  if (systemKind !== undefined) message.systemKind = systemKind
+  if (reactions !== undefined) {
+    message.reactions = reactions
+  }
+  if (mentions !== undefined) {
+    message.mentions = mentions
+  }
+  if (mentionHandles !== undefined) {
+    message.mentionHandles = mentionHandles
+  }
+  if (systemKind !== undefined) {
+    message.systemKind = systemKind
+  }
   const updatedAt = mmTime('updateat', row.updateat)
-  if (updatedAt !== undefined) message.updatedAt = updatedAt
+  if (updatedAt !== undefined) {
+    message.updatedAt = updatedAt
+  }
   return message
 }

@@ -20,7 +20,9 @@ export function decodeUser(row: Record<string, unknown>, ctx: UserDecodeContext)
   const last = decodeOptionalText('lastname', row.lastname, lossy)?.trim() ?? ''
   const nickname = decodeOptionalText('nickname', row.nickname, lossy)?.trim()
   const name = `${first} ${last}`.trim() || nickname || username?.trim()
-  if (!name) throw new FieldProblem('username', 'is null: no username, first/last name or nickname to name the user')
+  if (!name) {
+    throw new FieldProblem('username', 'is null: no username, first/last name or nickname to name the user')
+  }
   const isBot = decodeBoolean('is_bot', row.is_bot)
   const props = decodeJson('props', row.props, 'object', lossy)
   const roles = roleList(row.roles)

@@ -65,8 +65,12 @@ export const MYSQL_NAMES: Readonly<Record<string, string>> = {
 
 /** The quoted name of a Mattermost table or column on this engine. */
 export function mmIdentifier(engine: SqlEngine, lowercase: string, quote: (id: string) => string): string {
-  if (engine !== 'mysql') return quote(lowercase)
+  if (engine !== 'mysql') {
+    return quote(lowercase)
+  }
   const camel = MYSQL_NAMES[lowercase]
-  if (camel === undefined) throw new Error(`no MySQL name for Mattermost identifier ${lowercase}`)
+  if (camel === undefined) {
+    throw new Error(`no MySQL name for Mattermost identifier ${lowercase}`)
+  }
   return quote(camel)
 }

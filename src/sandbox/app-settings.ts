@@ -4,6 +4,7 @@
  * Settings are stored with the app, so they survive a restart of a sandbox on a persistent store.
  */
 import { z } from 'zod'
+
 import { LIMITS } from '../target/schemas.ts'
 
 const Probability = z.number().min(0).max(1)
@@ -112,9 +113,14 @@ export function applySettingsPatch(base: AppSettings, patch: unknown): AppSettin
   if (faultPatch !== undefined) {
     const { latencyMs, seed, ...probabilities } = faultPatch
     Object.assign(faults, probabilities)
-    if (seed === null) delete faults.seed
-    else if (seed !== undefined) faults.seed = seed
-    if (latencyMs !== undefined) faults.latencyMs = { ...base.faults.latencyMs, ...latencyMs }
+    if (seed === null) {
+      delete faults.seed
+    } else if (seed !== undefined) {
+      faults.seed = seed
+    }
+    if (latencyMs !== undefined) {
+      faults.latencyMs = { ...base.faults.latencyMs, ...latencyMs }
+    }
   }
   return AppSettings.parse({ ...base, ...rest, faults })
 }

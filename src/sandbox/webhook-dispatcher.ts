@@ -13,7 +13,7 @@ import type { Logger } from 'pino'
 import PQueue from 'p-queue'
 import type { WebhookTrigger } from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
-import type { SandboxDb } from './store.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 
 /** One event to deliver to every matching webhook of an app. */

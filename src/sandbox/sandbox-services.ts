@@ -1,12 +1,13 @@
 /** What every sandbox handler works with: the store, the app registry and the in-memory parts. */
 import type { Logger } from 'pino'
+
 import type { AppRegistry } from './app-registry.ts'
 import type { ManagementCredentials } from './auth.ts'
-import type { FaultInjector } from './faults.ts'
+import type { FaultInjector } from './fault-injector.ts'
 import type { RateLimiter } from './rate-limiter.ts'
 import type { RequestLog } from './request-log.ts'
-import type { SandboxDb } from './store.ts'
-import type { WebhookDispatcher } from './webhooks.ts'
+import type { SandboxDb } from './sandbox-store.ts'
+import type { WebhookDispatcher } from './webhook-dispatcher.ts'
 
 /** The shared parts of a running sandbox. */
 export interface SandboxServices {

@@ -20,9 +20,9 @@ import {
 import { authenticateManagement } from './auth.ts'
 import { header, HttpError, intParam, isPlainObject, jsonBody, zodDetails, type Reply, type RequestContext } from './http-kit.ts'
 import type { Route } from './router.ts'
-import type { SandboxServices } from './services.ts'
+import type { SandboxServices } from './sandbox-services.ts'
 import { sql, type Selectable } from 'kysely'
-import type { WebhooksTable } from './store.ts'
+import type { WebhooksTable } from './sandbox-store.ts'
 import type { AppInfo } from './app-registry.ts'
 
 function badRequest(message: string, details?: Record<string, string[]>): HttpError {

@@ -7,7 +7,7 @@
  */
 import type { LegacyEntity, LegacyRecordOf } from '../src/model/index.ts'
 import { hasUnstorable, printable, stripUnstorable, unstorableReason } from '../src/target/characters.ts'
-import { Rejection, type Outcomes } from './common.ts'
+import { type Outcomes, Rejection } from './common.ts'
 import type { MappingContext } from './types.ts'
 
 /** Top-level fields that hold legacy ids, per entity (lists of ids: every element). */
@@ -35,23 +35,37 @@ function rootOf(p: Path): string {
 /** Legacy ids nested in a message: `reactions.N.userId`, and the values of `mentionHandles`. */
 function isIdPath(entity: LegacyEntity, p: Path): boolean {
   const root = rootOf(p)
-  if (ID_FIELDS[entity].has(root)) return true
-  if (entity !== 'messages') return false
+  if (ID_FIELDS[entity].has(root)) {
+    return true
+  }
+  if (entity !== 'messages') {
+    return false
+  }
   return (root === 'reactions' && p.key === 'userId') || (root === 'mentionHandles' && p.up?.up === undefined)
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    return false
+  }
   const proto = Object.getPrototypeOf(v)
   return proto === Object.prototype || proto === null
 }
 
 /** True when any string in `v` (object keys included) cannot be stored. The fast path: no allocation. */
 function anyUnstorable(v: unknown): boolean {
-  if (typeof v === 'string') return hasUnstorable(v)
-  if (Array.isArray(v)) return v.some(anyUnstorable)
+  if (typeof v === 'string') {
+    return hasUnstorable(v)
+  }
+  if (Array.isArray(v)) {
+    return v.some(anyUnstorable)
+  }
   if (isPlainObject(v)) {
-    for (const k in v) if (hasUnstorable(k) || anyUnstorable(v[k])) return true
+    for (const k in v) {
+      if (hasUnstorable(k) || anyUnstorable(v[k])) {
+        return true
+      }
+    }
   }
   return false
 }
@@ -68,27 +82,37 @@ class Cleaner {
 
   /** `v` cleaned (the same reference when nothing changed), or a {@link Rejection}. */
   value(v: unknown, p: Path): unknown {
-    if (typeof v === 'string') return this.text(v, p)
+    if (typeof v === 'string') {
+      return this.text(v, p)
+    }
     if (Array.isArray(v)) {
       let copy: unknown[] | undefined
       for (let i = 0; i < v.length; i++) {
         const c = this.value(v[i], { up: p, key: String(i) })
-        if (c !== v[i]) (copy ??= v.slice())[i] = c
+        if (c !== v[i]) {
+          ;(copy ??= v.slice())[i] = c
+        }
       }
       return copy ?? v
     }
-    if (isPlainObject(v)) return this.object(v, p)
+    if (isPlainObject(v)) {
+      return this.object(v, p)
+    }
     return v
   }
 
   object(o: Record<string, unknown>, p: Path | undefined): Record<string, unknown> {
-    if (!anyUnstorable(o)) return o
+    if (!anyUnstorable(o)) {
+      return o
+    }
     const out: Record<string, unknown> = {}
     for (const k of Object.keys(o)) {
       let key = k
       if (hasUnstorable(k)) {
         const at = p === undefined ? printable(k) : `${pathText(p)}.${printable(k)}`
-        if (!this.strip) throw new Rejection(at, `key ${unstorableReason(k)}`, 'text')
+        if (!this.strip) {
+          throw new Rejection(at, `key ${unstorableReason(k)}`, 'text')
+        }
         key = stripUnstorable(k).text
         if (Object.hasOwn(o, key) || Object.hasOwn(out, key)) {
           throw new Rejection(at, `key ${unstorableReason(k)}, and without it it would replace the key ${JSON.stringify(key)}`, 'text')
@@ -102,10 +126,16 @@ class Cleaner {
   }
 
   text(s: string, p: Path): string {
-    if (!hasUnstorable(s)) return s
+    if (!hasUnstorable(s)) {
+      return s
+    }
     const reason = unstorableReason(s) as string
-    if (isIdPath(this.entity, p)) throw new Rejection(pathText(p), `legacy id ${reason} (an id is never changed)`)
-    if (!this.strip) throw new Rejection(pathText(p), reason, 'text')
+    if (isIdPath(this.entity, p)) {
+      throw new Rejection(pathText(p), `legacy id ${reason} (an id is never changed)`)
+    }
+    if (!this.strip) {
+      throw new Rejection(pathText(p), reason, 'text')
+    }
     this.stripped.add(rootOf(p))
     return stripUnstorable(s).text
   }
@@ -117,9 +147,13 @@ class Cleaner {
  * once per field); under `quarantine`, or for a legacy id, a {@link Rejection} naming the field.
  */
 export function cleanRecord<E extends LegacyEntity>(entity: E, record: LegacyRecordOf[E], ctx: MappingContext, out: Outcomes): LegacyRecordOf[E] {
-  if (!anyUnstorable(record)) return record
+  if (!anyUnstorable(record)) {
+    return record
+  }
   const cleaner = new Cleaner(entity, ctx.policies.text.invalidCharacters === 'strip')
   const cleaned = cleaner.object(record as unknown as Record<string, unknown>, undefined)
-  for (const field of cleaner.stripped) out.add('text', `stripped:${field}`)
+  for (const field of cleaner.stripped) {
+    out.add('text', `stripped:${field}`)
+  }
   return cleaned as unknown as LegacyRecordOf[E]
 }

@@ -7,14 +7,14 @@
  * here are ignored.
  */
 import { sql } from 'kysely'
+
+import type { AppInfo } from './app-registry.ts'
 import { authenticateApp } from './auth.ts'
-import { boolParam, enumParam, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
+import { boolParam, enumParam, type HeaderMap, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
 import { rateLimitHeaders } from './rate-limiter.ts'
 import { groupObject, memberObject, messageObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
-import { API_VERSIONS, type SandboxServices } from './services.ts'
-import type { AppInfo } from './app-registry.ts'
-import type { HeaderMap } from './http-kit.ts'
+import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
 
 const PER_PAGE_DEFAULT = 100
 const PER_PAGE_MAX = 1000
@@ -33,9 +33,14 @@ function chatCaller(services: SandboxServices, ctx: RequestContext): ChatCaller 
   const d = services.limiter.take(`chat:${app.id}`, app.settings.chatRequestsPerMinute, app.settings.windowMs)
   const headers = rateLimitHeaders(d)
   if (!d.allowed) {
-    throw new HttpError(429, 'ERR_TOO_MANY_REQUESTS', `Too many requests. ${d.limit} per minute is the maximum allowed. Please retry after ${d.retryAfterSeconds} seconds.`, {
-      headers,
-    })
+    throw new HttpError(
+      429,
+      'ERR_TOO_MANY_REQUESTS',
+      `Too many requests. ${d.limit} per minute is the maximum allowed. Please retry after ${d.retryAfterSeconds} seconds.`,
+      {
+        headers,
+      },
+    )
   }
   return { app, headers }
 }
@@ -64,12 +69,22 @@ async function listUsers(services: SandboxServices, ctx: RequestContext): Promis
   const only = boolParam(ctx.query, 'onlyDeactivated')
   const withDeactivated = only || boolParam(ctx.query, 'withDeactivated')
   let q = services.db.selectFrom('users').where('app_id', '=', app.id)
-  if (only) q = q.where('deactivated_at', 'is not', null)
-  else if (!withDeactivated) q = q.where('deactivated_at', 'is', null)
-  if (searchKey) q = q.where((eb) => eb.or([eb('uid', 'ilike', likePrefix(searchKey)), eb('name', 'ilike', likePrefix(searchKey))]))
+  if (only) {
+    q = q.where('deactivated_at', 'is not', null)
+  } else if (!withDeactivated) {
+    q = q.where('deactivated_at', 'is', null)
+  }
+  if (searchKey) {
+    q = q.where((eb) => eb.or([eb('uid', 'ilike', likePrefix(searchKey)), eb('name', 'ilike', likePrefix(searchKey))]))
+  }
   const [count, rows] = await Promise.all([
     q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    q.selectAll().orderBy('seq').limit(perPage).offset((page - 1) * perPage).execute(),
+    q
+      .selectAll()
+      .orderBy('seq')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
   ])
   return { status: 200, headers, body: { data: rows.map(userObject), meta: { pagination: pagination(Number(count.n), rows.length, perPage, page) } } }
 }
@@ -79,7 +94,9 @@ async function getUser(services: SandboxServices, ctx: RequestContext): Promise<
   const uid = (ctx.params.uid ?? '').toLowerCase()
   const row = await services.db.selectFrom('users').selectAll().where('app_id', '=', app.id).where('uid', '=', uid).executeTakeFirst()
   // Documented: ERR_UID_NOT_FOUND is also the answer for a deactivated user.
-  if (!row || row.deactivated_at !== null) throw new HttpError(404, 'ERR_UID_NOT_FOUND', `The user ${uid} does not exist.`, { headers })
+  if (!row || row.deactivated_at !== null) {
+    throw new HttpError(404, 'ERR_UID_NOT_FOUND', `The user ${uid} does not exist.`, { headers })
+  }
   return { status: 200, headers, body: { data: userObject(row) } }
 }
 
@@ -116,12 +133,19 @@ async function listGroups(services: SandboxServices, ctx: RequestContext): Promi
   }
   const [total, list] = await Promise.all([
     count.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    rows.orderBy('g.seq').limit(perPage).offset((page - 1) * perPage).execute(),
+    rows
+      .orderBy('g.seq')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
   ])
   return {
     status: 200,
     headers,
-    body: { data: list.map((r) => groupObject(r, Number(r.members_count ?? 0))), meta: { pagination: pagination(Number(total.n), list.length, perPage, page) } },
+    body: {
+      data: list.map((r) => groupObject(r, Number(r.members_count ?? 0))),
+      meta: { pagination: pagination(Number(total.n), list.length, perPage, page) },
+    },
   }
 }
 
@@ -129,7 +153,9 @@ async function getGroup(services: SandboxServices, ctx: RequestContext): Promise
   const { app, headers } = chatCaller(services, ctx)
   const guid = (ctx.params.guid ?? '').toLowerCase()
   const row = await groupsWithCount(services, app.id).where('g.guid', '=', guid).executeTakeFirst()
-  if (!row) throw new HttpError(404, 'ERR_GUID_NOT_FOUND', `The group ${guid} does not exist.`, { headers })
+  if (!row) {
+    throw new HttpError(404, 'ERR_GUID_NOT_FOUND', `The group ${guid} does not exist.`, { headers })
+  }
   return { status: 200, headers, body: { data: groupObject(row, Number(row.members_count ?? 0)) } }
 }
 
@@ -138,10 +164,14 @@ async function listMembers(services: SandboxServices, ctx: RequestContext, banne
   const { perPage, page } = pageParams(ctx)
   const guid = (ctx.params.guid ?? '').toLowerCase()
   const group = await services.db.selectFrom('groups').select('guid').where('app_id', '=', app.id).where('guid', '=', guid).executeTakeFirst()
-  if (!group) throw new HttpError(404, 'ERR_GUID_NOT_FOUND', `The group ${guid} does not exist.`, { headers })
+  if (!group) {
+    throw new HttpError(404, 'ERR_GUID_NOT_FOUND', `The group ${guid} does not exist.`, { headers })
+  }
   const scope = enumParam(ctx.query, 'scope', ['admin', 'moderator', 'participant'] as const)
   let base = services.db.selectFrom('members as m').where('m.app_id', '=', app.id).where('m.guid', '=', guid).where('m.is_banned', '=', banned)
-  if (scope) base = base.where('m.scope', '=', scope)
+  if (scope) {
+    base = base.where('m.scope', '=', scope)
+  }
   const [total, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     base
@@ -200,7 +230,10 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
   const affix = enumParam(q, 'affix', ['append', 'prepend'] as const) ?? 'append'
   const idRaw = q.get('id')
   if (idRaw !== null && idRaw !== '' && !/^\d{1,18}$/.test(idRaw)) {
-    throw new HttpError(400, 'ERR_BAD_REQUEST', `The parameter id must be a message id, got ${JSON.stringify(idRaw)}.`, { details: { id: ['must be a message id'] }, headers })
+    throw new HttpError(400, 'ERR_BAD_REQUEST', `The parameter id must be a message id, got ${JSON.stringify(idRaw)}.`, {
+      details: { id: ['must be a message id'] },
+      headers,
+    })
   }
   const cursorId = idRaw === null || idRaw === '' ? undefined : Number(idRaw)
   let cursorSentAt = optionalIntParam(q, 'sentAt', 0, MAX_TIMESTAMP)
@@ -214,25 +247,43 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
 
   if (cursorId !== undefined && cursorSentAt === undefined) {
     const at = await services.db.selectFrom('messages').select('sent_at').where('app_id', '=', app.id).where('id', '=', cursorId).executeTakeFirst()
-    if (!at) throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${cursorId} does not exist.`, { headers })
+    if (!at) {
+      throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${cursorId} does not exist.`, { headers })
+    }
     cursorSentAt = Number(at.sent_at)
   }
   let query = services.db.selectFrom('messages').selectAll().where('app_id', '=', app.id)
-  if (receiverType) query = query.where('receiver_type', '=', receiverType)
-  if (conversationId) query = query.where('conversation_id', '=', conversationId)
-  if (sender) query = query.where('sender', '=', sender)
-  if (category) query = query.where('category', '=', category)
-  if (type) query = query.where('type', '=', type)
+  if (receiverType) {
+    query = query.where('receiver_type', '=', receiverType)
+  }
+  if (conversationId) {
+    query = query.where('conversation_id', '=', conversationId)
+  }
+  if (sender) {
+    query = query.where('sender', '=', sender)
+  }
+  if (category) {
+    query = query.where('category', '=', category)
+  }
+  if (type) {
+    query = query.where('type', '=', type)
+  }
   // Documented: toTimestamp is ignored unless fromTimestamp is set.
   if (from !== undefined) {
     query = query.where('sent_at', '>=', from)
-    if (to !== undefined) query = query.where('sent_at', '<=', to)
+    if (to !== undefined) {
+      query = query.where('sent_at', '<=', to)
+    }
   }
   if (cursorSentAt !== undefined) {
     // With only sentAt, the cursor sits before (append) / after (prepend) every message of that second.
-    if (cursorId === undefined) query = query.where('sent_at', affix === 'append' ? '>=' : '<=', cursorSentAt)
-    else if (affix === 'append') query = query.where(sql<boolean>`(sent_at, id) > (${cursorSentAt}, ${cursorId})`)
-    else query = query.where(sql<boolean>`(sent_at, id) < (${cursorSentAt}, ${cursorId})`)
+    if (cursorId === undefined) {
+      query = query.where('sent_at', affix === 'append' ? '>=' : '<=', cursorSentAt)
+    } else if (affix === 'append') {
+      query = query.where(sql<boolean>`(sent_at, id) > (${cursorSentAt}, ${cursorId})`)
+    } else {
+      query = query.where(sql<boolean>`(sent_at, id) < (${cursorSentAt}, ${cursorId})`)
+    }
   }
   const direction = affix === 'append' ? 'asc' : 'desc'
   const rows = await query
@@ -243,10 +294,14 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
   const more = rows.length > limit
   const page = rows.slice(0, limit)
   // A prepend page is read newest-first but answered oldest-first, like every page.
-  if (affix === 'prepend') page.reverse()
+  if (affix === 'prepend') {
+    page.reverse()
+  }
   const edge = affix === 'append' ? page[page.length - 1] : page[0]
   const meta: Record<string, unknown> = { current: { limit, count: page.length } }
-  if (more && edge) meta.next = { affix, sentAt: Number(edge.sent_at), id: String(edge.id) }
+  if (more && edge) {
+    meta.next = { affix, sentAt: Number(edge.sent_at), id: String(edge.id) }
+  }
   return { status: 200, headers, body: { data: page.map(messageObject), meta } }
 }
 
@@ -256,7 +311,9 @@ async function getMessage(services: SandboxServices, ctx: RequestContext): Promi
   const row = /^\d{1,18}$/.test(raw)
     ? await services.db.selectFrom('messages').selectAll().where('app_id', '=', app.id).where('id', '=', Number(raw)).executeTakeFirst()
     : undefined
-  if (!row) throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${raw} does not exist.`, { headers })
+  if (!row) {
+    throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${raw} does not exist.`, { headers })
+  }
   return { status: 200, headers, body: { data: messageObject(row) } }
 }
 

@@ -4,15 +4,15 @@
  * Every request draws all its dice in the same order, whatever it turns out to need, so the faults
  * a request gets depend only on the seed and the number of requests before it.
  */
-import type { FaultSettings } from './settings.ts'
+import type { FaultSettings } from './app-settings.ts'
 
 /** The faults a data-import request can get, in the order they take precedence. */
 export const FAULT_KINDS = ['extra429', 'dropBeforeCommit', 'partialCommit500', 'dropAfterCommit'] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
-import { seededRandom, type Random } from '../lib.ts'
+import { type Random, seededRandom } from '../lib.ts'
 
-export { seededRandom, type Random }
+export { type Random, seededRandom }
 
 /** What the dice decided for one request. At most one fault fires, in the order of {@link FAULT_KINDS}. */
 export interface FaultPlan {
@@ -35,7 +35,9 @@ export function createFaultInjector(): FaultInjector {
   const sources = new Map<string, { seed: number | undefined; random: Random }>()
   function source(appId: string, seed: number | undefined): Random {
     const s = sources.get(appId)
-    if (s !== undefined && s.seed === seed) return s.random
+    if (s !== undefined && s.seed === seed) {
+      return s.random
+    }
     const random = seed === undefined ? Math.random : seededRandom(seed)
     sources.set(appId, { seed, random })
     return random
@@ -46,7 +48,9 @@ export function createFaultInjector(): FaultInjector {
       let fault: FaultKind | undefined
       for (const kind of FAULT_KINDS) {
         const roll = random()
-        if (fault === undefined && roll < faults[kind]) fault = kind
+        if (fault === undefined && roll < faults[kind]) {
+          fault = kind
+        }
       }
       const { min, max } = faults.latencyMs
       const roll = random()
@@ -64,7 +68,9 @@ export function createFaultInjector(): FaultInjector {
  * when there are fewer than two items, where no such subset exists.
  */
 export function properSubset<T>(items: readonly T[], random: Random): T[] {
-  if (items.length < 2) return []
+  if (items.length < 2) {
+    return []
+  }
   const keep = 1 + Math.floor(random() * (items.length - 1))
   const shuffled = [...items]
   for (let i = shuffled.length - 1; i > 0; i--) {

@@ -6,9 +6,11 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { Kysely, PGliteDialect, type ColumnType, type Generated } from 'kysely'
+
+import { type ColumnType, type Generated, Kysely, PGliteDialect } from 'kysely'
 import { Migrator } from 'kysely/migration'
-import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
+
+import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
 import { SANDBOX_MIGRATIONS } from './migrations/index.ts'
 
 /** The Postgres schema every sandbox table lives in. */
@@ -195,7 +197,9 @@ export interface SandboxStore {
  */
 function templateFile(): string | undefined {
   const dir = process.env.CHATFERRY_SANDBOX_CACHE ?? join(tmpdir(), 'chatferry-sandbox')
-  if (dir === 'off') return undefined
+  if (dir === 'off') {
+    return undefined
+  }
   let version = 'unknown'
   try {
     const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite')
@@ -213,7 +217,9 @@ async function openMemoryStore(): Promise<OpenedDatabase<SandboxDatabase>> {
   const file = templateFile()
   let template: Buffer | undefined
   try {
-    if (file) template = readFileSync(file)
+    if (file) {
+      template = readFileSync(file)
+    }
   } catch {
     template = undefined
   }
@@ -233,7 +239,9 @@ async function openMemoryStore(): Promise<OpenedDatabase<SandboxDatabase>> {
     pglite,
     close: async () => {
       await db.destroy()
-      if (!pglite.closed) await pglite.close()
+      if (!pglite.closed) {
+        await pglite.close()
+      }
     },
   }
   if (template === undefined && file) {
@@ -264,7 +272,7 @@ export async function openSandboxStore(location: DatabaseLocation): Promise<Sand
 }
 
 /** Runs the sandbox migrations (kysely's Migrator with a static provider). */
-export async function migrateSandboxStore(db: Kysely<any>): Promise<void> {
+export async function migrateSandboxStore(db: Kysely<SandboxDatabase>): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => SANDBOX_MIGRATIONS },

@@ -8,20 +8,21 @@
  * round trips as a batch of 1. The single INSERT makes the request atomic; a request refused as a
  * whole writes nothing.
  */
-import { sql, type Selectable } from 'kysely'
-import { memberKey, type Entity, type GroupImport, type MemberImport, type MessageImport, type UserImport } from '../target/schemas.ts'
+import { type Selectable, sql } from 'kysely'
+
+import { ENTITIES, type Entity, type GroupImport, type MemberImport, memberKey, type MessageImport, type UserImport } from '../target/schemas.ts'
 import type { AppInfo } from './app-registry.ts'
 import { authenticateApp } from './auth.ts'
-import { properSubset, type FaultPlan } from './faults.ts'
-import { HttpError, isPlainObject, jsonBody, type HeaderMap, type Reply, type RequestContext } from './http-kit.ts'
-import { checkGroup, checkMember, checkMessage, checkUser, itemError, type ItemError } from './import-validation.ts'
+import { type FaultPlan, properSubset } from './fault-injector.ts'
+import { type HeaderMap, HttpError, isPlainObject, jsonBody, type Reply, type RequestContext } from './http-kit.ts'
+import { checkGroup, checkMember, checkMessage, checkUser, type ItemError, itemError } from './import-validation.ts'
 import { rateLimitHeaders } from './rate-limiter.ts'
 import { ALREADY_EXISTS_CODES, type RequestLogEntry, type RequestLogItem } from './request-log.ts'
 import { conversationIdOf, entityWrapper, groupObject, messageObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
-import { API_VERSIONS, type SandboxServices } from './services.ts'
-import { toJson, type GroupsTable, type SandboxDb, type UsersTable } from './store.ts'
-import type { WebhookEvent } from './webhooks.ts'
+import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
+import { type GroupsTable, type SandboxDb, toJson, type UsersTable } from './sandbox-store.ts'
+import type { WebhookEvent } from './webhook-dispatcher.ts'
 
 /** Documented per-entity codes for a malformed wrapper (facts §1.7). */
 const FORMAT_CODES: Record<Entity, string> = {
@@ -68,7 +69,9 @@ function anyOf(column: string, values: readonly string[]) {
 
 async function usersById(db: SandboxDb, appId: string, uids: Iterable<string>): Promise<Map<string, UserRow>> {
   const list = [...new Set(uids)]
-  if (list.length === 0) return new Map()
+  if (list.length === 0) {
+    return new Map()
+  }
   const rows = await db.selectFrom('users').selectAll().where('app_id', '=', appId).where(anyOf('uid', list)).execute()
   return new Map(rows.map((r) => [r.uid, r]))
 }
@@ -81,16 +84,24 @@ const importUsers: Processor = async ({ db, app, entries, nowSeconds, choose }) 
   const seen = new Set<string>()
   for (const [key, raw] of entries) {
     const c = checkUser(key, raw, app.settings)
-    if (!c.ok) results.set(key, failure(c.error))
-    else if (seen.has(c.item.uid)) results.set(key, alreadyExists('ERR_UID_ALREADY_EXISTS', `The uid ${c.item.uid} is given twice in this request; it`))
-    else {
+    if (!c.ok) {
+      results.set(key, failure(c.error))
+    } else if (seen.has(c.item.uid)) {
+      results.set(key, alreadyExists('ERR_UID_ALREADY_EXISTS', `The uid ${c.item.uid} is given twice in this request; it`))
+    } else {
       seen.add(c.item.uid)
       good.push({ key, item: c.item })
     }
   }
-  const existing = await usersById(db, app.id, good.map((g) => g.item.uid))
+  const existing = await usersById(
+    db,
+    app.id,
+    good.map((g) => g.item.uid),
+  )
   const fresh = good.filter((g) => {
-    if (!existing.has(g.item.uid)) return true
+    if (!existing.has(g.item.uid)) {
+      return true
+    }
     results.set(g.key, alreadyExists('ERR_UID_ALREADY_EXISTS', `The user ${g.item.uid}`))
     return false
   })
@@ -135,9 +146,11 @@ const importGroups: Processor = async ({ db, app, entries, nowSeconds, choose })
   const seen = new Set<string>()
   for (const [key, raw] of entries) {
     const c = checkGroup(key, raw)
-    if (!c.ok) results.set(key, failure(c.error))
-    else if (seen.has(c.item.guid)) results.set(key, alreadyExists('ERR_GUID_ALREADY_EXISTS', `The guid ${c.item.guid} is given twice in this request; it`))
-    else {
+    if (!c.ok) {
+      results.set(key, failure(c.error))
+    } else if (seen.has(c.item.guid)) {
+      results.set(key, alreadyExists('ERR_GUID_ALREADY_EXISTS', `The guid ${c.item.guid} is given twice in this request; it`))
+    } else {
       seen.add(c.item.guid)
       good.push({ key, item: c.item })
     }
@@ -146,17 +159,22 @@ const importGroups: Processor = async ({ db, app, entries, nowSeconds, choose })
   const existing =
     guids.length === 0
       ? new Set<string>()
-      : new Set(
-          (await db.selectFrom('groups').select('guid').where('app_id', '=', app.id).where(anyOf('guid', guids)).execute()).map((r) => r.guid),
-        )
+      : new Set((await db.selectFrom('groups').select('guid').where('app_id', '=', app.id).where(anyOf('guid', guids)).execute()).map((r) => r.guid))
   // Stricter than documented (groupOwnerDetails could be read as "create the owner"): the owner
   // must already exist, like every user a later record refers to.
-  const owners = await usersById(db, app.id, good.flatMap((g) => (g.item.owner ? [g.item.owner] : [])))
+  const owners = await usersById(
+    db,
+    app.id,
+    good.flatMap((g) => (g.item.owner ? [g.item.owner] : [])),
+  )
   const fresh = good.filter((g) => {
-    if (existing.has(g.item.guid)) results.set(g.key, alreadyExists('ERR_GUID_ALREADY_EXISTS', `The group ${g.item.guid}`))
-    else if (g.item.owner !== undefined && !owners.has(g.item.owner)) {
+    if (existing.has(g.item.guid)) {
+      results.set(g.key, alreadyExists('ERR_GUID_ALREADY_EXISTS', `The group ${g.item.guid}`))
+    } else if (g.item.owner !== undefined && !owners.has(g.item.owner)) {
       results.set(g.key, failure(itemError('ERR_UID_NOT_FOUND', `The owner ${g.item.owner} does not exist.`, { owner: ['does not exist'] })))
-    } else return true
+    } else {
+      return true
+    }
     return false
   })
   const chosen = choose(fresh)
@@ -206,14 +224,19 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
   const good: { key: string; item: MemberImport }[] = []
   for (const [key, raw] of entries) {
     const c = checkMember(key, raw)
-    if (!c.ok) results.set(key, failure(c.error))
-    else good.push({ key, item: c.item })
+    if (!c.ok) {
+      results.set(key, failure(c.error))
+    } else {
+      good.push({ key, item: c.item })
+    }
   }
   const guids = [...new Set(good.map((g) => g.item.guid))]
   const groups =
     guids.length === 0
       ? new Map<string, GroupRow>()
-      : new Map((await db.selectFrom('groups').selectAll().where('app_id', '=', app.id).where(anyOf('guid', guids)).execute()).map((r) => [r.guid, r]))
+      : new Map(
+          (await db.selectFrom('groups').selectAll().where('app_id', '=', app.id).where(anyOf('guid', guids)).execute()).map((r) => [r.guid, r]),
+        )
   const wantOwners = app.settings.webhooksOnImport ? [...groups.values()].flatMap((g) => (g.owner ? [g.owner] : [])) : []
   const users = await usersById(db, app.id, [...good.map((g) => g.item.uid), ...wantOwners])
   const joined = new Set<string>()
@@ -225,16 +248,21 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
       .where(anyOf('guid', guids))
       .where(anyOf('uid', [...new Set(good.map((g) => g.item.uid))]))
       .execute()
-    for (const r of rows) joined.add(memberKey(r.guid, r.uid))
+    for (const r of rows) {
+      joined.add(memberKey(r.guid, r.uid))
+    }
   }
   const fresh: { key: string; item: MemberImport; joinedAt: number }[] = []
   for (const { key, item } of good) {
     const group = groups.get(item.guid)
     const id = memberKey(item.guid, item.uid)
-    if (group === undefined) results.set(key, failure(itemError('ERR_GUID_NOT_FOUND', `The group ${item.guid} does not exist.`)))
-    else if (!users.has(item.uid)) results.set(key, failure(itemError('ERR_UID_NOT_FOUND', `The user ${item.uid} does not exist.`)))
-    else if (joined.has(id)) results.set(key, failure(itemError('ERR_ALREADY_JOINED', `The user ${item.uid} is already a member of the group ${item.guid}.`)))
-    else {
+    if (group === undefined) {
+      results.set(key, failure(itemError('ERR_GUID_NOT_FOUND', `The group ${item.guid} does not exist.`)))
+    } else if (!users.has(item.uid)) {
+      results.set(key, failure(itemError('ERR_UID_NOT_FOUND', `The user ${item.uid} does not exist.`)))
+    } else if (joined.has(id)) {
+      results.set(key, failure(itemError('ERR_ALREADY_JOINED', `The user ${item.uid} is already a member of the group ${item.guid}.`)))
+    } else {
       // Documented: joinedAt must be later than the group's createdAt and earlier than now.
       // Absent, it is the time of the import (assumed).
       const joinedAt = item.joinedAt ?? nowSeconds
@@ -242,9 +270,13 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
         results.set(
           key,
           failure(
-            itemError('ERR_IMPORT_INVALID_JOINEDAT', `joinedAt must be later than the group's createdAt (${group.created_at}) and earlier than now (${nowSeconds}).`, {
-              joinedAt: [`must be between ${group.created_at} and ${nowSeconds}, exclusive`],
-            }),
+            itemError(
+              'ERR_IMPORT_INVALID_JOINEDAT',
+              `joinedAt must be later than the group's createdAt (${group.created_at}) and earlier than now (${nowSeconds}).`,
+              {
+                joinedAt: [`must be between ${group.created_at} and ${nowSeconds}, exclusive`],
+              },
+            ),
           ),
         )
         continue
@@ -281,7 +313,10 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
       results.set(key, failure(itemError('ERR_ALREADY_JOINED', `The user ${item.uid} is already a member of the group ${item.guid}.`)))
       continue
     }
-    results.set(key, { success: true, data: { guid: row.guid, uid: row.uid, scope: row.scope, joinedAt: Number(row.joined_at), ...(row.is_banned ? { isBanned: true } : {}) } })
+    results.set(key, {
+      success: true,
+      data: { guid: row.guid, uid: row.uid, scope: row.scope, joinedAt: Number(row.joined_at), ...(row.is_banned ? { isBanned: true } : {}) },
+    })
     const user = users.get(row.uid)
     if (user) {
       const members = added.get(row.guid) ?? {}
@@ -302,7 +337,9 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
     const countOf = new Map(counts.map((c) => [c.guid, Number(c.n)]))
     for (const [guid, members] of added) {
       const group = groups.get(guid)
-      if (!group) continue
+      if (!group) {
+        continue
+      }
       const owner = group.owner ? users.get(group.owner) : undefined
       // Who added the members is not recorded by an import; the owner is named (assumed).
       const by = owner ? userObject(owner) : { uid: 'app_system', name: 'app_system' }
@@ -320,19 +357,39 @@ const importMessages: Processor = async ({ db, app, entries, nowSeconds, choose,
   const seen = new Set<string>()
   for (const [key, raw] of entries) {
     const c = checkMessage(key, raw, app.settings, nowSeconds)
-    if (!c.ok) results.set(key, failure(c.error))
-    else if (seen.has(c.item.muid)) results.set(key, alreadyExists('ERR_IMPORT_MUID_ALREADY_EXISTS', `The muid ${c.item.muid} is given twice in this request; it`))
-    else {
+    if (!c.ok) {
+      results.set(key, failure(c.error))
+    } else if (seen.has(c.item.muid)) {
+      results.set(key, alreadyExists('ERR_IMPORT_MUID_ALREADY_EXISTS', `The muid ${c.item.muid} is given twice in this request; it`))
+    } else {
       seen.add(c.item.muid)
       good.push({ key, item: c.item })
     }
   }
-  if (good.length === 0) return { results, committed: 0, events: [] }
+  if (good.length === 0) {
+    return { results, committed: 0, events: [] }
+  }
   const guids = [...new Set(good.flatMap((g) => (g.item.receiverType === 'group' ? [g.item.receiver] : [])))]
   const [existingRows, users, groupRows, memberRows] = await Promise.all([
     // Outside a partial commit, ON CONFLICT finds the duplicates; no look-up needed.
-    partial ? db.selectFrom('messages').select('muid').where('app_id', '=', app.id).where(anyOf('muid', good.map((g) => g.item.muid))).execute() : [],
-    usersById(db, app.id, good.flatMap((g) => (g.item.receiverType === 'user' ? [g.item.sender, g.item.receiver] : [g.item.sender]))),
+    partial
+      ? db
+          .selectFrom('messages')
+          .select('muid')
+          .where('app_id', '=', app.id)
+          .where(
+            anyOf(
+              'muid',
+              good.map((g) => g.item.muid),
+            ),
+          )
+          .execute()
+      : [],
+    usersById(
+      db,
+      app.id,
+      good.flatMap((g) => (g.item.receiverType === 'user' ? [g.item.sender, g.item.receiver] : [g.item.sender])),
+    ),
     guids.length === 0 ? [] : db.selectFrom('groups').selectAll().where('app_id', '=', app.id).where(anyOf('guid', guids)).execute(),
     app.settings.requireGroupMembership && guids.length > 0
       ? db
@@ -353,15 +410,19 @@ const importMessages: Processor = async ({ db, app, entries, nowSeconds, choose,
     const { item } = g
     // Stricter than the docs' ambiguous wording (gap 7): senderUserDetails / receiverUserDetails /
     // receiverGroupDetails never create anything; sender and receiver must have been imported.
-    if (!users.has(item.sender)) results.set(g.key, failure(itemError('ERR_UID_NOT_FOUND', `The sender ${item.sender} does not exist.`, { sender: ['does not exist'] })))
-    else if (item.receiverType === 'user' && !users.has(item.receiver)) {
+    if (!users.has(item.sender)) {
+      results.set(g.key, failure(itemError('ERR_UID_NOT_FOUND', `The sender ${item.sender} does not exist.`, { sender: ['does not exist'] })))
+    } else if (item.receiverType === 'user' && !users.has(item.receiver)) {
       results.set(g.key, failure(itemError('ERR_UID_NOT_FOUND', `The receiver ${item.receiver} does not exist.`, { receiver: ['does not exist'] })))
     } else if (item.receiverType === 'group' && !groups.has(item.receiver)) {
       results.set(g.key, failure(itemError('ERR_GUID_NOT_FOUND', `The group ${item.receiver} does not exist.`, { receiver: ['does not exist'] })))
     } else if (item.receiverType === 'group' && app.settings.requireGroupMembership && !memberships.has(memberKey(item.receiver, item.sender))) {
       results.set(g.key, failure(itemError('ERR_NOT_A_MEMBER', `The sender ${item.sender} is not a member of the group ${item.receiver}.`)))
-    } else if (existing.has(item.muid)) results.set(g.key, alreadyExists('ERR_IMPORT_MUID_ALREADY_EXISTS', `A message with the muid ${item.muid}`))
-    else fresh.push(g)
+    } else if (existing.has(item.muid)) {
+      results.set(g.key, alreadyExists('ERR_IMPORT_MUID_ALREADY_EXISTS', `A message with the muid ${item.muid}`))
+    } else {
+      fresh.push(g)
+    }
   }
   const chosen = choose(fresh)
   const importedAt = Date.now()
@@ -445,14 +506,21 @@ function sleep(ms: number): Promise<void> {
 /** Reads `{<entity>: {<key>: item}}`; a refusal of the whole request throws. */
 function readItems(entity: Entity, ctx: RequestContext, itemsPerRequest: number): [string, unknown][] {
   const body = jsonBody(ctx)
-  if (!isPlainObject(body)) throw new HttpError(400, 'ERR_BAD_REQUEST', 'The request body must be a JSON object.')
+  if (!isPlainObject(body)) {
+    throw new HttpError(400, 'ERR_BAD_REQUEST', 'The request body must be a JSON object.')
+  }
   // Documented oddity: examples send extra top-level fields (guid, name, type) beside `messages`;
   // other top-level fields are ignored.
   const wrapper = body[entity]
   if (!isPlainObject(wrapper)) {
-    throw new HttpError(400, FORMAT_CODES[entity], `The body must hold ${entity} as an object keyed by ${entity === 'members' ? '<guid>_member_<uid>' : 'id'}.`, {
-      details: { [entity]: [wrapper === undefined ? 'is required' : 'must be an object (a map of key to item)'] },
-    })
+    throw new HttpError(
+      400,
+      FORMAT_CODES[entity],
+      `The body must hold ${entity} as an object keyed by ${entity === 'members' ? '<guid>_member_<uid>' : 'id'}.`,
+      {
+        details: { [entity]: [wrapper === undefined ? 'is required' : 'must be an object (a map of key to item)'] },
+      },
+    )
   }
   const entries = Object.entries(wrapper)
   if (entries.length === 0) {
@@ -535,7 +603,9 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
   }
   const decision = services.limiter.take(app.id, settings.requestsPerMinute, settings.windowMs)
   const headers = rateLimitHeaders(decision)
-  if (!decision.allowed) return finish(tooManyRequests(settings.requestsPerMinute, decision.retryAfterSeconds, headers).toReply())
+  if (!decision.allowed) {
+    return finish(tooManyRequests(settings.requestsPerMinute, decision.retryAfterSeconds, headers).toReply())
+  }
 
   if (plan.latencyMs > 0) {
     entry.latencyMs = plan.latencyMs
@@ -561,7 +631,9 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
     })
     entry.committed = outcome.committed
     entry.items = itemOutcomes(entries, outcome.results)
-    if (outcome.events.length > 0 && settings.webhooksOnImport) services.webhooks.dispatch(app, outcome.events)
+    if (outcome.events.length > 0 && settings.webhooksOnImport) {
+      services.webhooks.dispatch(app, outcome.events)
+    }
     if (partial) {
       entry.fault = 'partialCommit500'
       throw new HttpError(500, 'ERR_EXCEPTION', 'Something went wrong while importing; some items may have been imported.')
@@ -571,10 +643,14 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
       return finish({ drop: true })
     }
     const data: Record<string, ItemResult> = {}
-    for (const [key] of entries) data[key] = outcome.results.get(key) as ItemResult
+    for (const [key] of entries) {
+      data[key] = outcome.results.get(key) as ItemResult
+    }
     return finish({ status: 200, body: { data }, headers })
   } catch (err) {
-    if (err instanceof HttpError) return finish(err.withHeaders(headers).toReply())
+    if (err instanceof HttpError) {
+      return finish(err.withHeaders(headers).toReply())
+    }
     entry.status = 500
     entry.code = 'ERR_EXCEPTION'
     entry.items ??= carriedUnprocessed(entity, ctx)
@@ -586,15 +662,12 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
 
 /** The data-import routes, under both documented prefixes. */
 export function importRoutes(services: SandboxServices): Route[] {
-  const entities: readonly Entity[] = ['users', 'groups', 'members', 'messages']
   return API_VERSIONS.flatMap((version) =>
-    entities.map(
-      (entity): Route => ({
-        method: 'POST',
-        pattern: `/apps/:appId/${version}/data_import/${entity}`,
-        readsBody: true,
-        handler: (ctx) => handleImport(services, entity, ctx),
-      }),
-    ),
+    ENTITIES.map((entity): Route => ({
+      method: 'POST',
+      pattern: `/apps/:appId/${version}/data_import/${entity}`,
+      readsBody: true,
+      handler: (ctx) => handleImport(services, entity, ctx),
+    })),
   )
 }

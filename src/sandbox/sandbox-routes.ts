@@ -6,18 +6,21 @@
  * `DELETE /sandbox/apps/:appId/rate-limit` (forget the requests counted so far).
  */
 import { z } from 'zod'
-import { authenticateManagement } from './auth.ts'
-import { HttpError, intParam, jsonBody, zodDetails, type Reply, type RequestContext } from './http-kit.ts'
-import type { Route } from './router.ts'
-import type { SandboxServices } from './services.ts'
+
 import type { AppInfo } from './app-registry.ts'
-import type { SandboxDb } from './store.ts'
+import { authenticateManagement } from './auth.ts'
+import { HttpError, intParam, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
+import type { Route } from './router.ts'
+import type { SandboxServices } from './sandbox-services.ts'
+import type { SandboxDb } from './sandbox-store.ts'
 
 function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   authenticateManagement(ctx, services.management)
   const appId = ctx.params.appId ?? ''
   const app = services.registry.get(appId)
-  if (!app) throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
+  if (!app) {
+    throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
+  }
   return app
 }
 
@@ -25,7 +28,9 @@ function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
 export async function updateAppSettings(services: SandboxServices, appId: string, patch: unknown) {
   const settings = await services.registry.updateSettings(appId, patch)
   const faults = (patch as { faults?: { seed?: unknown } } | undefined)?.faults
-  if (faults !== undefined && 'seed' in faults) services.faults.reset(appId)
+  if (faults !== undefined && 'seed' in faults) {
+    services.faults.reset(appId)
+  }
   return settings
 }
 
@@ -81,7 +86,9 @@ export function sandboxRoutes(services: SandboxServices): Route[] {
         try {
           return { status: 200, body: { data: await updateAppSettings(services, app.id, patch) } }
         } catch (err) {
-          if (err instanceof z.ZodError) throw new HttpError(400, 'ERR_BAD_REQUEST', 'The settings are invalid.', { details: zodDetails(err.issues) })
+          if (err instanceof z.ZodError) {
+            throw new HttpError(400, 'ERR_BAD_REQUEST', 'The settings are invalid.', { details: zodDetails(err.issues) })
+          }
           throw err
         }
       },

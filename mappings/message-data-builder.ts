@@ -1,0 +1,76 @@
+/**
+ * A message's `data` in `mapMessage`, and the `fieldLimits` policy for it: the platform takes at most
+ * 10 KB of `data`, so when the data without its text leaves too little room, the legacy record's own
+ * metadata is dropped, then the reactions; if that is still not enough, the message is rejected.
+ */
+import type { JsonObject } from '../src/model/index.ts'
+import { type Attachment, jsonBytes, LIMITS, type MessageData } from '../src/target/schemas.ts'
+import { fieldProblem, Rejection } from './common.ts'
+import type { MessageContent } from './message-content.ts'
+import type { MessageScope } from './message-scope.ts'
+
+export interface MessageDataBuilder {
+  /** The data of one part: text `t`, attachments `atts`, and `extra` in chatferry's metadata (the part marker…). */
+  of(t: string, atts: Attachment[], extra?: JsonObject): MessageData
+  /** The JSON size of the data with an empty text and the message's attachments. */
+  skeletonBytes(extra?: JsonObject): number
+  /** `fieldLimits`: makes room for `minText` bytes of text, or rejects the message; returns the skeleton's size after. */
+  makeRoom(minText: number): number
+}
+
+export function createMessageDataBuilder({ record, ctx, out, own }: MessageScope, content: MessageContent): MessageDataBuilder {
+  const key = ctx.policies.legacyMetadata.key
+  const { attachments, customData } = content
+  let legacyMeta: JsonObject | undefined = record.metadata ?? undefined
+  // `own` itself goes into the metadata: it is only changed (in makeRoom) before the metadata that
+  // is finally sent is built again.
+  const metadataOf = (extra?: JsonObject): JsonObject | undefined => {
+    const mine = extra === undefined ? own : { ...own, ...extra }
+    const m: JsonObject = legacyMeta === undefined ? {} : { ...legacyMeta }
+    let any = legacyMeta !== undefined && Object.keys(legacyMeta).length > 0
+    for (const _ in mine) {
+      m[key] = mine
+      any = true
+      break
+    }
+    return any ? m : undefined
+  }
+  const of = (t: string, atts: Attachment[], extra?: JsonObject): MessageData => {
+    const data: MessageData = {}
+    if (t !== '') {
+      data.text = t
+    }
+    if (atts.length > 0) {
+      data.attachments = atts
+    }
+    if (customData !== undefined) {
+      data.customData = customData
+    }
+    const metadata = metadataOf(extra)
+    if (metadata !== undefined) {
+      data.metadata = metadata
+    }
+    return data
+  }
+  const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...of('', attachments, extra), text: '' })
+  const makeRoom = (minText: number): number => {
+    const max = LIMITS.MESSAGE_DATA_BYTES_MAX
+    let skeleton = skeletonBytes()
+    if (skeleton + minText > max) {
+      if (legacyMeta !== undefined) {
+        fieldProblem(ctx, out, 'metadata', `data is over ${max} bytes`, 'metadata-dropped')
+        legacyMeta = undefined
+      }
+      if (skeletonBytes() + minText > max && own.reactions !== undefined) {
+        fieldProblem(ctx, out, 'reactions', `data is over ${max} bytes`, 'reactions-dropped')
+        delete own.reactions
+      }
+      if (skeletonBytes() + minText > max) {
+        throw new Rejection('data', `data is over ${max} bytes without its text`)
+      }
+      skeleton = skeletonBytes()
+    }
+    return skeleton
+  }
+  return { of, skeletonBytes, makeRoom }
+}

@@ -1,0 +1,98 @@
+/**
+ * The dry run's verdict on a page of mapped items: each one's {@link Fate} against what the ledger
+ * holds for its target key, counted like the ledger would count the write it does not do.
+ */
+import type { LegacyEntity } from '../model/index.ts'
+import { emptyCounts, payloadHash, type DryRunSession, type KnownItemRow, type PlanCounts, type PlannedItem } from '../state/index.ts'
+import { changedFields } from './changed-fields.ts'
+import { SAMPLES_PER_REASON, type ReasonCount } from './plan-summary.ts'
+
+export const FATES = ['new', 'pending', 'pendingChanged', 'replanned', 'loadedUnchanged', 'loadedChanged'] as const
+/** What the dry run predicts for one mapped item (see `dry-run.ts`). */
+export type Fate = (typeof FATES)[number]
+export type FateCounts = Record<Fate, number>
+
+export interface DryRunEntity {
+  fates: FateCounts
+  /** Of loaded-but-changed (and pending-changed) items: field path → count + samples (legacy ids). */
+  changedFields: Record<string, ReasonCount>
+  /** Samples per fate: `legacyId → targetKey`. */
+  samples: Partial<Record<Fate, { legacyId: string; targetKey: string }[]>>
+}
+
+export function emptyDryRunEntity(): DryRunEntity {
+  return { fates: { new: 0, pending: 0, pendingChanged: 0, replanned: 0, loadedUnchanged: 0, loadedChanged: 0 }, changedFields: {}, samples: {} }
+}
+
+/** Where {@link classifyItems} counts its verdicts. */
+export interface ClassifyInto {
+  readonly jobId: string
+  readonly session: DryRunSession
+  readonly entities: Record<LegacyEntity, DryRunEntity>
+  /** Keys of items to send per entity, when collected (users, groups and members only). */
+  readonly toSend: Record<LegacyEntity, Set<string>> | undefined
+}
+
+/** Classifies a page's items against the ledger (one query); returns them counted as {@link PlanCounts}. */
+export async function classifyItems(into: ClassifyInto, entity: LegacyEntity, items: readonly PlannedItem[]): Promise<PlanCounts> {
+  const counts = emptyCounts()
+  if (items.length === 0) return counts
+  const byKey = new Map<string, PlannedItem>()
+  for (const item of items) byKey.set(item.targetKey, item)
+  counts.duplicates += items.length - byKey.size
+  const keys = [...byKey.keys()]
+  const hashes = new Map<string, string>()
+  for (const [key, item] of byKey) hashes.set(key, payloadHash(typeof item.payload === 'string' ? item.payload : JSON.stringify(item.payload)))
+  const old = await into.session.knownItems(into.jobId, entity, keys, [...hashes.values()])
+  const known = new Map(old.map((r) => [r.target_key, r]))
+  const mine = into.entities[entity]
+  for (const [key, item] of byKey) {
+    const was = known.get(key)
+    const fate = fateOf(was, hashes.get(key) as string, counts)
+    mine.fates[fate]++
+    const list = (mine.samples[fate] ??= [])
+    if (list.length < SAMPLES_PER_REASON) list.push({ legacyId: item.legacyId, targetKey: key })
+    if ((fate === 'loadedChanged' || fate === 'pendingChanged') && was?.payload) noteChangedFields(mine, was.payload, item)
+    if (into.toSend && entity !== 'messages' && (fate === 'new' || fate === 'pending' || fate === 'pendingChanged' || fate === 'replanned')) {
+      into.toSend[entity].add(key)
+    }
+  }
+  return counts
+}
+
+/** An item's fate given what the ledger holds for its key (undefined: nothing), counted in `counts`. */
+function fateOf(was: KnownItemRow | undefined, hash: string, counts: PlanCounts): Fate {
+  if (was === undefined) {
+    counts.inserted++
+    return 'new'
+  }
+  if (was.status === 'rejected' || was.status === 'skipped') {
+    counts.replanned++
+    return 'replanned'
+  }
+  if (was.status === 'done') {
+    // Against what the platform accepted: a change an earlier run recorded is still a change.
+    if ((was.loaded_hash ?? was.payload_hash) === hash) {
+      counts.unchanged++
+      return 'loadedUnchanged'
+    }
+    counts.loadedButChanged++
+    return 'loadedChanged'
+  }
+  if (was.payload_hash === hash) {
+    counts.unchanged++
+    return 'pending'
+  }
+  counts.updated++
+  return 'pendingChanged'
+}
+
+function noteChangedFields(mine: DryRunEntity, storedPayload: string, item: PlannedItem): void {
+  const before = JSON.parse(storedPayload) as unknown
+  const after = typeof item.payload === 'string' ? (JSON.parse(item.payload) as unknown) : item.payload
+  for (const field of changedFields(before, after)) {
+    const entry = (mine.changedFields[field] ??= { count: 0, samples: [] })
+    entry.count++
+    if (entry.samples.length < SAMPLES_PER_REASON) entry.samples.push(item.legacyId)
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The {@link PlanSink} of the dry run: writes no item state, no id decision and no cursor. Mapped
+ * items are classified against the ledger ({@link classifyItems}); the page's messages are kept
+ * as thread parents in the session's temporary table, where later pages look them up.
+ */
+import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
+import type { PlanParentRow } from '../state/index.ts'
+import { classifyItems, type ClassifyInto } from './classify-items.ts'
+import { idMapEntries, policyOfSkipReason } from './lookups.ts'
+import type { PlanSink } from './plan-job.ts'
+
+export function createDryRunSink(into: ClassifyInto): PlanSink {
+  const { session, jobId } = into
+  return {
+    resumable: false,
+    loadIds: async () => idMapEntries(await session.idMap(jobId)),
+    // Decisions stay in memory: the dry run must not claim ids for a later real run.
+    saveIds: async (ids) => void ids.takeNew(),
+    loadUsers: async () => new Map(),
+    loadGroups: async () => new Map(),
+    async parents(legacyIds) {
+      const found = new Map<string, PlannedMessage | SkippedRef>()
+      for (const r of await session.parents(legacyIds)) found.set(r.legacyId, parentOf(r))
+      return found
+    },
+    getCursor: async () => undefined,
+    writeExtras: (items) => classifyItems(into, 'users', items),
+    async writePage(entity, page) {
+      if (entity === 'messages' && page.messages.size > 0) await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m)))
+      const counts = await classifyItems(into, entity, page.items)
+      counts.skipped = page.skips.length
+      counts.rejected = page.rejects.length
+      return counts
+    },
+    finishEntity: async () => {},
+  }
+}
+
+function parentRow(legacyId: string, m: PlannedMessage | SkippedRef): PlanParentRow {
+  if ('skipped' in m) return { legacyId, muid: null, text: null, senderName: null, skippedPolicy: m.policy }
+  return { legacyId, muid: m.muid, text: m.text ?? null, senderName: m.senderName ?? null, skippedPolicy: null }
+}
+
+function parentOf(r: PlanParentRow): PlannedMessage | SkippedRef {
+  if (r.skippedPolicy !== null) return { skipped: true, policy: policyOfSkipReason(`policy:${r.skippedPolicy}:`) }
+  return {
+    muid: r.muid ?? '',
+    ...(r.text !== null ? { text: r.text } : {}),
+    ...(r.senderName !== null ? { senderName: r.senderName } : {}),
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The {@link PlanSink} of real planning (`chatferry run`): every page, its skips, rejects and
+ * cursor go into the ledger in one transaction; id decisions are saved before their page; lookups
+ * are rebuilt from the ledger when a run resumes.
+ */
+import type { MemoryIdRegistry } from '../../mappings/index.ts'
+import type { LedgerStore } from '../state/index.ts'
+import { loadGroups, loadIdMap, loadMessages, loadUsers } from './lookups.ts'
+import type { PlanSink } from './plan-job.ts'
+
+export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
+  return {
+    resumable: true,
+    loadIds: () => loadIdMap(store, jobId),
+    saveIds: (ids) => saveIdMap(store, jobId, ids),
+    loadUsers: (metadataKey) => loadUsers(store, jobId, metadataKey),
+    loadGroups: () => loadGroups(store, jobId),
+    parents: (legacyIds, nameOfUid) => loadMessages(store, jobId, legacyIds, nameOfUid),
+    getCursor: (entity) => store.getCursor(jobId, entity),
+    writeExtras: (items) => store.planItems(jobId, 'users', items),
+    writePage: (entity, page) =>
+      store.planPage(jobId, entity, {
+        items: page.items,
+        skips: page.skips,
+        rejects: page.rejects,
+        cursor: { value: page.cursor, ...(page.watermark !== undefined ? { watermark: page.watermark } : {}) },
+      }),
+    finishEntity: (entity, cursor, watermark) => store.saveCursor(jobId, entity, { ...(cursor ?? {}), complete: 1 }, watermark),
+  }
+}
+
+/** Saves this run's new id decisions; fails when another planner changed the job's id map meanwhile. */
+async function saveIdMap(store: LedgerStore, jobId: string, ids: MemoryIdRegistry): Promise<void> {
+  const fresh = ids.takeNew()
+  for (const kind of ['user', 'group'] as const) {
+    const mine = fresh.filter((e) => e.kind === kind)
+    if (mine.length === 0) continue
+    const conflicts = await store.saveIdMappings(jobId, kind, mine)
+    if (conflicts.length > 0) {
+      const c = conflicts[0]
+      throw new Error(
+        `the id map of job ${jobId} changed under this run (${kind} ${c?.legacyId} → ${c?.platformId}); is another planner running on the same job?`,
+      )
+    }
+  }
+}

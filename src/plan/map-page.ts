@@ -1,0 +1,159 @@
+/**
+ * One page of source rows, mapped: each row becomes items, an extra item or two, a skip or a
+ * reject, and is counted in the entity's summary (problems, policy outcomes, referential
+ * problems, changes since the previous plan, messages per month).
+ */
+import { mapRecord, tallyOutcomes, type MappedItem, type MappingContext, type MapResult } from '../../mappings/index.ts'
+import { legacyIdOf, type LegacyEntity, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
+import type { RowProblem, SourceRow } from '../model/connector.ts'
+import type { PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
+import type { MessageImport } from '../target/schemas.ts'
+import { skipReason } from './lookups.ts'
+import type { PlanRun } from './plan-run.ts'
+import { note, noteOne, type EntityPlanSummary } from './plan-summary.ts'
+import { referentialOf } from './referential-of.ts'
+import { problemKey, problemReason } from './row-problem.ts'
+
+/** What a page hands to the sink. */
+export interface MappedPage {
+  readonly items: PlannedItem[]
+  /** Extra users (placeholders, the system user) not planned yet in this run. */
+  readonly extras: PlannedItem[]
+  readonly skips: SkippedItem[]
+  readonly rejects: RejectedItem[]
+}
+
+/** The state of one page: where results go, and which target keys its rows took. */
+interface PageState extends MappedPage {
+  readonly run: PlanRun
+  readonly entity: LegacyEntity
+  readonly summary: EntityPlanSummary
+  readonly ctx: MappingContext
+  /** Target key → the legacy id that took it on this page. */
+  readonly pageKeys: Map<string, string>
+}
+
+/** Maps the rows of a page (the thread parents of the page must be in `run.known` already). */
+export function mapPage(run: PlanRun, entity: LegacyEntity, rows: readonly SourceRow<LegacyRecordOf[LegacyEntity]>[], summary: EntityPlanSummary): MappedPage {
+  const { options } = run
+  const ctx: MappingContext = {
+    now: options.now,
+    policies: options.policies,
+    ids: run.ids,
+    ...run.known.lookups(),
+    ...(options.adjust ? { adjust: options.adjust } : {}),
+  }
+  const page: PageState = { run, entity, summary, ctx, items: [], extras: [], skips: [], rejects: [], pageKeys: new Map() }
+  for (const row of rows) {
+    if (row.ok) mapRow(page, row.record)
+    else rejectProblem(page, row)
+  }
+  return { items: page.items, extras: page.extras, skips: page.skips, rejects: page.rejects }
+}
+
+/** A row that could not become a record: counted and rejected with its field and reason. */
+function rejectProblem({ entity, summary, rejects }: PageState, row: RowProblem): void {
+  summary.problems++
+  note(summary.rejected, problemReason(row), row.legacyId)
+  if (row.reason.startsWith('unknown ')) note(summary.referential, `${entity === 'messages' ? 'message' : entity} with ${row.reason.replace(/ \S+$/, '')}`, row.legacyId)
+  rejects.push({ legacyId: row.legacyId, targetKey: problemKey(row), code: 'SOURCE_ROW_INVALID', message: `${row.field}: ${row.reason}` })
+}
+
+function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
+  const { run, entity, summary } = page
+  summary.records++
+  const legacyId = legacyIdOf(entity, record)
+  noteRecord(page, record, legacyId)
+  const result = mapRecord(entity, record, page.ctx)
+  tallyOutcomes([result], run.outcomes)
+  const parentId = entity === 'messages' ? (record as LegacyMessage).threadParentId : undefined
+  const parentSkipped = parentId !== undefined && parentId !== null && 'skipped' in (run.known.message(parentId) ?? {})
+  for (const r of referentialOf(entity, result, parentSkipped)) note(summary.referential, r, legacyId)
+  if (result.kind === 'rejected') {
+    note(summary.rejected, `${result.field}: ${result.policy ? `${result.policy} policy` : 'invalid'}`, legacyId)
+    page.rejects.push({ legacyId, code: 'MAPPING_INVALID', message: `${result.field}: ${result.reason}` })
+    run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
+    return
+  }
+  for (const o of result.outcomes) note(summary.outcomes, `${o.policy}: ${o.outcome}`, legacyId)
+  if (result.kind === 'skipped') {
+    note(summary.skipped, `${result.policy}: ${result.reason}`, legacyId)
+    page.skips.push({ legacyId, reason: skipReason(result.policy, result.reason) })
+    run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy })
+    return
+  }
+  if (rejectTwin(page, result.items, legacyId)) return
+  for (const item of result.items) {
+    page.pageKeys.set(item.targetKey, legacyId)
+    page.items.push({ legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: sortKeyOf(entity, item) })
+  }
+  summary.items += result.items.length
+  for (const extra of result.extraItems) {
+    const planned = run.extras.add(extra)
+    if (planned) page.extras.push(planned)
+  }
+  run.known.remember(entity, record, result.items[0] as MappedItem | undefined, undefined)
+}
+
+/** Counts a record changed since the previous plan, and a message in its month. */
+function noteRecord({ run, entity, summary }: PageState, record: LegacyRecordOf[LegacyEntity], legacyId: string): void {
+  const { changedSince } = run.options
+  if (changedSince !== undefined) {
+    const at = changedAtOf(entity, record)
+    if (at !== undefined && at >= changedSince) noteOne(summary.changedSince, legacyId)
+  }
+  if (entity === 'messages') {
+    const sentAt = (record as LegacyMessage).sentAt
+    if (typeof sentAt === 'number' && Number.isFinite(sentAt)) {
+      const m = (run.months[monthOf(sentAt)] ??= { messages: 0, beyondRetention: 0 })
+      m.messages++
+      if (sentAt < run.retentionStart) m.beyondRetention++
+    }
+  }
+}
+
+/** Rejects a record when another legacy row of this page already maps to one of its target keys. */
+function rejectTwin({ summary, rejects, pageKeys }: PageState, items: Extract<MapResult, { kind: 'items' }>['items'], legacyId: string): boolean {
+  const twin = targetKeyTwin(items, legacyId, pageKeys)
+  if (twin === undefined) return false
+  note(summary.rejected, 'targetKey: duplicate target key', legacyId)
+  rejects.push({
+    legacyId,
+    targetKey: `~legacy:${legacyId}#duplicate-of:${twin.legacyId}`,
+    code: 'DUPLICATE_TARGET_KEY',
+    message: `targetKey: legacy rows ${twin.legacyId} and ${legacyId} both map to ${twin.targetKey}; the first (${twin.legacyId}) is kept`,
+  })
+  return true
+}
+
+/** An item of this page that another legacy row already maps to the same target key, if any. */
+function targetKeyTwin(
+  items: readonly MappedItem[],
+  legacyId: string,
+  pageKeys: ReadonlyMap<string, string>,
+): { targetKey: string; legacyId: string } | undefined {
+  for (const item of items) {
+    const other = pageKeys.get(item.targetKey)
+    if (other !== undefined && other !== legacyId) return { targetKey: item.targetKey, legacyId: other }
+  }
+  return undefined
+}
+
+function sortKeyOf(entity: LegacyEntity, item: MappedItem): number {
+  // Messages drain oldest first; the ledger's id breaks ties, which keeps split parts in order.
+  return entity === 'messages' ? (item.payload as MessageImport).sentAt : 0
+}
+
+function monthOf(ms: number): string {
+  const d = new Date(ms)
+  return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`
+}
+
+/** The time a record last changed, for "changed since the previous plan". */
+function changedAtOf(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity]): number | undefined {
+  const r = record as { updatedAt?: number; sentAt?: number; createdAt?: number; joinedAt?: number }
+  if (typeof r.updatedAt === 'number') return r.updatedAt
+  if (entity === 'messages' && typeof r.sentAt === 'number') return r.sentAt
+  if (entity === 'members' && typeof r.joinedAt === 'number') return r.joinedAt
+  return typeof r.createdAt === 'number' ? r.createdAt : undefined
+}

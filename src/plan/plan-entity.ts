@@ -1,0 +1,87 @@
+/**
+ * The read of one entity: page by page from where its cursor stands, each page mapped and handed
+ * to the sink with its cursor; then the read is marked complete and, when asked, the source's own
+ * count is compared with the rows read.
+ */
+import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
+import type { LegacyEntity, LegacyMessage } from '../model/index.ts'
+import type { Cursor, Page } from '../model/connector.ts'
+import { mapPage } from './map-page.ts'
+import type { PlanSink } from './plan-job.ts'
+import type { PlanRun } from './plan-run.ts'
+import { addCounts } from './plan-summary.ts'
+import { readWindow, type ReadWindow } from './read-window.ts'
+
+/** Plans one entity of the run. */
+export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<void> {
+  const { options, sink } = run
+  const { session, signal, logger } = options
+  const summary = run.entities[entity]
+  const window = readWindow(entity, run.mode, sink.resumable ? await sink.getCursor(entity) : undefined)
+  if (window.alreadyRead) {
+    summary.alreadyRead = true
+    return
+  }
+  const { after, since } = window
+  let lastCursor: Cursor | undefined = after
+  let watermark = window.watermark
+  for await (const page of session.read(entity, {
+    pageSize: run.pageSize,
+    ...(after ? { after } : {}),
+    ...(since !== undefined ? { since } : {}),
+    ...(signal ? { signal } : {}),
+  })) {
+    signal?.throwIfAborted()
+    lastCursor = page.cursor
+    if (typeof page.watermark === 'number') watermark = Math.max(watermark ?? 0, page.watermark)
+    await planPage(run, entity, page, window, watermark)
+  }
+  // The read is complete: later full runs skip it, delta runs start from its watermark.
+  await sink.finishEntity(entity, lastCursor, watermark ?? session.snapshotAt)
+  if (options.countSource && after === undefined) {
+    summary.sourceCount = await session.count(entity, since !== undefined ? { since } : {})
+    if (summary.sourceCount !== summary.sourceRows) {
+      logger?.error({ entity, counted: summary.sourceCount, read: summary.sourceRows }, `the source counts ${summary.sourceCount} ${entity} rows but ${summary.sourceRows} were read`)
+    }
+  }
+  logger?.info({ entity, rows: summary.sourceRows, ledger: summary.ledger }, `planned ${entity}`)
+}
+
+/** Maps a page and hands it to the sink; `watermark` is the entity's, this page included. */
+async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>, window: ReadWindow, watermark: number | undefined): Promise<void> {
+  const { sink, mode } = run
+  const summary = run.entities[entity]
+  summary.sourceRows += page.rows.length
+  run.known.startPage(entity === 'messages' ? await parentsOf(page.rows, sink, run.known.nameOfUid) : new Map())
+  const mapped = mapPage(run, entity, page.rows as Parameters<typeof mapPage>[2], summary)
+  // Id decisions are saved before the page: the cursor must never run ahead of them.
+  await sink.saveIds(run.ids)
+  if (mapped.extras.length > 0) addCounts(run.entities.users.ledger, await sink.writeExtras(mapped.extras))
+  // Mid-delta, the entity's watermark stays where the delta started: rows come in key order,
+  // not change order, so a higher one could skip unread rows after a crash.
+  const counts = await sink.writePage(entity, {
+    items: mapped.items,
+    skips: mapped.skips,
+    rejects: mapped.rejects,
+    cursor: mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor,
+    watermark: mode === 'delta' ? undefined : watermark,
+    messages: run.known.thisPage,
+  })
+  addCounts(summary.ledger, counts)
+  run.options.onPage?.(entity, summary)
+}
+
+/** Thread parents of a page that were planned on earlier pages: one lookup. */
+async function parentsOf(
+  rows: readonly { ok: boolean }[],
+  sink: PlanSink,
+  nameOfUid: (uid: string) => string | undefined,
+): Promise<Map<string, PlannedMessage | SkippedRef>> {
+  const parentIds = new Set<string>()
+  for (const r of rows) {
+    const parent = r.ok ? (r as unknown as { record: LegacyMessage }).record.threadParentId : undefined
+    if (parent !== undefined && parent !== null && parent !== '') parentIds.add(parent)
+  }
+  if (parentIds.size === 0) return new Map()
+  return sink.parents([...parentIds], nameOfUid)
+}

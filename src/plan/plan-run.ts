@@ -1,0 +1,53 @@
+/** The state of one planning run, shared by its entities and pages: id decisions, lookups, tallies. */
+import { MemoryIdRegistry, type OutcomeCounts } from '../../mappings/index.ts'
+import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
+import { ExtrasTally } from './extras-tally.ts'
+import { KnownRecords } from './known-records.ts'
+import { createLedgerSink } from './ledger-sink.ts'
+import type { MonthCount, PlanJobOptions, PlanSink } from './plan-job.ts'
+import { emptySummary, type EntityPlanSummary } from './plan-summary.ts'
+
+/** Rows per source page. @default 1000 */
+export const DEFAULT_PAGE_SIZE = 1000
+const DAY_MS = 86_400_000
+
+export interface PlanRun {
+  readonly options: PlanJobOptions
+  readonly sink: PlanSink
+  readonly pageSize: number
+  readonly mode: 'full' | 'delta'
+  /** The start of the retention window (epoch ms) the run judges against. */
+  readonly retentionStart: number
+  readonly ids: MemoryIdRegistry
+  readonly known: KnownRecords
+  readonly outcomes: OutcomeCounts
+  readonly entities: Record<LegacyEntity, EntityPlanSummary>
+  readonly months: Record<string, MonthCount>
+  readonly extras: ExtrasTally
+}
+
+/** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
+export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
+  const { policies } = options
+  const sink = options.sink ?? createLedgerSink(options.store, options.jobId)
+  const ids = new MemoryIdRegistry()
+  ids.load(await sink.loadIds())
+  // What the ledger already knew counts as decided: only this run's claims are "new".
+  ids.takeNew()
+  const users = await sink.loadUsers(policies.legacyMetadata.key)
+  const groups = await sink.loadGroups()
+  const entities = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, emptySummary()])) as Record<LegacyEntity, EntityPlanSummary>
+  return {
+    options,
+    sink,
+    pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+    mode: options.mode ?? 'full',
+    retentionStart: options.now - policies.retention.retentionDays * DAY_MS,
+    ids,
+    known: new KnownRecords(users, groups),
+    outcomes: {},
+    entities,
+    months: {},
+    extras: new ExtrasTally(policies.legacyMetadata.key, entities.users),
+  }
+}

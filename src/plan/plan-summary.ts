@@ -1,0 +1,78 @@
+/** What planning counted per entity ({@link EntityPlanSummary}), and the helpers that count it. */
+import { emptyCounts, type PlanCounts } from '../state/index.ts'
+
+/** Sample legacy ids kept per reject reason in a summary. */
+export const SAMPLES_PER_REASON = 5
+
+export interface ReasonCount {
+  count: number
+  /** Up to {@link SAMPLES_PER_REASON} legacy ids. */
+  samples: string[]
+}
+
+export interface EntityPlanSummary {
+  /** Source rows read in this run: {@link records} + {@link problems}. */
+  sourceRows: number
+  /** Rows that became records. */
+  records: number
+  /** Rows that could not (unreadable, NULL or duplicate key): rejected with their reason. */
+  problems: number
+  /**
+   * `SELECT count(*)` of the entity's query in the same snapshot (`PlanJobOptions.countSource`);
+   * null when not counted. Anything but {@link sourceRows} means rows were missed or read twice.
+   */
+  sourceCount: number | null
+  /** What the sink did with the mapped items (new, updated, unchanged, loaded-but-changed). */
+  ledger: PlanCounts
+  /** Mapped items (a split message counts each part). */
+  items: number
+  /** Skipped by policy: `policy: reason → count`. */
+  skipped: Record<string, ReasonCount>
+  /** Rejected (unreadable row or unmappable record): `reason → count + samples`. */
+  rejected: Record<string, ReasonCount>
+  /** Extra items planned for this entity's records (placeholders, the system user), by reason. */
+  extras: Record<string, number>
+  /** Policy outcomes of this entity's records, `policy: outcome → count + samples` (id renames, clamps…). */
+  outcomes: Record<string, ReasonCount>
+  /** Referential problems: references to unknown users, groups or thread parents. */
+  referential: Record<string, ReasonCount>
+  /** Records changed at or after `PlanJobOptions.changedSince`. */
+  changedSince: ReasonCount
+  /** True when the entity's read had already completed and was not repeated. */
+  alreadyRead: boolean
+}
+
+/** Zero counts. */
+export function emptySummary(): EntityPlanSummary {
+  return {
+    sourceRows: 0,
+    records: 0,
+    problems: 0,
+    sourceCount: null,
+    ledger: emptyCounts(),
+    items: 0,
+    skipped: {},
+    rejected: {},
+    extras: {},
+    outcomes: {},
+    referential: {},
+    changedSince: { count: 0, samples: [] },
+    alreadyRead: false,
+  }
+}
+
+export function addCounts(into: PlanCounts, from: PlanCounts): void {
+  for (const k of Object.keys(into) as (keyof PlanCounts)[]) into[k] += from[k]
+}
+
+/** Counts one occurrence of `reason` with a sample legacy id. */
+export function note(map: Record<string, ReasonCount>, reason: string, legacyId: string): void {
+  const entry = (map[reason] ??= { count: 0, samples: [] })
+  entry.count++
+  if (entry.samples.length < SAMPLES_PER_REASON) entry.samples.push(legacyId)
+}
+
+export function noteOne(entry: ReasonCount, legacyId: string): void {
+  entry.count++
+  if (entry.samples.length < SAMPLES_PER_REASON) entry.samples.push(legacyId)
+}

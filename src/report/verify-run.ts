@@ -1,0 +1,26 @@
+/** What every step of a verify shares: the ledger's lookups, the paced chat client, the counts and the mismatch list. */
+import { LEGACY_ENTITIES } from '../model/index.ts'
+import type { VerifyLookups } from '../state/index.ts'
+import type { PlatformClient } from '../target/client.ts'
+import type { ChatPacer } from './chat-pacer.ts'
+import type { Mismatch, VerifyReport } from './schema.ts'
+
+export interface VerifyRun {
+  readonly jobId: string
+  readonly lookups: VerifyLookups
+  readonly client: PlatformClient
+  /** Every chat read goes through it (paced below the chat rate limit). */
+  readonly pacer: ChatPacer
+  readonly signal: AbortSignal | undefined
+  /** The report's per-entity counts, filled in by the steps. */
+  readonly entities: VerifyReport['entities']
+  /** Records a mismatch (see `mismatch-list.ts`). */
+  readonly add: (m: Mismatch) => void
+}
+
+/** Per-entity counts at zero, source not compared. */
+export function emptyVerifyEntities(): VerifyReport['entities'] {
+  return Object.fromEntries(
+    LEGACY_ENTITIES.map((e) => [e, { ledgerDone: 0, ledgerOpen: 0, platform: 0, missing: 0, unexpected: 0, duplicates: 0, source: null }]),
+  ) as VerifyReport['entities']
+}

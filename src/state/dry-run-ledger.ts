@@ -1,0 +1,53 @@
+/**
+ * The ledger as the dry run (`chatferry plan`) sees it: read-only. A dry-run session holds one
+ * dedicated connection for the whole run; on it the ledger's items and id map are only read, and
+ * the thread parents of earlier pages go into a temporary table of that connection (memory stays
+ * flat for millions of messages), created empty at the start and dropped at the end. Nothing in
+ * the ledger's own tables changes.
+ */
+import type { Kysely } from 'kysely'
+import type { StateDatabase } from './schema.ts'
+import { createPlanParentsTable } from './sql/create-plan-parents-table.ts'
+import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
+import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
+import { selectIdMap, type IdMapRow } from './sql/select-id-map.ts'
+import { selectKnownItems, type KnownItemRow } from './sql/select-known-items.ts'
+import { selectPlanParents } from './sql/select-plan-parents.ts'
+
+export type { KnownItemRow, PlanParentRow }
+
+/** What a dry run reads and keeps while it runs; every call goes through the session's connection. */
+export interface DryRunSession {
+  /** The job's id decisions, in the order they were made. */
+  idMap(jobId: string): Promise<IdMapRow[]>
+  /** The ledger's items for these target keys (`keys[i]` with the new payload hash `hashes[i]`). */
+  knownItems(jobId: string, entity: string, keys: readonly string[], hashes: readonly string[]): Promise<KnownItemRow[]>
+  /** Keeps a page's messages as thread parents for later pages (the session's temporary table). */
+  keepParents(rows: readonly PlanParentRow[]): Promise<void>
+  /** Thread parents kept by earlier pages, with these legacy ids. */
+  parents(legacyIds: readonly string[]): Promise<PlanParentRow[]>
+}
+
+export interface DryRunLedger {
+  /** Runs `work` in a session on one dedicated connection; the session's temporary table is dropped after. */
+  session<T>(work: (session: DryRunSession) => Promise<T>): Promise<T>
+}
+
+export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
+  return {
+    session: (work) =>
+      db.connection().execute(async (conn) => {
+        await createPlanParentsTable(conn)
+        try {
+          return await work({
+            idMap: (jobId) => selectIdMap(conn, jobId),
+            knownItems: (jobId, entity, keys, hashes) => selectKnownItems(conn, jobId, entity, keys, hashes),
+            keepParents: (rows) => insertPlanParents(conn, rows),
+            parents: (legacyIds) => selectPlanParents(conn, legacyIds),
+          })
+        } finally {
+          await dropPlanParentsTable(conn).catch(() => {})
+        }
+      }),
+  }
+}

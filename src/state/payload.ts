@@ -1,0 +1,18 @@
+/** How an item's payload is stored: its JSON text, the hash "unchanged" compares, and the key of an item without one. */
+import { hash } from 'node:crypto'
+import { storableKey } from './safe-text.ts'
+
+/** Hash of a payload's JSON text: stable, short, and what "unchanged" compares. */
+export function payloadHash(text: string): string {
+  return hash('sha1', text, 'base64url')
+}
+
+/** A payload as stored: its JSON text (a string is taken as the text already). */
+export function payloadText(payload: unknown): string {
+  return typeof payload === 'string' ? payload : JSON.stringify(payload)
+}
+
+/** The target key of an item skipped or rejected before it got one: `~legacy:<legacyId>`. */
+export function placeholderKey(legacyId: string): string {
+  return `~legacy:${storableKey(legacyId)}`
+}

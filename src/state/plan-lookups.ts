@@ -1,0 +1,29 @@
+/**
+ * What planning reads back from the ledger when a run resumes (the id map, the users and groups
+ * planned so far, the thread parents of a page), so a resumed plan maps exactly like an
+ * uninterrupted one. Read-only: planning writes through {@link LedgerStore.planPage}.
+ */
+import type { Kysely } from 'kysely'
+import type { StateDatabase } from './schema.ts'
+import { selectIdMap, type IdMapRow } from './sql/select-id-map.ts'
+import { selectLookupItems, type LookupItemRow } from './sql/select-lookup-items.ts'
+import { selectMessageItems } from './sql/select-message-items.ts'
+
+export type { IdMapRow, LookupItemRow }
+
+export interface PlanLookups {
+  /** The job's id decisions, in the order they were made. */
+  idMap(jobId: string): Promise<IdMapRow[]>
+  /** Users or groups planned or skipped so far (not rejected), in ledger order. */
+  items(jobId: string, entity: 'users' | 'groups'): Promise<LookupItemRow[]>
+  /** Planned or skipped messages with these legacy ids (thread parents), in ledger order. */
+  messages(jobId: string, legacyIds: readonly string[]): Promise<LookupItemRow[]>
+}
+
+export function createPlanLookups(db: Kysely<StateDatabase>): PlanLookups {
+  return {
+    idMap: (jobId) => selectIdMap(db, jobId),
+    items: (jobId, entity) => selectLookupItems(db, jobId, entity),
+    messages: (jobId, legacyIds) => selectMessageItems(db, jobId, legacyIds),
+  }
+}

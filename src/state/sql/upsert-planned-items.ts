@@ -1,0 +1,93 @@
+import { sql, type Kysely } from 'kysely'
+import type { Entity } from '../../target/schemas.ts'
+import { payloadHash, payloadText } from '../payload.ts'
+import { storableKey, storableText } from '../safe-text.ts'
+import type { ItemStatus, StateDatabase } from '../schema.ts'
+import type { PlanCounts, PlannedItem, RejectedItem } from '../store.ts'
+
+/**
+ * Writes a page's planned items into `chatferry.items`: an insert of the new keys, then an update
+ * of the known items whose payload changed, each counted into `counts` (see {@link PlanCounts}).
+ * Returns the items it refused because another legacy row already holds their target key in the
+ * ledger (written by the caller as `DUPLICATE_TARGET_KEY` rejects, so the second row is neither
+ * lost nor allowed to overwrite the first). Two rows of one page are caught by the planner before
+ * this; this catches the ones on different pages or runs.
+ */
+export async function upsertPlannedItems(db: Kysely<StateDatabase>, jobId: string, entity: Entity, items: readonly PlannedItem[], counts: PlanCounts): Promise<RejectedItem[]> {
+  if (items.length === 0) return []
+  // One statement cannot touch a row twice: the last occurrence of a key wins.
+  const byKey = new Map<string, PlannedItem>()
+  for (const item of items) byKey.set(storableKey(item.targetKey), item)
+  counts.duplicates += items.length - byKey.size
+  const legacy: string[] = []
+  const keys: string[] = []
+  const payloads: string[] = []
+  const hashes: string[] = []
+  const sorts: number[] = []
+  for (const [key, item] of byKey) {
+    const text = payloadText(item.payload)
+    legacy.push(storableText(String(item.legacyId)))
+    keys.push(key)
+    payloads.push(text)
+    hashes.push(payloadHash(text))
+    sorts.push(Math.trunc(item.sortKey ?? 0))
+  }
+  // "New" is what this call inserted, as the insert itself reports it: a concurrent planner of
+  // the same job that inserted a key first makes it "unchanged" (or "updated") here, never new twice.
+  const inserted = await sql<{ target_key: string }>`
+    insert into chatferry.items (job_id, entity, legacy_id, target_key, payload, payload_hash, sort_key, status)
+    select ${jobId}, ${entity}, t.l, t.k, t.p, t.h, t.s, 'planned'
+    from unnest(${legacy}::text[], ${keys}::text[], ${payloads}::text[], ${hashes}::text[], ${sorts}::bigint[]) as t(l, k, p, h, s)
+    on conflict (job_id, entity, target_key) do nothing
+    returning target_key`.execute(db)
+  counts.inserted += inserted.rows.length
+  const mine = new Set(inserted.rows.map((r) => r.target_key))
+  const known = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
+  if (known.length === 0) return []
+  // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot race us).
+  const old = await sql<{ target_key: string; legacy_id: string; status: ItemStatus; payload_hash: string | null }>`
+    select target_key, legacy_id, status, payload_hash from chatferry.items
+    where job_id = ${jobId} and entity = ${entity} and target_key = any(${known.map((i) => keys[i] as string)}::text[])
+    for update`.execute(db)
+  const held = new Map(old.rows.map((r) => [r.target_key, r]))
+  const collisions: RejectedItem[] = []
+  const rest = known.filter((i) => {
+    const was = held.get(keys[i] as string)
+    if (was === undefined || was.legacy_id === legacy[i]) return true
+    collisions.push({
+      legacyId: legacy[i] as string,
+      targetKey: `~legacy:${legacy[i] as string}#duplicate-of:${was.legacy_id}`,
+      code: 'DUPLICATE_TARGET_KEY',
+      message: `targetKey: legacy rows ${was.legacy_id} and ${legacy[i] as string} both map to ${keys[i] as string}; the first (${was.legacy_id}) is kept`,
+      // No payload: `retry-rejected` must not send it, the first row owns the key on the platform.
+    })
+    return false
+  })
+  counts.duplicates += collisions.length
+  if (rest.length === 0) return collisions
+  const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
+  for (const i of rest) {
+    const was = held.get(keys[i] as string)
+    if (was === undefined || was.payload_hash === hashes[i]) counts.unchanged++
+    else if (was.status === 'rejected' || was.status === 'skipped') counts.replanned++
+    else if (was.status === 'done') counts.loadedButChanged++
+    else counts.updated++
+  }
+  // A rejected or skipped item that comes back with a new payload is planned again; a done item
+  // keeps its status and `loaded_hash` (the change is recorded, not resent).
+  await sql`
+    update chatferry.items as i set
+      legacy_id = t.l,
+      payload = t.p,
+      payload_hash = t.h,
+      sort_key = t.s,
+      status = case when i.status in ('rejected', 'skipped') then 'planned' else i.status end,
+      attempts = case when i.status in ('rejected', 'skipped') then 0 else i.attempts end,
+      last_error_code = case when i.status in ('rejected', 'skipped') then null else i.last_error_code end,
+      last_error_message = case when i.status in ('rejected', 'skipped') then null else i.last_error_message end,
+      updated_at = now()
+    from unnest(${pick(legacy)}::text[], ${pick(keys)}::text[], ${pick(payloads)}::text[], ${pick(hashes)}::text[], ${pick(sorts)}::bigint[]) as t(l, k, p, h, s)
+    where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k and i.payload_hash is distinct from t.h
+  `.execute(db)
+  return collisions
+}
