@@ -7,7 +7,9 @@
  * published table (`ERR_WEBHOOK_NOT_FOUND`, `ERR_BAD_REQUEST`, `ERR_TRIGGER_NOT_FOUND`,
  * `AUTH_ERR_EMPTY_AUTH_HEADER`) and every HTTP status are assumed (README).
  */
+import { type Selectable, sql } from 'kysely'
 import { z } from 'zod'
+
 import { CreateAppRequest } from '../target/schemas.ts'
 import {
   CreateWebhookRequest,
@@ -17,13 +19,12 @@ import {
   WEBHOOK_VERSION_HEADER,
   type WebhookVersion,
 } from '../target/webhooks.ts'
+import type { AppInfo } from './app-registry.ts'
 import { authenticateManagement } from './auth.ts'
-import { header, HttpError, intParam, isPlainObject, jsonBody, zodDetails, type Reply, type RequestContext } from './http-kit.ts'
+import { header, HttpError, intParam, isPlainObject, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
-import { sql, type Selectable } from 'kysely'
 import type { WebhooksTable } from './sandbox-store.ts'
-import type { AppInfo } from './app-registry.ts'
 
 function badRequest(message: string, details?: Record<string, string[]>): HttpError {
   return new HttpError(400, 'ERR_BAD_REQUEST', message, details ? { details } : {})
@@ -32,15 +33,21 @@ function badRequest(message: string, details?: Record<string, string[]>): HttpEr
 function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   const appId = ctx.params.appId ?? ''
   const app = services.registry.get(appId)
-  if (!app) throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
+  if (!app) {
+    throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
+  }
   return app
 }
 
 async function createApp(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   authenticateManagement(ctx, services.management)
   const parsed = CreateAppRequest.safeParse(jsonBody(ctx))
-  if (!parsed.success) throw badRequest('The app could not be created: the body is invalid.', zodDetails(parsed.error.issues))
-  if (parsed.data.version !== '3') throw badRequest('Only version "3" apps can be created.', { version: ['must be "3"'] })
+  if (!parsed.success) {
+    throw badRequest('The app could not be created: the body is invalid.', zodDetails(parsed.error.issues))
+  }
+  if (parsed.data.version !== '3') {
+    throw badRequest('Only version "3" apps can be created.', { version: ['must be "3"'] })
+  }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
   return { status: 200, body: { data: services.registry.record(app) } }
 }
@@ -56,7 +63,9 @@ async function listApps(services: SandboxServices, ctx: RequestContext): Promise
     status: 200,
     body: {
       data: slice.map((a) => services.registry.record(a)),
-      meta: { pagination: { total: all.length, count: slice.length, per_page: perPage, current_page: page, total_pages: Math.ceil(all.length / perPage) } },
+      meta: {
+        pagination: { total: all.length, count: slice.length, per_page: perPage, current_page: page, total_pages: Math.ceil(all.length / perPage) },
+      },
     },
   }
 }
@@ -78,8 +87,12 @@ async function deleteApp(services: SandboxServices, ctx: RequestContext): Promis
  */
 function versionOf(ctx: RequestContext): WebhookVersion {
   const raw = header(ctx, WEBHOOK_VERSION_HEADER)
-  if (raw === undefined) return 'legacy'
-  if (raw.trim() === '2') return '2'
+  if (raw === undefined) {
+    return 'legacy'
+  }
+  if (raw.trim() === '2') {
+    return '2'
+  }
   throw badRequest(`${WEBHOOK_VERSION_HEADER} must be "2", or absent for a legacy webhook.`, { [WEBHOOK_VERSION_HEADER]: ['must be "2" or absent'] })
 }
 
@@ -102,7 +115,9 @@ function webhookObject(r: Selectable<WebhooksTable>): Record<string, unknown> {
 
 function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(input)
-  if (!parsed.success) throw badRequest(`The ${what} is invalid.`, zodDetails(parsed.error.issues))
+  if (!parsed.success) {
+    throw badRequest(`The ${what} is invalid.`, zodDetails(parsed.error.issues))
+  }
   return parsed.data
 }
 
@@ -115,10 +130,26 @@ function pagination(total: number, count: number, perPage: number, page: number)
  * request log (endpoint `webhooks` or `webhook-triggers`, no items), refused or not, so a test can
  * prove what reached the sandbox.
  */
-async function logged(services: SandboxServices, ctx: RequestContext, endpoint: 'webhooks' | 'webhook-triggers', work: (app: AppInfo) => Promise<Reply>): Promise<Reply> {
+async function logged(
+  services: SandboxServices,
+  ctx: RequestContext,
+  endpoint: 'webhooks' | 'webhook-triggers',
+  work: (app: AppInfo) => Promise<Reply>,
+): Promise<Reply> {
   authenticateManagement(ctx, services.management)
   const app = appOf(services, ctx)
-  const entry = { appId: app.id, receivedAtMs: ctx.receivedAtMs, method: ctx.method, path: ctx.path, endpoint, itemCount: null, fault: null, committed: 0, latencyMs: 0, items: null }
+  const entry = {
+    appId: app.id,
+    receivedAtMs: ctx.receivedAtMs,
+    method: ctx.method,
+    path: ctx.path,
+    endpoint,
+    itemCount: null,
+    fault: null,
+    committed: 0,
+    latencyMs: 0,
+    items: null,
+  }
   try {
     const reply = await work(app)
     services.requestLog.add({ ...entry, status: 'status' in reply ? reply.status : null, code: null, durationMs: Date.now() - ctx.receivedAtMs })
@@ -134,7 +165,9 @@ async function logged(services: SandboxServices, ctx: RequestContext, endpoint: 
 async function findWebhook(services: SandboxServices, app: AppInfo, ctx: RequestContext) {
   const id = ctx.params.webhookId ?? ''
   const row = await services.db.selectFrom('webhooks').selectAll().where('app_id', '=', app.id).where('id', '=', id).executeTakeFirst()
-  if (!row) throw new HttpError(404, 'ERR_WEBHOOK_NOT_FOUND', `The webhook ${id.slice(0, 60)} does not exist.`)
+  if (!row) {
+    throw new HttpError(404, 'ERR_WEBHOOK_NOT_FOUND', `The webhook ${id.slice(0, 60)} does not exist.`)
+  }
   return row
 }
 
@@ -146,9 +179,15 @@ async function createWebhook(services: SandboxServices, ctx: RequestContext): Pr
     const row = await services.db.transaction().execute(async (trx) => {
       // One creation at a time per app, so the 25 limit holds under concurrent requests.
       await sql`select pg_advisory_xact_lock(hashtext(${`sandbox.webhooks:${app.id}`}))`.execute(trx)
-      const count = await trx.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app.id).executeTakeFirstOrThrow()
+      const count = await trx
+        .selectFrom('webhooks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('app_id', '=', app.id)
+        .executeTakeFirstOrThrow()
       if (Number(count.n) >= WEBHOOK_LIMITS.PER_APP_MAX) {
-        throw badRequest(`An app has at most ${WEBHOOK_LIMITS.PER_APP_MAX} webhooks.`, { id: [`at most ${WEBHOOK_LIMITS.PER_APP_MAX} webhooks per app`] })
+        throw badRequest(`An app has at most ${WEBHOOK_LIMITS.PER_APP_MAX} webhooks.`, {
+          id: [`at most ${WEBHOOK_LIMITS.PER_APP_MAX} webhooks per app`],
+        })
       }
       return trx
         .insertInto('webhooks')
@@ -170,7 +209,9 @@ async function createWebhook(services: SandboxServices, ctx: RequestContext): Pr
         .returningAll()
         .executeTakeFirst()
     })
-    if (!row) throw badRequest(`The app already has a webhook with the id ${w.id}.`, { id: ['already exists'] })
+    if (!row) {
+      throw badRequest(`The app already has a webhook with the id ${w.id}.`, { id: ['already exists'] })
+    }
     // The published example answers create with an array: [{"data": {…}}].
     return { status: 200, body: [{ data: webhookObject(row) }] }
   })
@@ -203,7 +244,9 @@ async function updateWebhook(services: SandboxServices, ctx: RequestContext): Pr
     versionOf(ctx)
     const row = await findWebhook(services, app, ctx)
     const body = jsonBody(ctx)
-    if (!isPlainObject(body)) throw badRequest('The body must be a JSON object.')
+    if (!isPlainObject(body)) {
+      throw badRequest('The body must be a JSON object.')
+    }
     const w = parseWith(UpdateWebhookRequest, body, 'webhook')
     const next = {
       name: w.name ?? row.name,
@@ -289,11 +332,20 @@ async function listTriggers(services: SandboxServices, ctx: RequestContext): Pro
     const row = await findWebhook(services, app, ctx)
     const perPage = intParam(ctx.query, 'perPage', 100, 1, 1000)
     const page = intParam(ctx.query, 'page', 1, 1, 10_000_000)
-    const rows = await services.db.selectFrom('webhook_triggers').select('trigger_id').where('app_id', '=', app.id).where('webhook_id', '=', row.id).orderBy('seq').execute()
+    const rows = await services.db
+      .selectFrom('webhook_triggers')
+      .select('trigger_id')
+      .where('app_id', '=', app.id)
+      .where('webhook_id', '=', row.id)
+      .orderBy('seq')
+      .execute()
     const slice = rows.slice((page - 1) * perPage, page * perPage)
     return {
       status: 200,
-      body: { data: slice.map((r) => ({ id: r.trigger_id, description: describeTrigger(r.trigger_id) })), meta: { pagination: pagination(rows.length, slice.length, perPage, page) } },
+      body: {
+        data: slice.map((r) => ({ id: r.trigger_id, description: describeTrigger(r.trigger_id) })),
+        meta: { pagination: pagination(rows.length, slice.length, perPage, page) },
+      },
     }
   })
 }
@@ -304,7 +356,13 @@ async function removeTriggers(services: SandboxServices, ctx: RequestContext): P
     const row = await findWebhook(services, app, ctx)
     const ids = triggerIdsOf(ctx)
     await services.db.transaction().execute(async (trx) => {
-      const present = await trx.selectFrom('webhook_triggers').select('trigger_id').where('app_id', '=', app.id).where('webhook_id', '=', row.id).where('trigger_id', 'in', ids).execute()
+      const present = await trx
+        .selectFrom('webhook_triggers')
+        .select('trigger_id')
+        .where('app_id', '=', app.id)
+        .where('webhook_id', '=', row.id)
+        .where('trigger_id', 'in', ids)
+        .execute()
       const have = new Set(present.map((r) => r.trigger_id))
       const missing = ids.filter((id) => !have.has(id))
       if (missing.length > 0) {

@@ -9,12 +9,12 @@
  * attempt; no ordering guarantee. Deliveries run in the background, never block or fail the
  * request that caused them, and are logged in `webhook_deliveries` with each attempt's start.
  */
-import type { Logger } from 'pino'
 import PQueue from 'p-queue'
+import type { Logger } from 'pino'
+
 import type { WebhookTrigger } from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
 import type { SandboxDb } from './sandbox-store.ts'
-
 
 /** One event to deliver to every matching webhook of an app. */
 export interface WebhookEvent {
@@ -93,7 +93,9 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
       if (attempt > 0) {
         const delay = delays[attempt - 1] ?? 0
         const waited = await new Promise<boolean>((resolve) => {
-          if (aborter.signal.aborted) return resolve(false)
+          if (aborter.signal.aborted) {
+            return resolve(false)
+          }
           const timer = setTimeout(() => {
             aborter.signal.removeEventListener('abort', onAbort)
             resolve(true)
@@ -104,7 +106,9 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
           }
           aborter.signal.addEventListener('abort', onAbort, { once: true })
         })
-        if (!waited) break
+        if (!waited) {
+          break
+        }
       }
       const outcome = await inQueue(async () => {
         attemptsAtMs.push(Date.now())
@@ -134,7 +138,14 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
     await inQueue(() =>
       db
         .updateTable('webhook_deliveries')
-        .set({ status: delivered ? 'delivered' : 'failed', http_status: httpStatus, attempts, attempts_at_ms: JSON.stringify(attemptsAtMs), last_error: lastError, finished_at_ms: Date.now() })
+        .set({
+          status: delivered ? 'delivered' : 'failed',
+          http_status: httpStatus,
+          attempts,
+          attempts_at_ms: JSON.stringify(attemptsAtMs),
+          last_error: lastError,
+          finished_at_ms: Date.now(),
+        })
         .where('id', '=', row.id)
         .execute(),
     )
@@ -142,13 +153,17 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
 
   async function whenIdle(): Promise<void> {
     // A finished dispatch may have started deliveries: wait until nothing is left.
-    while (pending.size > 0) await Promise.allSettled([...pending])
+    while (pending.size > 0) {
+      await Promise.allSettled([...pending])
+    }
     await queue.onIdle()
   }
 
   return {
     dispatch(app, events) {
-      if (events.length === 0 || aborter.signal.aborted) return
+      if (events.length === 0 || aborter.signal.aborted) {
+        return
+      }
       track(
         (async () => {
           const { hooks, subscribed } = await inQueue(async () => ({
@@ -170,7 +185,9 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
           for (const hook of hooks) {
             for (const event of events) {
               // Documented: a webhook receives the triggers added to it, and nothing else.
-              if (!wants.has(`${hook.id}\u0000${event.trigger}`)) continue
+              if (!wants.has(`${hook.id}\u0000${event.trigger}`)) {
+                continue
+              }
               track(deliver(app, hook, event), 'webhook delivery failed', app.id)
             }
           }

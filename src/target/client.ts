@@ -4,10 +4,33 @@
  * zod-validated bodies both ways, {@link PlatformError} for every failure.
  */
 import { z } from 'zod'
+
 import { PlatformError } from './errors.ts'
-import { requestJson, type RateLimitInfo } from './http.ts'
+import { type RateLimitInfo, requestJson } from './http.ts'
+import {
+  AppRecord,
+  type ChatGroup,
+  type ChatMember,
+  type ChatMessage,
+  type ChatUser,
+  CreateAppRequest,
+  CreateAppResponse,
+  DeleteAppResponse,
+  type Entity,
+  GroupsPage,
+  IMPORT_ITEM_SCHEMAS,
+  type ImportItemOf,
+  importKey,
+  ImportResponse,
+  LIMITS,
+  ListAppsResponse,
+  MembersPage,
+  MessagesPage,
+  UsersPage,
+} from './schemas.ts'
 import {
   AddTriggersResponse,
+  type CreateWebhookInput,
   CreateWebhookRequest,
   DeleteWebhookResponse,
   ListTriggersResponse,
@@ -19,31 +42,9 @@ import {
   WebhookAnswer,
   WebhookId,
   webhookOfAnswer,
-  WebhookTriggersRequest,
-  type CreateWebhookInput,
   type WebhookRecord,
+  WebhookTriggersRequest,
 } from './webhooks.ts'
-import {
-  AppRecord,
-  CreateAppRequest,
-  CreateAppResponse,
-  DeleteAppResponse,
-  GroupsPage,
-  IMPORT_ITEM_SCHEMAS,
-  ImportResponse,
-  LIMITS,
-  ListAppsResponse,
-  MembersPage,
-  MessagesPage,
-  UsersPage,
-  importKey,
-  type ChatGroup,
-  type ChatMember,
-  type ChatMessage,
-  type ChatUser,
-  type Entity,
-  type ImportItemOf,
-} from './schemas.ts'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
@@ -59,9 +60,7 @@ export interface PlatformClientOptions {
 }
 
 /** The platform's verdict on one item of an import request. */
-export type ItemResult =
-  | { readonly ok: true; readonly data?: unknown }
-  | { readonly ok: false; readonly code: string; readonly message: string }
+export type ItemResult = { readonly ok: true; readonly data?: unknown } | { readonly ok: false; readonly code: string; readonly message: string }
 
 export interface ImportResult {
   readonly status: number
@@ -107,7 +106,9 @@ export const IMPORT_PATHS: Record<Entity, string> = {
 }
 
 function errorOf(raw: unknown): { code: string; message: string } {
-  if (typeof raw === 'string') return { code: raw, message: raw }
+  if (typeof raw === 'string') {
+    return { code: raw, message: raw }
+  }
   if (raw !== null && typeof raw === 'object') {
     const o = raw as { code?: unknown; message?: unknown; devMessage?: unknown }
     const code = typeof o.code === 'string' ? o.code : 'ERR_UNKNOWN'
@@ -135,9 +136,13 @@ export function parseImportResults(
     if (key === undefined && entity === 'messages') {
       const inner = value.data as { muid?: unknown; data?: { muid?: unknown } } | undefined
       const muid = typeof inner?.muid === 'string' ? inner.muid : typeof inner?.data?.muid === 'string' ? inner.data.muid : undefined
-      if (muid !== undefined) key = wanted.has(muid) ? muid : lower.get(muid.toLowerCase())
+      if (muid !== undefined) {
+        key = wanted.has(muid) ? muid : lower.get(muid.toLowerCase())
+      }
     }
-    if (key === undefined) continue
+    if (key === undefined) {
+      continue
+    }
     if (value.success) {
       results.set(key, value.data === undefined ? { ok: true } : { ok: true, data: value.data })
     } else {
@@ -209,12 +214,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const checked = IMPORT_ITEM_SCHEMAS[entity].safeParse(item)
       if (!checked.success) {
         const issue = checked.error.issues[0]
-        throw new TypeError(
-          `${entity}[${i}] is not a valid import item: ${issue?.path.join('.') || '(item)'}: ${issue?.message ?? 'invalid'}`,
-        )
+        throw new TypeError(`${entity}[${i}] is not a valid import item: ${issue?.path.join('.') || '(item)'}: ${issue?.message ?? 'invalid'}`)
       }
       const key = importKey(entity, item)
-      if (key in map) throw new TypeError(`${entity}: the key ${key} appears twice in one request`)
+      if (key in map) {
+        throw new TypeError(`${entity}: the key ${key} appears twice in one request`)
+      }
       map[key] = item
       keys.push(key)
     }
@@ -223,7 +228,11 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
 
   function get<S extends z.ZodType>(operation: string, path: string, query: object, schema: S, signal?: AbortSignal) {
     const params = new URLSearchParams()
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+    for (const [k, v] of Object.entries(query)) {
+      if (v !== undefined) {
+        params.set(k, String(v))
+      }
+    }
     const qs = params.toString()
     return requestJson(
       {
@@ -238,13 +247,18 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     ).then((r) => r.body)
   }
 
-  async function* pages<T>(fetchPage: (page: number) => Promise<{ data: T[]; meta: { pagination: { total_pages: number; current_page: number } } }>, perPage: number) {
+  async function* pages<T>(
+    fetchPage: (page: number) => Promise<{ data: T[]; meta: { pagination: { total_pages: number; current_page: number } } }>,
+    perPage: number,
+  ) {
     for (let page = 1; ; page++) {
       const res = await fetchPage(page)
       yield* res.data
       // `total` is not to be trusted (facts §5: an example shows total 0 with count 5); a short
       // page is the end, and so is the last page by number.
-      if (res.data.length < perPage || res.meta.pagination.current_page >= res.meta.pagination.total_pages) return
+      if (res.data.length < perPage || res.meta.pagination.current_page >= res.meta.pagination.total_pages) {
+        return
+      }
     }
   }
 
@@ -263,13 +277,10 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     listBannedUsers: (guid, query = {}, signal) =>
       get('chat.listBannedUsers', `groups/${encodeURIComponent(guid)}/bannedusers`, query, MembersPage, signal),
     listMessages: (query = {}, signal) => get('chat.listMessages', 'messages', query, MessagesPage, signal),
-    users: (perPage = 1000, signal, options = {}) =>
-      pages((page) => client.listUsers({ page, perPage, ...options }, signal), perPage),
+    users: (perPage = 1000, signal, options = {}) => pages((page) => client.listUsers({ page, perPage, ...options }, signal), perPage),
     groups: (perPage = 1000, signal) => pages((page) => client.listGroups({ page, perPage }, signal), perPage),
-    groupMembers: (guid, perPage = 1000, signal) =>
-      pages((page) => client.listGroupMembers(guid, { page, perPage }, signal), perPage),
-    bannedUsers: (guid, perPage = 1000, signal) =>
-      pages((page) => client.listBannedUsers(guid, { page, perPage }, signal), perPage),
+    groupMembers: (guid, perPage = 1000, signal) => pages((page) => client.listGroupMembers(guid, { page, perPage }, signal), perPage),
+    bannedUsers: (guid, perPage = 1000, signal) => pages((page) => client.listBannedUsers(guid, { page, perPage }, signal), perPage),
     async *messages(query = {}, signal) {
       const limit = query.limit ?? 1000
       let cursor: { id?: string; sentAt?: number } = {}
@@ -277,7 +288,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         const res = await client.listMessages({ ...query, limit, affix: 'append', ...cursor }, signal)
         yield* res.data
         const next = res.meta.next
-        if (res.data.length === 0 || next === undefined || (next.id === undefined && next.sentAt === undefined)) return
+        if (res.data.length === 0 || next === undefined || (next.id === undefined && next.sentAt === undefined)) {
+          return
+        }
         if (next.id === cursor.id && next.sentAt === cursor.sentAt) {
           throw new PlatformError({
             operation: 'chat.listMessages',
@@ -326,9 +339,19 @@ export interface ManagementClient {
   updateWebhook(appId: string, webhookId: string, changes: z.input<typeof UpdateWebhookRequest>, signal?: AbortSignal): Promise<WebhookRecord>
   deleteWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<{ success: boolean; message?: string }>
   /** Per trigger id: whether it was added (and why not). */
-  addWebhookTriggers(appId: string, webhookId: string, triggerIds: readonly string[], signal?: AbortSignal): Promise<Map<string, { success: boolean; message?: string; code?: string }>>
+  addWebhookTriggers(
+    appId: string,
+    webhookId: string,
+    triggerIds: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<Map<string, { success: boolean; message?: string; code?: string }>>
   listWebhookTriggers(appId: string, webhookId: string, signal?: AbortSignal): Promise<{ id: string; description?: string }[]>
-  removeWebhookTriggers(appId: string, webhookId: string, triggerIds: readonly string[], signal?: AbortSignal): Promise<{ success: boolean; message?: string }>
+  removeWebhookTriggers(
+    appId: string,
+    webhookId: string,
+    triggerIds: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ success: boolean; message?: string }>
 }
 
 const webhooksPath = (appId: string) => `/apps/${encodeURIComponent(appId)}/webhooks`
@@ -380,7 +403,11 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     },
     async listApps(query = {}, signal) {
       const params = new URLSearchParams()
-      for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+      for (const [k, v] of Object.entries(query)) {
+        if (v !== undefined) {
+          params.set(k, String(v))
+        }
+      }
       const qs = params.toString()
       const res = await call('listApps', 'GET', `/apps${qs ? `?${qs}` : ''}`, ListAppsResponse, undefined, signal)
       return res.data
@@ -391,7 +418,11 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     },
     async listWebhooks(appId, query = {}, signal) {
       const params = new URLSearchParams()
-      for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v))
+      for (const [k, v] of Object.entries(query)) {
+        if (v !== undefined) {
+          params.set(k, String(v))
+        }
+      }
       const qs = params.toString()
       const res = await call('listWebhooks', 'GET', `${webhooksPath(appId)}${qs ? `?${qs}` : ''}`, ListWebhooksResponse, undefined, signal)
       return res.data

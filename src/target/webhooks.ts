@@ -6,6 +6,7 @@
  * anything, so an id, password or URL the platform would refuse never costs a request.
  */
 import { z } from 'zod'
+
 import { ChatferryError } from '../errors.ts'
 import { Pagination } from './schemas.ts'
 import { isLoopbackHost } from './transport.ts'
@@ -117,7 +118,9 @@ export const WebhookUrl = z
   .max(WEBHOOK_LIMITS.URL_MAX, `must be at most ${WEBHOOK_LIMITS.URL_MAX} characters`)
   .superRefine((value, ctx) => {
     const problem = webhookUrlProblem(value)
-    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem })
+    }
   })
 export const WebhookUsername = z
   .string()
@@ -143,16 +146,31 @@ export function webhookUrlProblem(value: string): string | undefined {
   } catch {
     return 'is not a valid URL'
   }
-  if (url.protocol === 'https:') return undefined
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined
-  if (url.protocol === 'http:') return 'must use https:// (plain http:// is allowed only for loopback addresses such as 127.0.0.1)'
+  if (url.protocol === 'https:') {
+    return undefined
+  }
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) {
+    return undefined
+  }
+  if (url.protocol === 'http:') {
+    return 'must use https:// (plain http:// is allowed only for loopback addresses such as 127.0.0.1)'
+  }
   return `must be an https:// URL, got ${url.protocol}`
 }
 
-const basicAuthNeedsCredentials = (w: { useBasicAuth?: boolean | undefined; username?: string | undefined; password?: string | undefined }, ctx: z.RefinementCtx) => {
-  if (!w.useBasicAuth) return
-  if (!w.username) ctx.addIssue({ code: 'custom', path: ['username'], message: 'is required when useBasicAuth is true' })
-  if (!w.password) ctx.addIssue({ code: 'custom', path: ['password'], message: 'is required when useBasicAuth is true' })
+const basicAuthNeedsCredentials = (
+  w: { useBasicAuth?: boolean | undefined; username?: string | undefined; password?: string | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  if (!w.useBasicAuth) {
+    return
+  }
+  if (!w.username) {
+    ctx.addIssue({ code: 'custom', path: ['username'], message: 'is required when useBasicAuth is true' })
+  }
+  if (!w.password) {
+    ctx.addIssue({ code: 'custom', path: ['password'], message: 'is required when useBasicAuth is true' })
+  }
 }
 
 /** The body of "create webhook" (documented fields; `*` required: id, name, webhookURL). */
@@ -195,7 +213,11 @@ export const WebhookTriggersRequest = z
       .array(z.string())
       .min(1, 'must name at least one trigger')
       .superRefine((ids, ctx) => {
-        for (const id of ids) if (!isWebhookTrigger(id)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(id.slice(0, 60))} is not a documented trigger id` })
+        for (const id of ids) {
+          if (!isWebhookTrigger(id)) {
+            ctx.addIssue({ code: 'custom', message: `${JSON.stringify(id.slice(0, 60))} is not a documented trigger id` })
+          }
+        }
       }),
   })
   .strict()
@@ -232,9 +254,13 @@ export const WebhookAnswer = z.union([
   z.object({ data: z.array(z.object({ data: WebhookRecord }).loose()).length(1) }).loose(),
 ])
 export function webhookOfAnswer(answer: z.output<typeof WebhookAnswer>): WebhookRecord {
-  if (Array.isArray(answer)) return (answer[0] as { data: WebhookRecord }).data
+  if (Array.isArray(answer)) {
+    return (answer[0] as { data: WebhookRecord }).data
+  }
   const data = answer.data
-  if (Array.isArray(data)) return (data[0] as { data: WebhookRecord }).data
+  if (Array.isArray(data)) {
+    return (data[0] as { data: WebhookRecord }).data
+  }
   return data as WebhookRecord
 }
 
@@ -271,7 +297,9 @@ export const RemoveTriggersResponse = DeleteWebhookResponse
 /** A user in an envelope (examples: uid, name, status, role, lastActiveAt, …). */
 const EnvelopeUser = z.object({ uid: z.string(), name: z.string() }).loose()
 /** A group in an envelope (examples: guid, name, type, scope, membersCount, joinedAt, conversationId, hasJoined, createdAt, owner). */
-const EnvelopeGroup = z.object({ guid: z.string(), name: z.string(), type: z.string(), conversationId: z.string().optional(), membersCount: z.number().optional() }).loose()
+const EnvelopeGroup = z
+  .object({ guid: z.string(), name: z.string(), type: z.string(), conversationId: z.string().optional(), membersCount: z.number().optional() })
+  .loose()
 const EntityWrapper = z.object({ entity: z.record(z.string(), z.unknown()), entityType: z.string() }).loose()
 /** `message_sent` (example): a message with `data.entities.sender/receiver` as `{entity, entityType}`. */
 const EnvelopeMessage = z
@@ -325,9 +353,15 @@ export const WebhookEnvelope = z
   .loose()
   .superRefine((e, ctx) => {
     const schema = WEBHOOK_DATA_SCHEMAS[e.trigger]
-    if (!schema) return
+    if (!schema) {
+      return
+    }
     const r = schema.safeParse(e.data)
-    if (!r.success) for (const issue of r.error.issues) ctx.addIssue({ code: 'custom', path: ['data', ...issue.path.map(String)], message: issue.message })
+    if (!r.success) {
+      for (const issue of r.error.issues) {
+        ctx.addIssue({ code: 'custom', path: ['data', ...issue.path.map(String)], message: issue.message })
+      }
+    }
   })
 export type WebhookEnvelope = z.output<typeof WebhookEnvelope>
 
@@ -346,10 +380,17 @@ export class WebhookInputError extends ChatferryError {
 /** Parses webhook input or throws {@link WebhookInputError} naming the fields (the values are never repeated). */
 export function parseWebhookInput<S extends z.ZodType>(operation: string, schema: S, input: unknown, pathPrefix: string[] = []): z.output<S> {
   const r = schema.safeParse(input)
-  if (r.success) return r.data
+  if (r.success) {
+    return r.data
+  }
   const problems = r.error.issues.map((i) => {
     const path = [...pathPrefix, ...i.path.map(String)].join('.')
-    const message = i.code === 'unrecognized_keys' ? `unknown field${i.keys.length === 1 ? '' : 's'} ${i.keys.join(', ')}` : i.code === 'invalid_type' ? `expected ${i.expected}` : i.message
+    const message =
+      i.code === 'unrecognized_keys'
+        ? `unknown field${i.keys.length === 1 ? '' : 's'} ${i.keys.join(', ')}`
+        : i.code === 'invalid_type'
+          ? `expected ${i.expected}`
+          : i.message
     return { path, message }
   })
   throw new WebhookInputError(operation, problems)

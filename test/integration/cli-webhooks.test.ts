@@ -4,6 +4,7 @@
  * records every webhook request that reaches it, stays empty.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { MGMT, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 import { testSecret } from '../helpers/secrets.ts'
@@ -16,14 +17,23 @@ afterAll(async () => {
   await sb?.close()
 })
 
-const env = (extra: Record<string, string> = {}) => ({ CHATFERRY_MGMT_URL: sb.sandbox.url, CHATFERRY_MGMT_KEY: MGMT.key, CHATFERRY_MGMT_SECRET: MGMT.secret, ...extra })
+const env = (extra: Record<string, string> = {}) => ({
+  CHATFERRY_MGMT_URL: sb.sandbox.url,
+  CHATFERRY_MGMT_KEY: MGMT.key,
+  CHATFERRY_MGMT_SECRET: MGMT.secret,
+  ...extra,
+})
 const cli = (app: TestApp, args: string[], extra: Record<string, string> = {}) => runCli(['webhooks', ...args, '--app', app.id], env(extra)).done
 
 describe('chatferry webhooks', () => {
   it('create, list, update, triggers add/list/remove, delete; the password is never printed', async () => {
     const app = await sb.app()
     const password = 'Hook2Pass9Word'
-    const created = await cli(app, ['create', 'audit_1', '--name', 'Audit', '--url', 'https://hooks.example.com/cc', '--basic-auth', '--username', 'acme', '--retry-on-failure'], { CHATFERRY_WEBHOOK_PASSWORD: password })
+    const created = await cli(
+      app,
+      ['create', 'audit_1', '--name', 'Audit', '--url', 'https://hooks.example.com/cc', '--basic-auth', '--username', 'acme', '--retry-on-failure'],
+      { CHATFERRY_WEBHOOK_PASSWORD: password },
+    )
     expect(created.code, created.stderr).toBe(0)
     expect(created.stdout).toMatch(/ID\s+NAME\s+URL\s+ENABLED\s+VERSION/)
     expect(created.stdout).toMatch(/audit_1\s+Audit\s+https:\/\/hooks\.example\.com\/cc\s+yes\s+2/)
@@ -32,7 +42,9 @@ describe('chatferry webhooks', () => {
 
     const listed = await cli(app, ['list', '--json'])
     expect(listed.code, listed.stderr).toBe(0)
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: 'audit_1', name: 'Audit', webhookURL: 'https://hooks.example.com/cc', enabled: true, version: '2' })])
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ id: 'audit_1', name: 'Audit', webhookURL: 'https://hooks.example.com/cc', enabled: true, version: '2' }),
+    ])
 
     const updated = await cli(app, ['update', 'audit_1', '--disabled', '--name', 'Audit log', '--no-retry-on-failure', '--json'])
     expect(updated.code, updated.stderr).toBe(0)
@@ -76,8 +88,16 @@ describe('chatferry webhooks', () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [['create', 'bad id', '--name', 'N', '--url', 'https://e.com'], {}, /<id> \(id\): must be alphanumeric/],
       [['create', 'i'.repeat(51), '--name', 'N', '--url', 'https://e.com'], {}, /<id> \(id\): must be at most 50/],
-      [['create', 'ok', '--name', 'N', '--url', 'https://e.com', '--basic-auth', '--username', 'u'], { CHATFERRY_WEBHOOK_PASSWORD: secret }, /--password \(password\): must be alphanumeric/],
-      [['create', 'ok', '--name', 'N', '--url', 'https://e.com', '--basic-auth', '--username', 'u'], { CHATFERRY_WEBHOOK_PASSWORD: 'p'.repeat(101) }, /--password \(password\): must be at most 100/],
+      [
+        ['create', 'ok', '--name', 'N', '--url', 'https://e.com', '--basic-auth', '--username', 'u'],
+        { CHATFERRY_WEBHOOK_PASSWORD: secret },
+        /--password \(password\): must be alphanumeric/,
+      ],
+      [
+        ['create', 'ok', '--name', 'N', '--url', 'https://e.com', '--basic-auth', '--username', 'u'],
+        { CHATFERRY_WEBHOOK_PASSWORD: 'p'.repeat(101) },
+        /--password \(password\): must be at most 100/,
+      ],
       [['create', 'ok', '--name', 'N', '--url', 'http://example.com/hook'], {}, /--url \(webhookURL\): must use https/],
       [['create', 'ok', '--name', 'N', '--url', `https://e.com/${'p'.repeat(250)}`], {}, /--url \(webhookURL\): must be at most 255/],
       [['update', 'ok', '--url', 'ftp://e.com'], {}, /--url \(webhookURL\)/],
@@ -102,7 +122,11 @@ describe('chatferry webhooks', () => {
   })
 
   it('--help shows examples and the rules', async () => {
-    for (const args of [['webhooks', '--help'], ['webhooks', 'create', '--help'], ['webhooks', 'triggers', 'add', '--help']]) {
+    for (const args of [
+      ['webhooks', '--help'],
+      ['webhooks', 'create', '--help'],
+      ['webhooks', 'triggers', 'add', '--help'],
+    ]) {
       const r = await runCli(args).done
       expect(r.code).toBe(0)
       expect(r.stdout).toMatch(/Example/)

@@ -4,9 +4,11 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { createManagementClient, createPlatformClient } from '../../src/target/client.ts'
-import { http, importRaw, mgmtRaw, MGMT, nowSeconds, seedUsers, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
+import { http, importRaw, MGMT, mgmtRaw, nowSeconds, seedUsers, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
 
@@ -53,12 +55,29 @@ describe('management interface', () => {
     const res = await mgmtRaw(t.sandbox, '/apps', { body: { name: 'My App', region: 'eu', version: '3' } })
     expect(res.status).toBe(200)
     const app = res.body.data
-    expect(app).toMatchObject({ id: expect.stringMatching(/^[a-z0-9]+$/), name: 'My App', region: 'eu', plan: 'trial', state: 'active', createdAt: expect.any(Number) })
+    expect(app).toMatchObject({
+      id: expect.stringMatching(/^[a-z0-9]+$/),
+      name: 'My App',
+      region: 'eu',
+      plan: 'trial',
+      state: 'active',
+      createdAt: expect.any(Number),
+    })
     const keys = Object.values(app.apiKeys) as any[]
     expect(keys).toHaveLength(2)
-    expect(keys.find((k) => k.scope === 'fullAccess')).toMatchObject({ apiKey: expect.stringMatching(/^[0-9a-f]{40}$/), name: 'Rest API Key', createdBy: 'app_system' })
-    expect(keys.find((k) => k.scope === 'authOnly')).toMatchObject({ apiKey: expect.stringMatching(/^[0-9a-f]{40}$/), name: 'Auth Key', createdBy: 'app_system' })
-    for (const [k, v] of Object.entries(app.apiKeys)) expect((v as any).apiKey).toBe(k)
+    expect(keys.find((k) => k.scope === 'fullAccess')).toMatchObject({
+      apiKey: expect.stringMatching(/^[0-9a-f]{40}$/),
+      name: 'Rest API Key',
+      createdBy: 'app_system',
+    })
+    expect(keys.find((k) => k.scope === 'authOnly')).toMatchObject({
+      apiKey: expect.stringMatching(/^[0-9a-f]{40}$/),
+      name: 'Auth Key',
+      createdBy: 'app_system',
+    })
+    for (const [k, v] of Object.entries(app.apiKeys)) {
+      expect((v as any).apiKey).toBe(k)
+    }
   })
 
   it('refuses invalid create requests: name over 100, bad region, version other than 3', async () => {
@@ -109,8 +128,18 @@ describe('management interface', () => {
   it('sandbox settings: read, change (deep-merged faults), validated, persisted in the store', async () => {
     const app = await t.app()
     const read = await mgmtRaw(t.sandbox, `/sandbox/apps/${app.id}/settings`)
-    expect(read.body.data).toMatchObject({ requestsPerMinute: 60, itemsPerRequest: 50, retentionDays: 183, windowMs: 60_000, webhooksOnImport: false, requireGroupMembership: false })
-    const changed = await mgmtRaw(t.sandbox, `/sandbox/apps/${app.id}/settings`, { method: 'PUT', body: { requestsPerMinute: 5, faults: { latencyMs: { max: 3 } } } })
+    expect(read.body.data).toMatchObject({
+      requestsPerMinute: 60,
+      itemsPerRequest: 50,
+      retentionDays: 183,
+      windowMs: 60_000,
+      webhooksOnImport: false,
+      requireGroupMembership: false,
+    })
+    const changed = await mgmtRaw(t.sandbox, `/sandbox/apps/${app.id}/settings`, {
+      method: 'PUT',
+      body: { requestsPerMinute: 5, faults: { latencyMs: { max: 3 } } },
+    })
     expect(changed.body.data).toMatchObject({ requestsPerMinute: 5, faults: { latencyMs: { min: 0, max: 3 }, extra429: 0 } })
     const bad = await mgmtRaw(t.sandbox, `/sandbox/apps/${app.id}/settings`, { method: 'PUT', body: { requestsPerMinute: 0, bogus: true } })
     expect(bad.status).toBe(400)
@@ -126,7 +155,14 @@ describe('webhooks', () => {
   it('create, list, update, get and delete a webhook; neither username nor password is ever answered', async () => {
     const app = await t.app()
     const password = 'hookpass42'
-    const created = await t.mgmt.createWebhook(app.id, { id: 'wh1', name: 'Hook', webhookURL: 'https://example.com/hook', useBasicAuth: true, username: 'u', password })
+    const created = await t.mgmt.createWebhook(app.id, {
+      id: 'wh1',
+      name: 'Hook',
+      webhookURL: 'https://example.com/hook',
+      useBasicAuth: true,
+      username: 'u',
+      password,
+    })
     expect(created).toMatchObject({ id: 'wh1', enabled: true, version: '2' })
     const list = await mgmtRaw(t.sandbox, `/apps/${app.id}/webhooks`)
     expect(list.body.data).toEqual([expect.objectContaining({ id: 'wh1', name: 'Hook', webhookURL: 'https://example.com/hook' })])
@@ -138,7 +174,12 @@ describe('webhooks', () => {
     const one = await mgmtRaw(t.sandbox, `/apps/${app.id}/webhooks/wh1`)
     expect(one.body.data[0].data.enabled).toBe(false)
     expect(JSON.stringify(one.body)).not.toContain(password)
-    const row = await t.sandbox.store.selectFrom('webhooks').select(['password', 'username']).where('app_id', '=', app.id).where('id', '=', 'wh1').executeTakeFirstOrThrow()
+    const row = await t.sandbox.store
+      .selectFrom('webhooks')
+      .select(['password', 'username'])
+      .where('app_id', '=', app.id)
+      .where('id', '=', 'wh1')
+      .executeTakeFirstOrThrow()
     expect(row, 'an update without credentials keeps them').toEqual({ password, username: 'u' })
     await t.mgmt.deleteWebhook(app.id, 'wh1')
     expect(await t.mgmt.listWebhooks(app.id)).toEqual([])
@@ -161,7 +202,9 @@ describe('webhooks', () => {
     const dup = await post({ id: 'x'.repeat(50), name: 'A', webhookURL: 'https://e.com' })
     expect(dup.status).toBe(400)
     expect(dup.body.error).toMatchObject({ code: 'ERR_BAD_REQUEST', details: { id: ['already exists'] } })
-    for (let i = 1; i < 25; i++) expect((await post({ id: `w${i}`, name: 'W', webhookURL: 'https://e.com' })).status).toBe(200)
+    for (let i = 1; i < 25; i++) {
+      expect((await post({ id: `w${i}`, name: 'W', webhookURL: 'https://e.com' })).status).toBe(200)
+    }
     const over = await post({ id: 'w25', name: 'W', webhookURL: 'https://e.com' })
     expect(over.status).toBe(400)
   })
@@ -180,12 +223,21 @@ describe('webhooks', () => {
 
   it('with webhooksOnImport: group_created, group_member_added and message_sent with Basic auth, logged', async () => {
     const app = await t.app({ webhooksOnImport: true })
-    await t.mgmt.createWebhook(app.id, { id: 'whbasic', name: 'W', webhookURL: receiverUrl, useBasicAuth: true, username: 'hookuser', password: 'hookpass' })
+    await t.mgmt.createWebhook(app.id, {
+      id: 'whbasic',
+      name: 'W',
+      webhookURL: receiverUrl,
+      useBasicAuth: true,
+      username: 'hookuser',
+      password: 'hookpass',
+    })
     await t.mgmt.addWebhookTriggers(app.id, 'whbasic', ['group_created', 'group_member_added', 'message_sent'])
     await seedUsers(app, ['owner', 'bob'])
     await app.client.importGroups([{ guid: 'g1', name: 'G', type: 'public', owner: 'owner', createdAt: 1_700_000_000 }])
     await app.client.importMembers([{ memberId: 'g1_member_bob', guid: 'g1', uid: 'bob', scope: 'participant', joinedAt: 1_700_000_001 }])
-    await app.client.importMessages([{ muid: 'm1', sender: 'bob', receiverType: 'group', receiver: 'g1', data: { text: 'hello' }, sentAt: nowSeconds() - 5 }])
+    await app.client.importMessages([
+      { muid: 'm1', sender: 'bob', receiverType: 'group', receiver: 'g1', data: { text: 'hello' }, sentAt: nowSeconds() - 5 },
+    ])
     await t.sandbox.whenIdle()
     const mine = received.filter((r) => r.body.appId === app.id)
     expect(mine.map((r) => r.body.trigger).sort()).toEqual(['group_created', 'group_member_added', 'message_sent'])
@@ -197,7 +249,11 @@ describe('webhooks', () => {
     const created = mine.find((r) => r.body.trigger === 'group_created')?.body.data
     expect(created).toMatchObject({ group: { guid: 'g1', owner: 'owner', conversationId: 'group_g1' }, members: {} })
     const added = mine.find((r) => r.body.trigger === 'group_member_added')?.body.data
-    expect(added).toMatchObject({ group: { guid: 'g1', membersCount: 1 }, members: { bob: { uid: 'bob', scope: 'participant' } }, by: { uid: 'owner' } })
+    expect(added).toMatchObject({
+      group: { guid: 'g1', membersCount: 1 },
+      members: { bob: { uid: 'bob', scope: 'participant' } },
+      by: { uid: 'owner' },
+    })
     const sent = mine.find((r) => r.body.trigger === 'message_sent')?.body.data
     expect(sent.message).toMatchObject({ muid: 'm1', category: 'message', data: { text: 'hello' } })
     expect(sent.message.data.entities.sender).toEqual({ entity: expect.objectContaining({ uid: 'bob' }), entityType: 'user' })
@@ -231,7 +287,9 @@ describe('webhooks', () => {
     await seedUsers(app, ['a', 'b'])
     receiverStatus = 500
     try {
-      const res = await app.client.importMessages([{ muid: 'm', sender: 'a', receiverType: 'user', receiver: 'b', data: { text: 'x' }, sentAt: nowSeconds() - 1 }])
+      const res = await app.client.importMessages([
+        { muid: 'm', sender: 'a', receiverType: 'user', receiver: 'b', data: { text: 'x' }, sentAt: nowSeconds() - 1 },
+      ])
       expect(res.results.get('m')?.ok).toBe(true)
       await t.sandbox.whenIdle()
     } finally {

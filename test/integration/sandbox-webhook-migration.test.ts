@@ -8,6 +8,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import { Migrator } from 'kysely/migration'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { startSandbox } from '../../src/sandbox/index.ts'
 import { SANDBOX_MIGRATIONS } from '../../src/sandbox/migrations/index.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
@@ -40,10 +41,20 @@ describe('migration 2026_11_24_0700_webhooks_as_published', () => {
 
     const sandbox = await startSandbox({ management: MGMT, state: { url: database.url, poolSize: 2 } })
     try {
-      const triggers = await sandbox.store.selectFrom('webhook_triggers').select(['webhook_id', 'trigger_id']).where('app_id', '=', 'oldapp').orderBy('seq').execute()
+      const triggers = await sandbox.store
+        .selectFrom('webhook_triggers')
+        .select(['webhook_id', 'trigger_id'])
+        .where('app_id', '=', 'oldapp')
+        .orderBy('seq')
+        .execute()
       expect(triggers.filter((r) => r.webhook_id === 'listed').map((r) => r.trigger_id)).toEqual(['message_sent', 'group_created'])
       expect(triggers.filter((r) => r.webhook_id === 'all')).toHaveLength(31)
-      const hooks = await sandbox.store.selectFrom('webhooks').select(['id', 'version', 'retry_on_failure', 'updated_at']).where('app_id', '=', 'oldapp').orderBy('seq').execute()
+      const hooks = await sandbox.store
+        .selectFrom('webhooks')
+        .select(['id', 'version', 'retry_on_failure', 'updated_at'])
+        .where('app_id', '=', 'oldapp')
+        .orderBy('seq')
+        .execute()
       expect(hooks).toEqual([
         { id: 'listed', version: 'legacy', retry_on_failure: false, updated_at: expect.anything() },
         { id: 'all', version: 'legacy', retry_on_failure: false, updated_at: expect.anything() },

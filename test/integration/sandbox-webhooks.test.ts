@@ -6,7 +6,9 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { createManagementClient } from '../../src/target/client.ts'
 import { WEBHOOK_TRIGGERS, WebhookEnvelope, WebhookInputError } from '../../src/target/webhooks.ts'
 import { mgmtRaw, nowSeconds, seedUsers, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
@@ -58,7 +60,9 @@ const hooks = (app: TestApp, rest = '') => `/apps/${app.id}/webhooks${rest}`
 /** Imports one direct message so every webhook with `message_sent` gets one delivery. */
 async function sendOneMessage(app: TestApp): Promise<void> {
   await seedUsers(app, ['a', 'b'])
-  const res = await app.client.importMessages([{ muid: 'm1', sender: 'a', receiverType: 'user', receiver: 'b', data: { text: 'hi' }, sentAt: nowSeconds() - 1 }])
+  const res = await app.client.importMessages([
+    { muid: 'm1', sender: 'a', receiverType: 'user', receiver: 'b', data: { text: 'hi' }, sentAt: nowSeconds() - 1 },
+  ])
   expect(res.results.get('m1')?.ok).toBe(true)
   await t.sandbox.whenIdle()
 }
@@ -69,14 +73,32 @@ describe('X-Webhook-Version', () => {
     const legacy = await mgmtRaw(t.sandbox, hooks(app), { body: { id: 'old', name: 'Old', webhookURL: 'https://e.com/a' } })
     expect(legacy.status).toBe(200)
     // The published create example is an array: [{"data": {…}}].
-    expect(legacy.body).toEqual([{ data: { id: 'old', name: 'Old', webhookURL: 'https://e.com/a', enabled: true, version: 'legacy', createdAt: expect.any(Number), updatedAt: expect.any(Number) } }])
+    expect(legacy.body).toEqual([
+      {
+        data: {
+          id: 'old',
+          name: 'Old',
+          webhookURL: 'https://e.com/a',
+          enabled: true,
+          version: 'legacy',
+          createdAt: expect.any(Number),
+          updatedAt: expect.any(Number),
+        },
+      },
+    ])
     const v2 = await mgmtRaw(t.sandbox, hooks(app), { body: { id: 'new', name: 'New', webhookURL: 'https://e.com/b' }, headers: V2 })
     expect(v2.body[0].data.version).toBe('2')
-    const bad = await mgmtRaw(t.sandbox, hooks(app), { body: { id: 'x', name: 'X', webhookURL: 'https://e.com/c' }, headers: { 'x-webhook-version': '3' } })
+    const bad = await mgmtRaw(t.sandbox, hooks(app), {
+      body: { id: 'x', name: 'X', webhookURL: 'https://e.com/c' },
+      headers: { 'x-webhook-version': '3' },
+    })
     expect(bad.status).toBe(400)
     expect(bad.body.error.code).toBe('ERR_BAD_REQUEST')
     const rows = await t.sandbox.store.selectFrom('webhooks').select(['id', 'version']).where('app_id', '=', app.id).orderBy('seq').execute()
-    expect(rows).toEqual([{ id: 'old', version: 'legacy' }, { id: 'new', version: '2' }])
+    expect(rows).toEqual([
+      { id: 'old', version: 'legacy' },
+      { id: 'new', version: '2' },
+    ])
     // An update with the header does not convert a legacy webhook.
     await mgmtRaw(t.sandbox, hooks(app, '/old'), { method: 'PUT', body: { name: 'Still old' }, headers: V2 })
     const got = await mgmtRaw(t.sandbox, hooks(app, '/old'))
@@ -143,7 +165,11 @@ describe('X-Webhook-Version', () => {
 describe('answers', () => {
   it('list pages with perPage/page, searches names with searchKey, and carries meta.pagination; delete answers the documented message', async () => {
     const app = await t.app()
-    for (const [id, name] of [['one', 'Alpha'], ['two', 'Beta'], ['three', 'alphabet']]) {
+    for (const [id, name] of [
+      ['one', 'Alpha'],
+      ['two', 'Beta'],
+      ['three', 'alphabet'],
+    ]) {
       await t.mgmt.createWebhook(app.id, { id: id as string, name: name as string, webhookURL: 'https://e.com' })
     }
     const page = await mgmtRaw(t.sandbox, hooks(app, '?perPage=2&page=2'), { headers: V2 })
@@ -170,16 +196,22 @@ describe('answers', () => {
     const updated = await t.mgmt.updateWebhook(app.id, 'upd', { retryOnFailure: true, useBasicAuth: true, username: 'user1', password: 'Pass1234' })
     expect(updated).toMatchObject({ id: 'upd', name: 'U' })
     expect(JSON.stringify(updated)).not.toContain('Pass1234')
-    const row = await t.sandbox.store.selectFrom('webhooks').selectAll().where('app_id', '=', app.id).where('id', '=', 'upd').executeTakeFirstOrThrow()
+    const row = await t.sandbox.store
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('app_id', '=', app.id)
+      .where('id', '=', 'upd')
+      .executeTakeFirstOrThrow()
     expect(row).toMatchObject({ retry_on_failure: true, use_basic_auth: true, username: 'user1', password: 'Pass1234' })
     expect(Number(row.updated_at)).toBeGreaterThanOrEqual(Number(row.created_at))
   })
 })
 
 describe('field rules', () => {
-  it('id ≤ 50 and alphanumeric (the docs example\'s _ allowed), username ≤ 50 and password ≤ 100 alphanumeric, no spaces; name ≤ 50; URL ≤ 255', async () => {
+  it("id ≤ 50 and alphanumeric (the docs example's _ allowed), username ≤ 50 and password ≤ 100 alphanumeric, no spaces; name ≤ 50; URL ≤ 255", async () => {
     const app = await t.app()
-    const post = (body: Record<string, unknown>) => mgmtRaw(t.sandbox, hooks(app), { body: { name: 'N', webhookURL: 'https://e.com', ...body }, headers: V2 })
+    const post = (body: Record<string, unknown>) =>
+      mgmtRaw(t.sandbox, hooks(app), { body: { name: 'N', webhookURL: 'https://e.com', ...body }, headers: V2 })
     const refusedOn = async (body: Record<string, unknown>, field: string) => {
       const res = await post(body)
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400)
@@ -211,7 +243,9 @@ describe('field rules', () => {
 
   it('the 25th webhook is accepted, the 26th refused; deleting one makes room', async () => {
     const app = await t.app()
-    for (let i = 1; i <= 25; i++) expect((await mgmtRaw(t.sandbox, hooks(app), { body: { id: `w${i}`, name: 'W', webhookURL: 'https://e.com' }, headers: V2 })).status).toBe(200)
+    for (let i = 1; i <= 25; i++) {
+      expect((await mgmtRaw(t.sandbox, hooks(app), { body: { id: `w${i}`, name: 'W', webhookURL: 'https://e.com' }, headers: V2 })).status).toBe(200)
+    }
     const over = await mgmtRaw(t.sandbox, hooks(app), { body: { id: 'w26', name: 'W', webhookURL: 'https://e.com' }, headers: V2 })
     expect(over.status).toBe(400)
     expect(over.body.error.message).toMatch(/at most 25/)
@@ -282,14 +316,16 @@ describe('triggers sub-resource', () => {
 })
 
 describe('delivery', () => {
-  it('envelopes have the documented shape: {trigger, data, appId, region, webhook} with each trigger\'s data', async () => {
+  it("envelopes have the documented shape: {trigger, data, appId, region, webhook} with each trigger's data", async () => {
     const app = await t.app({ webhooksOnImport: true })
     await t.mgmt.createWebhook(app.id, { id: 'shape', name: 'S', webhookURL: `${base}/ok/shape` })
     await t.mgmt.addWebhookTriggers(app.id, 'shape', ['group_created', 'group_member_added', 'message_sent'])
     await seedUsers(app, ['owner', 'bob'])
     await app.client.importGroups([{ guid: 'g1', name: 'G', type: 'public', owner: 'owner', createdAt: 1_700_000_000 }])
     await app.client.importMembers([{ memberId: 'g1_member_bob', guid: 'g1', uid: 'bob', scope: 'participant', joinedAt: 1_700_000_001 }])
-    await app.client.importMessages([{ muid: 'm1', sender: 'bob', receiverType: 'group', receiver: 'g1', data: { text: 'hello' }, sentAt: nowSeconds() - 5 }])
+    await app.client.importMessages([
+      { muid: 'm1', sender: 'bob', receiverType: 'group', receiver: 'g1', data: { text: 'hello' }, sentAt: nowSeconds() - 5 },
+    ])
     await t.sandbox.whenIdle()
     const log = await t.sandbox.deliveries(app.id)
     expect(log.map((d) => d.trigger).sort()).toEqual(['group_created', 'group_member_added', 'message_sent'])
@@ -305,7 +341,10 @@ describe('delivery', () => {
   })
 
   it('retryOnFailure: a failing receiver is retried after each configured delay (10 s / 30 s by default), then given up', async () => {
-    expect((await mgmtRaw(t.sandbox, `/sandbox/apps/${(await t.app()).id}/settings`)).body.data).toMatchObject({ webhookRetryDelaysMs: [10_000, 30_000], webhookTimeoutMs: 2_000 })
+    expect((await mgmtRaw(t.sandbox, `/sandbox/apps/${(await t.app()).id}/settings`)).body.data).toMatchObject({
+      webhookRetryDelaysMs: [10_000, 30_000],
+      webhookTimeoutMs: 2_000,
+    })
     const app = await t.app({ webhooksOnImport: true, webhookRetryDelaysMs: [300, 900] })
     const url = `${base}/fail/retry-${app.id}`
     await t.mgmt.createWebhook(app.id, { id: 'retry', name: 'R', webhookURL: url, retryOnFailure: true })
@@ -330,7 +369,9 @@ describe('delivery', () => {
     failuresLeft.set(flaky, 1)
     await t.mgmt.createWebhook(app.id, { id: 'flaky', name: 'F', webhookURL: `${base}${flaky}`, retryOnFailure: true })
     await t.mgmt.createWebhook(app.id, { id: 'once', name: 'O', webhookURL: `${base}${once}` })
-    for (const id of ['flaky', 'once']) await t.mgmt.addWebhookTriggers(app.id, id, ['message_sent'])
+    for (const id of ['flaky', 'once']) {
+      await t.mgmt.addWebhookTriggers(app.id, id, ['message_sent'])
+    }
     await sendOneMessage(app)
     const log = await t.sandbox.deliveries(app.id)
     expect(log.find((d) => d.webhookId === 'flaky')).toMatchObject({ status: 'delivered', attempts: 2, httpStatus: 200 })
@@ -359,11 +400,18 @@ describe('delivery', () => {
     const app = await t.app({ webhooksOnImport: true })
     await t.mgmt.createWebhook(app.id, { id: 'fast', name: 'F', webhookURL: `${base}/slow/1500/${app.id}` })
     await t.mgmt.createWebhook(app.id, { id: 'late', name: 'L', webhookURL: `${base}/slow/2500/${app.id}` })
-    for (const id of ['fast', 'late']) await t.mgmt.addWebhookTriggers(app.id, id, ['message_sent'])
+    for (const id of ['fast', 'late']) {
+      await t.mgmt.addWebhookTriggers(app.id, id, ['message_sent'])
+    }
     await sendOneMessage(app)
     const log = await t.sandbox.deliveries(app.id)
     expect(log.find((d) => d.webhookId === 'fast')).toMatchObject({ status: 'delivered', attempts: 1 })
-    expect(log.find((d) => d.webhookId === 'late')).toMatchObject({ status: 'failed', attempts: 1, httpStatus: null, lastError: 'no answer within 2000 ms' })
+    expect(log.find((d) => d.webhookId === 'late')).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      httpStatus: null,
+      lastError: 'no answer within 2000 ms',
+    })
   })
 })
 
@@ -373,7 +421,10 @@ describe('the client refuses bad input before sending', () => {
     const secret = testSecret('hookpassword')
     const attempts: [string, () => Promise<unknown>][] = [
       ['id', () => t.mgmt.createWebhook(app.id, { id: 'bad id', name: 'N', webhookURL: 'https://e.com' })],
-      ['password', () => t.mgmt.createWebhook(app.id, { id: 'ok', name: 'N', webhookURL: 'https://e.com', useBasicAuth: true, username: 'u', password: secret })],
+      [
+        'password',
+        () => t.mgmt.createWebhook(app.id, { id: 'ok', name: 'N', webhookURL: 'https://e.com', useBasicAuth: true, username: 'u', password: secret }),
+      ],
       ['webhookURL', () => t.mgmt.createWebhook(app.id, { id: 'ok', name: 'N', webhookURL: 'http://example.com/hook' })],
       ['webhookURL', () => t.mgmt.updateWebhook(app.id, 'ok', { webhookURL: `https://e.com/${'p'.repeat(300)}` })],
       ['id', () => t.mgmt.deleteWebhook(app.id, 'a-b')],

@@ -3,13 +3,14 @@
  * the three published answer shapes, and input errors that name fields without repeating values.
  */
 import { describe, expect, it } from 'vitest'
+
 import {
   CreateWebhookRequest,
   parseWebhookInput,
   UpdateWebhookRequest,
   WebhookAnswer,
-  webhookOfAnswer,
   WebhookInputError,
+  webhookOfAnswer,
   WebhookTriggersRequest,
 } from '../../src/target/webhooks.ts'
 
@@ -36,7 +37,9 @@ describe('CreateWebhookRequest', () => {
   })
 
   it('is alphanumeric without spaces: _ only in ids, as the docs example does', () => {
-    for (const id of ['a b', 'a-b', 'a.b', 'ä', '']) expect(ok({ ...base, id }), id).toBe(false)
+    for (const id of ['a b', 'a-b', 'a.b', 'ä', '']) {
+      expect(ok({ ...base, id }), id).toBe(false)
+    }
     expect(ok({ ...base, id: 'test_webhook201' })).toBe(true)
     for (const u of ['a_b', 'a b', 'a-b', 'é']) {
       expect(ok({ ...base, useBasicAuth: true, username: u, password: 'p' }), `username ${u}`).toBe(false)

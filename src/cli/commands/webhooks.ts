@@ -1,4 +1,5 @@
-import { Option, type Command } from 'commander'
+import { type Command, Option } from 'commander'
+
 import { ConfigError } from '../../errors.ts'
 import type { ManagementClient } from '../../target/client.ts'
 import {
@@ -7,12 +8,12 @@ import {
   UpdateWebhookRequest,
   WebhookId,
   WebhookInputError,
-  WebhookTriggersRequest,
   type WebhookRecord,
+  WebhookTriggersRequest,
 } from '../../target/webhooks.ts'
 import { loadConfig } from '../load-config.ts'
 import { jsonOption, printTable } from '../options.ts'
-import { management, withManagementOptions, type ManagementOptions } from './apps.ts'
+import { management, type ManagementOptions, withManagementOptions } from './apps.ts'
 
 interface WebhookOptions extends ManagementOptions {
   app?: string
@@ -40,7 +41,9 @@ function checked<T>(parse: () => T): T {
   try {
     return parse()
   } catch (err) {
-    if (!(err instanceof WebhookInputError)) throw err
+    if (!(err instanceof WebhookInputError)) {
+      throw err
+    }
     throw new ConfigError(
       'command line',
       err.problems.map((p) => {
@@ -53,11 +56,15 @@ function checked<T>(parse: () => T): T {
 }
 
 function appIdOf(opts: WebhookOptions): string {
-  if (opts.app) return opts.app
+  if (opts.app) {
+    return opts.app
+  }
   try {
     return loadConfig(opts.config).target.appId
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError('command line', [{ path: '--app', message: `is required (or target.appId in ${opts.config})` }])
+    if (err instanceof ConfigError) {
+      throw new ConfigError('command line', [{ path: '--app', message: `is required (or target.appId in ${opts.config})` }])
+    }
     throw err
   }
 }
@@ -80,19 +87,28 @@ function printWebhooks(list: readonly WebhookRecord[], json: boolean | undefined
   const when = (s: number | undefined) => (s === undefined ? '' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'))
   printTable([
     ['ID', 'NAME', 'URL', 'ENABLED', 'VERSION', 'UPDATED'],
-    ...list.map((w) => [w.id, w.name ?? '', w.webhookURL ?? '', w.enabled === undefined ? '' : w.enabled ? 'yes' : 'no', w.version ?? '', when(w.updatedAt ?? w.createdAt)]),
+    ...list.map((w) => [
+      w.id,
+      w.name ?? '',
+      w.webhookURL ?? '',
+      w.enabled === undefined ? '' : w.enabled ? 'yes' : 'no',
+      w.version ?? '',
+      when(w.updatedAt ?? w.createdAt),
+    ]),
   ])
 }
 
 function withWebhookOptions(command: Command): Command {
-  return withManagementOptions(command)
-    .addOption(new Option('--app <appId>', 'the app whose webhooks these are (default: target.appId of the config file)').env('CHATFERRY_APP_ID'))
+  return withManagementOptions(command).addOption(
+    new Option('--app <appId>', 'the app whose webhooks these are (default: target.appId of the config file)').env('CHATFERRY_APP_ID'),
+  )
 }
 
 const passwordOption = () =>
-  new Option('--password <password>', 'Basic auth password, letters and digits, at most 100 (prefer $CHATFERRY_WEBHOOK_PASSWORD: a flag shows in the process list)').env(
-    'CHATFERRY_WEBHOOK_PASSWORD',
-  )
+  new Option(
+    '--password <password>',
+    'Basic auth password, letters and digits, at most 100 (prefer $CHATFERRY_WEBHOOK_PASSWORD: a flag shows in the process list)',
+  ).env('CHATFERRY_WEBHOOK_PASSWORD')
 
 const EXAMPLES = `
 Examples (credentials from management: in chatferry.yaml, or --mgmt-key/--mgmt-secret/--mgmt-url):
@@ -141,23 +157,39 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--disabled', 'create it disabled')
     .option('--retry-on-failure', 'retry failed deliveries (after 10 s and 30 s)')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks create hooks1 --app acme-chat --name Audit --url https://hooks.acme.example/cc --retry-on-failure')
-    .action(async (id: string, opts: WebhookOptions & { name: string; url: string; basicAuth?: boolean; username?: string; password?: string; disabled?: boolean; retryOnFailure?: boolean }) => {
-      const body = checked(() =>
-        parseWebhookInput('webhooks create', CreateWebhookRequest, {
-          id,
-          name: opts.name,
-          webhookURL: opts.url,
-          useBasicAuth: opts.basicAuth === true,
-          ...(opts.username !== undefined ? { username: opts.username } : {}),
-          ...(opts.password !== undefined ? { password: opts.password } : {}),
-          enabled: opts.disabled !== true,
-          retryOnFailure: opts.retryOnFailure === true,
-        }),
-      )
-      const created = await run(opts, (c, appId) => c.createWebhook(appId, body))
-      printWebhooks([created], opts.json)
-    })
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ chatferry webhooks create hooks1 --app acme-chat --name Audit --url https://hooks.acme.example/cc --retry-on-failure',
+    )
+    .action(
+      async (
+        id: string,
+        opts: WebhookOptions & {
+          name: string
+          url: string
+          basicAuth?: boolean
+          username?: string
+          password?: string
+          disabled?: boolean
+          retryOnFailure?: boolean
+        },
+      ) => {
+        const body = checked(() =>
+          parseWebhookInput('webhooks create', CreateWebhookRequest, {
+            id,
+            name: opts.name,
+            webhookURL: opts.url,
+            useBasicAuth: opts.basicAuth === true,
+            ...(opts.username !== undefined ? { username: opts.username } : {}),
+            ...(opts.password !== undefined ? { password: opts.password } : {}),
+            enabled: opts.disabled !== true,
+            retryOnFailure: opts.retryOnFailure === true,
+          }),
+        )
+        const created = await run(opts, (c, appId) => c.createWebhook(appId, body))
+        printWebhooks([created], opts.json)
+      },
+    )
 
   withWebhookOptions(webhooks.command('update'))
     .description('change a webhook; only the flags given change')
@@ -174,25 +206,50 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--no-retry-on-failure', 'do not retry failed deliveries')
     .addOption(jsonOption())
     .addHelpText('after', '\nExample:\n  $ chatferry webhooks update hooks1 --app acme-chat --disabled --no-retry-on-failure')
-    .action(async (id: string, opts: WebhookOptions & { name?: string; url?: string; basicAuth?: boolean; username?: string; password?: string; enabled?: boolean; disabled?: boolean; retryOnFailure?: boolean }, command: Command) => {
-      if (opts.enabled && opts.disabled) throw new ConfigError('command line', [{ path: '--enabled/--disabled', message: 'give one of them, not both' }])
-      // Negatable flags default to true; only what the user typed is a change.
-      const given = (name: string) => command.getOptionValueSource(name) === 'cli' || command.getOptionValueSource(name) === 'env'
-      const changes = {
-        ...(opts.name !== undefined ? { name: opts.name } : {}),
-        ...(opts.url !== undefined ? { webhookURL: opts.url } : {}),
-        ...(given('basicAuth') ? { useBasicAuth: opts.basicAuth === true } : {}),
-        ...(opts.username !== undefined ? { username: opts.username } : {}),
-        ...(opts.password !== undefined ? { password: opts.password } : {}),
-        ...(opts.enabled ? { enabled: true } : opts.disabled ? { enabled: false } : {}),
-        ...(given('retryOnFailure') ? { retryOnFailure: opts.retryOnFailure === true } : {}),
-      }
-      checked(() => parseWebhookInput('webhooks update', WebhookId, id, ['id']))
-      const body = checked(() => parseWebhookInput('webhooks update', UpdateWebhookRequest, changes))
-      if (Object.keys(body).length === 0) throw new ConfigError('command line', [{ path: '', message: 'nothing to change: give at least one of --name, --url, --basic-auth, --username, --password, --enabled/--disabled, --retry-on-failure' }])
-      const updated = await run(opts, (c, appId) => c.updateWebhook(appId, id, body))
-      printWebhooks([updated], opts.json)
-    })
+    .action(
+      async (
+        id: string,
+        opts: WebhookOptions & {
+          name?: string
+          url?: string
+          basicAuth?: boolean
+          username?: string
+          password?: string
+          enabled?: boolean
+          disabled?: boolean
+          retryOnFailure?: boolean
+        },
+        command: Command,
+      ) => {
+        if (opts.enabled && opts.disabled) {
+          throw new ConfigError('command line', [{ path: '--enabled/--disabled', message: 'give one of them, not both' }])
+        }
+        // Negatable flags default to true; only what the user typed is a change.
+        const given = (name: string) => command.getOptionValueSource(name) === 'cli' || command.getOptionValueSource(name) === 'env'
+        const changes = {
+          ...(opts.name !== undefined ? { name: opts.name } : {}),
+          ...(opts.url !== undefined ? { webhookURL: opts.url } : {}),
+          ...(given('basicAuth') ? { useBasicAuth: opts.basicAuth === true } : {}),
+          ...(opts.username !== undefined ? { username: opts.username } : {}),
+          ...(opts.password !== undefined ? { password: opts.password } : {}),
+          ...(opts.enabled ? { enabled: true } : opts.disabled ? { enabled: false } : {}),
+          ...(given('retryOnFailure') ? { retryOnFailure: opts.retryOnFailure === true } : {}),
+        }
+        checked(() => parseWebhookInput('webhooks update', WebhookId, id, ['id']))
+        const body = checked(() => parseWebhookInput('webhooks update', UpdateWebhookRequest, changes))
+        if (Object.keys(body).length === 0) {
+          throw new ConfigError('command line', [
+            {
+              path: '',
+              message:
+                'nothing to change: give at least one of --name, --url, --basic-auth, --username, --password, --enabled/--disabled, --retry-on-failure',
+            },
+          ])
+        }
+        const updated = await run(opts, (c, appId) => c.updateWebhook(appId, id, body))
+        printWebhooks([updated], opts.json)
+      },
+    )
 
   withWebhookOptions(webhooks.command('delete'))
     .description('delete a webhook and its triggers')
@@ -203,8 +260,11 @@ export function registerWebhooksCommand(program: Command): void {
     .action(async (id: string, opts: WebhookOptions) => {
       checked(() => parseWebhookInput('webhooks delete', WebhookId, id, ['id']))
       const res = await run(opts, (c, appId) => c.deleteWebhook(appId, id))
-      if (opts.json) process.stdout.write(`${JSON.stringify({ id, ...res })}\n`)
-      else process.stdout.write(`webhook ${id} deleted\n`)
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ id, ...res })}\n`)
+      } else {
+        process.stdout.write(`webhook ${id} deleted\n`)
+      }
     })
 
   const triggers = webhooks.command('triggers').description('the triggers of a webhook: add, remove, list').addHelpText('after', EXAMPLES)
@@ -223,9 +283,17 @@ export function registerWebhooksCommand(program: Command): void {
     .action(async (id: string, ids: string[], opts: WebhookOptions) => {
       const wanted = triggerIds(id, ids)
       const results = await run(opts, (c, appId) => c.addWebhookTriggers(appId, id, wanted))
-      const rows = [...results].map(([trigger, r]) => ({ trigger, success: r.success, ...(r.message !== undefined ? { message: r.message } : {}), ...(r.code !== undefined ? { code: r.code } : {}) }))
-      if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`)
-      else printTable([['TRIGGER', 'RESULT'], ...rows.map((r) => [r.trigger, r.success ? 'added' : `not added: ${r.message ?? r.code ?? ''}`])])
+      const rows = [...results].map(([trigger, r]) => ({
+        trigger,
+        success: r.success,
+        ...(r.message !== undefined ? { message: r.message } : {}),
+        ...(r.code !== undefined ? { code: r.code } : {}),
+      }))
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(rows)}\n`)
+      } else {
+        printTable([['TRIGGER', 'RESULT'], ...rows.map((r) => [r.trigger, r.success ? 'added' : `not added: ${r.message ?? r.code ?? ''}`])])
+      }
     })
 
   withWebhookOptions(triggers.command('remove'))
@@ -237,8 +305,11 @@ export function registerWebhooksCommand(program: Command): void {
     .action(async (id: string, ids: string[], opts: WebhookOptions) => {
       const wanted = triggerIds(id, ids)
       const res = await run(opts, (c, appId) => c.removeWebhookTriggers(appId, id, wanted))
-      if (opts.json) process.stdout.write(`${JSON.stringify({ id, removed: wanted, ...res })}\n`)
-      else process.stdout.write(`removed from ${id}: ${wanted.join(', ')}\n`)
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ id, removed: wanted, ...res })}\n`)
+      } else {
+        process.stdout.write(`removed from ${id}: ${wanted.join(', ')}\n`)
+      }
     })
 
   withWebhookOptions(triggers.command('list'))
@@ -249,8 +320,12 @@ export function registerWebhooksCommand(program: Command): void {
     .action(async (id: string, opts: WebhookOptions) => {
       checked(() => parseWebhookInput('webhooks triggers list', WebhookId, id, ['id']))
       const list = await run(opts, (c, appId) => c.listWebhookTriggers(appId, id))
-      if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`)
-      else if (list.length === 0) process.stdout.write(`${id} has no triggers: it receives nothing\n`)
-      else printTable([['TRIGGER', 'DESCRIPTION'], ...list.map((t) => [t.id, t.description ?? ''])])
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(list)}\n`)
+      } else if (list.length === 0) {
+        process.stdout.write(`${id} has no triggers: it receives nothing\n`)
+      } else {
+        printTable([['TRIGGER', 'DESCRIPTION'], ...list.map((t) => [t.id, t.description ?? ''])])
+      }
     })
 }

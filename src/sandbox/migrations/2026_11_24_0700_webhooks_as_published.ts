@@ -7,16 +7,40 @@
  * `webhookMaxAttempts` (retries follow `retryOnFailure` now), and the old default timeout of
  * 5000 ms becomes the documented 2 s. Frozen in time: imports nothing from the application.
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 const OLD_TRIGGERS = [
-  'message_sent', 'message_edited', 'message_deleted', 'message_reaction_added', 'message_reaction_removed',
-  'user_blocked', 'user_unblocked', 'group_created', 'group_updated', 'group_deleted', 'group_member_joined',
-  'group_member_left', 'group_member_added', 'group_member_kicked', 'group_member_banned', 'group_member_unbanned',
-  'group_member_scope_changed', 'group_owner_transferred', 'user_connection_status_changed',
-  'message_delivery_receipt', 'message_read_receipt', 'call_initiated', 'call_started', 'call_participant_joined',
-  'call_participant_left', 'call_ended', 'meeting_started', 'meeting_participant_joined', 'meeting_participant_left',
-  'meeting_ended', 'recording_generated',
+  'message_sent',
+  'message_edited',
+  'message_deleted',
+  'message_reaction_added',
+  'message_reaction_removed',
+  'user_blocked',
+  'user_unblocked',
+  'group_created',
+  'group_updated',
+  'group_deleted',
+  'group_member_joined',
+  'group_member_left',
+  'group_member_added',
+  'group_member_kicked',
+  'group_member_banned',
+  'group_member_unbanned',
+  'group_member_scope_changed',
+  'group_owner_transferred',
+  'user_connection_status_changed',
+  'message_delivery_receipt',
+  'message_read_receipt',
+  'call_initiated',
+  'call_started',
+  'call_participant_joined',
+  'call_participant_left',
+  'call_ended',
+  'meeting_started',
+  'meeting_participant_joined',
+  'meeting_participant_left',
+  'meeting_ended',
+  'recording_generated',
 ]
 
 export async function up(db: Kysely<any>): Promise<void> {
