@@ -54,10 +54,13 @@ export const AppSettings = z
     webhooksOnImport: z.boolean(),
     /** Roles that exist in the app besides `default`; a user imported with another role is refused. @default [] */
     roles: z.array(z.string().min(1).max(LIMITS.ID_MAX)).max(25),
-    /** Timeout of one webhook delivery attempt in ms. @default 5000 */
+    /** A webhook receiver must answer within this many ms, or the attempt failed. @default 2000 (documented: 2 seconds) */
     webhookTimeoutMs: z.number().int().min(1).max(120_000),
-    /** Attempts per webhook delivery (non-2xx and network errors are retried). @default 3 */
-    webhookMaxAttempts: z.number().int().min(1).max(10),
+    /**
+     * Delays before the retries of a failed delivery to a webhook with `retryOnFailure`, each after
+     * the previous attempt failed. @default [10000, 30000] (documented: after 10 s, after 30 s)
+     */
+    webhookRetryDelaysMs: z.array(z.number().int().min(0).max(3_600_000)).max(10),
     faults: FaultSettings,
   })
   .strict()
@@ -94,8 +97,8 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
   requireGroupMembership: false,
   webhooksOnImport: false,
   roles: [],
-  webhookTimeoutMs: 5_000,
-  webhookMaxAttempts: 3,
+  webhookTimeoutMs: 2_000,
+  webhookRetryDelaysMs: [10_000, 30_000],
   faults: { extra429: 0, partialCommit500: 0, dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
 }) as AppSettings
 

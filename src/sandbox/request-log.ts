@@ -1,6 +1,6 @@
 /**
  * The log of data-import requests (sandbox-only, for tests and inspection): one row per
- * authenticated data-import request with when it arrived, the endpoint, how many items it held,
+ * authenticated data-import request (and per webhook management request, without items) with when it arrived, the endpoint, how many items it held,
  * the status answered (null when the connection was dropped), the fault injected, how many
  * items were written, and item by item what the request carried and what became of each (so a
  * test can prove what the platform *received*, not only what it holds). Rows are written in
@@ -44,7 +44,7 @@ export interface RequestLogEntry {
   receivedAtMs: number
   method: string
   path: string
-  /** users, groups, members or messages. */
+  /** users, groups, members or messages; `webhooks` / `webhook-triggers` for webhook management (no items). */
   endpoint: string
   /** Items in the body; null when the body was not read as an import (malformed, refused first). */
   itemCount: number | null

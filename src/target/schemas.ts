@@ -37,10 +37,6 @@ export const LIMITS = {
   PER_PAGE_MAX: 1000,
   /** limit of the cursor-paged message list (default 10). */
   MESSAGES_LIMIT_MAX: 1000,
-  WEBHOOK_ID_MAX: 50,
-  WEBHOOK_NAME_MAX: 50,
-  WEBHOOK_URL_MAX: 255,
-  WEBHOOKS_PER_APP_MAX: 25,
 } as const
 
 /** Documented id alphabet after the platform lowercases it. */
@@ -588,66 +584,4 @@ export const ListAppsResponse = z
   .loose()
 export const DeleteAppResponse = z.object({ data: z.object({ success: z.boolean(), scheduledToDeleteAt: z.number().optional() }).loose() }).loose()
 
-// ─── webhooks (documented: spec §2.2, §6; management path *assumed*) ─────────────────────────────
-
-export const WEBHOOK_TRIGGERS = [
-  'message_sent',
-  'message_edited',
-  'message_deleted',
-  'message_reaction_added',
-  'message_reaction_removed',
-  'user_blocked',
-  'user_unblocked',
-  'group_created',
-  'group_updated',
-  'group_deleted',
-  'group_member_joined',
-  'group_member_left',
-  'group_member_added',
-  'group_member_kicked',
-  'group_member_banned',
-  'group_member_unbanned',
-  'group_member_scope_changed',
-  'group_owner_transferred',
-  'user_connection_status_changed',
-  'message_delivery_receipt',
-  'message_read_receipt',
-  'call_initiated',
-  'call_started',
-  'call_participant_joined',
-  'call_participant_left',
-  'call_ended',
-  'meeting_started',
-  'meeting_participant_joined',
-  'meeting_participant_left',
-  'meeting_ended',
-  'recording_generated',
-] as const
-export type WebhookTrigger = (typeof WEBHOOK_TRIGGERS)[number]
-
-export const WebhookConfig = z
-  .object({
-    id: z.string().min(1).max(LIMITS.WEBHOOK_ID_MAX),
-    name: z.string().min(1).max(LIMITS.WEBHOOK_NAME_MAX),
-    webhookURL: z.string().min(1).max(LIMITS.WEBHOOK_URL_MAX),
-    useBasicAuth: z.boolean().default(false),
-    username: z.string().optional(),
-    password: z.string().optional(),
-    enabled: z.boolean().default(true),
-    /** How a webhook selects triggers is not documented; assumed: a list, all when absent. */
-    triggers: z.array(z.enum(WEBHOOK_TRIGGERS)).optional(),
-  })
-  .strict()
-export type WebhookConfig = z.infer<typeof WebhookConfig>
-
-export const WebhookEnvelope = z
-  .object({
-    trigger: z.enum(WEBHOOK_TRIGGERS),
-    data: z.record(z.string(), z.unknown()),
-    appId: z.string(),
-    region: z.string(),
-    webhook: z.string(),
-    type: z.string().optional(),
-  })
-  .loose()
-export type WebhookEnvelope = z.infer<typeof WebhookEnvelope>
+// Webhooks: ./webhooks.ts (field rules, trigger ids, answers, delivery envelopes).

@@ -7,7 +7,7 @@ import { EXITS, withHelp } from '../help.ts'
 import { loadConfig } from '../load-config.ts'
 import { configOption, jsonOption, printTable } from '../options.ts'
 
-interface ManagementOptions {
+export interface ManagementOptions {
   config: string
   mgmtUrl?: string
   mgmtKey?: string
@@ -18,7 +18,7 @@ interface ManagementOptions {
  * Management credentials come from the flags / environment when given (creating the first app
  * comes before any configuration file exists), otherwise from the file's `management` section.
  */
-function management(opts: ManagementOptions): ManagementClient {
+export function management(opts: ManagementOptions): ManagementClient {
   if (opts.mgmtKey !== undefined || opts.mgmtSecret !== undefined) {
     const problems = []
     if (!opts.mgmtKey) {
@@ -44,7 +44,7 @@ function management(opts: ManagementOptions): ManagementClient {
   return createManagementClient(config.management)
 }
 
-function withManagementOptions(command: Command): Command {
+export function withManagementOptions(command: Command): Command {
   return command
     .addOption(configOption())
     .addOption(new Option('--mgmt-url <url>', 'management interface URL, with --mgmt-key').env('CHATFERRY_MGMT_URL').default(DEFAULT_MANAGEMENT_URL))

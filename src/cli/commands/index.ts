@@ -12,6 +12,7 @@ import { registerRunCommand } from './run.ts'
 import { registerSandboxCommand } from './sandbox.ts'
 import { registerStatusCommand } from './status.ts'
 import { registerVerifyCommand } from './verify.ts'
+import { registerWebhooksCommand } from './webhooks.ts'
 import { registerWorkerCommand } from './worker.ts'
 
 /** Every command, in the order `chatferry --help` lists them. */
@@ -19,6 +20,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerDemoCommand,
   registerConfigCommand,
   registerAppsCommand,
+  registerWebhooksCommand,
   registerSandboxCommand,
   registerPlanCommand,
   registerRunCommand,
