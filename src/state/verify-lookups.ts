@@ -1,19 +1,20 @@
 /**
  * What `chatferry verify` reads from the ledger to reconcile it with the platform: open items,
  * the fate of every user, group and member, done messages per conversation, a deterministic
- * sample of done messages, the messages of one conversation, and the legacy records accounted
+ * sample of done messages, the messages of one conversation (with their payloads), and the legacy records accounted
  * for. Read-only.
  */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
 import { countDoneMessagesPerConversation } from './sql/count-done-messages-per-conversation.ts'
 import { countLegacyRecords } from './sql/count-legacy-records.ts'
 import { countOpenItems } from './sql/count-open-items.ts'
-import { selectConversationMessages } from './sql/select-conversation-messages.ts'
-import { selectItemStates, type ItemStateRow } from './sql/select-item-states.ts'
-import { selectMessageSample, type MessageSampleRow } from './sql/select-message-sample.ts'
+import { type ConversationMessageRow, selectConversationMessages } from './sql/select-conversation-messages.ts'
+import { type ItemStateRow,selectItemStates } from './sql/select-item-states.ts'
+import { type MessageSampleRow,selectMessageSample } from './sql/select-message-sample.ts'
 
-export type { ItemStateRow, MessageSampleRow }
+export type { ConversationMessageRow, ItemStateRow, MessageSampleRow }
 
 export interface VerifyLookups {
   /** Items not loaded (planned, sent or rejected), per entity. */
@@ -24,8 +25,8 @@ export interface VerifyLookups {
   doneMessagesPerConversation(jobId: string): Promise<{ conversation: string; n: number }[]>
   /** Up to `size` done messages, the same ones every time for the same ledger. */
   messageSample(jobId: string, size: number): Promise<MessageSampleRow[]>
-  /** Every message item of one conversation, whatever its status. */
-  conversationMessages(jobId: string, conversation: string): Promise<{ target_key: string; legacy_id: string; status: string }[]>
+  /** Every message item of one conversation, whatever its status, with its payload. */
+  conversationMessages(jobId: string, conversation: string): Promise<ConversationMessageRow[]>
   /** Distinct legacy records per entity (extra items excluded). */
   legacyRecords(jobId: string): Promise<{ entity: string; n: number }[]>
 }
