@@ -1,11 +1,13 @@
 /**
  * Verify, messages per conversation: one pass over the platform's whole message list counts the
  * messages of each conversation (and compares the sampled ones field by field on the way), then
- * each conversation's count is compared with the ledger's done messages.
+ * each conversation's count is compared with the ledger's done messages. The conversations to list
+ * again (`drill-conversations.ts`) are those whose count differs, and those whose digest of legacy
+ * ids differs with the same count (one message swapped for another).
  */
 import { conversationOf, messageList } from './message-list.ts'
 import type { MatchedBy } from './message-match.ts'
-import { legacyKeyOf } from './message-match.ts'
+import { legacyDigestOf, legacyKeyOf } from './message-match.ts'
 import { compareSampledMessage, loadMessageSample, type MessageSample } from './message-sample.ts'
 import type { VerifyRun } from './verify-run.ts'
 
@@ -14,6 +16,8 @@ export interface MessageCounts {
   readonly conversations: number
   /** Conversations whose counts differ, in the order found. */
   readonly mismatched: string[]
+  /** Conversations to list again: those whose counts differ, then those with the same count whose legacy ids differ. */
+  readonly toRelist: string[]
   /** Sampled messages compared field by field. */
   readonly compared: number
   /** The compared ones by how they were matched with the ledger. */
@@ -27,12 +31,15 @@ export interface MessageCounts {
 export async function countMessages(run: VerifyRun, sampleSize: number): Promise<MessageCounts> {
   const { entities, add } = run
   const expectedByConversation = new Map<string, number>()
-  for (const r of await run.lookups.doneMessagesPerConversation(run.jobId)) {
+  const expectedDigest = new Map<string, bigint>()
+  for (const r of await run.lookups.doneMessagesPerConversation(run.jobId, run.legacyMetadataKey)) {
     expectedByConversation.set(r.conversation, r.n)
+    expectedDigest.set(r.conversation, BigInt(r.legacy_digest))
     entities.messages.ledgerDone += r.n
   }
   const sample = await loadMessageSample(run, sampleSize)
   const onPlatform = new Map<string, number>()
+  const platformDigest = new Map<string, bigint>()
   const comparedBy: Record<MatchedBy, number> = { legacyId: 0, fingerprint: 0 }
   const listedBy: Record<MatchedBy, number> = { legacyId: 0, fingerprint: 0 }
   let listed = 0
@@ -40,6 +47,7 @@ export async function countMessages(run: VerifyRun, sampleSize: number): Promise
     listed++
     const c = m.conversationId ?? conversationOf(m.sender, m.receiverType, m.receiver)
     onPlatform.set(c, (onPlatform.get(c) ?? 0) + 1)
+    platformDigest.set(c, (platformDigest.get(c) ?? 0n) + legacyDigestOf(m, run.legacyMetadataKey))
     listedBy[legacyKeyOf(m, run.legacyMetadataKey) === undefined ? 'fingerprint' : 'legacyId']++
     const by = compareSampledMessage(run, sample, m)
     if (by !== undefined) {
@@ -49,10 +57,14 @@ export async function countMessages(run: VerifyRun, sampleSize: number): Promise
   entities.messages.platform = listed
   const conversations = new Set([...expectedByConversation.keys(), ...onPlatform.keys()])
   const mismatched: string[] = []
+  const swapped: string[] = []
   for (const c of conversations) {
     const want = expectedByConversation.get(c) ?? 0
     const got = onPlatform.get(c) ?? 0
     if (want === got) {
+      if ((expectedDigest.get(c) ?? 0n) !== (platformDigest.get(c) ?? 0n)) {
+        swapped.push(c)
+      }
       continue
     }
     mismatched.push(c)
@@ -68,5 +80,13 @@ export async function countMessages(run: VerifyRun, sampleSize: number): Promise
       note: `conversation ${c}: ${want} done in the ledger, ${got} on the platform`,
     })
   }
-  return { conversations: conversations.size, mismatched, compared: comparedBy.legacyId + comparedBy.fingerprint, comparedBy, listedBy, sample }
+  return {
+    conversations: conversations.size,
+    mismatched,
+    toRelist: [...mismatched, ...swapped],
+    compared: comparedBy.legacyId + comparedBy.fingerprint,
+    comparedBy,
+    listedBy,
+    sample,
+  }
 }

@@ -44,16 +44,40 @@ export function legacyIdOf(m: MessageShape, metadataKey: string): string | undef
   return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined
 }
 
-/** `legacy` + the legacy id + the part number (1 for a message sent in one piece), or undefined without a legacy id. */
-export function legacyKeyOf(m: MessageShape, metadataKey: string): string | undefined {
+/** The legacy id and part number (1 for a message sent in one piece), or undefined without a legacy id. */
+function legacyRef(m: MessageShape, metadataKey: string): { id: string; n: number } | undefined {
   const own = ownMetadata(m, metadataKey)
   const id = legacyIdOf(m, metadataKey)
   if (own === undefined || id === undefined) {
     return undefined
   }
   const part = own.part as { n?: unknown } | undefined
-  const n = typeof part === 'object' && part !== null && typeof part.n === 'number' ? part.n : 1
-  return JSON.stringify(['legacy', id, n])
+  return { id, n: typeof part === 'object' && part !== null && typeof part.n === 'number' ? part.n : 1 }
+}
+
+/** `legacy` + the legacy id + the part number, or undefined without a legacy id. */
+export function legacyKeyOf(m: MessageShape, metadataKey: string): string | undefined {
+  const ref = legacyRef(m, metadataKey)
+  return ref === undefined ? undefined : JSON.stringify(['legacy', ref.id, ref.n])
+}
+
+/**
+ * A message's share of its conversation's legacy-id digest: the first 48 bits of
+ * md5(`<id>` U+001F `<part>`), 0 without a legacy id. The ledger sums the same in SQL
+ * (`count-done-messages-per-conversation.ts`), so a conversation where one message was swapped for
+ * another has the same count but another digest.
+ */
+export function legacyDigestOf(m: MessageShape, metadataKey: string): bigint {
+  const ref = legacyRef(m, metadataKey)
+  if (ref === undefined) {
+    return 0n
+  }
+  return BigInt(
+    `0x${createHash('md5')
+      .update(`${ref.id}\u001f${String(ref.n)}`)
+      .digest('hex')
+      .slice(0, 12)}`,
+  )
 }
 
 /** A hash of sender, receiverType, receiver, sentAt and text (null without one). */

@@ -205,6 +205,8 @@ export const VerifyReport = ReportHeader.extend({
   messages: z.object({
     conversations: z.number().int(),
     conversationsMismatched: z.number().int(),
+    /** Conversations listed again message by message: those whose count differs, and those with the same count whose legacy ids differ (at most 200). */
+    conversationsRelisted: z.number().int().optional(),
     sampleRequested: z.number().int(),
     sampleCompared: z.number().int(),
     /** The compared ones by how they were matched: chatferry's legacy id in `data.metadata`, or the fingerprint (sender, receiver, sentAt, text). */

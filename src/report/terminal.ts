@@ -123,7 +123,7 @@ export function formatVerifyReport(r: VerifyReport): string {
   lines.push(...table(rows), '')
   const m = r.messages
   lines.push(
-    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
+    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count${m.conversationsRelisted !== undefined ? `, ${n(m.conversationsRelisted)} listed again` : ''}; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
     ...messageMatchLines(m),
     `chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min (${n(r.chat.rateLimited)} rate-limited)`,
   )

@@ -26,10 +26,10 @@ import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
-import { drillConversations } from './drill-conversations.ts'
+import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 import { renderVerifyHtml } from './html.ts'
 import { COMPARED_FIELDS, unmatchedSample } from './message-sample.ts'
-import { type HeaderInput,newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
+import { type HeaderInput, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
 import { createMismatchList, type MismatchList } from './mismatch-list.ts'
 import { reconcileEntities } from './reconcile-entities.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
@@ -83,10 +83,12 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     add: mismatches.add,
   }
 
-  for (const r of await run.lookups.openItems(jobId)) {run.entities[r.entity as LegacyEntity].ledgerOpen = r.n}
+  for (const r of await run.lookups.openItems(jobId)) {
+    run.entities[r.entity as LegacyEntity].ledgerOpen = r.n
+  }
   await reconcileEntities(run)
   const messages = await countMessages(run, sampleSize)
-  const namedMissing = await drillConversations(run, messages.mismatched)
+  const namedMissing = await drillConversations(run, messages.toRelist)
   const sampleUnmatched = reportUnmatchedSample(run, messages, namedMissing)
   const snapshotAt =
     config.source !== undefined && options.source !== false ? await compareSourceCounts(run, config.source as SourceConfig) : undefined
@@ -114,6 +116,7 @@ function buildVerifyReport(
     messages: {
       conversations: messages.conversations,
       conversationsMismatched: messages.mismatched.length,
+      conversationsRelisted: Math.min(messages.toRelist.length, MAX_DRILLED_CONVERSATIONS),
       sampleRequested: sampleSize,
       sampleCompared: messages.compared,
       sampleComparedBy: messages.comparedBy,

@@ -7,22 +7,25 @@
 import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
-import { countDoneMessagesPerConversation } from './sql/count-done-messages-per-conversation.ts'
+import { type ConversationCountRow, countDoneMessagesPerConversation } from './sql/count-done-messages-per-conversation.ts'
 import { countLegacyRecords } from './sql/count-legacy-records.ts'
 import { countOpenItems } from './sql/count-open-items.ts'
 import { type ConversationMessageRow, selectConversationMessages } from './sql/select-conversation-messages.ts'
-import { type ItemStateRow,selectItemStates } from './sql/select-item-states.ts'
-import { type MessageSampleRow,selectMessageSample } from './sql/select-message-sample.ts'
+import { type ItemStateRow, selectItemStates } from './sql/select-item-states.ts'
+import { type MessageSampleRow, selectMessageSample } from './sql/select-message-sample.ts'
 
-export type { ConversationMessageRow, ItemStateRow, MessageSampleRow }
+export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow }
 
 export interface VerifyLookups {
   /** Items not loaded (planned, sent or rejected), per entity. */
   openItems(jobId: string): Promise<{ entity: string; n: number }[]>
   /** Every user, group and member item, whatever its status. */
   itemStates(jobId: string): Promise<ItemStateRow[]>
-  /** Done messages per conversation (`group_<guid>` or `<uid>_user_<uid>`). */
-  doneMessagesPerConversation(jobId: string): Promise<{ conversation: string; n: number }[]>
+  /**
+   * Done messages per conversation (`group_<guid>` or `<uid>_user_<uid>`), with a digest of the
+   * legacy ids their payloads carry under `data.metadata[metadataKey]`.
+   */
+  doneMessagesPerConversation(jobId: string, metadataKey: string): Promise<ConversationCountRow[]>
   /** Up to `size` done messages, the same ones every time for the same ledger. */
   messageSample(jobId: string, size: number): Promise<MessageSampleRow[]>
   /** Every message item of one conversation, whatever its status, with its payload. */
@@ -35,7 +38,7 @@ export function createVerifyLookups(db: Kysely<StateDatabase>): VerifyLookups {
   return {
     openItems: (jobId) => countOpenItems(db, jobId),
     itemStates: (jobId) => selectItemStates(db, jobId),
-    doneMessagesPerConversation: (jobId) => countDoneMessagesPerConversation(db, jobId),
+    doneMessagesPerConversation: (jobId, metadataKey) => countDoneMessagesPerConversation(db, jobId, metadataKey),
     messageSample: (jobId, size) => selectMessageSample(db, jobId, size),
     conversationMessages: (jobId, conversation) => selectConversationMessages(db, jobId, conversation),
     legacyRecords: (jobId) => countLegacyRecords(db, jobId),

@@ -86,6 +86,7 @@ describe('verify without muid and without legacy ids: messages matched by finger
       sampleComparedBy: { legacyId: 0, fingerprint: done },
       listedBy: { legacyId: 0, fingerprint: done },
       sampleUnmatched: 0,
+      conversationsRelisted: 0,
       fields: ['sender', 'receiver', 'sentAt', 'text'],
     })
   })
