@@ -1,4 +1,4 @@
-import { type Kysely,sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 import { conversationOfPayload } from '../conversation-sql.ts'
 import { payloadJsonb } from '../safe-text.ts'
