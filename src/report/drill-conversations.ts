@@ -1,6 +1,6 @@
 /**
- * Verify, message by message: the conversations whose counts differ (the first
- * {@link MAX_DRILLED_CONVERSATIONS}) are listed again, and each of their messages is matched with
+ * Verify, message by message: the conversations whose counts or legacy-id digests differ (the
+ * first {@link MAX_DRILLED_CONVERSATIONS}, counts first; see `count-messages.ts`) are listed again, and each of their messages is matched with
  * the ledger's items of that conversation (by legacy id, else by fingerprint: `message-match.ts`)
  * to name every missing, unexpected or duplicate one.
  */
@@ -10,10 +10,10 @@ import { messageList } from './message-list.ts'
 import { legacyIdOf, legacyKeyOf, MessageIndex, type MessageShape } from './message-match.ts'
 import type { VerifyRun } from './verify-run.ts'
 
-/** Conversations with a different count that are listed again to name their messages. */
+/** Conversations listed again (different count or legacy-id digest) to name their messages. */
 export const MAX_DRILLED_CONVERSATIONS = 200
 
-/** Names the messages of conversations whose counts differ; returns the target keys it named missing. */
+/** Names the messages of the conversations to list again; returns the target keys it named missing. */
 export async function drillConversations(run: VerifyRun, mismatched: readonly string[]): Promise<Set<string>> {
   const missing = new Set<string>()
   for (const c of mismatched.slice(0, MAX_DRILLED_CONVERSATIONS)) {
