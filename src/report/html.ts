@@ -318,7 +318,7 @@ ${tableHtml('entities', ['entity', 'ledger done', 'not loaded', 'on platform', '
     const x = r.entities[e]
     return [e, x.ledgerDone, x.ledgerOpen, x.platform, x.missing, x.unexpected, x.duplicates, x.source ? x.source.rows : '-', x.source ? x.source.ledgerRecords : '-']
   }))}
-<p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
+<p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}${r.messages.sampleComparedBy ? ` (${n(r.messages.sampleComparedBy.legacyId)} matched by legacy id, ${n(r.messages.sampleComparedBy.fingerprint)} by fingerprint)` : ''}${r.messages.sampleUnmatched ? `; <strong>${n(r.messages.sampleUnmatched)} sampled messages matched no listed message</strong> (listed as missing)` : ''}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
 <h2>Charts</h2>
 <div class="charts">
 ${chartBox('Ledger vs platform', countsChart, 'counts')}

@@ -123,7 +123,8 @@ export function formatVerifyReport(r: VerifyReport): string {
   lines.push(...table(rows), '')
   const m = r.messages
   lines.push(
-    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
+    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count${m.conversationsRelisted !== undefined ? `, ${n(m.conversationsRelisted)} listed again` : ''}; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
+    ...messageMatchLines(m),
     `chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min (${n(r.chat.rateLimited)} rate-limited)`,
   )
   const shown = r.mismatches.slice(0, 15)
@@ -140,4 +141,18 @@ export function formatVerifyReport(r: VerifyReport): string {
       : `NOT verified: ${n(r.totals.unexplained)} unexplained mismatches (${n(r.totals.mismatches)} in all)`,
   )
   return `${lines.join('\n')}\n`
+}
+
+/** How listed messages were matched with the ledger, and a loud line when sampled ones were not. */
+function messageMatchLines(m: VerifyReport['messages']): string[] {
+  const lines: string[] = []
+  if (m.listedBy !== undefined && m.sampleComparedBy !== undefined) {
+    lines.push(
+      `messages matched by legacy id in data.metadata: ${n(m.listedBy.legacyId)} listed, ${n(m.sampleComparedBy.legacyId)} compared; by fingerprint (sender, receiver, sentAt, text): ${n(m.listedBy.fingerprint)} listed, ${n(m.sampleComparedBy.fingerprint)} compared`,
+    )
+  }
+  if (m.sampleUnmatched !== undefined && m.sampleUnmatched > 0) {
+    lines.push(`UNMATCHED: ${n(m.sampleUnmatched)} sampled messages matched no listed message and were not compared (listed as missing)`)
+  }
+  return lines
 }

@@ -501,7 +501,7 @@ export type ChatMember = z.infer<typeof ChatMember>
 export const ChatMessage = z
   .object({
     id: z.union([z.string(), z.number()]).transform(String),
-    /** Not shown in the documented list examples (gap 9); the sandbox returns it. */
+    /** Not returned by the published message list (cometchat/docs chat-apis.json); only the import answer shows it. */
     muid: z.string().optional(),
     conversationId: z.string().optional(),
     sender: z.string(),
