@@ -264,7 +264,9 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings, archiveD
       for (const id of gone) {
         archived.delete(id)
         for (const [k, info] of keys) {
-          if (info.appId === id) keys.delete(k)
+          if (info.appId === id) {
+            keys.delete(k)
+          }
         }
       }
     },

@@ -623,7 +623,9 @@ function tooManyRequests(limit: number, retryAfterSeconds: number, headers: Head
 function badRows(results: ReadonlyMap<string, ItemResult>): number {
   let n = 0
   for (const r of results.values()) {
-    if (!r.success && !ALREADY_EXISTS_CODES.has(r.error.code)) n++
+    if (!r.success && !ALREADY_EXISTS_CODES.has(r.error.code)) {
+      n++
+    }
   }
   return n
 }
