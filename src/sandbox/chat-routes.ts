@@ -249,7 +249,7 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
   if (cursorId !== undefined && cursorSentAt === undefined) {
     const at = await services.db.selectFrom('messages').select('sent_at').where('app_id', '=', app.id).where('id', '=', cursorId).executeTakeFirst()
     if (!at) {
-      throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${cursorId} does not exist.`, { headers })
+      throw new HttpError(404, 'ERR_MESSAGE_ID_NOT_FOUND', `The message ${cursorId} does not exist.`, { headers })
     }
     cursorSentAt = Number(at.sent_at)
   }
@@ -313,7 +313,7 @@ async function getMessage(services: SandboxServices, ctx: RequestContext): Promi
     ? await services.db.selectFrom('messages').selectAll().where('app_id', '=', app.id).where('id', '=', Number(raw)).executeTakeFirst()
     : undefined
   if (!row) {
-    throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${raw} does not exist.`, { headers })
+    throw new HttpError(404, 'ERR_MESSAGE_ID_NOT_FOUND', `The message ${raw} does not exist.`, { headers })
   }
   const [message] = await listedMessages(services, app.id, [row])
   return { status: 200, headers, body: { data: message } }

@@ -20,7 +20,7 @@ import {
   type WebhookVersion,
 } from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
-import { authenticateManagement } from './auth.ts'
+import { authenticateManagement, throwIfArchived } from './auth.ts'
 import { header, HttpError, intParam, isPlainObject, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
@@ -34,6 +34,7 @@ function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   const appId = ctx.params.appId ?? ''
   const app = services.registry.get(appId)
   if (!app) {
+    throwIfArchived(services.registry, appId)
     throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
   }
   return app
@@ -47,6 +48,15 @@ async function createApp(services: SandboxServices, ctx: RequestContext): Promis
   }
   if (parsed.data.version !== '3') {
     throw badRequest('Only version "3" apps can be created.', { version: ['must be "3"'] })
+  }
+  // Documented code and words; the number of apps allowed is not published (assumed: `maxApps`,
+  // counting every active app of the sandbox, as an account's apps).
+  if (services.registry.list().length >= services.maxApps) {
+    throw new HttpError(
+      403,
+      'ERR_APP_CREATION_FAILED_MAX_LIMIT',
+      'You have reached the maximum number of complimentary apps allowed. Delete an existing app or upgrade to a paid plan, then try again.',
+    )
   }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
   return { status: 200, body: { data: services.registry.record(app) } }

@@ -29,6 +29,10 @@ export const LIMITS = {
   MESSAGE_DATA_BYTES_MAX: 10 * 1024,
   /** A message's whole JSON payload: at most 65,536 characters. */
   MESSAGE_PAYLOAD_CHARS_MAX: 65_536,
+  /** Groups one user can be a member of ("Maximum groups per user | 2,000"). */
+  GROUPS_PER_USER_MAX: 2000,
+  /** Members of one group, without receipts and typing indicators ("Maximum members per group … | 100,000"). */
+  MEMBERS_PER_GROUP_MAX: 100_000,
   /** Items per data-import request. */
   IMPORT_ITEMS_MAX: 50,
   /** Data-import requests per minute per app. */
@@ -234,18 +238,29 @@ export type ReceiverType = (typeof RECEIVER_TYPES)[number]
 export const MESSAGE_CATEGORIES = ['message', 'custom'] as const
 export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'file'] as const
 
+/** A non-negative decimal number as text: `350`, `350.2`. */
+const ATTACHMENT_SIZE = /^\d{1,20}(\.\d{1,20})?$/
+
 export const Attachment = z
   .object({
     url: Url,
     name: text(1, Number.POSITIVE_INFINITY),
     mimeType: text(1, Number.POSITIVE_INFINITY),
     extension: text(1, Number.POSITIVE_INFINITY),
-    /** Bytes, as a string (documented). */
-    size: z.string().regex(/^\d+$/).optional(),
+    /**
+     * Bytes, as a string; documented `"type": "string"` with the example `"350.2"`, so a decimal
+     * fraction is taken. A JSON number is not documented and is refused.
+     */
+    size: leaf<string>((v) => typeof v === 'string' && ATTACHMENT_SIZE.test(v), 'a string of a non-negative decimal number of bytes, e.g. "350.2"').optional(),
   })
   .strict()
 export type Attachment = z.infer<typeof Attachment>
 
+/**
+ * A message's `data`. Documented (`data-import-apis.json`): "Can contain any additional properties
+ * except for the key properties", so keys besides `text`, `attachments`, `customData` and
+ * `metadata` pass, as long as their keys and strings can be stored (the 10 KB limit counts them).
+ */
 export const MessageData = z
   .object({
     text: text(0, Number.POSITIVE_INFINITY).optional(),
@@ -253,7 +268,7 @@ export const MessageData = z
     customData: Metadata.optional(),
     metadata: Metadata.optional(),
   })
-  .strict()
+  .catchall(z.custom<unknown>((v) => v !== undefined && storableJson(v), { error: `must be JSON whose keys and strings are ${STORABLE}` }))
 export type MessageData = z.infer<typeof MessageData>
 
 /** JSON size in UTF-8 bytes, the way the platform's KB limits are read here (assumed: bytes). */

@@ -24,7 +24,8 @@ async function storedUids(app: TestApp): Promise<string[]> {
 
 describe('faults', () => {
   it('extra429: 429 under the limit, not processed, not counted, logged', async () => {
-    const app = await t.app({ faults: { extra429: 1, seed: 1 } })
+    // Reads the wait and the budget from the headers, so it asks for them.
+    const app = await t.app({ rateLimitHeaders: true, faults: { extra429: 1, seed: 1 } })
     const err = await app.client.importUsers(users('a', 3)).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(PlatformError)
     expect(err).toMatchObject({ status: 429, code: 'ERR_TOO_MANY_REQUESTS', retryable: true, retryAfterMs: 1000 })

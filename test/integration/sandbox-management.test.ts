@@ -106,12 +106,15 @@ describe('management interface', () => {
     expect(paged.body.meta.pagination).toMatchObject({ per_page: 1, count: 1 })
     const deleted = await mgmt.deleteApp(created.appId)
     expect(deleted).toMatchObject({ success: true, scheduledToDeleteAt: expect.any(Number) })
-    expect(deleted.scheduledToDeleteAt).toBeGreaterThan(nowSeconds())
+    // Documented: archived, "permanently deleted after 30 days".
+    expect(deleted.scheduledToDeleteAt).toBeGreaterThanOrEqual(nowSeconds() + 30 * 86_400 - 5)
+    expect(deleted.scheduledToDeleteAt).toBeLessThanOrEqual(nowSeconds() + 30 * 86_400 + 5)
     const after = await client.listUsers().catch((e: unknown) => e)
-    expect(after).toMatchObject({ status: 401, code: 'AUTH_ERR_INVALID_APPID' })
+    expect(after).toMatchObject({ status: 403, code: 'ERR_APP_ARCHIVED' })
     expect(await mgmt.listApps({ searchKey: created.appId })).toEqual([])
     const again = await mgmtRaw(t.sandbox, `/apps/${created.appId}`, { method: 'DELETE' })
-    expect(again.status).toBe(404)
+    expect(again.status).toBe(403)
+    expect(again.body.error.code).toBe('ERR_APP_ARCHIVED')
   })
 
   it('apps are isolated: same uid in two apps, separate data, separate quotas', async () => {
