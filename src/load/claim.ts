@@ -25,7 +25,9 @@ export interface Claim {
 /** Claims the fetched batches with fresh lease tokens (SQL: src/state/sql/claim-batches.ts). Batches no longer open are absent. */
 export async function claimBatches(run: LoaderRun, batchIds: readonly number[]): Promise<Map<number, Claim>> {
   const claims = new Map<number, Claim>()
-  if (batchIds.length === 0) return claims
+  if (batchIds.length === 0) {
+    return claims
+  }
   const claimed = await run.store.batches.claim({ jobId: run.jobId, batchIds, owner: run.workerId, leaseSeconds: run.settings.leaseSeconds })
   for (const b of claimed) {
     claims.set(b.id, {

@@ -4,7 +4,8 @@
  * `load` ends when the ledger is drained; a `worker` serves until stopped.
  */
 import type PgBoss from 'pg-boss'
-import { claimBatches, type Claim } from './claim.ts'
+
+import { type Claim, claimBatches } from './claim.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import type { LoadOutcomeStatus } from './loader.ts'
 import type { LoaderRun } from './loader-run.ts'
@@ -48,9 +49,13 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
       continue
     }
     idle = 0
-    if (!(await dispatch(run, jobs))) continue
+    if (!(await dispatch(run, jobs))) {
+      continue
+    }
     // Keep the queue ahead of the senders.
-    if (Math.random() < 0.2) void packBatches(run).catch((err: unknown) => run.log.warn({ err }, 'packing failed'))
+    if (Math.random() < 0.2) {
+      void packBatches(run).catch((err: unknown) => run.log.warn({ err }, 'packing failed'))
+    }
   }
   await lanes.onIdle()
   return 'stopped'
@@ -60,7 +65,9 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
 async function fetchJobs(run: LoaderRun, free: number): Promise<PgBoss.Job<BatchJobData>[]> {
   const { queue } = run
   const jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
-  if (jobs.length > 0) return jobs
+  if (jobs.length > 0) {
+    return jobs
+  }
   await packBatches(run)
   return queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
 }
@@ -69,7 +76,10 @@ async function fetchJobs(run: LoaderRun, free: number): Promise<PgBoss.Job<Batch
 async function dispatch(run: LoaderRun, jobs: readonly PgBoss.Job<BatchJobData>[]): Promise<boolean> {
   let claims: Map<number, Claim>
   try {
-    claims = await claimBatches(run, jobs.map((j) => j.data.batchId))
+    claims = await claimBatches(
+      run,
+      jobs.map((j) => j.data.batchId),
+    )
   } catch (err) {
     // The fetched jobs stay active in pg-boss until their lease expires, then come back.
     run.log.error({ err, batches: jobs.map((j) => j.data.batchId) }, 'claiming batches failed; they will be retried')
@@ -82,8 +92,9 @@ async function dispatch(run: LoaderRun, jobs: readonly PgBoss.Job<BatchJobData>[
     run.lanes
       .add(() => processBatch(run, job, c))
       .catch((err: unknown) => {
-        if (err instanceof FatalLoadError) run.halt(err)
-        else {
+        if (err instanceof FatalLoadError) {
+          run.halt(err)
+        } else {
           run.log.error({ err, batch: job.data.batchId }, 'batch failed; it will be retried')
           run.watch.failure(`the ledger: ${(err as Error).message}`)
         }

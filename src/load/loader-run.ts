@@ -5,16 +5,18 @@
  * up and registers the process; `shutdown` and `finish` take it down and say how it ended.
  */
 import { randomUUID } from 'node:crypto'
+
 import PQueue from 'p-queue'
 import type { Logger } from 'pino'
+
 import type { LedgerStore } from '../state/store.ts'
-import type { LoadConfig } from './config.ts'
 import type { Claim } from './claim.ts'
+import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
 import type { LoaderCounters, LoaderOptions, LoadOutcome, LoadOutcomeStatus } from './loader.ts'
 import { createOutageWatch, type OutageWatch } from './outage.ts'
-import { createQuotaBudget, requestsPerWindow, type QuotaBudget } from './quota-budget.ts'
+import { createQuotaBudget, type QuotaBudget, requestsPerWindow } from './quota-budget.ts'
 import { ResultSettler } from './result-settler.ts'
 import { startWorkQueue, type WorkQueue } from './work-queue.ts'
 
@@ -98,11 +100,19 @@ export class LoaderRun {
   private async register(): Promise<this> {
     const { options, settings } = this
     options.signal?.addEventListener('abort', this.onAbort, { once: true })
-    if (options.signal?.aborted) this.stop.abort(options.signal.reason)
+    if (options.signal?.aborted) {
+      this.stop.abort(options.signal.reason)
+    }
     await this.store.workers.register({ id: this.workerId, jobId: this.jobId, hostKey: this.host, pid: process.pid, role: options.mode })
     this.runId = await this.store.startRun(this.jobId, options.mode === 'load' ? 'load' : 'worker', this.workerId)
     this.log.info(
-      { runId: this.runId, workerId: this.workerId, concurrency: settings.concurrency, leaseSeconds: settings.leaseSeconds, slotMs: this.budget.intervalMs },
+      {
+        runId: this.runId,
+        workerId: this.workerId,
+        concurrency: settings.concurrency,
+        leaseSeconds: settings.leaseSeconds,
+        slotMs: this.budget.intervalMs,
+      },
       'loader started',
     )
     this.timers.push(
@@ -111,7 +121,9 @@ export class LoaderRun {
         void this.store.heartbeatRun(this.runId, this.counters).catch(() => {})
       }, 5000),
     )
-    if (options.onTick) this.timers.push(setInterval(() => options.onTick?.(this.counters), 1000))
+    if (options.onTick) {
+      this.timers.push(setInterval(() => options.onTick?.(this.counters), 1000))
+    }
     return this
   }
 
@@ -134,7 +146,9 @@ export class LoaderRun {
 
   /** Stops the timers and waits for the batches in flight. */
   async shutdown(): Promise<void> {
-    for (const t of this.timers) clearInterval(t)
+    for (const t of this.timers) {
+      clearInterval(t)
+    }
     this.options.signal?.removeEventListener('abort', this.onAbort)
     await this.lanes.onIdle().catch(() => {})
   }
@@ -144,8 +158,11 @@ export class LoaderRun {
     const { counters, fatal } = this
     const stats = await this.store.entityStats(this.jobId)
     let status = ended
-    if (fatal !== undefined) status = 'failed'
-    else if (status === 'done' && stats.some((s) => s.rejected > 0)) status = 'rejected'
+    if (fatal !== undefined) {
+      status = 'failed'
+    } else if (status === 'done' && stats.some((s) => s.rejected > 0)) {
+      status = 'rejected'
+    }
     await this.store
       .finishRun(this.runId, status === 'done' ? 'succeeded' : status === 'stopped' ? 'interrupted' : status, { counters, stats }, fatal?.message)
       .catch(() => {})

@@ -27,7 +27,8 @@
  * settle-item-results.ts, take-over-dead-leases.ts. The SQL is in src/state (store.batches, …).
  */
 import type { Logger } from 'pino'
-import type { LedgerStore, EntityStats } from '../state/store.ts'
+
+import type { EntityStats, LedgerStore } from '../state/store.ts'
 import type { PlatformClient } from '../target/client.ts'
 import type { LoadConfig } from './config.ts'
 import { dispatchLoop } from './dispatch-loop.ts'

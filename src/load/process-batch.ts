@@ -4,6 +4,7 @@
  * in one transaction with its pg-boss job's change.
  */
 import type PgBoss from 'pg-boss'
+
 import type { ImportResult } from '../target/client.ts'
 import type { Claim } from './claim.ts'
 import type { LoaderRun } from './loader-run.ts'
@@ -22,7 +23,9 @@ export async function processBatch(run: LoaderRun, job: PgBoss.Job<BatchJobData>
     const ok = await run.store.batches.finishEmpty(c, async (trx) => {
       await queue.boss.complete(queue.name, job.id, {}, { db: queue.adapter(trx) })
     })
-    if (!ok) run.fencedOut(c.batchId)
+    if (!ok) {
+      run.fencedOut(c.batchId)
+    }
     return
   }
   let outcome: Settlement
@@ -32,9 +35,13 @@ export async function processBatch(run: LoaderRun, job: PgBoss.Job<BatchJobData>
     await releaseBatch(run, c, job.id, 'FATAL', (err as Error).message).catch(() => {})
     throw err
   }
-  if (outcome.kind === 'results') await settleResults(run, c, job.id, outcome.result)
-  else if (outcome.kind === 'split') await splitBatch(run, c, job.id, outcome.code, outcome.message)
-  else await releaseBatch(run, c, job.id, outcome.code, outcome.message)
+  if (outcome.kind === 'results') {
+    await settleResults(run, c, job.id, outcome.result)
+  } else if (outcome.kind === 'split') {
+    await splitBatch(run, c, job.id, outcome.code, outcome.message)
+  } else {
+    await releaseBatch(run, c, job.id, outcome.code, outcome.message)
+  }
 }
 
 function settleResults(run: LoaderRun, c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
@@ -46,7 +53,9 @@ async function splitBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, code: 
   const { queue } = run
   const batch = { report: c, entity: c.entity, keys: c.items.map((i) => i.key) }
   const ok = await run.store.batches.split(run.jobId, batch, { code, message }, async (trx, halves) => {
-    if (halves.length > 0) await queue.enqueue(trx, halves)
+    if (halves.length > 0) {
+      await queue.enqueue(trx, halves)
+    }
     await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
   })
   if (!ok) {
@@ -54,7 +63,9 @@ async function splitBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, code: 
     return
   }
   run.counters.batchesSplit++
-  if (c.items.length <= 1) run.counters.itemsRejected += c.items.length
+  if (c.items.length <= 1) {
+    run.counters.itemsRejected += c.items.length
+  }
   run.log.info({ batch: c.batchId, items: c.items.length, code }, c.items.length <= 1 ? 'poison item rejected' : 'batch split in halves')
 }
 
@@ -64,6 +75,9 @@ async function releaseBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, code
   const ok = await run.store.batches.release(c, { code, message }, async (trx) => {
     await queue.boss.fail(queue.name, jobIdInQueue, { code, message }, { db: queue.adapter(trx) })
   })
-  if (ok) run.counters.batchesReleased++
-  else run.fencedOut(c.batchId)
+  if (ok) {
+    run.counters.batchesReleased++
+  } else {
+    run.fencedOut(c.batchId)
+  }
 }

@@ -32,7 +32,9 @@ export interface QuotaBudget {
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve()
+  if (ms <= 0) {
+    return Promise.resolve()
+  }
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort)
@@ -42,8 +44,11 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer)
       reject(signal?.reason ?? new Error('aborted'))
     }
-    if (signal?.aborted) onAbort()
-    else signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) {
+      onAbort()
+    } else {
+      signal?.addEventListener('abort', onAbort, { once: true })
+    }
   })
 }
 
@@ -116,13 +121,17 @@ export async function createQuotaBudget(ledger: QuotaLedger, options: QuotaBudge
         try {
           row = await ledger.reserve(appId, n, intervalMs, maxAheadMs)
         } catch (err) {
-          for (const w of waiters.splice(0, n)) w.settle(err)
+          for (const w of waiters.splice(0, n)) {
+            w.settle(err)
+          }
           continue
         }
         if (row.slotMs !== null) {
           const waits = slotWaits({ ...row, slotMs: row.slotMs }, n, intervalMs)
           // Callers that gave up meanwhile leave their slot unused, as a sleeping caller would.
-          for (const [i, w] of waiters.splice(0, n).entries()) w.wake(waits[i] as number)
+          for (const [i, w] of waiters.splice(0, n).entries()) {
+            w.wake(waits[i] as number)
+          }
           continue
         }
         // Someone reserved far ahead (or a 429 paused the app): come back when a slot is near.
@@ -137,11 +146,17 @@ export async function createQuotaBudget(ledger: QuotaLedger, options: QuotaBudge
 
   function take(signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'))
+      if (signal?.aborted) {
+        return reject(signal.reason ?? new Error('aborted'))
+      }
       const onAbort = () => {
         const i = waiters.indexOf(waiter)
-        if (i >= 0) waiters.splice(i, 1)
-        if (waiters.length === 0) idleWait?.abort()
+        if (i >= 0) {
+          waiters.splice(i, 1)
+        }
+        if (waiters.length === 0) {
+          idleWait?.abort()
+        }
         reject(signal?.reason ?? new Error('aborted'))
       }
       const waiter: Waiter = {
@@ -156,7 +171,9 @@ export async function createQuotaBudget(ledger: QuotaLedger, options: QuotaBudge
       }
       signal?.addEventListener('abort', onAbort, { once: true })
       waiters.push(waiter)
-      if (!pumping) void pump()
+      if (!pumping) {
+        void pump()
+      }
     })
   }
 

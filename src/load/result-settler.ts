@@ -35,7 +35,9 @@ export class ResultSettler {
   settle(c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.buffer.push({ c, jobIdInQueue, result, resolve, reject })
-      if (!this.settling) void this.flush()
+      if (!this.settling) {
+        void this.flush()
+      }
     })
   }
 
@@ -46,9 +48,13 @@ export class ResultSettler {
         const group = this.buffer.splice(0, GROUP_MAX)
         try {
           await this.settleGroup(group)
-          for (const p of group) p.resolve()
+          for (const p of group) {
+            p.resolve()
+          }
         } catch (err) {
-          for (const p of group) p.reject(err)
+          for (const p of group) {
+            p.reject(err)
+          }
         }
       }
     } finally {

@@ -4,6 +4,7 @@
  * cuts quota waits and backoffs short but never a request in flight.
  */
 import pRetry, { AbortError } from 'p-retry'
+
 import type { ImportResult } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import type { Claim } from './claim.ts'
@@ -14,9 +15,7 @@ import { pauseOnRateLimit } from './pause-on-rate-limit.ts'
 
 /** What to do with a batch after sending it: settle its answer, split it, or hand it back. */
 export type Settlement =
-  | { kind: 'results'; result: ImportResult }
-  | { kind: 'split'; code: string; message: string }
-  | { kind: 'release'; code: string; message: string }
+  { kind: 'results'; result: ImportResult } | { kind: 'split'; code: string; message: string } | { kind: 'release'; code: string; message: string }
 
 class LeaseExpiringError extends Error {
   constructor() {
@@ -51,7 +50,9 @@ export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
     })
     return { kind: 'results', result }
   } catch (err) {
-    if (answer !== undefined) return { kind: 'results', result: answer }
+    if (answer !== undefined) {
+      return { kind: 'results', result: answer }
+    }
     return afterFailure(run, c, err)
   }
 }
@@ -66,7 +67,9 @@ function afterFailure(run: LoaderRun, c: Claim, err: unknown): Settlement {
       ? { kind: 'release', code: 'STOPPED', message: 'the loader was stopped' }
       : { kind: 'release', code: 'HALTED', message: run.fatal.message }
   }
-  if (!(err instanceof PlatformError)) throw err
+  if (!(err instanceof PlatformError)) {
+    throw err
+  }
   const verdict = judgeFailure({
     items: c.items.length,
     kind: err.kind,
@@ -78,7 +81,9 @@ function afterFailure(run: LoaderRun, c: Claim, err: unknown): Settlement {
     const why = err.kind === 'http' && err.status !== undefined && err.status >= 400 ? 'the platform refused the request' : 'cannot send'
     throw new FatalLoadError(`${why}: ${err.message}`, { cause: err })
   }
-  if (verdict === 'release') return { kind: 'release', code: err.code, message: err.message }
+  if (verdict === 'release') {
+    return { kind: 'release', code: err.code, message: err.message }
+  }
   return { kind: 'split', code: err.code, message: err.message }
 }
 
@@ -90,7 +95,9 @@ async function sendOnce(run: LoaderRun, c: Claim): Promise<ImportResult> {
   for (;;) {
     await run.budget.take(run.stop.signal)
     // No new request once the run is stopping or the outage has lasted too long.
-    if (watch.exceeded()) run.halt(new FatalLoadError(watch.giveUpMessage()))
+    if (watch.exceeded()) {
+      run.halt(new FatalLoadError(watch.giveUpMessage()))
+    }
     run.stop.signal.throwIfAborted()
     if (run.leaseLeftMs(c) < run.options.timeoutMs + 2000) {
       throw new AbortError(new LeaseExpiringError())
@@ -108,7 +115,9 @@ async function sendOnce(run: LoaderRun, c: Claim): Promise<ImportResult> {
       return result
     } catch (err) {
       c.lastLatencyMs = Date.now() - t0
-      if (!(err instanceof PlatformError)) throw err
+      if (!(err instanceof PlatformError)) {
+        throw err
+      }
       c.lastStatus = err.status
       if (err.status === 429) {
         await pauseOnRateLimit(run, c, err)
@@ -117,7 +126,9 @@ async function sendOnce(run: LoaderRun, c: Claim): Promise<ImportResult> {
       if (err.retryable) {
         c.firstFailureAt ??= Date.now()
         watch.failure(describeCause(err))
-        if (watch.exceeded()) run.halt(new FatalLoadError(watch.giveUpMessage()))
+        if (watch.exceeded()) {
+          run.halt(new FatalLoadError(watch.giveUpMessage()))
+        }
       }
       throw err
     }

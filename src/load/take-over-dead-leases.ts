@@ -17,7 +17,9 @@ export function deadHolderBatches(
   const dead: number[] = []
   for (const b of held) {
     const [h, owner] = b.leaseOwner.split('/')
-    if (h === host && Number(owner) !== pid && !alive(Number(owner))) dead.push(b.id)
+    if (h === host && Number(owner) !== pid && !alive(Number(owner))) {
+      dead.push(b.id)
+    }
   }
   return dead
 }
@@ -33,5 +35,7 @@ export async function takeOverDeadLeases(run: LoaderRun): Promise<void> {
   }
   // A batch with no live pg-boss job (its job failed for good or was removed) goes back to planned.
   const orphans = await store.batches.abandonOrphans(run.jobId, (trx, batchIds) => queue.withoutLiveJob(trx, batchIds))
-  if (orphans > 0) log.warn({ batches: orphans }, 'batches without a queue job were planned again')
+  if (orphans > 0) {
+    log.warn({ batches: orphans }, 'batches without a queue job were planned again')
+  }
 }

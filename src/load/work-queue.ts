@@ -14,6 +14,7 @@
  * {@link WorkQueue.adapter} turns into pg-boss's `db` option.
  */
 import PgBoss from 'pg-boss'
+
 import type { LedgerSessions } from '../state/ledger-sessions.ts'
 import type { LedgerTransaction } from '../state/ledger-transaction.ts'
 
@@ -85,8 +86,12 @@ function createBoss(sessions: LedgerSessions, options: WorkQueueOptions): PgBoss
   }
   // On the embedded store pg-boss runs multi-statement scripts (its migrations, locked
   // maintenance) without parameters: the embedded session runs those as scripts.
-  if (sessions.embedded !== undefined) return new PgBoss({ ...common, db: transactionAdapter(sessions.embedded) })
-  if (options.url === undefined) throw new Error('a work queue on a server needs its URL')
+  if (sessions.embedded !== undefined) {
+    return new PgBoss({ ...common, db: transactionAdapter(sessions.embedded) })
+  }
+  if (options.url === undefined) {
+    throw new Error('a work queue on a server needs its URL')
+  }
   return new PgBoss({ ...common, connectionString: options.url, max: 4, application_name: 'chatferry' })
 }
 
@@ -101,8 +106,9 @@ async function setUp(sessions: LedgerSessions, boss: PgBoss, queue: PgBoss.Queue
     try {
       await boss.start()
       const existing = await boss.getQueue(queue.name)
-      if (existing === null) await boss.createQueue(queue.name, queue)
-      else if (existing.expireInSeconds !== queue.expireInSeconds || existing.retryLimit !== queue.retryLimit) {
+      if (existing === null) {
+        await boss.createQueue(queue.name, queue)
+      } else if (existing.expireInSeconds !== queue.expireInSeconds || existing.retryLimit !== queue.retryLimit) {
         await boss.updateQueue(queue.name, queue)
       }
     } finally {

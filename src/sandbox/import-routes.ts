@@ -19,8 +19,8 @@ import { type FaultPlan, properSubset } from './fault-injector.ts'
 import { type HeaderMap, HttpError, isPlainObject, jsonBody, type Reply, type RequestContext } from './http-kit.ts'
 import { checkGroup, checkMember, checkMessage, checkUser, type ItemError, itemError } from './import-validation.ts'
 import { rateLimitHeaders } from './rate-limiter.ts'
-import { ALREADY_EXISTS_CODES, type RequestLogEntry, type RequestLogItem } from './request-log.ts'
 import { conversationIdOf, entityWrapper, groupObject, messageObject, userObject } from './representations.ts'
+import { ALREADY_EXISTS_CODES, type RequestLogEntry, type RequestLogItem } from './request-log.ts'
 import type { Route } from './router.ts'
 import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
 import { type GroupsTable, type SandboxDb, toJson, type UsersTable } from './sandbox-store.ts'
@@ -283,7 +283,8 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
   }
   // Documented: a group holds at most 100,000 members (full: ERR_NO_VACANCY) and a user is in at
   // most 2,000 groups (no code published: ERR_BAD_REQUEST, assumed). Banned members count too (assumed).
-  const [groupCounts, userCounts] = good.length === 0 ? [new Map<string, number>(), new Map<string, number>()] : await memberCounts(db, app.id, guids, good)
+  const [groupCounts, userCounts] =
+    good.length === 0 ? [new Map<string, number>(), new Map<string, number>()] : await memberCounts(db, app.id, guids, good)
   const fresh: { key: string; item: MemberImport; joinedAt: number }[] = []
   for (const { key, item } of good) {
     const group = groups.get(item.guid)
@@ -316,16 +317,28 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
       const inGroup = groupCounts.get(item.guid) ?? 0
       const groupsOfUser = userCounts.get(item.uid) ?? 0
       if (inGroup >= app.settings.maxMembersPerGroup) {
-        results.set(key, failure(itemError('ERR_NO_VACANCY', `The group ${item.guid} is full: it has ${inGroup} members, at most ${app.settings.maxMembersPerGroup} are allowed.`)))
+        results.set(
+          key,
+          failure(
+            itemError(
+              'ERR_NO_VACANCY',
+              `The group ${item.guid} is full: it has ${inGroup} members, at most ${app.settings.maxMembersPerGroup} are allowed.`,
+            ),
+          ),
+        )
         continue
       }
       if (groupsOfUser >= app.settings.maxGroupsPerUser) {
         results.set(
           key,
           failure(
-            itemError('ERR_BAD_REQUEST', `The user ${item.uid} is a member of ${groupsOfUser} groups; at most ${app.settings.maxGroupsPerUser} are allowed.`, {
-              uid: [`is already in ${groupsOfUser} groups (at most ${app.settings.maxGroupsPerUser})`],
-            }),
+            itemError(
+              'ERR_BAD_REQUEST',
+              `The user ${item.uid} is a member of ${groupsOfUser} groups; at most ${app.settings.maxGroupsPerUser} are allowed.`,
+              {
+                uid: [`is already in ${groupsOfUser} groups (at most ${app.settings.maxGroupsPerUser})`],
+              },
+            ),
           ),
         )
         continue
@@ -600,8 +613,12 @@ function carriedUnprocessed(entity: Entity, ctx: RequestContext): RequestLogItem
 function itemOutcomes(entries: readonly (readonly [string, unknown])[], results: ReadonlyMap<string, ItemResult>): RequestLogItem[] {
   return entries.map(([key]): RequestLogItem => {
     const r = results.get(key)
-    if (r === undefined) return { key, result: 'unwritten' }
-    if (r.success) return { key, result: 'created' }
+    if (r === undefined) {
+      return { key, result: 'unwritten' }
+    }
+    if (r.success) {
+      return { key, result: 'created' }
+    }
     return { key, result: ALREADY_EXISTS_CODES.has(r.error.code) ? 'exists' : 'refused', code: r.error.code }
   })
 }

@@ -9,10 +9,12 @@
  * interfaces under `/apps/<appId>/v3/…` (and `/v3.0/…`), sandbox-only knobs under `/sandbox/…`.
  */
 import type { AddressInfo } from 'node:net'
-import { pino, type Logger } from 'pino'
+
+import { type Logger, pino } from 'pino'
+
 import type { DatabaseLocation } from '../db.ts'
 import { isLoopbackHost } from '../target/transport.ts'
-import { createAppRegistry, type CreateAppInput, type Region } from './app-registry.ts'
+import { type CreateAppInput, createAppRegistry, type Region } from './app-registry.ts'
 import { applySettingsPatch, type AppSettings, type AppSettingsPatch, DEFAULT_APP_SETTINGS } from './app-settings.ts'
 import type { ManagementCredentials } from './auth.ts'
 import { chatRoutes } from './chat-routes.ts'

@@ -93,26 +93,26 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
     buffer = []
     chain = chain.then(() =>
       db
-      .insertInto('request_log')
-      .values(
-        entries.map((e) => ({
-          app_id: e.appId,
-          received_at_ms: e.receivedAtMs,
-          method: e.method,
-          path: e.path,
-          endpoint: e.endpoint,
-          item_count: e.itemCount,
-          status: e.status,
-          code: e.code,
-          fault: e.fault,
-          committed: e.committed,
-          latency_ms: e.latencyMs,
-          duration_ms: e.durationMs,
-          items: e.items == null ? null : JSON.stringify(e.items),
-        })),
-      )
-      .execute()
-      .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
+        .insertInto('request_log')
+        .values(
+          entries.map((e) => ({
+            app_id: e.appId,
+            received_at_ms: e.receivedAtMs,
+            method: e.method,
+            path: e.path,
+            endpoint: e.endpoint,
+            item_count: e.itemCount,
+            status: e.status,
+            code: e.code,
+            fault: e.fault,
+            committed: e.committed,
+            latency_ms: e.latencyMs,
+            duration_ms: e.durationMs,
+            items: e.items == null ? null : JSON.stringify(e.items),
+          })),
+        )
+        .execute()
+        .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
     )
   }
 

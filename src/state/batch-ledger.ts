@@ -8,15 +8,16 @@
  * queue turns into pg-boss's `db` option. Fenced operations call back only after the fence passed.
  */
 import type { Kysely } from 'kysely'
+
 import type { Entity } from '../target/schemas.ts'
-import { ledgerTransaction, type LedgerTransaction } from './ledger-transaction.ts'
+import { type LedgerTransaction, ledgerTransaction } from './ledger-transaction.ts'
 import type { StateDatabase } from './schema.ts'
 import { abandonBatches } from './sql/abandon-batches.ts'
 import { assignItems } from './sql/assign-items.ts'
 import { claimBatches } from './sql/claim-batches.ts'
 import { countOpenBatches } from './sql/count-open-batches.ts'
 import { expireLeases } from './sql/expire-leases.ts'
-import { fenceBatch, type BatchReport } from './sql/fence-batch.ts'
+import { type BatchReport, fenceBatch } from './sql/fence-batch.ts'
 import { findUnfinishedItem } from './sql/find-unfinished-item.ts'
 import { insertBatches } from './sql/insert-batches.ts'
 import { insertSplitBatch } from './sql/insert-split-batch.ts'
@@ -29,7 +30,7 @@ import { selectCurrentEntity } from './sql/select-current-entity.ts'
 import { selectLeasedBatches } from './sql/select-leased-batches.ts'
 import { selectOpenBatches } from './sql/select-open-batches.ts'
 import { selectPlannedItems } from './sql/select-planned-items.ts'
-import { settleBatches, type BatchSettlement, type ItemSettlement } from './sql/settle-batches.ts'
+import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
 
 export type { BatchReport, BatchSettlement, ItemSettlement, LedgerTransaction }
 
@@ -104,7 +105,9 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
   /** Runs `fn` in a transaction that commits only if the claim still holds its lease. */
   function fenced(report: BatchReport, update: Parameters<typeof fenceBatch>[2], fn: (trx: Kysely<StateDatabase>) => Promise<void>) {
     return db.transaction().execute(async (trx) => {
-      if (!(await fenceBatch(trx, report, update))) return false
+      if (!(await fenceBatch(trx, report, update))) {
+        return false
+      }
       await fn(trx)
       return true
     })
@@ -113,18 +116,32 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
   return {
     pack: (jobId, limits, enqueue) =>
       db.transaction().execute(async (trx) => {
-        if (!(await lockJob(trx, jobId))) return 0
+        if (!(await lockJob(trx, jobId))) {
+          return 0
+        }
         const want = limits.depth - (await countOpenBatches(trx, jobId))
-        if (want <= 0) return 0
+        if (want <= 0) {
+          return 0
+        }
         const entity = await selectCurrentEntity(trx, jobId)
-        if (entity === undefined) return 0
+        if (entity === undefined) {
+          return 0
+        }
         const ipr = limits.itemsPerRequest
         const ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
-        if (ids.length === 0) return 0
+        if (ids.length === 0) {
+          return 0
+        }
         const sizes: number[] = []
-        for (let i = 0; i < ids.length; i += ipr) sizes.push(Math.min(ipr, ids.length - i))
+        for (let i = 0; i < ids.length; i += ipr) {
+          sizes.push(Math.min(ipr, ids.length - i))
+        }
         const batchIds = await insertBatches(trx, jobId, entity, sizes)
-        await assignItems(trx, ids, ids.map((_, i) => batchIds[Math.floor(i / ipr)] as number))
+        await assignItems(
+          trx,
+          ids,
+          ids.map((_, i) => batchIds[Math.floor(i / ipr)] as number),
+        )
         await enqueue(ledgerTransaction(trx), batchIds)
         return batchIds.length
       }),
@@ -132,7 +149,9 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
     async claim(args) {
       const rows = await claimBatches(db, args)
       const claimedAt = Date.now()
-      if (rows.length === 0) return []
+      if (rows.length === 0) {
+        return []
+      }
       const claims = new Map<number, ClaimedBatch>(rows.map((r) => [r.id, { ...r, claimedAt, items: [] }]))
       for (const i of await selectBatchItems(db, [...claims.keys()])) {
         claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload: i.payload, hash: i.hash })
@@ -143,7 +162,9 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
     settle: (jobId, group, complete) =>
       db.transaction().execute(async (trx) => {
         const settled = await settleBatches(trx, jobId, group)
-        if (settled.size > 0) await complete(ledgerTransaction(trx), [...settled])
+        if (settled.size > 0) {
+          await complete(ledgerTransaction(trx), [...settled])
+        }
         return settled
       }),
 
@@ -175,12 +196,18 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
     abandonOrphans: (jobId, withoutLiveJob) =>
       db.transaction().execute(async (trx) => {
         const open = await selectOpenBatches(trx, jobId)
-        if (open.length === 0) return 0
+        if (open.length === 0) {
+          return 0
+        }
         const candidates = await withoutLiveJob(ledgerTransaction(trx), open)
-        if (candidates.length === 0) return 0
+        if (candidates.length === 0) {
+          return 0
+        }
         // Locked and checked again: one settled (its job completed) since the first look is not open any more.
         const ids = await lockOpenBatches(trx, candidates)
-        if (ids.length === 0) return 0
+        if (ids.length === 0) {
+          return 0
+        }
         await abandonBatches(trx, ids)
         return ids.length
       }),

@@ -1,8 +1,8 @@
 /** The ledger (state store): see `store.ts`. */
-export * from './store.ts'
-export * from './schema.ts'
-export { payloadJsonb, storableText } from './safe-text.ts'
-export type { ReportArchive, ReportKind } from './report-archive.ts'
-export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type { DryRunLedger, DryRunSession, KnownItemRow, PlanParentRow } from './dry-run-ledger.ts'
+export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
+export type { ReportArchive, ReportKind } from './report-archive.ts'
+export { payloadJsonb, storableText } from './safe-text.ts'
+export * from './schema.ts'
+export * from './store.ts'
 export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'

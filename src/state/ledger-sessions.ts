@@ -4,7 +4,7 @@
  * need this; the ledger's own tables are reached through `store.batches`, `store.quota`, ….
  */
 import type { OpenedDatabase } from '../db.ts'
-import { ledgerTransaction, type LedgerTransaction } from './ledger-transaction.ts'
+import { type LedgerTransaction, ledgerTransaction, type PgBossRows } from './ledger-transaction.ts'
 import type { StateDatabase } from './schema.ts'
 
 export interface LedgerSessions {
@@ -27,10 +27,10 @@ export function createLedgerSessions(database: OpenedDatabase<StateDatabase>): L
           async executeSql(text, values) {
             if (values === undefined || values.length === 0) {
               const results = await pglite.exec(text)
-              return { rows: (results.at(-1)?.rows ?? []) as any[] }
+              return { rows: (results.at(-1)?.rows ?? []) as PgBossRows }
             }
             const r = await pglite.query(text, [...values])
-            return { rows: r.rows as any[] }
+            return { rows: r.rows as PgBossRows }
           },
         }
   return {

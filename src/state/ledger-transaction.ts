@@ -6,10 +6,18 @@
  * inserted together; settling a batch completes its job in the same transaction).
  */
 import { CompiledQuery, type Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
 
+/**
+ * The rows of pg-boss's `db` adapter contract (`executeSql(text, values) → { rows: any[] }`): pg-boss
+ * types them `any[]`, and an adapter must match it exactly.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type PgBossRows = any[]
+
 export interface LedgerTransaction {
-  executeSql(text: string, values?: readonly unknown[]): Promise<{ rows: any[] }>
+  executeSql(text: string, values?: readonly unknown[]): Promise<{ rows: PgBossRows }>
 }
 
 /** Wraps a kysely transaction (or database) as a {@link LedgerTransaction}. */
@@ -17,7 +25,7 @@ export function ledgerTransaction(trx: Kysely<StateDatabase>): LedgerTransaction
   return {
     async executeSql(text, values = []) {
       const r = await trx.executeQuery(CompiledQuery.raw(text, [...values]))
-      return { rows: r.rows as unknown[] as any[] }
+      return { rows: r.rows as PgBossRows }
     },
   }
 }

@@ -4,6 +4,7 @@
  * callers, waiting for a slot) is `src/load/quota-budget.ts`.
  */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
 import { insertQuotaBudget } from './sql/insert-quota-budget.ts'
 import { pauseQuotaBudget } from './sql/pause-quota-budget.ts'

@@ -1,5 +1,6 @@
 /** The live loader processes of the ledger (`chatferry.workers`): register, heartbeat, remove. */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
 import { deleteWorker } from './sql/delete-worker.ts'
 import { insertWorker } from './sql/insert-worker.ts'

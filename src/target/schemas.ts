@@ -251,7 +251,10 @@ export const Attachment = z
      * Bytes, as a string; documented `"type": "string"` with the example `"350.2"`, so a decimal
      * fraction is taken. A JSON number is not documented and is refused.
      */
-    size: leaf<string>((v) => typeof v === 'string' && ATTACHMENT_SIZE.test(v), 'a string of a non-negative decimal number of bytes, e.g. "350.2"').optional(),
+    size: leaf<string>(
+      (v) => typeof v === 'string' && ATTACHMENT_SIZE.test(v),
+      'a string of a non-negative decimal number of bytes, e.g. "350.2"',
+    ).optional(),
   })
   .strict()
 export type Attachment = z.infer<typeof Attachment>

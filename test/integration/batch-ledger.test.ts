@@ -4,8 +4,9 @@
  * releasing, orphan repair, and that a callback's failure rolls the ledger change back with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import type { BatchReport, ClaimedBatch, ItemSettlement } from '../../src/state/batch-ledger.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -20,7 +21,9 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const s of stores) await s.store?.close()
+  for (const s of stores) {
+    await s.store?.close()
+  }
   await dropWithin(tdb)
 })
 
@@ -103,9 +106,14 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     const [id] = await packed('split', 5)
     const [b] = await claim('split', [id as number])
     let halves: number[] = []
-    const ok = await batches().split('split', { report: report(b!), entity: 'users', keys: b!.items.map((i) => i.key) }, { code: 'ERR_EXCEPTION', message: 'boom' }, async (_t, h) => {
-      halves = h
-    })
+    const ok = await batches().split(
+      'split',
+      { report: report(b!), entity: 'users', keys: b!.items.map((i) => i.key) },
+      { code: 'ERR_EXCEPTION', message: 'boom' },
+      async (_t, h) => {
+        halves = h
+      },
+    )
     expect(ok).toBe(true)
     expect(halves).toHaveLength(2)
     const parts = await claim('split', halves)
@@ -115,9 +123,14 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     const single = await packed('split1', 1)
     const [one] = await claim('split1', single)
     let got: number[] | undefined
-    await batches().split('split1', { report: report(one!), entity: 'users', keys: ['u0'] }, { code: 'ERR_EXCEPTION', message: 'boom' }, async (_t, h) => {
-      got = h
-    })
+    await batches().split(
+      'split1',
+      { report: report(one!), entity: 'users', keys: ['u0'] },
+      { code: 'ERR_EXCEPTION', message: 'boom' },
+      async (_t, h) => {
+        got = h
+      },
+    )
     expect(got).toEqual([])
     expect(await counts('split1')).toEqual({ planned: 0, sent: 0, done: 0, rejected: 1 })
   })

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import type { ChatMessage } from '../../src/target/schemas.ts'
 import { http, nowSeconds, seedGroup, seedUsers, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -19,7 +20,9 @@ beforeAll(async () => {
   t = await startTestSandbox()
   app = await t.app({ requestsPerMinute: 1000 })
   await seedUsers(app, uids)
-  for (let g = 0; g < 3; g++) await seedGroup(app, `g${g}`, 1_700_000_000)
+  for (let g = 0; g < 3; g++) {
+    await seedGroup(app, `g${g}`, 1_700_000_000)
+  }
   await app.client.importMembers(uids.slice(0, 7).map((uid) => ({ memberId: `g0_member_${uid}`, guid: 'g0', uid, joinedAt: 1_700_000_100 })))
   // 230 messages, imported newest first so creation order and time order differ; pairs share a second.
   const messages = Array.from({ length: 230 }, (_, i) => ({
@@ -50,7 +53,9 @@ describe('page-numbered lists', () => {
     const beyond = await app.client.listUsers({ perPage: 50, page: 4 })
     expect(beyond.data).toEqual([])
     const all: string[] = []
-    for await (const u of app.client.users(50)) all.push(u.uid)
+    for await (const u of app.client.users(50)) {
+      all.push(u.uid)
+    }
     expect(all).toEqual(uids)
   })
 
@@ -79,7 +84,9 @@ describe('page-numbered lists', () => {
     expect(groups.meta.pagination).toMatchObject({ total: 3, total_pages: 2 })
     expect(groups.data[0]).toMatchObject({ guid: 'g0', membersCount: 7, conversationId: 'group_g0' })
     const members: string[] = []
-    for await (const m of app.client.groupMembers('g0', 3)) members.push(m.uid)
+    for await (const m of app.client.groupMembers('g0', 3)) {
+      members.push(m.uid)
+    }
     expect(members).toEqual(uids.slice(0, 7))
     const page = await app.client.listGroupMembers('g0', { perPage: 3, page: 3 })
     expect(page.meta.pagination).toEqual({ total: 7, count: 1, per_page: 3, current_page: 3, total_pages: 3 })
@@ -96,19 +103,30 @@ describe('message cursor', () => {
     expect(page.data.map(textOf)).toEqual(texts.slice(0, 10))
     const last = page.data[9]
     expect(page.meta.next).toEqual({ affix: 'append', sentAt: last?.sentAt, id: last?.id })
-    expect(page.data[0]).toMatchObject({ id: expect.any(String), data: { text: 'message 1' }, conversationId: 'user-001_user_user-002', category: 'message', type: 'text', sentAt: base })
+    expect(page.data[0]).toMatchObject({
+      id: expect.any(String),
+      data: { text: 'message 1' },
+      conversationId: 'user-001_user_user-002',
+      category: 'message',
+      type: 'text',
+      sentAt: base,
+    })
   })
 
   it('walks every message with append to the end, where there is no next', async () => {
     const seen: string[] = []
-    for await (const m of app.client.messages({ limit: 7 })) seen.push(textOf(m) as string)
+    for await (const m of app.client.messages({ limit: 7 })) {
+      seen.push(textOf(m) as string)
+    }
     expect(seen).toEqual(texts)
     const pages: number[] = []
     let cursor: { id?: string; sentAt?: number } = {}
     for (;;) {
       const page = await app.client.listMessages({ limit: 100, affix: 'append', ...cursor })
       pages.push(page.data.length)
-      if (!page.meta.next) break
+      if (!page.meta.next) {
+        break
+      }
       cursor = { id: page.meta.next.id as string, sentAt: page.meta.next.sentAt as number }
     }
     expect(pages).toEqual([100, 100, 30])
@@ -116,7 +134,9 @@ describe('message cursor', () => {
 
   it('prepend walks backwards from a cursor, pages answered oldest-first', async () => {
     const all: ChatMessage[] = []
-    for await (const m of app.client.messages({ limit: 1000 })) all.push(m)
+    for await (const m of app.client.messages({ limit: 1000 })) {
+      all.push(m)
+    }
     const anchor = all[50] as { id: string; sentAt: number }
     const page = await app.client.listMessages({ limit: 20, affix: 'prepend', id: anchor.id, sentAt: anchor.sentAt })
     expect(page.data.map(textOf)).toEqual(all.slice(30, 50).map(textOf))
@@ -195,7 +215,17 @@ describe('the published message shape (cometchat/docs chat-apis.json, GET /messa
     await seedGroup(own, 'g1', 1_700_000_000)
     const now = nowSeconds()
     const sent = await own.client.importMessages([
-      { muid: 'dm', sender: 'alice', receiverType: 'user', receiver: 'bob', data: { text: 'hi', metadata: { legacy: { id: 'L1' } } }, tags: ['t'], sentAt: now - 3, deliveredAt: now - 2, readAt: now - 1 },
+      {
+        muid: 'dm',
+        sender: 'alice',
+        receiverType: 'user',
+        receiver: 'bob',
+        data: { text: 'hi', metadata: { legacy: { id: 'L1' } } },
+        tags: ['t'],
+        sentAt: now - 3,
+        deliveredAt: now - 2,
+        readAt: now - 1,
+      },
       { muid: 'gm', sender: 'bob', receiverType: 'group', receiver: 'g1', data: { text: 'yo' }, sentAt: now - 2 },
     ])
     expect([...sent.results.values()].every((r) => r.ok)).toBe(true)
@@ -206,7 +236,17 @@ describe('the published message shape (cometchat/docs chat-apis.json, GET /messa
       expect(Object.keys(m).sort()).toEqual(DOCUMENTED)
       expect(m).not.toHaveProperty('muid')
     }
-    expect(dm).toMatchObject({ id: expect.any(String), conversationId: 'alice_user_bob', sender: 'alice', receiverType: 'user', receiver: 'bob', category: 'message', type: 'text', sentAt: now - 3, updatedAt: now - 3 })
+    expect(dm).toMatchObject({
+      id: expect.any(String),
+      conversationId: 'alice_user_bob',
+      sender: 'alice',
+      receiverType: 'user',
+      receiver: 'bob',
+      category: 'message',
+      type: 'text',
+      sentAt: now - 3,
+      updatedAt: now - 3,
+    })
     expect(dm.data).toMatchObject({ text: 'hi', metadata: { legacy: { id: 'L1' } } })
     expect(dm.data.entities.sender).toMatchObject({ entityType: 'user', entity: { uid: 'alice', name: expect.any(String) } })
     expect(dm.data.entities.receiver).toMatchObject({ entityType: 'user', entity: { uid: 'bob' } })

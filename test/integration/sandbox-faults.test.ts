@@ -3,6 +3,7 @@
  * deterministic.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { PlatformError } from '../../src/target/errors.ts'
 import { importRaw, mgmtRaw, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -76,7 +77,9 @@ describe('faults', () => {
       subsets.push(await storedUids(app))
       await t.sandbox.settings(app.id, { faults: { partialCommit500: 0, extra429: 0.5, seed: 1234 } })
       const statuses: number[] = []
-      for (let i = 0; i < 12; i++) statuses.push((await importRaw(app, 'users', { users: { [`s${i}`]: { uid: `s${i}`, name: 'S' } } })).status)
+      for (let i = 0; i < 12; i++) {
+        statuses.push((await importRaw(app, 'users', { users: { [`s${i}`]: { uid: `s${i}`, name: 'S' } } })).status)
+      }
       sequences.push(statuses)
     }
     expect(subsets[0]).toEqual(subsets[1])
@@ -120,7 +123,14 @@ describe('faults', () => {
     const res = await mgmtRaw(t.sandbox, `/sandbox/apps/${app.id}/requests`)
     expect(res.status).toBe(200)
     expect(res.body.data).toEqual([
-      expect.objectContaining({ endpoint: 'users', itemCount: 2, status: 200, fault: null, receivedAtMs: expect.any(Number), path: `/apps/${app.id}/v3/data_import/users` }),
+      expect.objectContaining({
+        endpoint: 'users',
+        itemCount: 2,
+        status: 200,
+        fault: null,
+        receivedAtMs: expect.any(Number),
+        path: `/apps/${app.id}/v3/data_import/users`,
+      }),
       expect.objectContaining({ endpoint: 'groups', itemCount: null, status: 400, code: 'ERR_IMPORT_INVALID_GROUP_FORMAT' }),
     ])
   })

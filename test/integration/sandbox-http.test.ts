@@ -5,12 +5,14 @@
  */
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
+
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PlatformError } from '../../src/target/errors.ts'
-import { createPlatformClient } from '../../src/target/client.ts'
+
 import { createRouter } from '../../src/sandbox/router.ts'
 import { createSandboxServer } from '../../src/sandbox/server.ts'
+import { createPlatformClient } from '../../src/target/client.ts'
+import { PlatformError } from '../../src/target/errors.ts'
 import { http, importRaw, mgmtRaw, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
@@ -23,11 +25,23 @@ afterAll(async () => {
 })
 
 function expectErrorShape(body: any, code: string) {
-  expect(body).toEqual({ error: { message: expect.any(String), devMessage: expect.any(String), source: 'sandbox', code, ...(body.error.details ? { details: body.error.details } : {}) } })
+  expect(body).toEqual({
+    error: {
+      message: expect.any(String),
+      devMessage: expect.any(String),
+      source: 'sandbox',
+      code,
+      ...(body.error.details ? { details: body.error.details } : {}),
+    },
+  })
 }
 
 async function userCount(app: TestApp): Promise<number> {
-  const r = await t.sandbox.store.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app.id).executeTakeFirstOrThrow()
+  const r = await t.sandbox.store
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('app_id', '=', app.id)
+    .executeTakeFirstOrThrow()
   return Number(r.n)
 }
 
@@ -102,7 +116,9 @@ describe('data-import quota', () => {
     const over = await importRaw(app, 'users', { users: { late: { uid: 'late', name: 'L' } } })
     expect(over.status).toBe(429)
     expectErrorShape(over.body, 'ERR_TOO_MANY_REQUESTS')
-    expect(over.body.error.message).toMatch(/^Too many requests for data import API\. 60 per minute is the maximum request allowed\. Please retry for seconds after \d+\.$/)
+    expect(over.body.error.message).toMatch(
+      /^Too many requests for data import API\. 60 per minute is the maximum request allowed\. Please retry for seconds after \d+\.$/,
+    )
     const retryAfter = Number(over.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(60)
@@ -155,7 +171,10 @@ describe('data-import quota', () => {
 describe('bad input', () => {
   it('malformed JSON is 400 ERR_BAD_REQUEST, nothing written, rate-limit headers present', async () => {
     const app = await t.app({ rateLimitHeaders: true })
-    const res = await http(`${app.baseUrl}/data_import/users`, { headers: { apikey: app.apiKey, 'content-type': 'application/json' }, body: '{"users": {"a": ' })
+    const res = await http(`${app.baseUrl}/data_import/users`, {
+      headers: { apikey: app.apiKey, 'content-type': 'application/json' },
+      body: '{"users": {"a": ',
+    })
     expect(res.status).toBe(400)
     expectErrorShape(res.body, 'ERR_BAD_REQUEST')
     expect(res.headers.get('x-ratelimit-limit')).toBe('60')
@@ -171,7 +190,10 @@ describe('bad input', () => {
 
   it('a non-JSON content type is 415 ERR_BAD_REQUEST', async () => {
     const app = await t.app()
-    const res = await http(`${app.baseUrl}/data_import/users`, { headers: { apikey: app.apiKey, 'content-type': 'text/plain' }, body: JSON.stringify(oneUser) })
+    const res = await http(`${app.baseUrl}/data_import/users`, {
+      headers: { apikey: app.apiKey, 'content-type': 'text/plain' },
+      body: JSON.stringify(oneUser),
+    })
     expect(res.status).toBe(415)
     expectErrorShape(res.body, 'ERR_BAD_REQUEST')
     expect(await userCount(app)).toBe(0)
@@ -181,16 +203,23 @@ describe('bad input', () => {
     const app = await t.app()
     const big = JSON.stringify({ users: { a: { uid: 'a', name: 'x'.repeat(300 * 1024) } } })
     // Declared length over the cap: refused before reading.
-    const declared = await http(`${app.baseUrl}/data_import/users`, { headers: { apikey: app.apiKey, 'content-type': 'application/json' }, body: big })
+    const declared = await http(`${app.baseUrl}/data_import/users`, {
+      headers: { apikey: app.apiKey, 'content-type': 'application/json' },
+      body: big,
+    })
     expect(declared.status).toBe(413)
     expectErrorShape(declared.body, 'ERR_BAD_REQUEST')
     // Chunked, no declared length: refused when the cap is crossed.
     const status = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${app.baseUrl}/data_import/users`)
-      const req = request(url, { method: 'POST', headers: { apikey: app.apiKey, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      })
+      const req = request(
+        url,
+        { method: 'POST', headers: { apikey: app.apiKey, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        },
+      )
       req.on('error', reject)
       const chunk = 'x'.repeat(64 * 1024)
       let sent = 0

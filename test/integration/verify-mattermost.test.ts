@@ -13,13 +13,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
+
 import { PlanReport, VerifyReport } from '../../src/report/schema.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
-import { loadMattermostFixture, MM, openFixtureWriter, type MattermostSeed } from '../fixtures/mattermost/load.ts'
+import { loadMattermostFixture, type MattermostSeed, MM, openFixtureWriter } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { http, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
@@ -43,7 +45,14 @@ beforeAll(async () => {
   writeFileSync(
     cfg,
     stringify({
-      target: { appId: app.id, region: 'us', apiKey: app.apiKey, baseUrl: app.baseUrl, timeoutMs: 10_000, quota: { requestsPerMinute: 6000, itemsPerRequest: 50 } },
+      target: {
+        appId: app.id,
+        region: 'us',
+        apiKey: app.apiKey,
+        baseUrl: app.baseUrl,
+        timeoutMs: 10_000,
+        quota: { requestsPerMinute: 6000, itemsPerRequest: 50 },
+      },
       state: { url: state.url },
       source: { connector: 'mattermost', url: source.url, pageSize: 5 },
       policies: { retention: { oldMessages: 'send' } },
@@ -65,7 +74,9 @@ async function ledgerSnapshot(): Promise<string> {
   const c = new pg.Client({ connectionString: state.url })
   await c.connect()
   try {
-    const items = await c.query('select id, entity, legacy_id, target_key, payload_hash, loaded_hash, status, done_reason, attempts, batch_id, updated_at from chatferry.items order by id')
+    const items = await c.query(
+      'select id, entity, legacy_id, target_key, payload_hash, loaded_hash, status, done_reason, attempts, batch_id, updated_at from chatferry.items order by id',
+    )
     const cursors = await c.query('select * from chatferry.cursors order by entity')
     const ids = await c.query('select * from chatferry.id_map order by kind, legacy_id')
     return JSON.stringify([items.rows, cursors.rows, ids.rows])
@@ -211,10 +222,17 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
       ].sort(),
     )
     expect(report.mismatches.find((m) => m.kind === 'unexpected')).toMatchObject({ actual: `message ${intruderId}`, explained: false })
-    expect(report.mismatches.find((m) => m.field === 'sentAt')).toMatchObject({ actual: (report.mismatches.find((m) => m.field === 'sentAt')?.expected as number) + 60 })
+    expect(report.mismatches.find((m) => m.field === 'sentAt')).toMatchObject({
+      actual: (report.mismatches.find((m) => m.field === 'sentAt')?.expected as number) + 60,
+    })
     // Without muid: the sampled messages are matched by legacy id; the deleted one is counted as unmatched, the intruder as listed by fingerprint.
     const done = report.entities.messages.ledgerDone
-    expect(report.messages).toMatchObject({ sampleCompared: done - 1, sampleComparedBy: { legacyId: done - 1, fingerprint: 0 }, sampleUnmatched: 1, listedBy: { fingerprint: 1 } })
+    expect(report.messages).toMatchObject({
+      sampleCompared: done - 1,
+      sampleComparedBy: { legacyId: done - 1, fingerprint: 0 },
+      sampleUnmatched: 1,
+      listedBy: { fingerprint: 1 },
+    })
     expect(report.entities.messages).toMatchObject({ missing: 1, unexpected: 1, duplicates: 0 })
     expect(report.mismatches.find((m) => m.field === 'text')).toMatchObject({ expected: 'Same millisecond', actual: 'tampered', explained: false })
     expect(report.messages).toMatchObject({ conversationsMismatched: 0, conversationsRelisted: 1 })

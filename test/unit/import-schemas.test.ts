@@ -178,7 +178,11 @@ describe('send-time rules of the published platform: a known-bad item is refused
     { name: 'no data on a text message', item: base, path: 'data.text' },
     { name: 'data over 10,240 bytes', item: { ...base, data: { text: 'x'.repeat(10_240) } }, path: 'data' },
     { name: 'data over 10 KB through an additional property', item: { ...base, data: { text: 'hi', blob: 'x'.repeat(10_240) } }, path: 'data' },
-    { name: 'payload over 65,536 characters with data under 10 KB', item: { ...base, data: { text: 'hi' }, mentionedUserDetails: mentioned }, path: '' },
+    {
+      name: 'payload over 65,536 characters with data under 10 KB',
+      item: { ...base, data: { text: 'hi' }, mentionedUserDetails: mentioned },
+      path: '',
+    },
     { name: 'attachment size as a JSON number (documented as a string)', item: file(350), path: 'data.attachments.0.size' },
     { name: 'attachment size that is not a number', item: file('350 bytes'), path: 'data.attachments.0.size' },
     { name: 'attachment size negative', item: file('-1'), path: 'data.attachments.0.size' },
@@ -193,7 +197,10 @@ describe('send-time rules of the published platform: a known-bad item is refused
   })
 
   it.each([
-    { name: 'additional data properties (documented: "any additional properties")', item: { ...base, data: { text: 'hi', custodata: { a: [1, 'b'] }, n: 1 } } },
+    {
+      name: 'additional data properties (documented: "any additional properties")',
+      item: { ...base, data: { text: 'hi', custodata: { a: [1, 'b'] }, n: 1 } },
+    },
     { name: 'a decimal attachment size, the documented example "350.2"', item: file('350.2') },
     { name: 'an integer attachment size as a string', item: file('350') },
     { name: 'no attachment size', item: file(undefined) },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
+
 import { rateLimitPauseMs } from '../../src/load/pause-on-rate-limit.ts'
-import { quotaSlots, requestsPerWindow, retryReservationMs, slotWaits, type QuotaSlots } from '../../src/load/quota-budget.ts'
+import { type QuotaSlots, quotaSlots, requestsPerWindow, retryReservationMs, slotWaits } from '../../src/load/quota-budget.ts'
 import { readRateLimit } from '../../src/target/http.ts'
 
 describe('requestsPerWindow', () => {
@@ -20,11 +21,27 @@ describe('quotaSlots', () => {
     // guard = max(1% of the window, 250 ms); interval = (window + guard) / requests.
     ['60 per minute', { requestsPerWindow: 60, windowMs: 60_000 }, { guardMs: 600, intervalMs: 1010, maxAheadMs: 2000, maxPerReservation: 1 }],
     ['window defaults to a minute', { requestsPerWindow: 60 }, { guardMs: 600, intervalMs: 1010, maxAheadMs: 2000, maxPerReservation: 1 }],
-    ['600 per minute: several slots per reservation', { requestsPerWindow: 600, windowMs: 60_000 }, { guardMs: 600, intervalMs: 101, maxAheadMs: 2000, maxPerReservation: 19 }],
-    ['short window: the 250 ms floor of the guard', { requestsPerWindow: 10, windowMs: 10_000 }, { guardMs: 250, intervalMs: 1025, maxAheadMs: 2000, maxPerReservation: 1 }],
-    ['one per minute: may reserve one interval ahead', { requestsPerWindow: 1, windowMs: 60_000 }, { guardMs: 600, intervalMs: 60_600, maxAheadMs: 60_600, maxPerReservation: 1 }],
+    [
+      '600 per minute: several slots per reservation',
+      { requestsPerWindow: 600, windowMs: 60_000 },
+      { guardMs: 600, intervalMs: 101, maxAheadMs: 2000, maxPerReservation: 19 },
+    ],
+    [
+      'short window: the 250 ms floor of the guard',
+      { requestsPerWindow: 10, windowMs: 10_000 },
+      { guardMs: 250, intervalMs: 1025, maxAheadMs: 2000, maxPerReservation: 1 },
+    ],
+    [
+      'one per minute: may reserve one interval ahead',
+      { requestsPerWindow: 1, windowMs: 60_000 },
+      { guardMs: 600, intervalMs: 60_600, maxAheadMs: 60_600, maxPerReservation: 1 },
+    ],
     ['a 1 s window', { requestsPerWindow: 4, windowMs: 1000 }, { guardMs: 250, intervalMs: 312.5, maxAheadMs: 2000, maxPerReservation: 6 }],
-    ['explicit guard and look-ahead', { requestsPerWindow: 100, windowMs: 1000, guardMs: 0, maxAheadMs: 5000 }, { guardMs: 0, intervalMs: 10, maxAheadMs: 5000, maxPerReservation: 500 }],
+    [
+      'explicit guard and look-ahead',
+      { requestsPerWindow: 100, windowMs: 1000, guardMs: 0, maxAheadMs: 5000 },
+      { guardMs: 0, intervalMs: 10, maxAheadMs: 5000, maxPerReservation: 500 },
+    ],
   ])('%s', (_name, options, expected) => {
     expect(quotaSlots(options)).toEqual(expected)
   })

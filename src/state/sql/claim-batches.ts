@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { Entity } from '../../target/schemas.ts'
 import type { StateDatabase } from '../schema.ts'
 
@@ -26,7 +27,9 @@ export async function claimBatches(
         lease_expires_at = now() + ${args.leaseSeconds} * interval '1 second', claims = claims + 1
     where id = any(${args.batchIds}::bigint[]) and job_id = ${args.jobId} and status = 'open'
     returning id, lease_token::text as token, entity,
-      (select (extract(epoch from now() - p.settled_at) * 1000)::float8 from chatferry.batches p where p.id = b.parent_id) as parent_split_age_ms`.execute(db)
+      (select (extract(epoch from now() - p.settled_at) * 1000)::float8 from chatferry.batches p where p.id = b.parent_id) as parent_split_age_ms`.execute(
+    db,
+  )
   return r.rows.map((row) => ({
     id: Number(row.id),
     token: row.token,

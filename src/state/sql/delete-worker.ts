@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** Removes a worker that finished. */

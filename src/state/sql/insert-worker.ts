@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** Registers a live loader process (`status` lists them; the heartbeat shows it is alive). */

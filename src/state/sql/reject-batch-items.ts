@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** Rejects for good the items still `sent` in a batch (a poison item that failed alone), with the code and message. */

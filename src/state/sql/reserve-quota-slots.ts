@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** What a reservation found, in the database's clock (epoch ms). */
@@ -35,6 +36,8 @@ export async function reserveQuotaSlots(
       (select greatest(tat_ms, paused_until_ms) from chatferry.quota_budgets where app_id = ${appId})::float8 as tat_ms
     from n`.execute(db)
   const row = r.rows[0]
-  if (row === undefined) throw new Error(`the quota budget of ${appId} is missing`)
+  if (row === undefined) {
+    throw new Error(`the quota budget of ${appId} is missing`)
+  }
   return { slotMs: row.slot_ms, nowMs: row.now_ms, tatMs: row.tat_ms }
 }

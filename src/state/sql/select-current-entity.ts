@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
 import type { StateDatabase } from '../schema.ts'
 
@@ -11,7 +12,9 @@ export async function selectCurrentEntity(db: Kysely<StateDatabase>, jobId: stri
   for (const entity of ENTITIES) {
     const r = await sql<{ x: number }>`
       select 1 as x from chatferry.items where job_id = ${jobId} and entity = ${entity} and status in ('planned', 'sent') limit 1`.execute(db)
-    if (r.rows.length > 0) return entity
+    if (r.rows.length > 0) {
+      return entity
+    }
   }
   return undefined
 }
