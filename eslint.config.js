@@ -5,7 +5,6 @@
 import js from '@eslint/js'
 import { defineConfig } from 'eslint/config'
 import prettier from 'eslint-config-prettier'
-import importX from 'eslint-plugin-import-x'
 import simpleImportSort from 'eslint-plugin-simple-import-sort'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
@@ -19,7 +18,7 @@ export default defineConfig(
   {
     languageOptions: { globals: globals.node },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
-    plugins: { 'import-x': importX, 'simple-import-sort': simpleImportSort },
+    plugins: { 'simple-import-sort': simpleImportSort },
     rules: {
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       // Unused on purpose only when it says so: `_`-prefixed, the rest-sibling idiom included
@@ -34,9 +33,10 @@ export default defineConfig(
           destructuredArrayIgnorePattern: '^_',
         },
       ],
-      // Node runs the sources as they are (type stripping): a relative import must name the file.
-      'import-x/extensions': ['error', 'ignorePackages', { checkTypeImports: true }],
-      'import-x/no-duplicates': 'error',
+      // A relative import must name the file (Node runs the sources by type stripping): tsc's
+      // nodenext resolution already refuses one without its extension, so no lint rule repeats it.
+      // One import statement per module and kind (a value import and an `import type` may stand apart).
+      'no-duplicate-imports': ['error', { allowSeparateTypeImports: true }],
       // One order, kept by --fix, so imports are never a review topic or a merge conflict.
       'simple-import-sort/imports': 'error',
       'simple-import-sort/exports': 'error',

@@ -9,8 +9,12 @@ import { existsSync } from 'node:fs'
 const printWarnings = process.listeners('warning')
 process.removeAllListeners('warning')
 process.on('warning', (warning) => {
-  if (warning.name === 'ExperimentalWarning' && /SQLite/.test(warning.message)) return
-  for (const listener of printWarnings) listener(warning)
+  if (warning.name === 'ExperimentalWarning' && /SQLite/.test(warning.message)) {
+    return
+  }
+  for (const listener of printWarnings) {
+    listener(warning)
+  }
 })
 
 const compiled = new URL('../dist/src/cli/main.js', import.meta.url)

@@ -10,9 +10,13 @@ const source = new URL('../src/sandbox/warm-cache.ts', import.meta.url)
 const [major, minor] = process.versions.node.split('.').map(Number)
 const stripsTypes = major > 22 || (major === 22 && minor >= 18)
 try {
-  if (existsSync(compiled)) await import(compiled.href)
-  else if (stripsTypes) await import(source.href)
-  else process.stderr.write(`chatferry: Node ${process.versions.node} cannot run the sources; the sandbox template is built on first use\n`)
+  if (existsSync(compiled)) {
+    await import(compiled.href)
+  } else if (stripsTypes) {
+    await import(source.href)
+  } else {
+    process.stderr.write(`chatferry: Node ${process.versions.node} cannot run the sources; the sandbox template is built on first use\n`)
+  }
 } catch (err) {
   process.stderr.write(`chatferry: could not prepare the sandbox template (${err instanceof Error ? err.message : String(err)})\n`)
 }

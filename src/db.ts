@@ -4,6 +4,7 @@
  * open their databases through here, so the same kysely code runs on both.
  */
 import { mkdirSync } from 'node:fs'
+
 import { Kysely, PGliteDialect, PostgresDialect } from 'kysely'
 import pg from 'pg'
 
@@ -37,7 +38,9 @@ export async function openDatabase<DB>(location: DatabaseLocation): Promise<Open
     return { db, embedded: false, pool, close: () => db.destroy() }
   }
   const { PGlite } = await import('@electric-sql/pglite')
-  if (location.dir !== 'memory://') mkdirSync(location.dir, { recursive: true })
+  if (location.dir !== 'memory://') {
+    mkdirSync(location.dir, { recursive: true })
+  }
   const pglite = location.dir === 'memory://' ? new PGlite() : new PGlite(location.dir)
   await pglite.waitReady
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) })
@@ -47,7 +50,9 @@ export async function openDatabase<DB>(location: DatabaseLocation): Promise<Open
     pglite,
     close: async () => {
       await db.destroy()
-      if (!pglite.closed) await pglite.close()
+      if (!pglite.closed) {
+        await pglite.close()
+      }
     },
   }
 }

@@ -10,6 +10,12 @@ export const ERROR_CODES = [
   'CONFIG_INVALID',
   /** The legacy source cannot be reached or a query against it failed. */
   'SOURCE_UNAVAILABLE',
+  /**
+   * The source answered, but refuses what the configuration asks of it: a table or column that
+   * does not exist, a query with a syntax error, wrong credentials, no such database, no read
+   * permission. Running again cannot help: fix the configuration or the source. Exit code 2.
+   */
+  'SOURCE_INVALID',
   /** A legacy row could not be turned into a valid import item. */
   'MAPPING_INVALID',
   /** The state store refused an operation because another process holds the job. */

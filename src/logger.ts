@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino'
+import { type Logger, pino } from 'pino'
 
 /** Keys whose values are secrets wherever they appear: in a log object, a config, a report. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'apikey', 'key', 'secret', 'password', 'authKey', 'token'])
@@ -33,7 +33,9 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url)
-    if (u.password) u.password = '***'
+    if (u.password) {
+      u.password = '***'
+    }
     return u.toString()
   } catch {
     return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@')
@@ -49,7 +51,9 @@ export function redactUrl(url: string): string {
  */
 export function withoutSecrets(value: unknown, path: readonly string[] = []): unknown {
   const key = path.at(-1) ?? ''
-  if (path[0] !== 'policies' && SECRET_KEYS.has(key) && value !== undefined && value !== null) return '<secret>'
+  if (path[0] !== 'policies' && SECRET_KEYS.has(key) && value !== undefined && value !== null) {
+    return '<secret>'
+  }
   if (typeof value === 'string') {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
       try {
@@ -65,10 +69,14 @@ export function withoutSecrets(value: unknown, path: readonly string[] = []): un
     }
     return value
   }
-  if (Array.isArray(value)) return value.map((v, i) => withoutSecrets(v, [...path, String(i)]))
+  if (Array.isArray(value)) {
+    return value.map((v, i) => withoutSecrets(v, [...path, String(i)]))
+  }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
-    for (const k of Object.keys(value).sort()) out[k] = withoutSecrets((value as Record<string, unknown>)[k], [...path, k])
+    for (const k of Object.keys(value).sort()) {
+      out[k] = withoutSecrets((value as Record<string, unknown>)[k], [...path, k])
+    }
     return out
   }
   return value

@@ -11,12 +11,16 @@ function packageVersion(): string {
   for (;;) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === 'chatferry' && typeof pkg.version === 'string') return pkg.version
+      if (pkg.name === 'chatferry' && typeof pkg.version === 'string') {
+        return pkg.version
+      }
     } catch {
       // no package.json here: keep walking up
     }
     const parent = dirname(dir)
-    if (parent === dir) return 'unknown'
+    if (parent === dir) {
+      return 'unknown'
+    }
     dir = parent
   }
 }

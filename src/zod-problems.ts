@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+
 import type { ConfigProblem } from './errors.ts'
 
 /** Turns zod issues into path + message pairs, the way configuration problems are reported. */

@@ -9,9 +9,11 @@
  * It also owns the secret scan: setup clears the recorded outputs, teardown scans everything the
  * run wrote (test/helpers/secrets.ts) and fails the run when a test secret appears in any of it.
  */
-import type { TestProject } from 'vitest/node'
 import { rmSync } from 'node:fs'
+
 import pg from 'pg'
+import type { TestProject } from 'vitest/node'
+
 import { OUTPUTS_DIR, scanForLeaks } from './helpers/secrets.ts'
 
 declare module 'vitest' {
@@ -54,8 +56,9 @@ export async function setup(project: TestProject): Promise<void> {
   let postgresUrl = process.env.TEST_DATABASE_URL
   if (!postgresUrl) {
     const local = 'postgres://postgres@127.0.0.1:5432/postgres'
-    if (await answers(local)) postgresUrl = local
-    else {
+    if (await answers(local)) {
+      postgresUrl = local
+    } else {
       try {
         const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
         const container = await new PostgreSqlContainer('postgres:16-alpine').start()
@@ -75,8 +78,9 @@ export async function setup(project: TestProject): Promise<void> {
   let mysqlUrl = process.env.TEST_MYSQL_URL
   if (!mysqlUrl) {
     const local = 'mysql://root@127.0.0.1:3306/test'
-    if (await mysqlAnswers(local)) mysqlUrl = local
-    else {
+    if (await mysqlAnswers(local)) {
+      mysqlUrl = local
+    } else {
       // No MariaDB here: start one when a Docker engine answers; otherwise the MariaDB cases are
       // skipped and say why.
       try {
@@ -85,7 +89,9 @@ export async function setup(project: TestProject): Promise<void> {
         stops.push(() => container.stop())
         mysqlUrl = container.getConnectionUri(true).replace(/^mariadb:/, 'mysql:')
       } catch (err) {
-        process.stderr.write(`no MariaDB found (TEST_MYSQL_URL, 127.0.0.1:3306, Docker): MariaDB cases will be skipped (${(err as Error).message.split('\n')[0]})\n`)
+        process.stderr.write(
+          `no MariaDB found (TEST_MYSQL_URL, 127.0.0.1:3306, Docker): MariaDB cases will be skipped (${(err as Error).message.split('\n')[0]})\n`,
+        )
       }
     }
   }
@@ -93,12 +99,13 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  for (const stop of stops) await stop()
+  for (const stop of stops) {
+    await stop()
+  }
   const leaks = scanForLeaks(startedAt)
   if (leaks.length > 0) {
     throw new Error(
-      `test secrets leaked into ${leaks.length} output(s) of this run:\n` +
-        leaks.map((l) => `  ${l.file}: ${l.secrets.join(', ')}`).join('\n'),
+      `test secrets leaked into ${leaks.length} output(s) of this run:\n` + leaks.map((l) => `  ${l.file}: ${l.secrets.join(', ')}`).join('\n'),
     )
   }
 }

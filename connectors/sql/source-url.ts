@@ -74,5 +74,29 @@ export function scrubSecret(message: string, url: string): string {
  */
 export function sourceUnavailable(url: string, what: string, cause: unknown): ChatferryError {
   const detail = cause instanceof Error ? cause.message || String((cause as { code?: unknown }).code ?? cause) : String(cause)
-  return new ChatferryError('SOURCE_UNAVAILABLE', `${what} (${describeSource(url)}): ${scrubSecret(detail, url)}`, { cause })
+  const code = isSourceInvalid(cause) ? 'SOURCE_INVALID' : 'SOURCE_UNAVAILABLE'
+  return new ChatferryError(code, `${what} (${describeSource(url)}): ${scrubSecret(detail, url)}`, { cause })
+}
+
+/**
+ * Whether a driver's error is one a rerun cannot fix (`SOURCE_INVALID`): the database refuses the
+ * query or the login as written. Postgres: SQLSTATE class 42 (undefined table or column, syntax,
+ * no privilege), 28 (authentication), 3D000 (no such database); MySQL/MariaDB: the same errors by
+ * number; SQLite: no such table/column, a syntax error. Everything else (unreachable, timeouts,
+ * a dropped connection, a division by zero in a row) stays `SOURCE_UNAVAILABLE`: rerun resumes.
+ */
+export function isSourceInvalid(cause: unknown): boolean {
+  const err = cause as { code?: unknown; errno?: unknown; message?: unknown } | null
+  if (err === null || typeof err !== 'object') {
+    return false
+  }
+  const code = typeof err.code === 'string' ? err.code : ''
+  if (/^(42[0-9A-Z]{3}|28[0-9A-Z]{3}|3D000)$/.test(code)) {
+    return true
+  }
+  // ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR, ER_PARSE_ERROR, ER_TABLEACCESS_DENIED, ER_ACCESS_DENIED, ER_DBACCESS_DENIED, ER_BAD_DB_ERROR
+  if (typeof err.errno === 'number' && [1146, 1054, 1064, 1142, 1045, 1044, 1049].includes(err.errno)) {
+    return true
+  }
+  return code === 'ERR_SQLITE_ERROR' && /no such (table|column)|syntax error/.test(String(err.message))
 }

@@ -5,10 +5,11 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+
 import { ChatferryError, ConfigError } from '../errors.ts'
-import { openLedgerContext, type LedgerContext } from '../job/ledger-context.ts'
+import { type LedgerContext, openLedgerContext } from '../job/ledger-context.ts'
 import { pidAlive } from '../lib.ts'
-import { defaultJobId, leaseProblems, resolveLoadConfig, type LoadConfig } from '../load/config.ts'
+import { defaultJobId, leaseProblems, type LoadConfig, resolveLoadConfig } from '../load/config.ts'
 import { loadConfig } from './load-config.ts'
 
 export interface CommandContextOptions {
@@ -28,7 +29,9 @@ function lockEmbedded(dir: string): () => void {
       writeFileSync(file, String(process.pid), { flag: 'wx' })
       return () => rmSync(file, { force: true })
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw err
+      }
       const holder = Number(readFileSync(file, 'utf8').trim())
       if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && pidAlive(holder)) {
         throw new ChatferryError(
@@ -51,8 +54,12 @@ export async function openCommandContext(options: CommandContextOptions): Promis
   const jobId = options.job ?? process.env.CHATFERRY_JOB_ID ?? fileJob?.id ?? defaultJobId(config.target.appId)
   // Flags can shorten the lease below what the file allowed: the same check as `config check`.
   const problems = leaseProblems(load.leaseSeconds, config.target.timeoutMs)
-  if (problems.length > 0) throw new ConfigError(config.file, problems)
-  if (config.state.url !== undefined) return openLedgerContext(config, { jobId, load })
+  if (problems.length > 0) {
+    throw new ConfigError(config.file, problems)
+  }
+  if (config.state.url !== undefined) {
+    return openLedgerContext(config, { jobId, load })
+  }
   mkdirSync(config.state.dir, { recursive: true })
   const unlock = lockEmbedded(config.state.dir)
   let ctx: LedgerContext

@@ -10,6 +10,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 import { stringify } from 'yaml'
+
 import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from '../demo/sample-legacy.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { planFromSource } from '../job/plan-from-source.ts'

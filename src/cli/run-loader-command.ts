@@ -4,6 +4,7 @@
  * progress on a terminal (progress-drawer.ts), map the outcome to an exit code.
  */
 import type { Logger } from 'pino'
+
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoadOutcome } from '../load/loader.ts'
@@ -22,6 +23,16 @@ export async function runLoaderCommand(
   logger: Logger = createLogger(),
   stopper?: Stopper,
 ): Promise<number> {
+  return (await runLoaderWithOutcome(ctx, mode, logger, stopper)).code
+}
+
+/** {@link runLoaderCommand}, with the loader's outcome and the id of the run row it wrote. */
+export async function runLoaderWithOutcome(
+  ctx: LedgerContext,
+  mode: 'load' | 'worker',
+  logger: Logger = createLogger(),
+  stopper?: Stopper,
+): Promise<{ code: number; outcome: LoadOutcome; runId: number | undefined }> {
   const { config } = ctx
   const stop = stopper ?? stopOnSignals(logger, 'the batches in flight')
   stop.finishing = 'the batches in flight'
@@ -39,18 +50,36 @@ export async function runLoaderCommand(
       ...(draw ? { onTick: () => void draw() } : {}),
     })
   } finally {
-    if (stopper === undefined) stop.dispose()
+    if (stopper === undefined) {
+      stop.dispose()
+    }
   }
+  const runId = await loaderRunId(ctx, mode)
   const rejected = outcome.stats.reduce((a, s) => a + s.rejected, 0)
   if (outcome.status === 'done') {
-    logger.info({ jobId: ctx.jobId }, 'every item is done or skipped')
-    return EXIT.OK
+    logger.info({ jobId: ctx.jobId, runId }, 'every item is done or skipped')
+    return { code: EXIT.OK, outcome, runId }
   }
   if (outcome.status === 'rejected') {
-    logger.warn({ jobId: ctx.jobId, rejected }, `finished; ${rejected} item(s) rejected (see: chatferry rejects)`)
-    return EXIT.REJECTED
+    logger.warn({ jobId: ctx.jobId, runId, rejected }, `finished; ${rejected} item(s) rejected (see: chatferry rejects)`)
+    return { code: EXIT.REJECTED, outcome, runId }
   }
-  if (outcome.status === 'stopped') return mode === 'worker' ? EXIT.OK : EXIT.ERROR
+  if (outcome.status === 'stopped') {
+    return { code: mode === 'worker' ? EXIT.OK : EXIT.ERROR, outcome, runId }
+  }
   process.stderr.write(`chatferry: ${outcome.error?.message ?? 'the loader stopped'} (run the same command again to resume)\n`)
-  return EXIT.ERROR
+  return { code: EXIT.ERROR, outcome, runId }
+}
+
+/**
+ * The run row the loader of this process wrote: the newest of its mode owned by this pid (the
+ * loader names its runs `<host>/<pid>/<random>`).
+ */
+async function loaderRunId(ctx: LedgerContext, mode: 'load' | 'worker'): Promise<number | undefined> {
+  try {
+    const runs = await ctx.store.listRuns(ctx.jobId, 20)
+    return runs.find((r) => r.mode === mode && (r.owner ?? '').split('/')[1] === String(process.pid))?.id
+  } catch {
+    return undefined
+  }
 }

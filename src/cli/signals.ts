@@ -5,7 +5,11 @@
  * `interrupted` and exits 1, and the same command resumes. A second signal quits at once (exit 1):
  * the ledger is built for that, since at most the in-flight requests are sent again.
  */
+import { readFileSync } from 'node:fs'
+
 import type { Logger } from 'pino'
+
+import { pidAlive } from '../lib.ts'
 import { EXIT } from './exit-codes.ts'
 
 /** The first signal of a command: what stopped it. */
@@ -36,9 +40,21 @@ export function stopOnSignals(logger: Logger, finishing: string): Stopper {
     signal: controller.signal,
     finishing,
     dispose: () => {
-      for (const s of SIGNALS) process.off(s, onSignal)
+      stopWatching()
+      for (const s of SIGNALS) {
+        process.off(s, onSignal)
+      }
     },
   }
+  const stopWatching = watchParent((why) => {
+    // Whoever read our output may be gone with the parent: a write to a closed pipe must not
+    // crash the orderly stop (Node reports EPIPE as an 'error' event on the stream).
+    for (const stream of [process.stdout, process.stderr]) {
+      stream.on('error', () => {})
+    }
+    logger.warn({ why }, `${why}: nobody is waiting for this process any more; treating it as SIGTERM`)
+    onSignal('SIGTERM')
+  })
   function onSignal(signal: NodeJS.Signals): void {
     if (controller.signal.aborted) {
       logger.error({ signal }, `${signal} again: quitting at once; run the same command again to resume`)
@@ -47,8 +63,59 @@ export function stopOnSignals(logger: Logger, finishing: string): Stopper {
     logger.warn({ signal }, `${signal}: stopping; finishing ${stopper.finishing} (send the signal again to quit at once)`)
     controller.abort(new StopRequested(signal))
   }
-  for (const s of SIGNALS) process.on(s, onSignal)
+  for (const s of SIGNALS) {
+    process.on(s, onSignal)
+  }
   return stopper
+}
+
+/** How often the parent process is checked. */
+const PARENT_CHECK_MS = 1000
+
+/** The parent pid of `pid` (Linux: /proc/<pid>/stat), if it can be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    return Number.isInteger(ppid) && ppid > 0 ? ppid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Calls `onOrphaned` once when the process that started this one goes away: its parent pid
+ * changes (re-parented to init or a subreaper when the parent died, e.g. npm SIGTERMed), or,
+ * under `npm run chatferry`, where npm starts the script through `sh -c`, npm itself (the
+ * shell's parent) dies while the shell lives on (npm SIGKILLed). Without this, a scheduler that
+ * kills its `npm run …` would leave the loader running on, unseen. Returns the stop function.
+ */
+export function watchParent(onOrphaned: (why: string) => void): () => void {
+  const parent = process.ppid
+  // npm → sh -c → node: watch npm too. Only under npm (npm_lifecycle_event) and only if the
+  // grandparent is not init: the shell of a plain terminal is never init's child here.
+  const grandparent = process.env.npm_lifecycle_event !== undefined ? parentOf(parent) : undefined
+  const watched = grandparent !== undefined && grandparent > 1 ? grandparent : undefined
+  let fired = false
+  const timer = setInterval(() => {
+    if (fired) {
+      return
+    }
+    let why: string | undefined
+    if (process.ppid !== parent) {
+      why = `the parent process ${parent} is gone (re-parented to ${process.ppid})`
+    } else if (watched !== undefined && (!pidAlive(watched) || parentOf(parent) !== watched)) {
+      why = `npm (pid ${watched}) is gone`
+    }
+    if (why === undefined) {
+      return
+    }
+    fired = true
+    onOrphaned(why)
+  }, PARENT_CHECK_MS)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 /** The signal that stopped a command, if one did. */
@@ -73,13 +140,17 @@ export async function runStoppable(
   try {
     code = await work(stopper)
   } catch (err) {
-    if (stoppedBy(stopper) === undefined) throw err
+    if (stoppedBy(stopper) === undefined) {
+      throw err
+    }
     code = stoppedCode
   } finally {
     stopper.dispose()
   }
   const signal = stoppedBy(stopper)
-  if (signal === undefined) return code
+  if (signal === undefined) {
+    return code
+  }
   logger.warn({ signal }, `stopped by ${signal}${stoppedCode === EXIT.OK ? '' : '; run the same command again to resume'}`)
   return stoppedCode
 }

@@ -7,8 +7,9 @@
  * module composes them, so nothing below src/job imports it: planning and the reports take the
  * slices they read. Reading the file is the CLI's (src/cli/load-config.ts).
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml'
+import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type YAMLError } from 'yaml'
 import { z } from 'zod'
+
 import { SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/policies.ts'
 import { ConfigError, type ConfigProblem } from '../errors.ts'
@@ -64,25 +65,28 @@ const VAR_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
  * Replaces `${VAR}` (or `${VAR:-default}`) in every string of `value` with the environment's
  * value. A variable that is unset and has no default is a problem at that path.
  */
-export function interpolate(
-  value: unknown,
-  env: NodeJS.ProcessEnv,
-  problems: ConfigProblem[],
-  path: string[] = [],
-): unknown {
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: ConfigProblem[], path: string[] = []): unknown {
   if (typeof value === 'string') {
     return value.replace(VAR_PATTERN, (whole, name: string, fallback: string | undefined) => {
       const found = env[name]
-      if (found !== undefined && found !== '') return found
-      if (fallback !== undefined) return fallback
+      if (found !== undefined && found !== '') {
+        return found
+      }
+      if (fallback !== undefined) {
+        return fallback
+      }
       problems.push({ path: path.join('.'), message: `environment variable ${name} is not set (referenced as ${whole})` })
       return ''
     })
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, problems, [...path, String(i)]))
+  if (Array.isArray(value)) {
+    return value.map((v, i) => interpolate(v, env, problems, [...path, String(i)]))
+  }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, env, problems, [...path, k])
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = interpolate(v, env, problems, [...path, k])
+    }
     return out
   }
   return value
@@ -91,7 +95,9 @@ export function interpolate(
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value)
-    for (const v of Object.values(value)) deepFreeze(v)
+    for (const v of Object.values(value)) {
+      deepFreeze(v)
+    }
   }
   return value
 }
@@ -106,20 +112,28 @@ function keyPathAt(doc: Document, offset: number): string {
   const path: string[] = []
   let node: unknown = doc.contents
   for (;;) {
-    if (!isMap(node) && !isSeq(node)) break
+    if (!isMap(node) && !isSeq(node)) {
+      break
+    }
     let next: unknown
     for (const [i, item] of (node.items as unknown[]).entries()) {
       const pair = isMap(node) ? (item as { key: unknown; value: unknown }) : { key: undefined, value: item }
       const end = (pair.value as { range?: number[] } | null)?.range?.[2] ?? (pair.key as { range?: number[] } | null)?.range?.[2]
       const start = (pair.key as { range?: number[] } | null)?.range?.[0] ?? (pair.value as { range?: number[] } | null)?.range?.[0]
-      if (start === undefined || end === undefined || offset < start || offset > end) continue
+      if (start === undefined || end === undefined || offset < start || offset > end) {
+        continue
+      }
       // Only names that look like configuration keys: broken YAML can turn a value into a key.
       const name = isMap(node) ? (isScalar(pair.key) ? String(pair.key.value) : '') : String(i)
-      if (!CONFIG_KEY.test(name)) return path.join('.')
+      if (!CONFIG_KEY.test(name)) {
+        return path.join('.')
+      }
       path.push(name)
       next = pair.value
     }
-    if (next === undefined) break
+    if (next === undefined) {
+      break
+    }
     node = next
   }
   return path.join('.')
@@ -148,13 +162,21 @@ function yamlProblem(err: YAMLError, doc: Document, file: string): ConfigProblem
 export function secretValuesOf(value: unknown, path: readonly string[] = []): string[] {
   if (typeof value === 'string') {
     const out: string[] = []
-    if (path[0] !== 'policies' && SECRET_KEYS.has(path.at(-1) ?? '')) out.push(value)
+    if (path[0] !== 'policies' && SECRET_KEYS.has(path.at(-1) ?? '')) {
+      out.push(value)
+    }
     const password = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:([^/@\s]*)@/i.exec(value)?.[1]
-    if (password) out.push(password, decodeURIComponentSafe(password))
+    if (password) {
+      out.push(password, decodeURIComponentSafe(password))
+    }
     return out.filter((s) => s.length >= 3)
   }
-  if (Array.isArray(value)) return value.flatMap((v, i) => secretValuesOf(v, [...path, String(i)]))
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => secretValuesOf(v, [...path, k]))
+  if (Array.isArray(value)) {
+    return value.flatMap((v, i) => secretValuesOf(v, [...path, String(i)]))
+  }
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([k, v]) => secretValuesOf(v, [...path, k]))
+  }
   return []
 }
 
@@ -185,7 +207,9 @@ function crossFieldProblems(raw: Record<string, unknown>, env: NodeJS.ProcessEnv
     resolveLoadConfig(fileLoad, {}, env)
   } catch (err) {
     // The file's own `load:` problems come from the schema; the environment's are news here.
-    if (LoadConfigSchema.safeParse(fileLoad).success && err instanceof ConfigError) fromEnv = [...err.problems]
+    if (LoadConfigSchema.safeParse(fileLoad).success && err instanceof ConfigError) {
+      fromEnv = [...err.problems]
+    }
   }
   const envLease = env.CHATFERRY_LOAD_LEASE_SECONDS
   const lease = LoadConfigSchema.shape.leaseSeconds.safeParse(envLease !== undefined && envLease !== '' ? Number(envLease) : fileLoad.leaseSeconds)
@@ -213,7 +237,13 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter })
   if (doc.errors.length > 0) {
-    throw new ConfigError(file, maskSecrets(doc.errors.map((err) => yamlProblem(err, doc, file)), secretValuesOf(partialJs(doc))))
+    throw new ConfigError(
+      file,
+      maskSecrets(
+        doc.errors.map((err) => yamlProblem(err, doc, file)),
+        secretValuesOf(partialJs(doc)),
+      ),
+    )
   }
   const raw = doc.toJS() ?? {}
   if (typeof raw !== 'object' || Array.isArray(raw)) {

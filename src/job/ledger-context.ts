@@ -5,7 +5,7 @@
  * it, and hold the embedded store's lock file around this.
  */
 import type { LoadConfig } from '../load/config.ts'
-import { openLedger, type LedgerStore } from '../state/store.ts'
+import { type LedgerStore, openLedger } from '../state/store.ts'
 import type { ResolvedConfig } from './config.ts'
 
 export interface LedgerContext {

@@ -6,8 +6,9 @@
  * after it (a load can take days).
  */
 import { dirname } from 'node:path'
+
 import { createConnector, type SourceConfig } from '../../connectors/index.ts'
-import { loadUserModule, type AdjustFn } from '../../mappings/index.ts'
+import { type AdjustFn, loadUserModule } from '../../mappings/index.ts'
 import { ConfigError } from '../errors.ts'
 import type { SourceSession } from '../model/connector.ts'
 import type { ResolvedConfig } from './config.ts'

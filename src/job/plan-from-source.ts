@@ -4,6 +4,7 @@
  * so no read transaction stays open for the days a load can take.
  */
 import type { Logger } from 'pino'
+
 import { planJob, type PlanJobSummary } from '../plan/plan-job.ts'
 import type { LedgerContext } from './ledger-context.ts'
 import { openSource } from './open-source.ts'

@@ -4,7 +4,8 @@
  * (src/cli/run-loader-command.ts) add the signals, the progress drawing and the exit code.
  */
 import type { Logger } from 'pino'
-import { runLoader, type LoaderCounters, type LoadOutcome } from '../load/loader.ts'
+
+import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
 import { createPlatformClient } from '../target/client.ts'
 import type { LedgerContext } from './ledger-context.ts'
 

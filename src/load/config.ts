@@ -3,6 +3,7 @@
  * `src/job/config.ts`), with command-line flags and environment variables layered on top.
  */
 import { z } from 'zod'
+
 import { ConfigError, type ConfigProblem } from '../errors.ts'
 import { zodProblems } from '../zod-problems.ts'
 
@@ -66,17 +67,28 @@ export function resolveLoadConfig(
   const merged: Record<string, unknown> = { ...(fromFile !== null && typeof fromFile === 'object' ? fromFile : {}) }
   for (const [name, key] of Object.entries(ENV_KEYS)) {
     const raw = env[name]
-    if (raw !== undefined && raw !== '') merged[key] = Number(raw)
+    if (raw !== undefined && raw !== '') {
+      merged[key] = Number(raw)
+    }
   }
-  for (const [key, value] of Object.entries(flags)) if (value !== undefined) merged[key] = value
+  for (const [key, value] of Object.entries(flags)) {
+    if (value !== undefined) {
+      merged[key] = value
+    }
+  }
   const parsed = LoadConfigSchema.safeParse(merged)
-  if (!parsed.success) throw new ConfigError(file, zodProblems(parsed.error, ['load']))
+  if (!parsed.success) {
+    throw new ConfigError(file, zodProblems(parsed.error, ['load']))
+  }
   return parsed.data
 }
 
 /** The job id: `job.id`, else the app id lowercased. */
 export function defaultJobId(appId: string): string {
-  return appId.toLowerCase().replace(/[^a-z0-9_-]/g, '-').slice(0, 64)
+  return appId
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '-')
+    .slice(0, 64)
 }
 
 /** Seconds a lease must outlast one request's timeout, for the settling that follows it. */
@@ -87,7 +99,9 @@ export const LEASE_MARGIN_SECONDS = 3
  * worker would send the batch again. One check, run by `config check` and by every command.
  */
 export function leaseProblems(leaseSeconds: number, timeoutMs: number): ConfigProblem[] {
-  if (leaseSeconds * 1000 >= timeoutMs + LEASE_MARGIN_SECONDS * 1000) return []
+  if (leaseSeconds * 1000 >= timeoutMs + LEASE_MARGIN_SECONDS * 1000) {
+    return []
+  }
   return [
     {
       path: 'load.leaseSeconds',

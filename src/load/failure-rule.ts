@@ -38,11 +38,15 @@ export type FailureVerdict = 'split' | 'reject' | 'release' | 'stop'
  */
 export function judgeFailure(b: FailedBatch): FailureVerdict {
   if (!b.retryable) {
-    if (b.kind === 'http' && b.status !== undefined && CONTENT_STATUSES.has(b.status)) return b.items > 1 ? 'split' : 'reject'
+    if (b.kind === 'http' && b.status !== undefined && CONTENT_STATUSES.has(b.status)) {
+      return b.items > 1 ? 'split' : 'reject'
+    }
     return 'stop'
   }
   if (b.kind === 'http' && b.status === 500) {
-    if (b.items > 1) return 'split'
+    if (b.items > 1) {
+      return 'split'
+    }
     return b.healthyMeanwhile ? 'reject' : 'release'
   }
   return 'release'

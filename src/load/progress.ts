@@ -35,7 +35,21 @@ const n = (v: number) => v.toLocaleString('en-US')
 
 /** A fixed-width table, one row per entity. */
 export function formatStatusTable(report: readonly EntityReport[]): string {
-  const header = ['entity', 'planned', 'in flight', 'done', 'created', 'present', 'skipped', 'rejected', 'remaining', 'requests', '429s', 'rate/quota', 'ETA@quota']
+  const header = [
+    'entity',
+    'planned',
+    'in flight',
+    'done',
+    'created',
+    'present',
+    'skipped',
+    'rejected',
+    'remaining',
+    'requests',
+    '429s',
+    'rate/quota',
+    'ETA@quota',
+  ]
   const rows = report.map((r) => [
     r.entity,
     n(r.planned),
@@ -54,5 +68,9 @@ export function formatStatusTable(report: readonly EntityReport[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)))
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
   const changed = report.filter((r) => r.loadedButChanged > 0).map((r) => `${r.entity}: ${n(r.loadedButChanged)}`)
-  return [line(header), ...rows.map(line), ...(changed.length ? [`loaded but changed in the source since (not resent): ${changed.join(', ')}`] : [])].join('\n')
+  return [
+    line(header),
+    ...rows.map(line),
+    ...(changed.length ? [`loaded but changed in the source since (not resent): ${changed.join(', ')}`] : []),
+  ].join('\n')
 }

@@ -4,8 +4,7 @@
  * the next slot, `interval` after the previous one, in the database's clock, so N processes
  * together send at most the quota in any window, and a 429 pushes every process's next slot out.
  */
-import { sql, type Kysely } from 'kysely'
-import type { StateDatabase } from '../state/schema.ts'
+import type { QuotaLedger, SlotReservation } from '../state/quota-ledger.ts'
 
 export interface QuotaBudgetOptions {
   readonly appId: string
@@ -33,7 +32,9 @@ export interface QuotaBudget {
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve()
+  if (ms <= 0) {
+    return Promise.resolve()
+  }
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort)
@@ -43,9 +44,51 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer)
       reject(signal?.reason ?? new Error('aborted'))
     }
-    if (signal?.aborted) onAbort()
-    else signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) {
+      onAbort()
+    } else {
+      signal?.addEventListener('abort', onAbort, { once: true })
+    }
   })
+}
+
+/** The budget's arithmetic, from the quota: how slots are spaced and how many one reservation takes. */
+export interface QuotaSlots {
+  /** Milliseconds between two slots: `(window + guard) / requests per window`. */
+  readonly intervalMs: number
+  readonly guardMs: number
+  /** How far ahead a slot may be reserved: at least one interval. */
+  readonly maxAheadMs: number
+  /** The most slots one statement reserves: as many as fit in `maxAheadMs`, at least one. */
+  readonly maxPerReservation: number
+}
+
+/** Computes {@link QuotaSlots} from the budget's options (defaults as documented there). */
+export function quotaSlots(options: Omit<QuotaBudgetOptions, 'appId'>): QuotaSlots {
+  const windowMs = options.windowMs ?? 60_000
+  const guardMs = options.guardMs ?? Math.max(windowMs * 0.01, 250)
+  const intervalMs = (windowMs + guardMs) / options.requestsPerWindow
+  const maxAheadMs = Math.max(options.maxAheadMs ?? 2000, intervalMs)
+  return { intervalMs, guardMs, maxAheadMs, maxPerReservation: Math.max(1, Math.floor(maxAheadMs / intervalMs)) }
+}
+
+/** The platform's per-minute quota over a window of `windowMs`. */
+export function requestsPerWindow(requestsPerMinute: number, windowMs: number): number {
+  return (requestsPerMinute * windowMs) / 60_000
+}
+
+/** How long each of `n` callers sharing one reservation waits: its own slot, one interval after the previous. */
+export function slotWaits(r: SlotReservation & { slotMs: number }, n: number, intervalMs: number): number[] {
+  return Array.from({ length: n }, (_, i) => r.slotMs + i * intervalMs - r.nowMs)
+}
+
+/**
+ * How long to wait before trying again when nothing could be reserved (the next slot is beyond
+ * `maxAheadMs`, or a 429 paused the app): until a slot is near, plus up to one interval of jitter
+ * (`random` in [0, 1)) so that processes do not all come back at once; at least 10 ms.
+ */
+export function retryReservationMs(r: SlotReservation, slots: QuotaSlots, random: number): number {
+  return Math.max(10, r.tatMs - slots.maxAheadMs - r.nowMs + random * slots.intervalMs)
 }
 
 interface Waiter {
@@ -56,63 +99,44 @@ interface Waiter {
 }
 
 /** Creates the budget row when missing and returns a handle on it. */
-export async function createQuotaBudget(db: Kysely<StateDatabase>, options: QuotaBudgetOptions): Promise<QuotaBudget> {
-  const windowMs = options.windowMs ?? 60_000
-  const guardMs = options.guardMs ?? Math.max(windowMs * 0.01, 250)
-  const intervalMs = (windowMs + guardMs) / options.requestsPerWindow
-  const maxAheadMs = Math.max(options.maxAheadMs ?? 2000, intervalMs)
+export async function createQuotaBudget(ledger: QuotaLedger, options: QuotaBudgetOptions): Promise<QuotaBudget> {
+  const slots = quotaSlots(options)
+  const { intervalMs, maxAheadMs, maxPerReservation } = slots
   const appId = options.appId
-  await sql`insert into chatferry.quota_budgets (app_id) values (${appId}) on conflict do nothing`.execute(db)
+  await ledger.ensure(appId)
 
   // Takes are coalesced per process: the callers waiting at one moment share one statement that
   // reserves that many consecutive slots (never more than fit in `maxAheadMs`), so a busy process
   // does not queue on the budget row once per request. Each caller still sends at its own slot.
-  const maxPerReservation = Math.max(1, Math.floor(maxAheadMs / intervalMs))
   const waiters: Waiter[] = []
   let pumping = false
   let idleWait: AbortController | undefined
-
-  /** One statement: reserves `n` slots when the next one is near enough, else reports when it will be. */
-  async function reserve(n: number) {
-    const r = await sql<{ slot_ms: number | null; now_ms: number; tat_ms: number }>`
-      with n as (select extract(epoch from clock_timestamp()) * 1000 as now_ms),
-      u as (
-        update chatferry.quota_budgets b
-        set tat_ms = greatest(b.tat_ms, b.paused_until_ms, n.now_ms) + ${n * intervalMs}::float8,
-            slots_taken = b.slots_taken + ${n}, updated_at = now()
-        from n
-        where b.app_id = ${appId} and greatest(b.tat_ms, b.paused_until_ms) <= n.now_ms + ${maxAheadMs}::float8
-        returning b.tat_ms - ${n * intervalMs}::float8 as slot_ms
-      )
-      select (select slot_ms from u)::float8 as slot_ms, n.now_ms::float8 as now_ms,
-        (select greatest(tat_ms, paused_until_ms) from chatferry.quota_budgets where app_id = ${appId})::float8 as tat_ms
-      from n`.execute(db)
-    const row = r.rows[0]
-    if (row === undefined) throw new Error(`the quota budget of ${appId} is missing`)
-    return row
-  }
 
   async function pump(): Promise<void> {
     pumping = true
     try {
       while (waiters.length > 0) {
         const n = Math.min(waiters.length, maxPerReservation)
-        let row: Awaited<ReturnType<typeof reserve>>
+        let row: SlotReservation
         try {
-          row = await reserve(n)
+          row = await ledger.reserve(appId, n, intervalMs, maxAheadMs)
         } catch (err) {
-          for (const w of waiters.splice(0, n)) w.settle(err)
+          for (const w of waiters.splice(0, n)) {
+            w.settle(err)
+          }
           continue
         }
-        if (row.slot_ms !== null) {
-          const slot = row.slot_ms
+        if (row.slotMs !== null) {
+          const waits = slotWaits({ ...row, slotMs: row.slotMs }, n, intervalMs)
           // Callers that gave up meanwhile leave their slot unused, as a sleeping caller would.
-          for (const [i, w] of waiters.splice(0, n).entries()) w.wake(slot + i * intervalMs - row.now_ms)
+          for (const [i, w] of waiters.splice(0, n).entries()) {
+            w.wake(waits[i] as number)
+          }
           continue
         }
         // Someone reserved far ahead (or a 429 paused the app): come back when a slot is near.
         idleWait = new AbortController()
-        await sleep(Math.max(10, row.tat_ms - maxAheadMs - row.now_ms + Math.random() * intervalMs), idleWait.signal).catch(() => {})
+        await sleep(retryReservationMs(row, slots, Math.random()), idleWait.signal).catch(() => {})
         idleWait = undefined
       }
     } finally {
@@ -122,11 +146,17 @@ export async function createQuotaBudget(db: Kysely<StateDatabase>, options: Quot
 
   function take(signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'))
+      if (signal?.aborted) {
+        return reject(signal.reason ?? new Error('aborted'))
+      }
       const onAbort = () => {
         const i = waiters.indexOf(waiter)
-        if (i >= 0) waiters.splice(i, 1)
-        if (waiters.length === 0) idleWait?.abort()
+        if (i >= 0) {
+          waiters.splice(i, 1)
+        }
+        if (waiters.length === 0) {
+          idleWait?.abort()
+        }
         reject(signal?.reason ?? new Error('aborted'))
       }
       const waiter: Waiter = {
@@ -141,17 +171,13 @@ export async function createQuotaBudget(db: Kysely<StateDatabase>, options: Quot
       }
       signal?.addEventListener('abort', onAbort, { once: true })
       waiters.push(waiter)
-      if (!pumping) void pump()
+      if (!pumping) {
+        void pump()
+      }
     })
   }
 
-  async function pause(ms: number): Promise<void> {
-    await sql`
-      update chatferry.quota_budgets
-      set paused_until_ms = greatest(paused_until_ms, extract(epoch from clock_timestamp()) * 1000 + ${ms}::float8),
-          pauses = pauses + 1, updated_at = now()
-      where app_id = ${appId}`.execute(db)
-  }
+  const pause = (ms: number): Promise<void> => ledger.pause(appId, ms)
 
   return { intervalMs, take, pause }
 }

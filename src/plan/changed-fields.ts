@@ -6,13 +6,17 @@ export function changedFields(before: unknown, after: unknown): string[] {
   for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
     const x = a[key]
     const y = b[key]
-    if (JSON.stringify(x) === JSON.stringify(y)) continue
+    if (JSON.stringify(x) === JSON.stringify(y)) {
+      continue
+    }
     const nested = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
     if (nested(x) && nested(y)) {
       const xo = x as Record<string, unknown>
       const yo = y as Record<string, unknown>
       for (const k of new Set([...Object.keys(xo), ...Object.keys(yo)])) {
-        if (JSON.stringify(xo[k]) !== JSON.stringify(yo[k])) out.push(`${key}.${k}`)
+        if (JSON.stringify(xo[k]) !== JSON.stringify(yo[k])) {
+          out.push(`${key}.${k}`)
+        }
       }
     } else {
       out.push(key)

@@ -3,9 +3,9 @@
  * holds for its target key, counted like the ledger would count the write it does not do.
  */
 import type { LegacyEntity } from '../model/index.ts'
-import { emptyCounts, payloadHash, type DryRunSession, type KnownItemRow, type PlanCounts, type PlannedItem } from '../state/index.ts'
+import { type DryRunSession, emptyCounts, type KnownItemRow, payloadHash, type PlanCounts, type PlannedItem } from '../state/index.ts'
 import { changedFields } from './changed-fields.ts'
-import { SAMPLES_PER_REASON, type ReasonCount } from './plan-summary.ts'
+import { type ReasonCount, SAMPLES_PER_REASON } from './plan-summary.ts'
 
 export const FATES = ['new', 'pending', 'pendingChanged', 'replanned', 'loadedUnchanged', 'loadedChanged'] as const
 /** What the dry run predicts for one mapped item (see `dry-run.ts`). */
@@ -36,13 +36,19 @@ export interface ClassifyInto {
 /** Classifies a page's items against the ledger (one query); returns them counted as {@link PlanCounts}. */
 export async function classifyItems(into: ClassifyInto, entity: LegacyEntity, items: readonly PlannedItem[]): Promise<PlanCounts> {
   const counts = emptyCounts()
-  if (items.length === 0) return counts
+  if (items.length === 0) {
+    return counts
+  }
   const byKey = new Map<string, PlannedItem>()
-  for (const item of items) byKey.set(item.targetKey, item)
+  for (const item of items) {
+    byKey.set(item.targetKey, item)
+  }
   counts.duplicates += items.length - byKey.size
   const keys = [...byKey.keys()]
   const hashes = new Map<string, string>()
-  for (const [key, item] of byKey) hashes.set(key, payloadHash(typeof item.payload === 'string' ? item.payload : JSON.stringify(item.payload)))
+  for (const [key, item] of byKey) {
+    hashes.set(key, payloadHash(typeof item.payload === 'string' ? item.payload : JSON.stringify(item.payload)))
+  }
   const old = await into.session.knownItems(into.jobId, entity, keys, [...hashes.values()])
   const known = new Map(old.map((r) => [r.target_key, r]))
   const mine = into.entities[entity]
@@ -51,8 +57,12 @@ export async function classifyItems(into: ClassifyInto, entity: LegacyEntity, it
     const fate = fateOf(was, hashes.get(key) as string, counts)
     mine.fates[fate]++
     const list = (mine.samples[fate] ??= [])
-    if (list.length < SAMPLES_PER_REASON) list.push({ legacyId: item.legacyId, targetKey: key })
-    if ((fate === 'loadedChanged' || fate === 'pendingChanged') && was?.payload) noteChangedFields(mine, was.payload, item)
+    if (list.length < SAMPLES_PER_REASON) {
+      list.push({ legacyId: item.legacyId, targetKey: key })
+    }
+    if ((fate === 'loadedChanged' || fate === 'pendingChanged') && was?.payload) {
+      noteChangedFields(mine, was.payload, item)
+    }
     if (into.toSend && entity !== 'messages' && (fate === 'new' || fate === 'pending' || fate === 'pendingChanged' || fate === 'replanned')) {
       into.toSend[entity].add(key)
     }
@@ -93,6 +103,8 @@ function noteChangedFields(mine: DryRunEntity, storedPayload: string, item: Plan
   for (const field of changedFields(before, after)) {
     const entry = (mine.changedFields[field] ??= { count: 0, samples: [] })
     entry.count++
-    if (entry.samples.length < SAMPLES_PER_REASON) entry.samples.push(item.legacyId)
+    if (entry.samples.length < SAMPLES_PER_REASON) {
+      entry.samples.push(item.legacyId)
+    }
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { PlanParentRow } from '../state/index.ts'
-import { classifyItems, type ClassifyInto } from './classify-items.ts'
+import { type ClassifyInto, classifyItems } from './classify-items.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import type { PlanSink } from './plan-job.ts'
 
@@ -22,13 +22,17 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
     ledgerGroups: async () => groupsOf(await session.lookupItems(jobId, 'groups')),
     async parents(legacyIds) {
       const found = new Map<string, PlannedMessage | SkippedRef>()
-      for (const r of await session.parents(legacyIds)) found.set(r.legacyId, parentOf(r))
+      for (const r of await session.parents(legacyIds)) {
+        found.set(r.legacyId, parentOf(r))
+      }
       return found
     },
     getCursor: async () => undefined,
     writeExtras: (items) => classifyItems(into, 'users', items),
     async writePage(entity, page) {
-      if (entity === 'messages' && page.messages.size > 0) await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m)))
+      if (entity === 'messages' && page.messages.size > 0) {
+        await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m)))
+      }
       const counts = await classifyItems(into, entity, page.items)
       counts.skipped = page.skips.length
       counts.rejected = page.rejects.length
@@ -39,12 +43,16 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
 }
 
 function parentRow(legacyId: string, m: PlannedMessage | SkippedRef): PlanParentRow {
-  if ('skipped' in m) return { legacyId, muid: null, text: null, senderName: null, skippedPolicy: m.policy }
+  if ('skipped' in m) {
+    return { legacyId, muid: null, text: null, senderName: null, skippedPolicy: m.policy }
+  }
   return { legacyId, muid: m.muid, text: m.text ?? null, senderName: m.senderName ?? null, skippedPolicy: null }
 }
 
 function parentOf(r: PlanParentRow): PlannedMessage | SkippedRef {
-  if (r.skippedPolicy !== null) return { skipped: true, policy: policyOfSkipReason(`policy:${r.skippedPolicy}:`) }
+  if (r.skippedPolicy !== null) {
+    return { skipped: true, policy: policyOfSkipReason(`policy:${r.skippedPolicy}:`) }
+  }
   return {
     muid: r.muid ?? '',
     ...(r.text !== null ? { text: r.text } : {}),

@@ -18,15 +18,15 @@
  * fields of a changed payload (`changed-fields.ts`).
  */
 import type { AdjustFn, Policies } from '../../mappings/index.ts'
-import type { LegacyEntity } from '../model/index.ts'
 import type { SourceSession } from '../model/connector.ts'
+import type { LegacyEntity } from '../model/index.ts'
 import type { LedgerStore } from '../state/index.ts'
-import { emptyDryRunEntity, type DryRunEntity } from './classify-items.ts'
+import { type DryRunEntity, emptyDryRunEntity } from './classify-items.ts'
 import { createDryRunSink } from './dry-run-sink.ts'
 import { planJob, type PlanJobSummary } from './plan-job.ts'
 
 export { changedFields } from './changed-fields.ts'
-export { FATES, type DryRunEntity, type Fate, type FateCounts } from './classify-items.ts'
+export { type DryRunEntity, type Fate, type FateCounts, FATES } from './classify-items.ts'
 
 export interface DryRunResult {
   readonly summary: PlanJobSummary
@@ -58,8 +58,12 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
   // One connection for the whole run: the temporary table of thread parents lives on it.
   return store.dryRun.session(async (session) => {
     const entities = {} as Record<LegacyEntity, DryRunEntity>
-    const toSend = options.collectKeys ? ({ users: new Set(), groups: new Set(), members: new Set(), messages: new Set() } as Record<LegacyEntity, Set<string>>) : undefined
-    for (const e of ['users', 'groups', 'members', 'messages'] as const) entities[e] = emptyDryRunEntity()
+    const toSend = options.collectKeys
+      ? ({ users: new Set(), groups: new Set(), members: new Set(), messages: new Set() } as Record<LegacyEntity, Set<string>>)
+      : undefined
+    for (const e of ['users', 'groups', 'members', 'messages'] as const) {
+      entities[e] = emptyDryRunEntity()
+    }
     const summary = await planJob({
       jobId,
       store,

@@ -37,8 +37,12 @@ export class ExtrasTally {
   /** Counts an extra item a record needs; returns it to plan when this run has not planned it yet. */
   add(extra: MappedItem<'users'>): PlannedItem | undefined {
     const reason = extra.reason ?? 'extra'
-    if (reason === 'placeholder') this.#notePlaceholder(extra)
-    if (this.#planned.has(extra.targetKey)) return undefined
+    if (reason === 'placeholder') {
+      this.#notePlaceholder(extra)
+    }
+    if (this.#planned.has(extra.targetKey)) {
+      return undefined
+    }
     this.#planned.add(extra.targetKey)
     this.#users.extras[reason] = (this.#users.extras[reason] ?? 0) + 1
     return { legacyId: `~${reason}:${extra.targetKey}`, targetKey: extra.targetKey, payload: extra.payload }
@@ -46,14 +50,17 @@ export class ExtrasTally {
 
   #notePlaceholder(extra: MappedItem<'users'>): void {
     const known = this.placeholders[extra.targetKey]
-    if (known) known.messages++
-    else if (this.#tracked < PLACEHOLDERS_TRACKED) {
+    if (known) {
+      known.messages++
+    } else if (this.#tracked < PLACEHOLDERS_TRACKED) {
       const id = (extra.payload.metadata as Record<string, { id?: unknown }> | undefined)?.[this.#metadataKey]?.id
       this.placeholders[extra.targetKey] = { legacyId: typeof id === 'string' ? id : extra.targetKey, messages: 1 }
       this.#tracked++
     } else {
       this.placeholderOthers.messages++
-      if (!this.#planned.has(extra.targetKey)) this.placeholderOthers.placeholders++
+      if (!this.#planned.has(extra.targetKey)) {
+        this.placeholderOthers.placeholders++
+      }
     }
   }
 }

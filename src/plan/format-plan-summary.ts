@@ -25,8 +25,15 @@ export function formatPlanSummary(summary: PlanJobSummary): string {
     }
   }
   const policyLines = Object.entries(summary.outcomes)
-    .map(([policy, outcomes]) => `  ${policy}: ${Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(', ')}`)
+    .map(
+      ([policy, outcomes]) =>
+        `  ${policy}: ${Object.entries(outcomes)
+          .map(([o, n]) => `${o} ${n}`)
+          .join(', ')}`,
+    )
     .sort()
-  if (policyLines.length > 0) lines.push('policy outcomes:', ...policyLines)
+  if (policyLines.length > 0) {
+    lines.push('policy outcomes:', ...policyLines)
+  }
   return `${lines.join('\n')}\n`
 }

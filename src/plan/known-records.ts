@@ -20,7 +20,11 @@ export class KnownRecords {
   constructor(users: Map<string, PlannedUser | SkippedRef>, groups: Map<string, PlannedGroup | SkippedRef>) {
     this.#users = users
     this.#groups = groups
-    for (const u of users.values()) if (!('skipped' in u)) this.#names.set(u.uid, u.name)
+    for (const u of users.values()) {
+      if (!('skipped' in u)) {
+        this.#names.set(u.uid, u.name)
+      }
+    }
   }
 
   readonly nameOfUid = (uid: string): string | undefined => this.#names.get(uid)
@@ -54,8 +58,9 @@ export class KnownRecords {
   remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], item: MappedItem | undefined, skip: SkippedRef | undefined): void {
     if (entity === 'users') {
       const id = (record as LegacyRecordOf['users']).id
-      if (skip) this.#users.set(id, skip)
-      else if (item) {
+      if (skip) {
+        this.#users.set(id, skip)
+      } else if (item) {
         const u = item.payload as UserImport
         const username = (record as LegacyRecordOf['users']).username
         const planned: PlannedUser = {
@@ -69,13 +74,20 @@ export class KnownRecords {
       }
     } else if (entity === 'groups') {
       const id = (record as LegacyRecordOf['groups']).id
-      if (skip) this.#groups.set(id, skip)
-      else if (item) this.#groups.set(id, plannedGroup(item.payload as GroupImport))
+      if (skip) {
+        this.#groups.set(id, skip)
+      } else if (item) {
+        this.#groups.set(id, plannedGroup(item.payload as GroupImport))
+      }
     } else if (entity === 'messages') {
       const id = (record as LegacyMessage).id
-      if (typeof id !== 'string' || id === '') return
+      if (typeof id !== 'string' || id === '') {
+        return
+      }
       const value = skip ?? (item ? plannedMessage(item.payload as MessageImport, this.nameOfUid) : undefined)
-      if (value === undefined) return
+      if (value === undefined) {
+        return
+      }
       this.#pageMessages.set(id, value)
       this.#thisPage.set(id, value)
     }

@@ -35,7 +35,9 @@ async function saveIdMap(store: LedgerStore, jobId: string, ids: MemoryIdRegistr
   const fresh = ids.takeNew()
   for (const kind of ['user', 'group'] as const) {
     const mine = fresh.filter((e) => e.kind === kind)
-    if (mine.length === 0) continue
+    if (mine.length === 0) {
+      continue
+    }
     const conflicts = await store.saveIdMappings(jobId, kind, mine)
     if (conflicts.length > 0) {
       const c = conflicts[0]

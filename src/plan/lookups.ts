@@ -3,8 +3,8 @@
  * ledger when a run resumes, so a resumed plan maps exactly like an uninterrupted one.
  */
 import type { IdKind, IdMapEntry, PlannedGroup, PlannedMessage, PlannedUser, PolicyName, SkippedRef } from '../../mappings/index.ts'
-import type { GroupImport, MessageImport, UserImport } from '../target/schemas.ts'
 import type { IdMapRow, LedgerStore, LookupItemRow } from '../state/index.ts'
+import type { GroupImport, MessageImport, UserImport } from '../target/schemas.ts'
 
 /** Skip reasons are stored as `policy:<name>: <reason>`; the name is what dependents report. */
 export function skipReason(policy: string, reason: string): string {
@@ -30,15 +30,13 @@ export async function loadIdMap(store: LedgerStore, jobId: string): Promise<IdMa
   return idMapEntries(await store.planLookups.idMap(jobId))
 }
 
-export async function loadUsers(
-  store: LedgerStore,
-  jobId: string,
-  metadataKey: string,
-): Promise<Map<string, PlannedUser | SkippedRef>> {
+export async function loadUsers(store: LedgerStore, jobId: string, metadataKey: string): Promise<Map<string, PlannedUser | SkippedRef>> {
   const users = new Map<string, PlannedUser | SkippedRef>()
   // The first item of a legacy id wins (extra items such as placeholders have their own legacy ids).
   for (const row of await store.planLookups.items(jobId, 'users')) {
-    if (users.has(row.legacy_id)) continue
+    if (users.has(row.legacy_id)) {
+      continue
+    }
     if (row.status === 'skipped' || row.payload === null) {
       users.set(row.legacy_id, skipped(row.last_error_message))
       continue
@@ -63,7 +61,9 @@ export async function loadGroups(store: LedgerStore, jobId: string): Promise<Map
 export function groupsOf(rows: readonly LookupItemRow[]): Map<string, PlannedGroup | SkippedRef> {
   const groups = new Map<string, PlannedGroup | SkippedRef>()
   for (const row of rows) {
-    if (groups.has(row.legacy_id)) continue
+    if (groups.has(row.legacy_id)) {
+      continue
+    }
     if (row.status === 'skipped' || row.payload === null) {
       groups.set(row.legacy_id, skipped(row.last_error_message))
       continue
@@ -91,17 +91,23 @@ export async function loadMessages(
   nameOfUid: (uid: string) => string | undefined,
 ): Promise<Map<string, PlannedMessage | SkippedRef>> {
   const found = new Map<string, PlannedMessage | SkippedRef>()
-  if (legacyIds.length === 0) return found
+  if (legacyIds.length === 0) {
+    return found
+  }
   const rows = await store.planLookups.messages(jobId, legacyIds)
   for (const row of rows) {
-    if (found.has(row.legacy_id)) continue
+    if (found.has(row.legacy_id)) {
+      continue
+    }
     found.set(row.legacy_id, plannedMessageOf(row, nameOfUid))
   }
   return found
 }
 
 function plannedMessageOf(row: LookupItemRow, nameOfUid: (uid: string) => string | undefined): PlannedMessage | SkippedRef {
-  if (row.status === 'skipped' || row.payload === null) return skipped(row.last_error_message)
+  if (row.status === 'skipped' || row.payload === null) {
+    return skipped(row.last_error_message)
+  }
   const m = JSON.parse(row.payload) as MessageImport
   return plannedMessage(m, nameOfUid)
 }

@@ -3,14 +3,14 @@
  * reject, and is counted in the entity's summary (problems, policy outcomes, referential
  * problems, changes since the previous plan, messages per month).
  */
-import { mapRecord, tallyOutcomes, type MappedItem, type MappingContext, type MapResult } from '../../mappings/index.ts'
-import { legacyIdOf, type LegacyEntity, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
+import { type MappedItem, type MappingContext, mapRecord, type MapResult, tallyOutcomes } from '../../mappings/index.ts'
 import type { RowProblem, SourceRow } from '../model/connector.ts'
+import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
 import type { PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
 import type { MessageImport } from '../target/schemas.ts'
 import { skipReason } from './lookups.ts'
 import type { PlanRun } from './plan-run.ts'
-import { note, noteOne, type EntityPlanSummary } from './plan-summary.ts'
+import { type EntityPlanSummary, note, noteOne } from './plan-summary.ts'
 import { referentialOf } from './referential-of.ts'
 import { problemKey, problemReason } from './row-problem.ts'
 
@@ -34,7 +34,12 @@ interface PageState extends MappedPage {
 }
 
 /** Maps the rows of a page (the thread parents of the page must be in `run.known` already). */
-export function mapPage(run: PlanRun, entity: LegacyEntity, rows: readonly SourceRow<LegacyRecordOf[LegacyEntity]>[], summary: EntityPlanSummary): MappedPage {
+export function mapPage(
+  run: PlanRun,
+  entity: LegacyEntity,
+  rows: readonly SourceRow<LegacyRecordOf[LegacyEntity]>[],
+  summary: EntityPlanSummary,
+): MappedPage {
   const { options } = run
   const ctx: MappingContext = {
     now: options.now,
@@ -46,8 +51,11 @@ export function mapPage(run: PlanRun, entity: LegacyEntity, rows: readonly Sourc
   }
   const page: PageState = { run, entity, summary, ctx, items: [], extras: [], skips: [], rejects: [], pageKeys: new Map() }
   for (const row of rows) {
-    if (row.ok) mapRow(page, row.record)
-    else rejectProblem(page, row)
+    if (row.ok) {
+      mapRow(page, row.record)
+    } else {
+      rejectProblem(page, row)
+    }
   }
   return { items: page.items, extras: page.extras, skips: page.skips, rejects: page.rejects }
 }
@@ -56,7 +64,9 @@ export function mapPage(run: PlanRun, entity: LegacyEntity, rows: readonly Sourc
 function rejectProblem({ entity, summary, rejects }: PageState, row: RowProblem): void {
   summary.problems++
   note(summary.rejected, problemReason(row), row.legacyId)
-  if (row.reason.startsWith('unknown ')) note(summary.referential, `${entity === 'messages' ? 'message' : entity} with ${row.reason.replace(/ \S+$/, '')}`, row.legacyId)
+  if (row.reason.startsWith('unknown ')) {
+    note(summary.referential, `${entity === 'messages' ? 'message' : entity} with ${row.reason.replace(/ \S+$/, '')}`, row.legacyId)
+  }
   rejects.push({ legacyId: row.legacyId, targetKey: problemKey(row), code: 'SOURCE_ROW_INVALID', message: `${row.field}: ${row.reason}` })
 }
 
@@ -69,21 +79,27 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
   tallyOutcomes([result], run.outcomes)
   const parentId = entity === 'messages' ? (record as LegacyMessage).threadParentId : undefined
   const parentSkipped = parentId !== undefined && parentId !== null && 'skipped' in (run.known.message(parentId) ?? {})
-  for (const r of referentialOf(entity, result, parentSkipped)) note(summary.referential, r, legacyId)
+  for (const r of referentialOf(entity, result, parentSkipped)) {
+    note(summary.referential, r, legacyId)
+  }
   if (result.kind === 'rejected') {
     note(summary.rejected, `${result.field}: ${result.policy ? `${result.policy} policy` : 'invalid'}`, legacyId)
     page.rejects.push({ legacyId, code: 'MAPPING_INVALID', message: `${result.field}: ${result.reason}` })
     run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
     return
   }
-  for (const o of result.outcomes) note(summary.outcomes, `${o.policy}: ${o.outcome}`, legacyId)
+  for (const o of result.outcomes) {
+    note(summary.outcomes, `${o.policy}: ${o.outcome}`, legacyId)
+  }
   if (result.kind === 'skipped') {
     note(summary.skipped, `${result.policy}: ${result.reason}`, legacyId)
     page.skips.push({ legacyId, reason: skipReason(result.policy, result.reason) })
     run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy })
     return
   }
-  if (rejectTwin(page, result.items, legacyId)) return
+  if (rejectTwin(page, result.items, legacyId)) {
+    return
+  }
   for (const item of result.items) {
     page.pageKeys.set(item.targetKey, legacyId)
     page.items.push({ legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: sortKeyOf(entity, item) })
@@ -91,7 +107,9 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
   summary.items += result.items.length
   for (const extra of result.extraItems) {
     const planned = run.extras.add(extra)
-    if (planned) page.extras.push(planned)
+    if (planned) {
+      page.extras.push(planned)
+    }
   }
   run.known.remember(entity, record, result.items[0] as MappedItem | undefined, undefined)
 }
@@ -101,14 +119,18 @@ function noteRecord({ run, entity, summary }: PageState, record: LegacyRecordOf[
   const { changedSince } = run.options
   if (changedSince !== undefined) {
     const at = changedAtOf(entity, record)
-    if (at !== undefined && at >= changedSince) noteOne(summary.changedSince, legacyId)
+    if (at !== undefined && at >= changedSince) {
+      noteOne(summary.changedSince, legacyId)
+    }
   }
   if (entity === 'messages') {
     const sentAt = (record as LegacyMessage).sentAt
     if (typeof sentAt === 'number' && Number.isFinite(sentAt)) {
       const m = (run.months[monthOf(sentAt)] ??= { messages: 0, beyondRetention: 0 })
       m.messages++
-      if (sentAt < run.retentionStart) m.beyondRetention++
+      if (sentAt < run.retentionStart) {
+        m.beyondRetention++
+      }
     }
   }
 }
@@ -116,7 +138,9 @@ function noteRecord({ run, entity, summary }: PageState, record: LegacyRecordOf[
 /** Rejects a record when another legacy row of this page already maps to one of its target keys. */
 function rejectTwin({ summary, rejects, pageKeys }: PageState, items: Extract<MapResult, { kind: 'items' }>['items'], legacyId: string): boolean {
   const twin = targetKeyTwin(items, legacyId, pageKeys)
-  if (twin === undefined) return false
+  if (twin === undefined) {
+    return false
+  }
   note(summary.rejected, 'targetKey: duplicate target key', legacyId)
   rejects.push({
     legacyId,
@@ -135,7 +159,9 @@ function targetKeyTwin(
 ): { targetKey: string; legacyId: string } | undefined {
   for (const item of items) {
     const other = pageKeys.get(item.targetKey)
-    if (other !== undefined && other !== legacyId) return { targetKey: item.targetKey, legacyId: other }
+    if (other !== undefined && other !== legacyId) {
+      return { targetKey: item.targetKey, legacyId: other }
+    }
   }
   return undefined
 }
@@ -153,8 +179,14 @@ function monthOf(ms: number): string {
 /** The time a record last changed, for "changed since the previous plan". */
 function changedAtOf(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity]): number | undefined {
   const r = record as { updatedAt?: number; sentAt?: number; createdAt?: number; joinedAt?: number }
-  if (typeof r.updatedAt === 'number') return r.updatedAt
-  if (entity === 'messages' && typeof r.sentAt === 'number') return r.sentAt
-  if (entity === 'members' && typeof r.joinedAt === 'number') return r.joinedAt
+  if (typeof r.updatedAt === 'number') {
+    return r.updatedAt
+  }
+  if (entity === 'messages' && typeof r.sentAt === 'number') {
+    return r.sentAt
+  }
+  if (entity === 'members' && typeof r.joinedAt === 'number') {
+    return r.joinedAt
+  }
   return typeof r.createdAt === 'number' ? r.createdAt : undefined
 }

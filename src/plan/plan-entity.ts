@@ -4,13 +4,13 @@
  * count is compared with the rows read.
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
-import type { LegacyEntity, LegacyGroup, LegacyMessage } from '../model/index.ts'
 import type { Cursor, Page, SourceRow } from '../model/connector.ts'
+import type { LegacyEntity, LegacyGroup, LegacyMessage } from '../model/index.ts'
 import { mapPage } from './map-page.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
 import { addCounts } from './plan-summary.ts'
-import { readWindow, type ReadWindow } from './read-window.ts'
+import { type ReadWindow, readWindow } from './read-window.ts'
 
 /** Plans one entity of the run. */
 export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<void> {
@@ -33,7 +33,9 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
   })) {
     signal?.throwIfAborted()
     lastCursor = page.cursor
-    if (typeof page.watermark === 'number') watermark = Math.max(watermark ?? 0, page.watermark)
+    if (typeof page.watermark === 'number') {
+      watermark = Math.max(watermark ?? 0, page.watermark)
+    }
     await planPage(run, entity, page, window, watermark)
   }
   // The read is complete: later full runs skip it, delta runs start from its watermark.
@@ -41,7 +43,10 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
   if (options.countSource && after === undefined) {
     summary.sourceCount = await session.count(entity, since !== undefined ? { since } : {})
     if (summary.sourceCount !== summary.sourceRows) {
-      logger?.error({ entity, counted: summary.sourceCount, read: summary.sourceRows }, `the source counts ${summary.sourceCount} ${entity} rows but ${summary.sourceRows} were read`)
+      logger?.error(
+        { entity, counted: summary.sourceCount, read: summary.sourceRows },
+        `the source counts ${summary.sourceCount} ${entity} rows but ${summary.sourceRows} were read`,
+      )
     }
   }
   logger?.info({ entity, rows: summary.sourceRows, ledger: summary.ledger }, `planned ${entity}`)
@@ -53,13 +58,21 @@ async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>,
   const summary = run.entities[entity]
   summary.sourceRows += page.rows.length
   run.known.startPage(entity === 'messages' ? await parentsOf(page.rows, sink, run.known.nameOfUid) : new Map())
-  if (entity === 'groups' && (await run.groupCreation.prepare(run.options.session, page.rows as readonly SourceRow<LegacyGroup>[], run.options.signal))) {
-    run.options.logger?.info({ groups: run.groupCreation.groupsWithActivity }, 'read the earliest member join and group message of each group, for groups without a creation time')
+  if (
+    entity === 'groups' &&
+    (await run.groupCreation.prepare(run.options.session, page.rows as readonly SourceRow<LegacyGroup>[], run.options.signal))
+  ) {
+    run.options.logger?.info(
+      { groups: run.groupCreation.groupsWithActivity },
+      'read the earliest member join and group message of each group, for groups without a creation time',
+    )
   }
   const mapped = mapPage(run, entity, page.rows as Parameters<typeof mapPage>[2], summary)
   // Id decisions are saved before the page: the cursor must never run ahead of them.
   await sink.saveIds(run.ids)
-  if (mapped.extras.length > 0) addCounts(run.entities.users.ledger, await sink.writeExtras(mapped.extras))
+  if (mapped.extras.length > 0) {
+    addCounts(run.entities.users.ledger, await sink.writeExtras(mapped.extras))
+  }
   // Mid-delta, the entity's watermark stays where the delta started: rows come in key order,
   // not change order, so a higher one could skip unread rows after a crash.
   const counts = await sink.writePage(entity, {
@@ -83,8 +96,12 @@ async function parentsOf(
   const parentIds = new Set<string>()
   for (const r of rows) {
     const parent = r.ok ? (r as unknown as { record: LegacyMessage }).record.threadParentId : undefined
-    if (parent !== undefined && parent !== null && parent !== '') parentIds.add(parent)
+    if (parent !== undefined && parent !== null && parent !== '') {
+      parentIds.add(parent)
+    }
   }
-  if (parentIds.size === 0) return new Map()
+  if (parentIds.size === 0) {
+    return new Map()
+  }
   return sink.parents([...parentIds], nameOfUid)
 }

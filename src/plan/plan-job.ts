@@ -17,19 +17,30 @@
  * (placeholders), `ledger-sink.ts` (the default sink).
  */
 import type { Logger } from 'pino'
-import type { AdjustFn, IdMapEntry, MemoryIdRegistry, OutcomeCounts, PlannedGroup, PlannedMessage, PlannedUser, Policies, SkippedRef } from '../../mappings/index.ts'
-import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
+
+import type {
+  AdjustFn,
+  IdMapEntry,
+  MemoryIdRegistry,
+  OutcomeCounts,
+  PlannedGroup,
+  PlannedMessage,
+  PlannedUser,
+  Policies,
+  SkippedRef,
+} from '../../mappings/index.ts'
 import type { Cursor, SourceSession } from '../model/connector.ts'
+import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
 import type { PlaceholderInfo } from './extras-tally.ts'
 import { planEntity } from './plan-entity.ts'
 import { startPlanRun } from './plan-run.ts'
 import type { EntityPlanSummary } from './plan-summary.ts'
 
-export { PLACEHOLDERS_TRACKED, type PlaceholderInfo } from './extras-tally.ts'
+export { type PlaceholderInfo, PLACEHOLDERS_TRACKED } from './extras-tally.ts'
 export { createLedgerSink } from './ledger-sink.ts'
 export { DEFAULT_PAGE_SIZE } from './plan-run.ts'
-export { note, SAMPLES_PER_REASON, type EntityPlanSummary, type ReasonCount } from './plan-summary.ts'
+export { type EntityPlanSummary, note, type ReasonCount, SAMPLES_PER_REASON } from './plan-summary.ts'
 
 /** One page as the loop hands it to a sink. */
 export interface SinkPage {
@@ -127,7 +138,9 @@ export interface PlanJobSummary {
 /** Plans every entity of the source in order (users, groups, members, messages) into the sink. */
 export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> {
   const run = await startPlanRun(options)
-  for (const entity of LEGACY_ENTITIES) await planEntity(run, entity)
+  for (const entity of LEGACY_ENTITIES) {
+    await planEntity(run, entity)
+  }
   const { entities, outcomes, months, retentionStart, extras } = run
   return {
     snapshotAt: options.session.snapshotAt,

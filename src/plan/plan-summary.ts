@@ -62,17 +62,23 @@ export function emptySummary(): EntityPlanSummary {
 }
 
 export function addCounts(into: PlanCounts, from: PlanCounts): void {
-  for (const k of Object.keys(into) as (keyof PlanCounts)[]) into[k] += from[k]
+  for (const k of Object.keys(into) as (keyof PlanCounts)[]) {
+    into[k] += from[k]
+  }
 }
 
 /** Counts one occurrence of `reason` with a sample legacy id. */
 export function note(map: Record<string, ReasonCount>, reason: string, legacyId: string): void {
   const entry = (map[reason] ??= { count: 0, samples: [] })
   entry.count++
-  if (entry.samples.length < SAMPLES_PER_REASON) entry.samples.push(legacyId)
+  if (entry.samples.length < SAMPLES_PER_REASON) {
+    entry.samples.push(legacyId)
+  }
 }
 
 export function noteOne(entry: ReasonCount, legacyId: string): void {
   entry.count++
-  if (entry.samples.length < SAMPLES_PER_REASON) entry.samples.push(legacyId)
+  if (entry.samples.length < SAMPLES_PER_REASON) {
+    entry.samples.push(legacyId)
+  }
 }

@@ -20,7 +20,9 @@ export interface ReadWindow {
 /** The window of a read; throws when a delta run finds no completed full read of the entity. */
 export function readWindow(entity: string, mode: 'full' | 'delta', state: CursorState | undefined): ReadWindow {
   const watermark = typeof state?.watermark === 'number' ? state.watermark : undefined
-  if (mode === 'full' && isComplete(state?.cursor)) return { alreadyRead: true, after: undefined, since: undefined, watermark }
+  if (mode === 'full' && isComplete(state?.cursor)) {
+    return { alreadyRead: true, after: undefined, since: undefined, watermark }
+  }
   if (mode === 'delta' && !isComplete(state?.cursor)) {
     throw new Error(`a delta run needs a completed full read of ${entity} first: run \`chatferry run\` to the end once`)
   }

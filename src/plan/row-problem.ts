@@ -3,9 +3,15 @@ import type { RowProblem } from '../model/connector.ts'
 
 /** The reject reason a row problem is counted under: NULL and duplicate keys by name, the rest as unreadable. */
 export function problemReason(row: RowProblem): string {
-  if (row.reason.startsWith('duplicate key (')) return `duplicate key (${row.field})`
-  if (row.reason.startsWith('duplicate id ')) return `duplicate id (${row.field})`
-  if (row.reason.startsWith('key column ')) return `NULL key ${row.field}`
+  if (row.reason.startsWith('duplicate key (')) {
+    return `duplicate key (${row.field})`
+  }
+  if (row.reason.startsWith('duplicate id ')) {
+    return `duplicate id (${row.field})`
+  }
+  if (row.reason.startsWith('key column ')) {
+    return `NULL key ${row.field}`
+  }
   return `unreadable ${row.field}`
 }
 

@@ -4,6 +4,7 @@
  * so `plan --check-target` and `verify` never compete with live traffic for the app's limit.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
+
 import { PlatformError } from '../target/errors.ts'
 
 /** Chat reads per minute `verify` allows itself: a tenth of the documented core limit (10,000/min). */
@@ -38,7 +39,9 @@ export function createChatPacer(requestsPerMinute: number = DEFAULT_CHAT_REQUEST
         const now = performance.now()
         const at = Math.max(now, next)
         next = at + gapMs
-        if (at > now) await sleep(at - now, undefined, signal ? { signal } : undefined)
+        if (at > now) {
+          await sleep(at - now, undefined, signal ? { signal } : undefined)
+        }
         requests++
         try {
           return await call()
@@ -66,6 +69,8 @@ export async function* pagedList<T>(
   for (let page = 1; ; page++) {
     const res = await pacer.run(() => fetchPage(page, perPage), signal)
     yield* res.data
-    if (res.data.length < perPage || res.meta.pagination.current_page >= res.meta.pagination.total_pages) return
+    if (res.data.length < perPage || res.meta.pagination.current_page >= res.meta.pagination.total_pages) {
+      return
+    }
   }
 }

@@ -1,10 +1,14 @@
 /**
  * Verify, messages per conversation: one pass over the platform's whole message list counts the
  * messages of each conversation (and compares the sampled ones field by field on the way), then
- * each conversation's count is compared with the ledger's done messages.
+ * each conversation's count is compared with the ledger's done messages. The conversations to list
+ * again (`drill-conversations.ts`) are those whose count differs, and those whose digest of legacy
+ * ids differs with the same count (one message swapped for another).
  */
-import { compareSampledMessage, loadMessageSample } from './message-sample.ts'
 import { conversationOf, messageList } from './message-list.ts'
+import type { MatchedBy } from './message-match.ts'
+import { legacyDigestOf, legacyKeyOf } from './message-match.ts'
+import { compareSampledMessage, loadMessageSample, type MessageSample } from './message-sample.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 export interface MessageCounts {
@@ -12,43 +16,77 @@ export interface MessageCounts {
   readonly conversations: number
   /** Conversations whose counts differ, in the order found. */
   readonly mismatched: string[]
+  /** Conversations to list again: those whose counts differ, then those with the same count whose legacy ids differ. */
+  readonly toRelist: string[]
   /** Sampled messages compared field by field. */
   readonly compared: number
-  /** False when the platform's message list carries no `muid`: messages are compared by count only. */
-  readonly idsComparable: boolean
+  /** The compared ones by how they were matched with the ledger. */
+  readonly comparedBy: Record<MatchedBy, number>
+  /** Listed messages that carry chatferry's legacy id (`legacyId`) and those that do not (`fingerprint`). */
+  readonly listedBy: Record<MatchedBy, number>
+  /** The sample, to name its items no listed message matched. */
+  readonly sample: MessageSample
 }
 
 export async function countMessages(run: VerifyRun, sampleSize: number): Promise<MessageCounts> {
   const { entities, add } = run
   const expectedByConversation = new Map<string, number>()
-  for (const r of await run.lookups.doneMessagesPerConversation(run.jobId)) {
+  const expectedDigest = new Map<string, bigint>()
+  for (const r of await run.lookups.doneMessagesPerConversation(run.jobId, run.legacyMetadataKey)) {
     expectedByConversation.set(r.conversation, r.n)
+    expectedDigest.set(r.conversation, BigInt(r.legacy_digest))
     entities.messages.ledgerDone += r.n
   }
   const sample = await loadMessageSample(run, sampleSize)
   const onPlatform = new Map<string, number>()
-  let idsComparable = true
+  const platformDigest = new Map<string, bigint>()
+  const comparedBy: Record<MatchedBy, number> = { legacyId: 0, fingerprint: 0 }
+  const listedBy: Record<MatchedBy, number> = { legacyId: 0, fingerprint: 0 }
   let listed = 0
-  let compared = 0
   for await (const m of messageList(run.pacer, run.client, {}, run.signal)) {
     listed++
     const c = m.conversationId ?? conversationOf(m.sender, m.receiverType, m.receiver)
     onPlatform.set(c, (onPlatform.get(c) ?? 0) + 1)
-    if (m.muid === undefined) {
-      idsComparable = false
-      continue
+    platformDigest.set(c, (platformDigest.get(c) ?? 0n) + legacyDigestOf(m, run.legacyMetadataKey))
+    listedBy[legacyKeyOf(m, run.legacyMetadataKey) === undefined ? 'fingerprint' : 'legacyId']++
+    const by = compareSampledMessage(run, sample, m)
+    if (by !== undefined) {
+      comparedBy[by]++
     }
-    if (compareSampledMessage(run, sample, m.muid, m)) compared++
   }
   entities.messages.platform = listed
   const conversations = new Set([...expectedByConversation.keys(), ...onPlatform.keys()])
   const mismatched: string[] = []
+  const swapped: string[] = []
   for (const c of conversations) {
     const want = expectedByConversation.get(c) ?? 0
     const got = onPlatform.get(c) ?? 0
-    if (want === got) continue
+    if (want === got) {
+      if ((expectedDigest.get(c) ?? 0n) !== (platformDigest.get(c) ?? 0n)) {
+        swapped.push(c)
+      }
+      continue
+    }
     mismatched.push(c)
-    add({ entity: 'messages', kind: 'count', targetKey: c, legacyId: null, field: 'messages', expected: want, actual: got, explained: false, note: `conversation ${c}: ${want} done in the ledger, ${got} on the platform` })
+    add({
+      entity: 'messages',
+      kind: 'count',
+      targetKey: c,
+      legacyId: null,
+      field: 'messages',
+      expected: want,
+      actual: got,
+      explained: false,
+      note: `conversation ${c}: ${want} done in the ledger, ${got} on the platform`,
+    })
   }
-  return { conversations: conversations.size, mismatched, compared, idsComparable }
+  return {
+    conversations: conversations.size,
+    mismatched,
+    toRelist: [...mismatched, ...swapped],
+    compared: comparedBy.legacyId + comparedBy.fingerprint,
+    comparedBy,
+    listedBy,
+    sample,
+  }
 }

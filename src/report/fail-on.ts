@@ -32,8 +32,7 @@ export function countMismatch(x: PlanReport['entities'][LegacyEntity]): number {
 }
 
 type Metric = keyof typeof GATE_METRICS
-const OPS = ['>=', '<=', '>', '<', '=='] as const
-type Op = (typeof OPS)[number]
+type Op = '>=' | '<=' | '>' | '<' | '=='
 
 function sum(r: PlanReport, entity: LegacyEntity | undefined, f: (x: PlanReport['entities'][LegacyEntity]) => number): number {
   const list: readonly LegacyEntity[] = entity ? [entity] : LEGACY_ENTITIES
@@ -53,9 +52,13 @@ export function parseGates(expressions: readonly string[]): GateSpec[] {
   const specs: GateSpec[] = []
   for (const raw of expressions.flatMap((x) => x.split(','))) {
     const expression = raw.trim()
-    if (expression === '') continue
+    if (expression === '') {
+      continue
+    }
     const m = /^([a-zA-Z]+)(?:\.([a-z]+))?\s*(>=|<=|==|=|>|<)\s*(-?\d+(?:\.\d+)?)$/.exec(expression)
-    if (!m) throw new Error(`--fail-on ${JSON.stringify(expression)}: expected <metric>[.<entity>]<op><number>, e.g. rejected>0`)
+    if (!m) {
+      throw new Error(`--fail-on ${JSON.stringify(expression)}: expected <metric>[.<entity>]<op><number>, e.g. rejected>0`)
+    }
     const metric = m[1] as string
     if (!(metric in GATE_METRICS)) {
       throw new Error(`--fail-on ${JSON.stringify(expression)}: unknown metric ${metric}; use one of ${Object.keys(GATE_METRICS).join(', ')}`)
@@ -75,7 +78,15 @@ export function evaluateGates(report: PlanReport, specs: readonly GateSpec[]): P
   return specs.map((s) => {
     const value = GATE_METRICS[s.metric](report, s.entity)
     const hit =
-      s.op === '>' ? value > s.threshold : s.op === '>=' ? value >= s.threshold : s.op === '<' ? value < s.threshold : s.op === '<=' ? value <= s.threshold : value === s.threshold
+      s.op === '>'
+        ? value > s.threshold
+        : s.op === '>='
+          ? value >= s.threshold
+          : s.op === '<'
+            ? value < s.threshold
+            : s.op === '<='
+              ? value <= s.threshold
+              : value === s.threshold
     return { expression: s.expression, value, passed: !hit }
   })
 }

@@ -58,7 +58,11 @@ function empty(width: number, text: string): string {
 }
 
 /** Horizontal stacked bars: one row per label, segments in order. */
-function stackedBars(rows: readonly { label: string; segments: readonly { value: number; color: string; title: string }[] }[], width = 500, labelW = 150): string {
+function stackedBars(
+  rows: readonly { label: string; segments: readonly { value: number; color: string; title: string }[] }[],
+  width = 500,
+  labelW = 150,
+): string {
   const max = Math.max(1, ...rows.map((r) => r.segments.reduce((a, s) => a + s.value, 0)))
   const barW = width - labelW - 60
   const rowH = 26
@@ -69,9 +73,13 @@ function stackedBars(rows: readonly { label: string; segments: readonly { value:
     let x = labelW
     let totalValue = 0
     for (const s of r.segments) {
-      if (s.value <= 0) continue
+      if (s.value <= 0) {
+        continue
+      }
       const w = Math.max(1, (s.value / max) * barW)
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${s.color}"><title>${esc(`${s.title}: ${n(s.value)}`)}</title></rect>`)
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${s.color}"><title>${esc(`${s.title}: ${n(s.value)}`)}</title></rect>`,
+      )
       x += w
       totalValue += s.value
     }
@@ -108,10 +116,14 @@ function itemsChart(r: PlanReport): string {
 
 function reasonsChart(byEntity: readonly [string, Record<string, ReasonCount>][], color: string, none: string): string {
   const rows = byEntity
-    .flatMap(([e, map]) => Object.entries(map).map(([reason, c]) => ({ label: `${e}: ${reason}`.slice(0, 38), full: `${e}: ${reason}`, count: c.count })))
+    .flatMap(([e, map]) =>
+      Object.entries(map).map(([reason, c]) => ({ label: `${e}: ${reason}`.slice(0, 38), full: `${e}: ${reason}`, count: c.count })),
+    )
     .sort((a, b) => b.count - a.count)
     .slice(0, 12)
-  if (rows.length === 0) return empty(500, none)
+  if (rows.length === 0) {
+    return empty(500, none)
+  }
   return stackedBars(
     rows.map((x) => ({ label: x.label, segments: [{ value: x.count, color, title: x.full }] })),
     520,
@@ -121,7 +133,9 @@ function reasonsChart(byEntity: readonly [string, Record<string, ReasonCount>][]
 
 function monthsChart(r: PlanReport): string {
   const months = r.retention.months
-  if (months.length === 0) return empty(500, 'no messages')
+  if (months.length === 0) {
+    return empty(500, 'no messages')
+  }
   const width = 500
   const height = 180
   const left = 40
@@ -140,11 +154,15 @@ function monthsChart(r: PlanReport): string {
     let y = height - bottom
     if (m.beyondRetention > 0) {
       y -= hBeyond
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hBeyond).toFixed(1)}" fill="${COLORS.beyond}"><title>${esc(`${m.month}: ${n(m.beyondRetention)} beyond retention`)}</title></rect>`)
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hBeyond).toFixed(1)}" fill="${COLORS.beyond}"><title>${esc(`${m.month}: ${n(m.beyondRetention)} beyond retention`)}</title></rect>`,
+      )
     }
     if (inWindow > 0) {
       y -= hIn
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hIn).toFixed(1)}" fill="${COLORS.inWindow}"><title>${esc(`${m.month}: ${n(inWindow)} within retention`)}</title></rect>`)
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hIn).toFixed(1)}" fill="${COLORS.inWindow}"><title>${esc(`${m.month}: ${n(inWindow)} within retention`)}</title></rect>`,
+      )
     }
     if (months.length <= 24 || i % Math.ceil(months.length / 12) === 0) {
       parts.push(`<text x="${x.toFixed(1)}" y="${height - bottom + 14}">${esc(m.month.slice(2))}</text>`)
@@ -152,7 +170,9 @@ function monthsChart(r: PlanReport): string {
   })
   // The retention window starts in this month (or before the first / after the last month shown).
   let idx = months.findIndex((m) => m.month >= windowMonth)
-  if (idx === -1) idx = months.length
+  if (idx === -1) {
+    idx = months.length
+  }
   const wx = left + idx * slot - (slot - bw) / 2
   parts.push(
     `<path d="M${wx.toFixed(1)} 4 V${height - bottom}" stroke="#333" stroke-dasharray="4 3"/><text x="${Math.min(wx + 3, width - 120).toFixed(1)}" y="12">window ${esc(r.retention.windowStart.slice(0, 10))}</text>`,
@@ -177,12 +197,16 @@ function timelineChart(r: PlanReport): string {
     parts.push(`<text x="4" y="${y + 14}">${esc(t.entity)}</text>`)
     const x = left + (t.startSeconds / total) * barW
     const w = Math.max(1, (t.seconds / total) * barW)
-    parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${COLORS.create}"><title>${esc(`${t.entity}: ${n(t.requests)} requests, ${formatDuration(t.seconds)}`)}</title></rect>`)
+    parts.push(
+      `<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${COLORS.create}"><title>${esc(`${t.entity}: ${n(t.requests)} requests, ${formatDuration(t.seconds)}`)}</title></rect>`,
+    )
     parts.push(`<text x="${Math.min(x + w + 4, width - 60).toFixed(1)}" y="${y + 14}">${esc(formatDuration(t.seconds))}</text>`)
   })
   const y = 6 + r.cost.timeline.length * 26
   parts.push(`<path d="M${left} ${y} H${left + barW}" stroke="#999"/>`)
-  parts.push(`<text x="${left}" y="${y + 14}">now</text><text x="${left + barW - 120}" y="${y + 14}">${esc(r.cost.finishIfNow.slice(0, 16).replace('T', ' '))} UTC</text>`)
+  parts.push(
+    `<text x="${left}" y="${y + 14}">now</text><text x="${left + barW - 120}" y="${y + 14}">${esc(r.cost.finishIfNow.slice(0, 16).replace('T', ' '))} UTC</text>`,
+  )
   return `<svg width="${width}" height="${y + 22}" role="img">${parts.join('')}</svg>`
 }
 
@@ -195,7 +219,9 @@ function card(label: string, value: string, cls = ''): string {
 }
 
 function tableHtml(id: string, head: readonly string[], rows: readonly (readonly (string | number)[])[], filter = false): string {
-  if (rows.length === 0) return '<p class="meta">none</p>'
+  if (rows.length === 0) {
+    return '<p class="meta">none</p>'
+  }
   const body = rows
     .map((r) => `<tr>${r.map((c) => (typeof c === 'number' ? `<td class="num">${n(c)}</td>` : `<td>${esc(c)}</td>`)).join('')}</tr>`)
     .join('')
@@ -206,7 +232,21 @@ function reasonRows(r: PlanReport, pick: (e: PlanReport['entities']['users']) =>
   return LEGACY_ENTITIES.flatMap((e) => Object.entries(pick(r.entities[e])).map(([reason, c]) => [e, reason, c.count, c.samples.join(', ')]))
 }
 
-function page(title: string, header: { runId: string; jobId: string; appId: string; region: string; chatferryVersion: string; configHash: string; sourceSnapshotAt: string | null; generatedAt: string }, body: string, json: unknown): string {
+function page(
+  title: string,
+  header: {
+    runId: string
+    jobId: string
+    appId: string
+    region: string
+    chatferryVersion: string
+    configHash: string
+    sourceSnapshotAt: string | null
+    generatedAt: string
+  },
+  body: string,
+  json: unknown,
+): string {
   const data = JSON.stringify(json).replace(/</g, '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -241,12 +281,30 @@ export function renderPlanHtml(r: PlanReport): string {
   const entityRows = LEGACY_ENTITIES.map((e) => {
     const x = r.entities[e]
     const counted = x.sourceCount === null ? '-' : `${n(x.sourceCount)}${x.sourceCount === x.sourceRows ? '' : ' ✗ MISMATCH'}`
-    return [e, x.sourceRows, x.records, x.problems, counted, x.items, x.fates.new, x.fates.pending + x.fates.pendingChanged + x.fates.replanned, x.alreadyPresent === null ? '-' : x.alreadyPresent, x.fates.loadedUnchanged, x.fates.loadedChanged, x.skipped.total, x.rejected.total, x.cost.requests, formatDuration(x.cost.seconds)]
+    return [
+      e,
+      x.sourceRows,
+      x.records,
+      x.problems,
+      counted,
+      x.items,
+      x.fates.new,
+      x.fates.pending + x.fates.pendingChanged + x.fates.replanned,
+      x.alreadyPresent === null ? '-' : x.alreadyPresent,
+      x.fates.loadedUnchanged,
+      x.fates.loadedChanged,
+      x.skipped.total,
+      x.rejected.total,
+      x.cost.requests,
+      formatDuration(x.cost.seconds),
+    ]
   })
   const samples = LEGACY_ENTITIES.flatMap((e) =>
     Object.entries(r.entities[e].samples).flatMap(([fate, list]) => list.map((s) => [e, fate, s.legacyId, s.targetKey])),
   )
-  const changedRows = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].changedFields).map(([f, c]) => [e, f, c.count, c.samples.join(', ')]))
+  const changedRows = LEGACY_ENTITIES.flatMap((e) =>
+    Object.entries(r.entities[e].changedFields).map(([f, c]) => [e, f, c.count, c.samples.join(', ')]),
+  )
   const body = `
 <div class="cards">${cards}</div>
 <h2>Per entity</h2>
@@ -255,40 +313,100 @@ ${tableHtml('entities', ['entity', 'source rows', 'records', 'problems', 'source
 <h2>Charts</h2>
 <div class="charts">
 ${chartBox('Items per entity and fate', itemsChart(r), 'items')}
-${chartBox('Rejects by reason', reasonsChart(LEGACY_ENTITIES.map((e) => [e, r.entities[e].rejected.byReason] as [string, Record<string, ReasonCount>]), COLORS.rejected, 'no rejects'), 'rejects')}
+${chartBox(
+  'Rejects by reason',
+  reasonsChart(
+    LEGACY_ENTITIES.map((e) => [e, r.entities[e].rejected.byReason] as [string, Record<string, ReasonCount>]),
+    COLORS.rejected,
+    'no rejects',
+  ),
+  'rejects',
+)}
 ${chartBox('Messages per month vs the retention window', monthsChart(r), 'months')}
 ${chartBox('Projected load timeline', timelineChart(r), 'timeline')}
 </div>
 <h2>Changes since the previous plan</h2>
 ${r.diff ? `<p class="meta">Compared with <code>${esc(r.diff.previousRunId)}</code> of ${esc(r.diff.previousGeneratedAt)} (snapshot ${esc(r.diff.previousSnapshotAt ?? '-')}).</p><ul>${r.diff.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>` : '<p class="meta">First plan of this job.</p>'}
-${r.target ? `<h2>Target pre-flight</h2>${tableHtml('target', ['check', 'result'], [
-    ['base URL', r.target.baseUrl],
-    ['apiKey works', String(r.target.apiKey.works)],
-    ['full access', String(r.target.apiKey.fullAccess ?? 'unknown')],
-    ['region', `${r.target.region.configured} configured, ${r.target.region.observed ?? 'not observable'} observed (${r.target.region.note})`],
-    ...LEGACY_ENTITIES.filter((e) => e !== 'messages').map((e) => [`${e} already present`, r.target!.existing[e].checked ? `${n(r.target!.existing[e].count)} ${r.target!.existing[e].samples.join(', ')}` : 'not checked']),
-    ['problems', r.target.problems.join('; ') || 'none'],
-  ])}` : ''}
-${r.gates.length ? `<h2>CI gates</h2>${tableHtml('gates', ['expression', 'value', 'result'], r.gates.map((g) => [g.expression, g.value, g.passed ? 'passed' : 'FAILED']))}` : ''}
-<h2>Rejected</h2>${tableHtml('rejected', ['entity', 'reason', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.rejected.byReason), true)}
-<h2>Skipped by policy</h2>${tableHtml('skipped', ['entity', 'policy: reason', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.skipped.byReason), true)}
-<h2>Referential problems</h2>${tableHtml('referential', ['entity', 'problem', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.referential))}
+${
+  r.target
+    ? `<h2>Target pre-flight</h2>${tableHtml(
+        'target',
+        ['check', 'result'],
+        [
+          ['base URL', r.target.baseUrl],
+          ['apiKey works', String(r.target.apiKey.works)],
+          ['full access', String(r.target.apiKey.fullAccess ?? 'unknown')],
+          ['region', `${r.target.region.configured} configured, ${r.target.region.observed ?? 'not observable'} observed (${r.target.region.note})`],
+          ...LEGACY_ENTITIES.filter((e) => e !== 'messages').map((e) => [
+            `${e} already present`,
+            r.target!.existing[e].checked ? `${n(r.target!.existing[e].count)} ${r.target!.existing[e].samples.join(', ')}` : 'not checked',
+          ]),
+          ['problems', r.target.problems.join('; ') || 'none'],
+        ],
+      )}`
+    : ''
+}
+${
+  r.gates.length
+    ? `<h2>CI gates</h2>${tableHtml(
+        'gates',
+        ['expression', 'value', 'result'],
+        r.gates.map((g) => [g.expression, g.value, g.passed ? 'passed' : 'FAILED']),
+      )}`
+    : ''
+}
+<h2>Rejected</h2>${tableHtml(
+    'rejected',
+    ['entity', 'reason', 'count', 'sample legacy ids'],
+    reasonRows(r, (x) => x.rejected.byReason),
+    true,
+  )}
+<h2>Skipped by policy</h2>${tableHtml(
+    'skipped',
+    ['entity', 'policy: reason', 'count', 'sample legacy ids'],
+    reasonRows(r, (x) => x.skipped.byReason),
+    true,
+  )}
+<h2>Referential problems</h2>${tableHtml(
+    'referential',
+    ['entity', 'problem', 'count', 'sample legacy ids'],
+    reasonRows(r, (x) => x.referential),
+  )}
 <h2>Loaded but changed since (what changed)</h2>${tableHtml('changed', ['entity', 'field', 'count', 'sample legacy ids'], changedRows)}
-<h2>Placeholders (${n(r.placeholders.count)}, owning ${n(r.placeholders.messages)} messages)</h2>${tableHtml('placeholders', ['uid', 'legacy id', 'messages'], r.placeholders.top.map((p) => [p.uid, p.legacyId, p.messages]))}
+<h2>Placeholders (${n(r.placeholders.count)}, owning ${n(r.placeholders.messages)} messages)</h2>${tableHtml(
+    'placeholders',
+    ['uid', 'legacy id', 'messages'],
+    r.placeholders.top.map((p) => [p.uid, p.legacyId, p.messages]),
+  )}
 <h2>Id renames, joinedAt clamps, creation times, retention</h2>
-${tableHtml('misc', ['what', 'count', 'samples'], [
+${tableHtml(
+  'misc',
+  ['what', 'count', 'samples'],
+  [
     ['ids normalised to the platform rule', r.ids.normalised, ''],
     ['id collisions re-keyed', r.ids.collisions.count, r.ids.collisions.samples.join(', ')],
     ['member joinedAt clamped', r.joinedAt.clamped.count, r.joinedAt.clamped.samples.join(', ')],
     ['member joinedAt omitted', r.joinedAt.omitted.count, r.joinedAt.omitted.samples.join(', ')],
     [
-      `groups without a creation time, given one${Object.keys(r.derivedCreatedAt.byRule).length ? ` (${Object.entries(r.derivedCreatedAt.byRule).map(([k, v]) => `${k} ${n(v)}`).join(', ')})` : ''}`,
+      `groups without a creation time, given one${
+        Object.keys(r.derivedCreatedAt.byRule).length
+          ? ` (${Object.entries(r.derivedCreatedAt.byRule)
+              .map(([k, v]) => `${k} ${n(v)}`)
+              .join(', ')})`
+          : ''
+      }`,
       r.derivedCreatedAt.groups.count,
       r.derivedCreatedAt.groups.samples.join(', '),
     ],
     [`messages beyond ${r.retention.retentionDays} days (${r.retention.oldMessages})`, r.retention.beyondRetention, ''],
-  ])}
-<h2>Policy outcomes</h2>${tableHtml('outcomes', ['entity', 'policy: outcome', 'count', 'sample legacy ids'], reasonRows(r, (x) => x.outcomes), true)}
+  ],
+)}
+<h2>Policy outcomes</h2>${tableHtml(
+    'outcomes',
+    ['entity', 'policy: outcome', 'count', 'sample legacy ids'],
+    reasonRows(r, (x) => x.outcomes),
+    true,
+  )}
 <h2>Samples</h2>${tableHtml('samples', ['entity', 'fate', 'legacy id', 'target key'], samples, true)}
 `
   return page(`chatferry plan — ${r.jobId}`, r, body, r)
@@ -311,7 +429,9 @@ export function renderVerifyHtml(r: VerifyReport): string {
     ]),
   )
   const kinds = new Map<string, number>()
-  for (const m of r.mismatches) kinds.set(`${m.entity}: ${m.kind}`, (kinds.get(`${m.entity}: ${m.kind}`) ?? 0) + 1)
+  for (const m of r.mismatches) {
+    kinds.set(`${m.entity}: ${m.kind}`, (kinds.get(`${m.entity}: ${m.kind}`) ?? 0) + 1)
+  }
   const mismatchChart =
     kinds.size === 0
       ? empty(500, 'no mismatches')
@@ -319,18 +439,47 @@ export function renderVerifyHtml(r: VerifyReport): string {
   const body = `
 <div class="cards">${cards}</div>
 <h2>Per entity</h2>
-${tableHtml('entities', ['entity', 'ledger done', 'not loaded', 'on platform', 'missing', 'unexpected', 'duplicates', 'source rows', 'ledger records'], LEGACY_ENTITIES.map((e) => {
+${tableHtml(
+  'entities',
+  ['entity', 'ledger done', 'not loaded', 'on platform', 'missing', 'unexpected', 'duplicates', 'source rows', 'ledger records'],
+  LEGACY_ENTITIES.map((e) => {
     const x = r.entities[e]
-    return [e, x.ledgerDone, x.ledgerOpen, x.platform, x.missing, x.unexpected, x.duplicates, x.source ? x.source.rows : '-', x.source ? x.source.ledgerRecords : '-']
-  }))}
-<p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
+    return [
+      e,
+      x.ledgerDone,
+      x.ledgerOpen,
+      x.platform,
+      x.missing,
+      x.unexpected,
+      x.duplicates,
+      x.source ? x.source.rows : '-',
+      x.source ? x.source.ledgerRecords : '-',
+    ]
+  }),
+)}
+<p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}${r.messages.sampleComparedBy ? ` (${n(r.messages.sampleComparedBy.legacyId)} matched by legacy id, ${n(r.messages.sampleComparedBy.fingerprint)} by fingerprint)` : ''}${r.messages.sampleUnmatched ? `; <strong>${n(r.messages.sampleUnmatched)} sampled messages matched no listed message</strong> (listed as missing)` : ''}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
 <h2>Charts</h2>
 <div class="charts">
 ${chartBox('Ledger vs platform', countsChart, 'counts')}
 ${chartBox('Mismatches by entity and kind', mismatchChart, 'mismatches')}
 </div>
 <h2>Mismatches</h2>
-${tableHtml('mismatches', ['entity', 'kind', 'target key', 'legacy id', 'field', 'expected', 'found', 'explained', 'note'], r.mismatches.map((m) => [m.entity, m.kind, m.targetKey ?? '', m.legacyId ?? '', m.field ?? '', m.expected === undefined ? '' : JSON.stringify(m.expected), m.actual === undefined ? '' : JSON.stringify(m.actual), m.explained ? 'yes' : 'no', m.note]), true)}
+${tableHtml(
+  'mismatches',
+  ['entity', 'kind', 'target key', 'legacy id', 'field', 'expected', 'found', 'explained', 'note'],
+  r.mismatches.map((m) => [
+    m.entity,
+    m.kind,
+    m.targetKey ?? '',
+    m.legacyId ?? '',
+    m.field ?? '',
+    m.expected === undefined ? '' : JSON.stringify(m.expected),
+    m.actual === undefined ? '' : JSON.stringify(m.actual),
+    m.explained ? 'yes' : 'no',
+    m.note,
+  ]),
+  true,
+)}
 ${r.mismatchesNotListed ? `<p class="meta">… and ${n(r.mismatchesNotListed)} more not listed.</p>` : ''}
 `
   return page(`chatferry verify — ${r.jobId}`, r, body, r)

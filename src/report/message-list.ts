@@ -15,15 +15,21 @@ export async function* messageList(
     const res = await pacer.run(() => client.listMessages({ ...query, limit: 1000, affix: 'append', ...cursor }, signal), signal)
     yield* res.data
     const next = res.meta.next
-    if (res.data.length === 0 || next === undefined || (next.id === undefined && next.sentAt === undefined)) return
-    if (next.id === cursor.id && next.sentAt === cursor.sentAt) throw new Error('the platform message list did not advance its cursor')
+    if (res.data.length === 0 || next === undefined || (next.id === undefined && next.sentAt === undefined)) {
+      return
+    }
+    if (next.id === cursor.id && next.sentAt === cursor.sentAt) {
+      throw new Error('the platform message list did not advance its cursor')
+    }
     cursor = { ...(next.id !== undefined ? { id: next.id } : {}), ...(next.sentAt !== undefined ? { sentAt: next.sentAt } : {}) }
   }
 }
 
 /** `group_<guid>`, or the two uids joined by `_user_`, sorted (as the platform names conversations). */
 export function conversationOf(sender: string, receiverType: string, receiver: string): string {
-  if (receiverType === 'group') return `group_${receiver}`
+  if (receiverType === 'group') {
+    return `group_${receiver}`
+  }
   const [a, b] = [sender, receiver].sort()
   return `${a}_user_${b}`
 }

@@ -5,6 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+
 import { withoutSecrets } from '../logger.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { VERSION } from '../version.ts'
@@ -14,12 +15,17 @@ import { REPORT_SCHEMA_VERSION } from './schema.ts'
 /** sha256 (hex) of the configuration without secrets and without the file's path: same settings, same hash. */
 export function configHash(config: ResolvedConfig): string {
   const { file: _file, ...rest } = config
-  return createHash('sha256').update(JSON.stringify(withoutSecrets(rest))).digest('hex')
+  return createHash('sha256')
+    .update(JSON.stringify(withoutSecrets(rest)))
+    .digest('hex')
 }
 
 /** A new run id: `plan-20261121T162840Z-1a2b3c4d`. */
 export function newRunId(kind: 'plan' | 'verify', now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
   return `${kind}-${stamp}-${randomUUID().slice(0, 8)}`
 }
 

@@ -23,9 +23,14 @@ export function createMismatchList(): MismatchList {
   return {
     add(m) {
       total++
-      if (!m.explained) unexplained++
-      if (listed.length < MAX_LISTED_MISMATCHES) listed.push(m)
-      else notListed++
+      if (!m.explained) {
+        unexplained++
+      }
+      if (listed.length < MAX_LISTED_MISMATCHES) {
+        listed.push(m)
+      } else {
+        notListed++
+      }
     },
     listed,
     get notListed() {

@@ -20,9 +20,15 @@ function sumOutcome(result: DryRunResult, key: string): ReasonCount {
   const out: ReasonCount = { count: 0, samples: [] }
   for (const e of LEGACY_ENTITIES) {
     const r = result.summary.entities[e].outcomes[key]
-    if (!r) continue
+    if (!r) {
+      continue
+    }
     out.count += r.count
-    for (const s of r.samples) if (out.samples.length < 5) out.samples.push(s)
+    for (const s of r.samples) {
+      if (out.samples.length < 5) {
+        out.samples.push(s)
+      }
+    }
   }
   return out
 }
@@ -44,7 +50,22 @@ function derivedCreatedAt(result: DryRunResult): PlanReport['derivedCreatedAt'] 
 }
 
 export interface PlanReportInput {
-  readonly header: Omit<PlanReport, 'kind' | 'policies' | 'entities' | 'ids' | 'placeholders' | 'joinedAt' | 'derivedCreatedAt' | 'retention' | 'cost' | 'policyOutcomes' | 'target' | 'diff' | 'gates'>
+  readonly header: Omit<
+    PlanReport,
+    | 'kind'
+    | 'policies'
+    | 'entities'
+    | 'ids'
+    | 'placeholders'
+    | 'joinedAt'
+    | 'derivedCreatedAt'
+    | 'retention'
+    | 'cost'
+    | 'policyOutcomes'
+    | 'target'
+    | 'diff'
+    | 'gates'
+  >
   readonly config: Pick<ReportConfig, 'file' | 'target' | 'policies'>
   readonly result: DryRunResult
   readonly previous: PlanReport | undefined
@@ -87,7 +108,9 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
   const { config, result, target } = input
   const quota = config.target.quota
   const entities = {} as Record<LegacyEntity, EntityPlan>
-  for (const e of LEGACY_ENTITIES) entities[e] = entityPlan(input, e)
+  for (const e of LEGACY_ENTITIES) {
+    entities[e] = entityPlan(input, e)
+  }
   let start = 0
   const timeline = LEGACY_ENTITIES.map((e) => {
     const row = { entity: e, startSeconds: start, seconds: entities[e].cost.seconds, requests: entities[e].cost.requests }
@@ -140,7 +163,9 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     diff: null,
     gates: [],
   }
-  if (input.previous) report.diff = diffPlans(input.previous, report)
+  if (input.previous) {
+    report.diff = diffPlans(input.previous, report)
+  }
   return report
 }
 
@@ -151,7 +176,9 @@ function reasonDelta(before: Record<string, ReasonCount>, after: Record<string, 
   const out: Record<string, number> = {}
   for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const d = (after[k]?.count ?? 0) - (before[k]?.count ?? 0)
-    if (d !== 0) out[k] = d
+    if (d !== 0) {
+      out[k] = d
+    }
   }
   return out
 }
@@ -177,19 +204,33 @@ export function diffPlans(previous: PlanReport, current: PlanReport): PlanDiff {
     }
     entities[e] = d
     const parts: string[] = []
-    if (d.sourceRows !== 0) parts.push(`${signed(d.sourceRows)} source rows`)
-    if (d.toCreate !== 0) parts.push(`${signed(d.toCreate)} to create`)
-    for (const [r, v] of Object.entries(rejectedByReason)) parts.push(`${signed(v)} rejected (${r})`)
-    for (const [r, v] of Object.entries(skippedByReason)) parts.push(`${signed(v)} skipped (${r})`)
+    if (d.sourceRows !== 0) {
+      parts.push(`${signed(d.sourceRows)} source rows`)
+    }
+    if (d.toCreate !== 0) {
+      parts.push(`${signed(d.toCreate)} to create`)
+    }
+    for (const [r, v] of Object.entries(rejectedByReason)) {
+      parts.push(`${signed(v)} rejected (${r})`)
+    }
+    for (const [r, v] of Object.entries(skippedByReason)) {
+      parts.push(`${signed(v)} skipped (${r})`)
+    }
     const changed = d.changedSincePrevious
-    if (changed && changed.count > 0) parts.push(`${n(changed.count)} changed or added since the previous snapshot (e.g. ${changed.samples.join(', ')})`)
-    if (parts.length > 0) lines.push(`${e}: ${parts.join(', ')}`)
+    if (changed && changed.count > 0) {
+      parts.push(`${n(changed.count)} changed or added since the previous snapshot (e.g. ${changed.samples.join(', ')})`)
+    }
+    if (parts.length > 0) {
+      lines.push(`${e}: ${parts.join(', ')}`)
+    }
   }
   const prevCost = previous.cost.seconds
   if (Math.round(prevCost) !== Math.round(current.cost.seconds)) {
     lines.push(`load time at quota: ${Math.round(prevCost)} s → ${Math.round(current.cost.seconds)} s`)
   }
-  if (lines.length === 0) lines.push('no change')
+  if (lines.length === 0) {
+    lines.push('no change')
+  }
   return {
     previousRunId: previous.runId,
     previousGeneratedAt: previous.generatedAt,

@@ -21,15 +21,23 @@ export async function reconcileEntities(run: VerifyRun): Promise<void> {
   const { client, pacer, signal } = run
   const ledger = await ledgerItems(run)
   const uids: string[] = []
-  for await (const u of pagedList(pacer, (page, perPage) => client.listUsers({ page, perPage, withDeactivated: true }, signal), 1000, signal)) uids.push(u.uid)
+  for await (const u of pagedList(pacer, (page, perPage) => client.listUsers({ page, perPage, withDeactivated: true }, signal), 1000, signal)) {
+    uids.push(u.uid)
+  }
   compareIds(run, ledger, 'users', uids)
   const guids: string[] = []
-  for await (const g of pagedList(pacer, (page, perPage) => client.listGroups({ page, perPage }, signal), 1000, signal)) guids.push(g.guid)
+  for await (const g of pagedList(pacer, (page, perPage) => client.listGroups({ page, perPage }, signal), 1000, signal)) {
+    guids.push(g.guid)
+  }
   compareIds(run, ledger, 'groups', guids)
   const memberKeys: string[] = []
   for (const guid of new Set(guids)) {
-    for await (const m of pagedList(pacer, (page, perPage) => client.listGroupMembers(guid, { page, perPage }, signal), 1000, signal)) memberKeys.push(memberKey(guid, m.uid))
-    for await (const m of pagedList(pacer, (page, perPage) => client.listBannedUsers(guid, { page, perPage }, signal), 1000, signal)) memberKeys.push(memberKey(guid, m.uid))
+    for await (const m of pagedList(pacer, (page, perPage) => client.listGroupMembers(guid, { page, perPage }, signal), 1000, signal)) {
+      memberKeys.push(memberKey(guid, m.uid))
+    }
+    for await (const m of pagedList(pacer, (page, perPage) => client.listBannedUsers(guid, { page, perPage }, signal), 1000, signal)) {
+      memberKeys.push(memberKey(guid, m.uid))
+    }
   }
   compareIds(run, ledger, 'members', memberKeys)
 }
@@ -39,7 +47,9 @@ async function ledgerItems(run: VerifyRun): Promise<LedgerItems> {
   const ledger: LedgerItems = { users: new Map(), groups: new Map(), members: new Map() }
   for (const r of await run.lookups.itemStates(run.jobId)) {
     ledger[r.entity].set(r.target_key, { legacyId: r.legacy_id, status: r.status, changed: r.changed })
-    if (r.status === 'done') run.entities[r.entity].ledgerDone++
+    if (r.status === 'done') {
+      run.entities[r.entity].ledgerDone++
+    }
   }
   return ledger
 }
@@ -51,15 +61,37 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
   for (const key of onPlatform) {
     if (seen.has(key)) {
       entities[entity].duplicates++
-      add({ entity, kind: 'duplicate', targetKey: key, legacyId: ledger[entity].get(key)?.legacyId ?? null, field: null, expected: 1, actual: 2, explained: false, note: 'listed twice by the platform' })
+      add({
+        entity,
+        kind: 'duplicate',
+        targetKey: key,
+        legacyId: ledger[entity].get(key)?.legacyId ?? null,
+        field: null,
+        expected: 1,
+        actual: 2,
+        explained: false,
+        note: 'listed twice by the platform',
+      })
       continue
     }
     seen.add(key)
     const item = ledger[entity].get(key)
-    if (item?.status === 'done') continue
+    if (item?.status === 'done') {
+      continue
+    }
     entities[entity].unexpected++
     if (item === undefined) {
-      add({ entity, kind: 'unexpected', targetKey: key, legacyId: null, field: null, expected: null, actual: key, explained: false, note: 'on the platform, unknown to the ledger' })
+      add({
+        entity,
+        kind: 'unexpected',
+        targetKey: key,
+        legacyId: null,
+        field: null,
+        expected: null,
+        actual: key,
+        explained: false,
+        note: 'on the platform, unknown to the ledger',
+      })
     } else {
       const explained = item.status === 'planned' || item.status === 'sent'
       add({
@@ -76,9 +108,21 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
     }
   }
   for (const [key, item] of ledger[entity]) {
-    if (item.status !== 'done' || seen.has(key)) continue
+    if (item.status !== 'done' || seen.has(key)) {
+      continue
+    }
     entities[entity].missing++
-    add({ entity, kind: 'missing', targetKey: key, legacyId: item.legacyId, field: null, expected: key, actual: null, explained: false, note: 'done in the ledger, absent on the platform' })
+    add({
+      entity,
+      kind: 'missing',
+      targetKey: key,
+      legacyId: item.legacyId,
+      field: null,
+      expected: key,
+      actual: null,
+      explained: false,
+      note: 'done in the ledger, absent on the platform',
+    })
   }
   entities[entity].platform = seen.size
 }

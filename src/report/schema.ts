@@ -215,10 +215,21 @@ export const VerifyReport = ReportHeader.extend({
   messages: z.object({
     conversations: z.number().int(),
     conversationsMismatched: z.number().int(),
+    /** Conversations listed again message by message: those whose count differs, and those with the same count whose legacy ids differ (at most 200). */
+    conversationsRelisted: z.number().int().optional(),
     sampleRequested: z.number().int(),
     sampleCompared: z.number().int(),
+    /** The compared ones by how they were matched: chatferry's legacy id in `data.metadata`, or the fingerprint (sender, receiver, sentAt, text). */
+    sampleComparedBy: z.object({ legacyId: z.number().int(), fingerprint: z.number().int() }).optional(),
+    /** Sampled messages no listed message matched: not compared, each listed as a mismatch. */
+    sampleUnmatched: z.number().int().optional(),
+    /** Listed messages that carry chatferry's legacy id (`legacyId`), and those matched by fingerprint only (`fingerprint`). */
+    listedBy: z.object({ legacyId: z.number().int(), fingerprint: z.number().int() }).optional(),
     fields: z.array(z.string()),
-    /** False when the platform's message list carries no muid (then only counts are compared). */
+    /**
+     * Messages are matched one by one (by legacy id, else fingerprint): always true since the
+     * message list is read without `muid`. Reports written before said false when the list lacked `muid`.
+     */
     idsComparable: z.boolean(),
   }),
   chat: z.object({ requests: z.number().int(), requestsPerMinute: z.number(), rateLimited: z.number().int() }),

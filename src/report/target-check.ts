@@ -11,7 +11,7 @@ import type { LegacyEntity } from '../model/index.ts'
 import { createManagementClient, createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import { memberKey } from '../target/schemas.ts'
-import { createChatPacer, pagedList, type ChatPacer } from './chat-pacer.ts'
+import { type ChatPacer, createChatPacer, pagedList } from './chat-pacer.ts'
 import type { ReportConfig } from './report-context.ts'
 import type { TargetCheck } from './schema.ts'
 
@@ -27,7 +27,9 @@ export function regionOfBaseUrl(baseUrl: string): string | undefined {
 }
 
 function describe(err: unknown): string {
-  if (err instanceof PlatformError) return `${err.code}${err.status ? ` (HTTP ${err.status})` : ''}: ${err.message.replace(/^.*?: [A-Z_]+: /, '')}`
+  if (err instanceof PlatformError) {
+    return `${err.code}${err.status ? ` (HTTP ${err.status})` : ''}: ${err.message.replace(/^.*?: [A-Z_]+: /, '')}`
+  }
   return err instanceof Error ? err.message : String(err)
 }
 
@@ -81,7 +83,13 @@ interface ApiKeyState {
 type Existing = Record<LegacyEntity, { count: number; checked: boolean; samples: string[] }>
 
 /** One paced read: does the apiKey work, and with full access (a 403 says it works without)? */
-async function checkApiKey(client: PlatformClient, pacer: ChatPacer, baseUrl: string, problems: string[], signal?: AbortSignal): Promise<ApiKeyState> {
+async function checkApiKey(
+  client: PlatformClient,
+  pacer: ChatPacer,
+  baseUrl: string,
+  problems: string[],
+  signal?: AbortSignal,
+): Promise<ApiKeyState> {
   const apiKey: ApiKeyState = { works: false, fullAccess: null, error: null }
   try {
     await pacer.run(() => client.listUsers({ perPage: 1 }, signal), signal)
@@ -104,7 +112,12 @@ async function checkApiKey(client: PlatformClient, pacer: ChatPacer, baseUrl: st
  * Region: the default host names it; the management interface (when configured) knows it, and
  * the apiKey's scope too (which then overrides `apiKey.fullAccess`).
  */
-async function observeRegion(config: TargetCheckOptions['config'], apiKey: ApiKeyState, problems: string[], signal?: AbortSignal): Promise<TargetCheck['region']> {
+async function observeRegion(
+  config: TargetCheckOptions['config'],
+  apiKey: ApiKeyState,
+  problems: string[],
+  signal?: AbortSignal,
+): Promise<TargetCheck['region']> {
   const t = config.target
   let observed: string | null = regionOfBaseUrl(t.baseUrl) ?? null
   let note = observed ? 'from the base URL host' : 'not observable from the base URL'
@@ -117,7 +130,9 @@ async function observeRegion(config: TargetCheckOptions['config'], apiKey: ApiKe
         observed = app.region
         note = 'from the management interface'
         const scope = app.apiKeys?.[t.apiKey]?.scope
-        if (scope !== undefined) apiKey.fullAccess = scope === 'fullAccess'
+        if (scope !== undefined) {
+          apiKey.fullAccess = scope === 'fullAccess'
+        }
       } else {
         problems.push(`the management interface does not list app ${t.appId}`)
       }
@@ -126,7 +141,9 @@ async function observeRegion(config: TargetCheckOptions['config'], apiKey: ApiKe
     }
   }
   const matches = observed === null ? null : observed === t.region
-  if (matches === false) problems.push(`the app's region is ${observed}, the configuration says ${t.region}`)
+  if (matches === false) {
+    problems.push(`the app's region is ${observed}, the configuration says ${t.region}`)
+  }
   return { configured: t.region, observed, matches, note }
 }
 
@@ -141,28 +158,38 @@ async function findExisting(
   const note = (entity: 'users' | 'groups' | 'members', key: string) => {
     const e = existing[entity]
     e.count++
-    if (e.samples.length < SAMPLES) e.samples.push(key)
+    if (e.samples.length < SAMPLES) {
+      e.samples.push(key)
+    }
   }
   for await (const u of pagedList(pacer, (page, perPage) => client.listUsers({ page, perPage, withDeactivated: true }, signal), 1000, signal)) {
-    if (toSend.users.has(u.uid)) note('users', u.uid)
+    if (toSend.users.has(u.uid)) {
+      note('users', u.uid)
+    }
   }
   existing.users.checked = true
   const groupsThere: string[] = []
   for await (const g of pagedList(pacer, (page, perPage) => client.listGroups({ page, perPage }, signal), 1000, signal)) {
-    if (toSend.groups.has(g.guid)) note('groups', g.guid)
+    if (toSend.groups.has(g.guid)) {
+      note('groups', g.guid)
+    }
     groupsThere.push(g.guid)
   }
   existing.groups.checked = true
   // Members can only exist in groups that exist: list those whose members we are about to add.
   const wanted = new Set([...toSend.members].map((k) => k.slice(0, k.indexOf('_member_'))))
   for (const guid of groupsThere) {
-    if (!wanted.has(guid)) continue
+    if (!wanted.has(guid)) {
+      continue
+    }
     for (const list of ['members', 'banned'] as const) {
       const fetch = (page: number, perPage: number) =>
         list === 'members' ? client.listGroupMembers(guid, { page, perPage }, signal) : client.listBannedUsers(guid, { page, perPage }, signal)
       for await (const m of pagedList(pacer, fetch, 1000, signal)) {
         const key = memberKey(guid, m.uid)
-        if (toSend.members.has(key)) note('members', key)
+        if (toSend.members.has(key)) {
+          note('members', key)
+        }
       }
     }
   }

@@ -10,8 +10,15 @@ const n = (v: number) => v.toLocaleString('en-US')
 
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = []
-  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
-  return rows.map((row) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd())
+  for (const row of rows) {
+    row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
+  }
+  return rows.map((row) =>
+    row
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  )
 }
 
 function top(map: Record<string, ReasonCount>, k = 3): string {
@@ -33,13 +40,20 @@ function when(iso: string): string {
 export function sourceCheckLines(r: PlanReport): string[] {
   const parts = LEGACY_ENTITIES.map((e) => {
     const x = r.entities[e]
-    const counted = x.sourceCount === null ? '' : x.sourceCount === x.sourceRows ? ` (source counts ${n(x.sourceCount)} ✓)` : ` (source counts ${n(x.sourceCount)} ✗)`
+    const counted =
+      x.sourceCount === null
+        ? ''
+        : x.sourceCount === x.sourceRows
+          ? ` (source counts ${n(x.sourceCount)} ✓)`
+          : ` (source counts ${n(x.sourceCount)} ✗)`
     return `${e} ${n(x.sourceRows)} = ${n(x.records)} + ${n(x.problems)}${counted}`
   })
   const lines = [`source rows = records + problems: ${parts.join(' · ')}`]
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
-    if (x.sourceCount === null || x.sourceCount === x.sourceRows) continue
+    if (x.sourceCount === null || x.sourceCount === x.sourceRows) {
+      continue
+    }
     const diff = x.sourceCount - x.sourceRows
     lines.push(
       `COUNT MISMATCH ${e}: the source counts ${n(x.sourceCount)} rows, the read yielded ${n(x.sourceRows)} (${diff > 0 ? `${n(diff)} missed` : `${n(-diff)} read twice`}); gate it with --fail-on countMismatch>0`,
@@ -56,7 +70,9 @@ export function formatPlanReport(r: PlanReport): string {
     '',
   )
   const checked = r.target !== null
-  const rows: string[][] = [['entity', 'source rows', 'to create', ...(checked ? ['present'] : []), 'unchanged', 'changed', 'skipped', 'rejected', 'requests', 'time@quota']]
+  const rows: string[][] = [
+    ['entity', 'source rows', 'to create', ...(checked ? ['present'] : []), 'unchanged', 'changed', 'skipped', 'rejected', 'requests', 'time@quota'],
+  ]
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
     rows.push([
@@ -81,23 +97,34 @@ export function formatPlanReport(r: PlanReport): string {
   )
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
-    if (x.rejected.total > 0) lines.push(`rejected ${e}: ${top(x.rejected.byReason)}`)
+    if (x.rejected.total > 0) {
+      lines.push(`rejected ${e}: ${top(x.rejected.byReason)}`)
+    }
   }
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
-    if (x.skipped.total > 0) lines.push(`skipped ${e}: ${top(x.skipped.byReason)}`)
+    if (x.skipped.total > 0) {
+      lines.push(`skipped ${e}: ${top(x.skipped.byReason)}`)
+    }
   }
   const changed = LEGACY_ENTITIES.filter((e) => r.entities[e].fates.loadedChanged > 0).map(
     (e) => `${e} ${n(r.entities[e].fates.loadedChanged)} (${Object.keys(r.entities[e].changedFields).slice(0, 4).join(', ')})`,
   )
-  if (changed.length) lines.push(`loaded but changed in the source since (not resent): ${changed.join('; ')}`)
+  if (changed.length) {
+    lines.push(`loaded but changed in the source since (not resent): ${changed.join('; ')}`)
+  }
   const referential = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].referential)).map(([k, v]) => `${n(v.count)} ${k}`)
   lines.push(
     `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · groups given a creation time ${n(r.derivedCreatedAt.groups.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,
   )
-  if (referential.length) lines.push(`referential: ${referential.join(', ')}`)
-  if (r.diff) lines.push(`since ${r.diff.previousRunId} (${when(r.diff.previousGeneratedAt)}): ${r.diff.lines.join('; ')}`)
-  else lines.push('first plan of this job: no previous plan to compare with')
+  if (referential.length) {
+    lines.push(`referential: ${referential.join(', ')}`)
+  }
+  if (r.diff) {
+    lines.push(`since ${r.diff.previousRunId} (${when(r.diff.previousGeneratedAt)}): ${r.diff.lines.join('; ')}`)
+  } else {
+    lines.push('first plan of this job: no previous plan to compare with')
+  }
   if (r.target) {
     lines.push(
       r.target.ok
@@ -105,7 +132,9 @@ export function formatPlanReport(r: PlanReport): string {
         : `target ${r.target.baseUrl}: PROBLEMS: ${r.target.problems.join('; ')}`,
     )
   }
-  for (const g of r.gates) lines.push(`gate ${g.expression}: ${g.passed ? 'passed' : 'FAILED'} (value ${n(Math.round(g.value * 100) / 100)})`)
+  for (const g of r.gates) {
+    lines.push(`gate ${g.expression}: ${g.passed ? 'passed' : 'FAILED'} (value ${n(Math.round(g.value * 100) / 100)})`)
+  }
   return `${lines.join('\n')}\n`
 }
 
@@ -115,15 +144,28 @@ export function formatVerifyReport(r: VerifyReport): string {
     `source snapshot ${r.sourceSnapshotAt ? when(r.sourceSnapshotAt) : '-'} · config ${r.configHash.slice(0, 12)} · chatferry ${r.chatferryVersion}`,
     '',
   ]
-  const rows: string[][] = [['entity', 'ledger done', 'not loaded', 'on platform', 'missing', 'unexpected', 'duplicates', 'source rows', 'ledger records']]
+  const rows: string[][] = [
+    ['entity', 'ledger done', 'not loaded', 'on platform', 'missing', 'unexpected', 'duplicates', 'source rows', 'ledger records'],
+  ]
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
-    rows.push([e, n(x.ledgerDone), n(x.ledgerOpen), n(x.platform), n(x.missing), n(x.unexpected), n(x.duplicates), x.source ? n(x.source.rows) : '-', x.source ? n(x.source.ledgerRecords) : '-'])
+    rows.push([
+      e,
+      n(x.ledgerDone),
+      n(x.ledgerOpen),
+      n(x.platform),
+      n(x.missing),
+      n(x.unexpected),
+      n(x.duplicates),
+      x.source ? n(x.source.rows) : '-',
+      x.source ? n(x.source.ledgerRecords) : '-',
+    ])
   }
   lines.push(...table(rows), '')
   const m = r.messages
   lines.push(
-    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
+    `messages: ${n(m.conversations)} conversations, ${n(m.conversationsMismatched)} with a different count${m.conversationsRelisted !== undefined ? `, ${n(m.conversationsRelisted)} listed again` : ''}; ${n(m.sampleCompared)} of ${n(m.sampleRequested)} sampled compared on ${m.fields.join(', ')}${m.idsComparable ? '' : ' (the platform lists no muid: counts only)'}`,
+    ...messageMatchLines(m),
     `chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min (${n(r.chat.rateLimited)} rate-limited)`,
   )
   const shown = r.mismatches.slice(0, 15)
@@ -133,11 +175,27 @@ export function formatVerifyReport(r: VerifyReport): string {
     )
   }
   const more = r.mismatches.length - shown.length + r.mismatchesNotListed
-  if (more > 0) lines.push(`  … and ${n(more)} more (see the JSON or HTML report)`)
+  if (more > 0) {
+    lines.push(`  … and ${n(more)} more (see the JSON or HTML report)`)
+  }
   lines.push(
     r.totals.unexplained === 0
       ? `verified: ${r.totals.mismatches === 0 ? 'no mismatch' : `${n(r.totals.mismatches)} mismatches, all explained by the ledger`}`
       : `NOT verified: ${n(r.totals.unexplained)} unexplained mismatches (${n(r.totals.mismatches)} in all)`,
   )
   return `${lines.join('\n')}\n`
+}
+
+/** How listed messages were matched with the ledger, and a loud line when sampled ones were not. */
+function messageMatchLines(m: VerifyReport['messages']): string[] {
+  const lines: string[] = []
+  if (m.listedBy !== undefined && m.sampleComparedBy !== undefined) {
+    lines.push(
+      `messages matched by legacy id in data.metadata: ${n(m.listedBy.legacyId)} listed, ${n(m.sampleComparedBy.legacyId)} compared; by fingerprint (sender, receiver, sentAt, text): ${n(m.listedBy.fingerprint)} listed, ${n(m.sampleComparedBy.fingerprint)} compared`,
+    )
+  }
+  if (m.sampleUnmatched !== undefined && m.sampleUnmatched > 0) {
+    lines.push(`UNMATCHED: ${n(m.sampleUnmatched)} sampled messages matched no listed message and were not compared (listed as missing)`)
+  }
+  return lines
 }

@@ -12,6 +12,11 @@ export interface VerifyRun {
   /** Every chat read goes through it (paced below the chat rate limit). */
   readonly pacer: ChatPacer
   readonly signal: AbortSignal | undefined
+  /**
+   * Where chatferry wrote each message's legacy id (`data.metadata[key].id`, policy
+   * `legacyMetadata.key`): listed messages are matched with ledger items by it (`message-match.ts`).
+   */
+  readonly legacyMetadataKey: string
   /** The report's per-entity counts, filled in by the steps. */
   readonly entities: VerifyReport['entities']
   /** Records a mismatch (see `mismatch-list.ts`). */

@@ -7,7 +7,9 @@
  * - messages are counted per conversation in one pass over the message list; a deterministic
  *   sample of the ledger's done messages is compared field by field (sender, receiver, sentAt,
  *   text); conversations whose counts differ are listed again to name each missing or unexpected
- *   message;
+ *   message. The published message list carries no `muid`: messages are matched with ledger items
+ *   by the legacy id chatferry writes into `data.metadata`, else by sender, receiver, sentAt and
+ *   text (`message-match.ts`), and sampled messages nothing matched are reported as mismatches;
  * - the source's row count per entity is compared with the records the ledger accounts for.
  *
  * Every mismatch names its target key and legacy id. A mismatch the ledger explains (an item not
@@ -24,11 +26,11 @@ import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
-import { drillConversations } from './drill-conversations.ts'
+import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 import { renderVerifyHtml } from './html.ts'
-import { COMPARED_FIELDS } from './message-sample.ts'
+import { COMPARED_FIELDS, unmatchedSample } from './message-sample.ts'
+import { type HeaderInput, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
 import { createMismatchList, type MismatchList } from './mismatch-list.ts'
-import { newRunId, reportHeader, saveReport, writeReportFiles, type HeaderInput } from './meta.ts'
 import { reconcileEntities } from './reconcile-entities.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
 import { VerifyReport } from './schema.ts'
@@ -76,18 +78,22 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     client,
     pacer: createChatPacer(options.chatRequestsPerMinute),
     signal: options.signal,
+    legacyMetadataKey: config.policies.legacyMetadata.key,
     entities: emptyVerifyEntities(),
     add: mismatches.add,
   }
 
-  for (const r of await run.lookups.openItems(jobId)) run.entities[r.entity as LegacyEntity].ledgerOpen = r.n
+  for (const r of await run.lookups.openItems(jobId)) {
+    run.entities[r.entity as LegacyEntity].ledgerOpen = r.n
+  }
   await reconcileEntities(run)
   const messages = await countMessages(run, sampleSize)
-  if (messages.idsComparable) await drillConversations(run, messages.mismatched)
+  const namedMissing = await drillConversations(run, messages.toRelist)
+  const sampleUnmatched = reportUnmatchedSample(run, messages, namedMissing)
   const snapshotAt =
     config.source !== undefined && options.source !== false ? await compareSourceCounts(run, config.source as SourceConfig) : undefined
 
-  const report = buildVerifyReport({ config, jobId, runId, snapshotAt, startedAt }, run, messages, sampleSize, mismatches)
+  const report = buildVerifyReport({ config, jobId, runId, snapshotAt, startedAt }, run, messages, sampleSize, sampleUnmatched, mismatches)
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
   const files = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
@@ -95,7 +101,14 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
 }
 
 /** The report of a finished verify. */
-function buildVerifyReport(header: HeaderInput, run: VerifyRun, messages: MessageCounts, sampleSize: number, mismatches: MismatchList): VerifyReport {
+function buildVerifyReport(
+  header: HeaderInput,
+  run: VerifyRun,
+  messages: MessageCounts,
+  sampleSize: number,
+  sampleUnmatched: number,
+  mismatches: MismatchList,
+): VerifyReport {
   return {
     ...reportHeader(header),
     kind: 'verify',
@@ -103,14 +116,44 @@ function buildVerifyReport(header: HeaderInput, run: VerifyRun, messages: Messag
     messages: {
       conversations: messages.conversations,
       conversationsMismatched: messages.mismatched.length,
+      conversationsRelisted: Math.min(messages.toRelist.length, MAX_DRILLED_CONVERSATIONS),
       sampleRequested: sampleSize,
       sampleCompared: messages.compared,
+      sampleComparedBy: messages.comparedBy,
+      sampleUnmatched,
+      listedBy: messages.listedBy,
       fields: [...COMPARED_FIELDS],
-      idsComparable: messages.idsComparable,
+      idsComparable: true,
     },
     chat: { requests: run.pacer.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.rateLimited },
     mismatches: mismatches.listed,
     mismatchesNotListed: mismatches.notListed,
     totals: { mismatches: mismatches.total, unexplained: mismatches.unexplained },
   }
+}
+
+/**
+ * Sampled ledger messages that no listed message matched (by legacy id, else fingerprint) were not
+ * compared: each is a `missing` mismatch, unless the drill named it missing already. Returns how many.
+ */
+function reportUnmatchedSample(run: VerifyRun, messages: MessageCounts, namedMissing: ReadonlySet<string>): number {
+  const unmatched = unmatchedSample(messages.sample)
+  for (const s of unmatched) {
+    if (namedMissing.has(s.targetKey)) {
+      continue
+    }
+    run.entities.messages.missing++
+    run.add({
+      entity: 'messages',
+      kind: 'missing',
+      targetKey: s.targetKey,
+      legacyId: s.legacyId,
+      field: null,
+      expected: s.targetKey,
+      actual: null,
+      explained: false,
+      note: 'sampled, but no listed message carries its legacy id (or, without one, its sender, receiver, sentAt and text): not compared',
+    })
+  }
+  return unmatched.length
 }

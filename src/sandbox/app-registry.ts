@@ -18,8 +18,11 @@ export type KeyScope = (typeof KEY_SCOPES)[number]
 
 /** Documented trial length is not given; the sandbox says 30 days (assumed). */
 const TRIAL_DAYS = 30
-/** Documented: DELETE schedules the deletion; the delay is not documented (assumed 7 days). */
-const DELETE_DELAY_DAYS = 7
+/**
+ * Documented (management error codes, `ERR_APP_ARCHIVED`): "The app has been archived and will be
+ * permanently deleted after 30 days."
+ */
+export const ARCHIVE_DAYS = 30
 const REGION_NAMES: Record<Region, string> = { us: 'United States', eu: 'Europe', in: 'India' }
 
 /** An active app as the sandbox keeps it in memory. */
@@ -74,8 +77,15 @@ export interface AppRegistry {
    * are added to it, so pre-creating the same app on a persistent store is idempotent.
    */
   create(input: CreateAppInput): Promise<AppInfo>
-  /** Marks an app deleted (it stops answering); returns the UNIX second of the scheduled deletion. */
+  /**
+   * Archives an app (it stops answering, with `ERR_APP_ARCHIVED`); returns the UNIX second of its
+   * scheduled removal. Archived apps whose time has come are removed from the store first.
+   */
   delete(appId: string): Promise<number>
+  /** When an archived app will be removed (UNIX seconds), or undefined: not archived, or its time has come (it is gone). */
+  archivedUntil(appId: string): number | undefined
+  /** Removes from the store every archived app whose time has come, with all its data. */
+  purgeExpired(): Promise<void>
   updateSettings(appId: string, patch: unknown): Promise<AppSettings>
   /** The documented app record of the management interface. */
   record(app: AppInfo): Record<string, unknown>
@@ -83,13 +93,21 @@ export interface AppRegistry {
 
 const API_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/
 
+/** The store's tables that hold an app's data (everything but `apps` itself). */
+const APP_TABLES = ['webhook_deliveries', 'webhooks', 'request_log', 'messages', 'members', 'groups', 'users', 'api_keys'] as const
+
 function hex(bytes: number): string {
   return randomBytes(bytes).toString('hex')
 }
 
-/** @param defaults the settings of apps created without their own. */
-export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegistry {
+/**
+ * @param defaults the settings of apps created without their own.
+ * @param archiveDays how long a deleted app stays archived before it is removed (fractions allowed, for tests).
+ */
+export function createAppRegistry(db: SandboxDb, defaults: AppSettings, archiveDays = ARCHIVE_DAYS): AppRegistry {
   const apps = new Map<string, AppInfo>()
+  /** Archived apps: id → UNIX second of their removal. */
+  const archived = new Map<string, number>()
   const keys = new Map<string, ApiKeyInfo>()
   const order: string[] = []
 
@@ -128,6 +146,11 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
       apps.clear()
       keys.clear()
       order.length = 0
+      archived.clear()
+      for (const r of await db.selectFrom('apps').select(['id', 'scheduled_to_delete_at']).where('state', '=', 'deleted').execute()) {
+        archived.set(r.id, Number(r.scheduled_to_delete_at ?? 0))
+      }
+      await registry.purgeExpired()
       const rows = await db.selectFrom('apps').selectAll().where('state', '=', 'active').orderBy('seq').execute()
       for (const r of rows) {
         const parsed = AppSettings.safeParse({ ...DEFAULT_APP_SETTINGS, ...(r.settings as object) })
@@ -190,6 +213,7 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
         } while (apps.has(id))
       }
       const settings = input.settings === undefined ? { ...defaults } : applySettingsPatch(defaults, input.settings)
+      await registry.purgeExpired()
       const taken = await db.selectFrom('apps').select('id').where('id', '=', id).executeTakeFirst()
       if (taken !== undefined) {
         throw new Error(`the app id ${id} belongs to a deleted app`)
@@ -221,9 +245,36 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings): AppRegi
       }
       return app
     },
+    archivedUntil(appId) {
+      const until = archived.get(appId)
+      return until !== undefined && nowSeconds() < until ? until : undefined
+    },
+    async purgeExpired() {
+      const now = nowSeconds()
+      const gone = [...archived].filter(([, until]) => now >= until).map(([id]) => id)
+      if (gone.length === 0) {
+        return
+      }
+      await db.transaction().execute(async (tx) => {
+        for (const table of APP_TABLES) {
+          await tx.deleteFrom(table).where('app_id', 'in', gone).execute()
+        }
+        await tx.deleteFrom('apps').where('id', 'in', gone).execute()
+      })
+      for (const id of gone) {
+        archived.delete(id)
+        for (const [k, info] of keys) {
+          if (info.appId === id) {
+            keys.delete(k)
+          }
+        }
+      }
+    },
     async delete(appId) {
-      const scheduled = nowSeconds() + DELETE_DELAY_DAYS * 86_400
+      await registry.purgeExpired()
+      const scheduled = Math.ceil(nowSeconds() + archiveDays * 86_400)
       await db.updateTable('apps').set({ state: 'deleted', scheduled_to_delete_at: scheduled }).where('id', '=', appId).execute()
+      archived.set(appId, scheduled)
       apps.delete(appId)
       const i = order.indexOf(appId)
       if (i >= 0) {

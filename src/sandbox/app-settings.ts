@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 
-import { LIMITS } from '../target/schemas.ts'
+import { ENTITIES, LIMITS } from '../target/schemas.ts'
 
 const Probability = z.number().min(0).max(1)
 
@@ -54,10 +54,30 @@ export const AppSettings = z
     webhooksOnImport: z.boolean(),
     /** Roles that exist in the app besides `default`; a user imported with another role is refused. @default [] */
     roles: z.array(z.string().min(1).max(LIMITS.ID_MAX)).max(25),
-    /** Timeout of one webhook delivery attempt in ms. @default 5000 */
+    /**
+     * The data-import endpoints on which a request holding a bad row (any per-item refusal other
+     * than "already exists") writes its good rows and then answers 500 `ERR_EXCEPTION` without
+     * per-item results. `[]` is the kinder per-item answer in a 200.
+     * @default ['messages'] (documented by the vendor's migration guidance for message rows)
+     */
+    badRow500: z.array(z.enum(ENTITIES)).max(ENTITIES.length),
+    /**
+     * Send `X-RateLimit-*` on every import answer and `Retry-After` on a 429. The data-import
+     * documentation promises none: off, the wait is only in the 429's text.
+     * @default true (for now: chatferry's loader reads the wait from the headers)
+     */
+    rateLimitHeaders: z.boolean(),
+    /** Groups a user can be a member of; a member import beyond is refused. @default 2000 (documented) */
+    maxGroupsPerUser: z.number().int().min(1).max(10_000_000),
+    /** Members of one group; a member import beyond is refused with `ERR_NO_VACANCY`. @default 100000 (documented) */
+    maxMembersPerGroup: z.number().int().min(1).max(100_000_000),
+    /** A webhook receiver must answer within this many ms, or the attempt failed. @default 2000 (documented: 2 seconds) */
     webhookTimeoutMs: z.number().int().min(1).max(120_000),
-    /** Attempts per webhook delivery (non-2xx and network errors are retried). @default 3 */
-    webhookMaxAttempts: z.number().int().min(1).max(10),
+    /**
+     * Delays before the retries of a failed delivery to a webhook with `retryOnFailure`, each after
+     * the previous attempt failed. @default [10000, 30000] (documented: after 10 s, after 30 s)
+     */
+    webhookRetryDelaysMs: z.array(z.number().int().min(0).max(3_600_000)).max(10),
     faults: FaultSettings,
   })
   .strict()
@@ -94,8 +114,12 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
   requireGroupMembership: false,
   webhooksOnImport: false,
   roles: [],
-  webhookTimeoutMs: 5_000,
-  webhookMaxAttempts: 3,
+  badRow500: ['messages'],
+  rateLimitHeaders: true,
+  maxGroupsPerUser: LIMITS.GROUPS_PER_USER_MAX,
+  maxMembersPerGroup: LIMITS.MEMBERS_PER_GROUP_MAX,
+  webhookTimeoutMs: 2_000,
+  webhookRetryDelaysMs: [10_000, 30_000],
   faults: { extra429: 0, partialCommit500: 0, dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
 }) as AppSettings
 

@@ -39,6 +39,16 @@ export function authenticateManagement(ctx: RequestContext, credentials: Managem
   }
 }
 
+/**
+ * A deleted app is archived for 30 days: every call naming it answers `ERR_APP_ARCHIVED`
+ * (documented code and words; which calls answer it, and the HTTP status, are assumed: all, 403).
+ */
+export function throwIfArchived(registry: AppRegistry, appId: string): void {
+  if (registry.archivedUntil(appId) !== undefined) {
+    throw new HttpError(403, 'ERR_APP_ARCHIVED', `The app ${appId} has been archived and will be permanently deleted after 30 days.`)
+  }
+}
+
 /** Who called an app interface: the app and the key used. */
 export interface AppCaller {
   readonly app: AppInfo
@@ -55,6 +65,7 @@ export function authenticateApp(ctx: RequestContext, registry: AppRegistry): App
   const appId = ctx.params.appId ?? ''
   const app = registry.get(appId)
   if (app === undefined) {
+    throwIfArchived(registry, appId)
     throw new HttpError(401, 'AUTH_ERR_INVALID_APPID', `The app ${appId} does not exist or has been deleted.`)
   }
   const apiKey = header(ctx, 'apikey')

@@ -2,19 +2,20 @@
  * The chat interface's read endpoints used to check an import (documented: facts §5):
  * page-numbered `GET users`, `groups`, `groups/:guid/members` (perPage default 100, max 1000;
  * page default 1; stable creation order) and cursor-paged `GET messages` (limit 1–1000, default
- * 10; affix/id/sentAt). Messages are paged with keyset queries on (sent_at, id) indexes, never
+ * 10; affix/id/sentAt), answered in the published shape (no `muid`: `listedMessageObject`). Messages are paged with keyset queries on (sent_at, id) indexes, never
  * OFFSET, so deep pages of millions of rows stay fast. Filters that are documented but not listed
  * here are ignored.
  */
-import { sql } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 
 import type { AppInfo } from './app-registry.ts'
 import { authenticateApp } from './auth.ts'
 import { boolParam, enumParam, type HeaderMap, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
 import { rateLimitHeaders } from './rate-limiter.ts'
-import { groupObject, memberObject, messageObject, userObject } from './representations.ts'
+import { groupObject, listedMessageObject, memberObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
 import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
+import type { MessagesTable } from './sandbox-store.ts'
 
 const PER_PAGE_DEFAULT = 100
 const PER_PAGE_MAX = 1000
@@ -248,7 +249,7 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
   if (cursorId !== undefined && cursorSentAt === undefined) {
     const at = await services.db.selectFrom('messages').select('sent_at').where('app_id', '=', app.id).where('id', '=', cursorId).executeTakeFirst()
     if (!at) {
-      throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${cursorId} does not exist.`, { headers })
+      throw new HttpError(404, 'ERR_MESSAGE_ID_NOT_FOUND', `The message ${cursorId} does not exist.`, { headers })
     }
     cursorSentAt = Number(at.sent_at)
   }
@@ -302,7 +303,7 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
   if (more && edge) {
     meta.next = { affix, sentAt: Number(edge.sent_at), id: String(edge.id) }
   }
-  return { status: 200, headers, body: { data: page.map(messageObject), meta } }
+  return { status: 200, headers, body: { data: await listedMessages(services, app.id, page), meta } }
 }
 
 async function getMessage(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
@@ -312,9 +313,54 @@ async function getMessage(services: SandboxServices, ctx: RequestContext): Promi
     ? await services.db.selectFrom('messages').selectAll().where('app_id', '=', app.id).where('id', '=', Number(raw)).executeTakeFirst()
     : undefined
   if (!row) {
-    throw new HttpError(404, 'ERR_MESSAGE_NOT_FOUND', `The message ${raw} does not exist.`, { headers })
+    throw new HttpError(404, 'ERR_MESSAGE_ID_NOT_FOUND', `The message ${raw} does not exist.`, { headers })
   }
-  return { status: 200, headers, body: { data: messageObject(row) } }
+  const [message] = await listedMessages(services, app.id, [row])
+  return { status: 200, headers, body: { data: message } }
+}
+
+/** Messages in the listed shape, with the sender's and receiver's objects (two queries per page). */
+async function listedMessages(
+  services: SandboxServices,
+  appId: string,
+  rows: readonly Selectable<MessagesTable>[],
+): Promise<Record<string, unknown>[]> {
+  const uids = new Set<string>()
+  const guids = new Set<string>()
+  for (const r of rows) {
+    uids.add(r.sender)
+    if (r.receiver_type === 'group') {
+      guids.add(r.receiver)
+    } else {
+      uids.add(r.receiver)
+    }
+  }
+  const users =
+    uids.size === 0
+      ? []
+      : await services.db
+          .selectFrom('users')
+          .selectAll()
+          .where('app_id', '=', appId)
+          .where('uid', 'in', [...uids])
+          .execute()
+  const groups =
+    guids.size === 0
+      ? []
+      : await services.db
+          .selectFrom('groups')
+          .selectAll()
+          .where('app_id', '=', appId)
+          .where('guid', 'in', [...guids])
+          .execute()
+  const userOf = new Map(users.map((u) => [u.uid, u]))
+  const groupOf = new Map(groups.map((g) => [g.guid, g]))
+  return rows.map((r) =>
+    listedMessageObject(r, {
+      sender: userOf.get(r.sender),
+      receiver: r.receiver_type === 'group' ? groupOf.get(r.receiver) : userOf.get(r.receiver),
+    }),
+  )
 }
 
 /** The chat read routes, under both documented prefixes. */

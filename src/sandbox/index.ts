@@ -9,10 +9,12 @@
  * interfaces under `/apps/<appId>/v3/…` (and `/v3.0/…`), sandbox-only knobs under `/sandbox/…`.
  */
 import type { AddressInfo } from 'node:net'
-import { pino, type Logger } from 'pino'
+
+import { type Logger, pino } from 'pino'
+
 import type { DatabaseLocation } from '../db.ts'
 import { isLoopbackHost } from '../target/transport.ts'
-import { createAppRegistry, type CreateAppInput, type Region } from './app-registry.ts'
+import { type CreateAppInput, createAppRegistry, type Region } from './app-registry.ts'
 import { applySettingsPatch, type AppSettings, type AppSettingsPatch, DEFAULT_APP_SETTINGS } from './app-settings.ts'
 import type { ManagementCredentials } from './auth.ts'
 import { chatRoutes } from './chat-routes.ts'
@@ -62,7 +64,18 @@ export interface SandboxOptions {
   readonly allowNonLoopback?: boolean
   /** @default a silent logger */
   readonly logger?: Logger
+  /**
+   * Active apps beyond which `POST /apps` is refused (`ERR_APP_CREATION_FAILED_MAX_LIMIT`); apps
+   * created in-process or with `--app` count but are never refused. The platform's number is not
+   * published. @default 5 (assumed)
+   */
+  readonly maxApps?: number
+  /** Days a deleted app stays archived (`ERR_APP_ARCHIVED`) before it is removed; fractions allowed. @default 30 (documented) */
+  readonly archiveDays?: number
 }
+
+/** Assumed: the platform does not publish how many complimentary apps an account may have. */
+export const DEFAULT_MAX_APPS = 5
 
 /** An app as {@link Sandbox.createApp} returns it. */
 export interface SandboxApp {
@@ -109,7 +122,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const store = await openSandboxStore(options.state ?? { dir: 'memory://' })
   const db = store.db
   try {
-    const registry = createAppRegistry(db, defaults)
+    const registry = createAppRegistry(db, defaults, options.archiveDays)
     await registry.load()
     const services: SandboxServices = {
       db,
@@ -120,6 +133,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       requestLog: createRequestLog(db, logger),
       logger,
       management: options.management ?? { key: DEFAULT_MANAGEMENT_KEY, secret: DEFAULT_MANAGEMENT_SECRET },
+      maxApps: options.maxApps ?? DEFAULT_MAX_APPS,
     }
     const router = createRouter([...managementRoutes(services), ...importRoutes(services), ...chatRoutes(services), ...sandboxRoutes(services)])
     const server = createSandboxServer({ router, logger, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })

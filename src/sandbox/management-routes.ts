@@ -1,20 +1,30 @@
 /**
  * The management interface (documented: facts §6): `POST /apps`, `GET /apps`, `DELETE
- * /apps/:appId`, headers `key`/`secret`. Webhook configuration lives at `/apps/:appId/webhooks`
- * — that path is ASSUMED (the docs list "webhooks: create, list, update, delete" without paths);
- * its fields and limits are documented (spec §2.2, facts §6). Management error codes are not
- * documented (gap 10); the codes used here for a missing app or webhook are assumed.
+ * /apps/:appId`, headers `key`/`secret`; and webhooks as published (facts i12 §4,
+ * cometchat/docs `management-apis.json`): `/apps/:appId/webhooks[/:webhookId]` and the triggers
+ * sub-resource `/apps/:appId/webhooks/:webhookId/triggers`, each taking `X-Webhook-Version`
+ * (absent: a legacy webhook, `2`: the new implementation). Management error codes beyond the
+ * published table (`ERR_WEBHOOK_NOT_FOUND`, `ERR_BAD_REQUEST`, `ERR_TRIGGER_NOT_FOUND`,
+ * `AUTH_ERR_EMPTY_AUTH_HEADER`) and every HTTP status are assumed (README).
  */
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
+import { z } from 'zod'
 
-import { CreateAppRequest, LIMITS, WebhookConfig } from '../target/schemas.ts'
+import { CreateAppRequest } from '../target/schemas.ts'
+import {
+  CreateWebhookRequest,
+  isWebhookTrigger,
+  UpdateWebhookRequest,
+  WEBHOOK_LIMITS,
+  WEBHOOK_VERSION_HEADER,
+  type WebhookVersion,
+} from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
-import { authenticateManagement } from './auth.ts'
-import { HttpError, intParam, isPlainObject, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
+import { authenticateManagement, throwIfArchived } from './auth.ts'
+import { header, HttpError, intParam, isPlainObject, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
 import type { WebhooksTable } from './sandbox-store.ts'
-import { webhookUrlProblem } from './webhook-dispatcher.ts'
 
 function badRequest(message: string, details?: Record<string, string[]>): HttpError {
   return new HttpError(400, 'ERR_BAD_REQUEST', message, details ? { details } : {})
@@ -24,6 +34,7 @@ function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   const appId = ctx.params.appId ?? ''
   const app = services.registry.get(appId)
   if (!app) {
+    throwIfArchived(services.registry, appId)
     throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
   }
   return app
@@ -37,6 +48,15 @@ async function createApp(services: SandboxServices, ctx: RequestContext): Promis
   }
   if (parsed.data.version !== '3') {
     throw badRequest('Only version "3" apps can be created.', { version: ['must be "3"'] })
+  }
+  // Documented code and words; the number of apps allowed is not published (assumed: `maxApps`,
+  // counting every active app of the sandbox, as an account's apps).
+  if (services.registry.list().length >= services.maxApps) {
+    throw new HttpError(
+      403,
+      'ERR_APP_CREATION_FAILED_MAX_LIMIT',
+      'You have reached the maximum number of complimentary apps allowed. Delete an existing app or upgrade to a paid plan, then try again.',
+    )
   }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
   return { status: 200, body: { data: services.registry.record(app) } }
@@ -71,143 +91,299 @@ async function deleteApp(services: SandboxServices, ctx: RequestContext): Promis
 
 // ─── webhooks ────────────────────────────────────────────────────────────────────────────────────
 
-/** A webhook as answered: the documented configuration fields, except the password (a secret). */
+/**
+ * The implementation a request asks for. Documented: absent = legacy, `"2"` = the new one. Any
+ * other value is refused (assumed: the docs name no third value).
+ */
+function versionOf(ctx: RequestContext): WebhookVersion {
+  const raw = header(ctx, WEBHOOK_VERSION_HEADER)
+  if (raw === undefined) {
+    return 'legacy'
+  }
+  if (raw.trim() === '2') {
+    return '2'
+  }
+  throw badRequest(`${WEBHOOK_VERSION_HEADER} must be "2", or absent for a legacy webhook.`, { [WEBHOOK_VERSION_HEADER]: ['must be "2" or absent'] })
+}
+
+/**
+ * A webhook as answered: the documented fields (`webhookSchema`: id, name, webhookURL, enabled;
+ * the examples add createdAt, updatedAt) and the sandbox's `version`. Never the username or the
+ * password (documented: no answer shows them).
+ */
 function webhookObject(r: Selectable<WebhooksTable>): Record<string, unknown> {
   return {
     id: r.id,
     name: r.name,
     webhookURL: r.webhook_url,
-    useBasicAuth: r.use_basic_auth,
-    ...(r.username !== null ? { username: r.username } : {}),
     enabled: r.enabled,
-    ...(r.triggers !== null ? { triggers: r.triggers } : {}),
+    version: r.version,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
   }
 }
 
-/** Validates a full webhook configuration (documented fields and limits, plus the URL rule). */
-function checkWebhook(input: unknown) {
-  const parsed = WebhookConfig.safeParse(input)
+function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(input)
   if (!parsed.success) {
-    throw badRequest('The webhook is invalid.', zodDetails(parsed.error.issues))
+    throw badRequest(`The ${what} is invalid.`, zodDetails(parsed.error.issues))
   }
-  const w = parsed.data
-  const problem = webhookUrlProblem(w.webhookURL)
-  if (problem) {
-    throw badRequest(`webhookURL ${problem}.`, { webhookURL: [problem] })
-  }
-  if (w.useBasicAuth && (!w.username || !w.password)) {
-    throw badRequest('A webhook with useBasicAuth needs a username and a password.', {
-      ...(w.username ? {} : { username: ['is required when useBasicAuth is true'] }),
-      ...(w.password ? {} : { password: ['is required when useBasicAuth is true'] }),
-    })
-  }
-  return w
+  return parsed.data
 }
 
-async function createWebhook(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
+function pagination(total: number, count: number, perPage: number, page: number) {
+  return { total, count, per_page: perPage, current_page: page, total_pages: Math.ceil(total / perPage) }
+}
+
+/**
+ * Runs a webhook operation for an authenticated caller and an existing app, and records it in the
+ * request log (endpoint `webhooks` or `webhook-triggers`, no items), refused or not, so a test can
+ * prove what reached the sandbox.
+ */
+async function logged(
+  services: SandboxServices,
+  ctx: RequestContext,
+  endpoint: 'webhooks' | 'webhook-triggers',
+  work: (app: AppInfo) => Promise<Reply>,
+): Promise<Reply> {
   authenticateManagement(ctx, services.management)
   const app = appOf(services, ctx)
-  const w = checkWebhook(jsonBody(ctx))
-  const count = await services.db
-    .selectFrom('webhooks')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('app_id', '=', app.id)
-    .executeTakeFirstOrThrow()
-  if (Number(count.n) >= LIMITS.WEBHOOKS_PER_APP_MAX) {
-    throw badRequest(`An app has at most ${LIMITS.WEBHOOKS_PER_APP_MAX} webhooks.`, {
-      id: [`at most ${LIMITS.WEBHOOKS_PER_APP_MAX} webhooks per app`],
-    })
+  const entry = {
+    appId: app.id,
+    receivedAtMs: ctx.receivedAtMs,
+    method: ctx.method,
+    path: ctx.path,
+    endpoint,
+    itemCount: null,
+    fault: null,
+    committed: 0,
+    latencyMs: 0,
+    items: null,
   }
-  const row = await services.db
-    .insertInto('webhooks')
-    .values({
-      app_id: app.id,
-      id: w.id,
-      name: w.name,
-      webhook_url: w.webhookURL,
-      use_basic_auth: w.useBasicAuth,
-      username: w.username ?? null,
-      password: w.password ?? null,
-      enabled: w.enabled,
-      triggers: w.triggers ? JSON.stringify(w.triggers) : null,
-      created_at: Math.floor(Date.now() / 1000),
-    })
-    .onConflict((oc) => oc.columns(['app_id', 'id']).doNothing())
-    .returningAll()
-    .executeTakeFirst()
-  if (!row) {
-    throw new HttpError(409, 'ERR_WEBHOOK_ALREADY_EXISTS', `The app already has a webhook with the id ${w.id}.`)
+  try {
+    const reply = await work(app)
+    services.requestLog.add({ ...entry, status: 'status' in reply ? reply.status : null, code: null, durationMs: Date.now() - ctx.receivedAtMs })
+    return reply
+  } catch (err) {
+    const status = err instanceof HttpError ? err.status : 500
+    const code = err instanceof HttpError ? err.code : 'ERR_EXCEPTION'
+    services.requestLog.add({ ...entry, status, code, durationMs: Date.now() - ctx.receivedAtMs })
+    throw err
   }
-  return { status: 200, body: { data: webhookObject(row) } }
 }
 
-async function listWebhooks(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
-  authenticateManagement(ctx, services.management)
-  const app = appOf(services, ctx)
-  const rows = await services.db.selectFrom('webhooks').selectAll().where('app_id', '=', app.id).orderBy('seq').execute()
-  return { status: 200, body: { data: rows.map(webhookObject) } }
-}
-
-async function findWebhook(services: SandboxServices, ctx: RequestContext) {
-  const app = appOf(services, ctx)
+async function findWebhook(services: SandboxServices, app: AppInfo, ctx: RequestContext) {
   const id = ctx.params.webhookId ?? ''
   const row = await services.db.selectFrom('webhooks').selectAll().where('app_id', '=', app.id).where('id', '=', id).executeTakeFirst()
   if (!row) {
-    throw new HttpError(404, 'ERR_WEBHOOK_NOT_FOUND', `The app has no webhook with the id ${id}.`)
+    throw new HttpError(404, 'ERR_WEBHOOK_NOT_FOUND', `The webhook ${id.slice(0, 60)} does not exist.`)
   }
-  return { app, row }
+  return row
+}
+
+async function createWebhook(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
+  return logged(services, ctx, 'webhooks', async (app) => {
+    const version = versionOf(ctx)
+    const w = parseWith(CreateWebhookRequest, jsonBody(ctx), 'webhook')
+    const now = Math.floor(Date.now() / 1000)
+    const row = await services.db.transaction().execute(async (trx) => {
+      // One creation at a time per app, so the 25 limit holds under concurrent requests.
+      await sql`select pg_advisory_xact_lock(hashtext(${`sandbox.webhooks:${app.id}`}))`.execute(trx)
+      const count = await trx
+        .selectFrom('webhooks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('app_id', '=', app.id)
+        .executeTakeFirstOrThrow()
+      if (Number(count.n) >= WEBHOOK_LIMITS.PER_APP_MAX) {
+        throw badRequest(`An app has at most ${WEBHOOK_LIMITS.PER_APP_MAX} webhooks.`, {
+          id: [`at most ${WEBHOOK_LIMITS.PER_APP_MAX} webhooks per app`],
+        })
+      }
+      return trx
+        .insertInto('webhooks')
+        .values({
+          app_id: app.id,
+          id: w.id,
+          name: w.name,
+          webhook_url: w.webhookURL,
+          use_basic_auth: w.useBasicAuth,
+          username: w.username ?? null,
+          password: w.password ?? null,
+          enabled: w.enabled,
+          retry_on_failure: w.retryOnFailure,
+          version,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => oc.columns(['app_id', 'id']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
+    })
+    if (!row) {
+      throw badRequest(`The app already has a webhook with the id ${w.id}.`, { id: ['already exists'] })
+    }
+    // The published example answers create with an array: [{"data": {…}}].
+    return { status: 200, body: [{ data: webhookObject(row) }] }
+  })
+}
+
+async function listWebhooks(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
+  return logged(services, ctx, 'webhooks', async (app) => {
+    versionOf(ctx)
+    const perPage = intParam(ctx.query, 'perPage', 100, 1, 1000)
+    const page = intParam(ctx.query, 'page', 1, 1, 10_000_000)
+    const search = ctx.query.get('searchKey')?.toLowerCase()
+    const rows = await services.db.selectFrom('webhooks').selectAll().where('app_id', '=', app.id).orderBy('seq').execute()
+    const all = rows.filter((r) => !search || r.name.toLowerCase().includes(search))
+    const slice = all.slice((page - 1) * perPage, page * perPage)
+    return { status: 200, body: { data: slice.map(webhookObject), meta: { pagination: pagination(all.length, slice.length, perPage, page) } } }
+  })
 }
 
 async function getWebhook(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
-  authenticateManagement(ctx, services.management)
-  const { row } = await findWebhook(services, ctx)
-  return { status: 200, body: { data: webhookObject(row) } }
+  return logged(services, ctx, 'webhooks', async (app) => {
+    versionOf(ctx)
+    const row = await findWebhook(services, app, ctx)
+    // The published example: {"data": [{"data": {…}}]}.
+    return { status: 200, body: { data: [{ data: webhookObject(row) }] } }
+  })
 }
 
 async function updateWebhook(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
-  authenticateManagement(ctx, services.management)
-  const body = jsonBody(ctx)
-  const { app, row } = await findWebhook(services, ctx)
-  if (!isPlainObject(body)) {
-    throw badRequest('The body must be a JSON object.')
-  }
-  if (body.id !== undefined && body.id !== row.id) {
-    throw badRequest('The id of a webhook cannot be changed.', { id: ['cannot be changed'] })
-  }
-  const current = {
-    id: row.id,
-    name: row.name,
-    webhookURL: row.webhook_url,
-    useBasicAuth: row.use_basic_auth,
-    ...(row.username !== null ? { username: row.username } : {}),
-    ...(row.password !== null ? { password: row.password } : {}),
-    enabled: row.enabled,
-    ...(row.triggers !== null ? { triggers: row.triggers } : {}),
-  }
-  const w = checkWebhook({ ...current, ...body })
-  const updated = await services.db
-    .updateTable('webhooks')
-    .set({
-      name: w.name,
-      webhook_url: w.webhookURL,
-      use_basic_auth: w.useBasicAuth,
-      username: w.username ?? null,
-      password: w.password ?? null,
-      enabled: w.enabled,
-      triggers: w.triggers ? JSON.stringify(w.triggers) : null,
-    })
-    .where('app_id', '=', app.id)
-    .where('id', '=', row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow()
-  return { status: 200, body: { data: webhookObject(updated) } }
+  return logged(services, ctx, 'webhooks', async (app) => {
+    versionOf(ctx)
+    const row = await findWebhook(services, app, ctx)
+    const body = jsonBody(ctx)
+    if (!isPlainObject(body)) {
+      throw badRequest('The body must be a JSON object.')
+    }
+    const w = parseWith(UpdateWebhookRequest, body, 'webhook')
+    const next = {
+      name: w.name ?? row.name,
+      webhook_url: w.webhookURL ?? row.webhook_url,
+      use_basic_auth: w.useBasicAuth ?? row.use_basic_auth,
+      username: w.username ?? row.username,
+      password: w.password ?? row.password,
+      enabled: w.enabled ?? row.enabled,
+      retry_on_failure: w.retryOnFailure ?? row.retry_on_failure,
+    }
+    if (next.use_basic_auth && (!next.username || !next.password)) {
+      throw badRequest('A webhook with useBasicAuth needs a username and a password.', {
+        ...(next.username ? {} : { username: ['is required when useBasicAuth is true'] }),
+        ...(next.password ? {} : { password: ['is required when useBasicAuth is true'] }),
+      })
+    }
+    const updated = await services.db
+      .updateTable('webhooks')
+      .set({ ...next, updated_at: Math.floor(Date.now() / 1000) })
+      .where('app_id', '=', app.id)
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    return { status: 200, body: { data: [{ data: webhookObject(updated) }] } }
+  })
 }
 
 async function deleteWebhook(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
-  authenticateManagement(ctx, services.management)
-  const { app, row } = await findWebhook(services, ctx)
-  await services.db.deleteFrom('webhooks').where('app_id', '=', app.id).where('id', '=', row.id).execute()
-  return { status: 200, body: { data: { success: true } } }
+  return logged(services, ctx, 'webhooks', async (app) => {
+    versionOf(ctx)
+    const row = await findWebhook(services, app, ctx)
+    await services.db.deleteFrom('webhooks').where('app_id', '=', app.id).where('id', '=', row.id).execute()
+    return { status: 200, body: { data: { success: true, message: 'Deleted Webhook successfully.' } } }
+  })
+}
+
+// ─── triggers (a sub-resource of a webhook) ──────────────────────────────────────────────────────
+
+const TriggerIdsBody = z.object({ triggerIds: z.array(z.string()).min(1) }).strict()
+
+/** The trigger ids of a body; any id not in the documented list → ERR_TRIGGER_NOT_FOUND, nothing changes. */
+function triggerIdsOf(ctx: RequestContext): string[] {
+  const { triggerIds } = parseWith(TriggerIdsBody, jsonBody(ctx), 'request')
+  const unknown = [...new Set(triggerIds.filter((id) => !isWebhookTrigger(id)))]
+  if (unknown.length > 0) {
+    throw new HttpError(404, 'ERR_TRIGGER_NOT_FOUND', `Trigger ${unknown.map((id) => id.slice(0, 60)).join(', ')} does not exist.`, {
+      details: { triggerIds: unknown.map((id) => `${id.slice(0, 60)} does not exist`) },
+    })
+  }
+  return [...new Set(triggerIds)]
+}
+
+/** A short text per trigger (assumed: the published list answer shows "[Beta] …" texts, not each one). */
+function describeTrigger(id: string): string {
+  return `Fires on ${id.replace(/^after_/, '').replace(/_/g, ' ')}.`
+}
+
+async function addTriggers(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
+  return logged(services, ctx, 'webhook-triggers', async (app) => {
+    versionOf(ctx)
+    const row = await findWebhook(services, app, ctx)
+    const ids = triggerIdsOf(ctx)
+    const added = await services.db
+      .insertInto('webhook_triggers')
+      .values(ids.map((trigger_id) => ({ app_id: app.id, webhook_id: row.id, trigger_id })))
+      .onConflict((oc) => oc.columns(['app_id', 'webhook_id', 'trigger_id']).doNothing())
+      .returning('trigger_id')
+      .execute()
+    const fresh = new Set(added.map((r) => r.trigger_id))
+    const data: Record<string, unknown> = {}
+    for (const id of ids) {
+      data[id] = fresh.has(id)
+        ? { success: true, message: 'Triggers has been added successfully.' }
+        : { success: false, error: { code: 'ERR_BAD_REQUEST', message: `The trigger ${id} is already added to the webhook.` } }
+    }
+    return { status: 200, body: { data } }
+  })
+}
+
+async function listTriggers(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
+  return logged(services, ctx, 'webhook-triggers', async (app) => {
+    versionOf(ctx)
+    const row = await findWebhook(services, app, ctx)
+    const perPage = intParam(ctx.query, 'perPage', 100, 1, 1000)
+    const page = intParam(ctx.query, 'page', 1, 1, 10_000_000)
+    const rows = await services.db
+      .selectFrom('webhook_triggers')
+      .select('trigger_id')
+      .where('app_id', '=', app.id)
+      .where('webhook_id', '=', row.id)
+      .orderBy('seq')
+      .execute()
+    const slice = rows.slice((page - 1) * perPage, page * perPage)
+    return {
+      status: 200,
+      body: {
+        data: slice.map((r) => ({ id: r.trigger_id, description: describeTrigger(r.trigger_id) })),
+        meta: { pagination: pagination(rows.length, slice.length, perPage, page) },
+      },
+    }
+  })
+}
+
+async function removeTriggers(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
+  return logged(services, ctx, 'webhook-triggers', async (app) => {
+    versionOf(ctx)
+    const row = await findWebhook(services, app, ctx)
+    const ids = triggerIdsOf(ctx)
+    await services.db.transaction().execute(async (trx) => {
+      const present = await trx
+        .selectFrom('webhook_triggers')
+        .select('trigger_id')
+        .where('app_id', '=', app.id)
+        .where('webhook_id', '=', row.id)
+        .where('trigger_id', 'in', ids)
+        .execute()
+      const have = new Set(present.map((r) => r.trigger_id))
+      const missing = ids.filter((id) => !have.has(id))
+      if (missing.length > 0) {
+        throw new HttpError(404, 'ERR_TRIGGER_NOT_FOUND', `The webhook has no trigger ${missing.join(', ')}; nothing was removed.`, {
+          details: { triggerIds: missing.map((id) => `${id} is not added to the webhook`) },
+        })
+      }
+      await trx.deleteFrom('webhook_triggers').where('app_id', '=', app.id).where('webhook_id', '=', row.id).where('trigger_id', 'in', ids).execute()
+    })
+    return { status: 200, body: { data: { success: true, message: 'Removed trigger successfully.' } } }
+  })
 }
 
 /** The management routes (apps, webhooks). */
@@ -221,5 +397,8 @@ export function managementRoutes(services: SandboxServices): Route[] {
     { method: 'GET', pattern: '/apps/:appId/webhooks/:webhookId', handler: (ctx) => getWebhook(services, ctx) },
     { method: 'PUT', pattern: '/apps/:appId/webhooks/:webhookId', readsBody: true, handler: (ctx) => updateWebhook(services, ctx) },
     { method: 'DELETE', pattern: '/apps/:appId/webhooks/:webhookId', handler: (ctx) => deleteWebhook(services, ctx) },
+    { method: 'POST', pattern: '/apps/:appId/webhooks/:webhookId/triggers', readsBody: true, handler: (ctx) => addTriggers(services, ctx) },
+    { method: 'GET', pattern: '/apps/:appId/webhooks/:webhookId/triggers', handler: (ctx) => listTriggers(services, ctx) },
+    { method: 'DELETE', pattern: '/apps/:appId/webhooks/:webhookId/triggers', readsBody: true, handler: (ctx) => removeTriggers(services, ctx) },
   ]
 }

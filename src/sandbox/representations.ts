@@ -79,7 +79,11 @@ export function conversationIdOf(sender: string, receiverType: string, receiver:
   return `${a}_user_${b}`
 }
 
-/** The message object of the lists (plus `muid`, a sandbox extra); the import echo adds `data.entities`. */
+/**
+ * The message object of the import echo: the documented list fields plus `muid`, `tags`,
+ * `deliveredAt` and `readAt` (the import answer's schema adds the timestamps; its example shows
+ * `muid`); the import route adds `data.entities`. The chat lists answer {@link listedMessageObject}.
+ */
 export function messageObject(r: MessageRow): Record<string, unknown> {
   return defined({
     id: String(r.id),
@@ -96,6 +100,45 @@ export function messageObject(r: MessageRow): Record<string, unknown> {
     updatedAt: Number(r.updated_at),
     deliveredAt: r.delivered_at === null ? undefined : Number(r.delivered_at),
     readAt: r.read_at === null ? undefined : Number(r.read_at),
+  })
+}
+
+/** The sender's and receiver's rows, for a listed message's `data.entities`. */
+export interface MessageParties {
+  readonly sender: UserRow | undefined
+  readonly receiver: UserRow | GroupRow | undefined
+}
+
+/**
+ * A message as the chat interface lists it (`GET /messages`, `GET /messages/:id`), in the
+ * documented shape only (cometchat/docs `chat-apis.json`, `/messages` get, and the `messageSchema`
+ * component): `id, conversationId, sender, receiverType, receiver, category, type, data, sentAt,
+ * updatedAt`, with `data.entities.sender|receiver` as the published example shows them. No `muid`,
+ * `tags`, `deliveredAt` or `readAt`: the published list does not return them, so a client that
+ * needs them fails here as it would on the platform.
+ */
+export function listedMessageObject(r: MessageRow, parties: MessageParties): Record<string, unknown> {
+  const entities: Record<string, unknown> = {}
+  if (parties.sender !== undefined) {
+    entities.sender = entityWrapper(userObject(parties.sender), 'user')
+  }
+  if (parties.receiver !== undefined) {
+    entities.receiver =
+      r.receiver_type === 'group'
+        ? entityWrapper(groupObject(parties.receiver as GroupRow), 'group')
+        : entityWrapper(userObject(parties.receiver as UserRow), 'user')
+  }
+  return defined({
+    id: String(r.id),
+    conversationId: r.conversation_id,
+    sender: r.sender,
+    receiverType: r.receiver_type,
+    receiver: r.receiver,
+    category: r.category,
+    type: r.type,
+    data: { ...(r.data as object), entities },
+    sentAt: Number(r.sent_at),
+    updatedAt: Number(r.updated_at),
   })
 }
 

@@ -1,6 +1,6 @@
 /**
  * The log of data-import requests (sandbox-only, for tests and inspection): one row per
- * authenticated data-import request with when it arrived, the endpoint, how many items it held,
+ * authenticated data-import request (and per webhook management request, without items) with when it arrived, the endpoint, how many items it held,
  * the status answered (null when the connection was dropped), the fault injected, how many
  * items were written, and item by item what the request carried and what became of each (so a
  * test can prove what the platform *received*, not only what it holds). Rows are written in
@@ -44,7 +44,7 @@ export interface RequestLogEntry {
   receivedAtMs: number
   method: string
   path: string
-  /** users, groups, members or messages. */
+  /** users, groups, members or messages; `webhooks` / `webhook-triggers` for webhook management (no items). */
   endpoint: string
   /** Items in the body; null when the body was not read as an import (malformed, refused first). */
   itemCount: number | null
@@ -93,26 +93,26 @@ export function createRequestLog(db: SandboxDb, logger: Logger): RequestLog {
     buffer = []
     chain = chain.then(() =>
       db
-      .insertInto('request_log')
-      .values(
-        entries.map((e) => ({
-          app_id: e.appId,
-          received_at_ms: e.receivedAtMs,
-          method: e.method,
-          path: e.path,
-          endpoint: e.endpoint,
-          item_count: e.itemCount,
-          status: e.status,
-          code: e.code,
-          fault: e.fault,
-          committed: e.committed,
-          latency_ms: e.latencyMs,
-          duration_ms: e.durationMs,
-          items: e.items == null ? null : JSON.stringify(e.items),
-        })),
-      )
-      .execute()
-      .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
+        .insertInto('request_log')
+        .values(
+          entries.map((e) => ({
+            app_id: e.appId,
+            received_at_ms: e.receivedAtMs,
+            method: e.method,
+            path: e.path,
+            endpoint: e.endpoint,
+            item_count: e.itemCount,
+            status: e.status,
+            code: e.code,
+            fault: e.fault,
+            committed: e.committed,
+            latency_ms: e.latencyMs,
+            duration_ms: e.durationMs,
+            items: e.items == null ? null : JSON.stringify(e.items),
+          })),
+        )
+        .execute()
+        .catch((err: unknown) => logger.warn({ err }, 'could not write the request log')),
     )
   }
 

@@ -42,6 +42,8 @@ export interface DeliveryLogEntry {
   status: string
   httpStatus: number | null
   attempts: number
+  /** When each attempt started (epoch ms), oldest first. */
+  attemptsAtMs: number[]
   lastError: string | null
   createdAtMs: number
   finishedAtMs: number | null
@@ -58,6 +60,7 @@ export async function listDeliveries(db: SandboxDb, appId: string): Promise<Deli
     status: r.status,
     httpStatus: r.http_status,
     attempts: r.attempts,
+    attemptsAtMs: Array.isArray(r.attempts_at_ms) ? (r.attempts_at_ms as number[]) : [],
     lastError: r.last_error,
     createdAtMs: Number(r.created_at_ms),
     finishedAtMs: r.finished_at_ms === null ? null : Number(r.finished_at_ms),

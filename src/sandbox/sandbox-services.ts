@@ -20,6 +20,8 @@ export interface SandboxServices {
   readonly requestLog: RequestLog
   readonly logger: Logger
   readonly management: ManagementCredentials
+  /** Active apps beyond which `POST /apps` answers `ERR_APP_CREATION_FAILED_MAX_LIMIT`. */
+  readonly maxApps: number
 }
 
 /** The two documented path prefixes of the app interfaces (`/v3` and the older `/v3.0`). */

@@ -134,8 +134,19 @@ export interface WebhooksTable {
   username: string | null
   password: string | null
   enabled: boolean
-  triggers: JsonOrNull
+  /** `legacy` (created without `X-Webhook-Version: 2`) or `2`. */
+  version: string
+  retry_on_failure: boolean
   created_at: BigInt
+  updated_at: BigInt
+}
+
+/** The triggers of a webhook (the documented sub-resource). */
+export interface WebhookTriggersTable {
+  app_id: string
+  webhook_id: string
+  trigger_id: string
+  seq: Identity
 }
 
 export interface WebhookDeliveriesTable {
@@ -150,6 +161,8 @@ export interface WebhookDeliveriesTable {
   last_error: string | null
   created_at_ms: BigInt
   finished_at_ms: BigIntOrNull
+  /** When each attempt started (epoch ms); null on rows written before it existed. */
+  attempts_at_ms: JsonOrNull
 }
 
 /** The tables of the schema `sandbox`, for kysely. */
@@ -162,6 +175,7 @@ export interface SandboxDatabase {
   messages: MessagesTable
   request_log: RequestLogTable
   webhooks: WebhooksTable
+  webhook_triggers: WebhookTriggersTable
   webhook_deliveries: WebhookDeliveriesTable
 }
 

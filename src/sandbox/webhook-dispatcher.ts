@@ -1,16 +1,18 @@
 /**
- * Webhook delivery. Documented (spec §2.2, §6): a JSON POST of `{trigger, data, appId, region,
- * webhook}` to the webhook's URL, with HTTP Basic auth when `useBasicAuth`; a disabled webhook
- * receives nothing. Not documented, so chosen here: how a webhook selects triggers (its `triggers`
- * list, all when absent), retries (up to `webhookMaxAttempts`, on network errors and non-2xx),
- * the timeout (`webhookTimeoutMs`) and ordering (none guaranteed). Deliveries run in the
- * background, never block or fail the request that caused them, and are logged in
- * `webhook_deliveries`.
+ * Webhook delivery. Documented (facts i12 §4, `fundamentals/webhooks-overview.mdx`): a JSON POST
+ * of `{trigger, data, appId, region, webhook}` to the webhook's URL, with HTTP Basic auth when
+ * `useBasicAuth`; a disabled webhook receives nothing; only the triggers added to a webhook are
+ * delivered to it; the receiver must answer within 2 s (`webhookTimeoutMs`), a 2xx answer is a
+ * success, a non-2xx answer, a network error or no answer in time is a failure; with
+ * `retryOnFailure` a failed delivery is retried after 10 s and then after 30 s
+ * (`webhookRetryDelaysMs`), without it never. Assumed: each delay counts from the previous failed
+ * attempt; no ordering guarantee. Deliveries run in the background, never block or fail the
+ * request that caused them, and are logged in `webhook_deliveries` with each attempt's start.
  */
 import PQueue from 'p-queue'
 import type { Logger } from 'pino'
-import type { WebhookTrigger } from '../target/schemas.ts'
-import { isLoopbackHost } from '../target/transport.ts'
+
+import type { WebhookTrigger } from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
 import type { SandboxDb } from './sandbox-store.ts'
 
@@ -26,101 +28,135 @@ export interface WebhookDispatcher {
   dispatch(app: AppInfo, events: readonly WebhookEvent[]): void
   /** Resolves when every queued delivery has finished (delivered or given up). */
   whenIdle(): Promise<void>
-  /** Aborts deliveries in flight and waits for the queue to drain. */
+  /** Aborts deliveries in flight (and retries waiting) and waits for them to be logged. */
   close(): Promise<void>
 }
 
 const CONCURRENCY = 8
 
 /**
- * Documented: the URL must be HTTPS. The sandbox also allows plain HTTP to a loopback address, so
- * a local receiver can be used in tests. Returns the problem, or undefined when the URL is fine.
+ * A dispatcher doing at most 8 things at a time (store writes, delivery attempts). A retry's wait
+ * holds no slot, so a failing receiver with `retryOnFailure` does not hold up other deliveries.
  */
-export function webhookUrlProblem(value: string): string | undefined {
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    return 'is not a valid URL'
-  }
-  if (url.protocol === 'https:') {
-    return undefined
-  }
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) {
-    return undefined
-  }
-  if (url.protocol === 'http:') {
-    return 'must use https:// (plain http:// is allowed only for loopback addresses such as 127.0.0.1)'
-  }
-  return `must be an https:// URL, got ${url.protocol}`
-}
-
-/** A dispatcher delivering at most 8 requests at a time. */
 export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookDispatcher {
   const queue = new PQueue({ concurrency: CONCURRENCY })
   const aborter = new AbortController()
+  /** Dispatches and deliveries not finished yet (a delivery may be waiting for its retry). */
+  const pending = new Set<Promise<void>>()
+  const track = (work: Promise<void>, what: string, appId: string) => {
+    const p = work.catch((err: unknown) => logger.warn({ err, appId }, what))
+    pending.add(p)
+    void p.finally(() => pending.delete(p))
+  }
+  const inQueue = <T>(fn: () => Promise<T>): Promise<T> => queue.add(fn) as Promise<T>
 
-  async function deliver(
-    app: AppInfo,
-    hook: { id: string; webhook_url: string; use_basic_auth: boolean; username: string | null; password: string | null },
-    event: WebhookEvent,
-  ) {
+  interface Hook {
+    id: string
+    webhook_url: string
+    use_basic_auth: boolean
+    username: string | null
+    password: string | null
+    retry_on_failure: boolean
+  }
+
+  async function deliver(app: AppInfo, hook: Hook, event: WebhookEvent) {
     const payload = { trigger: event.trigger, data: event.data, appId: app.id, region: app.region, webhook: hook.id }
-    const row = await db
-      .insertInto('webhook_deliveries')
-      .values({
-        app_id: app.id,
-        webhook_id: hook.id,
-        trigger: event.trigger,
-        payload: JSON.stringify(payload),
-        status: 'pending',
-        http_status: null,
-        attempts: 0,
-        last_error: null,
-        created_at_ms: Date.now(),
-        finished_at_ms: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
+    const row = await inQueue(() =>
+      db
+        .insertInto('webhook_deliveries')
+        .values({
+          app_id: app.id,
+          webhook_id: hook.id,
+          trigger: event.trigger,
+          payload: JSON.stringify(payload),
+          status: 'pending',
+          http_status: null,
+          attempts: 0,
+          last_error: null,
+          created_at_ms: Date.now(),
+          finished_at_ms: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow(),
+    )
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'chatferry-sandbox' }
     if (hook.use_basic_auth) {
       headers.authorization = `Basic ${Buffer.from(`${hook.username ?? ''}:${hook.password ?? ''}`).toString('base64')}`
     }
-    const { webhookMaxAttempts, webhookTimeoutMs } = app.settings
-    let attempts = 0
+    const { webhookRetryDelaysMs, webhookTimeoutMs } = app.settings
+    const delays = hook.retry_on_failure ? webhookRetryDelaysMs : []
+    const attemptsAtMs: number[] = []
     let httpStatus: number | null = null
     let lastError: string | null = null
     let delivered = false
-    while (attempts < webhookMaxAttempts && !aborter.signal.aborted) {
-      attempts++
-      try {
-        const res = await fetch(hook.webhook_url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(payload),
-          signal: AbortSignal.any([aborter.signal, AbortSignal.timeout(webhookTimeoutMs)]),
-          redirect: 'manual',
+    for (let attempt = 0; attempt <= delays.length && !aborter.signal.aborted; attempt++) {
+      if (attempt > 0) {
+        const delay = delays[attempt - 1] ?? 0
+        const waited = await new Promise<boolean>((resolve) => {
+          if (aborter.signal.aborted) {
+            return resolve(false)
+          }
+          const timer = setTimeout(() => {
+            aborter.signal.removeEventListener('abort', onAbort)
+            resolve(true)
+          }, delay)
+          const onAbort = () => {
+            clearTimeout(timer)
+            resolve(false)
+          }
+          aborter.signal.addEventListener('abort', onAbort, { once: true })
         })
-        httpStatus = res.status
-        await res.body?.cancel().catch(() => {})
-        if (res.ok) {
-          delivered = true
-          lastError = null
+        if (!waited) {
           break
         }
-        lastError = `HTTP ${res.status}`
-      } catch (err) {
-        lastError = (err as Error).name === 'TimeoutError' ? `no answer within ${webhookTimeoutMs} ms` : ((err as Error).message ?? String(err))
       }
-      if (attempts < webhookMaxAttempts) {
-        await new Promise((r) => setTimeout(r, 100 * attempts))
+      const outcome = await inQueue(async () => {
+        attemptsAtMs.push(Date.now())
+        try {
+          const res = await fetch(hook.webhook_url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(payload),
+            signal: AbortSignal.any([aborter.signal, AbortSignal.timeout(webhookTimeoutMs)]),
+            redirect: 'manual',
+          })
+          await res.body?.cancel().catch(() => {})
+          return { httpStatus: res.status as number | null, error: res.ok ? null : `HTTP ${res.status}` }
+        } catch (err) {
+          const error = (err as Error).name === 'TimeoutError' ? `no answer within ${webhookTimeoutMs} ms` : ((err as Error).message ?? String(err))
+          return { httpStatus: null, error }
+        }
+      })
+      httpStatus = outcome.httpStatus
+      lastError = outcome.error
+      if (outcome.error === null) {
+        delivered = true
+        break
       }
     }
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ status: delivered ? 'delivered' : 'failed', http_status: httpStatus, attempts, last_error: lastError, finished_at_ms: Date.now() })
-      .where('id', '=', row.id)
-      .execute()
+    const attempts = attemptsAtMs.length
+    await inQueue(() =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({
+          status: delivered ? 'delivered' : 'failed',
+          http_status: httpStatus,
+          attempts,
+          attempts_at_ms: JSON.stringify(attemptsAtMs),
+          last_error: lastError,
+          finished_at_ms: Date.now(),
+        })
+        .where('id', '=', row.id)
+        .execute(),
+    )
+  }
+
+  async function whenIdle(): Promise<void> {
+    // A finished dispatch may have started deliveries: wait until nothing is left.
+    while (pending.size > 0) {
+      await Promise.allSettled([...pending])
+    }
+    await queue.onIdle()
   }
 
   return {
@@ -128,31 +164,42 @@ export function createWebhookDispatcher(db: SandboxDb, logger: Logger): WebhookD
       if (events.length === 0 || aborter.signal.aborted) {
         return
       }
-      void queue
-        .add(async () => {
-          const hooks = await db
-            .selectFrom('webhooks')
-            .select(['id', 'webhook_url', 'use_basic_auth', 'username', 'password', 'triggers'])
-            .where('app_id', '=', app.id)
-            .where('enabled', '=', true)
-            .orderBy('seq')
-            .execute()
+      track(
+        (async () => {
+          const { hooks, subscribed } = await inQueue(async () => ({
+            hooks: await db
+              .selectFrom('webhooks')
+              .select(['id', 'webhook_url', 'use_basic_auth', 'username', 'password', 'retry_on_failure'])
+              .where('app_id', '=', app.id)
+              .where('enabled', '=', true)
+              .orderBy('seq')
+              .execute(),
+            subscribed: await db
+              .selectFrom('webhook_triggers')
+              .select(['webhook_id', 'trigger_id'])
+              .where('app_id', '=', app.id)
+              .where('trigger_id', 'in', [...new Set(events.map((e) => e.trigger))])
+              .execute(),
+          }))
+          const wants = new Set(subscribed.map((r) => `${r.webhook_id}\u0000${r.trigger_id}`))
           for (const hook of hooks) {
-            const triggers = hook.triggers as string[] | null
             for (const event of events) {
-              if (triggers !== null && !triggers.includes(event.trigger)) {
+              // Documented: a webhook receives the triggers added to it, and nothing else.
+              if (!wants.has(`${hook.id}\u0000${event.trigger}`)) {
                 continue
               }
-              void queue.add(() => deliver(app, hook, event)).catch((err: unknown) => logger.warn({ err, appId: app.id }, 'webhook delivery failed'))
+              track(deliver(app, hook, event), 'webhook delivery failed', app.id)
             }
           }
-        })
-        .catch((err: unknown) => logger.warn({ err, appId: app.id }, 'webhook dispatch failed'))
+        })(),
+        'webhook dispatch failed',
+        app.id,
+      )
     },
-    whenIdle: () => queue.onIdle(),
+    whenIdle,
     async close() {
       aborter.abort()
-      await queue.onIdle()
+      await whenIdle()
     },
   }
 }

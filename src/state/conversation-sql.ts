@@ -3,7 +3,7 @@
  * or the two uids sorted (byte order, `collate "C"`) and joined by `_user_`. Shared by the SQL
  * of `verify-lookups.ts`, which counts and lists messages per conversation.
  */
-import { sql, type RawBuilder } from 'kysely'
+import { type RawBuilder, sql } from 'kysely'
 
 /** SQL text of a payload's conversation; `p` is a `jsonb` payload expression. */
 export function conversationOfPayload(p: RawBuilder<unknown>): RawBuilder<string> {

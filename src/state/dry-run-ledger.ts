@@ -6,13 +6,14 @@
  * the ledger's own tables changes.
  */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
 import { createPlanParentsTable } from './sql/create-plan-parents-table.ts'
 import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
 import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
-import { selectIdMap, type IdMapRow } from './sql/select-id-map.ts'
-import { selectKnownItems, type KnownItemRow } from './sql/select-known-items.ts'
-import { selectLookupItems, type LookupItemRow } from './sql/select-lookup-items.ts'
+import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
+import { type KnownItemRow, selectKnownItems } from './sql/select-known-items.ts'
+import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectPlanParents } from './sql/select-plan-parents.ts'
 
 export type { KnownItemRow, PlanParentRow }

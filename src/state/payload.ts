@@ -1,5 +1,6 @@
 /** How an item's payload is stored: its JSON text, the hash "unchanged" compares, and the key of an item without one. */
 import { hash } from 'node:crypto'
+
 import { storableKey } from './safe-text.ts'
 
 /** Hash of a payload's JSON text: stable, short, and what "unchanged" compares. */

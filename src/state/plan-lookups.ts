@@ -4,9 +4,10 @@
  * uninterrupted one. Read-only: planning writes through {@link LedgerStore.planPage}.
  */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
-import { selectIdMap, type IdMapRow } from './sql/select-id-map.ts'
-import { selectLookupItems, type LookupItemRow } from './sql/select-lookup-items.ts'
+import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
+import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectMessageItems } from './sql/select-message-items.ts'
 
 export type { IdMapRow, LookupItemRow }

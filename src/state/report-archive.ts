@@ -3,6 +3,7 @@
  * plan can be compared with the previous plan of the same job.
  */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
 import { insertReport } from './sql/insert-report.ts'
 import { selectLatestReport } from './sql/select-latest-report.ts'
@@ -21,7 +22,9 @@ export function createReportArchive(db: Kysely<StateDatabase>): ReportArchive {
     save: (kind, report) => insertReport(db, kind, report),
     async latest<T>(jobId: string, kind: ReportKind) {
       const raw = await selectLatestReport(db, jobId, kind)
-      if (raw === undefined) return undefined
+      if (raw === undefined) {
+        return undefined
+      }
       return (typeof raw === 'string' ? JSON.parse(raw) : raw) as T
     },
   }

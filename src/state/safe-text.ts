@@ -6,7 +6,9 @@
  * written by an older version) — a bad value must never stop a plan or a verify.
  */
 import { hash } from 'node:crypto'
-import { sql, type RawBuilder } from 'kysely'
+
+import { type RawBuilder, sql } from 'kysely'
+
 import { hasUnstorable, printable } from '../target/characters.ts'
 
 /** Text for a `text` column: unstorable characters written as a visible `\uXXXX`. */
@@ -47,15 +49,21 @@ const ENCODED_CURSOR = '~json-base64'
  */
 export function cursorJson(value: unknown): string {
   const text = JSON.stringify(value)
-  if (!/\\u(?:0000|[dD][89a-fA-F])/.test(text)) return text
+  if (!/\\u(?:0000|[dD][89a-fA-F])/.test(text)) {
+    return text
+  }
   return JSON.stringify({ [ENCODED_CURSOR]: Buffer.from(text, 'utf8').toString('base64') })
 }
 
 /** A cursor as saved by {@link cursorJson}, decoded. */
 export function cursorValue(stored: unknown): unknown {
-  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return stored
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) {
+    return stored
+  }
   const encoded = (stored as Record<string, unknown>)[ENCODED_CURSOR]
-  if (typeof encoded !== 'string' || Object.keys(stored).length !== 1) return stored
+  if (typeof encoded !== 'string' || Object.keys(stored).length !== 1) {
+    return stored
+  }
   return JSON.parse(Buffer.from(encoded, 'base64').toString('utf8'))
 }
 

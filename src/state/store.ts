@@ -5,21 +5,26 @@
  *
  * The planner fills it ({@link LedgerStore.planPage}); the loader drains it (`src/load/`).
  */
-import { sql, type Kysely } from 'kysely'
-import { Migrator, type MigrationResult } from 'kysely/migration'
-import { openDatabase, type DatabaseLocation, type OpenedDatabase } from '../db.ts'
+import { type Kysely, sql } from 'kysely'
+import { type MigrationResult, Migrator } from 'kysely/migration'
+
+import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
+import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
+import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
+import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
+import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
+import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
+import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
 import { upsertPlannedItems } from './sql/upsert-planned-items.ts'
 import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
 import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
-import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
-import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
-import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
+import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
 /** The Postgres schema that holds every ledger table. */
 export const STATE_SCHEMA = 'chatferry'
@@ -155,6 +160,14 @@ export interface LedgerStore {
   readonly dryRun: DryRunLedger
   /** What `verify` reads to reconcile the ledger with the platform. */
   readonly verifyLookups: VerifyLookups
+  /** The loader's batches and items: pack, claim, settle, split, release, takeover (`batch-ledger.ts`). */
+  readonly batches: BatchLedger
+  /** The apps' shared request budgets (`quota-ledger.ts`). */
+  readonly quota: QuotaLedger
+  /** The live loader processes (`worker-registry.ts`). */
+  readonly workers: WorkerRegistry
+  /** Raw sessions for pg-boss, which keeps its own tables in the ledger's database (`ledger-sessions.ts`). */
+  readonly sessions: LedgerSessions
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -191,14 +204,16 @@ export interface LedgerStore {
 export { payloadHash } from './payload.ts'
 
 /** Runs the ledger migrations (idempotent; concurrent callers are serialised by kysely's lock). */
-export async function migrateLedger(db: Kysely<any>): Promise<MigrationResult[]> {
+export async function migrateLedger(db: Kysely<StateDatabase>): Promise<MigrationResult[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => MIGRATIONS },
     migrationTableSchema: STATE_SCHEMA,
   })
   const { error, results } = await migrator.migrateToLatest()
-  if (error) throw new Error(`the ledger migration failed: ${(error as Error).message ?? String(error)}`, { cause: error })
+  if (error) {
+    throw new Error(`the ledger migration failed: ${(error as Error).message ?? String(error)}`, { cause: error })
+  }
   return results ?? []
 }
 
@@ -223,7 +238,7 @@ function assertEntity(entity: string): asserts entity is Entity {
 /** Wraps an opened database as the ledger; runs migrations first. */
 export async function createLedgerStore(database: OpenedDatabase<StateDatabase>): Promise<LedgerStore> {
   const db = database.db
-  await migrateLedger(db as Kysely<any>)
+  await migrateLedger(db)
 
   async function planPage(jobId: string, entity: Entity, page: PlanPage): Promise<PlanCounts> {
     assertEntity(entity)
@@ -232,7 +247,9 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts)
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
       counts.rejected = await upsertRejectedItems(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
-      if (page.cursor !== undefined) await upsertCursor(trx, jobId, entity, page.cursor.value, page.cursor.watermark)
+      if (page.cursor !== undefined) {
+        await upsertCursor(trx, jobId, entity, page.cursor.value, page.cursor.watermark)
+      }
     })
     return counts
   }
@@ -245,6 +262,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     planLookups: createPlanLookups(db),
     dryRun: createDryRunLedger(db),
     verifyLookups: createVerifyLookups(db),
+    batches: createBatchLedger(db),
+    quota: createQuotaLedger(db),
+    workers: createWorkerRegistry(db),
+    sessions: createLedgerSessions(database),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
@@ -297,13 +318,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .execute()
     },
     async listRuns(jobId, limit = 20) {
-      const rows = await db
-        .selectFrom('chatferry.runs')
-        .selectAll()
-        .where('job_id', '=', jobId)
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute()
+      const rows = await db.selectFrom('chatferry.runs').selectAll().where('job_id', '=', jobId).orderBy('id', 'desc').limit(limit).execute()
       return rows.map((r) => ({
         id: Number(r.id),
         jobId: r.job_id,
@@ -318,7 +333,9 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       }))
     },
     async saveIdMappings(jobId, kind, mappings) {
-      if (mappings.length === 0) return []
+      if (mappings.length === 0) {
+        return []
+      }
       const legacy = mappings.map((m) => m.legacyId)
       const platform = mappings.map((m) => m.platformId)
       await sql`
@@ -330,11 +347,15 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     },
     async lookupIds(jobId, kind, legacyIds) {
       const out = new Map<string, string>()
-      if (legacyIds.length === 0) return out
+      if (legacyIds.length === 0) {
+        return out
+      }
       const rows = await sql<{ legacy_id: string; platform_id: string }>`
         select legacy_id, platform_id from chatferry.id_map
         where job_id = ${jobId} and kind = ${kind} and legacy_id = any(${[...legacyIds]}::text[])`.execute(db)
-      for (const r of rows.rows) out.set(r.legacy_id, r.platform_id)
+      for (const r of rows.rows) {
+        out.set(r.legacy_id, r.platform_id)
+      }
       return out
     },
     async entityStats(jobId) {
@@ -374,18 +395,27 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       }
       for (const r of items.rows) {
         const s = out.get(r.entity)
-        if (!s) continue
+        if (!s) {
+          continue
+        }
         s.total += r.n
         s[r.status] += r.n
         if (r.status === 'done') {
-          if (r.done_reason === 'already_present') s.alreadyPresent += r.n
-          else s.created += r.n
-          if (r.changed) s.loadedButChanged += r.n
+          if (r.done_reason === 'already_present') {
+            s.alreadyPresent += r.n
+          } else {
+            s.created += r.n
+          }
+          if (r.changed) {
+            s.loadedButChanged += r.n
+          }
         }
       }
       for (const r of batches.rows) {
         const s = out.get(r.entity)
-        if (!s) continue
+        if (!s) {
+          continue
+        }
         s.requests = r.requests
         s.rateLimited = r.rate_limited
         s.batches = r.batches
@@ -393,9 +423,13 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       }
       for (const r of recentItems.rows) {
         const s = out.get(r.entity)
-        if (s) s.itemsLastMinute = r.n
+        if (s) {
+          s.itemsLastMinute = r.n
+        }
       }
-      for (const s of out.values()) s.remaining = s.planned + s.sent
+      for (const s of out.values()) {
+        s.remaining = s.planned + s.sent
+      }
       return [...out.values()]
     },
     async listRejects(jobId, filter = {}) {
@@ -404,9 +438,16 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .select(['entity', 'legacy_id', 'target_key', 'last_error_code', 'last_error_message', 'attempts', 'updated_at'])
         .where('job_id', '=', jobId)
         .where('status', '=', 'rejected')
-      if (filter.code !== undefined) q = q.where('last_error_code', '=', filter.code)
-      if (filter.entity !== undefined) q = q.where('entity', '=', filter.entity)
-      const rows = await q.orderBy('id').limit(filter.limit ?? 1_000_000).execute()
+      if (filter.code !== undefined) {
+        q = q.where('last_error_code', '=', filter.code)
+      }
+      if (filter.entity !== undefined) {
+        q = q.where('entity', '=', filter.entity)
+      }
+      const rows = await q
+        .orderBy('id')
+        .limit(filter.limit ?? 1_000_000)
+        .execute()
       return rows.map((r) => ({
         entity: r.entity as Entity,
         legacyId: r.legacy_id,
@@ -425,8 +466,12 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .where('job_id', '=', jobId)
         .where('status', '=', 'rejected')
         .where('payload', 'is not', null)
-      if (filter.code !== undefined) q = q.where('last_error_code', '=', filter.code)
-      if (filter.entity !== undefined) q = q.where('entity', '=', filter.entity)
+      if (filter.code !== undefined) {
+        q = q.where('last_error_code', '=', filter.code)
+      }
+      if (filter.entity !== undefined) {
+        q = q.where('entity', '=', filter.entity)
+      }
       const r = await q.executeTakeFirst()
       return Number(r.numUpdatedRows)
     },

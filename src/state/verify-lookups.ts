@@ -1,31 +1,35 @@
 /**
  * What `chatferry verify` reads from the ledger to reconcile it with the platform: open items,
  * the fate of every user, group and member, done messages per conversation, a deterministic
- * sample of done messages, the messages of one conversation, and the legacy records accounted
+ * sample of done messages, the messages of one conversation (with their payloads), and the legacy records accounted
  * for. Read-only.
  */
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from './schema.ts'
-import { countDoneMessagesPerConversation } from './sql/count-done-messages-per-conversation.ts'
+import { type ConversationCountRow, countDoneMessagesPerConversation } from './sql/count-done-messages-per-conversation.ts'
 import { countLegacyRecords } from './sql/count-legacy-records.ts'
 import { countOpenItems } from './sql/count-open-items.ts'
-import { selectConversationMessages } from './sql/select-conversation-messages.ts'
-import { selectItemStates, type ItemStateRow } from './sql/select-item-states.ts'
-import { selectMessageSample, type MessageSampleRow } from './sql/select-message-sample.ts'
+import { type ConversationMessageRow, selectConversationMessages } from './sql/select-conversation-messages.ts'
+import { type ItemStateRow, selectItemStates } from './sql/select-item-states.ts'
+import { type MessageSampleRow, selectMessageSample } from './sql/select-message-sample.ts'
 
-export type { ItemStateRow, MessageSampleRow }
+export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow }
 
 export interface VerifyLookups {
   /** Items not loaded (planned, sent or rejected), per entity. */
   openItems(jobId: string): Promise<{ entity: string; n: number }[]>
   /** Every user, group and member item, whatever its status. */
   itemStates(jobId: string): Promise<ItemStateRow[]>
-  /** Done messages per conversation (`group_<guid>` or `<uid>_user_<uid>`). */
-  doneMessagesPerConversation(jobId: string): Promise<{ conversation: string; n: number }[]>
+  /**
+   * Done messages per conversation (`group_<guid>` or `<uid>_user_<uid>`), with a digest of the
+   * legacy ids their payloads carry under `data.metadata[metadataKey]`.
+   */
+  doneMessagesPerConversation(jobId: string, metadataKey: string): Promise<ConversationCountRow[]>
   /** Up to `size` done messages, the same ones every time for the same ledger. */
   messageSample(jobId: string, size: number): Promise<MessageSampleRow[]>
-  /** Every message item of one conversation, whatever its status. */
-  conversationMessages(jobId: string, conversation: string): Promise<{ target_key: string; legacy_id: string; status: string }[]>
+  /** Every message item of one conversation, whatever its status, with its payload. */
+  conversationMessages(jobId: string, conversation: string): Promise<ConversationMessageRow[]>
   /** Distinct legacy records per entity (extra items excluded). */
   legacyRecords(jobId: string): Promise<{ entity: string; n: number }[]>
 }
@@ -34,7 +38,7 @@ export function createVerifyLookups(db: Kysely<StateDatabase>): VerifyLookups {
   return {
     openItems: (jobId) => countOpenItems(db, jobId),
     itemStates: (jobId) => selectItemStates(db, jobId),
-    doneMessagesPerConversation: (jobId) => countDoneMessagesPerConversation(db, jobId),
+    doneMessagesPerConversation: (jobId, metadataKey) => countDoneMessagesPerConversation(db, jobId, metadataKey),
     messageSample: (jobId, size) => selectMessageSample(db, jobId, size),
     conversationMessages: (jobId, conversation) => selectConversationMessages(db, jobId, conversation),
     legacyRecords: (jobId) => countLegacyRecords(db, jobId),

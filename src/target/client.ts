@@ -27,8 +27,24 @@ import {
   MembersPage,
   MessagesPage,
   UsersPage,
-  WebhookConfig,
 } from './schemas.ts'
+import {
+  AddTriggersResponse,
+  type CreateWebhookInput,
+  CreateWebhookRequest,
+  DeleteWebhookResponse,
+  ListTriggersResponse,
+  ListWebhooksResponse,
+  parseWebhookInput,
+  RemoveTriggersResponse,
+  UpdateWebhookRequest,
+  WEBHOOK_VERSION_HEADER,
+  WebhookAnswer,
+  WebhookId,
+  webhookOfAnswer,
+  type WebhookRecord,
+  WebhookTriggersRequest,
+} from './webhooks.ts'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
@@ -316,16 +332,34 @@ export interface ManagementClient {
   createApp(request: CreateAppRequest, signal?: AbortSignal): Promise<CreatedApp>
   listApps(query?: { searchKey?: string; perPage?: number; page?: number }, signal?: AbortSignal): Promise<AppRecord[]>
   deleteApp(appId: string, signal?: AbortSignal): Promise<{ success: boolean; scheduledToDeleteAt?: number }>
-  createWebhook(appId: string, webhook: z.input<typeof WebhookConfig>, signal?: AbortSignal): Promise<WebhookConfig>
-  listWebhooks(appId: string, signal?: AbortSignal): Promise<WebhookConfig[]>
-  updateWebhook(appId: string, webhookId: string, changes: Partial<z.input<typeof WebhookConfig>>, signal?: AbortSignal): Promise<WebhookConfig>
-  deleteWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<void>
+  /** Webhooks (all with `X-Webhook-Version: 2`; input checked before anything is sent: {@link WebhookInputError}). */
+  listWebhooks(appId: string, query?: { perPage?: number; page?: number; searchKey?: string }, signal?: AbortSignal): Promise<WebhookRecord[]>
+  getWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<WebhookRecord>
+  createWebhook(appId: string, webhook: CreateWebhookInput, signal?: AbortSignal): Promise<WebhookRecord>
+  updateWebhook(appId: string, webhookId: string, changes: z.input<typeof UpdateWebhookRequest>, signal?: AbortSignal): Promise<WebhookRecord>
+  deleteWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<{ success: boolean; message?: string }>
+  /** Per trigger id: whether it was added (and why not). */
+  addWebhookTriggers(
+    appId: string,
+    webhookId: string,
+    triggerIds: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<Map<string, { success: boolean; message?: string; code?: string }>>
+  listWebhookTriggers(appId: string, webhookId: string, signal?: AbortSignal): Promise<{ id: string; description?: string }[]>
+  removeWebhookTriggers(
+    appId: string,
+    webhookId: string,
+    triggerIds: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ success: boolean; message?: string }>
 }
 
-/** A webhook as answered: the configuration's fields, and whatever else the platform adds (dropped). */
-const WebhookRecord = z.object(WebhookConfig.shape)
-const WebhookResponse = z.object({ data: WebhookRecord.partial().extend({ id: z.string() }) }).loose()
-const WebhookListResponse = z.object({ data: z.array(WebhookRecord.partial().extend({ id: z.string() })) }).loose()
+const webhooksPath = (appId: string) => `/apps/${encodeURIComponent(appId)}/webhooks`
+/** The path of one webhook; an id the platform would refuse is refused here, before any request. */
+function webhookPath(operation: string, appId: string, webhookId: string): string {
+  const id = parseWebhookInput(`management.${operation}`, WebhookId, webhookId, ['id'])
+  return `${webhooksPath(appId)}/${encodeURIComponent(id)}`
+}
 
 export function createManagementClient(options: ManagementClientOptions): ManagementClient {
   const url = options.url.replace(/\/+$/, '')
@@ -344,7 +378,7 @@ export function createManagementClient(options: ManagementClientOptions): Manage
         operation: `management.${operation}`,
         method,
         url: `${url}${path}`,
-        headers,
+        headers: path.includes('/webhooks') ? { ...headers, [WEBHOOK_VERSION_HEADER]: '2' } : headers,
         timeoutMs,
         ...(body !== undefined ? { body } : {}),
         ...(signal ? { signal } : {}),
@@ -382,35 +416,53 @@ export function createManagementClient(options: ManagementClientOptions): Manage
       const res = await call('deleteApp', 'DELETE', `/apps/${encodeURIComponent(appId)}`, DeleteAppResponse, undefined, signal)
       return res.data
     },
-    async createWebhook(appId, webhook, signal) {
-      const body = WebhookConfig.parse(webhook)
-      const res = await call('createWebhook', 'POST', `/apps/${encodeURIComponent(appId)}/webhooks`, WebhookResponse, body, signal)
-      return WebhookRecord.parse({ ...body, ...res.data, password: body.password })
+    async listWebhooks(appId, query = {}, signal) {
+      const params = new URLSearchParams()
+      for (const [k, v] of Object.entries(query)) {
+        if (v !== undefined) {
+          params.set(k, String(v))
+        }
+      }
+      const qs = params.toString()
+      const res = await call('listWebhooks', 'GET', `${webhooksPath(appId)}${qs ? `?${qs}` : ''}`, ListWebhooksResponse, undefined, signal)
+      return res.data
     },
-    async listWebhooks(appId, signal) {
-      const res = await call('listWebhooks', 'GET', `/apps/${encodeURIComponent(appId)}/webhooks`, WebhookListResponse, undefined, signal)
-      return res.data as WebhookConfig[]
+    async getWebhook(appId, webhookId, signal) {
+      const path = webhookPath('getWebhook', appId, webhookId)
+      return webhookOfAnswer(await call('getWebhook', 'GET', path, WebhookAnswer, undefined, signal))
+    },
+    async createWebhook(appId, webhook, signal) {
+      const body = parseWebhookInput('management.createWebhook', CreateWebhookRequest, webhook)
+      return webhookOfAnswer(await call('createWebhook', 'POST', webhooksPath(appId), WebhookAnswer, body, signal))
     },
     async updateWebhook(appId, webhookId, changes, signal) {
-      const res = await call(
-        'updateWebhook',
-        'PUT',
-        `/apps/${encodeURIComponent(appId)}/webhooks/${encodeURIComponent(webhookId)}`,
-        WebhookResponse,
-        changes,
-        signal,
-      )
-      return res.data as WebhookConfig
+      const path = webhookPath('updateWebhook', appId, webhookId)
+      const body = parseWebhookInput('management.updateWebhook', UpdateWebhookRequest, changes)
+      return webhookOfAnswer(await call('updateWebhook', 'PUT', path, WebhookAnswer, body, signal))
     },
     async deleteWebhook(appId, webhookId, signal) {
-      await call(
-        'deleteWebhook',
-        'DELETE',
-        `/apps/${encodeURIComponent(appId)}/webhooks/${encodeURIComponent(webhookId)}`,
-        z.unknown(),
-        undefined,
-        signal,
-      )
+      const path = webhookPath('deleteWebhook', appId, webhookId)
+      return (await call('deleteWebhook', 'DELETE', path, DeleteWebhookResponse, undefined, signal)).data
+    },
+    async addWebhookTriggers(appId, webhookId, triggerIds, signal) {
+      const path = `${webhookPath('addWebhookTriggers', appId, webhookId)}/triggers`
+      const body = parseWebhookInput('management.addWebhookTriggers', WebhookTriggersRequest, { triggerIds })
+      const res = await call('addWebhookTriggers', 'POST', path, AddTriggersResponse, body, signal)
+      const out = new Map<string, { success: boolean; message?: string; code?: string }>()
+      for (const [id, r] of Object.entries(res.data)) {
+        const message = r.message ?? r.error?.message
+        out.set(id, { success: r.success, ...(message !== undefined ? { message } : {}), ...(r.error ? { code: r.error.code } : {}) })
+      }
+      return out
+    },
+    async listWebhookTriggers(appId, webhookId, signal) {
+      const path = `${webhookPath('listWebhookTriggers', appId, webhookId)}/triggers`
+      return (await call('listWebhookTriggers', 'GET', path, ListTriggersResponse, undefined, signal)).data
+    },
+    async removeWebhookTriggers(appId, webhookId, triggerIds, signal) {
+      const path = `${webhookPath('removeWebhookTriggers', appId, webhookId)}/triggers`
+      const body = parseWebhookInput('management.removeWebhookTriggers', WebhookTriggersRequest, { triggerIds })
+      return (await call('removeWebhookTriggers', 'DELETE', path, RemoveTriggersResponse, body, signal)).data
     },
   }
 }

@@ -4,6 +4,7 @@
  * file is composed in src/job/config.ts.
  */
 import { z } from 'zod'
+
 import type { DeepReadonly } from '../lib.ts'
 import { redactUrl } from '../logger.ts'
 import { transportProblem } from './transport.ts'
@@ -28,7 +29,9 @@ export const secureUrl = z.string().superRefine((value, ctx) => {
     return
   }
   const problem = transportProblem(url)
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+  if (problem !== undefined) {
+    ctx.addIssue({ code: 'custom', message: problem })
+  }
 })
 
 const nonEmpty = z.string().min(1, 'must not be empty')

@@ -29,6 +29,10 @@ export const LIMITS = {
   MESSAGE_DATA_BYTES_MAX: 10 * 1024,
   /** A message's whole JSON payload: at most 65,536 characters. */
   MESSAGE_PAYLOAD_CHARS_MAX: 65_536,
+  /** Groups one user can be a member of ("Maximum groups per user | 2,000"). */
+  GROUPS_PER_USER_MAX: 2000,
+  /** Members of one group, without receipts and typing indicators ("Maximum members per group … | 100,000"). */
+  MEMBERS_PER_GROUP_MAX: 100_000,
   /** Items per data-import request. */
   IMPORT_ITEMS_MAX: 50,
   /** Data-import requests per minute per app. */
@@ -37,10 +41,6 @@ export const LIMITS = {
   PER_PAGE_MAX: 1000,
   /** limit of the cursor-paged message list (default 10). */
   MESSAGES_LIMIT_MAX: 1000,
-  WEBHOOK_ID_MAX: 50,
-  WEBHOOK_NAME_MAX: 50,
-  WEBHOOK_URL_MAX: 255,
-  WEBHOOKS_PER_APP_MAX: 25,
 } as const
 
 /** Documented id alphabet after the platform lowercases it. */
@@ -238,18 +238,32 @@ export type ReceiverType = (typeof RECEIVER_TYPES)[number]
 export const MESSAGE_CATEGORIES = ['message', 'custom'] as const
 export const MESSAGE_TYPES = ['text', 'image', 'audio', 'video', 'file'] as const
 
+/** A non-negative decimal number as text: `350`, `350.2`. */
+const ATTACHMENT_SIZE = /^\d{1,20}(\.\d{1,20})?$/
+
 export const Attachment = z
   .object({
     url: Url,
     name: text(1, Number.POSITIVE_INFINITY),
     mimeType: text(1, Number.POSITIVE_INFINITY),
     extension: text(1, Number.POSITIVE_INFINITY),
-    /** Bytes, as a string (documented). */
-    size: z.string().regex(/^\d+$/).optional(),
+    /**
+     * Bytes, as a string; documented `"type": "string"` with the example `"350.2"`, so a decimal
+     * fraction is taken. A JSON number is not documented and is refused.
+     */
+    size: leaf<string>(
+      (v) => typeof v === 'string' && ATTACHMENT_SIZE.test(v),
+      'a string of a non-negative decimal number of bytes, e.g. "350.2"',
+    ).optional(),
   })
   .strict()
 export type Attachment = z.infer<typeof Attachment>
 
+/**
+ * A message's `data`. Documented (`data-import-apis.json`): "Can contain any additional properties
+ * except for the key properties", so keys besides `text`, `attachments`, `customData` and
+ * `metadata` pass, as long as their keys and strings can be stored (the 10 KB limit counts them).
+ */
 export const MessageData = z
   .object({
     text: text(0, Number.POSITIVE_INFINITY).optional(),
@@ -257,7 +271,7 @@ export const MessageData = z
     customData: Metadata.optional(),
     metadata: Metadata.optional(),
   })
-  .strict()
+  .catchall(z.custom<unknown>((v) => v !== undefined && storableJson(v), { error: `must be JSON whose keys and strings are ${STORABLE}` }))
 export type MessageData = z.infer<typeof MessageData>
 
 /** JSON size in UTF-8 bytes, the way the platform's KB limits are read here (assumed: bytes). */
@@ -505,7 +519,7 @@ export type ChatMember = z.infer<typeof ChatMember>
 export const ChatMessage = z
   .object({
     id: z.union([z.string(), z.number()]).transform(String),
-    /** Not shown in the documented list examples (gap 9); the sandbox returns it. */
+    /** Not returned by the published message list (cometchat/docs chat-apis.json); only the import answer shows it. */
     muid: z.string().optional(),
     conversationId: z.string().optional(),
     sender: z.string(),
@@ -588,66 +602,4 @@ export const ListAppsResponse = z
   .loose()
 export const DeleteAppResponse = z.object({ data: z.object({ success: z.boolean(), scheduledToDeleteAt: z.number().optional() }).loose() }).loose()
 
-// ─── webhooks (documented: spec §2.2, §6; management path *assumed*) ─────────────────────────────
-
-export const WEBHOOK_TRIGGERS = [
-  'message_sent',
-  'message_edited',
-  'message_deleted',
-  'message_reaction_added',
-  'message_reaction_removed',
-  'user_blocked',
-  'user_unblocked',
-  'group_created',
-  'group_updated',
-  'group_deleted',
-  'group_member_joined',
-  'group_member_left',
-  'group_member_added',
-  'group_member_kicked',
-  'group_member_banned',
-  'group_member_unbanned',
-  'group_member_scope_changed',
-  'group_owner_transferred',
-  'user_connection_status_changed',
-  'message_delivery_receipt',
-  'message_read_receipt',
-  'call_initiated',
-  'call_started',
-  'call_participant_joined',
-  'call_participant_left',
-  'call_ended',
-  'meeting_started',
-  'meeting_participant_joined',
-  'meeting_participant_left',
-  'meeting_ended',
-  'recording_generated',
-] as const
-export type WebhookTrigger = (typeof WEBHOOK_TRIGGERS)[number]
-
-export const WebhookConfig = z
-  .object({
-    id: z.string().min(1).max(LIMITS.WEBHOOK_ID_MAX),
-    name: z.string().min(1).max(LIMITS.WEBHOOK_NAME_MAX),
-    webhookURL: z.string().min(1).max(LIMITS.WEBHOOK_URL_MAX),
-    useBasicAuth: z.boolean().default(false),
-    username: z.string().optional(),
-    password: z.string().optional(),
-    enabled: z.boolean().default(true),
-    /** How a webhook selects triggers is not documented; assumed: a list, all when absent. */
-    triggers: z.array(z.enum(WEBHOOK_TRIGGERS)).optional(),
-  })
-  .strict()
-export type WebhookConfig = z.infer<typeof WebhookConfig>
-
-export const WebhookEnvelope = z
-  .object({
-    trigger: z.enum(WEBHOOK_TRIGGERS),
-    data: z.record(z.string(), z.unknown()),
-    appId: z.string(),
-    region: z.string(),
-    webhook: z.string(),
-    type: z.string().optional(),
-  })
-  .loose()
-export type WebhookEnvelope = z.infer<typeof WebhookEnvelope>
+// Webhooks: ./webhooks.ts (field rules, trigger ids, answers, delivery envelopes).

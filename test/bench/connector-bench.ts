@@ -17,8 +17,10 @@
 import { spawnSync } from 'node:child_process'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+
 import pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
+
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { messagesQuery } from '../../connectors/mattermost/sql/queries.ts'
 import { DIALECTS } from '../../connectors/sql/dialect.ts'
@@ -49,7 +51,9 @@ async function rawCopy(url: string): Promise<{ rows: number; bytes: number; ms: 
       new Writable({
         write(chunk: Buffer, _enc, done) {
           bytes += chunk.length
-          for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) rows++
+          for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
+            rows++
+          }
           done()
         },
       }),
@@ -100,7 +104,9 @@ async function extract(url: string, check: Check): Promise<{ rows: number; probl
     for await (const page of session.read('messages')) {
       for (const r of page.rows) {
         rows++
-        if (!r.ok || !check(r.record)) problems++
+        if (!r.ok || !check(r.record)) {
+          problems++
+        }
       }
       if (gc && ++pages % 20 === 0) {
         gc()
@@ -127,16 +133,40 @@ async function child(size: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (flag('child')) return child(Number(value('child')))
+  if (flag('child')) {
+    return child(Number(value('child')))
+  }
   const sizes = (value('sizes') ?? (flag('quick') ? '20000' : '100000,1000000')).split(',').map(Number)
-  const results: { size: number; name: string; raw: { rows: number; ms: number; bytes: number }; ours: { rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }; peakRssMb: number; baseRssMb: number }[] = []
+  const results: {
+    size: number
+    name: string
+    raw: { rows: number; ms: number; bytes: number }
+    ours: { rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }
+    peakRssMb: number
+    baseRssMb: number
+  }[] = []
   for (const size of sizes) {
     await ensureMattermostBenchDb(size, flag('regenerate'))
-    const r = spawnSync(process.execPath, [...(flag('live-heap') ? ['--expose-gc'] : []), import.meta.filename, '--child', String(size), '--page-size', String(pageSize), ...(flag('no-map') ? ['--no-map'] : []), ...(flag('live-heap') ? ['--live-heap'] : [])], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    if (r.status !== 0) throw new Error(`bench child for ${size} failed: ${r.stdout}`)
+    const r = spawnSync(
+      process.execPath,
+      [
+        ...(flag('live-heap') ? ['--expose-gc'] : []),
+        import.meta.filename,
+        '--child',
+        String(size),
+        '--page-size',
+        String(pageSize),
+        ...(flag('no-map') ? ['--no-map'] : []),
+        ...(flag('live-heap') ? ['--live-heap'] : []),
+      ],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
+    if (r.status !== 0) {
+      throw new Error(`bench child for ${size} failed: ${r.stdout}`)
+    }
     results.push(JSON.parse(r.stdout.trim().split('\n').pop() as string))
   }
   const fmt = (n: number) => Math.round(n).toLocaleString('en')

@@ -12,9 +12,11 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+
 import pg from 'pg'
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
 
 const quick = process.argv.includes('--quick')
@@ -49,7 +51,13 @@ async function planMessages(store: LedgerStore, jobId: string, appId: string, n:
     const chunk = messages(Math.min(page, n - i), nUsers, 'm', base).map((m, j) => {
       const k = i + j
       const p = m.payload as Record<string, unknown>
-      return { ...m, legacyId: String(k), targetKey: `m${k}`, sortKey: base + Math.floor(k / 10), payload: { ...p, muid: `m${k}`, sentAt: base + Math.floor(k / 10) } }
+      return {
+        ...m,
+        legacyId: String(k),
+        targetKey: `m${k}`,
+        sortKey: base + Math.floor(k / 10),
+        payload: { ...p, muid: `m${k}`, sentAt: base + Math.floor(k / 10) },
+      }
     })
     await store.planItems(jobId, 'messages', chunk)
   }
@@ -64,7 +72,9 @@ function peakRssWatcher(pid: number): { stop(): number } {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
       lastCpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-      if (m) peak = Math.max(peak, Number(m[1]) * 1024)
+      if (m) {
+        peak = Math.max(peak, Number(m[1]) * 1024)
+      }
     } catch {
       // gone
     }
@@ -127,7 +137,9 @@ async function throughput(n: number): Promise<{ itemsPerSecond: number; peakRss:
     const peakRss = rss.stop()
     const seconds = (Date.now() - start) / 1000
     const cpu = process.resourceUsage()
-    if (res.code !== 0) throw new Error(`load exited ${res.code}: ${res.stderr.slice(-1000)}`)
+    if (res.code !== 0) {
+      throw new Error(`load exited ${res.code}: ${res.stderr.slice(-1000)}`)
+    }
     const itemsPerSecond = (n + 100) / seconds
     // Where the time went: starting the process, the requests, and finishing after the last one.
     await sb.whenIdle()
@@ -178,11 +190,15 @@ async function resume(sb: Sandbox): Promise<void> {
       await sb.whenIdle()
       const log = await sb.requests(app.id)
       const after = log.filter((r) => r.receivedAtMs >= restartAt)
-      if (after.length > 0) firstRequest = Math.min(...after.map((r) => r.receivedAtMs))
+      if (after.length > 0) {
+        firstRequest = Math.min(...after.map((r) => r.receivedAtMs))
+      }
     }
     second.child.kill('SIGKILL')
     await second.done
-    if (firstRequest !== undefined) samples.push((firstRequest - restartAt) / 1000)
+    if (firstRequest !== undefined) {
+      samples.push((firstRequest - restartAt) / 1000)
+    }
   }
   console.log(
     `resume: ${n.toLocaleString()}-item ledger, restart after SIGKILL → first request: ${samples.map((s) => `${s.toFixed(2)} s`).join(', ')} ` +
@@ -193,8 +209,12 @@ async function resume(sb: Sandbox): Promise<void> {
 try {
   const sb = await startSandbox({ state: { url: await freshDatabase('bench_sb') } })
   try {
-    if (!only || only === 'quota') await quotaEfficiency(sb)
-    if (!only || only === 'resume') await resume(sb)
+    if (!only || only === 'quota') {
+      await quotaEfficiency(sb)
+    }
+    if (!only || only === 'resume') {
+      await resume(sb)
+    }
   } finally {
     await sb.close()
   }
@@ -206,5 +226,7 @@ try {
     }
   }
 } finally {
-  for (const c of cleanups) await c().catch(() => {})
+  for (const c of cleanups) {
+    await c().catch(() => {})
+  }
 }

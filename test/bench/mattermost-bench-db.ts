@@ -5,6 +5,7 @@
  * only runs `*-bench.ts`.)
  */
 import pg from 'pg'
+
 import { generateMattermost } from '../fixtures/mattermost/generate.ts'
 
 export const BENCH_SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -37,7 +38,9 @@ export async function ensureMattermostBenchDb(size: number, regenerate = false):
     await c.connect()
     try {
       const r = await c.query("SELECT count(*)::int AS n FROM posts WHERE originalid = ''")
-      if (r.rows[0]?.n === size) return url
+      if (r.rows[0]?.n === size) {
+        return url
+      }
     } catch {
       // half-generated: rebuild
     } finally {

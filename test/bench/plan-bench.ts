@@ -17,13 +17,15 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { stringify } from 'yaml'
+
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
 import { openCommandContext } from '../../src/cli/open-command-context.ts'
+import { runPlan } from '../../src/job/run-plan.ts'
 import { planJob, type PlanSink } from '../../src/plan/plan-job.ts'
 import { emptyCounts } from '../../src/state/index.ts'
-import { runPlan } from '../../src/job/run-plan.ts'
 import { benchDbUrl as dbUrl, ensureMattermostBenchDb, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
 const args = process.argv.slice(2)
@@ -52,7 +54,15 @@ async function extractMap(url: string): Promise<{ rows: number; items: number }>
     finishEntity: async () => {},
   }
   try {
-    const s = await planJob({ jobId: 'bench', store: undefined as never, session, policies: PoliciesSchema.parse(POLICIES), now: Date.now(), pageSize, sink })
+    const s = await planJob({
+      jobId: 'bench',
+      store: undefined as never,
+      session,
+      policies: PoliciesSchema.parse(POLICIES),
+      now: Date.now(),
+      pageSize,
+      sink,
+    })
     const rows = Object.values(s.entities).reduce((a, e) => a + e.sourceRows, 0)
     const items = Object.values(s.entities).reduce((a, e) => a + e.items, 0)
     return { rows, items }
@@ -112,7 +122,9 @@ interface Result {
 }
 
 async function main(): Promise<void> {
-  if (flag('child')) return child(value('mode') as 'extract-map' | 'plan', Number(value('child')))
+  if (flag('child')) {
+    return child(value('mode') as 'extract-map' | 'plan', Number(value('child')))
+  }
   const sizes = (value('sizes') ?? (flag('quick') ? '20000' : '100000,1000000')).split(',').map(Number)
   const results: Result[] = []
   for (const size of sizes) {
@@ -122,7 +134,9 @@ async function main(): Promise<void> {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
       })
-      if (r.status !== 0) throw new Error(`bench child ${mode} ${size} failed: ${r.stdout}`)
+      if (r.status !== 0) {
+        throw new Error(`bench child ${mode} ${size} failed: ${r.stdout}`)
+      }
       results.push(JSON.parse(r.stdout.trim().split('\n').pop() as string) as Result)
     }
   }
@@ -131,7 +145,9 @@ async function main(): Promise<void> {
   for (const size of sizes) {
     const base = results.find((r) => r.size === size && r.mode === 'extract-map')
     const full = results.find((r) => r.size === size && r.mode === 'plan')
-    if (!base || !full) continue
+    if (!base || !full) {
+      continue
+    }
     for (const r of [base, full]) {
       process.stdout.write(
         `${fmt(size)} posts · ${r.mode.padEnd(11)}: ${fmt(r.rows)} rows → ${fmt(r.items)} items in ${(r.ms / 1000).toFixed(2)} s = ${fmt((r.rows / r.ms) * 1000)} rows/s, peak RSS ${r.peakRssMb.toFixed(0)} MB\n`,
@@ -141,7 +157,9 @@ async function main(): Promise<void> {
   }
   for (const mode of ['extract-map', 'plan']) {
     const peaks = results.filter((r) => r.mode === mode).map((r) => r.peakRssMb)
-    if (peaks.length > 1) process.stdout.write(`${mode}: peak RSS spread across sizes ${(Math.max(...peaks) - Math.min(...peaks)).toFixed(0)} MB\n`)
+    if (peaks.length > 1) {
+      process.stdout.write(`${mode}: peak RSS spread across sizes ${(Math.max(...peaks) - Math.min(...peaks)).toFixed(0)} MB\n`)
+    }
   }
 }
 

@@ -22,7 +22,8 @@
  *
  * `audit` returns the violations with their keys (readable in a failure message) and the counts.
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { Sandbox } from '../../src/sandbox/index.ts'
 import type { RequestLogItem, RequestLogItemResult } from '../../src/sandbox/request-log.ts'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
@@ -120,14 +121,20 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
   await o.sb.whenIdle()
   const log = await o.sb.requests(o.appId)
   // `requests` answers at most 10,000 rows; a test that sends more must read the log in pages.
-  if (log.length >= 10_000) throw new Error('the request log holds 10,000 requests or more: the audit would miss some')
+  if (log.length >= 10_000) {
+    throw new Error('the request log holds 10,000 requests or more: the audit would miss some')
+  }
   const sends = new Map<Entity, Map<string, Send[]>>(ENTITIES.map((e) => [e, new Map()]))
   let nSends = 0
   for (const r of [...log].sort((a, b) => a.receivedAtMs - b.receivedAtMs || a.id - b.id)) {
     const items: RequestLogItem[] | null | undefined = r.items
-    if (items == null) continue
+    if (items == null) {
+      continue
+    }
     const byKey = sends.get(r.endpoint as Entity)
-    if (byKey === undefined) throw new Error(`unknown endpoint in the request log: ${r.endpoint}`)
+    if (byKey === undefined) {
+      throw new Error(`unknown endpoint in the request log: ${r.endpoint}`)
+    }
     for (const it of items) {
       nSends++
       const list = byKey.get(it.key) ?? []
@@ -139,7 +146,9 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
   const ledgerRows = await sql<{ entity: Entity; target_key: string; status: string; done_reason: string | null }>`
     select entity, target_key, status, done_reason from chatferry.items where job_id = ${o.jobId}`.execute(o.ledger)
   const ledger = new Map<Entity, Map<string, { status: string; doneReason: string | null }>>(ENTITIES.map((e) => [e, new Map()]))
-  for (const row of ledgerRows.rows) ledger.get(row.entity)?.set(row.target_key, { status: row.status, doneReason: row.done_reason })
+  for (const row of ledgerRows.rows) {
+    ledger.get(row.entity)?.set(row.target_key, { status: row.status, doneReason: row.done_reason })
+  }
 
   const bound = o.kills * inFlightCapacity(o.concurrency, o.itemsPerRequest)
   const violations: Violation[] = []
@@ -161,29 +170,49 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
     for (const [key, list] of byKey) {
       existsAnswers += list.filter((s) => s.result === 'exists').length
       const created = list.filter((s) => s.result === 'created')
-      if (created.length > 1) add('created-twice', key, 'created by more than one request (the platform accepted it twice)')
-      if (list[0]?.result === 'exists') add('exists-on-first-send', key, 'answered "already exists" by the first request that carried it (created by something else)')
+      if (created.length > 1) {
+        add('created-twice', key, 'created by more than one request (the platform accepted it twice)')
+      }
+      if (list[0]?.result === 'exists') {
+        add('exists-on-first-send', key, 'answered "already exists" by the first request that carried it (created by something else)')
+      }
       for (let i = 1; i < list.length; i++) {
         resends++
         const prev = list.slice(0, i).find((s) => answered(s, o.timeoutMs ?? Infinity))
         if (prev !== undefined) {
           unexplained++
-          unexplainedKeys.push({ entity, key, detail: `request ${prev.requestId} answered it (${prev.result}${prev.code ? ` ${prev.code}` : ''}), request ${list[i]?.requestId} sent it again` })
+          unexplainedKeys.push({
+            entity,
+            key,
+            detail: `request ${prev.requestId} answered it (${prev.result}${prev.code ? ` ${prev.code}` : ''}), request ${list[i]?.requestId} sent it again`,
+          })
         }
       }
       const item = items.get(key)
-      if (item === undefined && created.length > 0) add('created-unplanned', key, 'created on the platform but not in the ledger')
-      if (item?.status === 'rejected' && created.length > 0) add('rejected-but-created', key, 'rejected by the ledger but created on the platform')
+      if (item === undefined && created.length > 0) {
+        add('created-unplanned', key, 'created on the platform but not in the ledger')
+      }
+      if (item?.status === 'rejected' && created.length > 0) {
+        add('rejected-but-created', key, 'rejected by the ledger but created on the platform')
+      }
       if (item?.status === 'done' && item.doneReason === 'created' && !created.some((s) => s.status === 200)) {
         add('created-without-answer', key, 'the ledger says created, but no 200 answer said so')
       }
     }
     for (const [key, item] of items) {
-      if (item.status === 'planned' || item.status === 'sent') add('not-finished', key, `still ${item.status} in the ledger`)
-      if (item.status !== 'done') continue
+      if (item.status === 'planned' || item.status === 'sent') {
+        add('not-finished', key, `still ${item.status} in the ledger`)
+      }
+      if (item.status !== 'done') {
+        continue
+      }
       const created = (byKey.get(key) ?? []).filter((s) => s.result === 'created').length
-      if (created === 0) add('done-never-created', key, 'done in the ledger, but no request created it')
-      if (!stored.has(key)) add('done-not-in-sandbox', key, 'done in the ledger, but not in the sandbox')
+      if (created === 0) {
+        add('done-never-created', key, 'done in the ledger, but no request created it')
+      }
+      if (!stored.has(key)) {
+        add('done-not-in-sandbox', key, 'done in the ledger, but not in the sandbox')
+      }
     }
     for (const [kind, g] of Object.entries(group) as [ViolationKind, { keys: string[]; detail: string }][]) {
       violations.push(violation(kind, entity, g.keys, `${g.keys.length} ${entity}: ${g.detail}`))
@@ -193,14 +222,19 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
   if (unexplained > bound) {
     for (const entity of ENTITIES) {
       const mine = unexplainedKeys.filter((u) => u.entity === entity)
-      if (mine.length === 0) continue
+      if (mine.length === 0) {
+        continue
+      }
       violations.push(
         violation(
           'resent-beyond-bound',
           entity,
           mine.map((u) => u.key),
           `${unexplained} items re-sent after an answer in all (bound: ${o.kills} kill(s) × ${inFlightCapacity(o.concurrency, o.itemsPerRequest)} in flight = ${bound}); ` +
-            `${mine.length} ${entity}, e.g. ${mine.slice(0, 3).map((u) => `${u.key}: ${u.detail}`).join('; ')}`,
+            `${mine.length} ${entity}, e.g. ${mine
+              .slice(0, 3)
+              .map((u) => `${u.key}: ${u.detail}`)
+              .join('; ')}`,
         ),
       )
     }
@@ -214,12 +248,15 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
 
 /** The violations as lines for a failure message, at most `MAX_KEYS` keys each. */
 export function describeViolations(report: AuditReport): string {
-  if (report.violations.length === 0) return 'no violations'
+  if (report.violations.length === 0) {
+    return 'no violations'
+  }
   const s = report.stats
   return [
     `delivery audit: ${s.requests} requests, ${s.sends} sends, ${s.resends} re-sends (${s.unexplainedResends} after an answer; bound ${s.bound}), ${s.existsAnswers} "already exists"`,
     ...report.violations.map(
-      (v) => `- ${v.kind}: ${v.detail} [${v.keys.slice(0, MAX_KEYS).join(', ')}${v.keys.length > MAX_KEYS ? `, … ${v.keys.length - MAX_KEYS} more` : ''}]`,
+      (v) =>
+        `- ${v.kind}: ${v.detail} [${v.keys.slice(0, MAX_KEYS).join(', ')}${v.keys.length > MAX_KEYS ? `, … ${v.keys.length - MAX_KEYS} more` : ''}]`,
     ),
   ].join('\n')
 }

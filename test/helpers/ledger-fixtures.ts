@@ -2,10 +2,11 @@
  * Fixtures for the ledger and loader tests: valid import items, a configuration file pointing
  * at a sandbox app, and the CLI run as a child process.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+
 import type { PlannedItem } from '../../src/state/store.ts'
 import { memberKey } from '../../src/target/schemas.ts'
 import { recordOutput } from './secrets.ts'
@@ -35,7 +36,11 @@ export function members(nUsers: number, nGroups: number): PlannedItem[] {
   return Array.from({ length: nUsers }, (_, i) => {
     const guid = `g${i % nGroups}`
     const uid = `u${i}`
-    return { legacyId: `${guid}:${uid}`, targetKey: memberKey(guid, uid), payload: { memberId: memberKey(guid, uid), guid, uid, scope: 'participant' } }
+    return {
+      legacyId: `${guid}:${uid}`,
+      targetKey: memberKey(guid, uid),
+      payload: { memberId: memberKey(guid, uid), guid, uid, scope: 'participant' },
+    }
   })
 }
 

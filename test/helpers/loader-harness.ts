@@ -3,10 +3,11 @@
  */
 import { pino } from 'pino'
 import { afterAll, beforeAll } from 'vitest'
-import { resolveLoadConfig, type LoadConfig } from '../../src/load/config.ts'
-import { runLoader, type LoadOutcome } from '../../src/load/loader.ts'
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+
+import { type LoadConfig, resolveLoadConfig } from '../../src/load/config.ts'
+import { type LoadOutcome, runLoader } from '../../src/load/loader.ts'
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
 import type { Entity } from '../../src/target/schemas.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
@@ -49,7 +50,9 @@ const KEY_COLUMN: Record<Entity, string> = { users: 'uid', groups: 'guid', membe
 export async function sandboxKeys(sb: Sandbox, appId: string, entity: Entity): Promise<Map<string, number>> {
   const { sql } = await import('kysely')
   const r = await sql<{ k: string; n: number }>`
-    select ${sql.raw(KEY_COLUMN[entity])} as k, count(*)::int as n from ${sql.table(`sandbox.${entity}`)} where app_id = ${appId} group by 1`.execute(sb.store)
+    select ${sql.raw(KEY_COLUMN[entity])} as k, count(*)::int as n from ${sql.table(`sandbox.${entity}`)} where app_id = ${appId} group by 1`.execute(
+    sb.store,
+  )
   return new Map(r.rows.map((row) => [row.k, Number(row.n)]))
 }
 
@@ -59,7 +62,9 @@ export function maxInWindow(arrivals: readonly number[], windowMs: number): numb
   let best = 0
   let lo = 0
   for (let hi = 0; hi < t.length; hi++) {
-    while ((t[hi] as number) - (t[lo] as number) >= windowMs) lo++
+    while ((t[hi] as number) - (t[lo] as number) >= windowMs) {
+      lo++
+    }
     best = Math.max(best, hi - lo + 1)
   }
   return best
@@ -71,7 +76,9 @@ export function maxInWindow(arrivals: readonly number[], windowMs: number): numb
  * otherwise hang the hook. The database is left behind in that case.
  */
 export async function dropWithin(db: { drop(): Promise<void> } | undefined, ms = 10_000): Promise<void> {
-  if (db === undefined) return
+  if (db === undefined) {
+    return
+  }
   await Promise.race([db.drop().catch(() => {}), new Promise((r) => setTimeout(r, ms).unref())])
 }
 

@@ -8,21 +8,23 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
+
 import { sql } from 'kysely'
 import { stringify } from 'yaml'
+
 import {
   createMappingContext,
   mapRecord,
-  MemoryIdRegistry,
-  PoliciesSchema,
   type MapResult,
+  MemoryIdRegistry,
   type PlannedGroup,
   type PlannedMessage,
   type PlannedUser,
   type PoliciesInput,
+  PoliciesSchema,
   type SkippedRef,
 } from '../../mappings/index.ts'
-import { legacyIdOf, LEGACY_ENTITIES, type LegacyEntity, type LegacyRecordOf } from '../../src/model/index.ts'
+import { LEGACY_ENTITIES, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/index.ts'
 import type { Sandbox } from '../../src/sandbox/index.ts'
 import type { Entity, GroupImport, MemberImport, MessageImport, UserImport } from '../../src/target/schemas.ts'
 import type { ExpectedRows } from '../fixtures/expected-row.ts'
@@ -109,7 +111,9 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
     const list = [...rows[entity]]
     if (entity === 'messages') {
       list.sort((a, b) => {
-        if (!a.ok || !b.ok) return 0
+        if (!a.ok || !b.ok) {
+          return 0
+        }
         const x = a.record as LegacyRecordOf['messages']
         const y = b.record as LegacyRecordOf['messages']
         return x.sentAt - y.sentAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)
@@ -138,7 +142,9 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
         legacyOfKey.set(`${entity} ${item.targetKey}`, legacyId)
       }
       for (const extra of result.extraItems) {
-        if (items.users.has(extra.targetKey)) continue
+        if (items.users.has(extra.targetKey)) {
+          continue
+        }
         items.users.set(extra.targetKey, extra.payload)
         legacyOfKey.set(`users ${extra.targetKey}`, `~${extra.reason ?? 'extra'}:${extra.targetKey}`)
         names.set(extra.payload.uid, extra.payload.name)
@@ -151,18 +157,30 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
   function remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], payload: unknown, skip: SkippedRef | undefined): void {
     if (entity === 'users') {
       const r = record as LegacyRecordOf['users']
-      if (skip) return void users.set(r.id, skip)
+      if (skip) {
+        return void users.set(r.id, skip)
+      }
       const u = payload as UserImport
       users.set(r.id, { uid: u.uid, name: u.name, ...(u.avatar ? { avatar: u.avatar } : {}), ...(r.username ? { username: r.username } : {}) })
       names.set(u.uid, u.name)
     } else if (entity === 'groups') {
       const r = record as LegacyRecordOf['groups']
-      if (skip) return void groups.set(r.id, skip)
+      if (skip) {
+        return void groups.set(r.id, skip)
+      }
       const g = payload as GroupImport
-      groups.set(r.id, { guid: g.guid, name: g.name, type: g.type, ...(g.createdAt !== undefined ? { createdAt: g.createdAt } : {}), ...(g.owner ? { owner: g.owner } : {}) })
+      groups.set(r.id, {
+        guid: g.guid,
+        name: g.name,
+        type: g.type,
+        ...(g.createdAt !== undefined ? { createdAt: g.createdAt } : {}),
+        ...(g.owner ? { owner: g.owner } : {}),
+      })
     } else if (entity === 'messages') {
       const r = record as LegacyRecordOf['messages']
-      if (skip) return void messages.set(r.id, skip)
+      if (skip) {
+        return void messages.set(r.id, skip)
+      }
       const m = payload as MessageImport
       const senderName = names.get(m.sender)
       messages.set(r.id, { muid: m.muid, ...(m.data?.text !== undefined ? { text: m.data.text } : {}), ...(senderName ? { senderName } : {}) })
@@ -197,7 +215,11 @@ export async function sandboxContents(sb: Sandbox, appId: string): Promise<Sandb
 }
 
 /** The fields of a stored row that a given import item determines, as the sandbox stores them. */
-function storedView(entity: Entity, item: Record<string, unknown>, row: Record<string, unknown>): { expected: Record<string, unknown>; actual: Record<string, unknown> } {
+function storedView(
+  entity: Entity,
+  item: Record<string, unknown>,
+  row: Record<string, unknown>,
+): { expected: Record<string, unknown>; actual: Record<string, unknown> } {
   const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]))
   switch (entity) {
     case 'users': {
@@ -212,9 +234,15 @@ function storedView(entity: Entity, item: Record<string, unknown>, row: Record<s
         last_active_at: u.lastActiveAt ?? null,
         deactivated_at: u.deactivatedAt ?? null,
       }
-      if (u.createdAt !== undefined) expected.created_at = u.createdAt
+      if (u.createdAt !== undefined) {
+        expected.created_at = u.createdAt
+      }
       const actual = pick(row, Object.keys(expected))
-      for (const k of ['created_at', 'last_active_at', 'deactivated_at']) if (k in actual) actual[k] = num(actual[k])
+      for (const k of ['created_at', 'last_active_at', 'deactivated_at']) {
+        if (k in actual) {
+          actual[k] = num(actual[k])
+        }
+      }
       return { expected, actual }
     }
     case 'groups': {
@@ -228,17 +256,25 @@ function storedView(entity: Entity, item: Record<string, unknown>, row: Record<s
         metadata: g.metadata ?? null,
         tags: g.tags ?? [],
       }
-      if (g.createdAt !== undefined) expected.created_at = g.createdAt
+      if (g.createdAt !== undefined) {
+        expected.created_at = g.createdAt
+      }
       const actual = pick(row, Object.keys(expected))
-      if ('created_at' in actual) actual.created_at = num(actual.created_at)
+      if ('created_at' in actual) {
+        actual.created_at = num(actual.created_at)
+      }
       return { expected, actual }
     }
     case 'members': {
       const m = item as MemberImport
       const expected: Record<string, unknown> = { guid: m.guid, uid: m.uid, scope: m.scope ?? 'participant', is_banned: m.isBanned ?? false }
-      if (m.joinedAt !== undefined) expected.joined_at = m.joinedAt
+      if (m.joinedAt !== undefined) {
+        expected.joined_at = m.joinedAt
+      }
       const actual = pick(row, Object.keys(expected))
-      if ('joined_at' in actual) actual.joined_at = num(actual.joined_at)
+      if ('joined_at' in actual) {
+        actual.joined_at = num(actual.joined_at)
+      }
       return { expected, actual }
     }
     case 'messages': {
@@ -276,7 +312,9 @@ export function compareWithExpected(expected: ExpectedItems, actual: SandboxCont
         problems.push(`${entity} ${key}: on the platform but not expected`)
         continue
       }
-      if (seen.get(key) !== 1) continue
+      if (seen.get(key) !== 1) {
+        continue
+      }
       const view = storedView(entity, item, row)
       for (const field of Object.keys(view.expected)) {
         if (!isDeepStrictEqual(normalise(view.actual[field]), normalise(view.expected[field]))) {
@@ -284,8 +322,16 @@ export function compareWithExpected(expected: ExpectedItems, actual: SandboxCont
         }
       }
     }
-    for (const [key, n] of seen) if (n > 1) problems.push(`${entity} ${key}: on the platform ${n} times`)
-    for (const key of want.keys()) if (!seen.has(key)) problems.push(`${entity} ${key}: expected but missing on the platform`)
+    for (const [key, n] of seen) {
+      if (n > 1) {
+        problems.push(`${entity} ${key}: on the platform ${n} times`)
+      }
+    }
+    for (const key of want.keys()) {
+      if (!seen.has(key)) {
+        problems.push(`${entity} ${key}: expected but missing on the platform`)
+      }
+    }
   }
   return problems.slice(0, limit)
 }

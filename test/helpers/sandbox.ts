@@ -84,8 +84,12 @@ export function importRaw(app: SandboxApp, entity: string, body: unknown, header
 }
 
 /** A request to the management or sandbox-only interface with the test credentials. */
-export function mgmtRaw(sandbox: Sandbox, path: string, init: { method?: string; body?: unknown } = {}): Promise<RawResponse> {
-  return http(`${sandbox.url}${path}`, { ...init, headers: { key: MGMT.key, secret: MGMT.secret } })
+export function mgmtRaw(
+  sandbox: Sandbox,
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
+  return http(`${sandbox.url}${path}`, { ...init, headers: { ...init.headers, key: MGMT.key, secret: MGMT.secret } })
 }
 
 export function nowSeconds(): number {

@@ -10,10 +10,11 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import type { RowProblem, SourceSession } from '../../src/model/connector.ts'
 import type { LegacyEntity, LegacyMessage, LegacyUser } from '../../src/model/records.ts'
-import { openGenericWriter, type GenericEngine, type Row } from '../fixtures/generic-sql/fixture.ts'
+import { type GenericEngine, openGenericWriter, type Row } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { createSource, readAll, type Source } from '../helpers/key-source.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
@@ -73,7 +74,12 @@ const CASES: readonly Case[] = [
 /** What tells two rows of one legacy id apart in a record. */
 const valueOf = (entity: LegacyEntity, record: unknown) => (entity === 'messages' ? (record as LegacyMessage).sentAt : (record as LegacyUser).name)
 
-const comparable = (p: RowProblem) => ({ legacyId: p.legacyId, field: p.field, reason: p.reason.startsWith('duplicate key') ? 'duplicate key' : p.reason, instance: p.instance })
+const comparable = (p: RowProblem) => ({
+  legacyId: p.legacyId,
+  field: p.field,
+  reason: p.reason.startsWith('duplicate key') ? 'duplicate key' : p.reason,
+  instance: p.instance,
+})
 const byText = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b))
 
 function openCase(source: Source, c: Case, table: string): Promise<SourceSession> {
@@ -100,8 +106,15 @@ for (const engine of ENGINES) {
           await w.insert(table, c.rows)
           tables.set(c.name, table)
         }
-        await w.exec(`CREATE TABLE dup_delta (id varchar(40), sender_id varchar(40), receiver_type varchar(40), receiver_id varchar(40), sent_at bigint)`)
-        await w.insert('dup_delta', [{ ...msg('m-17', ''), sent_at: 3000 }, { ...msg('m1', ''), sent_at: 2000 }, { ...msg('m-17', ''), sent_at: 1000 }, { ...msg('m2', ''), sent_at: 3000 }])
+        await w.exec(
+          `CREATE TABLE dup_delta (id varchar(40), sender_id varchar(40), receiver_type varchar(40), receiver_id varchar(40), sent_at bigint)`,
+        )
+        await w.insert('dup_delta', [
+          { ...msg('m-17', ''), sent_at: 3000 },
+          { ...msg('m1', ''), sent_at: 2000 },
+          { ...msg('m-17', ''), sent_at: 1000 },
+          { ...msg('m2', ''), sent_at: 3000 },
+        ])
       } finally {
         await w.close()
       }
@@ -144,11 +157,19 @@ for (const engine of ENGINES) {
 
     it('a delta read that sees only the later row of an id still reports it (the kept row is chosen from the whole query)', async () => {
       const query = { query: 'SELECT id, sender_id, receiver_type, receiver_id, sent_at FROM dup_delta', timeFormat: 'epoch-ms' }
-      const session = await createConnector(SourceConfigSchema.parse({ connector: 'generic-sql', url: source.url, entities: { messages: query } })).open()
+      const session = await createConnector(
+        SourceConfigSchema.parse({ connector: 'generic-sql', url: source.url, entities: { messages: query } }),
+      ).open()
       try {
         const rows: { records: string[]; problems: RowProblem[] } = { records: [], problems: [] }
         for await (const page of session.read('messages', { pageSize: 1, since: 2500 })) {
-          for (const row of page.rows) (row.ok ? rows.records.push(row.record.id) : rows.problems.push(row))
+          for (const row of page.rows) {
+            if (row.ok) {
+              rows.records.push(row.record.id)
+            } else {
+              rows.problems.push(row)
+            }
+          }
         }
         expect(rows.records.length + rows.problems.length).toBe(await session.count('messages', { since: 2500 }))
         expect(rows.records).toEqual(['m2'])
@@ -180,8 +201,13 @@ describe('chatferry run keeps the smallest key, chatferry rejects lists the dupl
   it('one m-17 on the platform, sent at the smaller instant; the other row rejected naming both', async () => {
     const w = await openGenericWriter('sqlite', source.url)
     await w.exec('CREATE TABLE people (id varchar(40), name varchar(40))')
-    await w.insert('people', [{ id: 'u1', name: 'Ann' }, { id: 'u2', name: 'Bea' }])
-    await w.exec('CREATE TABLE lines (id varchar(40), sender_id varchar(40), receiver_type varchar(40), receiver_id varchar(40), sent_at varchar(40), text varchar(40))')
+    await w.insert('people', [
+      { id: 'u1', name: 'Ann' },
+      { id: 'u2', name: 'Bea' },
+    ])
+    await w.exec(
+      'CREATE TABLE lines (id varchar(40), sender_id varchar(40), receiver_type varchar(40), receiver_id varchar(40), sent_at varchar(40), text varchar(40))',
+    )
     const said = (row: Row): Row => ({ ...row, text: `${row.id} at ${row.sent_at}` })
     await w.insert('lines', [said(msg('m1', T1)), said(msg('m-17', T3)), said(msg('m-17', T2)), said(msg('m2', T3))])
     await w.close()
@@ -205,9 +231,18 @@ describe('chatferry run keeps the smallest key, chatferry rejects lists the dupl
     const out = await runCli(['rejects', '--config', cfg, '--json']).done
     const rejects = JSON.parse(out.stdout) as { entity: string; legacyId: string; code: string; message: string }[]
     expect(rejects.map(({ entity, legacyId, code, message }) => ({ entity, legacyId, code, message }))).toEqual([
-      { entity: 'messages', legacyId: 'm-17', code: 'SOURCE_ROW_INVALID', message: `id: ${reason('m-17', `(sent_at=${T2}, id=m-17)`, `(sent_at=${T3}, id=m-17)`)}` },
+      {
+        entity: 'messages',
+        legacyId: 'm-17',
+        code: 'SOURCE_ROW_INVALID',
+        message: `id: ${reason('m-17', `(sent_at=${T2}, id=m-17)`, `(sent_at=${T3}, id=m-17)`)}`,
+      },
     ])
-    const onPlatform = await sql<{ muid: string; sent_at: unknown; data: { text?: string } }>`select muid, sent_at, data from sandbox.messages where app_id = ${app.id} order by muid`.execute(tsb.sandbox.store)
+    const onPlatform = await sql<{
+      muid: string
+      sent_at: unknown
+      data: { text?: string }
+    }>`select muid, sent_at, data from sandbox.messages where app_id = ${app.id} order by muid`.execute(tsb.sandbox.store)
     expect(onPlatform.rows.map((r) => [r.muid, Number(r.sent_at), r.data.text])).toEqual([
       ['m-17', ms(T2) / 1000, `m-17 at ${T2}`],
       ['m1', ms(T1) / 1000, `m1 at ${T1}`],

@@ -9,18 +9,20 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { stringify } from 'yaml'
+
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyEntity } from '../../src/model/records.ts'
 import { PlanReport } from '../../src/report/schema.ts'
-import { openGenericWriter, type GenericEngine, type Row } from '../fixtures/generic-sql/fixture.ts'
+import { type GenericEngine, openGenericWriter, type Row } from '../fixtures/generic-sql/fixture.ts'
 import { loadMattermostFixture, openFixtureWriter } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase } from '../helpers/db.ts'
-import { runCli, writeConfig } from '../helpers/ledger-fixtures.ts'
 import { createSource, readAll, sortProblems, type Source } from '../helpers/key-source.ts'
+import { runCli, writeConfig } from '../helpers/ledger-fixtures.ts'
 
 /** Columns of each entity's table: the canonical names, no constraints, so any bad key can be stored. */
 const COLUMNS: Record<LegacyEntity, string[]> = {
@@ -49,14 +51,39 @@ const duplicate = (first: string, twin: string) => new RegExp(`^duplicate key .*
 const ALL = [1, 2, 3] as const
 
 const CASES: readonly Case[] = [
-  { name: 'users: NULL id', entity: 'users', rows: [user('u1'), user(null), user('u3')], records: ['u1', 'u3'], problems: [{ legacyId: '?', field: 'id', reason: nullKey('id') }], pageSizes: ALL },
-  { name: 'groups: NULL id', entity: 'groups', rows: [user('g1'), user(null), user(null)], records: ['g1'], problems: [{ legacyId: '?', field: 'id', reason: nullKey('id') }, { legacyId: '?', field: 'id', reason: nullKey('id') }], pageSizes: ALL },
+  {
+    name: 'users: NULL id',
+    entity: 'users',
+    rows: [user('u1'), user(null), user('u3')],
+    records: ['u1', 'u3'],
+    problems: [{ legacyId: '?', field: 'id', reason: nullKey('id') }],
+    pageSizes: ALL,
+  },
+  {
+    name: 'groups: NULL id',
+    entity: 'groups',
+    rows: [user('g1'), user(null), user(null)],
+    records: ['g1'],
+    problems: [
+      { legacyId: '?', field: 'id', reason: nullKey('id') },
+      { legacyId: '?', field: 'id', reason: nullKey('id') },
+    ],
+    pageSizes: ALL,
+  },
   {
     name: 'members: NULL group_id, NULL user_id',
     entity: 'members',
-    rows: [{ group_id: 'g1', user_id: 'u1' }, { group_id: null, user_id: 'u2' }, { group_id: 'g1', user_id: null }, { group_id: 'g2', user_id: 'u1' }],
+    rows: [
+      { group_id: 'g1', user_id: 'u1' },
+      { group_id: null, user_id: 'u2' },
+      { group_id: 'g1', user_id: null },
+      { group_id: 'g2', user_id: 'u1' },
+    ],
     records: ['g1/u1', 'g2/u1'],
-    problems: [{ legacyId: '?/u2', field: 'group_id', reason: nullKey('group_id') }, { legacyId: 'g1/?', field: 'user_id', reason: nullKey('user_id') }],
+    problems: [
+      { legacyId: '?/u2', field: 'group_id', reason: nullKey('group_id') },
+      { legacyId: 'g1/?', field: 'user_id', reason: nullKey('user_id') },
+    ],
     pageSizes: ALL,
   },
   {
@@ -64,7 +91,10 @@ const CASES: readonly Case[] = [
     entity: 'messages',
     rows: [msg('m1', T1), msg('m2', null), msg(null, T2), msg('m4', T2)],
     records: ['m1', 'm4'],
-    problems: [{ legacyId: 'm2', field: 'sent_at', reason: nullKey('sent_at') }, { legacyId: '?', field: 'id', reason: nullKey('id') }],
+    problems: [
+      { legacyId: 'm2', field: 'sent_at', reason: nullKey('sent_at') },
+      { legacyId: '?', field: 'id', reason: nullKey('id') },
+    ],
     pageSizes: ALL,
   },
   {
@@ -72,7 +102,10 @@ const CASES: readonly Case[] = [
     entity: 'users',
     rows: [user('a'), user('b'), user('b'), user('b'), user('c')],
     records: ['a', 'b', 'c'],
-    problems: [{ legacyId: 'b', field: 'id', reason: duplicate('b', 'b') }, { legacyId: 'b', field: 'id', reason: duplicate('b', 'b') }],
+    problems: [
+      { legacyId: 'b', field: 'id', reason: duplicate('b', 'b') },
+      { legacyId: 'b', field: 'id', reason: duplicate('b', 'b') },
+    ],
     pageSizes: ALL,
   },
   {
@@ -202,7 +235,9 @@ describe('bad keys, mattermost × postgres', () => {
     { entity: 'users' as const, table: 'users', where: '', field: 'id' },
     { entity: 'messages' as const, table: 'posts', where: " WHERE (originalid = '' OR originalid IS NULL)", field: 'createat' },
   ])('$entity: a NULL $field is a problem, and every row is accounted for', async ({ entity, table, where, field }) => {
-    const session = await createConnector(SourceConfigSchema.parse({ connector: 'mattermost', url: db.url, fileBaseUrl: 'https://files.example.com' })).open()
+    const session = await createConnector(
+      SourceConfigSchema.parse({ connector: 'mattermost', url: db.url, fileBaseUrl: 'https://files.example.com' }),
+    ).open()
     const c = new pg.Client({ connectionString: db.url })
     await c.connect()
     try {
@@ -212,7 +247,9 @@ describe('bad keys, mattermost × postgres', () => {
         const { records, problems } = await readAll(session, entity, pageSize)
         expect(records.length + problems.length).toBe(counted)
         const keyProblems = problems.filter((p) => p.reason.startsWith('key column'))
-        expect(keyProblems.map((p) => [p.legacyId, p.reason])).toEqual([[nullId, `key column ${field} is NULL: the row cannot be ordered or resumed`]])
+        expect(keyProblems.map((p) => [p.legacyId, p.reason])).toEqual([
+          [nullId, `key column ${field} is NULL: the row cannot be ordered or resumed`],
+        ])
       }
     } finally {
       await c.end()
@@ -231,7 +268,12 @@ describe('chatferry plan shows the source count beside records + problems', () =
       await w.insert('people', [user('u1'), user(null), user('u2'), user('u2')])
       await w.close()
       const cfg = writeConfig({ appId: 'keys-app', apiKey: 'k-secret', baseUrl: 'http://127.0.0.1:9/apps/keys-app/v3' })
-      appendFileSync(cfg, stringify({ source: { connector: 'generic-sql', url: source.url, pageSize: 1, entities: { users: { query: 'SELECT id, name FROM people' } } } }))
+      appendFileSync(
+        cfg,
+        stringify({
+          source: { connector: 'generic-sql', url: source.url, pageSize: 1, entities: { users: { query: 'SELECT id, name FROM people' } } },
+        }),
+      )
       const r = await runCli(['plan', '--config', cfg, '--out', out, '--fail-on', 'countMismatch>0'], { CHATFERRY_LOG_LEVEL: 'error' }).done
       const file = join(out, 'plan-report.json')
       expect(existsSync(file), r.stderr.slice(-2000)).toBe(true)

@@ -14,12 +14,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createConnector, SourceConfigSchema, type SourceConfigInput } from '../../connectors/index.ts'
+
+import { createConnector, type SourceConfigInput, SourceConfigSchema } from '../../connectors/index.ts'
 import type { RowProblem } from '../../src/model/connector.ts'
-import { legacyIdOf, type LegacyEntity, type LegacyMessage, type LegacyUser } from '../../src/model/records.ts'
+import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyUser } from '../../src/model/records.ts'
 import { VerifyReport } from '../../src/report/schema.ts'
 import { hasUnstorable } from '../../src/target/characters.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
@@ -68,10 +70,31 @@ const PEOPLE: readonly CatalogueRow[] = [
     cells: () => ({ full_name: 'Json', meta: '{"k\\u0000ey":"v\\u0000al","nested":{"x":["\\u0000"]}}', joined_s: JOINED }),
   },
   // MariaDB's json type refuses an escaped unpaired surrogate (its posts.extra is longtext: see row 11 there).
-  { id: 5, what: 'an unpaired surrogate in JSON', engines: ['sqlite'], cells: () => ({ full_name: 'Half', meta: '{"s":"\\ud800x"}', joined_s: JOINED }) },
-  { id: 6, what: 'a negative epoch', cells: () => ({ full_name: 'Neg', meta: null, joined_s: -1 }), problem: { field: 'created_at', reason: /outside 1970-01-01\.\.9999-12-31/ } },
-  { id: 7, what: 'an epoch beyond year 275760', cells: () => ({ full_name: 'Far', meta: null, joined_s: 1e16 }), problem: { field: 'created_at', reason: /outside 1970-01-01\.\.9999-12-31/ } },
-  { id: 8, what: 'a NaN epoch', engines: ['postgres'], cells: () => ({ full_name: 'NaN', meta: null, joined_s: 'NaN' }), problem: { field: 'created_at', reason: /outside 1970-01-01\.\.9999-12-31/ } },
+  {
+    id: 5,
+    what: 'an unpaired surrogate in JSON',
+    engines: ['sqlite'],
+    cells: () => ({ full_name: 'Half', meta: '{"s":"\\ud800x"}', joined_s: JOINED }),
+  },
+  {
+    id: 6,
+    what: 'a negative epoch',
+    cells: () => ({ full_name: 'Neg', meta: null, joined_s: -1 }),
+    problem: { field: 'created_at', reason: /outside 1970-01-01\.\.9999-12-31/ },
+  },
+  {
+    id: 7,
+    what: 'an epoch beyond year 275760',
+    cells: () => ({ full_name: 'Far', meta: null, joined_s: 1e16 }),
+    problem: { field: 'created_at', reason: /outside 1970-01-01\.\.9999-12-31/ },
+  },
+  {
+    id: 8,
+    what: 'a NaN epoch',
+    engines: ['postgres'],
+    cells: () => ({ full_name: 'NaN', meta: null, joined_s: 'NaN' }),
+    problem: { field: 'created_at', reason: /outside 1970-01-01\.\.9999-12-31/ },
+  },
   { id: 9, what: 'a huge name', cells: () => ({ full_name: 'N'.repeat(5000), meta: null, joined_s: JOINED }) },
 ]
 
@@ -84,7 +107,12 @@ const LINES: readonly CatalogueRow[] = [
     cells: (e) => ({ to_pid: '2', body: invalidUtf8(e), extra: null, posted: POSTED }),
     problem: { field: 'text', reason: /^invalid UTF-8 in the text$/ },
   },
-  { id: 4, what: 'a text too huge to split', cells: (e) => ({ to_pid: '2', body: body(e, 'a'.repeat(1_000_000)), extra: null, posted: POSTED }), rejected: 'text' },
+  {
+    id: 4,
+    what: 'a text too huge to split',
+    cells: (e) => ({ to_pid: '2', body: body(e, 'a'.repeat(1_000_000)), extra: null, posted: POSTED }),
+    rejected: 'text',
+  },
   { id: 5, what: 'a huge text that splits', cells: (e) => ({ to_pid: '2', body: body(e, 'word '.repeat(6000)), extra: null, posted: POSTED }) },
   {
     id: 6,
@@ -105,7 +133,11 @@ const LINES: readonly CatalogueRow[] = [
     cells: (e) => ({ to_pid: '2\u0000', body: body(e, 'to whom'), extra: null, posted: POSTED }),
     problem: { field: 'receiver_id', reason: /^legacy id contains U\+0000 at position 1$/ },
   },
-  { id: 9, what: 'U+0000 in JSON metadata', cells: (e) => ({ to_pid: '2', body: body(e, 'meta'), extra: '{"k\\u0000":"v\\u0000"}', posted: POSTED }) },
+  {
+    id: 9,
+    what: 'U+0000 in JSON metadata',
+    cells: (e) => ({ to_pid: '2', body: body(e, 'meta'), extra: '{"k\\u0000":"v\\u0000"}', posted: POSTED }),
+  },
   {
     id: 10,
     what: 'infinity as a date',
@@ -113,7 +145,12 @@ const LINES: readonly CatalogueRow[] = [
     cells: (e) => ({ to_pid: '2', body: body(e, 'forever'), extra: null, posted: 'infinity' }),
     problem: { field: 'sent_at', reason: /^invalid timestamp "infinity"$/ },
   },
-  { id: 11, what: 'an unpaired surrogate in JSON metadata', engines: ['mysql', 'sqlite'], cells: (e) => ({ to_pid: '2', body: body(e, 'half'), extra: '{"a":"\\udc00"}', posted: POSTED }) },
+  {
+    id: 11,
+    what: 'an unpaired surrogate in JSON metadata',
+    engines: ['mysql', 'sqlite'],
+    cells: (e) => ({ to_pid: '2', body: body(e, 'half'), extra: '{"a":"\\udc00"}', posted: POSTED }),
+  },
 ]
 
 const rowsFor = (engine: Engine, rows: readonly CatalogueRow[]) => rows.filter((r) => (r.engines ?? ALL).includes(engine))
@@ -160,11 +197,16 @@ async function seed(engine: Engine, url: string): Promise<{ people: number; post
     const c = new pg.Client({ connectionString: url })
     await c.connect()
     try {
-      for (const s of SCHEMA.postgres) await c.query(s)
+      for (const s of SCHEMA.postgres) {
+        await c.query(s)
+      }
       for (const [table, rows] of Object.entries(tables)) {
         for (const row of rows) {
           const cols = Object.keys(row)
-          await c.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, cols.map((k) => (row as Record<string, Cell>)[k]))
+          await c.query(
+            `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
+            cols.map((k) => (row as Record<string, Cell>)[k]),
+          )
         }
         count[table as keyof typeof count] = Number((await c.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n)
       }
@@ -175,11 +217,16 @@ async function seed(engine: Engine, url: string): Promise<{ people: number; post
     const mysql = await import('mysql2/promise')
     const c = await mysql.createConnection({ uri: url.replace(/^mariadb:/, 'mysql:'), charset: 'utf8mb4' })
     try {
-      for (const s of SCHEMA.mysql) await c.query(s)
+      for (const s of SCHEMA.mysql) {
+        await c.query(s)
+      }
       for (const [table, rows] of Object.entries(tables)) {
         for (const row of rows) {
           const cols = Object.keys(row)
-          await c.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, cols.map((k) => (row as Record<string, Cell>)[k]))
+          await c.query(
+            `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+            cols.map((k) => (row as Record<string, Cell>)[k]),
+          )
         }
         const [n] = await c.query(`SELECT count(*) AS n FROM ${table}`)
         count[table as keyof typeof count] = Number((n as { n: number }[])[0]?.n)
@@ -190,14 +237,18 @@ async function seed(engine: Engine, url: string): Promise<{ people: number; post
   } else {
     const db = new DatabaseSync(url.replace(/^sqlite:/, ''))
     try {
-      for (const s of SCHEMA.sqlite) db.exec(s)
+      for (const s of SCHEMA.sqlite) {
+        db.exec(s)
+      }
       for (const [table, rows] of Object.entries(tables)) {
         for (const row of rows) {
           const cols = Object.keys(row)
           const cells = cols.map((k) => (row as Record<string, Cell>)[k] as Cell)
           const marks = cells.map((v) => (v !== null && typeof v === 'object' && 'sqlite' in v ? v.sqlite : '?'))
           const params = cells.map((v) => (v !== null && typeof v === 'object' && 'sqlite' in v ? v.value : v))
-          db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${marks.join(', ')})`).run(...(params as (string | number | null | Uint8Array)[]))
+          db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${marks.join(', ')})`).run(
+            ...(params as (string | number | null | Uint8Array)[]),
+          )
         }
         count[table as keyof typeof count] = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n)
       }
@@ -209,8 +260,12 @@ async function seed(engine: Engine, url: string): Promise<{ people: number; post
 }
 
 async function createSource(engine: Engine): Promise<TestDatabase> {
-  if (engine === 'postgres') return createTestDatabase('cf_badval_src')
-  if (engine === 'mysql') return createMysqlTestDatabase('cf_badval')
+  if (engine === 'postgres') {
+    return createTestDatabase('cf_badval_src')
+  }
+  if (engine === 'mysql') {
+    return createMysqlTestDatabase('cf_badval')
+  }
   const dir = mkdtempSync(join(tmpdir(), 'cf-badval-'))
   return { url: `sqlite:${join(dir, 'legacy.db')}`, name: 'legacy.db', drop: async () => rmSync(dir, { recursive: true, force: true }) }
 }
@@ -262,7 +317,13 @@ for (const engine of ALL) {
       const problems: RowProblem[] = []
       try {
         for await (const page of session.read(entity as LegacyEntity)) {
-          for (const row of page.rows) (row.ok ? records.push(row.record) : problems.push(row))
+          for (const row of page.rows) {
+            if (row.ok) {
+              records.push(row.record)
+            } else {
+              problems.push(row)
+            }
+          }
         }
       } finally {
         await session.close()
@@ -278,14 +339,21 @@ for (const engine of ALL) {
       }
       // What decodes carries the bad characters on to the mappings (which apply the text policy).
       const ids = records.map((r) => legacyIdOf(entity, r as LegacyUser & LegacyMessage))
-      expect(ids.sort()).toEqual(catalogue.filter((r) => r.problem === undefined).map((r) => String(r.id)).sort())
+      expect(ids.sort()).toEqual(
+        catalogue
+          .filter((r) => r.problem === undefined)
+          .map((r) => String(r.id))
+          .sort(),
+      )
     })
 
     it('plan, run into the sandbox and verify finish; stored values hold no unstorable character', async () => {
       const out = mkdtempSync(join(tmpdir(), 'cf-badval-out-'))
       const plan = await runCli(['plan', '--config', cfg, '--out', out], { CHATFERRY_LOG_LEVEL: 'error' }).done
       expect(plan.code, plan.stderr.slice(-2000)).toBe(0)
-      const report = JSON.parse(readFileSync(join(out, 'plan-report.json'), 'utf8')) as { entities: Record<string, { outcomes: Record<string, { count: number }> }> }
+      const report = JSON.parse(readFileSync(join(out, 'plan-report.json'), 'utf8')) as {
+        entities: Record<string, { outcomes: Record<string, { count: number }> }>
+      }
       const stripped = (e: string, field: string) => report.entities[e]?.outcomes[`text: stripped:${field}`]?.count ?? 0
       expect(stripped('users', 'name')).toBe(engine === 'postgres' ? 0 : 1)
       expect(stripped('users', 'metadata')).toBe(engine === 'sqlite' ? 2 : 1)
@@ -295,22 +363,41 @@ for (const engine of ALL) {
       const run = await runCli(['run', '--config', cfg], { CHATFERRY_LOG_LEVEL: 'error' }).done
       expect(run.code, run.stderr.slice(-2000)).toBe(3)
 
-      const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as { entity: string; legacyId: string; message: string }[]
+      const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as {
+        entity: string
+        legacyId: string
+        message: string
+      }[]
       const want = [
-        ...rowsFor(engine, PEOPLE).filter((r) => r.problem || r.rejected).map((r) => ({ entity: 'users', legacyId: String(r.id), field: r.problem?.field ?? r.rejected })),
-        ...rowsFor(engine, LINES).filter((r) => r.problem || r.rejected).map((r) => ({ entity: 'messages', legacyId: String(r.id), field: r.problem?.field ?? r.rejected })),
+        ...rowsFor(engine, PEOPLE)
+          .filter((r) => r.problem || r.rejected)
+          .map((r) => ({ entity: 'users', legacyId: String(r.id), field: r.problem?.field ?? r.rejected })),
+        ...rowsFor(engine, LINES)
+          .filter((r) => r.problem || r.rejected)
+          .map((r) => ({ entity: 'messages', legacyId: String(r.id), field: r.problem?.field ?? r.rejected })),
       ]
       expect(rejects.map((r) => `${r.entity} ${r.legacyId}`).sort()).toEqual(want.map((w) => `${w.entity} ${w.legacyId}`).sort())
-      for (const w of want) expect(rejects.find((r) => r.entity === w.entity && r.legacyId === w.legacyId)?.message).toMatch(new RegExp(`^${w.field}: `))
+      for (const w of want) {
+        expect(rejects.find((r) => r.entity === w.entity && r.legacyId === w.legacyId)?.message).toMatch(new RegExp(`^${w.field}: `))
+      }
 
       // On the platform: the texts without the characters, nothing unstorable anywhere.
-      const users = await sql<{ uid: string; name: string; metadata: unknown }>`select uid, name, metadata from sandbox.users where app_id = ${appIdOf(cfg)}`.execute(tsb.sandbox.store)
-      const messages = await sql<{ muid: string; data: { text?: string; metadata?: Record<string, unknown> } }>`select muid, data from sandbox.messages where app_id = ${appIdOf(cfg)}`.execute(tsb.sandbox.store)
+      const users = await sql<{
+        uid: string
+        name: string
+        metadata: unknown
+      }>`select uid, name, metadata from sandbox.users where app_id = ${appIdOf(cfg)}`.execute(tsb.sandbox.store)
+      const messages = await sql<{
+        muid: string
+        data: { text?: string; metadata?: Record<string, unknown> }
+      }>`select muid, data from sandbox.messages where app_id = ${appIdOf(cfg)}`.execute(tsb.sandbox.store)
       expect(hasUnstorable(JSON.stringify([users.rows, messages.rows]).replace(/\\u0000|\\ud[89a-f]../gi, '\u0000'))).toBe(false)
       expect(messages.rows.find((m) => m.muid === '2')?.data.text).toBe('nulhere')
       expect(messages.rows.find((m) => m.muid === '9')?.data.metadata).toMatchObject({ k: 'v' })
       expect(users.rows.find((u) => u.uid === '4')?.metadata).toMatchObject({ key: 'val', nested: { x: [''] } })
-      if (engine !== 'postgres') expect(users.rows.find((u) => u.uid === '3')?.name).toBe('Null')
+      if (engine !== 'postgres') {
+        expect(users.rows.find((u) => u.uid === '3')?.name).toBe('Null')
+      }
       expect(users.rows.find((u) => u.uid === '9')?.name).toBe('N'.repeat(100))
       expect(messages.rows.filter((m) => m.muid === '5' || m.muid.startsWith('5-p')).length).toBeGreaterThan(1)
 
@@ -338,9 +425,9 @@ for (const engine of ALL) {
       expect([0, 3], verify.stderr.slice(-2000)).toContain(verify.code)
       const report = VerifyReport.parse(JSON.parse(readFileSync(join(out, 'verify-report.json'), 'utf8')))
       // The only mismatch is the altered text, shown escaped.
-      expect(report.mismatches.map((m) => ({ kind: m.kind, targetKey: m.targetKey, field: m.field, expected: m.expected, actual: m.actual }))).toEqual([
-        { kind: 'field', targetKey: '2', field: 'text', expected: 'nul\\u0000here \\ud800', actual: 'nulhere' },
-      ])
+      expect(
+        report.mismatches.map((m) => ({ kind: m.kind, targetKey: m.targetKey, field: m.field, expected: m.expected, actual: m.actual })),
+      ).toEqual([{ kind: 'field', targetKey: '2', field: 'text', expected: 'nul\\u0000here \\ud800', actual: 'nulhere' }])
       expect(verify.code).toBe(3)
     })
   })

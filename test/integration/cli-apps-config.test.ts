@@ -5,7 +5,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { MGMT, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 import { testSecret } from '../helpers/secrets.ts'
@@ -48,7 +50,11 @@ describe('chatferry apps', () => {
   })
 
   it('wrong management credentials exit 1 naming the platform code, never echoing the secret', async () => {
-    const r = await runCli(['apps', 'list'], { CHATFERRY_MGMT_URL: sb.sandbox.url, CHATFERRY_MGMT_KEY: MGMT.key, CHATFERRY_MGMT_SECRET: 'wrong-secret-value' }).done
+    const r = await runCli(['apps', 'list'], {
+      CHATFERRY_MGMT_URL: sb.sandbox.url,
+      CHATFERRY_MGMT_KEY: MGMT.key,
+      CHATFERRY_MGMT_SECRET: 'wrong-secret-value',
+    }).done
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/management\.listApps failed \(HTTP 401\): AUTH_ERR_APIKEY_NOT_FOUND/)
     expect(r.stderr).not.toContain('wrong-secret-value')
@@ -91,7 +97,9 @@ describe('chatferry config check', () => {
     writeFileSync(file, 'target: { appId: "bad id", region: mars }\nload: { concurrency: 0 }\nextra: 1\n')
     const r = await runCli(['config', 'check', '-c', file]).done
     expect(r.code).toBe(2)
-    for (const path of ['target.appId', 'target.region', 'target.apiKey', 'load.concurrency']) expect(r.stderr).toContain(`- ${path}:`)
+    for (const path of ['target.appId', 'target.region', 'target.apiKey', 'load.concurrency']) {
+      expect(r.stderr).toContain(`- ${path}:`)
+    }
     expect(r.stderr).toMatch(/unknown key: extra/)
   })
 
@@ -103,7 +111,16 @@ describe('chatferry config check', () => {
     const file = join(dir, `syntax-${command[0]}.yaml`)
     writeFileSync(
       file,
-      ['target:', '  appId: acme', '  region: eu', `  apiKey: "${apiKey}`, 'source:', '  connector: mattermost', `  url: postgres://mm:${password}@db.internal/mm`, ''].join('\n'),
+      [
+        'target:',
+        '  appId: acme',
+        '  region: eu',
+        `  apiKey: "${apiKey}`,
+        'source:',
+        '  connector: mattermost',
+        `  url: postgres://mm:${password}@db.internal/mm`,
+        '',
+      ].join('\n'),
     )
     const r = await runCli([...command, '-c', file]).done
     expect(r.code).toBe(2)
@@ -125,7 +142,9 @@ describe('chatferry config check', () => {
     const r = await runCli(['config', 'check', '-c', several]).done
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/4 problems in the configuration/)
-    for (const path of ['target.region', 'target.apiKey', 'load.concurrency', 'load.leaseSeconds']) expect(r.stderr).toContain(`- ${path}:`)
+    for (const path of ['target.region', 'target.apiKey', 'load.concurrency', 'load.leaseSeconds']) {
+      expect(r.stderr).toContain(`- ${path}:`)
+    }
   })
 
   it('a missing file exits 2 and says how to pass one', async () => {

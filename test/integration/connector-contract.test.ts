@@ -6,22 +6,24 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createConnector, SourceConfigSchema, type SourceConfigInput } from '../../connectors/index.ts'
+
+import { createConnector, type SourceConfigInput, SourceConfigSchema } from '../../connectors/index.ts'
 import { ChatferryError } from '../../src/errors.ts'
 import type { Cursor, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
-import { LEGACY_ENTITIES, legacyIdOf, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import { LEGACY_ENTITIES, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
 import type { ExpectedRow, ExpectedRows } from '../fixtures/expected-row.ts'
 import { expectedGeneric } from '../fixtures/generic-sql/expected.ts'
 import {
   G0,
+  type GenericEngine,
   genericSeed,
   genericSourceConfig,
   loadGenericSqlFixture,
   openGenericWriter,
   sqlTime,
-  type GenericEngine,
 } from '../fixtures/generic-sql/fixture.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
 import { loadMattermostFixture, MINUTE, MM, openFixtureWriter, T0 } from '../fixtures/mattermost/load.ts'
@@ -54,8 +56,12 @@ interface Env {
 const PASSWORD = 'S3cretPassw0rd'
 
 async function createDatabase(engine: Engine): Promise<{ url: string; name: string; drop(): Promise<void> }> {
-  if (engine === 'postgres') return createTestDatabase('cf_conn')
-  if (engine === 'mysql') return createMysqlTestDatabase('cf_conn')
+  if (engine === 'postgres') {
+    return createTestDatabase('cf_conn')
+  }
+  if (engine === 'mysql') {
+    return createMysqlTestDatabase('cf_conn')
+  }
   const dir = mkdtempSync(join(tmpdir(), 'cf-conn-'))
   return { url: `sqlite:${join(dir, 'source.db')}`, name: 'source.db', drop: async () => rmSync(dir, { recursive: true, force: true }) }
 }
@@ -88,8 +94,12 @@ async function countConnections(engine: Engine, dbName: string): Promise<number 
 }
 
 function unreachable(engine: Engine): string {
-  if (engine === 'postgres') return `postgres://chatferry:${PASSWORD}@127.0.0.1:1/legacy`
-  if (engine === 'mysql') return `mysql://chatferry:${PASSWORD}@127.0.0.1:1/legacy`
+  if (engine === 'postgres') {
+    return `postgres://chatferry:${PASSWORD}@127.0.0.1:1/legacy`
+  }
+  if (engine === 'mysql') {
+    return `mysql://chatferry:${PASSWORD}@127.0.0.1:1/legacy`
+  }
   return `sqlite:/nonexistent-${PASSWORD}-dir/legacy.db`
 }
 
@@ -98,7 +108,7 @@ async function genericEnv(engine: Engine): Promise<Env> {
   const seed = await loadGenericSqlFixture(engine, db.url, genericSeed(engine))
   const base = genericSourceConfig(db.url)
   const broken = structuredClone(base) as { entities: { messages: { query: string } } }
-  broken.entities.messages.query = 'SELECT lid AS id, author AS sender_id, room AS receiver_id, \'group\' AS receiver_type FROM chat_lines'
+  broken.entities.messages.query = "SELECT lid AS id, author AS sender_id, room AS receiver_id, 'group' AS receiver_type FROM chat_lines"
   let next = 1000
   return {
     url: db.url,
@@ -111,7 +121,16 @@ async function genericEnv(engine: Engine): Promise<Env> {
       const w = await openGenericWriter(engine, db.url)
       try {
         await w.insert('chat_lines', [
-          { lid: id, author: 1, room: 'r-general', to_pid: null, body: 'inserted mid-read', kind: 'text', posted: sqlTime(G0 + 2 * MINUTE), modified: sqlTime(G0 + 2 * MINUTE) },
+          {
+            lid: id,
+            author: 1,
+            room: 'r-general',
+            to_pid: null,
+            body: 'inserted mid-read',
+            kind: 'text',
+            posted: sqlTime(G0 + 2 * MINUTE),
+            modified: sqlTime(G0 + 2 * MINUTE),
+          },
         ])
       } finally {
         await w.close()
@@ -150,7 +169,21 @@ async function mattermostEnv(engine: 'postgres' | 'mysql'): Promise<Env> {
       const w = await openFixtureWriter(engine, db.url)
       try {
         await w.insert('posts', [
-          { id, createat: T0 + 2 * MINUTE, updateat: T0 + 2 * MINUTE, editat: 0, deleteat: 0, userid: MM.alice, channelid: MM.town, rootid: '', originalid: '', message: 'inserted mid-read', type: '', props: '{}', fileids: '[]' },
+          {
+            id,
+            createat: T0 + 2 * MINUTE,
+            updateat: T0 + 2 * MINUTE,
+            editat: 0,
+            deleteat: 0,
+            userid: MM.alice,
+            channelid: MM.town,
+            rootid: '',
+            originalid: '',
+            message: 'inserted mid-read',
+            type: '',
+            props: '{}',
+            fileids: '[]',
+          },
         ])
       } finally {
         await w.close()
@@ -184,7 +217,9 @@ function sortById<E extends LegacyEntity, R extends Page<LegacyRecordOf[E]>['row
 
 async function readAll<E extends LegacyEntity>(session: SourceSession, entity: E, options: ReadOptions = {}) {
   const pages: Page<LegacyRecordOf[E]>[] = []
-  for await (const page of session.read(entity, options)) pages.push(page)
+  for await (const page of session.read(entity, options)) {
+    pages.push(page)
+  }
   return { pages, rows: pages.flatMap((p) => p.rows) }
 }
 
@@ -226,7 +261,9 @@ for (const { connector, engine } of CASES) {
     it('counts every entity as the fixture predicts', async () => {
       await withSession(async (s) => {
         const expected = env.expected()
-        for (const e of LEGACY_ENTITIES) expect({ e, n: await s.count(e) }).toEqual({ e, n: expected[e].length })
+        for (const e of LEGACY_ENTITIES) {
+          expect({ e, n: await s.count(e) }).toEqual({ e, n: expected[e].length })
+        }
       })
     })
 
@@ -250,7 +287,11 @@ for (const { connector, engine } of CASES) {
           expect(problems.map((p) => (p.ok ? '' : `${p.legacyId}:${p.field}`)).sort()).toEqual(
             wantProblems.map((p) => (p.ok ? '' : `${p.legacyId}:${p.field}`)).sort(),
           )
-          for (const p of problems) if (!p.ok) expect(p.reason.length).toBeGreaterThan(0)
+          for (const p of problems) {
+            if (!p.ok) {
+              expect(p.reason.length).toBeGreaterThan(0)
+            }
+          }
           expect(rows.length).toBe(env.expected()[entity].length)
         }
         const messageProblems = env.expected().messages.filter((r) => !r.ok).length
@@ -264,7 +305,9 @@ for (const { connector, engine } of CASES) {
           const whole = (await readAll(s, entity)).rows.map((r) => idOf(entity, r))
           for (const pageSize of [1, 2, 3]) {
             const { pages, rows } = await readAll(s, entity, { pageSize })
-            for (const p of pages) expect(p.rows.length).toBeLessThanOrEqual(pageSize)
+            for (const p of pages) {
+              expect(p.rows.length).toBeLessThanOrEqual(pageSize)
+            }
             const ids = rows.map((r) => idOf(entity, r))
             expect(ids).toEqual(whole)
             expect(new Set(ids).size).toBe(ids.length)
@@ -280,7 +323,9 @@ for (const { connector, engine } of CASES) {
       await withSession(async (s) => {
         for (const entity of LEGACY_ENTITIES) {
           const { pages } = await readAll(s, entity, { pageSize: 2 })
-          if (pages.length < 2) continue
+          if (pages.length < 2) {
+            continue
+          }
           const cursor = JSON.parse(JSON.stringify((pages[1] as Page<unknown>).cursor)) as Cursor
           const rest = await readAll(s, entity, { pageSize: 2, after: cursor })
           expect(rest.rows.map((r) => idOf(entity, r))).toEqual(pages.slice(2).flatMap((p) => p.rows.map((r) => idOf(entity, r))))
@@ -299,7 +344,9 @@ for (const { connector, engine } of CASES) {
           const before = await s.count('messages')
           const seen: string[] = []
           for await (const page of s.read('messages', { pageSize: 2 })) {
-            if (inserted === undefined) inserted = await env.insertMessage()
+            if (inserted === undefined) {
+              inserted = await env.insertMessage()
+            }
             seen.push(...page.rows.map((r) => idOf('messages', r)))
           }
           expect(seen).not.toContain(inserted)
@@ -312,7 +359,9 @@ for (const { connector, engine } of CASES) {
           expect(rows.map((r) => idOf('messages', r))).toContain(inserted)
         })
       } finally {
-        if (inserted !== undefined) await env.removeMessage(inserted)
+        if (inserted !== undefined) {
+          await env.removeMessage(inserted)
+        }
       }
     })
 
@@ -329,7 +378,9 @@ for (const { connector, engine } of CASES) {
         expect(rows.length).toBe(env.expected().users.length)
         const ac = new AbortController()
         const aborted = (async () => {
-          for await (const _ of s.read('messages', { pageSize: 1, signal: ac.signal })) ac.abort()
+          for await (const _ of s.read('messages', { pageSize: 1, signal: ac.signal })) {
+            ac.abort()
+          }
         })()
         await expect(aborted).rejects.toThrow()
         expect((await readAll(s, 'groups')).rows.length).toBe(env.expected().groups.length)
@@ -344,7 +395,9 @@ for (const { connector, engine } of CASES) {
         await new Promise((r) => setTimeout(r, 100))
         open = await env.openConnections()
       }
-      if (open !== undefined) expect(open).toBe(0)
+      if (open !== undefined) {
+        expect(open).toBe(0)
+      }
     })
 
     it('delta mode returns only rows changed at or after the watermark', async () => {
@@ -358,7 +411,9 @@ for (const { connector, engine } of CASES) {
           expect(await s.count(entity, { since })).toBe(want[entity].length)
           total += rows.length
           const last = pages.at(-1)
-          if (last?.watermark !== undefined) expect(last.watermark).toBeGreaterThanOrEqual(since)
+          if (last?.watermark !== undefined) {
+            expect(last.watermark).toBeGreaterThanOrEqual(since)
+          }
         }
         expect(total).toBeGreaterThan(0)
         expect(total).toBeLessThan(LEGACY_ENTITIES.reduce((n, e) => n + env.expected()[e].length, 0))
@@ -374,8 +429,9 @@ for (const { connector, engine } of CASES) {
       expect(err).toBeInstanceOf(ChatferryError)
       expect((err as ChatferryError).code).toBe('SOURCE_UNAVAILABLE')
       const text = `${(err as Error).message} ${String((err as Error).stack)}`
-      if (engine === 'sqlite') expect((err as Error).message).toContain('legacy.db')
-      else {
+      if (engine === 'sqlite') {
+        expect((err as Error).message).toContain('legacy.db')
+      } else {
         expect((err as Error).message).toContain('127.0.0.1:1')
         expect(text).not.toContain(PASSWORD)
       }
@@ -383,7 +439,9 @@ for (const { connector, engine } of CASES) {
 
     it.skipIf(connector !== 'generic-sql')('fails before reading any row when a query lacks a required column, naming it', async () => {
       const missing = env.missingColumn
-      if (missing === undefined) return
+      if (missing === undefined) {
+        return
+      }
       const c = createConnector(SourceConfigSchema.parse(missing.config))
       const err = await c.open().then(
         () => undefined,
@@ -401,7 +459,9 @@ for (const { connector, engine } of CASES) {
         await new Promise((r) => setTimeout(r, 100))
         open = await env.openConnections()
       }
-      if (open !== undefined) expect(open).toBe(0)
+      if (open !== undefined) {
+        expect(open).toBe(0)
+      }
     })
   })
 }

@@ -8,7 +8,9 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { expect, it } from 'vitest'
+
 import { PLANTED_BAD_ROWS } from '../../src/demo/sample-legacy.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 
@@ -41,12 +43,21 @@ it('chatferry demo exits 0, verifies, and prints consistent counts', async () =>
   // user, placeholders) are counted among the users' new items and named after them.
   const plan = {} as Record<E, { rows: number; planned: number; skipped: number; rejected: number; extras: number }>
   for (const entity of ENTITIES) {
-    const m = new RegExp(`^\\s*${entity}\\s+(\\d+) rows → (\\d+) new, (\\d+) updated, (\\d+) unchanged, (\\d+) skipped, (\\d+) rejected(?: \\(the item counts include ([^)]*) created for other records\\))?$`, 'm').exec(out)
+    const m = new RegExp(
+      `^\\s*${entity}\\s+(\\d+) rows → (\\d+) new, (\\d+) updated, (\\d+) unchanged, (\\d+) skipped, (\\d+) rejected(?: \\(the item counts include ([^)]*) created for other records\\))?$`,
+      'm',
+    ).exec(out)
     expect(m, `no plan line for ${entity}:\n${out}`).not.toBeNull()
-    const extras = (m?.[7] ?? '').split(', ').filter(Boolean).reduce((n, part) => n + int(part.split(' ')[0]), 0)
+    const extras = (m?.[7] ?? '')
+      .split(', ')
+      .filter(Boolean)
+      .reduce((n, part) => n + int(part.split(' ')[0]), 0)
     plan[entity] = { rows: int(m?.[1]), planned: int(m?.[2]) + int(m?.[3]) + int(m?.[4]), skipped: int(m?.[5]), rejected: int(m?.[6]), extras }
     expect(plan[entity].rows, entity).toBe(source[entity])
-    expect(plan[entity].planned + plan[entity].skipped + plan[entity].rejected - plan[entity].extras, `${entity}: planned + skipped + rejected − extras`).toBe(source[entity])
+    expect(
+      plan[entity].planned + plan[entity].skipped + plan[entity].rejected - plan[entity].extras,
+      `${entity}: planned + skipped + rejected − extras`,
+    ).toBe(source[entity])
   }
   // The system user of `systemMessages: as-user` is the one extra.
   expect(plan.users.extras).toBe(1)
@@ -57,11 +68,20 @@ it('chatferry demo exits 0, verifies, and prints consistent counts', async () =>
   expect(out).toContain('5/6 loaded in')
   const loaded = {} as Record<E, { done: number; created: number; present: number; skipped: number; rejected: number }>
   for (const entity of ENTITIES) {
-    const m = new RegExp(`^\\s*${entity}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s`, 'm').exec(loadedSection)
+    const m = new RegExp(
+      `^\\s*${entity}\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s+([\\d,]+)\\s`,
+      'm',
+    ).exec(loadedSection)
     expect(m, `no loaded line for ${entity}:\n${out}`).not.toBeNull()
     const [plannedLeft, inFlight, done, created, present, skipped, rejected, remaining] = (m?.slice(1, 9) ?? []).map(int) as number[]
     expect({ entity, plannedLeft, inFlight, remaining }).toEqual({ entity, plannedLeft: 0, inFlight: 0, remaining: 0 })
-    loaded[entity] = { done: done as number, created: created as number, present: present as number, skipped: skipped as number, rejected: rejected as number }
+    loaded[entity] = {
+      done: done as number,
+      created: created as number,
+      present: present as number,
+      skipped: skipped as number,
+      rejected: rejected as number,
+    }
     expect(loaded[entity].created + loaded[entity].present, `${entity}: created + present = done`).toBe(loaded[entity].done)
     expect(loaded[entity].done + loaded[entity].skipped + loaded[entity].rejected, `${entity}: done + skipped + rejected`).toBe(
       plan[entity].planned + plan[entity].skipped + plan[entity].rejected,
@@ -76,7 +96,9 @@ it('chatferry demo exits 0, verifies, and prints consistent counts', async () =>
   expect(quarantined, out).not.toBeNull()
   const totalRejected = ENTITIES.reduce((n, e) => n + plan[e].rejected, 0)
   expect(int(quarantined?.[1])).toBe(totalRejected)
-  for (const id of [...PLANTED_BAD_ROWS.users, ...PLANTED_BAD_ROWS.messages]) expect(quarantined?.[2]).toContain(` ${id} [`)
+  for (const id of [...PLANTED_BAD_ROWS.users, ...PLANTED_BAD_ROWS.messages]) {
+    expect(quarantined?.[2]).toContain(` ${id} [`)
+  }
 
   // Policy outcomes are printed; old messages are the messages' only skips under the demo's policies.
   expect(out).toMatch(/^\s*policy outcomes:/m)

@@ -5,8 +5,9 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+
 import { MIGRATIONS } from '../../src/state/migrations/index.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -21,7 +22,9 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const s of stores) await s.store?.close()
+  for (const s of stores) {
+    await s.store?.close()
+  }
   await dropWithin(tdb)
 })
 
@@ -39,10 +42,15 @@ describe.each(stores)('ledger on $name', (entry) => {
     await store().ensureJob('twice', 'app')
     const first = await store().planItems('twice', 'users', users(120))
     expect(first.inserted).toBe(120)
-    const before = await sql<{ updated_at: Date }>`select max(updated_at) as updated_at from chatferry.items where job_id = 'twice'`.execute(store().db)
+    const before = await sql<{ updated_at: Date }>`select max(updated_at) as updated_at from chatferry.items where job_id = 'twice'`.execute(
+      store().db,
+    )
     const second = await store().planItems('twice', 'users', users(120))
     expect(second).toMatchObject({ inserted: 0, unchanged: 120, updated: 0 })
-    const after = await sql<{ updated_at: Date; n: number }>`select max(updated_at) as updated_at, count(*)::int as n from chatferry.items where job_id = 'twice'`.execute(store().db)
+    const after = await sql<{
+      updated_at: Date
+      n: number
+    }>`select max(updated_at) as updated_at, count(*)::int as n from chatferry.items where job_id = 'twice'`.execute(store().db)
     expect(after.rows[0]?.n).toBe(120)
     expect(new Date(after.rows[0]!.updated_at).getTime()).toBe(new Date(before.rows[0]!.updated_at).getTime())
     const dup = await store().planItems('twice', 'users', [...users(2), ...users(2)])
@@ -58,7 +66,14 @@ describe.each(stores)('ledger on $name', (entry) => {
     const twin = { ...first!, legacyId: 'other-row', payload: { ...(first!.payload as object), name: 'Not the first' } }
     const counts = await s.planItems('collide', 'users', [twin])
     expect(counts).toMatchObject({ inserted: 0, updated: 0, unchanged: 0, duplicates: 1, rejected: 1 })
-    const rows = await sql<{ legacy_id: string; target_key: string; status: string; last_error_code: string | null; last_error_message: string | null; name: string | null }>`
+    const rows = await sql<{
+      legacy_id: string
+      target_key: string
+      status: string
+      last_error_code: string | null
+      last_error_message: string | null
+      name: string | null
+    }>`
       select legacy_id, target_key, status, last_error_code, last_error_message, (payload::jsonb)->>'name' as name
       from chatferry.items where job_id = 'collide' order by legacy_id`.execute(s.db)
     expect(rows.rows).toEqual([
@@ -83,7 +98,9 @@ describe.each(stores)('ledger on $name', (entry) => {
     await s.ensureJob('changes', 'app')
     await s.planItems('changes', 'users', users(3))
     // Pretend u1 was loaded and u2 rejected by the platform.
-    await sql`update chatferry.items set status = 'done', done_reason = 'created', loaded_hash = payload_hash where job_id = 'changes' and target_key = 'u1'`.execute(s.db)
+    await sql`update chatferry.items set status = 'done', done_reason = 'created', loaded_hash = payload_hash where job_id = 'changes' and target_key = 'u1'`.execute(
+      s.db,
+    )
     await sql`update chatferry.items set status = 'rejected', last_error_code = 'ERR_X' where job_id = 'changes' and target_key = 'u2'`.execute(s.db)
     const changed = users(3).map((u) => ({ ...u, payload: { ...(u.payload as object), name: 'Renamed' } }))
     const counts = await s.planItems('changes', 'users', changed)
@@ -139,13 +156,21 @@ describe.each(stores)('ledger on $name', (entry) => {
   it('the id map is unique both ways', async () => {
     const s = store()
     await s.ensureJob('ids', 'app')
-    expect(await s.saveIdMappings('ids', 'user', [{ legacyId: '1', platformId: 'alice' }, { legacyId: '2', platformId: 'bob' }])).toEqual([])
+    expect(
+      await s.saveIdMappings('ids', 'user', [
+        { legacyId: '1', platformId: 'alice' },
+        { legacyId: '2', platformId: 'bob' },
+      ]),
+    ).toEqual([])
     const conflicts = await s.saveIdMappings('ids', 'user', [
       { legacyId: '3', platformId: 'alice' },
       { legacyId: '1', platformId: 'alice' },
       { legacyId: '2', platformId: 'robert' },
     ])
-    expect(conflicts).toEqual([{ legacyId: '3', platformId: 'alice' }, { legacyId: '2', platformId: 'robert' }])
+    expect(conflicts).toEqual([
+      { legacyId: '3', platformId: 'alice' },
+      { legacyId: '2', platformId: 'robert' },
+    ])
     expect(Object.fromEntries(await s.lookupIds('ids', 'user', ['1', '2', '3']))).toEqual({ 1: 'alice', 2: 'bob' })
   })
 

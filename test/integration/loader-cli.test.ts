@@ -3,13 +3,15 @@
  * `retry-rejected`, the embedded store's single-process lock, and two `load`s of one job at once.
  */
 import { writeFileSync } from 'node:fs'
+
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts'
+
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
-import { testSecret } from '../helpers/secrets.ts'
 import { dropWithin, sandboxKeys } from '../helpers/loader-harness.ts'
+import { testSecret } from '../helpers/secrets.ts'
 
 let sb: Sandbox
 let tdb: TestDatabase

@@ -7,11 +7,12 @@
  */
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
+
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
-import { groups, members, messages, runCli, users, writeConfig, type CliRun } from '../helpers/ledger-fixtures.ts'
-import { testSecret } from '../helpers/secrets.ts'
-import { useLoaderFixture, sandboxKeys } from '../helpers/loader-harness.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
+import { type CliRun, groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+import { sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
+import { testSecret } from '../helpers/secrets.ts'
 
 const fx = useLoaderFixture('cf_crash')
 
@@ -19,7 +20,11 @@ const fx = useLoaderFixture('cf_crash')
 const CONCURRENCY = 4
 
 it('SIGKILLed at random moments six times, then run to the end: nothing created twice, lost, or re-sent beyond the in-flight batches', async () => {
-  const app = await fx.sb.createApp({ id: 'crash', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
+  const app = await fx.sb.createApp({
+    id: 'crash',
+    apiKey: testSecret('apikey'),
+    settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } },
+  })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
   const plan: Record<Entity, { targetKey: string }[]> = {
@@ -29,18 +34,22 @@ it('SIGKILLed at random moments six times, then run to the end: nothing created 
     messages: messages(3000, 80),
   }
   await fx.store.ensureJob('crash', app.id)
-  for (const entity of ENTITIES) await fx.store.planItems('crash', entity, plan[entity] as never)
+  for (const entity of ENTITIES) {
+    await fx.store.planItems('crash', entity, plan[entity] as never)
+  }
 
   let kills = 0
   let seed = 42
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   for (let i = 0; i < 6; i++) {
     const run = runCli(['load', '--config', cfg], env)
     await run.waitFor('loader started', 20_000)
     await new Promise((r) => setTimeout(r, 150 + random() * 900))
     const killed = run.child.kill('SIGKILL')
     const res = await run.done
-    if (killed && res.signal === 'SIGKILL') kills++
+    if (killed && res.signal === 'SIGKILL') {
+      kills++
+    }
   }
   expect(kills).toBeGreaterThanOrEqual(5)
   // Something was loaded before the end, and something was left.
@@ -57,10 +66,20 @@ it('SIGKILLed at random moments six times, then run to the end: nothing created 
     expect(keys.size, `${entity}: count`).toBe(plan[entity].length)
   }
   // What was sent, not what is stored: created once, nothing lost, re-sends only for the kills.
-  const report = await auditDeliveries({ sb: fx.sb, appId: app.id, ledger: fx.store.db, jobId: 'crash', kills, concurrency: CONCURRENCY, timeoutMs: 3000 })
+  const report = await auditDeliveries({
+    sb: fx.sb,
+    appId: app.id,
+    ledger: fx.store.db,
+    jobId: 'crash',
+    kills,
+    concurrency: CONCURRENCY,
+    timeoutMs: 3000,
+  })
   expect(report.violations, describeViolations(report)).toEqual([])
   const stats = await fx.store.entityStats('crash')
-  for (const s of stats) expect(s.remaining).toBe(0)
+  for (const s of stats) {
+    expect(s.remaining).toBe(0)
+  }
   expect(stats.reduce((a, s) => a + s.rejected, 0)).toBe(0)
 }, 120_000)
 
@@ -72,7 +91,11 @@ it('SIGKILLed at random moments six times, then run to the end: nothing created 
  * is stopped (SIGTERM, not a kill) once it has sent 20 more requests, since it would never drain.
  */
 async function killOnceThenRerun(id: string, mutant: boolean) {
-  const app = await fx.sb.createApp({ id, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } } })
+  const app = await fx.sb.createApp({
+    id,
+    apiKey: testSecret('apikey'),
+    settings: { requestsPerMinute: 60, windowMs: 6000, faults: { latencyMs: { min: 0, max: 60 } } },
+  })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
   await fx.store.ensureJob(id, app.id)
@@ -84,13 +107,19 @@ async function killOnceThenRerun(id: string, mutant: boolean) {
         if new.job_id = ${sql.lit(id)} and new.status in ('settled', 'done') and old.status is distinct from new.status then return null; end if;
         return new;
       end $$`.execute(fx.store.db)
-    await sql`create trigger mutant_discard_settlement before update on chatferry.batches for each row execute function chatferry.mutant_discard_settlement()`.execute(fx.store.db)
-    await sql`create trigger mutant_discard_settlement before update on chatferry.items for each row execute function chatferry.mutant_discard_settlement()`.execute(fx.store.db)
+    await sql`create trigger mutant_discard_settlement before update on chatferry.batches for each row execute function chatferry.mutant_discard_settlement()`.execute(
+      fx.store.db,
+    )
+    await sql`create trigger mutant_discard_settlement before update on chatferry.items for each row execute function chatferry.mutant_discard_settlement()`.execute(
+      fx.store.db,
+    )
   }
   /** Resolves once the sandbox has logged `n` requests of the app (or after `ms`, whatever came first). */
   const requestsReach = async (n: number, ms: number) => {
     const until = Date.now() + ms
-    while (Date.now() < until && (await fx.sb.requests(app.id)).length < n) await new Promise((r) => setTimeout(r, 50))
+    while (Date.now() < until && (await fx.sb.requests(app.id)).length < n) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
   }
   const runs: CliRun[] = []
   try {
@@ -113,11 +142,25 @@ async function killOnceThenRerun(id: string, mutant: boolean) {
     }
     const res2 = await second.done
     clearTimeout(hardStop)
-    if (res2.signal === 'SIGKILL') kills++
-    const report = await auditDeliveries({ sb: fx.sb, appId: app.id, ledger: fx.store.db, jobId: id, kills, concurrency: CONCURRENCY, timeoutMs: 3000 })
+    if (res2.signal === 'SIGKILL') {
+      kills++
+    }
+    const report = await auditDeliveries({
+      sb: fx.sb,
+      appId: app.id,
+      ledger: fx.store.db,
+      jobId: id,
+      kills,
+      concurrency: CONCURRENCY,
+      timeoutMs: 3000,
+    })
     return { kills, res2, report }
   } finally {
-    for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL')
+    for (const r of runs) {
+      if (r.child.exitCode === null && r.child.signalCode === null) {
+        r.child.kill('SIGKILL')
+      }
+    }
     if (mutant) {
       await sql`drop trigger if exists mutant_discard_settlement on chatferry.batches`.execute(fx.store.db)
       await sql`drop trigger if exists mutant_discard_settlement on chatferry.items`.execute(fx.store.db)

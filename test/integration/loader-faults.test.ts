@@ -7,11 +7,12 @@
  */
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
+
 import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
 import type { Entity } from '../../src/target/schemas.ts'
+import { auditDeliveries, type AuditReport, describeViolations } from '../helpers/delivery-audit.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
-import { useLoaderFixture, loadOnce, maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
-import { auditDeliveries, describeViolations, type AuditReport } from '../helpers/delivery-audit.ts'
+import { loadOnce, maxInWindow, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
 
 const fx = useLoaderFixture('cf_loader')
 
@@ -53,7 +54,16 @@ function expectNoResend(report: AuditReport) {
 }
 
 const run = (jobId: string, app: { id: string; baseUrl: string; apiKey: string }, rpm = 6000, settings = {}) =>
-  loadOnce({ store: fx.store, stateUrl: fx.tdb.url, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, requestsPerMinute: rpm, settings: { quotaWindowMs: 10_000, ...settings } })
+  loadOnce({
+    store: fx.store,
+    stateUrl: fx.tdb.url,
+    jobId,
+    appId: app.id,
+    baseUrl: app.baseUrl,
+    apiKey: app.apiKey,
+    requestsPerMinute: rpm,
+    settings: { quotaWindowMs: 10_000, ...settings },
+  })
 
 describe('loader against sandbox faults', () => {
   it('paces to the quota: no 429 in steady state and the window never overfull', async () => {
@@ -63,7 +73,12 @@ describe('loader against sandbox faults', () => {
     expect(out.status).toBe('done')
     const log = await fx.sb.requests(app.id)
     expect(log.filter((r) => r.status === 429)).toHaveLength(0)
-    expect(maxInWindow(log.map((r) => r.receivedAtMs), 2000)).toBeLessThanOrEqual(20)
+    expect(
+      maxInWindow(
+        log.map((r) => r.receivedAtMs),
+        2000,
+      ),
+    ).toBeLessThanOrEqual(20)
     expectNoResend(await expectExact(app.id, 'pace', planned))
   })
 

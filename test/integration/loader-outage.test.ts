@@ -6,8 +6,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
+
 import type { LoadOutcome } from '../../src/load/loader.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'

@@ -6,6 +6,7 @@
 import { sql } from 'kysely'
 import { pino } from 'pino'
 import { expect, it } from 'vitest'
+
 import { resolveLoadConfig } from '../../src/load/config.ts'
 import { runLoader } from '../../src/load/loader.ts'
 import { createPlatformClient, type PlatformClient } from '../../src/target/client.ts'
@@ -15,7 +16,10 @@ import { sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
 const fx = useLoaderFixture('cf_stop')
 
 it('aborted mid-flight against a slow platform: the requests in flight complete and their items end done', async () => {
-  const app = await fx.sb.createApp({ id: 'slow', settings: { requestsPerMinute: 1000, windowMs: 10_000, faults: { latencyMs: { min: 1500, max: 1500 } } } })
+  const app = await fx.sb.createApp({
+    id: 'slow',
+    settings: { requestsPerMinute: 1000, windowMs: 10_000, faults: { latencyMs: { min: 1500, max: 1500 } } },
+  })
   await fx.store.ensureJob('slow', app.id)
   await fx.store.planItems('slow', 'users', users(600))
 

@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
+
 import { beforeAll, describe, expect, it } from 'vitest'
 
 const run = promisify(execFile)
@@ -58,7 +59,9 @@ describe.each([
   it('runs compiled JavaScript: --help lists the commands, --version the package version', async () => {
     const help = await installed(bin, ['--help'])
     expect(help.stdout).toMatch(/^Usage: chatferry/m)
-    for (const command of ['demo', 'plan', 'run', 'load', 'verify', 'status']) expect(help.stdout).toContain(command)
+    for (const command of ['demo', 'plan', 'run', 'load', 'verify', 'status']) {
+      expect(help.stdout).toContain(command)
+    }
     expect(help.stderr).toBe('')
     const { stdout } = await installed(bin, ['--version'])
     const pkg = (await import(join(ROOT, 'package.json'), { with: { type: 'json' } })) as { default: { version: string } }
@@ -67,11 +70,15 @@ describe.each([
     expect(existsSync(join(prefix, 'lib/node_modules/chatferry/src'))).toBe(false)
   })
 
-  it('runs the complete demo migration and verifies it', async () => {
-    const dir = join(work, `demo-${version.source.replace(/\W/g, '')}`)
-    const { stdout, stderr } = await installed(bin, ['demo', '--dir', dir])
-    expect(stdout).toMatch(/^verified: the sandbox holds exactly the items the ledger says were loaded/m)
-    expect(stdout).toContain(`try: chatferry status -c ${join(dir, 'chatferry.yaml')}`)
-    expect(stderr).not.toMatch(/ExperimentalWarning|ERR_/)
-  }, 5 * MINUTES)
+  it(
+    'runs the complete demo migration and verifies it',
+    async () => {
+      const dir = join(work, `demo-${version.source.replace(/\W/g, '')}`)
+      const { stdout, stderr } = await installed(bin, ['demo', '--dir', dir])
+      expect(stdout).toMatch(/^verified: the sandbox holds exactly the items the ledger says were loaded/m)
+      expect(stdout).toContain(`try: chatferry status -c ${join(dir, 'chatferry.yaml')}`)
+      expect(stderr).not.toMatch(/ExperimentalWarning|ERR_/)
+    },
+    5 * MINUTES,
+  )
 })

@@ -9,14 +9,16 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
+
 import type { LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../src/model/records.ts'
 import { PlanReport } from '../../src/report/schema.ts'
 import type { ExpectedRow } from '../fixtures/expected-row.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
-import { loadMattermostFixture, MM, openFixtureWriter, type MattermostSeed } from '../fixtures/mattermost/load.ts'
+import { loadMattermostFixture, type MattermostSeed, MM, openFixtureWriter } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 
@@ -35,7 +37,13 @@ function writeConfig(stateUrl: string, sourceUrl: string, into: string): string 
   writeFileSync(
     file,
     stringify({
-      target: { appId: 'plan-test', region: 'us', apiKey: 'not-a-real-key-0123456789', baseUrl: 'http://127.0.0.1:9/apps/plan-test/v3', quota: QUOTA },
+      target: {
+        appId: 'plan-test',
+        region: 'us',
+        apiKey: 'not-a-real-key-0123456789',
+        baseUrl: 'http://127.0.0.1:9/apps/plan-test/v3',
+        quota: QUOTA,
+      },
       state: { url: stateUrl },
       source: { connector: 'mattermost', url: sourceUrl, pageSize: 4 },
       policies: POLICIES,
@@ -68,9 +76,17 @@ interface Prediction {
 function predict(s: MattermostSeed, now: number) {
   const rows = expectedMattermost(s)
   const okUsers = new Map<string, LegacyUser>()
-  for (const r of rows.users) if (r.ok) okUsers.set(r.record.id, r.record)
+  for (const r of rows.users) {
+    if (r.ok) {
+      okUsers.set(r.record.id, r.record)
+    }
+  }
   const okGroups = new Map<string, LegacyGroup>()
-  for (const r of rows.groups) if (r.ok) okGroups.set(r.record.id, r.record)
+  for (const r of rows.groups) {
+    if (r.ok) {
+      okGroups.set(r.record.id, r.record)
+    }
+  }
   const count = <T>(list: ExpectedRow<never>[] | readonly T[], f: (x: T) => boolean) => (list as T[]).filter(f).length
   const bad = <E extends 'users' | 'groups' | 'members' | 'messages'>(list: ExpectedRow<E>[]) => list.filter((r) => !r.ok).length
 
@@ -90,7 +106,9 @@ function predict(s: MattermostSeed, now: number) {
     m.deletedAt !== undefined || m.systemKind !== undefined || (m.type === 'text' && (m.text ?? '').trim() === '' && !m.attachments?.length)
   const unknownReceiver = (m: LegacyMessage) => m.receiverType === 'group' && !okGroups.has(m.receiverId)
   const live = okMessages.filter((m) => !skippedMessage(m))
-  const placeholders = new Set(live.flatMap((m) => [m.senderId, ...(m.receiverType === 'user' ? [m.receiverId] : [])]).filter((id) => !okUsers.has(id)))
+  const placeholders = new Set(
+    live.flatMap((m) => [m.senderId, ...(m.receiverType === 'user' ? [m.receiverId] : [])]).filter((id) => !okUsers.has(id)),
+  )
   users.toCreate += placeholders.size
   const messages: Prediction = {
     sourceRows: rows.messages.length,
@@ -118,7 +136,9 @@ async function plan(args: string[] = []): Promise<{ code: number | null; stdout:
   const out = mkdtempSync(join(tmpdir(), 'chatferry-plan-out-'))
   const r = await runCli(['plan', '--config', cfg, '--out', out, ...args], { CHATFERRY_LOG_LEVEL: 'error' }).done
   const file = join(out, 'plan-report.json')
-  if (!existsSync(file)) throw new Error(`no report (exit ${r.code}): ${r.stderr.slice(-2000)}`)
+  if (!existsSync(file)) {
+    throw new Error(`no report (exit ${r.code}): ${r.stderr.slice(-2000)}`)
+  }
   return { ...r, out, report: PlanReport.parse(JSON.parse(readFileSync(file, 'utf8'))) }
 }
 
@@ -144,10 +164,9 @@ describe('chatferry plan on the Mattermost fixture (Postgres)', () => {
 
     for (const e of ['users', 'groups', 'members', 'messages'] as const) {
       const got = report.entities[e]
-      expect(
-        { sourceRows: got.sourceRows, toCreate: got.toCreate, skipped: got.skipped.total, rejected: got.rejected.total },
-        e,
-      ).toEqual(want.entities[e])
+      expect({ sourceRows: got.sourceRows, toCreate: got.toCreate, skipped: got.skipped.total, rejected: got.rejected.total }, e).toEqual(
+        want.entities[e],
+      )
       // Nothing is in the ledger yet: everything is new.
       expect(got.fates.new, e).toBe(got.toCreate)
       expect(got.fates.loadedUnchanged + got.fates.loadedChanged + got.fates.pending, e).toBe(0)
@@ -191,12 +210,38 @@ describe('chatferry plan on the Mattermost fixture (Postgres)', () => {
     const w = await openFixtureWriter('postgres', source.url)
     try {
       const post = (id: string, createat: number) => ({
-        id, createat, updateat: now, editat: 0, deleteat: 0, ispinned: false, userid: MM.alice, channelid: MM.town, rootid: '', originalid: '',
-        message: `added ${id}`, type: '', props: '{}', hashtags: '', fileids: '[]', hasreactions: false,
+        id,
+        createat,
+        updateat: now,
+        editat: 0,
+        deleteat: 0,
+        ispinned: false,
+        userid: MM.alice,
+        channelid: MM.town,
+        rootid: '',
+        originalid: '',
+        message: `added ${id}`,
+        type: '',
+        props: '{}',
+        hashtags: '',
+        fileids: '[]',
+        hasreactions: false,
       })
       await w.insert('posts', [post('p90added', now - 60_000), post('p91added', now - 30_000)])
       await w.insert('channels', [
-        { id: 'c90added', createat: now - 120_000, updateat: now, deleteat: 0, teamid: MM.teamEng, type: 'O', displayname: 'Added', name: 'added', header: '', purpose: '', creatorid: MM.alice },
+        {
+          id: 'c90added',
+          createat: now - 120_000,
+          updateat: now,
+          deleteat: 0,
+          teamid: MM.teamEng,
+          type: 'O',
+          displayname: 'Added',
+          name: 'added',
+          header: '',
+          purpose: '',
+          creatorid: MM.alice,
+        },
       ])
       await w.insert('channelmembers', [
         { channelid: 'c90added', userid: MM.bob, roles: 'channel_user', schemeadmin: false, schemeguest: false, schemeuser: true, lastupdateat: now },

@@ -7,6 +7,7 @@
  */
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedGeneric } from '../fixtures/generic-sql/expected.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
@@ -28,7 +29,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await tsb?.close()
-  for (const d of dbs) await dropWithin(d)
+  for (const d of dbs) {
+    await dropWithin(d)
+  }
 })
 
 async function freshDb(prefix: string): Promise<TestDatabase> {
@@ -42,7 +45,9 @@ async function ledgerCounts(stateUrl: string): Promise<{ items: number; cursors:
   await c.connect()
   try {
     const exists = await c.query(`select to_regclass('chatferry.items') as t`)
-    if (exists.rows[0]?.t === null) return { items: 0, cursors: 0 }
+    if (exists.rows[0]?.t === null) {
+      return { items: 0, cursors: 0 }
+    }
     const items = await c.query('select count(*)::int as n from chatferry.items')
     const cursors = await c.query('select count(*)::int as n from chatferry.cursors')
     return { items: items.rows[0].n as number, cursors: cursors.rows[0].n as number }
@@ -75,7 +80,12 @@ it('unreachable source → exit 1 naming the host, no password; a query failing 
     ...good,
     entities: {
       ...good.entities,
-      messages: { query: (good.entities?.messages?.query ?? '').replace(/\s+FROM chat_lines\s*$/, ', 1 / (CASE WHEN lid = 5 THEN 0 ELSE 1 END) AS boom FROM chat_lines') },
+      messages: {
+        query: (good.entities?.messages?.query ?? '').replace(
+          /\s+FROM chat_lines\s*$/,
+          ', 1 / (CASE WHEN lid = 5 THEN 0 ELSE 1 END) AS boom FROM chat_lines',
+        ),
+      },
     },
   }
   expect(failing.entities.messages.query).toContain('boom')
@@ -117,10 +127,16 @@ it('a generic-sql query missing a required column → exit 2 naming the column, 
     entities: {
       ...good.entities,
       // No `sent_at`: the messages query is the last one, so the users query would otherwise be read first.
-      messages: { query: 'SELECT lid AS id, author AS sender_id, \'group\' AS receiver_type, room AS receiver_id, body AS text FROM chat_lines' },
+      messages: { query: "SELECT lid AS id, author AS sender_id, 'group' AS receiver_type, room AS receiver_id, body AS text FROM chat_lines" },
     },
   }
-  const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, source: broken as unknown as Record<string, unknown> })
+  const cfg = writeRunConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    stateUrl: state.url,
+    source: broken as unknown as Record<string, unknown>,
+  })
   const r = await runCli(['run', '--config', cfg]).done
   expect(r.code, r.stderr).toBe(2)
   expect(r.stderr).toMatch(/source\.entities\.messages\.query does not return the required column `sent_at`/)

@@ -6,7 +6,9 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { afterAll, beforeAll, expect, it } from 'vitest'
+
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedGeneric } from '../fixtures/generic-sql/expected.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
@@ -50,9 +52,15 @@ it('generic-sql on SQLite → embedded ledger → sandbox: item by item, bad row
   const actual = await sandboxContents(tsb.sandbox, app.id)
   expect(compareWithExpected(expected.items, actual)).toEqual([])
 
-  const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as { entity: string; legacyId: string; message: string | null }[]
+  const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as {
+    entity: string
+    legacyId: string
+    message: string | null
+  }[]
   expect(rejects.map((r) => `${r.entity} ${r.legacyId}`).sort()).toEqual([...expected.rejects.keys()].sort())
-  for (const r of rejects) expect(r.message ?? '', `${r.entity} ${r.legacyId}`).toContain(expected.rejects.get(`${r.entity} ${r.legacyId}`)?.field)
+  for (const r of rejects) {
+    expect(r.message ?? '', `${r.entity} ${r.legacyId}`).toContain(expected.rejects.get(`${r.entity} ${r.legacyId}`)?.field)
+  }
   // The SQLite-only bad row: invalid UTF-8 in the text.
   expect(rejects.map((r) => r.legacyId)).toContain('11')
 })

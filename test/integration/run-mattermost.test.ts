@@ -7,14 +7,24 @@
  * the source must load exactly those new rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { placeholderUid, PoliciesSchema, type PoliciesInput } from '../../mappings/index.ts'
+
+import { placeholderUid, type PoliciesInput, PoliciesSchema } from '../../mappings/index.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
-import { loadMattermostFixture, MINUTE, MM, openFixtureWriter, T0, type MattermostEngine, type MattermostSeed, type Row } from '../fixtures/mattermost/load.ts'
+import {
+  loadMattermostFixture,
+  type MattermostEngine,
+  type MattermostSeed,
+  MINUTE,
+  MM,
+  openFixtureWriter,
+  type Row,
+  T0,
+} from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
-import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig, type ExpectedMigration } from '../helpers/run-e2e.ts'
+import { compareWithExpected, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
@@ -50,7 +60,9 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const c of cleanups.reverse()) await c().catch(() => {})
+  for (const c of cleanups.reverse()) {
+    await c().catch(() => {})
+  }
   await tsb?.close()
 })
 
@@ -81,7 +93,9 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
   let cfg: string
 
   beforeAll(async () => {
-    if (noServer) return
+    if (noServer) {
+      return
+    }
     source = engine === 'postgres' ? await createTestDatabase('cf_mm_src') : await createMysqlTestDatabase('cf_mm_src')
     cleanups.push(() => dropWithin(source))
     seed = await loadMattermostFixture(engine, source.url)
@@ -157,7 +171,20 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       const zed = 'u11zed'
       const post = (id: string, o: Row): Row => ({ ...(seed.posts?.find((p) => p.id === 'p03tie') as Row), id, updateat: now, ...o })
       const added: MattermostSeed = {
-        users: [{ ...alice, id: zed, username: 'zed', email: 'zed@example.com', firstname: 'Zed', lastname: 'Zulu', roles: 'system_user', position: '', createat: now - MINUTE, updateat: now }],
+        users: [
+          {
+            ...alice,
+            id: zed,
+            username: 'zed',
+            email: 'zed@example.com',
+            firstname: 'Zed',
+            lastname: 'Zulu',
+            roles: 'system_user',
+            position: '',
+            createat: now - MINUTE,
+            updateat: now,
+          },
+        ],
         channelmembers: [{ ...(seed.channelmembers?.[1] as Row), channelid: MM.town, userid: zed, lastupdateat: now }],
         posts: [
           post('p30new', { createat: T0 + 100 * MINUTE, userid: zed, message: 'Hi all, @alice told me to join' }),
@@ -171,7 +198,9 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       const edited = { ...(seed.posts?.find((p) => p.id === 'p03tie') as Row), message: 'Same millisecond, edited', editat: now, updateat: now }
       const w = await openFixtureWriter(engine, source.url)
       try {
-        for (const table of ['users', 'channelmembers', 'posts'] as const) await w.insert(table, added[table] ?? [])
+        for (const table of ['users', 'channelmembers', 'posts'] as const) {
+          await w.insert(table, added[table] ?? [])
+        }
         await w.exec(
           engine === 'postgres'
             ? `UPDATE posts SET message = '${edited.message}', editat = ${now}, updateat = ${now} WHERE id = 'p03tie'`
@@ -181,7 +210,9 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
         await w.close()
       }
       const merged: MattermostSeed = { ...seed }
-      for (const [table, rows] of Object.entries(added)) merged[table] = [...(seed[table] ?? []), ...rows]
+      for (const [table, rows] of Object.entries(added)) {
+        merged[table] = [...(seed[table] ?? []), ...rows]
+      }
       merged.posts = (merged.posts ?? []).map((p) => (p.id === 'p03tie' ? edited : p))
 
       const before = await sandboxContents(tsb.sandbox, app.id)
@@ -206,7 +237,15 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       const fresh = [...keysOf(after)].filter((k) => !old.has(k)).sort()
       const ghost = placeholderUid('u99ghost', PoliciesSchema.parse(policies).missingUsers.uidPrefix)
       expect(fresh).toEqual(
-        [`members ${MM.town}_member_${zed}`, 'messages p30new', 'messages p31newreply', 'messages p32newdm', 'messages p33ghost', `users ${ghost}`, `users ${zed}`].sort(),
+        [
+          `members ${MM.town}_member_${zed}`,
+          'messages p30new',
+          'messages p31newreply',
+          'messages p32newdm',
+          'messages p33ghost',
+          `users ${ghost}`,
+          `users ${zed}`,
+        ].sort(),
       )
       // Exactly those items went over the wire, once each.
       await tsb.sandbox.whenIdle()

@@ -6,12 +6,14 @@
  * short window make both phases last a few seconds.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
+
 import { afterAll, beforeAll, expect, it } from 'vitest'
+
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
-import { loadMattermostFixture, MINUTE, openFixtureWriter, T0, type Row } from '../fixtures/mattermost/load.ts'
+import { loadMattermostFixture, MINUTE, openFixtureWriter, type Row, T0 } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
-import { runCli, type CliRun } from '../helpers/ledger-fixtures.ts'
+import { type CliRun, runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { largeMattermostSeed } from '../helpers/mattermost-large.ts'
 import { compareWithExpected, countsOf, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
@@ -56,69 +58,79 @@ async function kill(run: CliRun): Promise<{ stdout: string; stderr: string; sign
 
 const between = (min: number, max: number) => min + Math.floor(Math.random() * (max - min))
 
-it.each(['postgres', 'embedded'] as const)('ledger on %s: SIGKILL during planning and twice during loading, then a rerun: nothing missing, nothing duplicated', async (ledger) => {
-  const seed = largeMattermostSeed('postgres', { posts: 3000 })
-  const sourceUrl = ledger === 'postgres' ? source.url : source2.url
-  await loadMattermostFixture('postgres', sourceUrl, { seed })
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
-  const cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
-    ...(ledger === 'postgres' ? { stateUrl: state.url } : {}),
-    source: { connector: 'mattermost', url: sourceUrl, pageSize: 10 },
-    policies: POLICIES,
-    requestsPerMinute: RPM,
-    itemsPerRequest: 15,
-    load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
-  })
-  const started = Date.now()
-  const log: string[] = []
+it.each(['postgres', 'embedded'] as const)(
+  'ledger on %s: SIGKILL during planning and twice during loading, then a rerun: nothing missing, nothing duplicated',
+  async (ledger) => {
+    const seed = largeMattermostSeed('postgres', { posts: 3000 })
+    const sourceUrl = ledger === 'postgres' ? source.url : source2.url
+    await loadMattermostFixture('postgres', sourceUrl, { seed })
+    const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
+    const cfg = writeRunConfig({
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      ...(ledger === 'postgres' ? { stateUrl: state.url } : {}),
+      source: { connector: 'mattermost', url: sourceUrl, pageSize: 10 },
+      policies: POLICIES,
+      requestsPerMinute: RPM,
+      itemsPerRequest: 15,
+      load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
+    })
+    const started = Date.now()
+    const log: string[] = []
 
-  // 1. While planning: after users, groups and members were planned, somewhere in the messages.
-  const first = runCli(['run', '--config', cfg])
-  await first.waitFor('planned members', 60_000)
-  await sleep(between(0, 400))
-  const k1 = await kill(first)
-  const planningKilled = !/policy outcomes:/.test(k1.stdout)
-  log.push(`kill 1: ${k1.signal}, during planning: ${planningKilled}, platform: ${JSON.stringify(countsOf(await sandboxContents(tsb.sandbox, app.id)))}`)
-  expect(k1.signal, log.join('\n')).toBe('SIGKILL')
-  expect(planningKilled, log.join('\n')).toBe(true)
+    // 1. While planning: after users, groups and members were planned, somewhere in the messages.
+    const first = runCli(['run', '--config', cfg])
+    await first.waitFor('planned members', 60_000)
+    await sleep(between(0, 400))
+    const k1 = await kill(first)
+    const planningKilled = !/policy outcomes:/.test(k1.stdout)
+    log.push(
+      `kill 1: ${k1.signal}, during planning: ${planningKilled}, platform: ${JSON.stringify(countsOf(await sandboxContents(tsb.sandbox, app.id)))}`,
+    )
+    expect(k1.signal, log.join('\n')).toBe('SIGKILL')
+    expect(planningKilled, log.join('\n')).toBe(true)
 
-  // 2, 3. While loading: a random moment after the loader started; the third once messages flow.
-  for (let i = 2; i <= 3; i++) {
-    const run = runCli(['run', '--config', cfg])
-    await run.waitFor('loader started', 60_000)
-    if (i === 3) {
-      const until = Date.now() + 60_000
-      while (countsOf(await sandboxContents(tsb.sandbox, app.id)).messages === 0 && Date.now() < until) await sleep(50)
-      await sleep(between(0, 1500))
-    } else {
-      await sleep(between(400, 2000))
+    // 2, 3. While loading: a random moment after the loader started; the third once messages flow.
+    for (let i = 2; i <= 3; i++) {
+      const run = runCli(['run', '--config', cfg])
+      await run.waitFor('loader started', 60_000)
+      if (i === 3) {
+        const until = Date.now() + 60_000
+        while (countsOf(await sandboxContents(tsb.sandbox, app.id)).messages === 0 && Date.now() < until) {
+          await sleep(50)
+        }
+        await sleep(between(0, 1500))
+      } else {
+        await sleep(between(400, 2000))
+      }
+      const k = await kill(run)
+      const counts = countsOf(await sandboxContents(tsb.sandbox, app.id))
+      log.push(
+        `kill ${i}: ${k.signal}, platform: ${JSON.stringify(counts)}${k.signal === null ? `; the run had ended by itself (exit ${k.code}): ${k.stderr.slice(-1500)}` : ''}`,
+      )
+      expect(k.signal, log.join('\n')).toBe('SIGKILL')
     }
-    const k = await kill(run)
-    const counts = countsOf(await sandboxContents(tsb.sandbox, app.id))
-    log.push(`kill ${i}: ${k.signal}, platform: ${JSON.stringify(counts)}${k.signal === null ? `; the run had ended by itself (exit ${k.code}): ${k.stderr.slice(-1500)}` : ''}`)
-    expect(k.signal, log.join('\n')).toBe('SIGKILL')
-  }
-  // The kills landed mid-load: something, but not everything, had been loaded.
-  const expected = expectMigration(expectedMattermost(seed), POLICIES, started)
-  const partial = countsOf(await sandboxContents(tsb.sandbox, app.id))
-  expect(partial.messages, log.join('\n')).toBeGreaterThan(0)
-  expect(partial.messages, log.join('\n')).toBeLessThan(expected.items.messages.size)
+    // The kills landed mid-load: something, but not everything, had been loaded.
+    const expected = expectMigration(expectedMattermost(seed), POLICIES, started)
+    const partial = countsOf(await sandboxContents(tsb.sandbox, app.id))
+    expect(partial.messages, log.join('\n')).toBeGreaterThan(0)
+    expect(partial.messages, log.join('\n')).toBeLessThan(expected.items.messages.size)
 
-  // 4. To the end.
-  const last = await runCli(['run', '--config', cfg]).done
-  expect(last.code, `${log.join('\n')}\n${last.stderr.slice(-3000)}`).toBe(3)
-  expect(last.stdout).toMatch(/read completed by an earlier run/)
+    // 4. To the end.
+    const last = await runCli(['run', '--config', cfg]).done
+    expect(last.code, `${log.join('\n')}\n${last.stderr.slice(-3000)}`).toBe(3)
+    expect(last.stdout).toMatch(/read completed by an earlier run/)
 
-  const actual = await sandboxContents(tsb.sandbox, app.id)
-  expect(expected.items.messages.size).toBeGreaterThan(2500)
-  expect(compareWithExpected(expected.items, actual), log.join('\n')).toEqual([])
+    const actual = await sandboxContents(tsb.sandbox, app.id)
+    expect(expected.items.messages.size).toBeGreaterThan(2500)
+    expect(compareWithExpected(expected.items, actual), log.join('\n')).toEqual([])
 
-  const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as { entity: string; legacyId: string }[]
-  expect(rejects.map((r) => `${r.entity} ${r.legacyId}`).sort()).toEqual([...expected.rejects.keys()].sort())
-}, 180_000)
+    const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as { entity: string; legacyId: string }[]
+    expect(rejects.map((r) => `${r.entity} ${r.legacyId}`).sort()).toEqual([...expected.rejects.keys()].sort())
+  },
+  180_000,
+)
 
 // Exit 1 promises "rerun resumes". A delta interrupted mid-entity leaves that entity's cursor
 // incomplete, and the next `run --delta` refuses ("a delta run needs a completed full read of
@@ -147,7 +159,9 @@ it('a --delta run killed half-way is resumed by running the same --delta command
     const w = await openFixtureWriter('postgres', src.url)
     try {
       await w.exec(`UPDATE posts SET updateat = ${now} WHERE originalid = ''`)
-      await w.insert('posts', [{ ...(seed.posts?.find((p) => p.id === 'p03tie') as Row), id: 'p90late', createat: T0 + 9000 * MINUTE, updateat: now, message: 'Late news' }])
+      await w.insert('posts', [
+        { ...(seed.posts?.find((p) => p.id === 'p03tie') as Row), id: 'p90late', createat: T0 + 9000 * MINUTE, updateat: now, message: 'Late news' },
+      ])
     } finally {
       await w.close()
     }

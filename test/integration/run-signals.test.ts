@@ -3,8 +3,9 @@
  * count. A few-thousand-post Mattermost source read in pages of 10 keeps planning busy for
  * seconds; the ledger is on the real Postgres, the target is the sandbox over HTTP.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES } from '../../src/model/index.ts'
@@ -31,7 +32,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await tsb?.close()
   await dropWithin(source)
-  for (const s of states) await dropWithin(s)
+  for (const s of states) {
+    await dropWithin(s)
+  }
 })
 
 async function freshState(): Promise<TestDatabase> {
@@ -86,7 +89,10 @@ describe('signals', () => {
     expect(again.stdout).toMatch(/users\s+read completed by an earlier run/)
     expect(again.stdout).toMatch(/messages\s+\d+ rows/)
     const rows = (await runRows(state.url)).filter((r) => r.mode === 'run')
-    expect(rows).toEqual([{ mode: 'run', status: 'interrupted' }, { mode: 'run', status: 'rejected' }])
+    expect(rows).toEqual([
+      { mode: 'run', status: 'interrupted' },
+      { mode: 'run', status: 'rejected' },
+    ])
   }, 120_000)
 
   it('SIGINT twice: the second quits at once with exit 1 and says so', async () => {
@@ -126,7 +132,11 @@ describe('two planners of one job at once', () => {
     const results = await Promise.allSettled([planOnce(), planOnce()])
     const summaries = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
     // A planner may give up on an id-map race (it says so); the counts of those that finished must not overlap.
-    for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/id map of job twice changed under this run/)
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        expect(String(r.reason)).toMatch(/id map of job twice changed under this run/)
+      }
+    }
     expect(summaries.length).toBeGreaterThan(0)
     const store = await openLedger({ url: state.url })
     try {
@@ -135,8 +145,11 @@ describe('two planners of one job at once', () => {
       const ledger = Object.fromEntries(inLedger.rows.map((r) => [r.entity, r.n]))
       for (const entity of LEGACY_ENTITIES) {
         const claimed = summaries.reduce((a, s) => a + s.entities[entity].ledger.inserted, 0)
-        if (summaries.length === 2) expect(claimed, entity).toBe(ledger[entity] ?? 0)
-        else expect(claimed, entity).toBeLessThanOrEqual(ledger[entity] ?? 0)
+        if (summaries.length === 2) {
+          expect(claimed, entity).toBe(ledger[entity] ?? 0)
+        } else {
+          expect(claimed, entity).toBeLessThanOrEqual(ledger[entity] ?? 0)
+        }
       }
       expect(ledger.messages).toBeGreaterThan(2000)
     } finally {

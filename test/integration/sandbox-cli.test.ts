@@ -2,15 +2,20 @@
  * `chatferry sandbox` as a user runs it: a child process, probed with plain fetch like curl,
  * stopped with SIGTERM.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+
 import { afterAll, describe, expect, it } from 'vitest'
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const children: ChildProcessWithoutNullStreams[] = []
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  for (const c of children) {
+    if (c.exitCode === null) {
+      c.kill('SIGKILL')
+    }
+  }
 })
 
 function freePort(): Promise<number> {
@@ -38,7 +43,9 @@ function run(args: string[]): { child: ChildProcessWithoutNullStreams; stdout: (
 async function waitFor(check: () => boolean, what: () => string, ms = 20_000): Promise<void> {
   const until = Date.now() + ms
   while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting: ${what()}`)
+    if (Date.now() > until) {
+      throw new Error(`timed out waiting: ${what()}`)
+    }
     await new Promise((r) => setTimeout(r, 25))
   }
 }
@@ -48,7 +55,10 @@ describe('chatferry sandbox', () => {
     const port = await freePort()
     const started = Date.now()
     const p = run(['sandbox', '--port', String(port), '--app', 'demo:demo-key-0123456789'])
-    await waitFor(() => p.stdout().includes('listening on'), () => p.stdout() + p.stderr())
+    await waitFor(
+      () => p.stdout().includes('listening on'),
+      () => p.stdout() + p.stderr(),
+    )
     console.log(`chatferry sandbox answered its listening line after ${Date.now() - started} ms`)
     const base = `http://127.0.0.1:${port}`
     expect(p.stdout()).toContain(`chatferry sandbox listening on ${base}\n`)

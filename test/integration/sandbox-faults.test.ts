@@ -3,6 +3,7 @@
  * deterministic.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { PlatformError } from '../../src/target/errors.ts'
 import { importRaw, mgmtRaw, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -24,7 +25,8 @@ async function storedUids(app: TestApp): Promise<string[]> {
 
 describe('faults', () => {
   it('extra429: 429 under the limit, not processed, not counted, logged', async () => {
-    const app = await t.app({ faults: { extra429: 1, seed: 1 } })
+    // Reads the wait and the budget from the headers, so it asks for them.
+    const app = await t.app({ rateLimitHeaders: true, faults: { extra429: 1, seed: 1 } })
     const err = await app.client.importUsers(users('a', 3)).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(PlatformError)
     expect(err).toMatchObject({ status: 429, code: 'ERR_TOO_MANY_REQUESTS', retryable: true, retryAfterMs: 1000 })
@@ -75,7 +77,9 @@ describe('faults', () => {
       subsets.push(await storedUids(app))
       await t.sandbox.settings(app.id, { faults: { partialCommit500: 0, extra429: 0.5, seed: 1234 } })
       const statuses: number[] = []
-      for (let i = 0; i < 12; i++) statuses.push((await importRaw(app, 'users', { users: { [`s${i}`]: { uid: `s${i}`, name: 'S' } } })).status)
+      for (let i = 0; i < 12; i++) {
+        statuses.push((await importRaw(app, 'users', { users: { [`s${i}`]: { uid: `s${i}`, name: 'S' } } })).status)
+      }
       sequences.push(statuses)
     }
     expect(subsets[0]).toEqual(subsets[1])
@@ -119,7 +123,14 @@ describe('faults', () => {
     const res = await mgmtRaw(t.sandbox, `/sandbox/apps/${app.id}/requests`)
     expect(res.status).toBe(200)
     expect(res.body.data).toEqual([
-      expect.objectContaining({ endpoint: 'users', itemCount: 2, status: 200, fault: null, receivedAtMs: expect.any(Number), path: `/apps/${app.id}/v3/data_import/users` }),
+      expect.objectContaining({
+        endpoint: 'users',
+        itemCount: 2,
+        status: 200,
+        fault: null,
+        receivedAtMs: expect.any(Number),
+        path: `/apps/${app.id}/v3/data_import/users`,
+      }),
       expect.objectContaining({ endpoint: 'groups', itemCount: null, status: 400, code: 'ERR_IMPORT_INVALID_GROUP_FORMAT' }),
     ])
   })

@@ -4,6 +4,7 @@
  * not the answer reached the client. The delivery audit (test/helpers/delivery-audit.ts) relies on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
 import { importRaw, mgmtRaw, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
@@ -32,13 +33,18 @@ describe('request log items', () => {
     const m2 = await importRaw(app, 'members', { members: { g1_member_a: { memberId: 'g1_member_a', guid: 'g1', uid: 'a', scope: 'participant' } } })
     expect(m2.status).toBe(200)
     const sentAt = Math.floor(Date.now() / 1000) - 3600
-    const msg = { m1: { muid: 'm1', sender: 'a', receiverType: 'user', receiver: 'b', category: 'message', type: 'text', data: { text: 'hi' }, sentAt } }
+    const msg = {
+      m1: { muid: 'm1', sender: 'a', receiverType: 'user', receiver: 'b', category: 'message', type: 'text', data: { text: 'hi' }, sentAt },
+    }
     expect((await importRaw(app, 'messages', { messages: msg })).status).toBe(200)
     expect((await importRaw(app, 'messages', { messages: msg })).status).toBe(200)
 
     const log = await t.sandbox.requests(app.id)
     expect(log.map((e) => e.items)).toEqual([
-      [{ key: 'a', result: 'created' }, { key: 'b', result: 'created' }],
+      [
+        { key: 'a', result: 'created' },
+        { key: 'b', result: 'created' },
+      ],
       [
         { key: 'b', result: 'exists', code: 'ERR_UID_ALREADY_EXISTS' },
         { key: 'c', result: 'created' },
@@ -61,7 +67,12 @@ describe('request log items', () => {
     const [entry] = await t.sandbox.requests(app.id)
     expect(entry).toMatchObject({ status: 500, fault: 'partialCommit500', committed: stored.length })
     expect(entry?.items?.map((i) => i.key)).toEqual(uids)
-    expect(entry?.items?.filter((i) => i.result === 'created').map((i) => i.key).sort()).toEqual(stored.sort())
+    expect(
+      entry?.items
+        ?.filter((i) => i.result === 'created')
+        .map((i) => i.key)
+        .sort(),
+    ).toEqual(stored.sort())
     expect(entry?.items?.filter((i) => i.result === 'unwritten')).toHaveLength(10 - stored.length)
   })
 

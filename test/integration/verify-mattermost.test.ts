@@ -5,21 +5,26 @@
  *   afterwards shows up as loaded-but-changed with the field that changed;
  * - `chatferry verify` reports zero mismatches (exit 0);
  * - after deleting and altering items in the sandbox behind chatferry's back (SQL on schema
- *   `sandbox`), it reports exactly those, each with its legacy id and target key (exit 3).
+ *   `sandbox`: a message's text, sender and sentAt changed, one deleted, one added), it reports
+ *   exactly those, each with its legacy id and target key (exit 3).
+ * The sandbox lists messages as published, without `muid`: verify matches them by the legacy id
+ * chatferry writes into `data.metadata`.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
+
 import { PlanReport, VerifyReport } from '../../src/report/schema.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
-import { loadMattermostFixture, MM, openFixtureWriter, type MattermostSeed } from '../fixtures/mattermost/load.ts'
+import { loadMattermostFixture, type MattermostSeed, MM, openFixtureWriter } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { http, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 let tsb: TestSandbox
 let source: TestDatabase
@@ -40,7 +45,14 @@ beforeAll(async () => {
   writeFileSync(
     cfg,
     stringify({
-      target: { appId: app.id, region: 'us', apiKey: app.apiKey, baseUrl: app.baseUrl, timeoutMs: 10_000, quota: { requestsPerMinute: 6000, itemsPerRequest: 50 } },
+      target: {
+        appId: app.id,
+        region: 'us',
+        apiKey: app.apiKey,
+        baseUrl: app.baseUrl,
+        timeoutMs: 10_000,
+        quota: { requestsPerMinute: 6000, itemsPerRequest: 50 },
+      },
       state: { url: state.url },
       source: { connector: 'mattermost', url: source.url, pageSize: 5 },
       policies: { retention: { oldMessages: 'send' } },
@@ -62,7 +74,9 @@ async function ledgerSnapshot(): Promise<string> {
   const c = new pg.Client({ connectionString: state.url })
   await c.connect()
   try {
-    const items = await c.query('select id, entity, legacy_id, target_key, payload_hash, loaded_hash, status, done_reason, attempts, batch_id, updated_at from chatferry.items order by id')
+    const items = await c.query(
+      'select id, entity, legacy_id, target_key, payload_hash, loaded_hash, status, done_reason, attempts, batch_id, updated_at from chatferry.items order by id',
+    )
     const cursors = await c.query('select * from chatferry.cursors order by entity')
     const ids = await c.query('select * from chatferry.id_map order by kind, legacy_id')
     return JSON.stringify([items.rows, cursors.rows, ids.rows])
@@ -157,7 +171,21 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
       expect(x.platform, e).toBe(x.ledgerDone)
       expect(x.source?.rows, e).toBe(rows[e].length)
     }
+    // The sandbox lists messages as published, without muid: every one is matched by the legacy id
+    // chatferry wrote into data.metadata, and the whole sample is compared field by field.
+    const listed = await http(`${app.baseUrl}/messages?limit=1000`, { headers: { apikey: app.apiKey } })
+    expect(listed.body.data.length).toBe(report.entities.messages.platform)
+    expect(listed.body.data.some((m: Record<string, unknown>) => 'muid' in m)).toBe(false)
+    expect(report.messages.sampleCompared).toBeGreaterThan(0)
     expect(report.messages.sampleCompared).toBe(report.entities.messages.ledgerDone)
+    expect(report.messages.fields).toEqual(['sender', 'receiver', 'sentAt', 'text'])
+    expect(report.messages).toMatchObject({
+      sampleComparedBy: { legacyId: report.entities.messages.ledgerDone, fingerprint: 0 },
+      listedBy: { legacyId: report.entities.messages.platform, fingerprint: 0 },
+      sampleUnmatched: 0,
+      // The ledger's digest of legacy ids (SQL) equals the platform's (JS) in every conversation.
+      conversationsRelisted: 0,
+    })
     expect(report.chat.requests).toBeGreaterThan(0)
     expect(stdout).toContain('verified: no mismatch')
   })
@@ -169,24 +197,48 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
     await sql`delete from sandbox.messages where app_id = ${app.id} and muid = 'p09dm'`.execute(db)
     await sql`update sandbox.messages set data = jsonb_set(data, '{text}', '"tampered"') where app_id = ${app.id} and muid = 'p03tie'`.execute(db)
     await sql`update sandbox.messages set sender = ${MM.carol} where app_id = ${app.id} and muid = 'p12files'`.execute(db)
+    await sql`update sandbox.messages set sent_at = sent_at + 60 where app_id = ${app.id} and muid = 'p16custom'`.execute(db)
+    // A message chatferry never sent (no legacy id in its metadata), in the DM that lost p09dm: the
+    // count is unchanged, the digest of legacy ids is not.
+    await sql`insert into sandbox.messages (app_id, muid, conversation_id, sender, receiver_type, receiver, category, type, data, tags, sent_at, updated_at, imported_at_ms)
+      select app_id, 'intruder', conversation_id, sender, receiver_type, receiver, 'message', 'text', '{"text": "not from chatferry"}'::jsonb, null, sent_at + 1, sent_at + 1, 0
+      from sandbox.messages where app_id = ${app.id} and muid = 'p08dm'`.execute(db)
+    const intruder = await sql<{ id: string }>`select id::text from sandbox.messages where app_id = ${app.id} and muid = 'intruder'`.execute(db)
+    const intruderId = intruder.rows[0]?.id
 
     const { code, stdout, report, out } = await verifyCli(['--sample', '1000'])
     expect(code, stdout).toBe(3)
-    const got = report.mismatches.map((m) => `${m.entity} ${m.kind} ${m.targetKey} ${m.legacyId ?? '-'} ${m.field ?? '-'}`).sort()
+    const got = report.mismatches.map((m) => `${m.entity} ${m.kind} ${m.targetKey ?? '-'} ${m.legacyId ?? '-'} ${m.field ?? '-'}`).sort()
     expect(got).toEqual(
       [
         `users missing ${MM.badprops} ${MM.badprops} -`,
         `members missing ${MM.secret}_member_${MM.alice} ${MM.secret}/${MM.alice} -`,
-        // The DM's count differs, and the listing names the message.
-        `messages count ${MM.alice}_user_${MM.bob} - messages`,
+        // The DM's count is the same, its legacy ids are not: the listing names both messages.
         'messages missing p09dm p09dm -',
         'messages field p03tie p03tie text',
         'messages field p12files p12files sender',
+        'messages field p16custom p16custom sentAt',
+        'messages unexpected - - -',
       ].sort(),
     )
+    expect(report.mismatches.find((m) => m.kind === 'unexpected')).toMatchObject({ actual: `message ${intruderId}`, explained: false })
+    expect(report.mismatches.find((m) => m.field === 'sentAt')).toMatchObject({
+      actual: (report.mismatches.find((m) => m.field === 'sentAt')?.expected as number) + 60,
+    })
+    // Without muid: the sampled messages are matched by legacy id; the deleted one is counted as unmatched, the intruder as listed by fingerprint.
+    const done = report.entities.messages.ledgerDone
+    expect(report.messages).toMatchObject({
+      sampleCompared: done - 1,
+      sampleComparedBy: { legacyId: done - 1, fingerprint: 0 },
+      sampleUnmatched: 1,
+      listedBy: { fingerprint: 1 },
+    })
+    expect(report.entities.messages).toMatchObject({ missing: 1, unexpected: 1, duplicates: 0 })
     expect(report.mismatches.find((m) => m.field === 'text')).toMatchObject({ expected: 'Same millisecond', actual: 'tampered', explained: false })
-    expect(report.totals.unexplained).toBe(6)
-    expect(stdout).toContain('NOT verified: 6 unexplained mismatches')
+    expect(report.messages).toMatchObject({ conversationsMismatched: 0, conversationsRelisted: 1 })
+    expect(report.totals.unexplained).toBe(7)
+    expect(stdout).toContain('NOT verified: 7 unexplained mismatches')
+    expect(stdout).toContain('UNMATCHED: 1 sampled messages matched no listed message')
     expect(readFileSync(join(out, 'verify-report.html'), 'utf8')).toContain('p09dm')
   })
 })

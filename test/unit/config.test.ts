@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
+
+import { ConfigError } from '../../src/errors.ts'
 import { parseConfig } from '../../src/job/config.ts'
 import { defaultBaseUrl } from '../../src/target/config.ts'
 import { isLoopbackHost } from '../../src/target/transport.ts'
-import { ConfigError } from '../../src/errors.ts'
 
 const env = { CHATFERRY_API_KEY: 'k'.repeat(40), MGMT_KEY: 'mk', MGMT_SECRET: 'ms' }
 
@@ -61,8 +62,11 @@ describe('parseConfig', () => {
     ['not a url', false],
   ])('baseUrl %s accepted: %s', (baseUrl, ok) => {
     const yaml = `target: { appId: a, region: us, apiKey: k, baseUrl: "${baseUrl}" }`
-    if (ok) expect(parseConfig(yaml, 'c.yaml', {}).target.baseUrl).toBe(baseUrl.replace(/\/+$/, ''))
-    else expect(problemsOf(yaml, {}).map((p) => p.path)).toEqual(['target.baseUrl'])
+    if (ok) {
+      expect(parseConfig(yaml, 'c.yaml', {}).target.baseUrl).toBe(baseUrl.replace(/\/+$/, ''))
+    } else {
+      expect(problemsOf(yaml, {}).map((p) => p.path)).toEqual(['target.baseUrl'])
+    }
   })
 
   it.each([
@@ -85,7 +89,11 @@ describe('parseConfig', () => {
   // Each file breaks the YAML syntax next to a literal password and API key; the problem names
   // file:line:column and the key path, and repeats neither secret.
   it.each([
-    ['an unclosed quote', 'target:\n  appId: a\n  apiKey: "cf-test-secret-KEY1\nsource:\n  url: postgres://mm:cf-test-secret-PW1@db/mm\n', 'target.apiKey'],
+    [
+      'an unclosed quote',
+      'target:\n  appId: a\n  apiKey: "cf-test-secret-KEY1\nsource:\n  url: postgres://mm:cf-test-secret-PW1@db/mm\n',
+      'target.apiKey',
+    ],
     ['a value that starts a nested mapping', 'target:\n  apiKey: cf-test-secret-KEY1 url: postgres://mm:cf-test-secret-PW1@db/mm\n', 'target.apiKey'],
     ['an unexpected token', 'target:\n  apiKey: cf-test-secret-KEY1\nsource: {url: "postgres://mm:cf-test-secret-PW1@db/mm" x}\n', 'source.url'],
     ['a tab', 'target:\n\tapiKey: cf-test-secret-KEY1\n  url: postgres://mm:cf-test-secret-PW1@db/mm\n', ''],
@@ -112,7 +120,9 @@ describe('parseConfig', () => {
     [{ load: { leaseSeconds: 120 } }, {}, false],
   ])('the lease must outlast target.timeoutMs 30000 (%j, env %j): refused %s', (extra, extraEnv, refused) => {
     const yaml = JSON.stringify({ target: { appId: 'a', region: 'us', apiKey: 'k', timeoutMs: 30000 }, ...extra })
-    if (!refused) return void expect(parseConfig(yaml, 'c.yaml', { ...env, ...extraEnv }).target.timeoutMs).toBe(30000)
+    if (!refused) {
+      return void expect(parseConfig(yaml, 'c.yaml', { ...env, ...extraEnv }).target.timeoutMs).toBe(30000)
+    }
     const problems = problemsOf(yaml, { ...env, ...extraEnv })
     expect(problems).toEqual([{ path: 'load.leaseSeconds', message: expect.stringMatching(/must exceed target\.timeoutMs \(30000 ms\)/) }])
   })

@@ -1,6 +1,7 @@
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { describeCause, judgeFailure, type FailedBatch } from '../../src/load/failure-rule.ts'
+
+import { describeCause, type FailedBatch, judgeFailure } from '../../src/load/failure-rule.ts'
 import { createOutageWatch } from '../../src/load/outage.ts'
 import { PlatformError, type PlatformErrorInit } from '../../src/target/errors.ts'
 
@@ -57,9 +58,15 @@ describe('describeCause', () => {
   it.each([
     [err({ kind: 'http', status: 503, code: 'ERR_SERVICE_UNAVAILABLE', message: 'down' }), 'HTTP 503 ERR_SERVICE_UNAVAILABLE'],
     [err({ kind: 'http', status: 502, code: 'HTTP_502', message: 'Bad Gateway' }), 'HTTP 502 HTTP_502'],
-    [err({ kind: 'network', code: 'NETWORK_ERROR', message: 'connection refused (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9)' }), 'connection refused (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9)'],
+    [
+      err({ kind: 'network', code: 'NETWORK_ERROR', message: 'connection refused (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9)' }),
+      'connection refused (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9)',
+    ],
     [err({ kind: 'timeout', code: 'TIMEOUT', message: 'timeout after 3000 ms without an answer' }), 'timeout after 3000 ms without an answer'],
-    [err({ kind: 'invalid-response', status: 200, code: 'INVALID_RESPONSE', message: 'unexpected response body at data' }), 'malformed answer (HTTP 200)'],
+    [
+      err({ kind: 'invalid-response', status: 200, code: 'INVALID_RESPONSE', message: 'unexpected response body at data' }),
+      'malformed answer (HTTP 200)',
+    ],
   ])('%s → %s', (e, cause) => {
     expect(describeCause(e)).toBe(cause)
   })
@@ -82,7 +89,9 @@ describe('createOutageWatch', () => {
     expect(w.exceeded()).toBe(false)
     advance(1)
     expect(w.exceeded()).toBe(true)
-    expect(w.giveUpMessage()).toMatch(/succeeded for 8 s \(1 failed; last cause: HTTP 503 ERR_SERVICE_UNAVAILABLE\).*giveUpAfterMs = 8000 ms.*Nothing was rejected/)
+    expect(w.giveUpMessage()).toMatch(
+      /succeeded for 8 s \(1 failed; last cause: HTTP 503 ERR_SERVICE_UNAVAILABLE\).*giveUpAfterMs = 8000 ms.*Nothing was rejected/,
+    )
     w.success()
     expect(w.exceeded()).toBe(false)
   })

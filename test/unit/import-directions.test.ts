@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
@@ -21,7 +22,20 @@ const SHARED = ['src/errors.ts', 'src/lib.ts', 'src/logger.ts', 'src/db.ts', 'sr
  * itself (a place, or one file of a place). The README's table says the same in words.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  'src/cli/': ['src/job/', 'src/report/', 'src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'src/sandbox/', 'src/demo/', 'connectors/', 'mappings/', 'shared'],
+  'src/cli/': [
+    'src/job/',
+    'src/report/',
+    'src/plan/',
+    'src/load/',
+    'src/state/',
+    'src/target/',
+    'src/model/',
+    'src/sandbox/',
+    'src/demo/',
+    'connectors/',
+    'mappings/',
+    'shared',
+  ],
   'src/job/': ['src/report/', 'src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
   'src/report/': ['src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
   'src/plan/': ['src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
@@ -38,7 +52,9 @@ const ALLOWED: Record<string, readonly string[]> = {
 
 /** The place of a repository-relative path, or undefined when the table has no row for it. */
 function placeOf(path: string): string | undefined {
-  if (SHARED.includes(path)) return 'shared'
+  if (SHARED.includes(path)) {
+    return 'shared'
+  }
   return Object.keys(ALLOWED)
     .filter((place) => place.endsWith('/') && path.startsWith(place))
     .sort((a, b) => b.length - a.length)[0]
@@ -67,9 +83,13 @@ function violationsOf(edges: readonly Edge[]): string[] {
       out.push(`${e.from}: import '${e.specifier}' → ${e.to}, which is in no row of the table`)
       continue
     }
-    if (from === to) continue
+    if (from === to) {
+      continue
+    }
     const allowed = ALLOWED[from] ?? []
-    if (allowed.includes(to) || allowed.some((a) => !a.endsWith('/') && a !== 'shared' && a === e.to)) continue
+    if (allowed.includes(to) || allowed.some((a) => !a.endsWith('/') && a !== 'shared' && a === e.to)) {
+      continue
+    }
     out.push(`${e.from}: import '${e.specifier}' goes from ${from} to ${to === 'shared' ? e.to : to}`)
   }
   return out
@@ -78,7 +98,9 @@ function violationsOf(edges: readonly Edge[]): string[] {
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = `${dir}/${entry.name}`
-    if (entry.isDirectory()) return sourceFiles(path)
+    if (entry.isDirectory()) {
+      return sourceFiles(path)
+    }
     return /\.(c|m)?ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
   })
 }
@@ -91,7 +113,13 @@ function importEdges(): Edge[] {
       .preProcessFile(text, true, true)
       .importedFiles.map((f) => f.fileName)
       .filter((specifier) => specifier.startsWith('.'))
-      .map((specifier) => ({ from, specifier, to: relative(ROOT, resolve(ROOT, dirname(from), specifier)).split('\\').join('/') }))
+      .map((specifier) => ({
+        from,
+        specifier,
+        to: relative(ROOT, resolve(ROOT, dirname(from), specifier))
+          .split('\\')
+          .join('/'),
+      }))
   })
 }
 
@@ -135,17 +163,25 @@ describe('import directions', () => {
     const done = new Set<string>()
     const cycles: string[] = []
     const visit = (place: string, path: string[]) => {
-      if (done.has(place)) return
+      if (done.has(place)) {
+        return
+      }
       if (visiting.has(place)) {
         cycles.push([...path, place].join(' → '))
         return
       }
       visiting.add(place)
-      for (const next of ALLOWED[place] ?? []) if (placeOfTarget(next) !== place) visit(placeOfTarget(next), [...path, place])
+      for (const next of ALLOWED[place] ?? []) {
+        if (placeOfTarget(next) !== place) {
+          visit(placeOfTarget(next), [...path, place])
+        }
+      }
       visiting.delete(place)
       done.add(place)
     }
-    for (const place of Object.keys(ALLOWED)) visit(place, [])
+    for (const place of Object.keys(ALLOWED)) {
+      visit(place, [])
+    }
     expect(cycles).toEqual([])
   })
 })

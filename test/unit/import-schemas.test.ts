@@ -163,3 +163,54 @@ describe('leaf checks: each bad value is named by its path and the rule it break
     expect(IMPORT_ITEM_SCHEMAS.users.safeParse(item).success).toBe(ok)
   })
 })
+
+describe('send-time rules of the published platform: a known-bad item is refused with its field path', () => {
+  const base = { muid: 'm1', sender: 'u1', receiverType: 'user', receiver: 'u2', sentAt: 1_700_000_000 }
+  const file = (size: unknown) => ({
+    ...base,
+    type: 'file',
+    data: { attachments: [{ url: 'https://files.example/a.pdf', name: 'a.pdf', mimeType: 'application/pdf', extension: 'pdf', size }] },
+  })
+  const mentioned = Object.fromEntries(Array.from({ length: 700 }, (_, n) => [`p${n}`, { uid: `p${n}`, name: 'n'.repeat(100) }]))
+  it.each([
+    { name: 'empty text', item: { ...base, data: { text: '' } }, path: 'data.text' },
+    { name: 'whitespace-only text', item: { ...base, data: { text: ' \n\t' } }, path: 'data.text' },
+    { name: 'no data on a text message', item: base, path: 'data.text' },
+    { name: 'data over 10,240 bytes', item: { ...base, data: { text: 'x'.repeat(10_240) } }, path: 'data' },
+    { name: 'data over 10 KB through an additional property', item: { ...base, data: { text: 'hi', blob: 'x'.repeat(10_240) } }, path: 'data' },
+    {
+      name: 'payload over 65,536 characters with data under 10 KB',
+      item: { ...base, data: { text: 'hi' }, mentionedUserDetails: mentioned },
+      path: '',
+    },
+    { name: 'attachment size as a JSON number (documented as a string)', item: file(350), path: 'data.attachments.0.size' },
+    { name: 'attachment size that is not a number', item: file('350 bytes'), path: 'data.attachments.0.size' },
+    { name: 'attachment size negative', item: file('-1'), path: 'data.attachments.0.size' },
+    { name: 'attachment size in exponent notation', item: file('1e3'), path: 'data.attachments.0.size' },
+    { name: 'a U+0000 in an additional data property', item: { ...base, data: { text: 'hi', extra: { k: 'a\u0000b' } } }, path: 'data.extra' },
+    { name: 'a file message without attachments', item: { ...base, type: 'file', data: { text: 'x' } }, path: 'data.attachments' },
+    { name: 'a custom message without customData', item: { ...base, category: 'custom', type: 'poll', data: {} }, path: 'data.customData' },
+  ])('$name → $path', ({ item, path }) => {
+    const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)
+    expect(r.success).toBe(false)
+    expect(r.error?.issues.map((i) => i.path.join('.'))).toContain(path)
+  })
+
+  it.each([
+    {
+      name: 'additional data properties (documented: "any additional properties")',
+      item: { ...base, data: { text: 'hi', custodata: { a: [1, 'b'] }, n: 1 } },
+    },
+    { name: 'a decimal attachment size, the documented example "350.2"', item: file('350.2') },
+    { name: 'an integer attachment size as a string', item: file('350') },
+    { name: 'no attachment size', item: file(undefined) },
+  ])('accepts $name', ({ item }) => {
+    const r = IMPORT_ITEM_SCHEMAS.messages.safeParse(item)
+    expect(r.success, JSON.stringify(r.error?.issues)).toBe(true)
+  })
+
+  it('keeps additional data properties in the parsed item (they are sent as given)', () => {
+    const r = IMPORT_ITEM_SCHEMAS.messages.safeParse({ ...base, data: { text: 'hi', custodata: { a: 1 } } })
+    expect(r.data?.data).toEqual({ text: 'hi', custodata: { a: 1 } })
+  })
+})

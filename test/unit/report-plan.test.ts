@@ -3,13 +3,14 @@
  * changed in an item, and the diff of two plans.
  */
 import { describe, expect, it } from 'vitest'
+
 import { parseConfig } from '../../src/job/config.ts'
+import { withoutSecrets } from '../../src/logger.ts'
 import { changedFields } from '../../src/plan/dry-run.ts'
 import { evaluateGates, parseGates } from '../../src/report/fail-on.ts'
-import { withoutSecrets } from '../../src/logger.ts'
 import { configHash } from '../../src/report/meta.ts'
 import { diffPlans } from '../../src/report/plan-report.ts'
-import { PlanReport, type EntityPlan } from '../../src/report/schema.ts'
+import { type EntityPlan, PlanReport } from '../../src/report/schema.ts'
 
 /** A small, valid plan report. */
 function entity(toCreate: number, rejected: number, o: Partial<EntityPlan> = {}): EntityPlan {

@@ -3,11 +3,13 @@
  * fail: it finds a planted secret in a recorded output and in a report file, and ignores the
  * configuration files that hold secrets on purpose and files older than the run.
  */
-import { mkdtempSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
 import { describe, expect, it } from 'vitest'
-import { findSecrets, SECRET_MARKER, scanForLeaks, testSecret, withTestPassword } from '../helpers/secrets.ts'
+
+import { findSecrets, scanForLeaks, SECRET_MARKER, testSecret, withTestPassword } from '../helpers/secrets.ts'
 
 describe('findSecrets', () => {
   it.each([
@@ -20,7 +22,9 @@ describe('findSecrets', () => {
     const found = findSecrets(text)
     expect(found).toHaveLength(n)
     // The scan report names the label, never the whole secret.
-    for (const f of found) expect(f.length).toBeLessThanOrEqual(SECRET_MARKER.length + 9)
+    for (const f of found) {
+      expect(f.length).toBeLessThanOrEqual(SECRET_MARKER.length + 9)
+    }
   })
 
   it('keeps a URL that already has a password (a real server that asks for it)', () => {

@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
@@ -16,7 +17,9 @@ const SQL_DIR = 'src/state/sql/'
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = `${dir}/${entry.name}`
-    if (entry.isDirectory()) return sourceFiles(path)
+    if (entry.isDirectory()) {
+      return sourceFiles(path)
+    }
     return /\.(c|m)?ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : []
   })
 }
@@ -28,7 +31,12 @@ function importEdges(): { from: string; to: string }[] {
       .preProcessFile(readFileSync(join(ROOT, from), 'utf8'), true, true)
       .importedFiles.map((f) => f.fileName)
       .filter((specifier) => specifier.startsWith('.'))
-      .map((specifier) => ({ from, to: relative(ROOT, resolve(ROOT, dirname(from), specifier)).split('\\').join('/') })),
+      .map((specifier) => ({
+        from,
+        to: relative(ROOT, resolve(ROOT, dirname(from), specifier))
+          .split('\\')
+          .join('/'),
+      })),
   )
 }
 
@@ -61,7 +69,9 @@ describe('src/state/sql has one owner', () => {
       const fn = base.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
       const text = readFileSync(join(ROOT, file), 'utf8')
       const functions = [...text.matchAll(/^export (?:async )?function (\w+)/gm)].map((m) => m[1])
-      if (!/^[a-z]+(-[a-z]+)+$/.test(base) || functions.length !== 1 || functions[0] !== fn) bad.push(`${file}: exports ${functions.join(', ') || 'no function'}`)
+      if (!/^[a-z]+(-[a-z]+)+$/.test(base) || functions.length !== 1 || functions[0] !== fn) {
+        bad.push(`${file}: exports ${functions.join(', ') || 'no function'}`)
+      }
     }
     expect(bad).toEqual([])
   })

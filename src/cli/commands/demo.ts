@@ -1,17 +1,30 @@
 import type { Command } from 'commander'
+
+import { withHelp } from '../help.ts'
 import { runDemo } from '../run-demo.ts'
 
 /** `chatferry demo`: the README's first command. */
 export function registerDemoCommand(program: Command): void {
-  program
+  const demo = program
     .command('demo')
+    .summary('a complete demo migration with nothing installed')
     .description(
-      'run a complete demo migration with nothing installed: a sample legacy database (SQLite), the platform\n' +
-        'sandbox in-process, the embedded ledger; prints the plan, the load and a verification, exits 0 on success',
+      'Run a complete demo migration with nothing installed: a sample legacy database (SQLite), the platform ' +
+        'sandbox in-process, the embedded ledger. Prints the plan, the load and a verification.',
     )
     .option('--dir <dir>', 'where the demo keeps its files (wiped first)', '.chatferry/demo')
     .option('--requests-per-minute <n>', 'the demo quota', (v) => Number(v), 6000)
-    .action(async (opts: { dir: string; requestsPerMinute: number }) => {
-      process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute })
-    })
+  withHelp(demo, {
+    exits: [
+      [0, 'the demo migrated and verified everything'],
+      [1, 'something did not match (listed)'],
+    ],
+    examples: [
+      ['demo', 'the whole demo in .chatferry/demo (under a minute)'],
+      ['demo --dir /tmp/cf-demo --requests-per-minute 600', 'elsewhere, at a slower quota'],
+    ],
+  })
+  demo.action(async (opts: { dir: string; requestsPerMinute: number }) => {
+    process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute })
+  })
 }

@@ -1,13 +1,16 @@
-import { Option, type Command } from 'commander'
-import { openCommandContext } from '../open-command-context.ts'
-import { UsageError } from '../usage-error.ts'
-import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
-import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
+import { type Command, Option } from 'commander'
+
 import { runPlan } from '../../job/run-plan.ts'
 import { createLogger } from '../../logger.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
+import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
+import { withHelp } from '../help.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
+import { runStoppable } from '../signals.ts'
+import { UsageError } from '../usage-error.ts'
+import { NEW_JOB_OPTION_HELP } from './load.ts'
 
 interface PlanFlags {
   config: string
@@ -21,26 +24,47 @@ interface PlanFlags {
 
 /** `chatferry plan`: the dry-run cutover report (nothing is sent, no item's state changes). */
 export function registerPlanCommand(program: Command): void {
-  program
+  const plan = program
     .command('plan')
+    .summary('dry run: the cutover report of what a run would do; nothing sent')
     .description(
-      'dry run: read the legacy source, map and validate every record, and report what a run would do — ' +
+      'Dry run: read the legacy source, map and validate every record, and report what a run would do — ' +
         'per entity: to create, already loaded (unchanged / changed since), skipped by policy, rejected, referential ' +
         'problems, placeholders, id renames, joinedAt clamps, retention; the cost at the quota; the diff against the ' +
-        'previous plan. Nothing is sent to the data-import interface and no item of the ledger changes.\n' +
-        'Writes <out>/plan-report.json and <out>/plan-report.html.\n' +
-        'Exit 0: report written, every gate passed; 3: a --fail-on gate failed or the --check-target pre-flight found a problem; 1: error; 2: usage/config error.',
+        'previous plan. Nothing is sent to the data-import interface and no item of the ledger changes. ' +
+        'Writes <out>/plan-report.json and <out>/plan-report.html.',
     )
+  withHelp(plan, {
+    exits: [
+      [0, 'report written, every gate passed'],
+      [3, 'a --fail-on gate failed, or the --check-target pre-flight found a problem'],
+      [1, 'stopped by an error (source unreachable) or by SIGINT/SIGTERM'],
+      [2, 'usage or configuration error; the source refused a query or login (missing table or column)'],
+    ],
+    examples: [
+      ['plan', 'the terminal summary; reports in ./chatferry-reports'],
+      ['plan --check-target --out reports/', 'also ask the platform what already exists'],
+      ["plan --fail-on 'rejected>0' --fail-on 'hours>48'", 'in CI: exit 3 on any reject or a load over two days'],
+      ['plan --json > plan.json', 'the JSON report on stdout'],
+    ],
+  })
+  plan
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', NEW_JOB_OPTION_HELP)
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .addOption(
-      new Option('--fail-on <gate>', `exit 3 when <metric>[.<entity>]<op><n> holds, e.g. rejected>0, rejected.messages>=10, hours>48 (repeatable; metrics: ${Object.keys(GATE_METRICS).join(', ')})`)
+      new Option(
+        '--fail-on <gate>',
+        `exit 3 when <metric>[.<entity>]<op><n> holds, e.g. rejected>0, rejected.messages>=10, hours>48; repeatable; metrics: ${Object.keys(GATE_METRICS).join(', ')}`,
+      )
         .argParser((value: string, previous: string[] = []) => [...previous, value])
         .default([]),
     )
-    .option('--check-target', 'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist')
-    .option('--chat-rpm <n>', `chat reads per minute of the pre-flight (default ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option(
+      '--check-target',
+      'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist',
+    )
+    .option('--chat-rpm <n>', `chat reads per minute of the pre-flight (default: ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: PlanFlags) => {
       let gates

@@ -1,21 +1,40 @@
-import { configOption } from '../options.ts'
-import { Option, type Command } from 'commander'
+import { type Command, Option } from 'commander'
+
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
+import { configOption } from '../options.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry rejects`: the items refused for good, with their codes and reasons. */
 export function registerRejectsCommand(program: Command): void {
-  program
+  const rejects = program
     .command('rejects')
-    .description('list rejected items: entity, legacy id, target key, code, reason')
+    .summary('list rejected items with their codes and reasons')
+    .description('List rejected items: entity, legacy id, target key, code, reason; then the count per code.')
+  withHelp(rejects, {
+    exits: [
+      [0, 'listed (also when there are none)'],
+      [1, 'the ledger could not be read'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
+    examples: [
+      ['rejects', 'every rejected item of the job'],
+      ['rejects --entity messages --code ERR_UID_NOT_FOUND', 'only those messages'],
+      ['rejects --json > rejects.json', 'as one JSON array'],
+    ],
+  })
+  rejects
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP)
     .option('--code <code>', 'only items rejected with this code')
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
     .option('--json', 'print JSON (one array)')
     .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
+        await requireKnownJob(ctx)
         const rejects = await ctx.store.listRejects(ctx.jobId, {
           ...(opts.code !== undefined ? { code: opts.code } : {}),
           ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
@@ -32,7 +51,9 @@ export function registerRejectsCommand(program: Command): void {
           process.stdout.write(`${r.entity}\t${r.legacyId}\t${r.targetKey}\t${r.code ?? ''}\t${(r.message ?? '').replace(/\s+/g, ' ')}\n`)
         }
         const byCode = new Map<string, number>()
-        for (const r of rejects) byCode.set(r.code ?? '', (byCode.get(r.code ?? '') ?? 0) + 1)
+        for (const r of rejects) {
+          byCode.set(r.code ?? '', (byCode.get(r.code ?? '') ?? 0) + 1)
+        }
         process.stdout.write(`${rejects.length} rejected: ${[...byCode].map(([c, k]) => `${c} ${k}`).join(', ')}\n`)
       } finally {
         await ctx.close()

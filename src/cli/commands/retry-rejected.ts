@@ -1,25 +1,55 @@
-import { configOption } from '../options.ts'
-import { Option, type Command } from 'commander'
+import { type Command, Option } from 'commander'
+
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
+import { INVOCATION } from '../../version.ts'
+import { buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
+import { EXIT } from '../exit-codes.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
+import { configOption, jsonOption } from '../options.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry retry-rejected`: plans rejected items again, e.g. after fixing their cause. */
 export function registerRetryRejectedCommand(program: Command): void {
-  program
+  const retry = program
     .command('retry-rejected')
-    .description('plan rejected items again (all, or one code); the next load/run sends them')
+    .summary('plan rejected items again after a fix; the next load sends them')
+    .description('Plan rejected items again (all, or those of one code or entity), e.g. after fixing their cause; the next load or run sends them.')
+  withHelp(retry, {
+    exits: [
+      [0, 'planned again (also when there were none)'],
+      [1, 'the ledger could not be written'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
+    examples: [
+      ['retry-rejected --code ERR_UID_NOT_FOUND', 'only the items rejected with that code'],
+      ['retry-rejected --entity members --json', 'all rejected members; one JSON summary with the count'],
+    ],
+  })
+  retry
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP)
     .option('--code <code>', 'only items rejected with this code')
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
-    .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity }) => {
+    .addOption(jsonOption('print one JSON summary object on stdout (status, exitCode, jobId, replanned, durationMs, entities)'))
+    .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
+      startSummary('retry-rejected', opts.json === true)
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
+        noteSummary({ jobId: ctx.jobId })
+        await requireKnownJob(ctx)
         const n = await ctx.store.retryRejected(ctx.jobId, {
           ...(opts.code !== undefined ? { code: opts.code } : {}),
           ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
         })
-        process.stdout.write(`${n} rejected item(s) planned again; run chatferry load to send them\n`)
+        if (opts.json) {
+          printSummary(buildSummary({ exitCode: EXIT.OK, stats: await ctx.store.entityStats(ctx.jobId), replanned: n }))
+        } else {
+          process.stdout.write(
+            `${n} rejected item(s) planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`,
+          )
+        }
       } finally {
         await ctx.close()
       }

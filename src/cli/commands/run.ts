@@ -1,52 +1,110 @@
 import type { Command } from 'commander'
-import { runLoaderCommand } from '../run-loader-command.ts'
-import { openCommandContext } from '../open-command-context.ts'
-import { createLogger } from '../../logger.ts'
+
 import { planFromSource } from '../../job/plan-from-source.ts'
+import { createLogger } from '../../logger.ts'
 import { formatPlanSummary } from '../../plan/format-plan-summary.ts'
 import type { RunStatus } from '../../state/schema.ts'
+import { buildSummary, jsonRequested, noteSummary, printSummary, printSummaryIfMissing, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
+import { withHelp } from '../help.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { jsonOption } from '../options.ts'
+import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
-import { addLoaderOptions, loaderContextOptions, type LoaderFlags } from './load.ts'
+import { requireTargetAccess } from '../target-preflight.ts'
+import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
 export function registerRunCommand(program: Command): void {
-  addLoaderOptions(
+  const run = addLoaderOptions(
     program
       .command('run')
+      .summary('migrate: extract, map, plan into the ledger, load at the quota; resumable')
       .description(
-        'migrate: read the legacy source, map and plan every record into the ledger, then load at the quota.\n' +
-          'Rerun the same command after any failure: it resumes from the ledger.\n' +
-          'Exit 0: all done or skipped; 3: finished with rejected items; 1: stopped by an error or by SIGINT/SIGTERM (rerun resumes); 2: usage/config error.',
+        'Migrate: check that the platform takes the API key, read the legacy source, map and plan every record into the ' +
+          'ledger, then load at the quota. Rerun the same command after any failure: it resumes from the ledger. ' +
+          'Creates the job on its first run. Ends with a summary (one JSON object on stdout with --json).',
       )
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)'),
-  ).action(async (opts: LoaderFlags & { delta?: boolean }) => {
-    const logger = createLogger()
-    process.exitCode = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
-      const ctx = await openCommandContext(loaderContextOptions(opts))
-      try {
-        // The run row references the job: a first run on a fresh ledger must create the job first.
-        await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
-        const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
-        let code: number = EXIT.ERROR
-        try {
-          const summary = await planFromSource(ctx, { mode: opts.delta ? 'delta' : 'full', logger, signal: stopper.signal })
-          process.stdout.write(formatPlanSummary(summary))
-          await ctx.store.heartbeatRun(runId, { plan: summary })
-          code = await runLoaderCommand(ctx, 'load', logger, stopper)
-          return code
-        } finally {
-          await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined))
-        }
-      } finally {
-        await ctx.close()
-      }
-    })
+    NEW_JOB_OPTION_HELP,
+  )
+  withHelp(run, {
+    exits: [
+      [0, 'every item done, or skipped by policy'],
+      [3, 'finished, some items rejected: chatferry rejects'],
+      [
+        1,
+        'stopped by an outage of the source or the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes',
+      ],
+      [
+        2,
+        'nothing a rerun can fix: usage or configuration error; the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
+      ],
+    ],
+    examples: [
+      ['run', 'migrate with ./chatferry.yaml, resuming where the last run stopped'],
+      ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
+      ['run --delta', 'catch up on rows added or changed since the last completed read'],
+      ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
+    ],
   })
+  run
+    .addOption(
+      jsonOption(
+        'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
+      ),
+    )
+    .action(async (opts: LoaderFlags & { delta?: boolean }) => {
+      startSummary('run', opts.json === true)
+      const logger = createLogger()
+      const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
+        const ctx = await openCommandContext(loaderContextOptions(opts))
+        try {
+          noteSummary({ jobId: ctx.jobId })
+          // Before any source read: a key the platform refuses would otherwise be found only
+          // after the whole extraction.
+          await requireTargetAccess(ctx, logger, stopper.signal)
+          // The run row references the job: a first run on a fresh ledger must create the job first.
+          await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
+          const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
+          noteSummary({ runId })
+          let code: number = EXIT.ERROR
+          let failure: string | undefined
+          try {
+            const summary = await planFromSource(ctx, { mode: opts.delta ? 'delta' : 'full', logger, signal: stopper.signal })
+            ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
+            await ctx.store.heartbeatRun(runId, { plan: summary })
+            const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
+            code = loaded.code
+            printSummary(
+              buildSummary({
+                exitCode: code,
+                interrupted: stoppedBy(stopper) !== undefined,
+                stats: loaded.outcome.stats,
+                ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
+              }),
+            )
+            return code
+          } catch (err) {
+            failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
+            throw err
+          } finally {
+            await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined), undefined, failure)
+          }
+        } finally {
+          await ctx.close()
+        }
+      })
+      // A signal that ended the work before its summary: say so (one JSON object with --json).
+      printSummaryIfMissing(code, true)
+      process.exitCode = code
+    })
 }
 
 /** The run row's status: a signal's stop wins over whatever the interrupted phase returned. */
 function runStatusOf(code: number, interrupted: boolean): Exclude<RunStatus, 'running'> {
-  if (interrupted) return 'interrupted'
+  if (interrupted) {
+    return 'interrupted'
+  }
   return code === EXIT.OK ? 'succeeded' : code === EXIT.REJECTED ? 'rejected' : 'failed'
 }

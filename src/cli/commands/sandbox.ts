@@ -1,19 +1,21 @@
 /** `chatferry sandbox`: the local emulator of the target platform (see src/sandbox/README.md). */
-import { InvalidArgumentError, Option, type Command } from 'commander'
-import { ConfigError } from '../../errors.ts'
-import { REGIONS, type Region } from '../../target/config.ts'
-import { isPlatformId } from '../../target/schemas.ts'
-import { isLoopbackHost } from '../../target/transport.ts'
-import { createLogger, redactUrl } from '../../logger.ts'
+import { type Command, InvalidArgumentError, Option } from 'commander'
+
 import type { DatabaseLocation } from '../../db.ts'
+import { ConfigError } from '../../errors.ts'
+import { createLogger, redactUrl } from '../../logger.ts'
 import {
+  type AppSettingsPatch,
+  type CreateAppInput,
   DEFAULT_MANAGEMENT_KEY,
   DEFAULT_MANAGEMENT_SECRET,
   DEFAULT_SANDBOX_HOST,
   startSandbox,
-  type AppSettingsPatch,
-  type CreateAppInput,
 } from '../../sandbox/index.ts'
+import { type Region, REGIONS } from '../../target/config.ts'
+import { isPlatformId } from '../../target/schemas.ts'
+import { isLoopbackHost } from '../../target/transport.ts'
+import { EXITS, withHelp } from '../help.ts'
 
 export const DEFAULT_SANDBOX_PORT = 4010
 
@@ -33,7 +35,9 @@ interface SandboxCommandOptions {
 function integer(name: string, min: number, max: number) {
   return (value: string): number => {
     const n = Number(value)
-    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${value}`)
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${value}`)
+    }
     return n
   }
 }
@@ -41,8 +45,12 @@ function integer(name: string, min: number, max: number) {
 /** `--app ID:APIKEY[:REGION]`, repeatable. */
 function collectApp(value: string, previous: CreateAppInput[]): CreateAppInput[] {
   const [id, apiKey, region, ...rest] = value.split(':')
-  if (!id || !apiKey || rest.length > 0) throw new InvalidArgumentError(`expected ID:APIKEY or ID:APIKEY:REGION, got ${value}`)
-  if (!isPlatformId(id)) throw new InvalidArgumentError(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), got ${id}`)
+  if (!id || !apiKey || rest.length > 0) {
+    throw new InvalidArgumentError(`expected ID:APIKEY or ID:APIKEY:REGION, got ${value}`)
+  }
+  if (!isPlatformId(id)) {
+    throw new InvalidArgumentError(`an app id is lowercase alpha-dash (a-z, 0-9, -, _), got ${id}`)
+  }
   if (region !== undefined && !(REGIONS as readonly string[]).includes(region)) {
     throw new InvalidArgumentError(`the region must be one of ${REGIONS.join(', ')}, got ${region}`)
   }
@@ -53,40 +61,60 @@ function collectApp(value: string, previous: CreateAppInput[]): CreateAppInput[]
  * `chatferry sandbox`: runs the local emulator of the target platform until SIGINT/SIGTERM.
  */
 export function registerSandboxCommand(program: Command): void {
-  program
+  const sandbox = program
     .command('sandbox')
+    .summary('run a local emulator of the target platform')
     .description(
-      'run a local emulator of the target platform (management, chat and data-import interfaces) for demos and tests;\n' +
-        'app interfaces are at http://HOST:PORT/apps/<appId>/v3, the management interface at http://HOST:PORT',
+      'Run a local emulator of the target platform (management, chat and data-import interfaces) for demos and tests, ' +
+        'until SIGINT/SIGTERM. App interfaces are at http://HOST:PORT/apps/<appId>/v3, the management interface at http://HOST:PORT.',
     )
-    .addOption(new Option('--port <n>', 'port to listen on (0 picks a free one)').argParser(integer('--port', 0, 65535)).default(DEFAULT_SANDBOX_PORT))
+  withHelp(sandbox, {
+    exits: [[0, 'stopped by SIGINT/SIGTERM'], [1, 'could not start (port in use, database unreachable)'], EXITS.usage],
+    examples: [
+      ['sandbox --app rehearsal:some-key', 'one app; point target.baseUrl at http://127.0.0.1:4010/apps/rehearsal/v3'],
+      ['sandbox --port 0 --dir .sandbox --requests-per-minute 600', 'a free port, data kept in .sandbox, a faster quota'],
+    ],
+  })
+  sandbox
     .addOption(
-      new Option('--host <address>', `interface to listen on (default ${DEFAULT_SANDBOX_HOST}); a non-loopback address exposes the sandbox to the network`),
+      new Option('--port <n>', 'port to listen on (0 picks a free one)').argParser(integer('--port', 0, 65535)).default(DEFAULT_SANDBOX_PORT),
+    )
+    .addOption(
+      new Option(
+        '--host <address>',
+        `interface to listen on; a non-loopback address exposes the sandbox to the network (default: ${DEFAULT_SANDBOX_HOST})`,
+      ),
     )
     .addOption(new Option('--state <url>', 'keep the sandbox data in this Postgres database (postgres://…), schema "sandbox"').conflicts('dir'))
     .addOption(new Option('--dir <path>', 'keep the sandbox data in an embedded database in this directory (default: in memory, lost on exit)'))
+    .addOption(new Option('--mgmt-key <key>', 'key header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_KEY, else sandbox-key)'))
     .addOption(
-      new Option('--mgmt-key <key>', 'key header of the management interface (defaults to $CHATFERRY_SANDBOX_MGMT_KEY, then sandbox-key)'),
+      new Option(
+        '--mgmt-secret <secret>',
+        'secret header of the management interface (default: $CHATFERRY_SANDBOX_MGMT_SECRET, else sandbox-secret)',
+      ),
     )
     .addOption(
-      new Option('--mgmt-secret <secret>', 'secret header of the management interface (defaults to $CHATFERRY_SANDBOX_MGMT_SECRET, then sandbox-secret)'),
-    )
-    .addOption(
-      new Option('--app <id:apikey[:region]>', 'create an app with this id and fullAccess API key at start (repeatable; region defaults to us)')
+      new Option(
+        '--app <id:apikey[:region]>',
+        'create an app with this id and fullAccess API key at start; repeatable; the region is us unless given',
+      )
         .argParser(collectApp)
         .default([], 'none'),
     )
     .addOption(
-      new Option('--requests-per-minute <n>', 'data-import requests per app per minute (default 60, the documented limit)').argParser(
+      new Option('--requests-per-minute <n>', 'data-import requests per app per minute (default: 60, the documented limit)').argParser(
         integer('--requests-per-minute', 1, 1_000_000),
       ),
     )
     .addOption(
-      new Option('--retention-days <n>', 'refuse messages older than this many days (default 183, about the documented 6 months)').argParser(
+      new Option('--retention-days <n>', 'refuse messages older than this many days (default: 183, about the documented 6 months)').argParser(
         integer('--retention-days', 0, 100_000),
       ),
     )
-    .addOption(new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default off)'))
+    .addOption(
+      new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default: off)'),
+    )
     .action(async (opts: SandboxCommandOptions) => {
       if (opts.state !== undefined && !/^postgres(ql)?:\/\//.test(opts.state)) {
         throw new ConfigError('--state', [{ path: 'state', message: `must be a postgres:// or postgresql:// URL, got ${redactUrl(opts.state)}` }])
@@ -113,7 +141,9 @@ export function registerSandboxCommand(program: Command): void {
       })
       const apps = []
       try {
-        for (const app of opts.app) apps.push(await sandbox.createApp(app))
+        for (const app of opts.app) {
+          apps.push(await sandbox.createApp(app))
+        }
       } catch (err) {
         await sandbox.close()
         throw err
@@ -125,7 +155,9 @@ export function registerSandboxCommand(program: Command): void {
       process.stdout.write(
         [`chatferry sandbox listening on ${sandbox.url}`, ...apps.map((app) => `  app ${app.id} (${app.region}): ${app.baseUrl}`)].join('\n') + '\n',
       )
-      process.stderr.write(`chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`)
+      process.stderr.write(
+        `chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`,
+      )
 
       await new Promise<void>((resolve) => {
         const stop = () => {

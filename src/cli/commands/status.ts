@@ -1,29 +1,56 @@
-import { configOption } from '../options.ts'
 import type { Command } from 'commander'
-import { openCommandContext } from '../open-command-context.ts'
+
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { configOption } from '../options.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
 export function registerStatusCommand(program: Command): void {
-  program
+  const status = program
     .command('status')
-    .description('per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, requests, 429s, rate vs quota, ETA at quota')
+    .summary('where the job stands, per entity')
+    .description(
+      'Where the job stands, per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, ' +
+        'requests, 429s, rate vs quota, ETA at quota; and the last run.',
+    )
+  withHelp(status, {
+    exits: [
+      [0, 'printed'],
+      [1, 'the ledger could not be read'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
+    examples: [
+      ['status', 'the job of ./chatferry.yaml'],
+      ['status --job acme-chat --json', 'another job of the ledger, as JSON'],
+    ],
+  })
+  status
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
-    .option('--json', 'print JSON')
+    .option('--job <id>', JOB_OPTION_HELP)
+    .option('--json', 'print JSON: jobId, appId, quota, entities, the last runs')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
+        await requireKnownJob(ctx)
         const { quota } = ctx.config.target
         const report = buildReport(await ctx.store.entityStats(ctx.jobId), quota)
         const runs = await ctx.store.listRuns(ctx.jobId, 5)
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs }, null, 2)}\n`)
         } else {
-          process.stdout.write(`job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`)
+          process.stdout.write(
+            `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
+          )
           process.stdout.write(`${formatStatusTable(report)}\n`)
           const last = runs[0]
-          if (last) process.stdout.write(`last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}\n`)
+          if (last) {
+            process.stdout.write(
+              `last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}\n`,
+            )
+          }
         }
       } finally {
         await ctx.close()

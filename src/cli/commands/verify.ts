@@ -1,12 +1,16 @@
 import type { Command } from 'commander'
-import { openCommandContext } from '../open-command-context.ts'
-import { UsageError } from '../usage-error.ts'
+
+import { createLogger } from '../../logger.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
-import { createLogger } from '../../logger.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { runStoppable } from '../signals.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
+import { runStoppable } from '../signals.ts'
+import { UsageError } from '../usage-error.ts'
+import { JOB_OPTION_HELP } from './load.ts'
 
 interface VerifyFlags {
   config: string
@@ -20,29 +24,46 @@ interface VerifyFlags {
 
 /** `chatferry verify`: reconcile the platform with the ledger and the source after loading. */
 export function registerVerifyCommand(program: Command): void {
-  program
+  const verify = program
     .command('verify')
+    .summary("after loading: reconcile the platform's contents with the ledger and the source")
     .description(
-      "after loading: reconcile the platform's contents with the ledger and the source through the chat list endpoints —\n" +
+      "After loading: reconcile the platform's contents with the ledger and the source through the chat list endpoints — " +
         'users, groups and members per group (banned included) id by id; messages counted per conversation and a sample ' +
-        'compared on sender, receiver, sentAt and text. Paced below the chat rate limit.\n' +
-        'Writes <out>/verify-report.json and <out>/verify-report.html.\n' +
-        'Exit 0: no unexplained mismatch; 3: unexplained mismatches (listed with legacy id and target key); 1: error; 2: usage/config error.',
+        'compared on sender, receiver, sentAt and text. Paced below the chat rate limit. ' +
+        'Writes <out>/verify-report.json and <out>/verify-report.html.',
     )
+  withHelp(verify, {
+    exits: [
+      [0, 'no unexplained mismatch'],
+      [3, 'unexplained mismatches (listed with legacy id and target key)'],
+      [1, 'stopped by an error (platform or source unreachable) or by SIGINT/SIGTERM'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
+    examples: [
+      ['verify', 'the job of ./chatferry.yaml; reports in ./chatferry-reports'],
+      ['verify --sample 1000 --no-source', 'compare more messages; skip the source row counts'],
+      ['verify --job acme-chat --json', 'another job of the ledger; the JSON report on stdout'],
+    ],
+  })
+  verify
     .addOption(configOption())
-    .option('--job <id>', 'ledger job id (defaults to $CHATFERRY_JOB_ID, then job.id, then the target app id)')
+    .option('--job <id>', JOB_OPTION_HELP)
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .option('--sample <n>', 'messages compared field by field', String(DEFAULT_SAMPLE))
-    .option('--chat-rpm <n>', `chat reads per minute (default ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option('--chat-rpm <n>', `chat reads per minute (default: ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
     .option('--no-source', 'do not compare with the source row counts')
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: VerifyFlags) => {
       const sample = Number(opts.sample)
-      if (!Number.isInteger(sample) || sample < 0) throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
+      if (!Number.isInteger(sample) || sample < 0) {
+        throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
+      }
       const chatRpm = parseChatRpm(opts.chatRpm)
       process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
         const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         try {
+          await requireKnownJob(ctx)
           const result = await runVerify(ctx, {
             signal: stopper.signal,
             sample,

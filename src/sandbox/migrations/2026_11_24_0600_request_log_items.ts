@@ -4,7 +4,7 @@
  * rows written before it, and requests whose body was not an import, have none. Frozen in time:
  * imports nothing from the application.
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table sandbox.request_log add column items jsonb`.execute(db)

@@ -2,7 +2,7 @@
  * The ledger: jobs, runs, cursors, items, batches, the id map, the shared quota budget and the
  * registry of live loader processes. Frozen in time: imports nothing from application code.
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`create schema if not exists chatferry`.execute(db)
@@ -22,7 +22,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('job_id', 'text', (c) => c.notNull().references('chatferry.jobs.id').onDelete('cascade'))
     .addColumn('mode', 'text', (c) => c.notNull().check(sql`mode in ('plan', 'run', 'delta', 'load', 'worker')`))
     .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('running').check(sql`status in ('running', 'succeeded', 'rejected', 'failed', 'stopped')`),
+      c
+        .notNull()
+        .defaultTo('running')
+        .check(sql`status in ('running', 'succeeded', 'rejected', 'failed', 'stopped')`),
     )
     .addColumn('owner', 'text')
     .addColumn('started_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -53,9 +56,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('payload', 'text')
     .addColumn('payload_hash', 'text')
     .addColumn('loaded_hash', 'text')
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('planned', 'sent', 'done', 'skipped', 'rejected')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('planned', 'sent', 'done', 'skipped', 'rejected')`))
     .addColumn('done_reason', 'text', (c) => c.check(sql`done_reason in ('created', 'already_present')`))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_error_code', 'text')
@@ -80,7 +81,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('entity', 'text', (c) => c.notNull())
     .addColumn('item_count', 'integer', (c) => c.notNull())
     .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('open').check(sql`status in ('open', 'settled', 'split', 'abandoned')`),
+      c
+        .notNull()
+        .defaultTo('open')
+        .check(sql`status in ('open', 'settled', 'split', 'abandoned')`),
     )
     .addColumn('parent_id', 'bigint')
     .addColumn('queue_job_id', 'uuid')

@@ -3,7 +3,7 @@
  * each plan is diffed against the previous plan of the same job. Frozen in time: imports nothing
  * from application code.
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db

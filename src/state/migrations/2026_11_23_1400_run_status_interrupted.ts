@@ -3,7 +3,7 @@
  * told apart from `failed`. The status check of `runs` admits it. Frozen in time: imports nothing
  * from application code.
  */
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table chatferry.runs drop constraint runs_status_check`.execute(db)

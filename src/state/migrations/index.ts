@@ -1,4 +1,5 @@
 import type { Migration } from 'kysely/migration'
+
 import * as createLedger from './2025_06_01_0900_create_ledger.ts'
 import * as createReports from './2026_11_21_1700_create_reports.ts'
 import * as runStatusInterrupted from './2026_11_23_1400_run_status_interrupted.ts'

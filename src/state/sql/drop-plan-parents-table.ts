@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** Drops the dry run's temporary table of thread parents (see `create-plan-parents-table.ts`), if it exists. */

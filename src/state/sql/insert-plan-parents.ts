@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** A message as a later reply looks it up: mapped (muid, text, sender name) or skipped by a policy. */
@@ -16,7 +17,9 @@ export interface PlanParentRow {
  * a legacy id already there keeps its first row, as the ledger keeps the first item.
  */
 export async function insertPlanParents(db: Kysely<StateDatabase>, rows: readonly PlanParentRow[]): Promise<void> {
-  if (rows.length === 0) return
+  if (rows.length === 0) {
+    return
+  }
   const ids = rows.map((r) => r.legacyId)
   const muids = rows.map((r) => r.muid)
   const texts = rows.map((r) => r.text)

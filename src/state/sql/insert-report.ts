@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /**
@@ -6,5 +7,7 @@ import type { StateDatabase } from '../schema.ts'
  * next plan of the job can diff against it.
  */
 export async function insertReport(db: Kysely<StateDatabase>, kind: string, report: { jobId: string; runId: string }): Promise<void> {
-  await sql`insert into chatferry.reports (job_id, kind, run_id, report) values (${report.jobId}, ${kind}, ${report.runId}, ${JSON.stringify(report)}::jsonb)`.execute(db)
+  await sql`insert into chatferry.reports (job_id, kind, run_id, report) values (${report.jobId}, ${kind}, ${report.runId}, ${JSON.stringify(report)}::jsonb)`.execute(
+    db,
+  )
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** One row of `chatferry.id_map`: a legacy id and the platform id decided for it. */

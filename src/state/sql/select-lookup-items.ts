@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 
 /** What a planner needs of a planned or skipped item to map the records that refer to it. */

@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { StateDatabase } from '../schema.ts'
 import type { PlanParentRow } from './insert-plan-parents.ts'
 

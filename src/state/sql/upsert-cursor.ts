@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { Entity } from '../../target/schemas.ts'
 import { cursorJson } from '../safe-text.ts'
 import type { StateDatabase } from '../schema.ts'

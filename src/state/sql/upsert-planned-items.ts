@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { Entity } from '../../target/schemas.ts'
 import { payloadHash, payloadText } from '../payload.ts'
 import { storableKey, storableText } from '../safe-text.ts'
@@ -13,11 +14,21 @@ import type { PlanCounts, PlannedItem, RejectedItem } from '../store.ts'
  * lost nor allowed to overwrite the first). Two rows of one page are caught by the planner before
  * this; this catches the ones on different pages or runs.
  */
-export async function upsertPlannedItems(db: Kysely<StateDatabase>, jobId: string, entity: Entity, items: readonly PlannedItem[], counts: PlanCounts): Promise<RejectedItem[]> {
-  if (items.length === 0) return []
+export async function upsertPlannedItems(
+  db: Kysely<StateDatabase>,
+  jobId: string,
+  entity: Entity,
+  items: readonly PlannedItem[],
+  counts: PlanCounts,
+): Promise<RejectedItem[]> {
+  if (items.length === 0) {
+    return []
+  }
   // One statement cannot touch a row twice: the last occurrence of a key wins.
   const byKey = new Map<string, PlannedItem>()
-  for (const item of items) byKey.set(storableKey(item.targetKey), item)
+  for (const item of items) {
+    byKey.set(storableKey(item.targetKey), item)
+  }
   counts.duplicates += items.length - byKey.size
   const legacy: string[] = []
   const keys: string[] = []
@@ -43,7 +54,9 @@ export async function upsertPlannedItems(db: Kysely<StateDatabase>, jobId: strin
   counts.inserted += inserted.rows.length
   const mine = new Set(inserted.rows.map((r) => r.target_key))
   const known = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
-  if (known.length === 0) return []
+  if (known.length === 0) {
+    return []
+  }
   // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot race us).
   const old = await sql<{ target_key: string; legacy_id: string; status: ItemStatus; payload_hash: string | null }>`
     select target_key, legacy_id, status, payload_hash from chatferry.items
@@ -53,7 +66,9 @@ export async function upsertPlannedItems(db: Kysely<StateDatabase>, jobId: strin
   const collisions: RejectedItem[] = []
   const rest = known.filter((i) => {
     const was = held.get(keys[i] as string)
-    if (was === undefined || was.legacy_id === legacy[i]) return true
+    if (was === undefined || was.legacy_id === legacy[i]) {
+      return true
+    }
     collisions.push({
       legacyId: legacy[i] as string,
       targetKey: `~legacy:${legacy[i] as string}#duplicate-of:${was.legacy_id}`,
@@ -64,14 +79,21 @@ export async function upsertPlannedItems(db: Kysely<StateDatabase>, jobId: strin
     return false
   })
   counts.duplicates += collisions.length
-  if (rest.length === 0) return collisions
+  if (rest.length === 0) {
+    return collisions
+  }
   const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
   for (const i of rest) {
     const was = held.get(keys[i] as string)
-    if (was === undefined || was.payload_hash === hashes[i]) counts.unchanged++
-    else if (was.status === 'rejected' || was.status === 'skipped') counts.replanned++
-    else if (was.status === 'done') counts.loadedButChanged++
-    else counts.updated++
+    if (was === undefined || was.payload_hash === hashes[i]) {
+      counts.unchanged++
+    } else if (was.status === 'rejected' || was.status === 'skipped') {
+      counts.replanned++
+    } else if (was.status === 'done') {
+      counts.loadedButChanged++
+    } else {
+      counts.updated++
+    }
   }
   // A rejected or skipped item that comes back with a new payload is planned again; a done item
   // keeps its status and `loaded_hash` (the change is recorded, not resent).

@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { Entity } from '../../target/schemas.ts'
 import { payloadHash, payloadText, placeholderKey } from '../payload.ts'
 import { storableKey, storableText } from '../safe-text.ts'
@@ -11,9 +12,13 @@ import type { RejectedItem } from '../store.ts'
  * item that is loaded or on the wire is never downgraded. Returns the rows written.
  */
 export async function upsertRejectedItems(db: Kysely<StateDatabase>, jobId: string, entity: Entity, items: readonly RejectedItem[]): Promise<number> {
-  if (items.length === 0) return 0
+  if (items.length === 0) {
+    return 0
+  }
   const byKey = new Map<string, RejectedItem>()
-  for (const it of items) byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
+  for (const it of items) {
+    byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
+  }
   const vals = [...byKey.values()]
   const keys = [...byKey.keys()]
   const payloads = vals.map((i) => (i.payload === undefined ? null : payloadText(i.payload)))

@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+
 import type { Entity } from '../../target/schemas.ts'
 import { placeholderKey } from '../payload.ts'
 import { storableKey, storableText } from '../safe-text.ts'
@@ -11,9 +12,13 @@ import type { SkippedItem } from '../store.ts'
  * downgraded. Returns the rows written.
  */
 export async function upsertSkippedItems(db: Kysely<StateDatabase>, jobId: string, entity: Entity, items: readonly SkippedItem[]): Promise<number> {
-  if (items.length === 0) return 0
+  if (items.length === 0) {
+    return 0
+  }
   const byKey = new Map<string, SkippedItem>()
-  for (const it of items) byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
+  for (const it of items) {
+    byKey.set(it.targetKey !== undefined ? storableKey(it.targetKey) : placeholderKey(it.legacyId), it)
+  }
   const keys = [...byKey.keys()]
   const legacy = [...byKey.values()].map((i) => storableText(String(i.legacyId)))
   const reasons = [...byKey.values()].map((i) => storableText(i.reason))

@@ -1,0 +1,175 @@
+/**
+ * One run of the loader as an object: its options, counters, stop signal, work queue, quota
+ * budget, outage watch and result settler, which the parts (dispatch-loop.ts, send-batch.ts,
+ * process-batch.ts, result-settler.ts, take-over-dead-leases.ts) share. `start` sets everything
+ * up and registers the process; `shutdown` and `finish` take it down and say how it ended.
+ */
+import { randomUUID } from 'node:crypto'
+
+import PQueue from 'p-queue'
+import type { Logger } from 'pino'
+
+import type { LedgerStore } from '../state/store.ts'
+import type { Claim } from './claim.ts'
+import type { LoadConfig } from './config.ts'
+import { FatalLoadError } from './fatal-load-error.ts'
+import { hostKey } from './host-key.ts'
+import type { LoaderCounters, LoaderOptions, LoadOutcome, LoadOutcomeStatus } from './loader.ts'
+import { createOutageWatch, type OutageWatch } from './outage.ts'
+import { createQuotaBudget, type QuotaBudget, requestsPerWindow } from './quota-budget.ts'
+import { ResultSettler } from './result-settler.ts'
+import { startWorkQueue, type WorkQueue } from './work-queue.ts'
+
+export class LoaderRun {
+  readonly store: LedgerStore
+  readonly jobId: string
+  readonly settings: LoadConfig
+  readonly log: Logger
+  readonly host = hostKey()
+  readonly workerId: string
+  /** Batches packed ahead. */
+  readonly depth: number
+  readonly counters: LoaderCounters
+
+  readonly options: LoaderOptions
+  readonly queue: WorkQueue
+  readonly budget: QuotaBudget
+  /** Aborted by the caller's signal or by {@link halt}: no new request starts. */
+  readonly stop = new AbortController()
+  /** Why the run stops, when it stops for an error. */
+  fatal: Error | undefined
+  /** The senders: `settings.concurrency` batches in flight. */
+  readonly lanes: PQueue
+  readonly watch: OutageWatch
+  readonly settler = new ResultSettler(this)
+  private readonly onAbort = () => this.stop.abort(this.options.signal?.reason)
+  private timers: NodeJS.Timeout[] = []
+  private runId = 0
+
+  private constructor(options: LoaderOptions, queue: WorkQueue, budget: QuotaBudget, startedAt: number) {
+    this.counters = {
+      requests: 0,
+      rateLimited: 0,
+      itemsDone: 0,
+      itemsRejected: 0,
+      itemsRequeued: 0,
+      batchesSettled: 0,
+      batchesSplit: 0,
+      batchesReleased: 0,
+      fenced: 0,
+      startedAt,
+      firstRequestAt: undefined,
+    }
+    this.options = options
+    this.queue = queue
+    this.budget = budget
+    this.store = options.store
+    this.jobId = options.jobId
+    this.settings = options.settings
+    this.log = options.logger.child({ jobId: options.jobId, component: 'loader' })
+    this.workerId = `${this.host}/${process.pid}/${randomUUID().slice(0, 8)}`
+    this.depth = this.settings.queueDepth ?? Math.max(32, this.settings.concurrency * 8)
+    this.lanes = new PQueue({ concurrency: this.settings.concurrency })
+    this.watch = createOutageWatch({ giveUpAfterMs: this.settings.giveUpAfterMs, logger: this.log })
+  }
+
+  /** Checks the settings, opens the work queue and the quota budget, registers the process and its run. */
+  static async start(options: LoaderOptions): Promise<LoaderRun> {
+    const startedAt = Date.now()
+    const { store, jobId, settings } = options
+    if (settings.leaseSeconds * 1000 < options.timeoutMs + 3000) {
+      throw new FatalLoadError(
+        `load.leaseSeconds (${settings.leaseSeconds}) must exceed the request timeout (${options.timeoutMs} ms) by at least 3 s`,
+      )
+    }
+    await store.ensureJob(jobId, options.appId)
+    const queue = await startWorkQueue(store.sessions, {
+      jobId,
+      leaseSeconds: settings.leaseSeconds,
+      ...(options.stateUrl !== undefined ? { url: options.stateUrl } : {}),
+      onError: (err) => options.logger.child({ jobId, component: 'loader' }).warn({ err }, 'work queue error'),
+    })
+    const budget = await createQuotaBudget(store.quota, {
+      appId: options.appId,
+      requestsPerWindow: requestsPerWindow(options.requestsPerMinute, settings.quotaWindowMs),
+      windowMs: settings.quotaWindowMs,
+    })
+    return new LoaderRun(options, queue, budget, startedAt).register()
+  }
+
+  private async register(): Promise<this> {
+    const { options, settings } = this
+    options.signal?.addEventListener('abort', this.onAbort, { once: true })
+    if (options.signal?.aborted) {
+      this.stop.abort(options.signal.reason)
+    }
+    await this.store.workers.register({ id: this.workerId, jobId: this.jobId, hostKey: this.host, pid: process.pid, role: options.mode })
+    this.runId = await this.store.startRun(this.jobId, options.mode === 'load' ? 'load' : 'worker', this.workerId)
+    this.log.info(
+      {
+        runId: this.runId,
+        workerId: this.workerId,
+        concurrency: settings.concurrency,
+        leaseSeconds: settings.leaseSeconds,
+        slotMs: this.budget.intervalMs,
+      },
+      'loader started',
+    )
+    this.timers.push(
+      setInterval(() => {
+        void this.store.workers.heartbeat(this.workerId).catch(() => {})
+        void this.store.heartbeatRun(this.runId, this.counters).catch(() => {})
+      }, 5000),
+    )
+    if (options.onTick) {
+      this.timers.push(setInterval(() => options.onTick?.(this.counters), 1000))
+    }
+    return this
+  }
+
+  /** Stops the run for `err`: no new request starts; the ones in flight finish and are settled. */
+  halt(err: Error): void {
+    this.fatal ??= err
+    this.stop.abort(this.fatal)
+  }
+
+  /** How much of the claim's lease is left, by the local clock. */
+  leaseLeftMs(c: Claim): number {
+    return this.settings.leaseSeconds * 1000 - (Date.now() - c.claimedAt)
+  }
+
+  /** A fenced write found the lease taken over: count it and say so. */
+  fencedOut(batchId: number): void {
+    this.counters.fenced++
+    this.log.warn({ batch: batchId }, 'lease lost: another worker owns this batch now; its results are not recorded here')
+  }
+
+  /** Stops the timers and waits for the batches in flight. */
+  async shutdown(): Promise<void> {
+    for (const t of this.timers) {
+      clearInterval(t)
+    }
+    this.options.signal?.removeEventListener('abort', this.onAbort)
+    await this.lanes.onIdle().catch(() => {})
+  }
+
+  /** Records how the run ended, unregisters the process, stops the work queue; returns the outcome. */
+  async finish(ended: LoadOutcomeStatus): Promise<LoadOutcome> {
+    const { counters, fatal } = this
+    const stats = await this.store.entityStats(this.jobId)
+    let status = ended
+    if (fatal !== undefined) {
+      status = 'failed'
+    } else if (status === 'done' && stats.some((s) => s.rejected > 0)) {
+      status = 'rejected'
+    }
+    await this.store
+      .finishRun(this.runId, status === 'done' ? 'succeeded' : status === 'stopped' ? 'interrupted' : status, { counters, stats }, fatal?.message)
+      .catch(() => {})
+    await this.store.workers.remove(this.workerId).catch(() => {})
+    await this.queue.stop().catch(() => {})
+    this.options.onTick?.(counters)
+    this.log.info({ status, ...counters }, 'loader finished')
+    return { status, counters, stats, ...(fatal !== undefined ? { error: fatal } : {}) }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Sending one claimed batch: one request per attempt at a quota slot, retried with jittered
+ * backoff, then a decision on what to do with the batch (see {@link Settlement}). The stop signal
+ * cuts quota waits and backoffs short but never a request in flight.
+ */
+import pRetry, { AbortError } from 'p-retry'
+
+import type { ImportResult } from '../target/client.ts'
+import { PlatformError } from '../target/errors.ts'
+import type { Claim } from './claim.ts'
+import { describeCause, judgeFailure } from './failure-rule.ts'
+import { FatalLoadError } from './fatal-load-error.ts'
+import type { LoaderRun } from './loader-run.ts'
+import { pauseOnRateLimit } from './pause-on-rate-limit.ts'
+
+/** What to do with a batch after sending it: settle its answer, split it, or hand it back. */
+export type Settlement =
+  { kind: 'results'; result: ImportResult } | { kind: 'split'; code: string; message: string } | { kind: 'release'; code: string; message: string }
+
+class LeaseExpiringError extends Error {
+  constructor() {
+    super('the lease ran short before the request could be sent')
+    this.name = 'LeaseExpiringError'
+  }
+}
+
+/**
+ * Sends the claim's request with retries, then settles on what to do with it. A request in flight
+ * is never cut short: its answer is kept even when p-retry reports the stop instead.
+ */
+export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
+  const { settings, log } = run
+  let answer: ImportResult | undefined
+  const send = async (): Promise<ImportResult> => {
+    answer = await sendOnce(run, c)
+    return answer
+  }
+  try {
+    const result = await pRetry(send, {
+      retries: settings.maxAttempts - 1,
+      randomize: true,
+      factor: 2,
+      minTimeout: 250,
+      maxTimeout: 8000,
+      signal: run.stop.signal,
+      shouldRetry: ({ error }) => error instanceof PlatformError && error.retryable,
+      onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+        log.debug({ batch: c.batchId, attemptNumber, retriesLeft, code: (error as PlatformError).code }, 'request failed')
+      },
+    })
+    return { kind: 'results', result }
+  } catch (err) {
+    if (answer !== undefined) {
+      return { kind: 'results', result: answer }
+    }
+    return afterFailure(run, c, err)
+  }
+}
+
+/** The batch's last attempt failed: hand it back, split it, or stop the run (failure-rule.ts decides). */
+function afterFailure(run: LoaderRun, c: Claim, err: unknown): Settlement {
+  if (err instanceof LeaseExpiringError || (err as { cause?: unknown }).cause instanceof LeaseExpiringError) {
+    return { kind: 'release', code: 'LEASE_EXPIRING', message: 'the lease ran short before the request could be sent' }
+  }
+  if (run.stop.signal.aborted) {
+    return run.fatal === undefined
+      ? { kind: 'release', code: 'STOPPED', message: 'the loader was stopped' }
+      : { kind: 'release', code: 'HALTED', message: run.fatal.message }
+  }
+  if (!(err instanceof PlatformError)) {
+    throw err
+  }
+  const verdict = judgeFailure({
+    items: c.items.length,
+    kind: err.kind,
+    status: err.status,
+    retryable: err.retryable,
+    healthyMeanwhile: run.watch.succeededAfter(Math.min(c.firstFailureAt ?? Date.now(), c.parentSplitAt ?? Infinity)),
+  })
+  if (verdict === 'stop') {
+    const why = err.kind === 'http' && err.status !== undefined && err.status >= 400 ? 'the platform refused the request' : 'cannot send'
+    throw new FatalLoadError(`${why}: ${err.message}`, { cause: err })
+  }
+  if (verdict === 'release') {
+    return { kind: 'release', code: err.code, message: err.message }
+  }
+  return { kind: 'split', code: err.code, message: err.message }
+}
+
+/** Sends one request for the claim at a quota slot, again after each 429; throws PlatformError otherwise. */
+async function sendOnce(run: LoaderRun, c: Claim): Promise<ImportResult> {
+  const { counters, watch } = run
+  const body = `{${JSON.stringify(c.entity)}:{${c.items.map((i) => `${JSON.stringify(i.key)}:${i.payload}`).join(',')}}}`
+  const keys = c.items.map((i) => i.key)
+  for (;;) {
+    await run.budget.take(run.stop.signal)
+    // No new request once the run is stopping or the outage has lasted too long.
+    if (watch.exceeded()) {
+      run.halt(new FatalLoadError(watch.giveUpMessage()))
+    }
+    run.stop.signal.throwIfAborted()
+    if (run.leaseLeftMs(c) < run.options.timeoutMs + 2000) {
+      throw new AbortError(new LeaseExpiringError())
+    }
+    const t0 = Date.now()
+    counters.firstRequestAt ??= t0
+    c.firstSentAt ??= t0
+    c.requests++
+    counters.requests++
+    try {
+      const result = await run.options.client.importRaw(c.entity, keys, body)
+      c.lastStatus = result.status
+      c.lastLatencyMs = Date.now() - t0
+      watch.success()
+      return result
+    } catch (err) {
+      c.lastLatencyMs = Date.now() - t0
+      if (!(err instanceof PlatformError)) {
+        throw err
+      }
+      c.lastStatus = err.status
+      if (err.status === 429) {
+        await pauseOnRateLimit(run, c, err)
+        continue
+      }
+      if (err.retryable) {
+        c.firstFailureAt ??= Date.now()
+        watch.failure(describeCause(err))
+        if (watch.exceeded()) {
+          run.halt(new FatalLoadError(watch.giveUpMessage()))
+        }
+      }
+      throw err
+    }
+  }
+}

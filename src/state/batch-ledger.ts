@@ -1,0 +1,217 @@
+/**
+ * The loader's view of the ledger's batches and items: pack planned items into batches, claim
+ * batches under a fenced lease, settle, split or release them, take over dead holders' leases and
+ * repair batches that lost their work-queue job. Every statement lives in `sql/`, one file each.
+ *
+ * Where a ledger change and a pg-boss job change must commit together, the operation runs in one
+ * transaction and hands it to a callback as an opaque {@link LedgerTransaction}, which the work
+ * queue turns into pg-boss's `db` option. Fenced operations call back only after the fence passed.
+ */
+import type { Kysely } from 'kysely'
+
+import type { Entity } from '../target/schemas.ts'
+import { type LedgerTransaction, ledgerTransaction } from './ledger-transaction.ts'
+import type { StateDatabase } from './schema.ts'
+import { abandonBatches } from './sql/abandon-batches.ts'
+import { assignItems } from './sql/assign-items.ts'
+import { claimBatches } from './sql/claim-batches.ts'
+import { countOpenBatches } from './sql/count-open-batches.ts'
+import { expireLeases } from './sql/expire-leases.ts'
+import { type BatchReport, fenceBatch } from './sql/fence-batch.ts'
+import { findUnfinishedItem } from './sql/find-unfinished-item.ts'
+import { insertBatches } from './sql/insert-batches.ts'
+import { insertSplitBatch } from './sql/insert-split-batch.ts'
+import { lockJob } from './sql/lock-job.ts'
+import { lockOpenBatches } from './sql/lock-open-batches.ts'
+import { moveItems } from './sql/move-items.ts'
+import { rejectBatchItems } from './sql/reject-batch-items.ts'
+import { selectBatchItems } from './sql/select-batch-items.ts'
+import { selectCurrentEntity } from './sql/select-current-entity.ts'
+import { selectLeasedBatches } from './sql/select-leased-batches.ts'
+import { selectOpenBatches } from './sql/select-open-batches.ts'
+import { selectPlannedItems } from './sql/select-planned-items.ts'
+import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
+
+export type { BatchReport, BatchSettlement, ItemSettlement, LedgerTransaction }
+
+/** One item of a claimed batch. */
+export interface BatchItem {
+  /** The ledger row id. */
+  readonly id: number
+  readonly key: string
+  /** The import item's JSON text, sent as is. */
+  readonly payload: string
+  readonly hash: string | null
+}
+
+/** A batch claimed under a fresh lease token, with its items still `sent`. */
+export interface ClaimedBatch {
+  readonly id: number
+  readonly token: string
+  readonly entity: Entity
+  /** How long ago its parent was split (ms), for a split half. */
+  readonly parentSplitAgeMs: number | undefined
+  /** The local clock when the claim statement returned (the lease runs from about then). */
+  readonly claimedAt: number
+  readonly items: BatchItem[]
+}
+
+/** A callback that writes pg-boss jobs inside the ledger transaction. */
+export type InTransaction<A extends unknown[] = []> = (trx: LedgerTransaction, ...args: A) => Promise<void>
+
+export interface BatchLedger {
+  /**
+   * Packs planned items of the current entity into full batches (≤ `itemsPerRequest` items) until
+   * `depth` batches are open, marks the items `sent`, and calls `enqueue` with the new batch ids
+   * (ascending) in the same transaction. Returns how many batches it packed; 0 when another
+   * process is packing this job right now.
+   */
+  pack(jobId: string, limits: { depth: number; itemsPerRequest: number }, enqueue: InTransaction<[batchIds: number[]]>): Promise<number>
+  /** Claims open batches with fresh lease tokens (two statements for all of them). Batches no longer open are absent. */
+  claim(args: { jobId: string; batchIds: readonly number[]; owner: string; leaseSeconds: number }): Promise<ClaimedBatch[]>
+  /**
+   * Settles answered batches in one transaction, each fenced by its token and lease, then calls
+   * `complete` with the ids of those settled (when any). Returns those ids.
+   */
+  settle(jobId: string, group: readonly BatchSettlement[], complete: InTransaction<[batchIds: number[]]>): Promise<Set<number>>
+  /**
+   * Fenced: splits a failing batch in halves (new open batches holding its items; `jobs` gets
+   * their ids), or, for a single item, rejects it (`jobs` gets no ids). Returns false when fenced out.
+   */
+  split(
+    jobId: string,
+    batch: { report: BatchReport; entity: Entity; keys: readonly string[] },
+    error: { code: string; message: string },
+    jobs: InTransaction<[halves: number[]]>,
+  ): Promise<boolean>
+  /** Fenced: hands a batch back (open, lease cleared, its items stay `sent`), recording the error. */
+  release(report: BatchReport, error: { code: string; message: string }, fail: InTransaction): Promise<boolean>
+  /** Fenced: settles a batch with no item left in it. */
+  finishEmpty(report: BatchReport, complete: InTransaction): Promise<boolean>
+  /** Open batches under an unexpired lease, with their holder. */
+  leased(jobId: string): Promise<{ id: number; leaseOwner: string }[]>
+  /** Ends these leases now (their holder is dead). */
+  expireLeases(batchIds: readonly number[]): Promise<void>
+  /**
+   * Abandons the open batches that `withoutLiveJob` says have no live work-queue job, and plans
+   * their items again; returns how many. Batches another transaction holds are left alone.
+   */
+  abandonOrphans(jobId: string, withoutLiveJob: (trx: LedgerTransaction, batchIds: number[]) => Promise<number[]>): Promise<number>
+  /** True when no item of the job is planned or in flight. */
+  drained(jobId: string): Promise<boolean>
+}
+
+export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
+  /** Runs `fn` in a transaction that commits only if the claim still holds its lease. */
+  function fenced(report: BatchReport, update: Parameters<typeof fenceBatch>[2], fn: (trx: Kysely<StateDatabase>) => Promise<void>) {
+    return db.transaction().execute(async (trx) => {
+      if (!(await fenceBatch(trx, report, update))) {
+        return false
+      }
+      await fn(trx)
+      return true
+    })
+  }
+
+  return {
+    pack: (jobId, limits, enqueue) =>
+      db.transaction().execute(async (trx) => {
+        if (!(await lockJob(trx, jobId))) {
+          return 0
+        }
+        const want = limits.depth - (await countOpenBatches(trx, jobId))
+        if (want <= 0) {
+          return 0
+        }
+        const entity = await selectCurrentEntity(trx, jobId)
+        if (entity === undefined) {
+          return 0
+        }
+        const ipr = limits.itemsPerRequest
+        const ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
+        if (ids.length === 0) {
+          return 0
+        }
+        const sizes: number[] = []
+        for (let i = 0; i < ids.length; i += ipr) {
+          sizes.push(Math.min(ipr, ids.length - i))
+        }
+        const batchIds = await insertBatches(trx, jobId, entity, sizes)
+        await assignItems(
+          trx,
+          ids,
+          ids.map((_, i) => batchIds[Math.floor(i / ipr)] as number),
+        )
+        await enqueue(ledgerTransaction(trx), batchIds)
+        return batchIds.length
+      }),
+
+    async claim(args) {
+      const rows = await claimBatches(db, args)
+      const claimedAt = Date.now()
+      if (rows.length === 0) {
+        return []
+      }
+      const claims = new Map<number, ClaimedBatch>(rows.map((r) => [r.id, { ...r, claimedAt, items: [] }]))
+      for (const i of await selectBatchItems(db, [...claims.keys()])) {
+        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload: i.payload, hash: i.hash })
+      }
+      return [...claims.values()]
+    },
+
+    settle: (jobId, group, complete) =>
+      db.transaction().execute(async (trx) => {
+        const settled = await settleBatches(trx, jobId, group)
+        if (settled.size > 0) {
+          await complete(ledgerTransaction(trx), [...settled])
+        }
+        return settled
+      }),
+
+    split: (jobId, batch, error, jobs) =>
+      fenced(batch.report, { status: 'split', errorCode: error.code, errorMessage: error.message }, async (trx) => {
+        const from = batch.report.batchId
+        const halves: number[] = []
+        if (batch.keys.length <= 1) {
+          await rejectBatchItems(trx, from, error.code, error.message)
+        } else {
+          const half = Math.ceil(batch.keys.length / 2)
+          for (const keys of [batch.keys.slice(0, half), batch.keys.slice(half)]) {
+            const id = await insertSplitBatch(trx, { jobId, entity: batch.entity, itemCount: keys.length, parentId: from })
+            halves.push(id)
+            await moveItems(trx, { jobId, entity: batch.entity, keys, fromBatch: from, toBatch: id })
+          }
+        }
+        await jobs(ledgerTransaction(trx), halves)
+      }),
+
+    release: (report, error, fail) =>
+      fenced(report, { status: 'open', errorCode: error.code, errorMessage: error.message }, (trx) => fail(ledgerTransaction(trx))),
+
+    finishEmpty: (report, complete) => fenced(report, { status: 'settled' }, (trx) => complete(ledgerTransaction(trx))),
+
+    leased: (jobId) => selectLeasedBatches(db, jobId),
+    expireLeases: (batchIds) => expireLeases(db, batchIds),
+
+    abandonOrphans: (jobId, withoutLiveJob) =>
+      db.transaction().execute(async (trx) => {
+        const open = await selectOpenBatches(trx, jobId)
+        if (open.length === 0) {
+          return 0
+        }
+        const candidates = await withoutLiveJob(ledgerTransaction(trx), open)
+        if (candidates.length === 0) {
+          return 0
+        }
+        // Locked and checked again: one settled (its job completed) since the first look is not open any more.
+        const ids = await lockOpenBatches(trx, candidates)
+        if (ids.length === 0) {
+          return 0
+        }
+        await abandonBatches(trx, ids)
+        return ids.length
+      }),
+
+    drained: async (jobId) => !(await findUnfinishedItem(db, jobId)),
+  }
+}

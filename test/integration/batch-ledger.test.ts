@@ -1,0 +1,177 @@
+/**
+ * The loader's ledger operations (store.batches), on Postgres and on the embedded PGlite store:
+ * packing, claiming with fresh tokens, fencing (a taken-over claim records nothing), splitting,
+ * releasing, orphan repair, and that a callback's failure rolls the ledger change back with it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import type { BatchReport, ClaimedBatch, ItemSettlement } from '../../src/state/batch-ledger.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { users } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
+
+let tdb: TestDatabase
+const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
+
+beforeAll(async () => {
+  tdb = await createTestDatabase('cf_batches')
+  stores[0]!.store = await openLedger({ url: tdb.url })
+  stores[1]!.store = await openLedger({ dir: 'memory://' })
+})
+
+afterAll(async () => {
+  for (const s of stores) {
+    await s.store?.close()
+  }
+  await dropWithin(tdb)
+})
+
+const report = (b: ClaimedBatch): BatchReport => ({
+  batchId: b.id,
+  token: b.token,
+  requests: 1,
+  rateLimited: 0,
+  firstSentAt: Date.now(),
+  lastStatus: 200,
+  lastLatencyMs: 5,
+  lastRetryAfterMs: undefined,
+})
+const nothing = async () => {}
+
+describe.each(stores)('batch ledger on $name', (entry) => {
+  const store = () => entry.store as LedgerStore
+  const batches = () => store().batches
+  const counts = async (jobId: string) => {
+    const s = (await store().entityStats(jobId)).find((e) => e.entity === 'users')
+    return { planned: s?.planned, sent: s?.sent, done: s?.done, rejected: s?.rejected }
+  }
+  /** A job with `n` planned users, packed into batches of 50 (up to `depth`); returns their ids. */
+  async function packed(jobId: string, n: number, depth = 10): Promise<number[]> {
+    await store().ensureJob(jobId, 'app')
+    await store().planItems(jobId, 'users', users(n))
+    const ids: number[] = []
+    await batches().pack(jobId, { depth, itemsPerRequest: 50 }, async (_trx, batchIds) => void ids.push(...batchIds))
+    return ids
+  }
+  const claim = (jobId: string, batchIds: number[], owner = 'h/1/a') => batches().claim({ jobId, batchIds, owner, leaseSeconds: 60 })
+
+  it('packs full batches up to the depth, in order, and marks their items sent', async () => {
+    const ids = await packed('pack', 120, 2)
+    expect(ids).toHaveLength(2)
+    expect(ids[1]).toBeGreaterThan(ids[0] as number)
+    expect(await counts('pack')).toEqual({ planned: 20, sent: 100, done: 0, rejected: 0 })
+    // The depth is reached: nothing more is packed.
+    expect(await batches().pack('pack', { depth: 2, itemsPerRequest: 50 }, nothing)).toBe(0)
+    const [a] = await claim('pack', ids)
+    expect(a?.items.map((i) => i.key)).toEqual(users(50).map((u) => u.targetKey))
+  })
+
+  it('a failing enqueue rolls the packing back', async () => {
+    await store().ensureJob('rollback', 'app')
+    await store().planItems('rollback', 'users', users(10))
+    const failing = batches().pack('rollback', { depth: 4, itemsPerRequest: 50 }, async () => {
+      throw new Error('queue down')
+    })
+    await expect(failing).rejects.toThrow('queue down')
+    expect(await counts('rollback')).toEqual({ planned: 10, sent: 0, done: 0, rejected: 0 })
+  })
+
+  it('a claim taken over records nothing; the new holder settles', async () => {
+    const [id] = await packed('fence', 3)
+    const [first] = await claim('fence', [id as number], 'h/1/a')
+    const [second] = await claim('fence', [id as number], 'h/2/b')
+    expect(second?.token).not.toBe(first?.token)
+    const fates = (b: ClaimedBatch): ItemSettlement[] => [
+      { id: b.items[0]!.id, status: 'done', doneReason: 'created', code: null, message: null, hash: b.items[0]!.hash },
+      { id: b.items[1]!.id, status: 'rejected', doneReason: null, code: 'ERR_X', message: 'bad', hash: b.items[1]!.hash },
+      { id: b.items[2]!.id, status: 'planned', doneReason: null, code: null, message: null, hash: b.items[2]!.hash },
+    ]
+    const completed: number[][] = []
+    const complete = async (_trx: unknown, ids: number[]) => void completed.push(ids)
+    const stale = await batches().settle('fence', [{ report: report(first!), items: fates(first!) }], complete)
+    expect([...stale]).toEqual([])
+    expect(completed).toEqual([])
+    expect(await batches().release(report(first!), { code: 'X', message: 'x' }, nothing)).toBe(false)
+    expect(await counts('fence')).toEqual({ planned: 0, sent: 3, done: 0, rejected: 0 })
+
+    const settled = await batches().settle('fence', [{ report: report(second!), items: fates(second!) }], complete)
+    expect([...settled]).toEqual([id])
+    expect(completed).toEqual([[id]])
+    expect(await counts('fence')).toEqual({ planned: 1, sent: 0, done: 1, rejected: 1 })
+    expect(await claim('fence', [id as number])).toEqual([])
+  })
+
+  it('splits a batch in halves that hold its items, or rejects a single item', async () => {
+    const [id] = await packed('split', 5)
+    const [b] = await claim('split', [id as number])
+    let halves: number[] = []
+    const ok = await batches().split(
+      'split',
+      { report: report(b!), entity: 'users', keys: b!.items.map((i) => i.key) },
+      { code: 'ERR_EXCEPTION', message: 'boom' },
+      async (_t, h) => {
+        halves = h
+      },
+    )
+    expect(ok).toBe(true)
+    expect(halves).toHaveLength(2)
+    const parts = await claim('split', halves)
+    expect(parts.map((p) => p.items.length).sort()).toEqual([2, 3])
+    expect(await claim('split', [id as number])).toEqual([])
+
+    const single = await packed('split1', 1)
+    const [one] = await claim('split1', single)
+    let got: number[] | undefined
+    await batches().split(
+      'split1',
+      { report: report(one!), entity: 'users', keys: ['u0'] },
+      { code: 'ERR_EXCEPTION', message: 'boom' },
+      async (_t, h) => {
+        got = h
+      },
+    )
+    expect(got).toEqual([])
+    expect(await counts('split1')).toEqual({ planned: 0, sent: 0, done: 0, rejected: 1 })
+  })
+
+  it('a release keeps the items sent and the batch open for the next claim', async () => {
+    const [id] = await packed('release', 4)
+    const [b] = await claim('release', [id as number])
+    expect(await batches().release(report(b!), { code: 'HTTP_503', message: 'down' }, nothing)).toBe(true)
+    expect(await counts('release')).toEqual({ planned: 0, sent: 4, done: 0, rejected: 0 })
+    const [again] = await claim('release', [id as number])
+    expect(again?.items).toHaveLength(4)
+  })
+
+  it('abandons only the batches the work queue has no live job for, and plans their items again', async () => {
+    const ids = await packed('orphans', 100)
+    const [orphan, alive] = ids as [number, number]
+    const asked: number[][] = []
+    const n = await batches().abandonOrphans('orphans', async (trx, batchIds) => {
+      asked.push(batchIds)
+      // The handle runs SQL inside the ledger's transaction.
+      expect((await trx.executeSql('select 1 as x')).rows).toEqual([{ x: 1 }])
+      return [orphan]
+    })
+    expect(n).toBe(1)
+    expect(asked[0]?.sort()).toEqual([orphan, alive].sort())
+    expect(await counts('orphans')).toEqual({ planned: 50, sent: 50, done: 0, rejected: 0 })
+    expect((await claim('orphans', [orphan, alive])).map((b) => b.id)).toEqual([alive])
+  })
+
+  it('takes over leases: lists the held ones with their holder, and ends them', async () => {
+    const [id] = await packed('leases', 2)
+    await claim('leases', [id as number], 'host#boot/4242/abcd')
+    expect(await batches().leased('leases')).toEqual([{ id, leaseOwner: 'host#boot/4242/abcd' }])
+    await batches().expireLeases([id as number])
+    expect(await batches().leased('leases')).toEqual([])
+  })
+
+  it('is drained when nothing is planned or sent', async () => {
+    await store().ensureJob('drained', 'app')
+    expect(await batches().drained('drained')).toBe(true)
+    await store().planItems('drained', 'users', users(1))
+    expect(await batches().drained('drained')).toBe(false)
+  })
+})

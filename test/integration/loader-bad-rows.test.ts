@@ -1,0 +1,174 @@
+/**
+ * The loader against the sandbox's published default for bad message rows (issue 12): a request
+ * holding a row the platform refuses writes its good rows and answers 500 `ERR_EXCEPTION` with no
+ * per-item results. The loader's rule (split down to the poison item, "already exists" = done)
+ * must still load every good row exactly once, as the delivery audit of what the sandbox received
+ * shows; and rows chatferry's own validation knows to be bad must never cost a request.
+ */
+import { describe, expect, it } from 'vitest'
+
+import { createMappingContext } from '../../mappings/context.ts'
+import { mapMessage } from '../../mappings/map-message.ts'
+import type { LegacyMessage } from '../../src/model/index.ts'
+import type { PlannedItem, RejectedItem } from '../../src/state/store.ts'
+import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
+import { groups, messages, users } from '../helpers/ledger-fixtures.ts'
+import { loadOnce, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
+
+const fx = useLoaderFixture('cf_badrows')
+
+const run = (jobId: string, app: { id: string; baseUrl: string; apiKey: string }) =>
+  loadOnce({
+    store: fx.store,
+    stateUrl: fx.tdb.url,
+    jobId,
+    appId: app.id,
+    baseUrl: app.baseUrl,
+    apiKey: app.apiKey,
+    requestsPerMinute: 6000,
+    settings: { quotaWindowMs: 10_000, maxAttempts: 2 },
+  })
+
+describe('loader against the bad-row 500 default', () => {
+  it('rows only the platform can refuse: every good row loads exactly once, each bad row is rejected', async () => {
+    const app = await fx.sb.createApp({ id: 'badrows', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
+    expect((await fx.sb.settings(app.id)).badRow500).toEqual(['messages'])
+    await fx.store.ensureJob('badrows', app.id)
+    await fx.store.planItems('badrows', 'users', users(6))
+    await fx.store.planItems('badrows', 'groups', groups(1))
+    const now = Math.floor(Date.now() / 1000)
+    const msgs = messages(240, 6)
+    // Each is a valid import item (our validation passes it); only the platform's state or clock
+    // refuses it: a sender or receiver it does not hold, a sentAt past its retention window by the
+    // time of the load, a sentAt ahead of its clock.
+    const bad: Record<string, (p: Record<string, unknown>) => void> = {
+      m7: (p) => (p.sender = 'ghost'),
+      m51: (p) => (p.receiver = 'nobody'),
+      m52: (p) => ((p.receiverType = 'group'), (p.receiver = 'no-such-group')),
+      m130: (p) => (p.sentAt = now - 184 * 86_400),
+      m199: (p) => (p.sentAt = now + 3600),
+    }
+    for (const m of msgs) {
+      bad[m.targetKey]?.(m.payload as Record<string, unknown>)
+    }
+    await fx.store.planItems('badrows', 'messages', msgs)
+
+    const out = await run('badrows', app)
+    expect(out.status).toBe('rejected')
+    const rejects = await fx.store.listRejects('badrows')
+    expect(rejects.map((r) => r.targetKey).sort()).toEqual(Object.keys(bad).sort())
+    const stored = await sandboxKeys(fx.sb, app.id, 'messages')
+    expect(stored.size).toBe(240 - Object.keys(bad).length)
+    for (const [key, n] of stored) {
+      expect(n, key).toBe(1)
+    }
+    for (const key of Object.keys(bad)) {
+      expect(stored.has(key)).toBe(false)
+    }
+    const log = await fx.sb.requests(app.id)
+    // The platform did answer 500 after partial commits, and the splits recovered from it.
+    expect(log.filter((r) => r.status === 500 && r.code === 'ERR_EXCEPTION' && r.committed > 0).length).toBeGreaterThan(0)
+    expect(out.counters.batchesSplit).toBeGreaterThan(0)
+    const report = await auditDeliveries({
+      sb: fx.sb,
+      appId: app.id,
+      ledger: fx.store.db,
+      jobId: 'badrows',
+      kills: 0,
+      concurrency: 4,
+      timeoutMs: 3000,
+    })
+    expect(report.violations, describeViolations(report)).toEqual([])
+    const stats = await fx.store.entityStats('badrows')
+    const m = stats.find((s) => s.entity === 'messages')
+    expect(m).toMatchObject({ done: 240 - Object.keys(bad).length, remaining: 0 })
+  })
+
+  it('rows our validation knows to be bad are rejected at mapping with their field path and never sent', async () => {
+    const app = await fx.sb.createApp({ id: 'knownbad', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
+    await fx.store.ensureJob('knownbad', app.id)
+    await fx.store.planItems('knownbad', 'users', users(3))
+    const nowMs = Date.now()
+    const sentAt = nowMs - 86_400_000
+    // A user module that turns some messages into items the platform refuses.
+    const breakers: Record<string, (item: Record<string, unknown>) => void> = {
+      'k-bigdata': (i) => (i.data = { text: 'x'.repeat(10_300) }),
+      'k-payload': (i) =>
+        (i.mentionedUserDetails = Object.fromEntries(Array.from({ length: 700 }, (_, n) => [`p${n}`, { uid: `p${n}`, name: 'n'.repeat(100) }]))),
+      'k-size': (i) => (
+        (i.type = 'file'),
+        (i.data = { attachments: [{ url: 'https://files.example/a.pdf', name: 'a.pdf', mimeType: 'application/pdf', extension: 'pdf', size: 350 }] })
+      ),
+      'k-blank': (i) => (i.data = { text: ' \n ' }),
+      'k-nul': (i) => (i.data = { text: 'ok', extra: 'a\u0000b' }),
+    }
+    const ctx = createMappingContext({
+      now: nowMs,
+      policies: { emptyMessages: 'reject' },
+      users: Object.fromEntries(['0', '1', '2'].map((id) => [id, { uid: `u${id}`, name: `User ${id}` }])),
+      adjust: (entity, item, record) => {
+        const id = (record as LegacyMessage).id
+        if (entity === 'messages' && breakers[id]) {
+          breakers[id](item as Record<string, unknown>)
+        }
+        return item
+      },
+    })
+    const records: LegacyMessage[] = [
+      ...Array.from({ length: 120 }, (_, i): LegacyMessage => ({
+        id: `ok${i}`,
+        senderId: String(i % 3),
+        receiverType: 'user',
+        receiverId: String((i + 1) % 3),
+        type: 'text',
+        text: `hi ${i}`,
+        sentAt: sentAt + i * 1000,
+      })),
+      ...Object.keys(breakers).map((id): LegacyMessage => ({
+        id,
+        senderId: '0',
+        receiverType: 'user',
+        receiverId: '1',
+        type: 'text',
+        text: 'fine at first',
+        sentAt,
+      })),
+      { id: 'k-empty', senderId: '0', receiverType: 'user', receiverId: '1', type: 'text', text: '   ', sentAt },
+    ]
+    const planned: PlannedItem[] = []
+    const rejected: RejectedItem[] = []
+    for (const record of records) {
+      const r = mapMessage(record, ctx)
+      if (r.kind === 'items') {
+        for (const it of r.items) {
+          planned.push({ legacyId: record.id, targetKey: it.targetKey, payload: it.payload, sortKey: record.sentAt })
+        }
+      } else if (r.kind === 'rejected') {
+        rejected.push({ legacyId: record.id, code: 'MAPPING_INVALID', message: `${r.field}: ${r.reason}` })
+      }
+    }
+    const fieldOf = Object.fromEntries(rejected.map((r) => [r.legacyId, r.message.split(':')[0]]))
+    expect(fieldOf).toEqual({
+      'k-bigdata': 'data',
+      'k-payload': '(item)',
+      'k-size': 'data.attachments.0.size',
+      'k-blank': 'data.text',
+      'k-nul': 'data.extra',
+      'k-empty': 'text',
+    })
+    expect(planned).toHaveLength(120)
+    await fx.store.planItems('knownbad', 'messages', planned)
+    await fx.store.rejectItems('knownbad', 'messages', rejected)
+
+    const out = await run('knownbad', app)
+    expect(out.status).toBe('rejected')
+    const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
+    // Not one request carried a known-bad row: 120 good rows, 3 requests, no 500, nothing re-sent.
+    const sentKeys = log.flatMap((r) => (r.items ?? []).map((i) => i.key))
+    expect(sentKeys.filter((k) => k.startsWith('k-'))).toEqual([])
+    expect(log).toHaveLength(Math.ceil(120 / 50))
+    expect(log.every((r) => r.status === 200)).toBe(true)
+    expect(sentKeys).toHaveLength(120)
+    expect((await sandboxKeys(fx.sb, app.id, 'messages')).size).toBe(120)
+  })
+})
