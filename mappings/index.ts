@@ -9,6 +9,7 @@ import { mapMessage } from './map-message.ts'
 import { mapUser } from './map-user.ts'
 import type { Mapper, MappingContext, MapResult } from './types.ts'
 
+export { deriveGroupCreatedAt, GROUP_CREATED_AT_OUTCOME_PREFIX, GROUP_CREATED_AT_RULES, type GroupCreatedAtRule } from './group-created-at.ts'
 export * from './ids.ts'
 export { placeholderUid } from './message-participants.ts'
 export { SYSTEM_USER_LEGACY_ID } from './message-system.ts'

@@ -1,6 +1,6 @@
 /**
  * Legacy group → `GroupImport`. Policies: groupTypes, archivedGroups, groupDescription,
- * groupOwner, fieldLimits, names, ids.
+ * groupOwner, joinedAt (a creation time for a group without one), fieldLimits, names, ids.
  */
 import type { JsonObject, LegacyGroup } from '../src/model/index.ts'
 import { LIMITS } from '../src/target/schemas.ts'
@@ -19,6 +19,7 @@ import {
   Skip,
   userGroupMetadata,
 } from './common.ts'
+import { deriveGroupCreatedAt, GROUP_CREATED_AT_OUTCOME_PREFIX } from './group-created-at.ts'
 import { toPlatformId } from './ids.ts'
 import { isSkippedRef, type MappingContext, type MapResult } from './types.ts'
 
@@ -102,6 +103,13 @@ export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'g
     const guid = ctx.ids.claim('group', record.id, candidate)
     noteId(out, record.id, candidate, guid)
 
+    let createdAt = optionalSeconds(record.createdAt, 'createdAt', ctx, out)
+    if (createdAt === undefined && ctx.groupCreation !== undefined) {
+      const derived = deriveGroupCreatedAt(ctx.groupCreation(record.id), ctx.now)
+      createdAt = derived.createdAt
+      out.add('joinedAt', `${GROUP_CREATED_AT_OUTCOME_PREFIX}${derived.rule}`)
+    }
+
     const payload = compact({
       guid,
       name,
@@ -109,7 +117,7 @@ export function mapGroup(record: LegacyGroup, ctx: MappingContext): MapResult<'g
       icon: optionalUrl(record.icon, 'icon', ctx, out),
       password,
       owner,
-      createdAt: optionalSeconds(record.createdAt, 'createdAt', ctx, out),
+      createdAt,
       metadata: userGroupMetadata(record.metadata, extra, own, ctx, out),
       tags: fixTags(tags, 'tags', ctx, out),
     })

@@ -111,6 +111,24 @@ export interface MappingContext {
   readonly message: Lookup<PlannedMessage>
   /** The loaded user module's function, if `policies.module` is set. */
   readonly adjust?: AdjustFn
+  /**
+   * What is known about a group's times besides its record (by legacy id). When given, a group
+   * without a valid `createdAt` gets one derived from it (`group-created-at.ts`); when absent
+   * (tools, tests), such a group is imported without `createdAt`.
+   */
+  readonly groupCreation?: (legacyGroupId: string) => GroupCreationHints
+}
+
+/** A group's times from outside its record, to derive a missing `createdAt` (see `group-created-at.ts`). */
+export interface GroupCreationHints {
+  /** The `createdAt` (UNIX seconds) an earlier run already planned for the group. */
+  readonly planned?: number
+  /** The earliest `joinedAt` of the group's members in the source (epoch ms). */
+  readonly firstJoinedAt?: number
+  /** The earliest `sentAt` of the group's messages in the source (epoch ms). */
+  readonly firstSentAt?: number
+  /** The earliest member join or group message of the whole source (epoch ms). */
+  readonly sourceEarliest?: number
 }
 
 export type Mapper<E extends LegacyEntity & Entity> = (record: LegacyRecordOf[E], ctx: MappingContext) => MapResult<E>

@@ -5,10 +5,10 @@
  * checked (with `LIMIT 0`) when the session opens, before any row is read.
  */
 import { ChatferryError } from '../../src/errors.ts'
-import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { GroupActivity, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { type EpochMs, LEGACY_ENTITIES, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
-import type { TimeFormat } from '../sql/decode.ts'
-import { buildCountQuery, type KeyColumn, type Params } from '../sql/dialect.ts'
+import { decodeId, decodeTimestamp, FieldProblem, type TimeFormat } from '../sql/decode.ts'
+import { buildCountQuery, type KeyColumn, Params } from '../sql/dialect.ts'
 import { findDuplicateIds, idsCanRepeat } from '../sql/duplicate-ids.ts'
 import { NULL_KEYS_DONE, type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
@@ -33,6 +33,8 @@ interface PreparedEntity {
   /** The legacy id's columns. */
   readonly ids: readonly KeyColumn[]
   readonly deltaColumn: string | undefined
+  /** The columns the query returns. */
+  readonly columns: ReadonlySet<string>
 }
 
 /** The user's query without trailing semicolons, so it can be wrapped. */
@@ -92,6 +94,7 @@ async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Prom
       keys: keyNames.map(column),
       ids: spec.idColumns.map(column),
       deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
+      columns,
     })
   }
   return prepared
@@ -167,6 +170,64 @@ class GenericSqlSession implements SourceSession {
       legacyIdOf: read.legacyIdOf,
     })
     yield* readPages({ ...read, screen })
+  }
+
+  /**
+   * Per group: `min(joined_at)` of the members query and `min(sent_at)` of the messages query's
+   * group messages, one grouped query each over the whole query, in this snapshot. The minimum is
+   * the engine's order of the column (right for timestamp and epoch columns, and for text in one
+   * format and offset, as delta mode's comparison); a minimum that does not decode is left out.
+   */
+  async groupActivity(options: { readonly signal?: AbortSignal } = {}): Promise<ReadonlyMap<string, GroupActivity>> {
+    const found = new Map<string, { firstJoinedAt?: number; firstSentAt?: number }>()
+    const entry = (id: string): { firstJoinedAt?: number; firstSentAt?: number } => {
+      const e = found.get(id) ?? {}
+      found.set(id, e)
+      return e
+    }
+    const members = this.#entities.get('members')
+    if (members?.columns.has('joined_at')) {
+      for (const [id, t] of await this.#earliestPerGroup(members, 'group_id', 'joined_at', () => [])) {
+        entry(id).firstJoinedAt = t
+      }
+    }
+    options.signal?.throwIfAborted()
+    const messages = this.#entities.get('messages')
+    if (messages) {
+      const type = `src.${this.#conn.dialect.quote('receiver_type')}`
+      for (const [id, t] of await this.#earliestPerGroup(messages, 'receiver_id', 'sent_at', (params) => [`${type} = ${params.add('group')}`])) {
+        entry(id).firstSentAt = t
+      }
+    }
+    return found
+  }
+
+  /** `SELECT <id>, min(<time>) … GROUP BY <id>`, decoded: group id → epoch ms. */
+  async #earliestPerGroup(
+    p: PreparedEntity,
+    idColumn: string,
+    timeColumn: string,
+    where: (params: Params) => string[],
+  ): Promise<Map<string, number>> {
+    const q = (name: string) => `src.${this.#conn.dialect.quote(name)}`
+    const params = new Params(this.#conn.dialect)
+    const conditions = [`${q(idColumn)} IS NOT NULL`, `${q(timeColumn)} IS NOT NULL`, ...where(params)]
+    const sql = `SELECT ${q(idColumn)} AS gid, min(${q(timeColumn)}) AS t FROM ${p.from} WHERE ${conditions.join(' AND ')} GROUP BY ${q(idColumn)}`
+    const r = await this.#conn.query(sql, params.values, `finding the earliest ${timeColumn} of each group`)
+    const earliest = new Map<string, number>()
+    for (const row of r.rows) {
+      try {
+        const t = decodeTimestamp(timeColumn, row.t, p.query.timeFormat)
+        if (t !== undefined) {
+          earliest.set(decodeId(idColumn, row.gid, this.#conn.lossyText), t)
+        }
+      } catch (err) {
+        if (!(err instanceof FieldProblem)) {
+          throw err
+        }
+      }
+    }
+    return earliest
   }
 
   close(): Promise<void> {

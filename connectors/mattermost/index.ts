@@ -4,18 +4,19 @@
  * model. Entity order: users → groups (channels) → members → messages. See README.md for how each
  * Mattermost quirk is mapped.
  */
-import type { Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { GroupActivity, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
-import { printableId } from '../sql/decode.ts'
+import { FieldProblem, printableId } from '../sql/decode.ts'
 import { buildCountQuery } from '../sql/dialect.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { MattermostConfig } from './config.ts'
+import { mmTime } from './entities/decode-helpers.ts'
 import { decodeGroup } from './entities/groups.ts'
 import { decodeMember } from './entities/members.ts'
 import { decodeMessage, mentionCandidates } from './entities/messages.ts'
 import { decodeUser } from './entities/users.ts'
-import { groupsQuery, membersQuery, messagesQuery, type MmEntityQuery, usernamesQuery, usersQuery } from './sql/queries.ts'
+import { groupActivityQueries, groupsQuery, membersQuery, messagesQuery, type MmEntityQuery, usernamesQuery, usersQuery } from './sql/queries.ts'
 
 export { type MattermostConfig, type MattermostConfigInput, MattermostConfigSchema } from './config.ts'
 
@@ -110,6 +111,38 @@ class MattermostSession implements SourceSession {
       }
     }
     return readPages(spec) as AsyncIterable<Page<LegacyRecordOf[E]>>
+  }
+
+  /**
+   * Per channel: the earliest join in its membership history and its earliest post (two grouped
+   * queries), for a channel whose `createat` is 0. Both are lower bounds of what is imported.
+   */
+  async groupActivity(options: { readonly signal?: AbortSignal } = {}): Promise<ReadonlyMap<string, GroupActivity>> {
+    const found = new Map<string, { firstJoinedAt?: number; firstSentAt?: number }>()
+    const q = groupActivityQueries(this.#conn.dialect)
+    for (const [sql, field] of [
+      [q.joins, 'firstJoinedAt'],
+      [q.posts, 'firstSentAt'],
+    ] as const) {
+      options.signal?.throwIfAborted()
+      const r = await this.#conn.query(sql, [], `finding the earliest ${field === 'firstJoinedAt' ? 'join' : 'post'} of each channel`)
+      for (const row of r.rows) {
+        let t: number | undefined
+        try {
+          t = mmTime(field, row.t)
+        } catch (err) {
+          if (!(err instanceof FieldProblem)) {
+            throw err
+          }
+        }
+        if (t !== undefined && row.gid !== null && row.gid !== undefined) {
+          const e = found.get(String(row.gid)) ?? {}
+          e[field] = t
+          found.set(String(row.gid), e)
+        }
+      }
+    }
+    return found
   }
 
   close(): Promise<void> {

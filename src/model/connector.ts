@@ -55,6 +55,14 @@ export interface ReadOptions {
   readonly signal?: AbortSignal
 }
 
+/** The earliest times the source holds for one group (epoch ms; absent: none readable). */
+export interface GroupActivity {
+  /** The earliest `joinedAt` of its members. */
+  readonly firstJoinedAt?: EpochMs
+  /** The earliest `sentAt` of the messages sent to it. */
+  readonly firstSentAt?: EpochMs
+}
+
 /** One read-only snapshot of the legacy database. */
 export interface SourceSession {
   /** When the snapshot was taken (the database's clock), for reports. */
@@ -63,6 +71,13 @@ export interface SourceSession {
   count(entity: LegacyEntity, options?: { since?: EpochMs }): Promise<number>
   /** Pages of records in key order. Releases its resources when the consumer stops early. */
   read<E extends LegacyEntity>(entity: E, options?: ReadOptions): AsyncIterable<Page<LegacyRecordOf[E]>>
+  /**
+   * Optional: per legacy group id, the earliest member join and the earliest group message in this
+   * snapshot — one grouped query per entity, answered before members and messages are read, so a
+   * group the source gives no creation time can be given one no later than either. Groups with
+   * neither are absent. A connector whose groups always carry their creation time may leave it out.
+   */
+  groupActivity?(options?: { readonly signal?: AbortSignal }): Promise<ReadonlyMap<string, GroupActivity>>
   /** Ends the snapshot and releases connections; idempotent. */
   close(): Promise<void>
 }

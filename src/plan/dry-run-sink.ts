@@ -6,7 +6,7 @@
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { PlanParentRow } from '../state/index.ts'
 import { type ClassifyInto, classifyItems } from './classify-items.ts'
-import { idMapEntries, policyOfSkipReason } from './lookups.ts'
+import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import type { PlanSink } from './plan-job.ts'
 
 export function createDryRunSink(into: ClassifyInto): PlanSink {
@@ -18,6 +18,8 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
     saveIds: async (ids) => void ids.takeNew(),
     loadUsers: async () => new Map(),
     loadGroups: async () => new Map(),
+    // Through the session's own connection (the embedded ledger has only one).
+    ledgerGroups: async () => groupsOf(await session.lookupItems(jobId, 'groups')),
     async parents(legacyIds) {
       const found = new Map<string, PlannedMessage | SkippedRef>()
       for (const r of await session.parents(legacyIds)) {

@@ -15,6 +15,7 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
     saveIds: (ids) => saveIdMap(store, jobId, ids),
     loadUsers: (metadataKey) => loadUsers(store, jobId, metadataKey),
     loadGroups: () => loadGroups(store, jobId),
+    ledgerGroups: () => loadGroups(store, jobId),
     parents: (legacyIds, nameOfUid) => loadMessages(store, jobId, legacyIds, nameOfUid),
     getCursor: (entity) => store.getCursor(jobId, entity),
     writeExtras: (items) => store.planItems(jobId, 'users', items),

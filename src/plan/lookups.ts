@@ -54,8 +54,13 @@ export async function loadUsers(store: LedgerStore, jobId: string, metadataKey: 
 }
 
 export async function loadGroups(store: LedgerStore, jobId: string): Promise<Map<string, PlannedGroup | SkippedRef>> {
+  return groupsOf(await store.planLookups.items(jobId, 'groups'))
+}
+
+/** The ledger's group rows as lookups: the first item of a legacy id wins. */
+export function groupsOf(rows: readonly LookupItemRow[]): Map<string, PlannedGroup | SkippedRef> {
   const groups = new Map<string, PlannedGroup | SkippedRef>()
-  for (const row of await store.planLookups.items(jobId, 'groups')) {
+  for (const row of rows) {
     if (groups.has(row.legacy_id)) {
       continue
     }

@@ -46,6 +46,7 @@ export function mapPage(
     policies: options.policies,
     ids: run.ids,
     ...run.known.lookups(),
+    groupCreation: run.groupCreation.hints,
     ...(options.adjust ? { adjust: options.adjust } : {}),
   }
   const page: PageState = { run, entity, summary, ctx, items: [], extras: [], skips: [], rejects: [], pageKeys: new Map() }

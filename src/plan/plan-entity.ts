@@ -4,8 +4,8 @@
  * count is compared with the rows read.
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
-import type { Cursor, Page } from '../model/connector.ts'
-import type { LegacyEntity, LegacyMessage } from '../model/index.ts'
+import type { Cursor, Page, SourceRow } from '../model/connector.ts'
+import type { LegacyEntity, LegacyGroup, LegacyMessage } from '../model/index.ts'
 import { mapPage } from './map-page.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
@@ -58,6 +58,15 @@ async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>,
   const summary = run.entities[entity]
   summary.sourceRows += page.rows.length
   run.known.startPage(entity === 'messages' ? await parentsOf(page.rows, sink, run.known.nameOfUid) : new Map())
+  if (
+    entity === 'groups' &&
+    (await run.groupCreation.prepare(run.options.session, page.rows as readonly SourceRow<LegacyGroup>[], run.options.signal))
+  ) {
+    run.options.logger?.info(
+      { groups: run.groupCreation.groupsWithActivity },
+      'read the earliest member join and group message of each group, for groups without a creation time',
+    )
+  }
   const mapped = mapPage(run, entity, page.rows as Parameters<typeof mapPage>[2], summary)
   // Id decisions are saved before the page: the cursor must never run ahead of them.
   await sink.saveIds(run.ids)

@@ -64,6 +64,11 @@ export interface PlanSink {
   /** Users and groups already planned (resume); the dry run starts empty. */
   loadUsers(metadataKey: string): Promise<Map<string, PlannedUser | SkippedRef>>
   loadGroups(): Promise<Map<string, PlannedGroup | SkippedRef>>
+  /**
+   * The groups the ledger holds, also when the sink does not resume (the dry run): a creation time
+   * chatferry chose for a group is kept by every later plan and run. Absent: none.
+   */
+  ledgerGroups?(): Promise<Map<string, PlannedGroup | SkippedRef>>
   /** Thread parents planned on earlier pages. */
   parents(legacyIds: readonly string[], nameOfUid: (uid: string) => string | undefined): Promise<Map<string, PlannedMessage | SkippedRef>>
   getCursor(entity: LegacyEntity): Promise<CursorState | undefined>

@@ -2,6 +2,7 @@
 import { MemoryIdRegistry, type OutcomeCounts } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import { ExtrasTally } from './extras-tally.ts'
+import { GroupCreation } from './group-creation.ts'
 import { KnownRecords } from './known-records.ts'
 import { createLedgerSink } from './ledger-sink.ts'
 import type { MonthCount, PlanJobOptions, PlanSink } from './plan-job.ts'
@@ -20,6 +21,8 @@ export interface PlanRun {
   readonly retentionStart: number
   readonly ids: MemoryIdRegistry
   readonly known: KnownRecords
+  /** Times for groups the source gives no creation time. */
+  readonly groupCreation: GroupCreation
   readonly outcomes: OutcomeCounts
   readonly entities: Record<LegacyEntity, EntityPlanSummary>
   readonly months: Record<string, MonthCount>
@@ -36,6 +39,9 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
   ids.takeNew()
   const users = await sink.loadUsers(policies.legacyMetadata.key)
   const groups = await sink.loadGroups()
+  // A creation time the ledger holds is kept by every later run, the dry run included (whose sink
+  // starts without the ledger's groups): the group may be on the platform with it already.
+  const groupCreation = new GroupCreation(sink.resumable ? groups : ((await sink.ledgerGroups?.()) ?? new Map()))
   const entities = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, emptySummary()])) as Record<LegacyEntity, EntityPlanSummary>
   return {
     options,
@@ -45,6 +51,7 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
     retentionStart: options.now - policies.retention.retentionDays * DAY_MS,
     ids,
     known: new KnownRecords(users, groups),
+    groupCreation,
     outcomes: {},
     entities,
     months: {},

@@ -21,6 +21,7 @@ export const GATE_METRICS = {
   collisions: (r) => r.ids.collisions.count,
   beyondRetention: (r) => r.retention.beyondRetention,
   clamped: (r) => r.joinedAt.clamped.count,
+  derivedCreatedAt: (r) => r.derivedCreatedAt.groups.count,
   hours: (r, e) => sum(r, e, (x) => x.cost.seconds) / 3600,
   targetProblems: (r) => r.target?.problems.length ?? 0,
 } as const satisfies Record<string, (r: PlanReport, entity: LegacyEntity | undefined) => number>

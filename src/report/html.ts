@@ -378,7 +378,7 @@ ${
     ['uid', 'legacy id', 'messages'],
     r.placeholders.top.map((p) => [p.uid, p.legacyId, p.messages]),
   )}
-<h2>Id renames, joinedAt clamps, retention</h2>
+<h2>Id renames, joinedAt clamps, creation times, retention</h2>
 ${tableHtml(
   'misc',
   ['what', 'count', 'samples'],
@@ -387,6 +387,17 @@ ${tableHtml(
     ['id collisions re-keyed', r.ids.collisions.count, r.ids.collisions.samples.join(', ')],
     ['member joinedAt clamped', r.joinedAt.clamped.count, r.joinedAt.clamped.samples.join(', ')],
     ['member joinedAt omitted', r.joinedAt.omitted.count, r.joinedAt.omitted.samples.join(', ')],
+    [
+      `groups without a creation time, given one${
+        Object.keys(r.derivedCreatedAt.byRule).length
+          ? ` (${Object.entries(r.derivedCreatedAt.byRule)
+              .map(([k, v]) => `${k} ${n(v)}`)
+              .join(', ')})`
+          : ''
+      }`,
+      r.derivedCreatedAt.groups.count,
+      r.derivedCreatedAt.groups.samples.join(', '),
+    ],
     [`messages beyond ${r.retention.retentionDays} days (${r.retention.oldMessages})`, r.retention.beyondRetention, ''],
   ],
 )}

@@ -3,6 +3,7 @@
  * skips, rejects, outcomes and referential problems; the cost at the app's quota; the pre-flight
  * against the target; the diff against the previous plan of the same job.
  */
+import { GROUP_CREATED_AT_OUTCOME_PREFIX } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { DryRunResult } from '../plan/dry-run.ts'
 import type { ReasonCount as SummaryReasonCount } from '../plan/plan-job.ts'
@@ -32,10 +33,38 @@ function sumOutcome(result: DryRunResult, key: string): ReasonCount {
   return out
 }
 
+/** Groups given a creation time (outcomes `joinedAt: createdAt-<rule>` of groups), by rule. */
+function derivedCreatedAt(result: DryRunResult): PlanReport['derivedCreatedAt'] {
+  const prefix = `joinedAt: ${GROUP_CREATED_AT_OUTCOME_PREFIX}`
+  const groups: ReasonCount = { count: 0, samples: [] }
+  const byRule: Record<string, number> = {}
+  for (const [key, r] of Object.entries(result.summary.entities.groups.outcomes)) {
+    if (!key.startsWith(prefix)) {
+      continue
+    }
+    byRule[key.slice(prefix.length)] = r.count
+    groups.count += r.count
+    groups.samples.push(...r.samples.slice(0, 5 - groups.samples.length))
+  }
+  return { groups, byRule }
+}
+
 export interface PlanReportInput {
   readonly header: Omit<
     PlanReport,
-    'kind' | 'policies' | 'entities' | 'ids' | 'placeholders' | 'joinedAt' | 'retention' | 'cost' | 'policyOutcomes' | 'target' | 'diff' | 'gates'
+    | 'kind'
+    | 'policies'
+    | 'entities'
+    | 'ids'
+    | 'placeholders'
+    | 'joinedAt'
+    | 'derivedCreatedAt'
+    | 'retention'
+    | 'cost'
+    | 'policyOutcomes'
+    | 'target'
+    | 'diff'
+    | 'gates'
   >
   readonly config: Pick<ReportConfig, 'file' | 'target' | 'policies'>
   readonly result: DryRunResult
@@ -113,6 +142,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
       omitted: result.summary.entities.members.outcomes['joinedAt: omitted'] ?? EMPTY,
       rejected: result.summary.entities.members.rejected['joinedAt: joinedAt policy']?.count ?? 0,
     },
+    derivedCreatedAt: derivedCreatedAt(result),
     retention: {
       retentionDays: config.policies.retention.retentionDays,
       oldMessages: config.policies.retention.oldMessages,

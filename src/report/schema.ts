@@ -140,6 +140,16 @@ export const PlanReport = ReportHeader.extend({
     top: z.array(z.object({ uid: z.string(), legacyId: z.string(), messages: z.number().int() })),
   }),
   joinedAt: z.object({ clamped: ReasonCount, omitted: ReasonCount, rejected: z.number().int() }),
+  /**
+   * Creation times chatferry chose because the source gives none (added in schema version 1; absent
+   * in older reports, read as none). `groups`: groups given one (count + samples), `byRule`: how
+   * (`before-first-join`, `before-first-message`, `before-source-earliest`, `before-run`,
+   * `kept-from-ledger`; `mappings/README.md`). No user gets one: the platform compares no import
+   * field with a user's createdAt.
+   */
+  derivedCreatedAt: z
+    .object({ groups: ReasonCount, byRule: z.record(z.string(), z.number().int()) })
+    .default({ groups: { count: 0, samples: [] }, byRule: {} }),
   retention: z.object({
     retentionDays: z.number().int(),
     oldMessages: z.string(),

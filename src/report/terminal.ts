@@ -115,7 +115,7 @@ export function formatPlanReport(r: PlanReport): string {
   }
   const referential = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].referential)).map(([k, v]) => `${n(v.count)} ${k}`)
   lines.push(
-    `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,
+    `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · groups given a creation time ${n(r.derivedCreatedAt.groups.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,
   )
   if (referential.length) {
     lines.push(`referential: ${referential.join(', ')}`)

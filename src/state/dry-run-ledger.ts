@@ -13,6 +13,7 @@ import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
 import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
 import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
 import { type KnownItemRow, selectKnownItems } from './sql/select-known-items.ts'
+import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectPlanParents } from './sql/select-plan-parents.ts'
 
 export type { KnownItemRow, PlanParentRow }
@@ -23,6 +24,8 @@ export interface DryRunSession {
   idMap(jobId: string): Promise<IdMapRow[]>
   /** The ledger's items for these target keys (`keys[i]` with the new payload hash `hashes[i]`). */
   knownItems(jobId: string, entity: string, keys: readonly string[], hashes: readonly string[]): Promise<KnownItemRow[]>
+  /** Users or groups planned or skipped so far (not rejected), in ledger order. */
+  lookupItems(jobId: string, entity: 'users' | 'groups'): Promise<LookupItemRow[]>
   /** Keeps a page's messages as thread parents for later pages (the session's temporary table). */
   keepParents(rows: readonly PlanParentRow[]): Promise<void>
   /** Thread parents kept by earlier pages, with these legacy ids. */
@@ -43,6 +46,7 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
           return await work({
             idMap: (jobId) => selectIdMap(conn, jobId),
             knownItems: (jobId, entity, keys, hashes) => selectKnownItems(conn, jobId, entity, keys, hashes),
+            lookupItems: (jobId, entity) => selectLookupItems(conn, jobId, entity),
             keepParents: (rows) => insertPlanParents(conn, rows),
             parents: (legacyIds) => selectPlanParents(conn, legacyIds),
           })

@@ -111,6 +111,26 @@ export function messagesQuery(d: Dialect): MmEntityQuery {
 }
 
 /** Usernames → ids, for resolving `@username` mentions in the same snapshot. */
+/**
+ * Per channel (not direct), the earliest time of each kind: `min(jointime)` of its membership
+ * history and `min(createat)` of its posts — lower bounds of every member's join and every
+ * message, for channels without a creation time.
+ */
+export function groupActivityQueries(d: Dialect): { readonly joins: string; readonly posts: string } {
+  return {
+    joins: mmSql(
+      d,
+      `SELECT h.{channelid} AS gid, min(h.{jointime}) AS t FROM {channelmemberhistory} h JOIN {channels} c ON c.{id} = h.{channelid}
+       WHERE c.{type} <> 'D' AND h.{jointime} > 0 GROUP BY h.{channelid}`,
+    ),
+    posts: mmSql(
+      d,
+      `SELECT p.{channelid} AS gid, min(p.{createat}) AS t FROM {posts} p JOIN {channels} c ON c.{id} = p.{channelid}
+       WHERE c.{type} <> 'D' AND p.{createat} > 0 GROUP BY p.{channelid}`,
+    ),
+  }
+}
+
 export function usernamesQuery(d: Dialect, count: number): string {
   const marks = Array.from({ length: count }, (_, i) => d.placeholder(i + 1)).join(', ')
   return mmSql(d, `SELECT u.{id} AS id, u.{username} AS username FROM {users} u WHERE u.{username} IN (${marks})`)
