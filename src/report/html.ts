@@ -388,6 +388,7 @@ ${tableHtml(
     ['member joinedAt clamped', r.joinedAt.clamped.count, r.joinedAt.clamped.samples.join(', ')],
     ['member joinedAt omitted', r.joinedAt.omitted.count, r.joinedAt.omitted.samples.join(', ')],
     [`messages beyond ${r.retention.retentionDays} days (${r.retention.oldMessages})`, r.retention.beyondRetention, ''],
+    [`messages aging out before the load reaches them`, r.retention.edge?.agingOut ?? 0, r.retention.edge?.advice ?? ''],
   ],
 )}
 <h2>Policy outcomes</h2>${tableHtml(
