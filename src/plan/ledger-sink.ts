@@ -6,6 +6,7 @@
 import type { MemoryIdRegistry } from '../../mappings/index.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { loadGroups, loadIdMap, loadMessages, loadUsers } from './lookups.ts'
+import type { MembershipCounts } from './member-limits.ts'
 import type { PlanSink } from './plan-job.ts'
 
 export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
@@ -16,6 +17,13 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
     loadUsers: (metadataKey) => loadUsers(store, jobId, metadataKey),
     loadGroups: () => loadGroups(store, jobId),
     parents: (legacyIds, nameOfUid) => loadMessages(store, jobId, legacyIds, nameOfUid),
+    async loadMemberships() {
+      const counts: MembershipCounts = { byGroup: new Map(), byUser: new Map() }
+      for (const r of await store.planLookups.memberships(jobId)) {
+        ;(r.kind === 'group' ? counts.byGroup : counts.byUser).set(r.id, r.n)
+      }
+      return counts
+    },
     getCursor: (entity) => store.getCursor(jobId, entity),
     writeExtras: (items) => store.planItems(jobId, 'users', items),
     writePage: (entity, page) =>

@@ -33,6 +33,7 @@ import type { Cursor, SourceSession } from '../model/connector.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
 import type { PlaceholderInfo } from './extras-tally.ts'
+import type { MemberLimitsConfig, MembershipCounts } from './member-limits.ts'
 import { planEntity } from './plan-entity.ts'
 import { startPlanRun } from './plan-run.ts'
 import type { EntityPlanSummary } from './plan-summary.ts'
@@ -64,6 +65,8 @@ export interface PlanSink {
   /** Users and groups already planned (resume); the dry run starts empty. */
   loadUsers(metadataKey: string): Promise<Map<string, PlannedUser | SkippedRef>>
   loadGroups(): Promise<Map<string, PlannedGroup | SkippedRef>>
+  /** Memberships already planned per group and user (resume); absent: none (the dry run reads all). */
+  loadMemberships?(): Promise<MembershipCounts>
   /** Thread parents planned on earlier pages. */
   parents(legacyIds: readonly string[], nameOfUid: (uid: string) => string | undefined): Promise<Map<string, PlannedMessage | SkippedRef>>
   getCursor(entity: LegacyEntity): Promise<CursorState | undefined>
@@ -82,6 +85,8 @@ export interface PlanJobOptions {
   readonly adjust?: AdjustFn
   /** The run's clock, epoch ms (retention and joinedAt are judged against it). */
   readonly now: number
+  /** The platform's member limits; memberships beyond are rejected (`member-limits.ts`). @default none */
+  readonly memberLimits?: MemberLimitsConfig
   /** @default 1000 */
   readonly pageSize?: number
   /**

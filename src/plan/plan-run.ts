@@ -4,6 +4,7 @@ import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import { ExtrasTally } from './extras-tally.ts'
 import { KnownRecords } from './known-records.ts'
 import { createLedgerSink } from './ledger-sink.ts'
+import { MemberLimits } from './member-limits.ts'
 import type { MonthCount, PlanJobOptions, PlanSink } from './plan-job.ts'
 import { emptySummary, type EntityPlanSummary } from './plan-summary.ts'
 
@@ -24,6 +25,8 @@ export interface PlanRun {
   readonly entities: Record<LegacyEntity, EntityPlanSummary>
   readonly months: Record<string, MonthCount>
   readonly extras: ExtrasTally
+  /** Memberships counted per user and group against the platform's limits; undefined: not checked. */
+  readonly memberLimits: MemberLimits | undefined
 }
 
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
@@ -36,6 +39,8 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
   ids.takeNew()
   const users = await sink.loadUsers(policies.legacyMetadata.key)
   const groups = await sink.loadGroups()
+  const limits = options.memberLimits
+  const memberLimits = limits ? new MemberLimits(limits, await sink.loadMemberships?.()) : undefined
   const entities = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, emptySummary()])) as Record<LegacyEntity, EntityPlanSummary>
   return {
     options,
@@ -49,5 +54,6 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
     entities,
     months: {},
     extras: new ExtrasTally(policies.legacyMetadata.key, entities.users),
+    memberLimits,
   }
 }
