@@ -24,6 +24,7 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
       }
       return counts
     },
+    countedMembers: async (legacyIds) => new Set(await store.planLookups.countedMembers(jobId, legacyIds)),
     getCursor: (entity) => store.getCursor(jobId, entity),
     writeExtras: (items) => store.planItems(jobId, 'users', items),
     writePage: (entity, page) =>

@@ -158,7 +158,7 @@ function rejectBeyondMemberLimit({ run, entity, summary, rejects }: PageState, i
     return false
   }
   const { guid, uid } = item.payload as MemberImport
-  const refused = run.memberLimits.admit(guid, uid)
+  const refused = run.memberLimits.admit(guid, uid, legacyId)
   if (refused === undefined) {
     return false
   }

@@ -25,6 +25,8 @@ export class MemberLimits {
   readonly limits: MemberLimitsConfig
   private readonly byGroup: Map<string, number>
   private readonly byUser: Map<string, number>
+  /** Legacy member ids of the page in hand that the starting counts include already (a delta re-reads them). */
+  counted: ReadonlySet<string> = new Set()
 
   constructor(limits: MemberLimitsConfig, counts?: MembershipCounts) {
     this.limits = limits
@@ -34,9 +36,13 @@ export class MemberLimits {
 
   /**
    * Admits the membership of `uid` in `guid` (counted), or returns why it is refused (not counted):
-   * `{field, reason}` naming the user or group and the limit.
+   * `{field, reason}` naming the user or group and the limit. A membership the starting counts
+   * include ({@link counted}) is admitted without counting it again.
    */
-  admit(guid: string, uid: string): { field: 'guid' | 'uid'; reason: string } | undefined {
+  admit(guid: string, uid: string, legacyId: string): { field: 'guid' | 'uid'; reason: string } | undefined {
+    if (this.counted.has(legacyId)) {
+      return undefined
+    }
     const inGroup = this.byGroup.get(guid) ?? 0
     if (inGroup >= this.limits.membersPerGroup) {
       return {

@@ -5,7 +5,7 @@
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { Cursor, Page } from '../model/connector.ts'
-import type { LegacyEntity, LegacyMessage } from '../model/index.ts'
+import { type LegacyEntity, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
 import { mapPage } from './map-page.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
@@ -58,6 +58,11 @@ async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>,
   const summary = run.entities[entity]
   summary.sourceRows += page.rows.length
   run.known.startPage(entity === 'messages' ? await parentsOf(page.rows, sink, run.known.nameOfUid) : new Map())
+  if (entity === 'members' && mode === 'delta' && run.memberLimits && sink.countedMembers) {
+    // Changed memberships come again: those the ledger counted already must not count twice.
+    const ids = page.rows.flatMap((r) => (r.ok ? [legacyIdOf('members', (r as unknown as { record: LegacyMember }).record)] : []))
+    run.memberLimits.counted = await sink.countedMembers(ids)
+  }
   const mapped = mapPage(run, entity, page.rows as Parameters<typeof mapPage>[2], summary)
   // Id decisions are saved before the page: the cursor must never run ahead of them.
   await sink.saveIds(run.ids)

@@ -67,6 +67,8 @@ export interface PlanSink {
   loadGroups(): Promise<Map<string, PlannedGroup | SkippedRef>>
   /** Memberships already planned per group and user (resume); absent: none (the dry run reads all). */
   loadMemberships?(): Promise<MembershipCounts>
+  /** Of these legacy member ids, those {@link loadMemberships} counted (a delta re-reads them). */
+  countedMembers?(legacyIds: readonly string[]): Promise<Set<string>>
   /** Thread parents planned on earlier pages. */
   parents(legacyIds: readonly string[], nameOfUid: (uid: string) => string | undefined): Promise<Map<string, PlannedMessage | SkippedRef>>
   getCursor(entity: LegacyEntity): Promise<CursorState | undefined>

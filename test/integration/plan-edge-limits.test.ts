@@ -21,7 +21,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { PlanReport } from '../../src/report/schema.ts'
 import { openLedger } from '../../src/state/store.ts'
-import { type GenericSeed, genericSourceConfig, loadGenericSqlFixture, type Row, sqlTime } from '../fixtures/generic-sql/fixture.ts'
+import {
+  type GenericSeed,
+  genericSourceConfig,
+  loadGenericSqlFixture,
+  openGenericWriter,
+  type Row,
+  sqlTime,
+} from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
@@ -190,6 +197,22 @@ describe('plan: retention edge and member limits', () => {
     const sent = (await tsb.sandbox.requests(app.id)).filter((r) => r.endpoint === 'members').flatMap((r) => r.items ?? [])
     expect(sent.map((i) => i.key).sort()).toEqual(['r1_member_1', 'r1_member_2', 'r1_member_3', 'r2_member_1', 'r3_member_2'])
     expect(sent.every((i) => i.result === 'created')).toBe(true)
+
+    // A delta run reads changed memberships again (here two loaded ones, r1/1 and r3/2, whose join
+    // time moved): the ledger counted them already, so they must not count twice (r1 would be full,
+    // user 2 in 3 groups).
+    const w = await openGenericWriter('sqlite', `sqlite:${join(dir, 'legacy.db')}`)
+    await w.exec(`UPDATE room_people SET since = '${sqlTime(Date.now())}' WHERE (rid = 'r1' AND pid = 1) OR (rid = 'r3' AND pid = 2)`)
+    await w.close()
+    const delta = await runCli(['run', '--config', cfg, '--delta']).done
+    expect(delta.code, delta.stderr.slice(-3000)).not.toBe(1)
+    // Planned again as changes of loaded memberships (not resent), not rejected as over a limit.
+    const status = JSON.parse((await runCli(['status', '--config', cfg, '--json']).done).stdout) as {
+      entities: { entity: string; loadedButChanged: number }[]
+    }
+    expect(status.entities.find((e) => e.entity === 'members')?.loadedButChanged).toBe(2)
+    const after = JSON.parse((await runCli(['rejects', '--config', cfg, '--json', '--entity', 'members']).done).stdout) as { targetKey: string }[]
+    expect(after.map((r) => r.targetKey).sort()).toEqual(['r1_member_4', 'r3_member_1'])
   })
 })
 
