@@ -30,6 +30,7 @@ export async function planFromSource(ctx: LedgerContext, options: PlanFromSource
       policies: config.policies,
       now: options.now ?? Date.now(),
       pageSize: source.pageSize,
+      memberLimits: config.target.limits,
       mode: options.mode ?? 'full',
       ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

@@ -51,6 +51,7 @@ export async function runPlan(ctx: LedgerContext, options: RunPlanOptions = {}):
       policies: config.policies,
       now,
       pageSize: source.pageSize,
+      memberLimits: config.target.limits,
       collectKeys: options.checkTarget === true,
       ...(previousSnapshot !== undefined ? { changedSince: previousSnapshot } : {}),
       ...(source.adjust ? { adjust: source.adjust } : {}),

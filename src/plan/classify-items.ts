@@ -6,6 +6,7 @@ import type { LegacyEntity } from '../model/index.ts'
 import { type DryRunSession, emptyCounts, type KnownItemRow, payloadHash, type PlanCounts, type PlannedItem } from '../state/index.ts'
 import { changedFields } from './changed-fields.ts'
 import { type ReasonCount, SAMPLES_PER_REASON } from './plan-summary.ts'
+import { countMinute, type MinuteCounts } from './retention-edge.ts'
 
 export const FATES = ['new', 'pending', 'pendingChanged', 'replanned', 'loadedUnchanged', 'loadedChanged'] as const
 /** What the dry run predicts for one mapped item (see `dry-run.ts`). */
@@ -18,10 +19,17 @@ export interface DryRunEntity {
   changedFields: Record<string, ReasonCount>
   /** Samples per fate: `legacyId → targetKey`. */
   samples: Partial<Record<Fate, { legacyId: string; targetKey: string }[]>>
+  /** Messages a run would send, per minute of `sentAt` (for the retention edge). */
+  toSendMinutes: MinuteCounts
 }
 
 export function emptyDryRunEntity(): DryRunEntity {
-  return { fates: { new: 0, pending: 0, pendingChanged: 0, replanned: 0, loadedUnchanged: 0, loadedChanged: 0 }, changedFields: {}, samples: {} }
+  return {
+    fates: { new: 0, pending: 0, pendingChanged: 0, replanned: 0, loadedUnchanged: 0, loadedChanged: 0 },
+    changedFields: {},
+    samples: {},
+    toSendMinutes: new Map(),
+  }
 }
 
 /** Where {@link classifyItems} counts its verdicts. */
@@ -63,8 +71,12 @@ export async function classifyItems(into: ClassifyInto, entity: LegacyEntity, it
     if ((fate === 'loadedChanged' || fate === 'pendingChanged') && was?.payload) {
       noteChangedFields(mine, was.payload, item)
     }
-    if (into.toSend && entity !== 'messages' && (fate === 'new' || fate === 'pending' || fate === 'pendingChanged' || fate === 'replanned')) {
+    const sends = fate === 'new' || fate === 'pending' || fate === 'pendingChanged' || fate === 'replanned'
+    if (into.toSend && entity !== 'messages' && sends) {
       into.toSend[entity].add(key)
+    }
+    if (entity === 'messages' && sends) {
+      countMinute(mine.toSendMinutes, (item.sortKey ?? 0) * 1000)
     }
   }
   return counts

@@ -23,6 +23,7 @@ import type { LegacyEntity } from '../model/index.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { type DryRunEntity, emptyDryRunEntity } from './classify-items.ts'
 import { createDryRunSink } from './dry-run-sink.ts'
+import type { MemberLimitsConfig } from './member-limits.ts'
 import { planJob, type PlanJobSummary } from './plan-job.ts'
 
 export { changedFields } from './changed-fields.ts'
@@ -49,6 +50,8 @@ export interface DryRunOptions {
    * checks them against the platform's lists). Users, groups and members only: messages are many.
    */
   readonly collectKeys?: boolean
+  /** The platform's member limits (`target.limits`). */
+  readonly memberLimits?: MemberLimitsConfig
   readonly signal?: AbortSignal
 }
 
@@ -76,6 +79,7 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       ...(options.changedSince !== undefined ? { changedSince: options.changedSince } : {}),
       ...(options.adjust ? { adjust: options.adjust } : {}),
+      ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     })
     return { summary, entities, ...(toSend ? { toSend } : {}) }

@@ -6,6 +6,7 @@
 import type { MemoryIdRegistry } from '../../mappings/index.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { loadGroups, loadIdMap, loadMessages, loadUsers } from './lookups.ts'
+import type { MembershipCounts } from './member-limits.ts'
 import type { PlanSink } from './plan-job.ts'
 
 export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
@@ -17,6 +18,14 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
     loadGroups: () => loadGroups(store, jobId),
     ledgerGroups: () => loadGroups(store, jobId),
     parents: (legacyIds, nameOfUid) => loadMessages(store, jobId, legacyIds, nameOfUid),
+    async loadMemberships() {
+      const counts: MembershipCounts = { byGroup: new Map(), byUser: new Map() }
+      for (const r of await store.planLookups.memberships(jobId)) {
+        ;(r.kind === 'group' ? counts.byGroup : counts.byUser).set(r.id, r.n)
+      }
+      return counts
+    },
+    countedMembers: async (legacyIds) => new Set(await store.planLookups.countedMembers(jobId, legacyIds)),
     getCursor: (entity) => store.getCursor(jobId, entity),
     writeExtras: (items) => store.planItems(jobId, 'users', items),
     writePage: (entity, page) =>

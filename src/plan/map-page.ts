@@ -7,8 +7,9 @@ import { type MappedItem, type MappingContext, mapRecord, type MapResult, tallyO
 import type { RowProblem, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
 import type { PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
-import type { MessageImport } from '../target/schemas.ts'
+import type { MemberImport, MessageImport } from '../target/schemas.ts'
 import { skipReason } from './lookups.ts'
+import { MEMBER_LIMIT_CODE } from './member-limits.ts'
 import type { PlanRun } from './plan-run.ts'
 import { type EntityPlanSummary, note, noteOne } from './plan-summary.ts'
 import { referentialOf } from './referential-of.ts'
@@ -97,7 +98,7 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
     run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy })
     return
   }
-  if (rejectTwin(page, result.items, legacyId)) {
+  if (rejectTwin(page, result.items, legacyId) || rejectBeyondMemberLimit(page, result.items, legacyId)) {
     return
   }
   for (const item of result.items) {
@@ -147,6 +148,29 @@ function rejectTwin({ summary, rejects, pageKeys }: PageState, items: Extract<Ma
     targetKey: `~legacy:${legacyId}#duplicate-of:${twin.legacyId}`,
     code: 'DUPLICATE_TARGET_KEY',
     message: `targetKey: legacy rows ${twin.legacyId} and ${legacyId} both map to ${twin.targetKey}; the first (${twin.legacyId}) is kept`,
+  })
+  return true
+}
+
+/** Rejects a membership that would put its user in too many groups, or its group over its size. */
+function rejectBeyondMemberLimit({ run, entity, summary, rejects }: PageState, items: readonly MappedItem[], legacyId: string): boolean {
+  const item = items[0]
+  if (entity !== 'members' || run.memberLimits === undefined || item === undefined) {
+    return false
+  }
+  const { guid, uid } = item.payload as MemberImport
+  const refused = run.memberLimits.admit(guid, uid, legacyId)
+  if (refused === undefined) {
+    return false
+  }
+  const limit = refused.field === 'guid' ? 'membersPerGroup' : 'groupsPerUser'
+  note(summary.rejected, `${refused.field}: over the platform's ${limit} limit (${run.memberLimits.limits[limit]})`, legacyId)
+  rejects.push({
+    legacyId,
+    targetKey: item.targetKey,
+    code: MEMBER_LIMIT_CODE,
+    message: `${refused.field}: ${refused.reason}`,
+    payload: item.payload,
   })
   return true
 }

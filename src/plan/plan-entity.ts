@@ -5,7 +5,7 @@
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { Cursor, Page, SourceRow } from '../model/connector.ts'
-import type { LegacyEntity, LegacyGroup, LegacyMessage } from '../model/index.ts'
+import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
 import { mapPage } from './map-page.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
@@ -66,6 +66,11 @@ async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>,
       { groups: run.groupCreation.groupsWithActivity },
       'read the earliest member join and group message of each group, for groups without a creation time',
     )
+  }
+  if (entity === 'members' && mode === 'delta' && run.memberLimits && sink.countedMembers) {
+    // Changed memberships come again: those the ledger counted already must not count twice.
+    const ids = page.rows.flatMap((r) => (r.ok ? [legacyIdOf('members', (r as unknown as { record: LegacyMember }).record)] : []))
+    run.memberLimits.counted = await sink.countedMembers(ids)
   }
   const mapped = mapPage(run, entity, page.rows as Parameters<typeof mapPage>[2], summary)
   // Id decisions are saved before the page: the cursor must never run ahead of them.

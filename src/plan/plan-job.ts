@@ -33,6 +33,7 @@ import type { Cursor, SourceSession } from '../model/connector.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
 import type { PlaceholderInfo } from './extras-tally.ts'
+import type { MemberLimitsConfig, MembershipCounts } from './member-limits.ts'
 import { planEntity } from './plan-entity.ts'
 import { startPlanRun } from './plan-run.ts'
 import type { EntityPlanSummary } from './plan-summary.ts'
@@ -69,6 +70,10 @@ export interface PlanSink {
    * chatferry chose for a group is kept by every later plan and run. Absent: none.
    */
   ledgerGroups?(): Promise<Map<string, PlannedGroup | SkippedRef>>
+  /** Memberships already planned per group and user (resume); absent: none (the dry run reads all). */
+  loadMemberships?(): Promise<MembershipCounts>
+  /** Of these legacy member ids, those {@link loadMemberships} counted (a delta re-reads them). */
+  countedMembers?(legacyIds: readonly string[]): Promise<Set<string>>
   /** Thread parents planned on earlier pages. */
   parents(legacyIds: readonly string[], nameOfUid: (uid: string) => string | undefined): Promise<Map<string, PlannedMessage | SkippedRef>>
   getCursor(entity: LegacyEntity): Promise<CursorState | undefined>
@@ -87,6 +92,8 @@ export interface PlanJobOptions {
   readonly adjust?: AdjustFn
   /** The run's clock, epoch ms (retention and joinedAt are judged against it). */
   readonly now: number
+  /** The platform's member limits; memberships beyond are rejected (`member-limits.ts`). @default none */
+  readonly memberLimits?: MemberLimitsConfig
   /** @default 1000 */
   readonly pageSize?: number
   /**

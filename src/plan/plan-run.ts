@@ -5,6 +5,7 @@ import { ExtrasTally } from './extras-tally.ts'
 import { GroupCreation } from './group-creation.ts'
 import { KnownRecords } from './known-records.ts'
 import { createLedgerSink } from './ledger-sink.ts'
+import { MemberLimits } from './member-limits.ts'
 import type { MonthCount, PlanJobOptions, PlanSink } from './plan-job.ts'
 import { emptySummary, type EntityPlanSummary } from './plan-summary.ts'
 
@@ -27,6 +28,8 @@ export interface PlanRun {
   readonly entities: Record<LegacyEntity, EntityPlanSummary>
   readonly months: Record<string, MonthCount>
   readonly extras: ExtrasTally
+  /** Memberships counted per user and group against the platform's limits; undefined: not checked. */
+  readonly memberLimits: MemberLimits | undefined
 }
 
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
@@ -42,6 +45,8 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
   // A creation time the ledger holds is kept by every later run, the dry run included (whose sink
   // starts without the ledger's groups): the group may be on the platform with it already.
   const groupCreation = new GroupCreation(sink.resumable ? groups : ((await sink.ledgerGroups?.()) ?? new Map()))
+  const limits = options.memberLimits
+  const memberLimits = limits ? new MemberLimits(limits, await sink.loadMemberships?.()) : undefined
   const entities = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, emptySummary()])) as Record<LegacyEntity, EntityPlanSummary>
   return {
     options,
@@ -56,5 +61,6 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
     entities,
     months: {},
     extras: new ExtrasTally(policies.legacyMetadata.key, entities.users),
+    memberLimits,
   }
 }

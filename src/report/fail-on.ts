@@ -20,6 +20,7 @@ export const GATE_METRICS = {
   placeholders: (r) => r.placeholders.count,
   collisions: (r) => r.ids.collisions.count,
   beyondRetention: (r) => r.retention.beyondRetention,
+  agingOut: (r) => r.retention.edge?.agingOut ?? 0,
   clamped: (r) => r.joinedAt.clamped.count,
   derivedCreatedAt: (r) => r.derivedCreatedAt.groups.count,
   hours: (r, e) => sum(r, e, (x) => x.cost.seconds) / 3600,

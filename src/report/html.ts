@@ -399,6 +399,7 @@ ${tableHtml(
       r.derivedCreatedAt.groups.samples.join(', '),
     ],
     [`messages beyond ${r.retention.retentionDays} days (${r.retention.oldMessages})`, r.retention.beyondRetention, ''],
+    [`messages aging out before the load reaches them`, r.retention.edge?.agingOut ?? 0, r.retention.edge?.advice ?? ''],
   ],
 )}
 <h2>Policy outcomes</h2>${tableHtml(

@@ -8,6 +8,7 @@ import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { DryRunResult } from '../plan/dry-run.ts'
 import type { ReasonCount as SummaryReasonCount } from '../plan/plan-job.ts'
 import type { ReportConfig } from './report-context.ts'
+import { retentionEdgeReport } from './retention-edge-report.ts'
 import type { EntityPlan, PlanDiff, PlanReport, ReasonCount, TargetCheck } from './schema.ts'
 
 const EMPTY: ReasonCount = { count: 0, samples: [] }
@@ -149,6 +150,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
       windowStart: new Date(result.summary.retentionStart).toISOString(),
       beyondRetention: months.reduce((a, m) => a + m.beyondRetention, 0),
       months,
+      edge: retentionEdgeReport(input, entities),
     },
     cost: {
       quota: { requestsPerMinute: quota.requestsPerMinute, itemsPerRequest: quota.itemsPerRequest, source: `target.quota in ${config.file}` },

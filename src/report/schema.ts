@@ -125,6 +125,18 @@ export const PlanDiff = z.object({
 })
 export type PlanDiff = z.infer<typeof PlanDiff>
 
+export const RetentionEdgeReport = z.object({
+  /** False when `retention.oldMessages: send` (extended retention: nothing ages out). */
+  checked: z.boolean(),
+  messages: z.number().int(),
+  agingOut: z.number().int(),
+  oldestAgingOut: z.string().nullable(),
+  newestAgingOut: z.string().nullable(),
+  firstMessageSeconds: z.number(),
+  lastMessageSeconds: z.number(),
+  advice: z.string(),
+})
+
 export const Gate = z.object({ expression: z.string(), value: z.number(), passed: z.boolean() })
 
 export const PlanReport = ReportHeader.extend({
@@ -156,6 +168,8 @@ export const PlanReport = ReportHeader.extend({
     windowStart: z.string(),
     beyondRetention: z.number().int(),
     months: z.array(z.object({ month: z.string(), messages: z.number().int(), beyondRetention: z.number().int() })),
+    /** Messages that will age out before the load at the quota reaches them (`src/plan/retention-edge.ts`); absent in older reports. */
+    edge: RetentionEdgeReport.optional(),
   }),
   cost: z.object({
     quota: z.object({ requestsPerMinute: z.number(), itemsPerRequest: z.number(), source: z.string() }),

@@ -117,6 +117,9 @@ export function formatPlanReport(r: PlanReport): string {
   lines.push(
     `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · groups given a creation time ${n(r.derivedCreatedAt.groups.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,
   )
+  if (r.retention.edge?.advice) {
+    lines.push(`RETENTION EDGE: ${r.retention.edge.advice}`)
+  }
   if (referential.length) {
     lines.push(`referential: ${referential.join(', ')}`)
   }

@@ -6,6 +6,8 @@
 import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
+import { countMemberships } from './sql/count-memberships.ts'
+import { selectCountedMembers } from './sql/select-counted-members.ts'
 import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
 import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectMessageItems } from './sql/select-message-items.ts'
@@ -19,6 +21,10 @@ export interface PlanLookups {
   items(jobId: string, entity: 'users' | 'groups'): Promise<LookupItemRow[]>
   /** Planned or skipped messages with these legacy ids (thread parents), in ledger order. */
   messages(jobId: string, legacyIds: readonly string[]): Promise<LookupItemRow[]>
+  /** Members planned, in flight or loaded, counted per group and per user (the member limits). */
+  memberships(jobId: string): Promise<{ kind: 'group' | 'user'; id: string; n: number }[]>
+  /** Of these legacy member ids, those {@link memberships} counts already. */
+  countedMembers(jobId: string, legacyIds: readonly string[]): Promise<string[]>
 }
 
 export function createPlanLookups(db: Kysely<StateDatabase>): PlanLookups {
@@ -26,5 +32,7 @@ export function createPlanLookups(db: Kysely<StateDatabase>): PlanLookups {
     idMap: (jobId) => selectIdMap(db, jobId),
     items: (jobId, entity) => selectLookupItems(db, jobId, entity),
     messages: (jobId, legacyIds) => selectMessageItems(db, jobId, legacyIds),
+    memberships: (jobId) => countMemberships(db, jobId),
+    countedMembers: (jobId, legacyIds) => selectCountedMembers(db, jobId, legacyIds),
   }
 }

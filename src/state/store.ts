@@ -23,6 +23,7 @@ import { upsertCursor } from './sql/upsert-cursor.ts'
 import { upsertPlannedItems } from './sql/upsert-planned-items.ts'
 import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
 import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
+import { createStatusLookups, type StatusLookups } from './status-lookups.ts'
 import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
 import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
@@ -160,6 +161,8 @@ export interface LedgerStore {
   readonly dryRun: DryRunLedger
   /** What `verify` reads to reconcile the ledger with the platform. */
   readonly verifyLookups: VerifyLookups
+  /** What `status` reads for the retention edge (`status-lookups.ts`). */
+  readonly statusLookups: StatusLookups
   /** The loader's batches and items: pack, claim, settle, split, release, takeover (`batch-ledger.ts`). */
   readonly batches: BatchLedger
   /** The apps' shared request budgets (`quota-ledger.ts`). */
@@ -262,6 +265,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     planLookups: createPlanLookups(db),
     dryRun: createDryRunLedger(db),
     verifyLookups: createVerifyLookups(db),
+    statusLookups: createStatusLookups(db),
     batches: createBatchLedger(db),
     quota: createQuotaLedger(db),
     workers: createWorkerRegistry(db),

@@ -7,6 +7,7 @@ import { z } from 'zod'
 
 import type { DeepReadonly } from '../lib.ts'
 import { redactUrl } from '../logger.ts'
+import { LIMITS } from './schemas.ts'
 import { transportProblem } from './transport.ts'
 
 /** The platform's documented data-import ceiling: 60 requests per minute per app. */
@@ -45,6 +46,15 @@ const QuotaSchema = z
   })
   .strict()
 
+const MemberLimitsSchema = z
+  .object({
+    /** Groups one user may be in; memberships beyond are rejected when planning. @default 2000 (documented) */
+    groupsPerUser: z.number().int().min(1).max(LIMITS.GROUPS_PER_USER_MAX).default(LIMITS.GROUPS_PER_USER_MAX),
+    /** Members one group may hold; memberships beyond are rejected when planning. @default 100000 (documented) */
+    membersPerGroup: z.number().int().min(1).max(LIMITS.MEMBERS_PER_GROUP_MAX).default(LIMITS.MEMBERS_PER_GROUP_MAX),
+  })
+  .strict()
+
 export const TargetSchema = z
   .object({
     /** The app id; part of the default base URL and of every report. */
@@ -55,6 +65,8 @@ export const TargetSchema = z
     /** @default https://{appId}.api-{region}.cometchat.io/v3 */
     baseUrl: secureUrl.optional(),
     quota: QuotaSchema.default({ requestsPerMinute: DEFAULT_REQUESTS_PER_MINUTE, itemsPerRequest: MAX_ITEMS_PER_REQUEST }),
+    /** The platform's member limits (lower them only to rehearse against a sandbox configured so). */
+    limits: MemberLimitsSchema.prefault({}),
     /** Per-request timeout in milliseconds. @default 30000 */
     timeoutMs: z.number().int().positive().default(30_000),
   })
