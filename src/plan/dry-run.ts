@@ -23,7 +23,7 @@ import type { LegacyEntity } from '../model/index.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { type DryRunEntity, emptyDryRunEntity } from './classify-items.ts'
 import { createDryRunSink } from './dry-run-sink.ts'
-import { planJob, type PlanJobSummary } from './plan-job.ts'
+import { planJob, type PlanJobOptions, type PlanJobSummary } from './plan-job.ts'
 
 export { changedFields } from './changed-fields.ts'
 export { type DryRunEntity, type Fate, type FateCounts, FATES } from './classify-items.ts'
@@ -50,6 +50,8 @@ export interface DryRunOptions {
    */
   readonly collectKeys?: boolean
   readonly signal?: AbortSignal
+  /** Called after every page, for progress (planJob's onPage). */
+  readonly onPage?: PlanJobOptions['onPage']
 }
 
 /** Runs the dry run; the ledger's items, cursors and id map are only read. */
@@ -77,6 +79,7 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       ...(options.changedSince !== undefined ? { changedSince: options.changedSince } : {}),
       ...(options.adjust ? { adjust: options.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onPage ? { onPage: options.onPage } : {}),
     })
     return { summary, entities, ...(toSend ? { toSend } : {}) }
   })
