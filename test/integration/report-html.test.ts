@@ -124,6 +124,28 @@ function verifySample(): VerifyReport {
     ],
     mismatchesNotListed: 0,
     totals: { mismatches: 2, unexplained: 2 },
+    actualVsPlan: {
+      planRunId: 'plan-20261121T110000Z-12345678',
+      planGeneratedAt: '2026-11-21T11:00:00.000Z',
+      entities: {
+        users: {
+          plan: { create: 8, skipped: 0, rejected: 2 },
+          ledger: { created: 7, alreadyPresent: 1, skipped: 0, rejected: 2, remaining: 0 },
+          platform: 7,
+        },
+        groups: {
+          plan: { create: 5, skipped: 0, rejected: 1 },
+          ledger: { created: 5, alreadyPresent: 0, skipped: 0, rejected: 1, remaining: 0 },
+          platform: 5,
+        },
+        members: {
+          plan: { create: 13, skipped: 0, rejected: 0 },
+          ledger: { created: 12, alreadyPresent: 0, skipped: 0, rejected: 1, remaining: 0 },
+          platform: 12,
+        },
+        messages: { plan: null, ledger: { created: 17, alreadyPresent: 0, skipped: 2, rejected: 4, remaining: 1 }, platform: 17 },
+      },
+    },
   })
 }
 
@@ -336,6 +358,14 @@ describe.skipIf(!haveChromium)(
         expect(c.shapes, c.id ?? '').toBeGreaterThan(0)
       }
       expect(readFileSync(file, 'utf8')).not.toContain('<script>alert(1)</script>')
+      expect(r.overlapping).toEqual([])
+      // Sign-off: the plan's counts, the ledger's and the platform's, and what differs.
+      expect(r.rows['actual-vs-plan']).toEqual([
+        ['users', '8', '0', '2', '7', '1', '0', '2', '0', '7', 'platform -1 vs ledger'],
+        ['groups', '5', '0', '1', '5', '0', '0', '1', '0', '5', 'as planned'],
+        ['members', '13', '0', '0', '12', '0', '0', '1', '0', '12', 'created or present -1 vs plan; rejected +1 vs plan'],
+        ['messages', '-', '-', '-', '17', '0', '2', '4', '1', '17', '1 not loaded yet'],
+      ])
     })
   },
 )
