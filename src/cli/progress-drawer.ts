@@ -68,6 +68,14 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
   }
 }
 
+/** What loading the items planned so far takes at the quota: `1,200 items: load ≈ 2m at quota`. */
+function loadAtQuota(items: number, perMinuteQuota: number): string {
+  if (items === 0) {
+    return 'no items yet'
+  }
+  return `${items.toLocaleString('en-US')} items: load ${etaText(items, 0, perMinuteQuota).replace('ETA@quota ', '≈ ')} at quota`
+}
+
 /**
  * Planning's progress, from the summary planJob reports after every page: source rows read per
  * entity (of the source's count once known), the rate, and what loading the items planned so far
@@ -88,7 +96,7 @@ export function createPlanProgress(quota: QuotaInfo, logger?: Logger): { onPage(
         total: r.total,
         perMinute: perMinute.get(entity) ?? 0,
         ofQuota: undefined,
-        eta: `${r.items.toLocaleString('en-US')} items: load ${etaText(r.items, 0, perMinuteQuota).replace('ETA@quota ', '≈ ')} at quota`,
+        eta: loadAtQuota(r.items, perMinuteQuota),
       })),
     )
   }
