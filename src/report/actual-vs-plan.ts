@@ -1,6 +1,6 @@
 /**
  * The sign-off section of verify: per entity, what the latest plan report said a load would
- * create, skip and reject, next to what the ledger now holds and what verify found on the platform.
+ * create (or found loaded), skip and reject, next to what the ledger now holds and what verify found on the platform.
  */
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import type { EntityStats } from '../state/store.ts'
@@ -15,7 +15,9 @@ export function actualVsPlan(plan: PlanReport | undefined, stats: readonly Entit
       return [
         e,
         {
-          plan: p ? { create: p.toCreate, skipped: p.skipped.total, rejected: p.rejected.total } : null,
+          plan: p
+            ? { create: p.toCreate, loaded: p.fates.loadedUnchanged + p.fates.loadedChanged, skipped: p.skipped.total, rejected: p.rejected.total }
+            : null,
           ledger: {
             created: s?.created ?? 0,
             alreadyPresent: s?.alreadyPresent ?? 0,

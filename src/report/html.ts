@@ -519,7 +519,9 @@ function actualVsPlanSection(r: VerifyReport): string {
       const diff = (what: string, planned: number, actual: number) =>
         planned === actual ? [] : [`${what} ${actual - planned > 0 ? '+' : ''}${n(actual - planned)} vs plan`]
       problems.push(
-        ...diff('created or present', x.plan.create, onPlatform),
+        // Whether the plan ran before the load or after it, what it sends plus what it found
+        // loaded is what the ledger should call created or present.
+        ...diff('created or present', x.plan.create + x.plan.loaded, onPlatform),
         ...diff('skipped', x.plan.skipped, x.ledger.skipped),
         ...diff('rejected', x.plan.rejected, x.ledger.rejected),
       )
@@ -527,6 +529,7 @@ function actualVsPlanSection(r: VerifyReport): string {
     return [
       e,
       x.plan ? x.plan.create : '-',
+      x.plan ? x.plan.loaded : '-',
       x.plan ? x.plan.skipped : '-',
       x.plan ? x.plan.rejected : '-',
       x.ledger.created,
@@ -543,7 +546,7 @@ function actualVsPlanSection(r: VerifyReport): string {
     : 'No plan report for this job (run <code>chatferry plan</code> before loading to have one): only the ledger and the platform are compared.'
   return `<h2>Actual vs plan</h2>
 <p class="meta">${source} Planned: what the dry run said a load would create, skip and reject. Ledger: what the load did. Platform: what verify counted there now.</p>
-${tableHtml('actual-vs-plan', ['entity', 'planned: create', 'planned: skip', 'planned: reject', 'ledger: created', 'ledger: already present', 'ledger: skipped', 'ledger: rejected', 'ledger: not loaded', 'on platform', 'sign-off'], rows)}`
+${tableHtml('actual-vs-plan', ['entity', 'planned: create', 'planned: already loaded', 'planned: skip', 'planned: reject', 'ledger: created', 'ledger: already present', 'ledger: skipped', 'ledger: rejected', 'ledger: not loaded', 'on platform', 'sign-off'], rows)}`
 }
 
 /** The verify report as one HTML file. */

@@ -208,7 +208,8 @@ export const ActualVsPlan = z.object({
   planGeneratedAt: z.string().nullable(),
   entities: perEntity(
     z.object({
-      plan: z.object({ create: z.number().int(), skipped: z.number().int(), rejected: z.number().int() }).nullable(),
+      /** create: to send; loaded: already loaded when the plan ran (unchanged or changed since). */
+      plan: z.object({ create: z.number().int(), loaded: z.number().int(), skipped: z.number().int(), rejected: z.number().int() }).nullable(),
       ledger: z.object({
         created: z.number().int(),
         alreadyPresent: z.number().int(),

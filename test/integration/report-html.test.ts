@@ -129,17 +129,17 @@ function verifySample(): VerifyReport {
       planGeneratedAt: '2026-11-21T11:00:00.000Z',
       entities: {
         users: {
-          plan: { create: 8, skipped: 0, rejected: 2 },
+          plan: { create: 8, loaded: 0, skipped: 0, rejected: 2 },
           ledger: { created: 7, alreadyPresent: 1, skipped: 0, rejected: 2, remaining: 0 },
           platform: 7,
         },
         groups: {
-          plan: { create: 5, skipped: 0, rejected: 1 },
+          plan: { create: 3, loaded: 2, skipped: 0, rejected: 1 },
           ledger: { created: 5, alreadyPresent: 0, skipped: 0, rejected: 1, remaining: 0 },
           platform: 5,
         },
         members: {
-          plan: { create: 13, skipped: 0, rejected: 0 },
+          plan: { create: 13, loaded: 0, skipped: 0, rejected: 0 },
           ledger: { created: 12, alreadyPresent: 0, skipped: 0, rejected: 1, remaining: 0 },
           platform: 12,
         },
@@ -361,10 +361,10 @@ describe.skipIf(!haveChromium)(
       expect(r.overlapping).toEqual([])
       // Sign-off: the plan's counts, the ledger's and the platform's, and what differs.
       expect(r.rows['actual-vs-plan']).toEqual([
-        ['users', '8', '0', '2', '7', '1', '0', '2', '0', '7', 'platform -1 vs ledger'],
-        ['groups', '5', '0', '1', '5', '0', '0', '1', '0', '5', 'as planned'],
-        ['members', '13', '0', '0', '12', '0', '0', '1', '0', '12', 'created or present -1 vs plan; rejected +1 vs plan'],
-        ['messages', '-', '-', '-', '17', '0', '2', '4', '1', '17', '1 not loaded yet'],
+        ['users', '8', '0', '0', '2', '7', '1', '0', '2', '0', '7', 'platform -1 vs ledger'],
+        ['groups', '3', '2', '0', '1', '5', '0', '0', '1', '0', '5', 'as planned'],
+        ['members', '13', '0', '0', '0', '12', '0', '0', '1', '0', '12', 'created or present -1 vs plan; rejected +1 vs plan'],
+        ['messages', '-', '-', '-', '-', '17', '0', '2', '4', '1', '17', '1 not loaded yet'],
       ])
     })
   },
