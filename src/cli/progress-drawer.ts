@@ -61,8 +61,14 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
       await drawing
     },
     async stop() {
-      await drawing
-      await sample()
+      // The last counts, unless the ledger is slow to answer (it may be why the loader stopped).
+      const final = (async () => {
+        await drawing
+        await sample()
+      })()
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([final, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
+      clearTimeout(timer)
       view.stop()
     },
   }

@@ -136,8 +136,12 @@ function lineView(options: ProgressOptions): ProgressView {
       }
     }
   }
+  let stopped = false
   return {
     update(rows) {
+      if (stopped) {
+        return
+      }
       last = rows
       if (Date.now() - printed >= every) {
         printed = Date.now()
@@ -145,6 +149,7 @@ function lineView(options: ProgressOptions): ProgressView {
       }
     },
     stop() {
+      stopped = true
       if (last.length > 0 && printedRows !== last) {
         print(last)
       }
