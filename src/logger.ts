@@ -1,4 +1,33 @@
 import { type Logger, pino } from 'pino'
+import { prettyFactory } from 'pino-pretty'
+
+import { writeToTerminal } from './terminal-output.ts'
+
+/** How log lines look: `pretty` (one human line each) or `json` (one JSON object each). */
+export type LogFormat = 'pretty' | 'json'
+export const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json']
+
+let chosenFormat: LogFormat | undefined
+
+/** The format every logger created after this call uses (`--log-format`); undefined: decide by environment. */
+export function setLogFormat(format: LogFormat | undefined): void {
+  chosenFormat = format
+}
+
+/**
+ * `--log-format`, else `$CHATFERRY_LOG_FORMAT`, else pretty when stderr is a terminal and JSON
+ * otherwise (schedulers and log shippers read JSON).
+ */
+export function logFormat(env: NodeJS.ProcessEnv = process.env, tty = process.stderr.isTTY === true): LogFormat {
+  if (chosenFormat) {
+    return chosenFormat
+  }
+  const fromEnv = env.CHATFERRY_LOG_FORMAT
+  if (fromEnv === 'pretty' || fromEnv === 'json') {
+    return fromEnv
+  }
+  return tty ? 'pretty' : 'json'
+}
 
 /** Keys whose values are secrets wherever they appear: in a log object, a config, a report. */
 export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'apikey', 'key', 'secret', 'password', 'authKey', 'token'])
@@ -21,12 +50,23 @@ export interface LogScope {
   component?: string
 }
 
-export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
   const level = options.level ?? process.env.CHATFERRY_LOG_LEVEL ?? 'info'
-  return pino(
-    { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } },
-    (options.destination ?? process.stderr) as pino.DestinationStream,
-  )
+  const format = options.format ?? logFormat()
+  // Redaction happens in pino, before a line is serialised: both formats get the censored object.
+  const opts = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, base: { pid: process.pid } }
+  const write = options.destination ? (s: string) => void options.destination?.write(s) : writeToTerminal
+  if (format === 'json') {
+    return pino(opts, { write })
+  }
+  const pretty = prettyFactory({
+    colorize: options.destination === undefined && process.stderr.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    singleLine: true,
+  })
+  // Formatted synchronously, line by line, so a line never lands in the middle of a progress redraw.
+  return pino(opts, { write: (line: string) => write(pretty(line)) })
 }
 
 /** Removes the password from a connection URL so it can be printed. */

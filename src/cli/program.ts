@@ -3,8 +3,9 @@
  * (the exit codes every command shares, a first few examples) and one style for defaults.
  * main.ts runs it; the completion script and the help test read it.
  */
-import { Command } from 'commander'
+import { Command, Option } from 'commander'
 
+import { LOG_FORMATS, type LogFormat, setLogFormat } from '../logger.ts'
 import { VERSION } from '../version.ts'
 import { COMMANDS } from './commands/index.ts'
 import { EXIT } from './exit-codes.ts'
@@ -41,6 +42,25 @@ export function buildProgram(): Command {
       ['status', 'where the job stands, per entity'],
     ],
   })
+  withLogFormat(program)
+  program.hook('preAction', (_program, action) => {
+    setLogFormat(action.opts<{ logFormat?: LogFormat }>().logFormat)
+  })
   unquoteDefaults(program)
   return program
+}
+
+/** `--log-format` on every command that runs something (the leaves), spelled the same everywhere. */
+function withLogFormat(command: Command): void {
+  if (command.commands.length === 0) {
+    command.addOption(
+      new Option('--log-format <format>', 'log lines: pretty (human) or json (default: pretty on a terminal, else json)')
+        .choices(LOG_FORMATS)
+        .env('CHATFERRY_LOG_FORMAT'),
+    )
+    return
+  }
+  for (const c of command.commands) {
+    withLogFormat(c)
+  }
 }

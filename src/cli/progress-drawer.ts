@@ -1,69 +1,124 @@
 /**
- * The live progress of `load`, `run` and `worker` on a terminal: one line per entity with work,
- * redrawn in place (at most every 2 s) from the ledger's counts, with the rate over the last
- * minute and the ETA.
+ * The live progress of `load`, `run` and `worker` (src/cli/progress.ts draws it): one row per
+ * entity with work, from the ledger's counts at most every 2 s, with the rate over the last minute,
+ * what that rate is of the quota, and the ETA. Planning's progress comes from the pages it reads
+ * ({@link createPlanProgress}).
  */
-import { formatDuration } from '../format-duration.ts'
+import type { Logger } from 'pino'
+
 import { buildReport, type EntityReport, type QuotaInfo } from '../load/progress.ts'
+import type { EntityPlanSummary } from '../plan/plan-summary.ts'
 import type { LedgerStore } from '../state/store.ts'
+import { createProgressView, createRateMeter, etaText, type ProgressRow } from './progress.ts'
 
-const n = (v: number) => v.toLocaleString('en-US')
-
-/** One progress line per entity that has work, for a terminal. */
-export function formatProgressLines(report: readonly EntityReport[], ratePerMinute: Map<string, number>): string[] {
+/** The rows of the loading progress: entities with work. */
+export function loadingRows(report: readonly EntityReport[], ratePerMinute: ReadonlyMap<string, number>): ProgressRow[] {
   return report
     .filter((r) => r.total > 0)
     .map((r) => {
-      const finished = r.done + r.skipped + r.rejected
-      const pct = r.total > 0 ? ((finished / r.total) * 100).toFixed(1) : '100.0'
-      const rate = ratePerMinute.get(r.entity) ?? 0
-      const eta =
-        r.remaining === 0
-          ? 'done'
-          : rate > 0
-            ? `ETA ${formatDuration((r.remaining / rate) * 60)}`
-            : `ETA@quota ${formatDuration(r.etaSecondsAtQuota)}`
-      return `${r.entity.padEnd(8)} ${n(finished).padStart(11)}/${n(r.total).padEnd(11)} ${pct.padStart(5)}%  ${n(Math.round(rate)).padStart(7)} items/min (${((rate / r.quotaItemsPerMinute) * 100).toFixed(0)}% of quota)  rejected ${n(r.rejected)}  ${eta}`
+      const perMinute = ratePerMinute.get(r.entity) ?? 0
+      return {
+        entity: r.entity,
+        value: r.done + r.skipped + r.rejected,
+        total: r.total,
+        perMinute,
+        ofQuota: r.quotaItemsPerMinute > 0 ? perMinute / r.quotaItemsPerMinute : undefined,
+        eta: etaText(r.remaining, perMinute, r.quotaItemsPerMinute),
+        note: `rejected ${r.rejected.toLocaleString('en-US')}`,
+      }
     })
 }
 
-/** A redraw function for the job's progress on stderr; call it as often as you like (best effort). */
-export function createProgressDrawer(store: LedgerStore, jobId: string, quota: QuotaInfo): () => Promise<void> {
-  let drawn = 0
+export interface ProgressDrawer {
+  /** Redraws (best effort, at most every 2 s); call it as often as you like. */
+  draw(): Promise<void>
+  /** Draws the last counts and gives the terminal back. */
+  stop(): Promise<void>
+}
+
+/** The job's loading progress on stderr: bars on a terminal, plain lines otherwise. */
+export function createProgressDrawer(store: LedgerStore, jobId: string, quota: QuotaInfo, logger?: Logger): ProgressDrawer {
+  const view = createProgressView({ phase: 'loading', unit: 'items', ...(logger ? { logger } : {}) })
+  const rates = createRateMeter()
   let lastDraw = 0
-  let drawing = false
-  const samples: { at: number; done: Map<string, number> }[] = []
-  return async () => {
-    if (drawing || Date.now() - lastDraw < 2000) {
-      return
-    }
-    drawing = true
-    lastDraw = Date.now()
+  let drawing: Promise<void> | undefined
+  const sample = async () => {
     try {
       const stats = await store.entityStats(jobId)
-      const now = Date.now()
-      samples.push({ at: now, done: new Map(stats.map((s) => [s.entity, s.done + s.rejected + s.skipped])) })
-      while (samples.length > 2 && now - (samples[0]?.at ?? now) > 60_000) {
-        samples.shift()
-      }
-      const first = samples[0]
-      const rates = new Map<string, number>()
-      if (first && now > first.at) {
-        for (const s of stats) {
-          rates.set(s.entity, ((s.done + s.rejected + s.skipped - (first.done.get(s.entity) ?? 0)) / (now - first.at)) * 60_000)
-        }
-      }
-      const lines = formatProgressLines(buildReport(stats, quota), rates)
-      let out = drawn > 0 ? `\x1b[${drawn}A` : ''
-      for (const l of lines) {
-        out += `\r\x1b[2K${l}\n`
-      }
-      process.stderr.write(out)
-      drawn = lines.length
+      const perMinute = rates(new Map(stats.map((s) => [s.entity, s.done + s.rejected + s.skipped])))
+      view.update(loadingRows(buildReport(stats, quota), perMinute))
     } catch {
       // progress is best effort
-    } finally {
-      drawing = false
     }
+  }
+  return {
+    async draw() {
+      if (drawing || Date.now() - lastDraw < 2000) {
+        return
+      }
+      lastDraw = Date.now()
+      drawing = sample().finally(() => (drawing = undefined))
+      await drawing
+    },
+    async stop() {
+      // The last counts, unless the ledger is slow to answer (it may be why the loader stopped).
+      const final = (async () => {
+        await drawing
+        await sample()
+      })()
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([final, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
+      clearTimeout(timer)
+      view.stop()
+    },
+  }
+}
+
+/** What loading the items planned so far takes at the quota: `1,200 items: load ≈ 2m at quota`. */
+function loadAtQuota(items: number, perMinuteQuota: number): string {
+  if (items === 0) {
+    return 'no items yet'
+  }
+  return `${items.toLocaleString('en-US')} items: load ${etaText(items, 0, perMinuteQuota).replace('ETA@quota ', '≈ ')} at quota`
+}
+
+/**
+ * Planning's progress, from the summary planJob reports after every page: source rows read per
+ * entity (of the source's count once known), the rate, and what loading the items planned so far
+ * would take at the quota.
+ */
+export function createPlanProgress(quota: QuotaInfo, logger?: Logger): { onPage(entity: string, s: EntityPlanSummary): void; stop(): void } {
+  const view = createProgressView({ phase: 'planning', unit: 'rows', ...(logger ? { logger } : {}) })
+  const rates = createRateMeter()
+  const rows = new Map<string, { value: number; total: number | undefined; items: number }>()
+  const perMinuteQuota = quota.requestsPerMinute * quota.itemsPerRequest
+  let lastDraw = 0
+  const render = () => {
+    const perMinute = rates(new Map([...rows].map(([e, r]) => [e, r.value])))
+    view.update(
+      [...rows].map(([entity, r]) => ({
+        entity,
+        value: r.value,
+        total: r.total,
+        perMinute: perMinute.get(entity) ?? 0,
+        ofQuota: undefined,
+        eta: loadAtQuota(r.items, perMinuteQuota),
+      })),
+    )
+  }
+  return {
+    onPage(entity, s) {
+      rows.set(entity, { value: s.sourceRows, total: s.sourceCount ?? undefined, items: s.items })
+      if (Date.now() - lastDraw >= 500) {
+        lastDraw = Date.now()
+        render()
+      }
+    },
+    stop() {
+      if (rows.size > 0) {
+        render()
+      }
+      view.stop()
+    },
   }
 }

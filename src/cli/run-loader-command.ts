@@ -39,7 +39,7 @@ export async function runLoaderWithOutcome(
 
   const quota = { requestsPerMinute: config.target.quota.requestsPerMinute, itemsPerRequest: config.target.quota.itemsPerRequest }
   const tty = process.stderr.isTTY === true
-  const draw = tty ? createProgressDrawer(ctx.store, ctx.jobId, quota) : undefined
+  const drawer = createProgressDrawer(ctx.store, ctx.jobId, quota, logger)
 
   let outcome: LoadOutcome
   try {
@@ -47,9 +47,10 @@ export async function runLoaderWithOutcome(
       mode,
       logger: tty ? logger.child({}, { level: 'warn' }) : logger,
       signal: stop.signal,
-      ...(draw ? { onTick: () => void draw() } : {}),
+      onTick: () => void drawer.draw(),
     })
   } finally {
+    await drawer.stop()
     if (stopper === undefined) {
       stop.dispose()
     }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino'
 
-import { planJob, type PlanJobSummary } from '../plan/plan-job.ts'
+import { planJob, type PlanJobOptions, type PlanJobSummary } from '../plan/plan-job.ts'
 import type { LedgerContext } from './ledger-context.ts'
 import { openSource } from './open-source.ts'
 
@@ -15,6 +15,8 @@ export interface PlanFromSourceOptions {
   readonly signal?: AbortSignal
   /** The run's clock. @default Date.now() */
   readonly now?: number
+  /** Called after every page, for progress. */
+  readonly onPage?: PlanJobOptions['onPage']
 }
 
 /** Plans the job's source into its ledger; returns what happened to every record. */
@@ -35,6 +37,7 @@ export async function planFromSource(ctx: LedgerContext, options: PlanFromSource
       ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.onPage ? { onPage: options.onPage } : {}),
     }),
   )
 }

@@ -3,7 +3,7 @@
  * pre-flight against the target when asked, the diff against the previous plan of the job, and the
  * CI gates. Writes nothing but the report row (`chatferry.reports`) and the report files.
  */
-import { dryRunPlan } from '../plan/dry-run.ts'
+import { type DryRunOptions, dryRunPlan } from '../plan/dry-run.ts'
 import { evaluateGates, type GateSpec } from '../report/fail-on.ts'
 import { renderPlanHtml } from '../report/html.ts'
 import { latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from '../report/meta.ts'
@@ -24,6 +24,8 @@ export interface RunPlanOptions {
   /** The run's clock (retention, joinedAt, the estimate). @default Date.now() */
   readonly now?: number
   readonly signal?: AbortSignal
+  /** Called after every page read, for progress. */
+  readonly onPage?: DryRunOptions['onPage']
 }
 
 export interface RunPlanResult {
@@ -56,6 +58,7 @@ export async function runPlan(ctx: LedgerContext, options: RunPlanOptions = {}):
       ...(previousSnapshot !== undefined ? { changedSince: previousSnapshot } : {}),
       ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onPage ? { onPage: options.onPage } : {}),
     }),
   )
   const target =

@@ -24,7 +24,7 @@ import type { LedgerStore } from '../state/index.ts'
 import { type DryRunEntity, emptyDryRunEntity } from './classify-items.ts'
 import { createDryRunSink } from './dry-run-sink.ts'
 import type { MemberLimitsConfig } from './member-limits.ts'
-import { planJob, type PlanJobSummary } from './plan-job.ts'
+import { planJob, type PlanJobOptions, type PlanJobSummary } from './plan-job.ts'
 
 export { changedFields } from './changed-fields.ts'
 export { type DryRunEntity, type Fate, type FateCounts, FATES } from './classify-items.ts'
@@ -53,6 +53,8 @@ export interface DryRunOptions {
   /** The platform's member limits (`target.limits`). */
   readonly memberLimits?: MemberLimitsConfig
   readonly signal?: AbortSignal
+  /** Called after every page, for progress (planJob's onPage). */
+  readonly onPage?: PlanJobOptions['onPage']
 }
 
 /** Runs the dry run; the ledger's items, cursors and id map are only read. */
@@ -81,6 +83,7 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       ...(options.adjust ? { adjust: options.adjust } : {}),
       ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onPage ? { onPage: options.onPage } : {}),
     })
     return { summary, entities, ...(toSend ? { toSend } : {}) }
   })

@@ -57,19 +57,32 @@ function empty(width: number, text: string): string {
   return `<svg width="${width}" height="40" role="img"><text x="8" y="24">${esc(text)}</text></svg>`
 }
 
+/**
+ * `text` cut to what fits in `px` at the charts' 11 px font (at most 7 px a character, the widest
+ * average of the system fonts), with an ellipsis: a label never runs into its bar.
+ */
+function fit(text: string, px: number): string {
+  const max = Math.max(4, Math.floor(px / 7))
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`
+}
+
 /** Horizontal stacked bars: one row per label, segments in order. */
 function stackedBars(
-  rows: readonly { label: string; segments: readonly { value: number; color: string; title: string }[] }[],
+  rows: readonly { label: string; segments: readonly { value: number; color: string; title: string }[]; total?: string }[],
   width = 500,
   labelW = 150,
 ): string {
   const max = Math.max(1, ...rows.map((r) => r.segments.reduce((a, s) => a + s.value, 0)))
-  const barW = width - labelW - 60
+  // Room on the right for the total (up to 14 characters).
+  const barW = width - labelW - 100
   const rowH = 26
   const parts: string[] = []
   rows.forEach((r, i) => {
     const y = 6 + i * rowH
-    parts.push(`<text x="4" y="${y + 14}">${esc(r.label)}</text>`)
+    const label = fit(r.label, labelW - 12)
+    const text = `<text x="4" y="${y + 14}">${esc(label)}</text>`
+    // A cut label keeps its whole text as a tooltip.
+    parts.push(label === r.label ? text : `<g><title>${esc(r.label)}</title>${text}</g>`)
     let x = labelW
     let totalValue = 0
     for (const s of r.segments) {
@@ -83,16 +96,26 @@ function stackedBars(
       x += w
       totalValue += s.value
     }
-    parts.push(`<text x="${(x + 4).toFixed(1)}" y="${y + 14}">${n(totalValue)}</text>`)
+    parts.push(`<text x="${(x + 4).toFixed(1)}" y="${y + 14}">${esc(r.total ?? n(totalValue))}</text>`)
   })
   return `<svg width="${width}" height="${rows.length * rowH + 12}" role="img">${parts.join('')}</svg>`
+}
+
+/** Items planned for other records (placeholders, the system user): they have no source row. */
+function extraItems(x: PlanReport['entities']['users']): number {
+  return Object.values(x.extras).reduce((a, v) => a + v, 0)
 }
 
 function itemsChart(r: PlanReport): string {
   const rows = LEGACY_ENTITIES.map((e) => {
     const x = r.entities[e]
+    const extras = extraItems(x)
+    const sum = x.toCreate + x.fates.loadedUnchanged + x.fates.loadedChanged + x.skipped.total + x.rejected.total
     return {
       label: e,
+      // The bar holds the source rows' fates and the extra items (placeholders, the system user);
+      // its total says both, as the table does, so the two never seem to disagree.
+      total: sum === x.sourceRows + extras ? (extras > 0 ? `${n(x.sourceRows)} + ${n(extras)} extra` : n(x.sourceRows)) : `${n(sum)} items`,
       segments: [
         { value: x.toCreate, color: COLORS.create, title: 'to create' },
         { value: x.fates.loadedUnchanged, color: COLORS.unchanged, title: 'loaded, unchanged' },
@@ -116,9 +139,7 @@ function itemsChart(r: PlanReport): string {
 
 function reasonsChart(byEntity: readonly [string, Record<string, ReasonCount>][], color: string, none: string): string {
   const rows = byEntity
-    .flatMap(([e, map]) =>
-      Object.entries(map).map(([reason, c]) => ({ label: `${e}: ${reason}`.slice(0, 38), full: `${e}: ${reason}`, count: c.count })),
-    )
+    .flatMap(([e, map]) => Object.entries(map).map(([reason, c]) => ({ label: `${e}: ${reason}`, full: `${e}: ${reason}`, count: c.count })))
     .sort((a, b) => b.count - a.count)
     .slice(0, 12)
   if (rows.length === 0) {
@@ -138,19 +159,23 @@ function monthsChart(r: PlanReport): string {
   }
   const width = 500
   const height = 180
-  const left = 40
+  const left = 52
   const bottom = 30
+  // The top 20 px hold the window's label; bars stay below it.
+  const top = 20
   const max = Math.max(1, ...months.map((m) => m.messages))
   const slot = (width - left - 10) / months.length
   const bw = Math.max(1, slot * 0.8)
+  const plot = height - bottom - top
   const parts: string[] = [`<line x1="${left}" y1="${height - bottom}" x2="${width - 5}" y2="${height - bottom}" stroke="#999"/>`]
-  parts.push(`<text x="2" y="14">${n(max)}</text><text x="2" y="${height - bottom}">0</text>`)
-  const windowMonth = r.retention.windowStart.slice(0, 7)
+  parts.push(`<text x="2" y="${top + 10}">${n(max)}</text><text x="2" y="${height - bottom}">0</text>`)
+  // A month label ("24-01") is about 32 px wide: label every step-th month so they never touch.
+  const step = Math.max(1, Math.ceil(38 / slot))
   months.forEach((m, i) => {
     const x = left + i * slot
     const inWindow = m.messages - m.beyondRetention
-    const hBeyond = (m.beyondRetention / max) * (height - bottom - 10)
-    const hIn = (inWindow / max) * (height - bottom - 10)
+    const hBeyond = (m.beyondRetention / max) * plot
+    const hIn = (inWindow / max) * plot
     let y = height - bottom
     if (m.beyondRetention > 0) {
       y -= hBeyond
@@ -164,18 +189,16 @@ function monthsChart(r: PlanReport): string {
         `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(1, hIn).toFixed(1)}" fill="${COLORS.inWindow}"><title>${esc(`${m.month}: ${n(inWindow)} within retention`)}</title></rect>`,
       )
     }
-    if (months.length <= 24 || i % Math.ceil(months.length / 12) === 0) {
+    if (i % step === 0) {
       parts.push(`<text x="${x.toFixed(1)}" y="${height - bottom + 14}">${esc(m.month.slice(2))}</text>`)
     }
   })
-  // The retention window starts in this month (or before the first / after the last month shown).
-  let idx = months.findIndex((m) => m.month >= windowMonth)
-  if (idx === -1) {
-    idx = months.length
-  }
-  const wx = left + idx * slot - (slot - bw) / 2
+  const wx = windowX(r.retention.windowStart, months, left, slot, bw)
+  const label = `window ${r.retention.windowStart.slice(0, 10)}`
+  // Next to the marker, on the side with room (about 6.5 px a character).
+  const room = wx + 4 + label.length * 6.5 <= width
   parts.push(
-    `<path d="M${wx.toFixed(1)} 4 V${height - bottom}" stroke="#333" stroke-dasharray="4 3"/><text x="${Math.min(wx + 3, width - 120).toFixed(1)}" y="12">window ${esc(r.retention.windowStart.slice(0, 10))}</text>`,
+    `<path data-marker="retention" d="M${wx.toFixed(1)} 4 V${height - bottom}" stroke="#333" stroke-dasharray="4 3"/><text x="${(room ? wx + 4 : wx - 4).toFixed(1)}" y="13"${room ? '' : ' text-anchor="end"'}>${esc(label)}</text>`,
   )
   return (
     `<svg width="${width}" height="${height}" role="img">${parts.join('')}</svg>` +
@@ -184,6 +207,29 @@ function monthsChart(r: PlanReport): string {
       [`beyond (${r.retention.oldMessages})`, COLORS.beyond],
     ])
   )
+}
+
+/**
+ * Where the retention window starts on the months axis. Inside the bar of the month it starts in,
+ * at the share of that month already past (the bar holds messages of both sides); in the gap
+ * before the first later month when no message was sent in its month; after the last bar when the
+ * window starts after every month shown. (It used to sit before the bar of the window's month,
+ * on the wrong side of that month's old messages, and missed months without messages.)
+ */
+export function windowX(windowStart: string, months: readonly { month: string }[], left: number, slot: number, bw: number): number {
+  const start = new Date(windowStart)
+  const month = windowStart.slice(0, 7)
+  const at = months.findIndex((m) => m.month === month)
+  if (at !== -1) {
+    const first = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1)
+    const next = Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)
+    return left + at * slot + ((start.getTime() - first) / (next - first)) * bw
+  }
+  const later = months.findIndex((m) => m.month > month)
+  if (later === -1) {
+    return left + (months.length - 1) * slot + bw + (slot - bw) / 2
+  }
+  return later === 0 ? left - 2 : left + later * slot - (slot - bw) / 2
 }
 
 function timelineChart(r: PlanReport): string {
@@ -200,14 +246,34 @@ function timelineChart(r: PlanReport): string {
     parts.push(
       `<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="18" fill="${COLORS.create}"><title>${esc(`${t.entity}: ${n(t.requests)} requests, ${formatDuration(t.seconds)}`)}</title></rect>`,
     )
-    parts.push(`<text x="${Math.min(x + w + 4, width - 60).toFixed(1)}" y="${y + 14}">${esc(formatDuration(t.seconds))}</text>`)
+    // Right of the bar when it fits, else inside its end in white: never over the bar's colour.
+    const text = formatDuration(t.seconds)
+    const fits = x + w + 4 + text.length * 6.5 <= width
+    parts.push(
+      fits
+        ? `<text x="${(x + w + 4).toFixed(1)}" y="${y + 14}">${esc(text)}</text>`
+        : `<text x="${(x + w - 4).toFixed(1)}" y="${y + 14}" text-anchor="end" style="fill:#fff">${esc(text)}</text>`,
+    )
   })
   const y = 6 + r.cost.timeline.length * 26
   parts.push(`<path d="M${left} ${y} H${left + barW}" stroke="#999"/>`)
   parts.push(
-    `<text x="${left}" y="${y + 14}">now</text><text x="${left + barW - 120}" y="${y + 14}">${esc(r.cost.finishIfNow.slice(0, 16).replace('T', ' '))} UTC</text>`,
+    `<text x="${left}" y="${y + 14}">now</text><text x="${left + barW}" y="${y + 14}" text-anchor="end">${esc(r.cost.finishIfNow.slice(0, 16).replace('T', ' '))} UTC</text>`,
   )
   return `<svg width="${width}" height="${y + 22}" role="img">${parts.join('')}</svg>`
+}
+
+/**
+ * The pre-flight's region row. It was one template over possibly missing values, which read
+ * "us configured, not observable observed": now the observed part is a sentence of its own.
+ */
+export function regionLine(region: NonNullable<PlanReport['target']>['region']): string {
+  const configured = region.configured ? `configured ${region.configured}` : 'no region configured'
+  if (region.observed === null) {
+    return `${configured}; the app's region could not be observed (${region.note || 'no source for it'})`
+  }
+  const verdict = region.matches === false ? 'MISMATCH' : 'matches'
+  return `${configured}; observed ${region.observed} (${region.note}): ${verdict}`
 }
 
 function chartBox(title: string, body: string, id: string): string {
@@ -230,6 +296,38 @@ function tableHtml(id: string, head: readonly string[], rows: readonly (readonly
 
 function reasonRows(r: PlanReport, pick: (e: PlanReport['entities']['users']) => Record<string, ReasonCount>): (string | number)[][] {
   return LEGACY_ENTITIES.flatMap((e) => Object.entries(pick(r.entities[e])).map(([reason, c]) => [e, reason, c.count, c.samples.join(', ')]))
+}
+
+/**
+ * What a reason names: `unreadable text` is the field `text` that could not be read, `customData:
+ * invalid` the field `customData` the mapping refused. Other reasons name no single field.
+ */
+export function reasonField(reason: string): { field: string; problem: string } {
+  const unreadable = /^unreadable (.+)$/.exec(reason)
+  if (unreadable?.[1]) {
+    return { field: unreadable[1], problem: 'unreadable in the source row' }
+  }
+  const named = /^([A-Za-z_][\w.[\]]*): (.+)$/.exec(reason)
+  if (named?.[1] && named[2]) {
+    return { field: named[1], problem: named[2] }
+  }
+  return { field: '-', problem: reason }
+}
+
+/**
+ * The rejected rows, one per entity and reason, with the field at fault and each sample's target
+ * key (an unreadable row never became an item, so it has none: said so rather than left blank).
+ */
+function rejectRows(r: PlanReport): (string | number)[][] {
+  return LEGACY_ENTITIES.flatMap((e) => {
+    const keys = new Map(Object.values(r.entities[e].samples).flatMap((list) => list.map((s) => [s.legacyId, s.targetKey] as const)))
+    return Object.entries(r.entities[e].rejected.byReason).map(([reason, c]) => {
+      const { field, problem } = reasonField(reason)
+      const unreadable = reason.startsWith('unreadable ')
+      const samples = c.samples.map((id) => `${id} → ${keys.get(id) ?? (unreadable ? 'no item (row unreadable)' : 'no item (not mapped)')}`)
+      return [e, field, problem, c.count, samples.join('; ')]
+    })
+  })
 }
 
 function page(
@@ -288,6 +386,7 @@ export function renderPlanHtml(r: PlanReport): string {
       x.problems,
       counted,
       x.items,
+      extraItems(x),
       x.fates.new,
       x.fates.pending + x.fates.pendingChanged + x.fates.replanned,
       x.alreadyPresent === null ? '-' : x.alreadyPresent,
@@ -308,7 +407,7 @@ export function renderPlanHtml(r: PlanReport): string {
   const body = `
 <div class="cards">${cards}</div>
 <h2>Per entity</h2>
-${tableHtml('entities', ['entity', 'source rows', 'records', 'problems', 'source count', 'items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
+${tableHtml('entities', ['entity', 'source rows', 'records', 'problems', 'source count', 'items', 'extra items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
 <p class="meta">Quota used for the estimate: ${n(r.cost.quota.requestsPerMinute)} requests/min × ${r.cost.quota.itemsPerRequest} items per request (${esc(r.cost.quota.source)}). Started ${esc(r.cost.startIfNow)}, the load would finish ${esc(r.cost.finishIfNow)}.</p>
 <h2>Charts</h2>
 <div class="charts">
@@ -336,7 +435,7 @@ ${
           ['base URL', r.target.baseUrl],
           ['apiKey works', String(r.target.apiKey.works)],
           ['full access', String(r.target.apiKey.fullAccess ?? 'unknown')],
-          ['region', `${r.target.region.configured} configured, ${r.target.region.observed ?? 'not observable'} observed (${r.target.region.note})`],
+          ['region', regionLine(r.target.region)],
           ...LEGACY_ENTITIES.filter((e) => e !== 'messages').map((e) => [
             `${e} already present`,
             r.target!.existing[e].checked ? `${n(r.target!.existing[e].count)} ${r.target!.existing[e].samples.join(', ')}` : 'not checked',
@@ -355,12 +454,7 @@ ${
       )}`
     : ''
 }
-<h2>Rejected</h2>${tableHtml(
-    'rejected',
-    ['entity', 'reason', 'count', 'sample legacy ids'],
-    reasonRows(r, (x) => x.rejected.byReason),
-    true,
-  )}
+<h2>Rejected</h2>${tableHtml('rejected', ['entity', 'field', 'problem', 'count', 'sample legacy id → target key'], rejectRows(r), true)}
 <h2>Skipped by policy</h2>${tableHtml(
     'skipped',
     ['entity', 'policy: reason', 'count', 'sample legacy ids'],
@@ -413,6 +507,60 @@ ${tableHtml(
   return page(`chatferry plan — ${r.jobId}`, r, body, r)
 }
 
+/**
+ * Verify's sign-off: per entity, the plan's counts next to the ledger's and the platform's, and a
+ * verdict a reviewer can sign: the platform holds what the ledger created or found present, and
+ * every planned item ended created, present, skipped or rejected.
+ */
+function actualVsPlanSection(r: VerifyReport): string {
+  const a = r.actualVsPlan
+  if (!a) {
+    return ''
+  }
+  const rows = LEGACY_ENTITIES.map((e) => {
+    const x = a.entities[e]
+    const onPlatform = x.ledger.created + x.ledger.alreadyPresent
+    const problems: string[] = []
+    if (x.platform !== onPlatform) {
+      problems.push(`platform ${x.platform - onPlatform > 0 ? '+' : ''}${n(x.platform - onPlatform)} vs ledger`)
+    }
+    if (x.ledger.remaining > 0) {
+      problems.push(`${n(x.ledger.remaining)} not loaded yet`)
+    }
+    if (x.plan) {
+      const diff = (what: string, planned: number, actual: number) =>
+        planned === actual ? [] : [`${what} ${actual - planned > 0 ? '+' : ''}${n(actual - planned)} vs plan`]
+      problems.push(
+        // Whether the plan ran before the load or after it, what it sends plus what it found
+        // loaded is what the ledger should call created or present.
+        ...diff('created or present', x.plan.create + x.plan.loaded, onPlatform),
+        ...diff('skipped', x.plan.skipped, x.ledger.skipped),
+        ...diff('rejected', x.plan.rejected, x.ledger.rejected),
+      )
+    }
+    return [
+      e,
+      x.plan ? x.plan.create : '-',
+      x.plan ? x.plan.loaded : '-',
+      x.plan ? x.plan.skipped : '-',
+      x.plan ? x.plan.rejected : '-',
+      x.ledger.created,
+      x.ledger.alreadyPresent,
+      x.ledger.skipped,
+      x.ledger.rejected,
+      x.ledger.remaining,
+      x.platform,
+      problems.length === 0 ? 'as planned' : problems.join('; '),
+    ]
+  })
+  const source = a.planRunId
+    ? `Plan <code>${esc(a.planRunId)}</code> of ${esc(a.planGeneratedAt ?? '-')}.`
+    : 'No plan report for this job (run <code>chatferry plan</code> before loading to have one): only the ledger and the platform are compared.'
+  return `<h2>Actual vs plan</h2>
+<p class="meta">${source} Planned: what the dry run said a load would create, skip and reject. Ledger: what the load did. Platform: what verify counted there now.</p>
+${tableHtml('actual-vs-plan', ['entity', 'planned: create', 'planned: already loaded', 'planned: skip', 'planned: reject', 'ledger: created', 'ledger: already present', 'ledger: skipped', 'ledger: rejected', 'ledger: not loaded', 'on platform', 'sign-off'], rows)}`
+}
+
 /** The verify report as one HTML file. */
 export function renderVerifyHtml(r: VerifyReport): string {
   const ok = r.totals.unexplained === 0
@@ -459,6 +607,7 @@ ${tableHtml(
   }),
 )}
 <p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}${r.messages.sampleComparedBy ? ` (${n(r.messages.sampleComparedBy.legacyId)} matched by legacy id, ${n(r.messages.sampleComparedBy.fingerprint)} by fingerprint)` : ''}${r.messages.sampleUnmatched ? `; <strong>${n(r.messages.sampleUnmatched)} sampled messages matched no listed message</strong> (listed as missing)` : ''}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
+${actualVsPlanSection(r)}
 <h2>Charts</h2>
 <div class="charts">
 ${chartBox('Ledger vs platform', countsChart, 'counts')}

@@ -223,6 +223,30 @@ export const EntityVerify = z.object({
   source: z.object({ rows: z.number().int(), ledgerRecords: z.number().int() }).nullable(),
 })
 
+/**
+ * Verify's sign-off: per entity, what the latest plan report said (null: no plan report for the
+ * job), what the ledger holds now, and what verify counted on the platform.
+ */
+export const ActualVsPlan = z.object({
+  planRunId: z.string().nullable(),
+  planGeneratedAt: z.string().nullable(),
+  entities: perEntity(
+    z.object({
+      /** create: to send; loaded: already loaded when the plan ran (unchanged or changed since). */
+      plan: z.object({ create: z.number().int(), loaded: z.number().int(), skipped: z.number().int(), rejected: z.number().int() }).nullable(),
+      ledger: z.object({
+        created: z.number().int(),
+        alreadyPresent: z.number().int(),
+        skipped: z.number().int(),
+        rejected: z.number().int(),
+        remaining: z.number().int(),
+      }),
+      platform: z.number().int(),
+    }),
+  ),
+})
+export type ActualVsPlan = z.infer<typeof ActualVsPlan>
+
 export const VerifyReport = ReportHeader.extend({
   kind: z.literal('verify'),
   entities: perEntity(EntityVerify),
@@ -251,5 +275,7 @@ export const VerifyReport = ReportHeader.extend({
   /** Mismatches beyond the listed ones (the list is capped). */
   mismatchesNotListed: z.number().int(),
   totals: z.object({ mismatches: z.number().int(), unexplained: z.number().int() }),
+  /** The sign-off: plan vs ledger vs platform (absent in reports written before it existed). */
+  actualVsPlan: ActualVsPlan.optional(),
 })
 export type VerifyReport = z.infer<typeof VerifyReport>

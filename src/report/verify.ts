@@ -23,17 +23,18 @@
 import type { SourceConfig } from '../../connectors/index.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
+import { actualVsPlan } from './actual-vs-plan.ts'
 import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
 import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 import { renderVerifyHtml } from './html.ts'
 import { COMPARED_FIELDS, unmatchedSample } from './message-sample.ts'
-import { type HeaderInput, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
+import { type HeaderInput, latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
 import { createMismatchList, type MismatchList } from './mismatch-list.ts'
 import { reconcileEntities } from './reconcile-entities.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
-import { VerifyReport } from './schema.ts'
+import { type PlanReport, VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
 import { emptyVerifyEntities, type VerifyRun } from './verify-run.ts'
 
@@ -94,6 +95,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     config.source !== undefined && options.source !== false ? await compareSourceCounts(run, config.source as SourceConfig) : undefined
 
   const report = buildVerifyReport({ config, jobId, runId, snapshotAt, startedAt }, run, messages, sampleSize, sampleUnmatched, mismatches)
+  report.actualVsPlan = actualVsPlan(await latestReport<PlanReport>(store, jobId, 'plan'), await store.entityStats(jobId), run.entities)
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
   const files = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined

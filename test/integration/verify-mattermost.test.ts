@@ -188,6 +188,16 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
     })
     expect(report.chat.requests).toBeGreaterThan(0)
     expect(stdout).toContain('verified: no mismatch')
+    // Sign-off: the plans above ran after the load; what each would send plus what it found loaded
+    // is what the ledger created or found present, and what the platform holds.
+    expect(report.actualVsPlan?.planRunId).toMatch(/^plan-/)
+    for (const e of ['users', 'groups', 'members', 'messages'] as const) {
+      const x = report.actualVsPlan?.entities[e]
+      expect(x?.plan, e).not.toBeNull()
+      expect((x?.plan?.create ?? 0) + (x?.plan?.loaded ?? 0), e).toBe((x?.ledger.created ?? 0) + (x?.ledger.alreadyPresent ?? 0))
+      expect(x?.platform, e).toBe(report.entities[e].platform)
+      expect({ e, remaining: x?.ledger.remaining }).toEqual({ e, remaining: 0 })
+    }
   })
 
   it('verify after items were deleted and altered in the sandbox reports exactly those, with legacy ids and target keys', async () => {

@@ -7,6 +7,7 @@ import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { withHelp } from '../help.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
+import { createPlanProgress } from '../progress-drawer.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
@@ -74,18 +75,23 @@ export function registerPlanCommand(program: Command): void {
         throw new UsageError((err as Error).message)
       }
       const chatRpm = parseChatRpm(opts.chatRpm)
-      process.exitCode = await runStoppable(createLogger(), 'the page being read, then closing the source read', async (stopper) => {
+      const logger = createLogger()
+      process.exitCode = await runStoppable(logger, 'the page being read, then closing the source read', async (stopper) => {
         const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        const progress = createPlanProgress(ctx.config.target.quota, logger)
         try {
           const result = await runPlan(ctx, {
+            onPage: progress.onPage,
             signal: stopper.signal,
             outDir: opts.out,
             gates,
             checkTarget: opts.checkTarget === true,
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
+          progress.stop()
           return printReportResult(result, opts.json)
         } finally {
+          progress.stop()
           await ctx.close()
         }
       })

@@ -9,6 +9,7 @@ import { EXIT } from '../exit-codes.ts'
 import { withHelp } from '../help.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { jsonOption } from '../options.ts'
+import { createPlanProgress } from '../progress-drawer.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
@@ -71,7 +72,13 @@ export function registerRunCommand(program: Command): void {
           let code: number = EXIT.ERROR
           let failure: string | undefined
           try {
-            const summary = await planFromSource(ctx, { mode: opts.delta ? 'delta' : 'full', logger, signal: stopper.signal })
+            const progress = createPlanProgress(ctx.config.target.quota, logger)
+            const summary = await planFromSource(ctx, {
+              mode: opts.delta ? 'delta' : 'full',
+              logger,
+              signal: stopper.signal,
+              onPage: progress.onPage,
+            }).finally(() => progress.stop())
             ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
             await ctx.store.heartbeatRun(runId, { plan: summary })
             const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)

@@ -11,6 +11,7 @@ import {
   type WebhookRecord,
   WebhookTriggersRequest,
 } from '../../target/webhooks.ts'
+import { EXITS, type HelpText, withHelp } from '../help.ts'
 import { loadConfig } from '../load-config.ts'
 import { jsonOption, printTable } from '../options.ts'
 import { management, type ManagementOptions, withManagementOptions } from './apps.ts'
@@ -110,43 +111,67 @@ const passwordOption = () =>
     'Basic auth password, letters and digits, at most 100 (prefer $CHATFERRY_WEBHOOK_PASSWORD: a flag shows in the process list)',
   ).env('CHATFERRY_WEBHOOK_PASSWORD')
 
-const EXAMPLES = `
-Examples (credentials from management: in chatferry.yaml, or --mgmt-key/--mgmt-secret/--mgmt-url):
-  $ chatferry webhooks create hooks1 --app acme-chat --name "Audit" --url https://hooks.acme.example/cometchat
-  $ CHATFERRY_WEBHOOK_PASSWORD=… chatferry webhooks create hooks2 --name "Auth'd" --url https://h.acme.example/x --basic-auth --username acme
-  $ chatferry webhooks triggers add hooks1 message_sent group_created
-  $ chatferry webhooks list --json
-  $ chatferry webhooks update hooks1 --disabled
-  $ chatferry webhooks triggers remove hooks1 group_created
-  $ chatferry webhooks delete hooks1 --yes
+/** The exit codes of every webhooks command: input is checked before any request is sent. */
+const WEBHOOK_EXITS: HelpText['exits'] = [
+  EXITS.ok,
+  [1, 'the management interface refused or failed'],
+  [2, 'usage error, or input that breaks a documented rule; nothing was sent'],
+]
 
-Rules (documented; checked before any request, exit 2): id at most 50 letters, digits or _;
-name at most 50; URL at most 255 and https://; username at most 50 and password at most 100,
-letters and digits only; at most 25 webhooks per app. Every request sends X-Webhook-Version: 2.`
+/** Examples for the group and for `triggers`: the whole life of a webhook. */
+const FAMILY_EXAMPLES: HelpText['examples'] = [
+  [
+    'webhooks create hooks1 --name Audit --url https://h.acme.example/c',
+    'a webhook; credentials from management: in chatferry.yaml or --mgmt-key/--mgmt-secret/--mgmt-url',
+  ],
+  [
+    'webhooks create hooks2 --name A --url https://h.acme.example/x \\\n      --basic-auth --username acme',
+    'with Basic auth; the password from $CHATFERRY_WEBHOOK_PASSWORD',
+  ],
+  ['webhooks triggers add hooks1 message_sent group_created', 'subscribe it to two triggers'],
+  ['webhooks list --json', 'the webhooks of the app as a JSON array'],
+  ['webhooks update hooks1 --disabled', 'stop deliveries without deleting it'],
+  ['webhooks triggers remove hooks1 group_created', 'unsubscribe it from one trigger'],
+  ['webhooks delete hooks1 --yes', 'delete it and its triggers'],
+]
+
+const RULES =
+  'Documented rules, checked before any request (exit 2): id at most 50 letters, digits or _; name at most 50; URL at most 255 and https://; username at most 50 and password at most 100, letters and digits only; at most 25 webhooks per app. Every request sends X-Webhook-Version: 2.'
 
 /** `chatferry webhooks …`: an app's webhooks and their triggers through the management interface. */
 export function registerWebhooksCommand(program: Command): void {
-  const webhooks = program
-    .command('webhooks')
-    .description("manage an app's webhooks and their triggers through the management interface")
-    .addHelpText('after', EXAMPLES)
+  const webhooks = program.command('webhooks')
+  withHelp(webhooks, { exits: WEBHOOK_EXITS, examples: FAMILY_EXAMPLES })
+  webhooks
+    .description(`Manage an app's webhooks and their triggers through the management interface. ${RULES}`)
+    .summary("manage an app's webhooks and their triggers through the management interface")
 
   const run = async <T>(opts: WebhookOptions, work: (client: ManagementClient, appId: string) => Promise<T>): Promise<T> => {
     const appId = appIdOf(opts)
     return work(management(opts), appId)
   }
 
-  withWebhookOptions(webhooks.command('list'))
+  withHelp(withWebhookOptions(webhooks.command('list')), {
+    exits: WEBHOOK_EXITS,
+    examples: [['webhooks list --app acme-chat --json', 'the webhooks of acme-chat as a JSON array']],
+  })
     .description('list the webhooks of the app')
     .option('--search <text>', 'only webhooks whose name contains this')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks list --app acme-chat --json')
     .action(async (opts: WebhookOptions & { search?: string }) => {
       const list = await run(opts, (c, appId) => c.listWebhooks(appId, { perPage: 1000, ...(opts.search ? { searchKey: opts.search } : {}) }))
       printWebhooks(list, opts.json)
     })
 
-  withWebhookOptions(webhooks.command('create'))
+  withHelp(withWebhookOptions(webhooks.command('create')), {
+    exits: WEBHOOK_EXITS,
+    examples: [
+      [
+        'webhooks create hooks1 --app acme-chat --name Audit \\\n      --url https://hooks.acme.example/cc --retry-on-failure',
+        'a webhook that retries failed deliveries; add triggers next',
+      ],
+    ],
+  })
     .description('create a webhook (add triggers with `webhooks triggers add`)')
     .argument('<id>', 'webhook id: at most 50 letters, digits or _')
     .requiredOption('--name <name>', 'display name, at most 50 characters')
@@ -157,10 +182,6 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--disabled', 'create it disabled')
     .option('--retry-on-failure', 'retry failed deliveries (after 10 s and 30 s)')
     .addOption(jsonOption())
-    .addHelpText(
-      'after',
-      '\nExample:\n  $ chatferry webhooks create hooks1 --app acme-chat --name Audit --url https://hooks.acme.example/cc --retry-on-failure',
-    )
     .action(
       async (
         id: string,
@@ -191,7 +212,10 @@ export function registerWebhooksCommand(program: Command): void {
       },
     )
 
-  withWebhookOptions(webhooks.command('update'))
+  withHelp(withWebhookOptions(webhooks.command('update')), {
+    exits: WEBHOOK_EXITS,
+    examples: [['webhooks update hooks1 --disabled --no-retry-on-failure', 'stop deliveries and retries; other fields stay as they are']],
+  })
     .description('change a webhook; only the flags given change')
     .argument('<id>', 'the webhook')
     .option('--name <name>', 'display name, at most 50 characters')
@@ -205,7 +229,6 @@ export function registerWebhooksCommand(program: Command): void {
     .option('--retry-on-failure', 'retry failed deliveries')
     .option('--no-retry-on-failure', 'do not retry failed deliveries')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks update hooks1 --app acme-chat --disabled --no-retry-on-failure')
     .action(
       async (
         id: string,
@@ -251,12 +274,14 @@ export function registerWebhooksCommand(program: Command): void {
       },
     )
 
-  withWebhookOptions(webhooks.command('delete'))
+  withHelp(withWebhookOptions(webhooks.command('delete')), {
+    exits: WEBHOOK_EXITS,
+    examples: [['webhooks delete hooks1 --app acme-chat --yes', 'delete hooks1 and its triggers']],
+  })
     .description('delete a webhook and its triggers')
     .argument('<id>', 'the webhook')
     .requiredOption('--yes', 'confirm the deletion')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks delete hooks1 --app acme-chat --yes')
     .action(async (id: string, opts: WebhookOptions) => {
       checked(() => parseWebhookInput('webhooks delete', WebhookId, id, ['id']))
       const res = await run(opts, (c, appId) => c.deleteWebhook(appId, id))
@@ -267,19 +292,23 @@ export function registerWebhooksCommand(program: Command): void {
       }
     })
 
-  const triggers = webhooks.command('triggers').description('the triggers of a webhook: add, remove, list').addHelpText('after', EXAMPLES)
+  const triggers = withHelp(webhooks.command('triggers'), {
+    examples: FAMILY_EXAMPLES.filter(([args]) => args.startsWith('webhooks triggers')),
+  }).description('the triggers of a webhook: add, remove, list')
 
   const triggerIds = (id: string, ids: string[]) => {
     checked(() => parseWebhookInput('webhooks triggers', WebhookId, id, ['id']))
     return checked(() => parseWebhookInput('webhooks triggers', WebhookTriggersRequest, { triggerIds: ids })).triggerIds
   }
 
-  withWebhookOptions(triggers.command('add'))
+  withHelp(withWebhookOptions(triggers.command('add')), {
+    exits: WEBHOOK_EXITS,
+    examples: [['webhooks triggers add hooks1 message_sent group_member_added', 'subscribe hooks1 to two triggers; prints what was added']],
+  })
     .description('subscribe a webhook to triggers (documented ids, e.g. message_sent group_created)')
     .argument('<id>', 'the webhook')
     .argument('<triggers...>', 'trigger ids')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks triggers add hooks1 message_sent group_member_added --app acme-chat')
     .action(async (id: string, ids: string[], opts: WebhookOptions) => {
       const wanted = triggerIds(id, ids)
       const results = await run(opts, (c, appId) => c.addWebhookTriggers(appId, id, wanted))
@@ -296,12 +325,14 @@ export function registerWebhooksCommand(program: Command): void {
       }
     })
 
-  withWebhookOptions(triggers.command('remove'))
+  withHelp(withWebhookOptions(triggers.command('remove')), {
+    exits: WEBHOOK_EXITS,
+    examples: [['webhooks triggers remove hooks1 group_member_added', 'unsubscribe hooks1 from one trigger']],
+  })
     .description('unsubscribe a webhook from triggers (all or nothing)')
     .argument('<id>', 'the webhook')
     .argument('<triggers...>', 'trigger ids')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks triggers remove hooks1 group_member_added --app acme-chat')
     .action(async (id: string, ids: string[], opts: WebhookOptions) => {
       const wanted = triggerIds(id, ids)
       const res = await run(opts, (c, appId) => c.removeWebhookTriggers(appId, id, wanted))
@@ -312,11 +343,13 @@ export function registerWebhooksCommand(program: Command): void {
       }
     })
 
-  withWebhookOptions(triggers.command('list'))
+  withHelp(withWebhookOptions(triggers.command('list')), {
+    exits: WEBHOOK_EXITS,
+    examples: [['webhooks triggers list hooks1 --app acme-chat --json', 'the triggers of hooks1 as a JSON array']],
+  })
     .description("list a webhook's triggers")
     .argument('<id>', 'the webhook')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ chatferry webhooks triggers list hooks1 --app acme-chat --json')
     .action(async (id: string, opts: WebhookOptions) => {
       checked(() => parseWebhookInput('webhooks triggers list', WebhookId, id, ['id']))
       const list = await run(opts, (c, appId) => c.listWebhookTriggers(appId, id))

@@ -1,0 +1,144 @@
+/**
+ * What an operator sees (issue 14): `chatferry run` on a pseudo-terminal (util-linux `script`)
+ * draws progress bars for planning and loading with the rate, the share of the quota and the ETA;
+ * without a terminal the same progress comes as plain lines with no control characters; and
+ * `--log-format json|pretty` (or $CHATFERRY_LOG_FORMAT) gives JSON lines or human lines, secrets
+ * redacted in both.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
+import { CLI, runCli } from '../helpers/ledger-fixtures.ts'
+import { writeRunConfig } from '../helpers/run-e2e.ts'
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
+import { recordOutput } from '../helpers/secrets.ts'
+
+let tsb: TestSandbox
+
+beforeAll(async () => {
+  tsb = await startTestSandbox({ embedded: true })
+})
+
+afterAll(async () => {
+  await tsb?.close()
+})
+
+/** A fresh job: the generic-sql fixture on SQLite, aimed at a new sandbox app with a small quota. */
+async function freshConfig(): Promise<{ cfg: string; apiKey: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'chatferry-output-'))
+  const url = `sqlite:${join(dir, 'legacy.db')}`
+  await loadGenericSqlFixture('sqlite', url)
+  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+  const cfg = writeRunConfig({
+    dir,
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    source: genericSourceConfig(url, 2) as unknown as Record<string, unknown>,
+    policies: { retention: { oldMessages: 'send' } },
+    load: { quotaWindowMs: 10_000 },
+    // A few requests per second: the load lasts long enough for the bar to be redrawn.
+    requestsPerMinute: 240,
+    itemsPerRequest: 5,
+  })
+  return { cfg, apiKey: app.apiKey }
+}
+
+/** Runs the CLI under `script`, on a pseudo-terminal; returns what the terminal received. */
+function onTerminal(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+  const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+  const child = spawn('script', ['-qfec', quoted, '/dev/null'], {
+    env: { ...process.env, CHATFERRY_LOG_LEVEL: 'info', COLUMNS: '160', LINES: '40', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()))
+  return new Promise((resolve) =>
+    child.on('exit', (code) =>
+      setTimeout(() => {
+        recordOutput(`cli-tty-${args[0] ?? 'none'}`, out)
+        resolve({ code, out })
+      }, 20),
+    ),
+  )
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/
+
+describe('progress', () => {
+  it('on a terminal: bars for planning and loading, with the rate, the share of the quota and the ETA', async () => {
+    const { cfg, apiKey } = await freshConfig()
+    const res = await onTerminal(['run', '--config', cfg])
+    expect(res.code, res.out.slice(-3000)).toBe(3)
+    // Redrawn in place: cursor movement and line clearing, and the hidden cursor shown again.
+    // eslint-disable-next-line no-control-regex
+    expect(res.out).toMatch(/\x1b\[\d*[AGK]/)
+    expect(res.out).toContain('\x1b[?25h')
+    // eslint-disable-next-line no-control-regex
+    const text = res.out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+    expect(text).toMatch(/planning [█░·]{24} messages [\d,]+(\/[\d,]+)? rows/)
+    expect(text).toMatch(/loading [█░]{24} messages [\d,]+\/[\d,]+ items +\d+\.\d% +[\d,]+ items\/min \(\d+% of quota\) +(ETA|done)/)
+    expect(text).toMatch(/loading █{24} messages ([\d,]+)\/\1 items 100\.0%/)
+    // Pretty logs on a terminal (the final line of the loader), no JSON.
+    expect(text).toMatch(/(INFO|WARN).*finished; \d+ item\(s\) rejected/)
+    expect(text).not.toMatch(/^\{"level"/m)
+    expect(res.out).not.toContain(apiKey)
+  })
+
+  it('without a terminal: plain progress lines, no control characters', async () => {
+    const { cfg } = await freshConfig()
+    const res = await runCli(['run', '--config', cfg, '--log-format', 'pretty'], { CHATFERRY_PROGRESS_SECONDS: '1' }).done
+    expect(res.code, res.stderr.slice(-3000)).toBe(3)
+    expect(res.stderr).toMatch(/^planning messages [\d,]+(\/[\d,]+)? rows/m)
+    expect(res.stderr).toMatch(/^loading messages [\d,]+\/[\d,]+ items +\d+\.\d% +[\d,]+ items\/min \(\d+% of quota\) +(ETA|done)/m)
+    for (const line of res.stderr.split('\n')) {
+      expect(line, JSON.stringify(line)).not.toMatch(CONTROL)
+    }
+  })
+})
+
+describe('--log-format', () => {
+  it('json: every stderr line is a JSON object (progress included); secrets redacted', async () => {
+    const { cfg, apiKey } = await freshConfig()
+    const res = await runCli(['run', '--config', cfg, '--log-format', 'json']).done
+    expect(res.code, res.stderr.slice(-3000)).toBe(3)
+    const lines = res.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('chatferry:'))
+    expect(lines.length).toBeGreaterThan(2)
+    const records = lines.map((l) => JSON.parse(l) as { level: number; msg: string; progress?: { phase: string } })
+    expect(records.some((r) => r.progress?.phase === 'loading')).toBe(true)
+    expect(records.some((r) => /finished; \d+ item\(s\) rejected/.test(r.msg))).toBe(true)
+    expect(res.stderr).not.toContain(apiKey)
+  })
+
+  it('pretty (from $CHATFERRY_LOG_FORMAT): human lines, not JSON', async () => {
+    const { cfg } = await freshConfig()
+    const res = await runCli(['run', '--config', cfg], { CHATFERRY_LOG_FORMAT: 'pretty' }).done
+    expect(res.code, res.stderr.slice(-3000)).toBe(3)
+    expect(res.stderr).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: finished; \d+ item\(s\) rejected/m)
+    expect(res.stderr).not.toMatch(/^\{/m)
+  })
+
+  it('a redacted secret stays redacted in both formats', async () => {
+    for (const format of ['json', 'pretty'] as const) {
+      const out: string[] = []
+      const { createLogger } = await import('../../src/logger.ts')
+      const logger = createLogger({ format, destination: { write: (s: string) => void out.push(s) } as unknown as NodeJS.WritableStream })
+      logger.info({ apiKey: 'cf-test-secret-log', target: { secret: 'cf-test-secret-nested' } }, 'configured')
+      expect(out.join(''), format).toContain('[redacted]')
+      expect(out.join(''), format).not.toContain('cf-test-secret-')
+    }
+  })
+
+  it('rejects an unknown format with a usage error', async () => {
+    const res = await runCli(['status', '--log-format', 'xml']).done
+    expect(res.code).toBe(2)
+    expect(res.stderr).toMatch(/--log-format.*xml|xml.*--log-format/)
+  })
+})
