@@ -9,7 +9,9 @@
 FROM node:24-bookworm-slim AS pack
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: the checkout's `prepare` (bin/prepare.js, warming the sandbox template of a
+# development checkout) has nothing to warm in a build stage, and bin/ is not copied yet.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin bin
 COPY src src
@@ -25,7 +27,8 @@ RUN npm install -g --no-audit --no-fund /tmp/chatferry.tgz && rm /tmp/chatferry.
   && mkdir /data && chown node:node /data
 USER node
 # The working directory holds chatferry.yaml (the default --config), the embedded ledger
-# (`.chatferry/`, when state.url is absent) and the reports: mount a volume here.
+# (`.chatferry/`, when state.url is absent) and the reports: mount a volume here, or point
+# $CHATFERRY_CONFIG at a mounted file and state.url at Postgres (docker-compose.yml, deploy/k8s/).
 WORKDIR /data
 VOLUME /data
 ENV NODE_ENV=production CHATFERRY_SANDBOX_CACHE=/tmp/chatferry-sandbox
