@@ -2,6 +2,7 @@
 # non-root user. The two stages are the steps test/integration/package-install.test.ts runs outside
 # Docker on every `npm test` (`npm pack`, then `npm install -g` of the tarball), so what the image
 # holds is what that test installs and runs (`--help` and the complete demo, on Node 22 and 24).
+# test/integration/deploy-files.test.ts compares this file's npm steps and copied files with it.
 #
 #   docker build -t chatferry .
 #   docker run --rm chatferry demo --dir /data/demo
@@ -9,7 +10,9 @@
 FROM node:24-bookworm-slim AS pack
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: the checkout's `prepare` (bin/prepare.js, warming the sandbox template of a
+# development checkout) has nothing to warm in a build stage, and bin/ is not copied yet.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin bin
 COPY src src
@@ -25,7 +28,8 @@ RUN npm install -g --no-audit --no-fund /tmp/chatferry.tgz && rm /tmp/chatferry.
   && mkdir /data && chown node:node /data
 USER node
 # The working directory holds chatferry.yaml (the default --config), the embedded ledger
-# (`.chatferry/`, when state.url is absent) and the reports: mount a volume here.
+# (`.chatferry/`, when state.url is absent) and the reports: mount a volume here, or point
+# $CHATFERRY_CONFIG at a mounted file and state.url at Postgres (docker-compose.yml, deploy/k8s/).
 WORKDIR /data
 VOLUME /data
 ENV NODE_ENV=production CHATFERRY_SANDBOX_CACHE=/tmp/chatferry-sandbox

@@ -10,6 +10,10 @@ export interface Claim {
   entity: Entity
   items: BatchItem[]
   claimedAt: number
+  /** The local clock when the lease was last claimed or renewed (it runs `load.leaseSeconds` from about then). */
+  renewedAt: number
+  /** A renewal found the lease gone (expired or taken over): nothing about this claim will be recorded. */
+  leaseLost: boolean
   requests: number
   rateLimited: number
   firstSentAt: number | undefined
@@ -36,6 +40,8 @@ export async function claimBatches(run: LoaderRun, batchIds: readonly number[]):
       entity: b.entity,
       items: b.items,
       claimedAt: b.claimedAt,
+      renewedAt: b.claimedAt,
+      leaseLost: false,
       requests: 0,
       rateLimited: 0,
       firstSentAt: undefined,

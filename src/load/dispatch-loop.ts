@@ -3,7 +3,7 @@
  * none, claim the fetched batches together, and hand each to a sender lane (process-batch.ts). A
  * `load` ends when the ledger is drained; a `worker` serves until stopped.
  */
-import type PgBoss from 'pg-boss'
+import type { Job } from 'pg-boss'
 
 import { type Claim, claimBatches } from './claim.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -62,7 +62,7 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
 }
 
 /** Fetches up to `free` batch jobs; when there are none, packs and tries once more. */
-async function fetchJobs(run: LoaderRun, free: number): Promise<PgBoss.Job<BatchJobData>[]> {
+async function fetchJobs(run: LoaderRun, free: number): Promise<Job<BatchJobData>[]> {
   const { queue } = run
   const jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
   if (jobs.length > 0) {
@@ -73,7 +73,7 @@ async function fetchJobs(run: LoaderRun, free: number): Promise<PgBoss.Job<Batch
 }
 
 /** Claims the fetched jobs' batches and puts each on a lane; false when claiming failed (the jobs come back later). */
-async function dispatch(run: LoaderRun, jobs: readonly PgBoss.Job<BatchJobData>[]): Promise<boolean> {
+async function dispatch(run: LoaderRun, jobs: readonly Job<BatchJobData>[]): Promise<boolean> {
   let claims: Map<number, Claim>
   try {
     claims = await claimBatches(
@@ -89,8 +89,19 @@ async function dispatch(run: LoaderRun, jobs: readonly PgBoss.Job<BatchJobData>[
   }
   for (const job of jobs) {
     const c = claims.get(job.data.batchId)
+    if (c !== undefined) {
+      run.hold(c)
+    }
     run.lanes
-      .add(() => processBatch(run, job, c))
+      .add(async () => {
+        try {
+          await processBatch(run, job, c)
+        } finally {
+          if (c !== undefined) {
+            run.letGo(c)
+          }
+        }
+      })
       .catch((err: unknown) => {
         if (err instanceof FatalLoadError) {
           run.halt(err)

@@ -18,7 +18,7 @@ import type { LoaderCounters, LoaderOptions, LoadOutcome, LoadOutcomeStatus } fr
 import { createOutageWatch, type OutageWatch } from './outage.ts'
 import { createQuotaBudget, type QuotaBudget, requestsPerWindow } from './quota-budget.ts'
 import { ResultSettler } from './result-settler.ts'
-import { startWorkQueue, type WorkQueue } from './work-queue.ts'
+import { queueJobId, startWorkQueue, type WorkQueue } from './work-queue.ts'
 
 export class LoaderRun {
   readonly store: LedgerStore
@@ -44,6 +44,9 @@ export class LoaderRun {
   readonly settler = new ResultSettler(this)
   private readonly onAbort = () => this.stop.abort(this.options.signal?.reason)
   private timers: NodeJS.Timeout[] = []
+  /** The claims this process holds (claimed, not yet settled or handed back): their leases are renewed. */
+  private readonly held = new Set<Claim>()
+  private renewing: Promise<void> | undefined
   private runId = 0
 
   private constructor(options: LoaderOptions, queue: WorkQueue, budget: QuotaBudget, startedAt: number) {
@@ -121,6 +124,15 @@ export class LoaderRun {
         void this.store.heartbeatRun(this.runId, this.counters).catch(() => {})
       }, 5000),
     )
+    // Lease renewal: three times per lease, every held batch's ledger lease and pg-boss heartbeat.
+    this.timers.push(
+      setInterval(
+        () => {
+          void this.renewLeases().catch((err: unknown) => this.log.warn({ err }, 'renewing the leases failed'))
+        },
+        Math.max(1000, Math.floor((settings.leaseSeconds * 1000) / 3)),
+      ),
+    )
     if (options.onTick) {
       this.timers.push(setInterval(() => options.onTick?.(this.counters), 1000))
     }
@@ -133,9 +145,68 @@ export class LoaderRun {
     this.stop.abort(this.fatal)
   }
 
-  /** How much of the claim's lease is left, by the local clock. */
+  /** How much of the claim's lease is left, by the local clock (0 once a renewal found it lost). */
   leaseLeftMs(c: Claim): number {
-    return this.settings.leaseSeconds * 1000 - (Date.now() - c.claimedAt)
+    return c.leaseLost ? 0 : this.settings.leaseSeconds * 1000 - (Date.now() - c.renewedAt)
+  }
+
+  /** The claim is held from its claim until it is settled, split or handed back: its lease is renewed meanwhile. */
+  hold(c: Claim): void {
+    this.held.add(c)
+  }
+
+  letGo(c: Claim): void {
+    this.held.delete(c)
+  }
+
+  /**
+   * Renews the leases of `claims` (default: every claim held): the ledger lease and the pg-boss
+   * job's heartbeat, in one transaction, fenced by the lease token. A claim whose lease was no
+   * longer valid is marked lost. One renewal at a time: a caller arriving during one waits for it
+   * and then renews its own claims.
+   */
+  async renewLeases(claims: readonly Claim[] = [...this.held]): Promise<void> {
+    while (this.renewing !== undefined) {
+      await this.renewing.catch(() => {})
+    }
+    const live = claims.filter((c) => !c.leaseLost)
+    if (live.length === 0) {
+      return
+    }
+    const startedAt = Date.now()
+    const renewal = this.store.batches
+      .renew(
+        live.map((c) => ({ batchId: c.batchId, token: c.token })),
+        this.settings.leaseSeconds,
+        (trx, batchIds) => this.queue.touch(batchIds.map(queueJobId), trx),
+      )
+      .then((renewed) => {
+        for (const c of live) {
+          if (renewed.has(c.batchId)) {
+            c.renewedAt = startedAt
+          } else {
+            c.leaseLost = true
+          }
+        }
+      })
+    this.renewing = renewal
+    try {
+      await renewal
+    } finally {
+      this.renewing = undefined
+    }
+  }
+
+  /**
+   * Makes sure the claim's lease outlasts `needMs` from now, renewing it when it does not; false
+   * when it cannot (the lease was lost).
+   */
+  async ensureLease(c: Claim, needMs: number): Promise<boolean> {
+    if (this.leaseLeftMs(c) >= needMs) {
+      return true
+    }
+    await this.renewLeases([c]).catch((err: unknown) => this.log.warn({ err, batch: c.batchId }, 'renewing the lease failed'))
+    return this.leaseLeftMs(c) >= needMs
   }
 
   /** A fenced write found the lease taken over: count it and say so. */

@@ -3,7 +3,7 @@
  * (result-settler.ts), split it in halves, or hand it back, each fenced by the claim's lease and
  * in one transaction with its pg-boss job's change.
  */
-import type PgBoss from 'pg-boss'
+import type { Job } from 'pg-boss'
 
 import type { ImportResult } from '../target/client.ts'
 import type { Claim } from './claim.ts'
@@ -12,7 +12,7 @@ import { sendBatch, type Settlement } from './send-batch.ts'
 import type { BatchJobData } from './work-queue.ts'
 
 /** Sends the job's claimed batch and records the outcome; `c` is undefined when the batch was no longer open. */
-export async function processBatch(run: LoaderRun, job: PgBoss.Job<BatchJobData>, c: Claim | undefined): Promise<void> {
+export async function processBatch(run: LoaderRun, job: Job<BatchJobData>, c: Claim | undefined): Promise<void> {
   const { queue } = run
   if (c === undefined) {
     // Settled already (the pg-boss job outlived it): nothing to send.

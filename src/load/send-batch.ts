@@ -99,7 +99,7 @@ async function sendOnce(run: LoaderRun, c: Claim): Promise<ImportResult> {
       run.halt(new FatalLoadError(watch.giveUpMessage()))
     }
     run.stop.signal.throwIfAborted()
-    if (run.leaseLeftMs(c) < run.options.timeoutMs + 2000) {
+    if (!(await run.ensureLease(c, run.options.timeoutMs + 2000))) {
       throw new AbortError(new LeaseExpiringError())
     }
     const t0 = Date.now()

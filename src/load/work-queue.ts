@@ -1,8 +1,15 @@
 /**
  * Load work as pg-boss jobs: one pg-boss job per ledger batch, in a queue per ledger job, in the
- * ledger's own database (schema `chatferry_boss`). pg-boss gives the lease (`expireInSeconds`),
- * the takeover of a dead worker's batch (expiry → retry), and fetching with SKIP LOCKED across
- * processes and machines. On the embedded PGlite store it runs through a `db` adapter.
+ * ledger's own database (schema `chatferry_boss`). pg-boss (12.x) gives the lease, the takeover of
+ * a dead worker's batch (lost heartbeat → retry), and fetching with SKIP LOCKED across processes
+ * and machines. On the embedded PGlite store it runs through a `db` adapter.
+ *
+ * The lease is pg-boss's job heartbeat (`heartbeatSeconds` = `load.leaseSeconds`): a worker renews
+ * the lease of every batch it holds with {@link WorkQueue.touch} (with the ledger lease, in one
+ * transaction; see `LoaderRun.renewLeases`), so a batch held through a long 429 pause or a slow
+ * request keeps its lease, and a dead worker's batches come back one lease after its last renewal.
+ * `expireInSeconds` is only the ceiling on holding one batch at all ({@link maxHoldSeconds}).
+ * Jobs created by pg-boss 10 (before the heartbeat) keep their own fixed expiry until they settle.
  *
  * This is the one module that touches pg-boss's tables other than through pg-boss's API, in two
  * places only, because pg-boss has no API for either:
@@ -13,7 +20,9 @@
  * Ledger transactions reach pg-boss as opaque handles ({@link LedgerTransaction}) that
  * {@link WorkQueue.adapter} turns into pg-boss's `db` option.
  */
-import PgBoss from 'pg-boss'
+import { type Db, type Job, PgBoss, type Queue } from 'pg-boss'
+
+export type { Job }
 
 import type { LedgerSessions } from '../state/ledger-sessions.ts'
 import type { LedgerTransaction } from '../state/ledger-transaction.ts'
@@ -32,9 +41,11 @@ export interface WorkQueue {
   /** The pg-boss queue of this ledger job. */
   readonly name: string
   /** A pg-boss `db` that runs inside a ledger transaction (so ledger writes and job changes commit together). */
-  adapter(trx: LedgerTransaction): PgBoss.Db
+  adapter(trx: LedgerTransaction): Db
   /** Completes several jobs in one statement, inside `trx`. */
   completeMany(ids: readonly string[], trx: LedgerTransaction): Promise<void>
+  /** Renews the lease (pg-boss heartbeat) of these active jobs, inside `trx`. */
+  touch(ids: readonly string[], trx: LedgerTransaction): Promise<void>
   /** Inserts one job per ledger batch, inside `trx` (the transaction that created the batches). */
   enqueue(trx: LedgerTransaction, batchIds: readonly number[]): Promise<void>
   /** Of these ledger batches, those whose job is gone or finished for good (not created, retry or active). */
@@ -53,7 +64,7 @@ export function queueName(jobId: string): string {
   return `chatferry-load-${jobId}`
 }
 
-function transactionAdapter(trx: LedgerTransaction): PgBoss.Db {
+function transactionAdapter(trx: LedgerTransaction): Db {
   return { executeSql: (text: string, values: unknown[] = []) => trx.executeSql(text, values) }
 }
 
@@ -73,16 +84,37 @@ export interface WorkQueueOptions {
   readonly onError?: (err: Error) => void
 }
 
+/** pg-boss's smallest heartbeat. */
+const MIN_HEARTBEAT_SECONDS = 10
+
+/** The pg-boss heartbeat of a lease: the lease itself, at least pg-boss's minimum. */
+export function heartbeatSeconds(leaseSeconds: number): number {
+  return Math.max(MIN_HEARTBEAT_SECONDS, Math.ceil(leaseSeconds))
+}
+
+/**
+ * The ceiling on holding one batch, renewals included (pg-boss `expireInSeconds`, which runs from
+ * the fetch and is not renewed): an hour, or the lease when longer; pg-boss allows at most 24 h.
+ */
+export function maxHoldSeconds(leaseSeconds: number): number {
+  return Math.min(86_400, Math.max(3600, heartbeatSeconds(leaseSeconds)))
+}
+
 /** pg-boss on the ledger's database: through the embedded store's session, or its own pool by URL. */
 function createBoss(sessions: LedgerSessions, options: WorkQueueOptions): PgBoss {
+  // Expired leases (lost heartbeats) are found by pg-boss's monitor pass: a few times per lease.
+  const sweepSeconds = Math.max(1, Math.min(30, Math.floor(options.leaseSeconds / 4)))
   const common = {
     schema: BOSS_SCHEMA,
     supervise: true,
     schedule: false,
     migrate: true,
-    maintenanceIntervalSeconds: Math.max(1, Math.min(30, Math.floor(options.leaseSeconds / 4))),
-    monitorStateIntervalSeconds: 60,
-    archiveCompletedAfterSeconds: 3600,
+    superviseIntervalSeconds: sweepSeconds,
+    monitorIntervalSeconds: sweepSeconds,
+    maintenanceIntervalSeconds: sweepSeconds,
+    // chatferry registers its own processes (`chatferry.workers`); pg-boss's registry is not read.
+    registerInstance: false,
+    openTelemetry: { enabled: false },
   }
   // On the embedded store pg-boss runs multi-statement scripts (its migrations, locked
   // maintenance) without parameters: the embedded session runs those as scripts.
@@ -95,21 +127,97 @@ function createBoss(sessions: LedgerSessions, options: WorkQueueOptions): PgBoss
   return new PgBoss({ ...common, connectionString: options.url, max: 4, application_name: 'chatferry' })
 }
 
+/** Where the work queue of a ledger created with pg-boss 10 is moved while its jobs are copied. */
+export const RETIRED_SCHEMA = `${BOSS_SCHEMA}_v10`
+/** pg-boss 10's schema version, the last one before pg-boss 11's reinstall. */
+const PG_BOSS_10_SCHEMA_VERSION = 24
+
+/**
+ * pg-boss 11 and 12 cannot migrate pg-boss 10's schema (version 24): pg-boss 11 installs a new
+ * schema and leaves moving the jobs to its users. When the ledger's work queue is pg-boss 10's, it
+ * is renamed to {@link RETIRED_SCHEMA}, so that pg-boss 12 installs its own; true when there are
+ * jobs to adopt (a retired schema of an earlier, interrupted upgrade counts too). Every chatferry
+ * process on the ledger must be stopped and upgraded first (an old one would find its tables gone).
+ */
+async function retirePgBoss10Schema(session: LedgerTransaction): Promise<boolean> {
+  const r = await session.executeSql(
+    `select to_regclass('${BOSS_SCHEMA}.version') is not null as current, to_regclass('${RETIRED_SCHEMA}.job') is not null as retired`,
+  )
+  const found = r.rows[0] as { current: boolean; retired: boolean }
+  if (found.current) {
+    const v = await session.executeSql(`select version from ${BOSS_SCHEMA}.version`)
+    const version = Number((v.rows[0] as { version: number | string } | undefined)?.version)
+    if (version < PG_BOSS_10_SCHEMA_VERSION) {
+      throw new Error(
+        `the work queue (schema ${BOSS_SCHEMA}) is at pg-boss schema version ${version}: chatferry can upgrade only pg-boss 10's (${PG_BOSS_10_SCHEMA_VERSION}) and later`,
+      )
+    }
+    if (version === PG_BOSS_10_SCHEMA_VERSION && !found.retired) {
+      await session.executeSql(`alter schema ${BOSS_SCHEMA} rename to ${RETIRED_SCHEMA}`)
+      return true
+    }
+  }
+  return found.retired
+}
+
+/**
+ * Copies the unfinished chatferry jobs of the retired pg-boss 10 schema into pg-boss 12's queues
+ * (same ids and data; each queue created with `settings` when missing, and set to its own lease
+ * when its job's loader starts), then drops the retired schema. Active jobs come back as new: their
+ * holder is gone (or fenced out at the next claim, which gives the batch a new lease token).
+ * Inserting is idempotent (the ids are fixed), so an upgrade interrupted here is finished by the
+ * next start; a batch whose job were lost anyway would be planned again by the orphan repair.
+ */
+async function adoptPgBoss10Jobs(session: LedgerTransaction, boss: PgBoss, queue: Queue): Promise<void> {
+  const { name: _name, ...settings } = queue
+  const r = await session.executeSql(
+    `select id::text as id, name, data from ${RETIRED_SCHEMA}.job where name like 'chatferry-load-%' and state < 'completed' order by name, id`,
+  )
+  const byQueue = new Map<string, { id: string; data: object }[]>()
+  for (const row of r.rows as { id: string; name: string; data: object }[]) {
+    const jobs = byQueue.get(row.name) ?? []
+    jobs.push({ id: row.id, data: row.data })
+    byQueue.set(row.name, jobs)
+  }
+  for (const [name, jobs] of byQueue) {
+    if ((await boss.getQueue(name)) === null) {
+      await boss.createQueue(name, settings)
+    }
+    await boss.insert(name, jobs)
+  }
+  await session.executeSql(`drop schema ${RETIRED_SCHEMA} cascade`)
+}
+
 /**
  * Starts pg-boss and creates (or updates) the queue. pg-boss's installation and queue creation (a
  * partition per queue) deadlock when several processes start at once: one process at a time sets
  * up, under a session-level advisory lock; pg-boss has no option for that.
  */
-async function setUp(sessions: LedgerSessions, boss: PgBoss, queue: PgBoss.Queue & { expireInSeconds: number; retryLimit: number }): Promise<void> {
+async function setUp(
+  sessions: LedgerSessions,
+  boss: PgBoss,
+  queue: Queue & { expireInSeconds: number; retryLimit: number; heartbeatSeconds: number },
+): Promise<void> {
   await sessions.withSession(async (session) => {
     await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
     try {
+      const retired = await retirePgBoss10Schema(session)
       await boss.start()
       const existing = await boss.getQueue(queue.name)
       if (existing === null) {
         await boss.createQueue(queue.name, queue)
-      } else if (existing.expireInSeconds !== queue.expireInSeconds || existing.retryLimit !== queue.retryLimit) {
-        await boss.updateQueue(queue.name, queue)
+      } else if (
+        existing.expireInSeconds !== queue.expireInSeconds ||
+        existing.retryLimit !== queue.retryLimit ||
+        existing.heartbeatSeconds !== queue.heartbeatSeconds
+      ) {
+        // A queue created by pg-boss 10 (or with another lease) gets the heartbeat here. pg-boss's
+        // typings leave `heartbeatSeconds` out of updateQueue, but its update statement sets it.
+        const { name, policy: _policy, ...settings } = queue
+        await (boss.updateQueue as (this: PgBoss, n: string, o: Omit<Queue, 'name' | 'policy'>) => Promise<void>).call(boss, name, settings)
+      }
+      if (retired) {
+        await adoptPgBoss10Jobs(session, boss, queue)
       }
     } finally {
       await session.executeSql(`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`)
@@ -125,7 +233,8 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
   await setUp(sessions, boss, {
     name,
     policy: 'standard' as const,
-    expireInSeconds: options.leaseSeconds,
+    heartbeatSeconds: heartbeatSeconds(options.leaseSeconds),
+    expireInSeconds: maxHoldSeconds(options.leaseSeconds),
     // Retries are how a released or expired batch comes back; the ledger, not pg-boss, decides
     // when an item is given up (rejected), so the limit is effectively unbounded.
     retryLimit: 100_000,
@@ -136,19 +245,16 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
     boss,
     name,
     adapter: transactionAdapter,
-    // pg-boss takes an id or an array of ids, then data, then options; its typings only declare
-    // the array form without data, which would run outside the transaction.
-    completeMany: (ids, trx) =>
-      (boss.complete as (this: PgBoss, n: string, ids: string[], data: object, o: PgBoss.ConnectionOptions) => Promise<void>).call(
-        boss,
-        name,
-        [...ids],
-        {},
-        { db: transactionAdapter(trx) },
-      ),
+    completeMany: async (ids, trx) => {
+      await boss.complete(name, [...ids], {}, { db: transactionAdapter(trx) })
+    },
+    touch: async (ids, trx) => {
+      await boss.touch(name, [...ids], { db: transactionAdapter(trx) })
+    },
     enqueue: async (trx, batchIds) => {
       await boss.insert(
-        batchIds.map((batchId) => ({ id: queueJobId(batchId), name, data: { jobId: options.jobId, batchId } satisfies BatchJobData })),
+        name,
+        batchIds.map((batchId) => ({ id: queueJobId(batchId), data: { jobId: options.jobId, batchId } satisfies BatchJobData })),
         { db: transactionAdapter(trx) },
       )
     },
@@ -156,6 +262,6 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
       const r = await trx.executeSql(WITHOUT_LIVE_JOB, [name, [...batchIds]])
       return r.rows.map((x: { id: number | string }) => Number(x.id))
     },
-    stop: () => boss.stop({ graceful: false, close: true, wait: true, timeout: 2000 }),
+    stop: () => boss.stop({ graceful: false, close: true, timeout: 2000 }),
   }
 }

@@ -25,6 +25,7 @@ import { lockJob } from './sql/lock-job.ts'
 import { lockOpenBatches } from './sql/lock-open-batches.ts'
 import { moveItems } from './sql/move-items.ts'
 import { rejectBatchItems } from './sql/reject-batch-items.ts'
+import { renewLeases } from './sql/renew-leases.ts'
 import { selectBatchItems } from './sql/select-batch-items.ts'
 import { selectCurrentEntity } from './sql/select-current-entity.ts'
 import { selectLeasedBatches } from './sql/select-leased-batches.ts'
@@ -88,6 +89,12 @@ export interface BatchLedger {
   release(report: BatchReport, error: { code: string; message: string }, fail: InTransaction): Promise<boolean>
   /** Fenced: settles a batch with no item left in it. */
   finishEmpty(report: BatchReport, complete: InTransaction): Promise<boolean>
+  /**
+   * Renews the unexpired leases held under these tokens for `leaseSeconds`, then calls `touch`
+   * with the ids renewed (when any), in one transaction. Returns those ids; a batch absent from
+   * them has lost its lease.
+   */
+  renew(leases: readonly { batchId: number; token: string }[], leaseSeconds: number, touch: InTransaction<[batchIds: number[]]>): Promise<Set<number>>
   /** Open batches under an unexpired lease, with their holder. */
   leased(jobId: string): Promise<{ id: number; leaseOwner: string }[]>
   /** Ends these leases now (their holder is dead). */
@@ -190,6 +197,14 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
 
     finishEmpty: (report, complete) => fenced(report, { status: 'settled' }, (trx) => complete(ledgerTransaction(trx))),
 
+    renew: (leases, leaseSeconds, touch) =>
+      db.transaction().execute(async (trx) => {
+        const renewed = leases.length === 0 ? [] : await renewLeases(trx, leases, leaseSeconds)
+        if (renewed.length > 0) {
+          await touch(ledgerTransaction(trx), renewed)
+        }
+        return new Set(renewed)
+      }),
     leased: (jobId) => selectLeasedBatches(db, jobId),
     expireLeases: (batchIds) => expireLeases(db, batchIds),
 

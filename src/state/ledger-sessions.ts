@@ -10,7 +10,8 @@ import type { StateDatabase } from './schema.ts'
 export interface LedgerSessions {
   /**
    * The embedded store's database, outside any transaction: SQL with values runs as one query, SQL
-   * without values as a script (several statements, as pg-boss's migrations and maintenance are).
+   * without values as a script (several statements, as pg-boss's migrations and maintenance are),
+   * which answers the rows of all its statements in order.
    * Undefined on a server, where such a library connects by URL with its own pool.
    */
   readonly embedded: LedgerTransaction | undefined
@@ -26,8 +27,10 @@ export function createLedgerSessions(database: OpenedDatabase<StateDatabase>): L
       : {
           async executeSql(text, values) {
             if (values === undefined || values.length === 0) {
+              // pg-boss 12's contract (and its own PGlite adapter): the rows of every statement,
+              // in order; it finds a lock's row ahead of a claim's in one script.
               const results = await pglite.exec(text)
-              return { rows: (results.at(-1)?.rows ?? []) as PgBossRows }
+              return { rows: results.flatMap((r) => r.rows) as PgBossRows }
             }
             const r = await pglite.query(text, [...values])
             return { rows: r.rows as PgBossRows }
