@@ -196,11 +196,12 @@ it('a SIGKILLed load shows as interrupted with its in-flight items; the next loa
 
   // The next write command writes the death into the ledger; the load then sends everything.
   const again = await runCli(['load', '--config', file], writerEnv(app)).done
-  expect(again.code, again.stderr).toBe(0)
+  // Exit 3: everything sent, and the seed's one mapping reject.
+  expect(again.code, again.stderr).toBe(3)
   const store = await openLedger({ dir })
   try {
     const rows = await store.listRuns('watch-kill')
-    expect(rows.map((r) => r.status)).toEqual(['succeeded', 'interrupted'])
+    expect(rows.map((r) => r.status)).toEqual(['rejected', 'interrupted'])
     expect(rows[1]!.error).toMatch(/^the process died: its process \(pid \d+ on this machine\) is gone/)
     expect(rows[1]!.finishedAt?.getTime()).toBe(rows[1]!.heartbeatAt.getTime())
     const stats = await store.entityStats('watch-kill')
