@@ -9,11 +9,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 
 import { type Sandbox, type SandboxApp, startSandbox } from '../../src/sandbox/index.ts'
 import { openLedger } from '../../src/state/store.ts'
+import { createTestDatabase } from '../helpers/db.ts'
 import { messages, runCli, users } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
 import { testSecret } from '../helpers/secrets.ts'
 
 let sb: Sandbox
@@ -210,3 +213,59 @@ it('a SIGKILLed load shows as interrupted with its in-flight items; the next loa
     await store.close()
   }
 }, 120_000)
+
+it('Postgres ledger: runs tells a silent run on another machine (interrupted) from a live one; purge waits for the live one', async () => {
+  const tdb = await createTestDatabase('cf_watch')
+  try {
+    const app = await sb.createApp({ id: 'watch-pg', apiKey: testSecret('apikey') })
+    const base = mkdtempSync(join(tmpdir(), 'cf-watch-pg-'))
+    const file = join(base, 'chatferry.yaml')
+    writeFileSync(
+      file,
+      `target:\n  appId: ${app.id}\n  region: us\n  apiKey: \${CHATFERRY_API_KEY}\n  baseUrl: ${app.baseUrl}\n` +
+        `state:\n  url: ${tdb.url}\n` +
+        `source:\n  connector: mattermost\n  url: postgres://mmuser:\${CF_WATCH_SOURCE_PASSWORD}@127.0.0.1:5432/nowhere\n`,
+    )
+    const store = await openLedger({ url: tdb.url })
+    let liveId: number
+    try {
+      await store.ensureJob('watch-pg', app.id)
+      await store.planItems('watch-pg', 'users', users(3))
+      const silent = await store.startRun('watch-pg', 'worker', 'elsewhere#0000/4242/abcd')
+      await sql`update chatferry.runs set heartbeat_at = now() - interval '2 minutes' where id = ${silent}`.execute(store.db)
+      liveId = await store.startRun('watch-pg', 'worker', 'elsewhere#0000/4343/efgh')
+    } finally {
+      await store.close()
+    }
+    const runs = await runCli(['runs', '--config', file, '--json'], readerEnv).done
+    expect(runs.code, runs.stderr).toBe(0)
+    const list = JSON.parse(runs.stdout) as { id: number; status: string; died: string | null }[]
+    expect(list.map((r) => r.status)).toEqual(['running', 'interrupted'])
+    expect(list[1]!.died).toMatch(/^no heartbeat for 1\d\d s \(last \d{4}-/)
+    const status = await runCli(['status', '--config', file, '--json'], readerEnv).done
+    expect(status.code, status.stderr).toBe(0)
+
+    const refused = await runCli(['purge', '--config', file, '--job', 'watch-pg', '--yes'], readerEnv).done
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(
+      new RegExp(`not purging job watch-pg: run #${liveId} \\(worker, elsewhere#0000/4343/efgh, last heartbeat .*\\) is live; stop it first`),
+    )
+    const check = await openLedger({ url: tdb.url })
+    try {
+      expect(await check.listJobs()).toEqual([{ id: 'watch-pg', appId: app.id }])
+      await check.finishRun(liveId, 'succeeded')
+    } finally {
+      await check.close()
+    }
+    const purged = await runCli(['purge', '--config', file, '--job', 'watch-pg', '--yes', '--json'], readerEnv).done
+    expect(purged.code, purged.stderr).toBe(0)
+    expect(JSON.parse(purged.stdout)).toEqual({
+      jobId: 'watch-pg',
+      removed: { items: 3, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, jobs: 1 },
+      queue: null,
+    })
+    expect((await runCli(['status', '--config', file, '--job', 'watch-pg'], readerEnv).done).code).toBe(2)
+  } finally {
+    await dropWithin(tdb)
+  }
+}, 60_000)
