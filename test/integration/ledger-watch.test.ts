@@ -11,7 +11,9 @@ import { join } from 'node:path'
 
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { stringify } from 'yaml'
 
+import { createSampleLegacyDatabase, SAMPLE_QUERIES } from '../../src/demo/sample-legacy.ts'
 import { type Sandbox, type SandboxApp, startSandbox } from '../../src/sandbox/index.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { createTestDatabase } from '../helpers/db.ts'
@@ -269,3 +271,64 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
     await dropWithin(tdb)
   }
 }, 60_000)
+
+it('during `run` on the embedded store: status and runs show the run and its loader live, the run row kept fresh by its heartbeat', async () => {
+  const app = await sb.createApp({ id: 'watch-run', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 60_000 } })
+  const base = mkdtempSync(join(tmpdir(), 'cf-watch-run-'))
+  const legacy = join(base, 'legacy.sqlite')
+  createSampleLegacyDatabase(legacy, Date.now(), { users: 20, channels: 3, groupDms: 1, groupMessages: 1500, directMessages: 200 })
+  const file = join(base, 'chatferry.yaml')
+  writeFileSync(
+    file,
+    stringify({
+      target: {
+        appId: app.id,
+        region: 'us',
+        apiKey: '${CHATFERRY_API_KEY}',
+        baseUrl: app.baseUrl,
+        quota: { requestsPerMinute: 60, itemsPerRequest: 50 },
+      },
+      state: { dir: join(base, '.chatferry') },
+      source: {
+        connector: 'generic-sql',
+        url: `sqlite:${legacy}`,
+        entities: {
+          users: { query: SAMPLE_QUERIES.users, timeFormat: 'epoch-ms' },
+          groups: { query: SAMPLE_QUERIES.groups, timeFormat: 'epoch-ms' },
+          members: { query: SAMPLE_QUERIES.members, timeFormat: 'epoch-ms' },
+          messages: { query: SAMPLE_QUERIES.messages, timeFormat: 'epoch-ms' },
+        },
+      },
+    }),
+  )
+  const run = runCli(['run', '--config', file], { CHATFERRY_API_KEY: app.apiKey })
+  await run.waitFor('loader started', 60_000)
+  // Past two heartbeats of the run row (every 5 s) while the loader works.
+  await new Promise((r) => setTimeout(r, 11_000))
+  const live = await statusJson(file)
+  expect(live.runs.slice(0, 2)).toMatchObject([
+    { mode: 'load', status: 'running' },
+    { mode: 'run', status: 'running' },
+  ])
+  const asked = Date.now()
+  const runs = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as {
+    mode: string
+    status: string
+    startedAt: string
+    heartbeatAt: string
+    counts: Record<string, number>
+  }[]
+  const runRow = runs.find((r) => r.mode === 'run')!
+  expect(runRow.status).toBe('running')
+  // Beating while it loads (every 5 s), not only at the end of planning (before 'loader started', 11 s before `asked`).
+  expect(Date.parse(runRow.heartbeatAt)).toBeGreaterThan(asked - 7000)
+  expect(runRow.counts.sourceRows).toBeGreaterThan(1700)
+  const done = live.entities.reduce((n, e) => n + e.done, 0)
+  expect(done).toBeGreaterThan(0)
+  expect(live.entities.reduce((n, e) => n + e.remaining, 0)).toBeGreaterThan(0)
+
+  run.child.kill('SIGTERM')
+  expect((await run.done).code).toBe(1)
+  const after = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as { mode: string; status: string }[]
+  expect(after.slice(0, 2).map((r) => `${r.mode} ${r.status}`)).toEqual(['load interrupted', 'run interrupted'])
+}, 120_000)
