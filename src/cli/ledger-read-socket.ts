@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import { rmSync } from 'node:fs'
-import { createConnection, createServer, type Server } from 'node:net'
+import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -56,9 +56,13 @@ export function readerOf(store: LedgerStore): LedgerReader {
 /** Answers read-only queries on `path` until the returned function is called. */
 export async function serveReadSocket(reader: LedgerReader, path: string): Promise<() => Promise<void>> {
   rmSync(path, { force: true })
+  const open = new Set<Socket>()
   const server: Server = createServer((socket) => {
+    open.add(socket)
+    socket.on('close', () => open.delete(socket))
     socket.on('error', () => {})
     const lines = createInterface({ input: socket })
+    lines.on('error', () => {})
     lines.on('line', (line) => {
       let id: unknown = null
       void (async () => {
@@ -83,7 +87,12 @@ export async function serveReadSocket(reader: LedgerReader, path: string): Promi
   })
   server.unref()
   return async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    // A reader still connected must not keep the holder from ending: hang up on it.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    for (const socket of open) {
+      socket.destroy()
+    }
+    await closed
     rmSync(path, { force: true })
   }
 }
@@ -105,7 +114,10 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
   }
   socket.on('error', fail)
   socket.on('close', () => fail(new Error('the chatferry process holding the embedded store closed the connection')))
-  createInterface({ input: socket }).on('line', (line) => {
+  // readline passes the socket's errors on: they are the socket's, handled above.
+  const answers = createInterface({ input: socket })
+  answers.on('error', () => {})
+  answers.on('line', (line) => {
     const answer = JSON.parse(line, (k, v: unknown) => (DATE_FIELDS.has(k) && typeof v === 'string' ? new Date(v) : v)) as {
       id: number
       ok: boolean
@@ -124,6 +136,10 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
     <T>(op: Operation) =>
     (...args: unknown[]) =>
       new Promise<T>((resolve, reject) => {
+        if (socket.destroyed) {
+          reject(new Error('the connection to the chatferry process holding the embedded store is closed'))
+          return
+        }
         const id = next++
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
         socket.write(`${JSON.stringify({ id, op, args: args.filter((a) => a !== undefined) })}\n`)
