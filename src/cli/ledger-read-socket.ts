@@ -8,7 +8,7 @@
  * holder's own queries do, so it never lands inside one of the holder's transactions.
  */
 import { createHash } from 'node:crypto'
-import { rmSync } from 'node:fs'
+import { chmodSync, rmSync } from 'node:fs'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -86,6 +86,8 @@ export async function serveReadSocket(reader: LedgerReader, path: string): Promi
     server.listen(path, () => (server.off('error', reject), resolve()))
   })
   server.unref()
+  // The ledger holds personal data: only the holder's user may ask.
+  chmodSync(path, 0o600)
   return async () => {
     // A reader still connected must not keep the holder from ending: hang up on it.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))

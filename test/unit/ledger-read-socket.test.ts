@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, statSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -30,6 +30,7 @@ const reader: LedgerReader = {
 it('answers the read-only operations with their dates, passes errors on, refuses anything else, and hangs up on readers when it stops', async () => {
   const path = join(mkdtempSync(join(tmpdir(), 'cf-sock-')), 'chatferry.sock')
   const stop = await serveReadSocket(reader, path)
+  expect(statSync(path).mode & 0o777).toBe(0o600)
   const client = await connectReadSocket(path)
   expect(await client.listJobs()).toEqual([{ id: 'j', appId: 'a' }])
   const [reject] = await client.listRejects('j', { code: 'X' })
