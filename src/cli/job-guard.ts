@@ -31,7 +31,10 @@ export function runCommandFor(ctx: Pick<LedgerContext, 'config'>): string {
  * configuration names itself, a missing job means "nothing planned yet" (`nothingPlanned`), since
  * `run` creates it; for any other id, "not found" with the jobs the ledger knows.
  */
-export async function requireKnownJob(ctx: LedgerContext, options: { nothingPlanned?: boolean } = {}): Promise<void> {
+export async function requireKnownJob(
+  ctx: Pick<LedgerContext, 'config' | 'jobId'> & { readonly store: { listJobs(): Promise<{ id: string }[]> } },
+  options: { nothingPlanned?: boolean } = {},
+): Promise<void> {
   const jobs = await ctx.store.listJobs()
   if (jobs.some((j) => j.id === ctx.jobId)) {
     return
@@ -48,7 +51,7 @@ export async function requireKnownJob(ctx: LedgerContext, options: { nothingPlan
 }
 
 /** The error of `load` when the job has no item at all. */
-export function nothingPlanned(ctx: LedgerContext): CliError {
+export function nothingPlanned(ctx: Pick<LedgerContext, 'config' | 'jobId'>): CliError {
   return new CliError(
     `nothing planned for job ${ctx.jobId} in ${ledgerPlace(ctx)}: the job has no items to load; ` +
       `run \`${runCommandFor(ctx)}\` first (it reads the source, plans every item and loads them)`,

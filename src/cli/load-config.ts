@@ -27,7 +27,11 @@ export function resolveConfigPath(file: string, env: NodeJS.ProcessEnv = process
  * Reads and parses a configuration file. Throws {@link ConfigError} when it is missing or invalid;
  * every message names the absolute path that was tried.
  */
-export function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+export function loadConfig(
+  file: string = DEFAULT_CONFIG_FILE,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { ledgerOnly?: boolean } = {},
+): ResolvedConfig {
   const path = resolveConfigPath(file, env)
   let text: string
   try {
@@ -38,5 +42,5 @@ export function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.Proce
     const given = file === path ? '' : `; --config ${file} is taken relative to ${callerDirectory(env)}, the directory the command was run in`
     throw new ConfigError(path, [{ path: '', message: `${reason} (pass --config FILE)${given}` }])
   }
-  return parseConfig(text, path, env)
+  return parseConfig(text, path, env, options)
 }

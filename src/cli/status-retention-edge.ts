@@ -6,7 +6,7 @@
 import type { ResolvedConfig } from '../job/config.ts'
 import type { EntityReport } from '../load/progress.ts'
 import { type RetentionEdge, retentionEdge, retentionEdgeAdvice } from '../plan/retention-edge.ts'
-import type { LedgerStore } from '../state/index.ts'
+import type { LedgerReader } from './ledger-read-socket.ts'
 
 export interface StatusRetentionEdge extends RetentionEdge {
   /** False when `retention.oldMessages: send` (extended retention: nothing ages out). */
@@ -15,7 +15,7 @@ export interface StatusRetentionEdge extends RetentionEdge {
 }
 
 export async function statusRetentionEdge(
-  store: LedgerStore,
+  store: Pick<LedgerReader, 'openMessagesPerMinute'>,
   jobId: string,
   config: Pick<ResolvedConfig, 'target' | 'policies'>,
   report: readonly EntityReport[],
@@ -26,7 +26,7 @@ export async function statusRetentionEdge(
   const edge = retentionEdge({
     startMs: now,
     itemsAhead: ahead,
-    messages: await store.statusLookups.openMessagesPerMinute(jobId),
+    messages: await store.openMessagesPerMinute(jobId),
     retentionDays: retention.retentionDays,
     requestsPerMinute: config.target.quota.requestsPerMinute,
     itemsPerRequest: config.target.quota.itemsPerRequest,

@@ -65,7 +65,13 @@ const VAR_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
  * Replaces `${VAR}` (or `${VAR:-default}`) in every string of `value` with the environment's
  * value. A variable that is unset and has no default is a problem at that path.
  */
-export function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: ConfigProblem[], path: string[] = []): unknown {
+export function interpolate(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  problems: ConfigProblem[],
+  path: string[] = [],
+  unused?: (path: readonly string[]) => boolean,
+): unknown {
   if (typeof value === 'string') {
     return value.replace(VAR_PATTERN, (whole, name: string, fallback: string | undefined) => {
       const found = env[name]
@@ -75,17 +81,21 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv, problems: Co
       if (fallback !== undefined) {
         return fallback
       }
+      if (unused?.(path)) {
+        // Never used by this command (a read-only one): a marker that reads as what it is.
+        return `chatferry-unset-${name}`
+      }
       problems.push({ path: path.join('.'), message: `environment variable ${name} is not set (referenced as ${whole})` })
       return ''
     })
   }
   if (Array.isArray(value)) {
-    return value.map((v, i) => interpolate(v, env, problems, [...path, String(i)]))
+    return value.map((v, i) => interpolate(v, env, problems, [...path, String(i)], unused))
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(value)) {
-      out[k] = interpolate(v, env, problems, [...path, k])
+      out[k] = interpolate(v, env, problems, [...path, k], unused)
     }
     return out
   }
@@ -231,8 +241,17 @@ function partialJs(doc: Document): unknown {
  * No problem repeats a secret of the file: YAML errors come without source lines, and every
  * message is scrubbed of the values that may be secrets.
  * @param file used in messages and kept in the result.
+ * @param options.ledgerOnly for the commands that only read the ledger (`status`, `rejects`,
+ *   `runs`): an unset variable outside `state:` and `job:` (the API key, the source's or the
+ *   management's secrets) is no problem — the command never uses it — and becomes
+ *   `chatferry-unset-<NAME>`, which no request ever carries.
  */
-export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+export function parseConfig(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { ledgerOnly?: boolean } = {},
+): ResolvedConfig {
   const problems: ConfigProblem[] = []
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter })
@@ -249,7 +268,8 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, [{ path: '', message: 'the file must be a YAML mapping (key: value)' }])
   }
-  const interpolated = interpolate(raw, env, problems) as Record<string, unknown>
+  const unused = options.ledgerOnly ? (path: readonly string[]) => path[0] !== 'state' && path[0] !== 'job' : undefined
+  const interpolated = interpolate(raw, env, problems, [], unused) as Record<string, unknown>
   const parsed = ConfigSchema.safeParse(interpolated)
   if (!parsed.success) {
     // A value built from an unset variable fails the schema too; the unset variable is the news.

@@ -19,6 +19,8 @@ import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
 import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
+import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
+import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
 import { upsertPlannedItems } from './sql/upsert-planned-items.ts'
 import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
@@ -188,6 +190,8 @@ export interface LedgerStore {
   heartbeatRun(runId: number, stats?: unknown): Promise<void>
   finishRun(runId: number, status: Exclude<RunStatus, 'running'>, stats?: unknown, error?: string): Promise<void>
   listRuns(jobId: string, limit?: number): Promise<RunRecord[]>
+  /** Marks a `running` run whose process died as `interrupted`, ended at its last heartbeat; returns 1, or 0 when it was not running. */
+  markRunDied(runId: number, why: string): Promise<number>
   /**
    * Records legacy id → platform id pairs. Returns the pairs that could not be recorded because
    * the legacy id already maps elsewhere or the platform id is taken by another legacy id.
@@ -201,10 +205,13 @@ export interface LedgerStore {
   retryRejected(jobId: string, filter?: { code?: string; entity?: Entity }): Promise<number>
   /** Lists the job ids in the ledger. */
   listJobs(): Promise<{ id: string; appId: string }[]>
+  /** Deletes every row of the job, in one transaction (`chatferry purge`); the pg-boss queue is the caller's. */
+  purgeJob(jobId: string): Promise<PurgedRows>
   close(): Promise<void>
 }
 
 export { payloadHash } from './payload.ts'
+export type { PurgedRows } from './sql/delete-job.ts'
 
 /** Runs the ledger migrations (idempotent; concurrent callers are serialised by kysely's lock). */
 export async function migrateLedger(db: Kysely<StateDatabase>): Promise<MigrationResult[]> {
@@ -336,6 +343,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         error: r.error,
       }))
     },
+    markRunDied: (runId, why) => updateRunDied(db, runId, storableTextOrNull(why) ?? why),
     async saveIdMappings(jobId, kind, mappings) {
       if (mappings.length === 0) {
         return []
@@ -483,6 +491,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       const rows = await db.selectFrom('chatferry.jobs').select(['id', 'app_id']).orderBy('id').execute()
       return rows.map((r) => ({ id: r.id, appId: r.app_id }))
     },
+    purgeJob: (jobId) => db.transaction().execute((trx) => deleteJob(trx, jobId)),
     close: () => database.close(),
   }
   return store

@@ -75,7 +75,7 @@ it('embedded store: a second process is refused with a clear message while the f
   await first.waitFor('loader started')
   const second = await runCli(['load', '--config', cfg]).done
   expect(second.code).toBe(1)
-  expect(second.stderr).toMatch(/another chatferry process \(pid \d+\) is using the embedded store/)
+  expect(second.stderr).toMatch(/another chatferry process, pid \d+ \(chatferry load, since [^)]+\), is using the embedded store/)
   first.child.kill('SIGTERM')
   const res = await first.done
   expect(res.code).toBe(1)

@@ -58,6 +58,11 @@ describe('chatferry --help', () => {
       if (!job) {
         continue
       }
+      if (job.mandatory) {
+        // A destructive command (`purge`) takes no default job: it must be named.
+        expect(job.description, path).toMatch(/no default/)
+        continue
+      }
       expect(job.description, path).toMatch(/\(default: \$CHATFERRY_JOB_ID, else job\.id, else the target app id\)$/)
     }
   })

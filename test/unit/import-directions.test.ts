@@ -15,7 +15,16 @@ const ROOT = resolve(import.meta.dirname, '../..')
 const SCANNED = ['src', 'connectors', 'mappings']
 
 /** The shared utilities at the root of src/: anything in src/, connectors/ and mappings/ may use them; they use only each other. */
-const SHARED = ['src/errors.ts', 'src/lib.ts', 'src/logger.ts', 'src/db.ts', 'src/version.ts', 'src/zod-problems.ts', 'src/format-duration.ts']
+const SHARED = [
+  'src/errors.ts',
+  'src/lib.ts',
+  'src/logger.ts',
+  'src/db.ts',
+  'src/version.ts',
+  'src/zod-problems.ts',
+  'src/format-duration.ts',
+  'src/terminal-output.ts',
+]
 
 /**
  * Each place (a folder, or the shared files), top to bottom, and what it may import besides

@@ -6,9 +6,11 @@ import { registerConfigCommand } from './config.ts'
 import { registerDemoCommand } from './demo.ts'
 import { registerLoadCommand } from './load.ts'
 import { registerPlanCommand } from './plan.ts'
+import { registerPurgeCommand } from './purge.ts'
 import { registerRejectsCommand } from './rejects.ts'
 import { registerRetryRejectedCommand } from './retry-rejected.ts'
 import { registerRunCommand } from './run.ts'
+import { registerRunsCommand } from './runs.ts'
 import { registerSandboxCommand } from './sandbox.ts'
 import { registerStatusCommand } from './status.ts'
 import { registerVerifyCommand } from './verify.ts'
@@ -28,7 +30,9 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerWorkerCommand,
   registerStatusCommand,
   registerRejectsCommand,
+  registerRunsCommand,
   registerRetryRejectedCommand,
   registerVerifyCommand,
+  registerPurgeCommand,
   registerCompletionCommand,
 ]

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
-import { openCommandContext } from '../open-command-context.ts'
+import { openReadContext } from '../ledger-read-context.ts'
 import { configOption } from '../options.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
@@ -12,7 +12,10 @@ export function registerRejectsCommand(program: Command): void {
   const rejects = program
     .command('rejects')
     .summary('list rejected items with their codes and reasons')
-    .description('List rejected items: entity, legacy id, target key, code, reason; then the count per code.')
+    .description(
+      'List rejected items: entity, legacy id, target key, code, reason; then the count per code. Needs no API key or source ' +
+        'password, and works while a run holds the embedded store.',
+    )
   withHelp(rejects, {
     exits: [
       [0, 'listed (also when there are none)'],
@@ -32,7 +35,7 @@ export function registerRejectsCommand(program: Command): void {
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
     .option('--json', 'print JSON (one array)')
     .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
-      const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         await requireKnownJob(ctx)
         const rejects = await ctx.store.listRejects(ctx.jobId, {

@@ -10,6 +10,7 @@ import { withHelp } from '../help.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { jsonOption } from '../options.ts'
 import { createPlanProgress } from '../progress-drawer.ts'
+import { RUN_HEARTBEAT_MS, runOwnerOfThisProcess } from '../run-liveness.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
@@ -67,8 +68,10 @@ export function registerRunCommand(program: Command): void {
           await requireTargetAccess(ctx, logger, stopper.signal)
           // The run row references the job: a first run on a fresh ledger must create the job first.
           await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
-          const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', `pid:${process.pid}`)
+          const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
           noteSummary({ runId })
+          // Alive while planning and loading: `status` and `runs` call a silent run dead (run-liveness.ts).
+          const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
           let code: number = EXIT.ERROR
           let failure: string | undefined
           try {
@@ -96,6 +99,7 @@ export function registerRunCommand(program: Command): void {
             failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
             throw err
           } finally {
+            clearInterval(heartbeat)
             await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined), undefined, failure)
           }
         } finally {

@@ -3,8 +3,10 @@ import type { Command } from 'commander'
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
-import { openCommandContext } from '../open-command-context.ts'
+import { openReadContext } from '../ledger-read-context.ts'
+import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
+import { deadRunReason } from '../run-liveness.ts'
 import { statusRetentionEdge } from '../status-retention-edge.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
@@ -15,7 +17,9 @@ export function registerStatusCommand(program: Command): void {
     .summary('where the job stands, per entity')
     .description(
       'Where the job stands, per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, ' +
-        'requests, 429s, rate vs quota, ETA at quota; the messages that will age out of the retention window before the load at the quota reaches them; and the last run.',
+        'requests, 429s, rate vs quota, ETA at quota; the messages that will age out of the retention window before the load at the quota reaches them; ' +
+        'and the last run (`interrupted` when its process died). Needs no API key ' +
+        'or source password, and works while a run holds the embedded store (it asks that process).',
     )
   withHelp(status, {
     exits: [
@@ -33,16 +37,24 @@ export function registerStatusCommand(program: Command): void {
     .option('--job <id>', JOB_OPTION_HELP)
     .option('--json', 'print JSON: jobId, appId, quota, entities, the last runs, retentionEdge')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
-      const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         await requireKnownJob(ctx)
         const { quota } = ctx.config.target
-        const report = buildReport(await ctx.store.entityStats(ctx.jobId), quota)
-        const runs = await ctx.store.listRuns(ctx.jobId, 5)
-        const retentionEdge = await statusRetentionEdge(ctx.store, ctx.jobId, ctx.config, report, Date.now())
+        const stats = await ctx.store.entityStats(ctx.jobId)
+        const report = buildReport(stats, quota)
+        const now = Date.now()
+        const runs = (await ctx.store.listRuns(ctx.jobId, 5)).map((r) => {
+          const died = deadRunReason(r, now)
+          return died !== undefined ? { ...r, status: 'interrupted' as const, died } : r
+        })
+        // Items a dead process left `sent`: nobody is sending them; the next run takes them over.
+        const inFlight = stats.reduce((n, s) => n + s.sent, 0)
+        const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
+        const retentionEdge = await statusRetentionEdge(ctx.store, ctx.jobId, ctx.config, report, now)
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs, retentionEdge }, null, 2)}\n`,
+            `${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs, inFlightWhenDied: orphaned, retentionEdge }, null, 2)}\n`,
           )
         } else {
           process.stdout.write(
@@ -55,8 +67,15 @@ export function registerStatusCommand(program: Command): void {
           const last = runs[0]
           if (last) {
             process.stdout.write(
-              `last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}\n`,
+              `last run: #${last.id} ${last.mode} ${last.status}, started ${last.startedAt.toISOString()}${last.error ? ` — ${last.error}` : ''}` +
+                `${'died' in last ? ` — its process died: ${last.died}` : ''}\n`,
             )
+          }
+          if (orphaned > 0) {
+            process.stdout.write(`in flight when it died: ${orphaned} items — they are sent again on the next run\n`)
+          }
+          if (ctx.holder) {
+            process.stdout.write(`read through ${describeHolder(ctx.holder)}, which holds the embedded store\n`)
           }
         }
       } finally {

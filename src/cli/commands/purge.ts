@@ -1,0 +1,96 @@
+import type { Command } from 'commander'
+
+import { ChatferryError } from '../../errors.ts'
+import { deleteWorkQueue } from '../../load/delete-work-queue.ts'
+import { queueName } from '../../load/work-queue.ts'
+import type { PurgedRows } from '../../state/store.ts'
+import { CliError } from '../cli-error.ts'
+import { EXIT } from '../exit-codes.ts'
+import { withHelp } from '../help.ts'
+import { ledgerPlace, requireKnownJob } from '../job-guard.ts'
+import { openCommandContext } from '../open-command-context.ts'
+import { configOption } from '../options.ts'
+import { deadRunReason } from '../run-liveness.ts'
+
+/** `chatferry purge`: deletes everything the ledger holds for a finished job (its personal data). */
+export function registerPurgeCommand(program: Command): void {
+  const purge = program
+    .command('purge')
+    .summary('delete everything the ledger holds for a finished job (message bodies and other personal data)')
+    .description(
+      'Delete everything the ledger holds for one job, for good: its items with their payloads (message bodies, names, ' +
+        'e-mail addresses), batches, cursors, runs, plan and verify reports, id map, and its pg-boss queue. Refused while a ' +
+        'run of the job is live, and without --yes. Nothing on the platform changes. Needs no API key or source password.',
+    )
+  withHelp(purge, {
+    exits: [
+      [0, 'purged; what was removed is printed'],
+      [1, 'the ledger could not be written; run it again'],
+      [2, 'usage or configuration error, unknown job, no --yes, or a run of the job is live; nothing was deleted'],
+    ],
+    examples: [
+      ['purge --job acme-chat --yes', 'after the cutover: remove the job and its personal data from the ledger'],
+      ['purge --job rehearsal-3 --yes --json', 'remove a rehearsal job; print what was removed as JSON'],
+    ],
+  })
+  purge
+    .addOption(configOption())
+    .requiredOption('--job <id>', 'the job to delete (named explicitly: no default)')
+    .option('--yes', 'confirm: delete the job and everything the ledger holds for it')
+    .option('--json', 'print what was removed as one JSON object')
+    .action(async (opts: { config: string; job: string; yes?: boolean; json?: boolean }) => {
+      if (!opts.yes) {
+        throw new CliError(
+          `purge deletes every item, batch, cursor, run, report and id mapping of job ${opts.job} for good; add --yes to do it`,
+          EXIT.USAGE,
+        )
+      }
+      let ctx
+      try {
+        ctx = await openCommandContext({ config: opts.config, job: opts.job, ledgerOnly: true })
+      } catch (err) {
+        if (err instanceof ChatferryError && err.code === 'CHECKPOINT_CONFLICT') {
+          throw new CliError(`not purging job ${opts.job}: ${err.message}`, EXIT.USAGE)
+        }
+        throw err
+      }
+      try {
+        await requireKnownJob(ctx)
+        const now = Date.now()
+        const live = (await ctx.store.listRuns(ctx.jobId, 1000)).filter((r) => r.status === 'running' && deadRunReason(r, now) === undefined)
+        if (live.length > 0) {
+          throw new CliError(
+            `not purging job ${ctx.jobId}: ${live
+              .map((r) => `run #${r.id} (${r.mode}, ${r.owner ?? 'unknown owner'}, last heartbeat ${r.heartbeatAt.toISOString()})`)
+              .join(', ')} is live; stop it first`,
+            EXIT.USAGE,
+          )
+        }
+        // The queue first: should the rows' deletion fail after it, the job is still known and purge runs again.
+        const queue = await deleteWorkQueue(ctx.store.sessions, ctx.jobId, ctx.config.state.url)
+        const rows = await ctx.store.purgeJob(ctx.jobId)
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ jobId: ctx.jobId, removed: rows, queue: queue ? queueName(ctx.jobId) : null })}\n`)
+        } else {
+          process.stdout.write(`purged job ${ctx.jobId} from ${ledgerPlace(ctx)}: ${describeRows(rows)}`)
+          process.stdout.write(queue ? `; pg-boss queue ${queueName(ctx.jobId)} deleted\n` : '; no pg-boss queue\n')
+        }
+      } finally {
+        await ctx.close()
+      }
+    })
+}
+
+function describeRows(rows: PurgedRows): string {
+  const names: Record<keyof PurgedRows, string> = {
+    items: 'items',
+    batches: 'batches',
+    cursors: 'cursors',
+    runs: 'runs',
+    reports: 'reports',
+    idMap: 'id mappings',
+    workers: 'worker rows',
+    jobs: 'job row',
+  }
+  return (Object.keys(names) as (keyof PurgedRows)[]).map((k) => `${rows[k]} ${names[k]}`).join(', ')
+}

@@ -1,0 +1,144 @@
+import type { Command } from 'commander'
+
+import { formatDuration } from '../../format-duration.ts'
+import type { RunRecord } from '../../state/store.ts'
+import { withHelp } from '../help.ts'
+import { requireKnownJob } from '../job-guard.ts'
+import { openReadContext } from '../ledger-read-context.ts'
+import { configOption } from '../options.ts'
+import { deadRunReason } from '../run-liveness.ts'
+import { JOB_OPTION_HELP } from './load.ts'
+
+/** One run as `runs` shows it. */
+export interface RunView {
+  readonly id: number
+  readonly mode: string
+  /** The ledger's status, except `interrupted` for a `running` row whose process died. */
+  readonly status: string
+  /** Why a `running` row counts as dead, when it does. */
+  readonly died: string | null
+  readonly owner: string | null
+  readonly startedAt: string
+  /** When it ended (null while running; the last heartbeat of a dead run is in `heartbeatAt`). */
+  readonly finishedAt: string | null
+  readonly heartbeatAt: string
+  /** Until its end, its last heartbeat if it died, or now while it runs. */
+  readonly durationMs: number
+  /** What it did, from the stats it recorded: source rows read and new items (a `run`'s planning); requests, items done, rejected, 429s (loading). */
+  readonly counts: Record<string, number>
+  readonly error: string | null
+}
+
+const numberAt = (o: unknown, key: string): number | undefined => {
+  const v = o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[key] : undefined
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined
+}
+
+/** The counts a run row's stats hold: the loader's counters, and the plan summary of a `run`. */
+export function runCounts(stats: unknown): Record<string, number> {
+  const out: Record<string, number> = {}
+  // A loader's heartbeat writes its counters; its end, `{ counters, stats }`.
+  const counters = stats !== null && typeof stats === 'object' && 'counters' in stats ? (stats as { counters: unknown }).counters : stats
+  for (const key of ['requests', 'itemsDone', 'itemsRejected', 'rateLimited'] as const) {
+    const v = numberAt(counters, key)
+    if (v !== undefined) {
+      out[key] = v
+    }
+  }
+  const plan = stats !== null && typeof stats === 'object' ? (stats as { plan?: { entities?: Record<string, unknown> } }).plan : undefined
+  if (plan?.entities && typeof plan.entities === 'object') {
+    let rows = 0
+    let inserted = 0
+    for (const e of Object.values(plan.entities)) {
+      rows += numberAt(e, 'sourceRows') ?? 0
+      inserted += numberAt((e as { ledger?: unknown } | null)?.ledger, 'inserted') ?? 0
+    }
+    out.sourceRows = rows
+    out.newItems = inserted
+  }
+  return out
+}
+
+export function runView(r: RunRecord, now = Date.now()): RunView {
+  const died = deadRunReason(r, now) ?? null
+  const end = r.finishedAt?.getTime() ?? (died !== null ? r.heartbeatAt.getTime() : now)
+  return {
+    id: r.id,
+    mode: r.mode,
+    status: died !== null ? 'interrupted' : r.status,
+    died,
+    owner: r.owner,
+    startedAt: r.startedAt.toISOString(),
+    finishedAt: r.finishedAt?.toISOString() ?? null,
+    heartbeatAt: r.heartbeatAt.toISOString(),
+    durationMs: Math.max(0, end - r.startedAt.getTime()),
+    counts: runCounts(r.stats),
+    error: r.error,
+  }
+}
+
+/** `chatferry runs`: a job's runs, newest first. */
+export function registerRunsCommand(program: Command): void {
+  const runs = program
+    .command('runs')
+    .summary("a job's runs, newest first: mode, start, end, duration, counts, outcome")
+    .description(
+      "A job's runs, newest first: mode, start and end, duration, what each did (source rows and new items planned; requests, " +
+        'items done and rejected, 429s), and its outcome. A run whose process died (SIGKILL, a lost machine) shows as ' +
+        '`interrupted`. Needs no API key or source password, and works while a run holds the embedded store.',
+    )
+  withHelp(runs, {
+    exits: [
+      [0, 'listed'],
+      [1, 'the ledger could not be read'],
+      [2, 'usage or configuration error, unknown job'],
+    ],
+    examples: [
+      ['runs', 'the runs of the job of ./chatferry.yaml'],
+      ['runs --job acme-chat --limit 100 --json', 'the last 100 runs of another job, as one JSON array'],
+    ],
+  })
+  runs
+    .addOption(configOption())
+    .option('--job <id>', JOB_OPTION_HELP)
+    .option(
+      '--limit <n>',
+      'at most this many runs',
+      (v) => {
+        const n = Number(v)
+        if (!Number.isInteger(n) || n < 1) {
+          throw new Error(`--limit must be a positive integer, got ${v}`)
+        }
+        return n
+      },
+      20,
+    )
+    .option('--json', 'print JSON (one array, newest first)')
+    .action(async (opts: { config: string; job?: string; limit: number; json?: boolean }) => {
+      const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+      try {
+        await requireKnownJob(ctx)
+        const now = Date.now()
+        const views = (await ctx.store.listRuns(ctx.jobId, opts.limit)).map((r) => runView(r, now))
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(views, null, 2)}\n`)
+          return
+        }
+        if (views.length === 0) {
+          process.stdout.write(`no runs of job ${ctx.jobId} yet\n`)
+          return
+        }
+        for (const v of views) {
+          const counts = Object.entries(v.counts)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')
+          process.stdout.write(
+            `#${v.id}\t${v.mode}\t${v.status}\t${v.startedAt} → ${v.finishedAt ?? (v.died !== null ? 'died' : 'running')}\t` +
+              `${formatDuration(v.durationMs / 1000)}\t${counts}${v.died !== null ? `\t(${v.died})` : ''}${v.error ? `\t${v.error}` : ''}\n`,
+          )
+        }
+      } finally {
+        await ctx.close()
+      }
+    })
+}

@@ -1,0 +1,73 @@
+/**
+ * Whether a run the ledger calls `running` is still alive. A process killed with SIGKILL (or a
+ * machine that lost power) never writes its end: its row stays `running`. Every running process
+ * writes its run's heartbeat every {@link RUN_HEARTBEAT_MS} (the loader's timer, and `run`'s own
+ * during planning); a run is dead when its heartbeat is older than {@link RUN_STALE_AFTER_MS}, or
+ * at once when its owner ran on this machine and that pid is gone.
+ */
+import { pidAlive } from '../lib.ts'
+import { hostKey } from '../load/host-key.ts'
+import type { RunStatus } from '../state/schema.ts'
+import type { LedgerStore, RunRecord } from '../state/store.ts'
+
+/** How often a running process writes its run's heartbeat. */
+export const RUN_HEARTBEAT_MS = 5000
+/** Six missed heartbeats: a run silent for this long is dead, wherever it ran. */
+export const RUN_STALE_AFTER_MS = 6 * RUN_HEARTBEAT_MS
+
+/** The owner of a run row: `<host>/<pid>/…` (loaders, workers, `run`), or `pid:<pid>` (older `run` rows, host unknown). */
+export function runOwnerProcess(owner: string | null): { host?: string; pid: number } | undefined {
+  if (owner === null) {
+    return undefined
+  }
+  const old = /^pid:(\d+)$/.exec(owner)
+  if (old) {
+    return { pid: Number(old[1]) }
+  }
+  const m = /^(.+)\/(\d+)(?:\/.*)?$/.exec(owner)
+  return m ? { host: m[1] as string, pid: Number(m[2]) } : undefined
+}
+
+/** The owner string a run row of this process carries. */
+export function runOwnerOfThisProcess(role: string): string {
+  return `${hostKey()}/${process.pid}/${role}`
+}
+
+/** Why a `running` row is dead, or undefined while it is alive. */
+export function deadRunReason(run: RunRecord, now = Date.now(), host = hostKey(), alive: (pid: number) => boolean = pidAlive): string | undefined {
+  if (run.status !== 'running') {
+    return undefined
+  }
+  const owner = runOwnerProcess(run.owner)
+  if (owner?.host === host && owner.pid !== process.pid && !alive(owner.pid)) {
+    return `its process (pid ${owner.pid} on this machine) is gone`
+  }
+  const silentMs = now - run.heartbeatAt.getTime()
+  if (silentMs > RUN_STALE_AFTER_MS) {
+    return `no heartbeat for ${Math.round(silentMs / 1000)} s (last ${run.heartbeatAt.toISOString()})`
+  }
+  return undefined
+}
+
+/** The status to show: `interrupted` for a `running` row whose process died. */
+export function shownStatus(run: RunRecord, now = Date.now()): RunStatus {
+  return deadRunReason(run, now) !== undefined ? 'interrupted' : run.status
+}
+
+/**
+ * Writes `interrupted` into the rows of the job's dead runs, with why, so the ledger itself stops
+ * calling them running. Every command that writes the ledger does this when it opens it (the
+ * read-only ones only show it); the finish time recorded is the last heartbeat, the last moment
+ * the process is known to have been alive.
+ */
+export async function markDeadRuns(store: Pick<LedgerStore, 'listRuns' | 'markRunDied'>, jobId: string, now = Date.now()): Promise<number> {
+  let marked = 0
+  for (const run of await store.listRuns(jobId, 1000)) {
+    const reason = deadRunReason(run, now)
+    if (reason === undefined) {
+      continue
+    }
+    marked += await store.markRunDied(run.id, `the process died: ${reason}`)
+  }
+  return marked
+}

@@ -1,0 +1,334 @@
+/**
+ * Watching a job while it runs on the embedded store, as processes: `status`, `rejects` and `runs`
+ * answer through the process holding the store (its socket) with live numbers and without the API
+ * key or the source password; writes are refused naming the holder; a SIGKILLed run shows as
+ * interrupted with its in-flight items; `purge` refuses while live and without --yes, then removes
+ * the job.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { sql } from 'kysely'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { stringify } from 'yaml'
+
+import { createSampleLegacyDatabase, SAMPLE_QUERIES } from '../../src/demo/sample-legacy.ts'
+import { type Sandbox, type SandboxApp, startSandbox } from '../../src/sandbox/index.ts'
+import { openLedger } from '../../src/state/store.ts'
+import { createTestDatabase } from '../helpers/db.ts'
+import { messages, runCli, users } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
+import { testSecret } from '../helpers/secrets.ts'
+
+let sb: Sandbox
+
+beforeAll(async () => {
+  sb = await startSandbox()
+})
+
+afterAll(async () => {
+  await sb?.close()
+})
+
+/** A configuration whose API key and source password come from the environment, as in production. */
+function watchConfig(app: SandboxApp, requestsPerMinute: number): { file: string; dir: string } {
+  const base = mkdtempSync(join(tmpdir(), 'cf-watch-'))
+  const file = join(base, 'chatferry.yaml')
+  const dir = join(base, '.chatferry')
+  writeFileSync(
+    file,
+    `target:\n  appId: ${app.id}\n  region: us\n  apiKey: \${CHATFERRY_API_KEY}\n  baseUrl: ${app.baseUrl}\n  timeoutMs: 10000\n` +
+      `  quota:\n    requestsPerMinute: ${requestsPerMinute}\n    itemsPerRequest: 50\n` +
+      `state:\n  dir: ${dir}\n` +
+      `source:\n  connector: mattermost\n  url: postgres://mmuser:\${CF_WATCH_SOURCE_PASSWORD}@127.0.0.1:5432/nowhere\n`,
+  )
+  return { file, dir }
+}
+
+const writerEnv = (app: SandboxApp) => ({ CHATFERRY_API_KEY: app.apiKey, CF_WATCH_SOURCE_PASSWORD: testSecret('srcpw') })
+/** The read-only commands run without either secret. */
+const readerEnv = { CHATFERRY_API_KEY: '', CF_WATCH_SOURCE_PASSWORD: '' }
+
+interface StatusJson {
+  entities: { entity: string; sent: number; done: number; rejected: number; remaining: number }[]
+  runs: { id: number; mode: string; status: string; died?: string }[]
+  inFlightWhenDied: number
+}
+
+async function statusJson(file: string): Promise<StatusJson> {
+  const res = await runCli(['status', '--config', file, '--json'], readerEnv).done
+  expect(res.code, res.stderr).toBe(0)
+  return JSON.parse(res.stdout) as StatusJson
+}
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 40_000): Promise<T> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const v = await read()
+    if (ok(v)) {
+      return v
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`)
+    }
+    await new Promise((r) => setTimeout(r, 300))
+  }
+}
+
+/** 3 users and `nMessages` messages planned, and one message the mapping rejected. */
+async function seed(dir: string, jobId: string, appId: string, nMessages: number): Promise<void> {
+  const store = await openLedger({ dir })
+  await store.ensureJob(jobId, appId)
+  await store.planItems(jobId, 'users', users(3))
+  await store.planItems(jobId, 'messages', messages(nMessages, 3))
+  await store.rejectItems(jobId, 'messages', [{ legacyId: 'broken-1', code: 'MAPPING_INVALID', message: 'no sender' }])
+  await store.close()
+}
+
+it('status, rejects and runs answer during a load on the embedded store, without the API key; writes are refused naming the holder; purge', async () => {
+  // 60 requests a minute: 2000 messages take about 40 s to load.
+  const app = await sb.createApp({ id: 'watch-live', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 60_000 } })
+  const { file, dir } = watchConfig(app, 60)
+  await seed(dir, 'watch-live', app.id, 2000)
+
+  const load = runCli(['load', '--config', file], writerEnv(app))
+  await load.waitFor('loader started')
+  const live = await until(
+    'messages done while the load runs',
+    () => statusJson(file),
+    (s) => (s.entities.find((e) => e.entity === 'messages')?.done ?? 0) >= 49,
+  )
+  const msgs = live.entities.find((e) => e.entity === 'messages')!
+  expect(msgs.remaining).toBeGreaterThan(0)
+  expect(live.entities.find((e) => e.entity === 'users')).toMatchObject({ done: 3, remaining: 0 })
+  expect(live.runs[0]).toMatchObject({ mode: 'load', status: 'running' })
+  expect(live.inFlightWhenDied).toBe(0)
+
+  const table = await runCli(['status', '--config', file], readerEnv).done
+  expect(table.code, table.stderr).toBe(0)
+  expect(table.stdout).toMatch(/read through pid \d+ \(chatferry load, since \d{4}-/)
+  expect(table.stdout).toMatch(/last run: #\d+ load running/)
+
+  const rejects = await runCli(['rejects', '--config', file, '--json'], readerEnv).done
+  expect(rejects.code, rejects.stderr).toBe(0)
+  expect(JSON.parse(rejects.stdout)).toMatchObject([{ legacyId: 'broken-1', targetKey: '~legacy:broken-1', code: 'MAPPING_INVALID' }])
+  const rejectsTable = await runCli(['rejects', '--config', file], readerEnv).done
+  expect(rejectsTable.stdout).toMatch(/^messages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/)
+
+  const runs = await runCli(['runs', '--config', file, '--json'], readerEnv).done
+  expect(runs.code, runs.stderr).toBe(0)
+  const running = JSON.parse(runs.stdout) as { mode: string; status: string; finishedAt: string | null; died: string | null; durationMs: number }[]
+  expect(running).toHaveLength(1)
+  expect(running[0]).toMatchObject({ mode: 'load', status: 'running', finishedAt: null, died: null })
+  expect(running[0]!.durationMs).toBeGreaterThan(0)
+
+  // Writes stay refused, naming the holder.
+  const retry = await runCli(['retry-rejected', '--config', file], writerEnv(app)).done
+  expect(retry.code).toBe(1)
+  expect(retry.stderr).toMatch(/another chatferry process, pid \d+ \(chatferry load, since \d{4}-[^)]+\), is using the embedded store/)
+  const purgeLive = await runCli(['purge', '--config', file, '--job', 'watch-live', '--yes'], readerEnv).done
+  expect(purgeLive.code).toBe(2)
+  expect(purgeLive.stderr).toMatch(/not purging job watch-live: .*pid \d+ \(chatferry load/)
+
+  load.child.kill('SIGTERM')
+  expect((await load.done).code).toBe(1)
+
+  const after = await runCli(['runs', '--config', file, '--json'], readerEnv).done
+  expect(after.code, after.stderr).toBe(0)
+  const ended = JSON.parse(after.stdout) as {
+    id: number
+    mode: string
+    status: string
+    startedAt: string
+    finishedAt: string | null
+    counts: Record<string, number>
+  }[]
+  expect(ended[0]).toMatchObject({ mode: 'load', status: 'interrupted', died: null })
+  expect(ended[0]!.finishedAt).not.toBeNull()
+  expect(ended[0]!.counts.requests).toBeGreaterThan(0)
+  expect(ended[0]!.counts.itemsDone).toBeGreaterThan(0)
+  const text = await runCli(['runs', '--config', file], readerEnv).done
+  expect(text.stdout).toMatch(/^#\d+\tload\tinterrupted\t\S+ → \S+\t\S+\trequests \d+, itemsDone \d+/)
+
+  const noYes = await runCli(['purge', '--config', file, '--job', 'watch-live'], readerEnv).done
+  expect(noYes.code).toBe(2)
+  expect(noYes.stderr).toMatch(/add --yes/)
+  const purged = await runCli(['purge', '--config', file, '--job', 'watch-live', '--yes'], readerEnv).done
+  expect(purged.code, purged.stderr).toBe(0)
+  expect(purged.stdout).toMatch(
+    /^purged job watch-live from the embedded store in .*: 2004 items, \d+ batches, 0 cursors, 1 runs, 0 reports, 0 id mappings, \d+ worker rows, 1 job row; pg-boss queue \S+ deleted/,
+  )
+  const gone = await runCli(['status', '--config', file, '--job', 'watch-live'], readerEnv).done
+  expect(gone.code).toBe(2)
+  expect(gone.stderr).toMatch(/job watch-live not found: no jobs yet/)
+  expect((await runCli(['runs', '--config', file, '--job', 'watch-live'], readerEnv).done).code).toBe(2)
+}, 120_000)
+
+it('a SIGKILLed load shows as interrupted with its in-flight items; the next load records it and sends them', async () => {
+  // Every answer takes 3 s: the batches are on the wire when the process dies.
+  const app = await sb.createApp({
+    id: 'watch-kill',
+    apiKey: testSecret('apikey'),
+    settings: { requestsPerMinute: 6000, windowMs: 10_000, faults: { latencyMs: { min: 3000, max: 3000 } } },
+  })
+  const { file, dir } = watchConfig(app, 6000)
+  await seed(dir, 'watch-kill', app.id, 400)
+
+  const load = runCli(['load', '--config', file], writerEnv(app))
+  await load.waitFor('loader started')
+  const inFlight = await until(
+    'messages in flight',
+    () => statusJson(file),
+    (s) => (s.entities.find((e) => e.entity === 'messages')?.sent ?? 0) > 0,
+  )
+  expect(inFlight.runs[0]).toMatchObject({ status: 'running' })
+  load.child.kill('SIGKILL')
+  expect((await load.done).signal).toBe('SIGKILL')
+
+  const dead = await statusJson(file)
+  const sent = dead.entities.reduce((n, e) => n + e.sent, 0)
+  expect(sent).toBeGreaterThan(0)
+  expect(dead.runs[0]).toMatchObject({ mode: 'load', status: 'interrupted' })
+  expect(dead.runs[0]!.died).toMatch(/its process \(pid \d+ on this machine\) is gone/)
+  expect(dead.inFlightWhenDied).toBe(sent)
+  const table = await runCli(['status', '--config', file], readerEnv).done
+  expect(table.stdout).toContain(`in flight when it died: ${sent} items — they are sent again on the next run`)
+  expect(table.stdout).toMatch(/last run: #\d+ load interrupted, .* its process died: its process \(pid \d+ on this machine\) is gone/)
+  const runs = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as { status: string; died: string | null }[]
+  expect(runs[0]).toMatchObject({ status: 'interrupted' })
+  expect(runs[0]!.died).not.toBeNull()
+
+  // The next write command writes the death into the ledger; the load then sends everything.
+  const again = await runCli(['load', '--config', file], writerEnv(app)).done
+  // Exit 3: everything sent, and the seed's one mapping reject.
+  expect(again.code, again.stderr).toBe(3)
+  const store = await openLedger({ dir })
+  try {
+    const rows = await store.listRuns('watch-kill')
+    expect(rows.map((r) => r.status)).toEqual(['rejected', 'interrupted'])
+    expect(rows[1]!.error).toMatch(/^the process died: its process \(pid \d+ on this machine\) is gone/)
+    expect(rows[1]!.finishedAt?.getTime()).toBe(rows[1]!.heartbeatAt.getTime())
+    const stats = await store.entityStats('watch-kill')
+    expect(stats.reduce((n, e) => n + e.sent + e.planned, 0)).toBe(0)
+  } finally {
+    await store.close()
+  }
+}, 120_000)
+
+it('Postgres ledger: runs tells a silent run on another machine (interrupted) from a live one; purge waits for the live one', async () => {
+  const tdb = await createTestDatabase('cf_watch')
+  try {
+    const app = await sb.createApp({ id: 'watch-pg', apiKey: testSecret('apikey') })
+    const base = mkdtempSync(join(tmpdir(), 'cf-watch-pg-'))
+    const file = join(base, 'chatferry.yaml')
+    writeFileSync(
+      file,
+      `target:\n  appId: ${app.id}\n  region: us\n  apiKey: \${CHATFERRY_API_KEY}\n  baseUrl: ${app.baseUrl}\n` +
+        `state:\n  url: ${tdb.url}\n` +
+        `source:\n  connector: mattermost\n  url: postgres://mmuser:\${CF_WATCH_SOURCE_PASSWORD}@127.0.0.1:5432/nowhere\n`,
+    )
+    const store = await openLedger({ url: tdb.url })
+    let liveId: number
+    try {
+      await store.ensureJob('watch-pg', app.id)
+      await store.planItems('watch-pg', 'users', users(3))
+      const silent = await store.startRun('watch-pg', 'worker', 'elsewhere#0000/4242/abcd')
+      await sql`update chatferry.runs set heartbeat_at = now() - interval '2 minutes' where id = ${silent}`.execute(store.db)
+      liveId = await store.startRun('watch-pg', 'worker', 'elsewhere#0000/4343/efgh')
+    } finally {
+      await store.close()
+    }
+    const runs = await runCli(['runs', '--config', file, '--json'], readerEnv).done
+    expect(runs.code, runs.stderr).toBe(0)
+    const list = JSON.parse(runs.stdout) as { id: number; status: string; died: string | null }[]
+    expect(list.map((r) => r.status)).toEqual(['running', 'interrupted'])
+    expect(list[1]!.died).toMatch(/^no heartbeat for 1\d\d s \(last \d{4}-/)
+    const status = await runCli(['status', '--config', file, '--json'], readerEnv).done
+    expect(status.code, status.stderr).toBe(0)
+
+    const refused = await runCli(['purge', '--config', file, '--job', 'watch-pg', '--yes'], readerEnv).done
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(
+      new RegExp(`not purging job watch-pg: run #${liveId} \\(worker, elsewhere#0000/4343/efgh, last heartbeat .*\\) is live; stop it first`),
+    )
+    const check = await openLedger({ url: tdb.url })
+    try {
+      expect(await check.listJobs()).toEqual([{ id: 'watch-pg', appId: app.id }])
+      await check.finishRun(liveId, 'succeeded')
+    } finally {
+      await check.close()
+    }
+    const purged = await runCli(['purge', '--config', file, '--job', 'watch-pg', '--yes', '--json'], readerEnv).done
+    expect(purged.code, purged.stderr).toBe(0)
+    expect(JSON.parse(purged.stdout)).toEqual({
+      jobId: 'watch-pg',
+      removed: { items: 3, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, jobs: 1 },
+      queue: null,
+    })
+    expect((await runCli(['status', '--config', file, '--job', 'watch-pg'], readerEnv).done).code).toBe(2)
+  } finally {
+    await dropWithin(tdb)
+  }
+}, 60_000)
+
+it('during `run` on the embedded store: status and runs show the run and its loader live, the run row kept fresh by its heartbeat', async () => {
+  const app = await sb.createApp({ id: 'watch-run', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 60_000 } })
+  const base = mkdtempSync(join(tmpdir(), 'cf-watch-run-'))
+  const legacy = join(base, 'legacy.sqlite')
+  createSampleLegacyDatabase(legacy, Date.now(), { users: 20, channels: 3, groupDms: 1, groupMessages: 1500, directMessages: 200 })
+  const file = join(base, 'chatferry.yaml')
+  writeFileSync(
+    file,
+    stringify({
+      target: {
+        appId: app.id,
+        region: 'us',
+        apiKey: '${CHATFERRY_API_KEY}',
+        baseUrl: app.baseUrl,
+        quota: { requestsPerMinute: 60, itemsPerRequest: 50 },
+      },
+      state: { dir: join(base, '.chatferry') },
+      source: {
+        connector: 'generic-sql',
+        url: `sqlite:${legacy}`,
+        entities: {
+          users: { query: SAMPLE_QUERIES.users, timeFormat: 'epoch-ms' },
+          groups: { query: SAMPLE_QUERIES.groups, timeFormat: 'epoch-ms' },
+          members: { query: SAMPLE_QUERIES.members, timeFormat: 'epoch-ms' },
+          messages: { query: SAMPLE_QUERIES.messages, timeFormat: 'epoch-ms' },
+        },
+      },
+    }),
+  )
+  const run = runCli(['run', '--config', file], { CHATFERRY_API_KEY: app.apiKey })
+  await run.waitFor('loader started', 60_000)
+  // Past two heartbeats of the run row (every 5 s) while the loader works.
+  await new Promise((r) => setTimeout(r, 11_000))
+  const live = await statusJson(file)
+  expect(live.runs.slice(0, 2)).toMatchObject([
+    { mode: 'load', status: 'running' },
+    { mode: 'run', status: 'running' },
+  ])
+  const asked = Date.now()
+  const runs = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as {
+    mode: string
+    status: string
+    startedAt: string
+    heartbeatAt: string
+    counts: Record<string, number>
+  }[]
+  const runRow = runs.find((r) => r.mode === 'run')!
+  expect(runRow.status).toBe('running')
+  // Beating while it loads (every 5 s), not only at the end of planning (before 'loader started', 11 s before `asked`).
+  expect(Date.parse(runRow.heartbeatAt)).toBeGreaterThan(asked - 7000)
+  expect(runRow.counts.sourceRows).toBeGreaterThan(1700)
+  const done = live.entities.reduce((n, e) => n + e.done, 0)
+  expect(done).toBeGreaterThan(0)
+  expect(live.entities.reduce((n, e) => n + e.remaining, 0)).toBeGreaterThan(0)
+
+  run.child.kill('SIGTERM')
+  expect((await run.done).code).toBe(1)
+  const after = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as { mode: string; status: string }[]
+  expect(after.slice(0, 2).map((r) => `${r.mode} ${r.status}`)).toEqual(['load interrupted', 'run interrupted'])
+}, 120_000)

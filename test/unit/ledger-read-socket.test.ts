@@ -1,0 +1,57 @@
+import { mkdtempSync, statSync } from 'node:fs'
+import { createConnection } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { expect, it } from 'vitest'
+
+import { connectReadSocket, type LedgerReader, serveReadSocket } from '../../src/cli/ledger-read-socket.ts'
+
+const started = new Date('2026-11-24T07:00:00Z')
+const reader: LedgerReader = {
+  listJobs: async () => [{ id: 'j', appId: 'a' }],
+  entityStats: async () => [],
+  listRejects: async (jobId, filter) => [
+    {
+      entity: 'users',
+      legacyId: `${jobId}:${filter?.code ?? '-'}`,
+      targetKey: 'k',
+      code: filter?.code ?? null,
+      message: null,
+      attempts: 1,
+      updatedAt: started,
+    },
+  ],
+  listRuns: async () => {
+    throw new Error('the ledger could not be read')
+  },
+  openMessagesPerMinute: async () => [[29_000_000, 3]],
+}
+
+it('answers the read-only operations with their dates, passes errors on, refuses anything else, and hangs up on readers when it stops', async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'cf-sock-')), 'chatferry.sock')
+  const stop = await serveReadSocket(reader, path)
+  expect(statSync(path).mode & 0o777).toBe(0o600)
+  const client = await connectReadSocket(path)
+  expect(await client.listJobs()).toEqual([{ id: 'j', appId: 'a' }])
+  const [reject] = await client.listRejects('j', { code: 'X' })
+  expect(reject).toMatchObject({ legacyId: 'j:X', code: 'X' })
+  expect(reject!.updatedAt).toEqual(started)
+  await expect(client.listRuns('j')).rejects.toThrow('the ledger could not be read')
+
+  // A write is not on the list, whatever a client sends.
+  const raw = createConnection(path)
+  raw.on('error', () => {})
+  const answer = await new Promise<string>((resolve) => {
+    raw.on('data', (d) => resolve(d.toString()))
+    raw.write(`${JSON.stringify({ id: 7, op: 'retryRejected', args: ['j'] })}\n`)
+  })
+  expect(JSON.parse(answer)).toEqual({ id: 7, ok: false, error: 'not a read-only ledger operation: retryRejected' })
+
+  // Two readers still connected do not keep the holder from closing.
+  const t0 = Date.now()
+  await stop()
+  expect(Date.now() - t0).toBeLessThan(2000)
+  await expect(client.listJobs()).rejects.toThrow(/closed|EPIPE|ECONNRESET/)
+  raw.destroy()
+})
