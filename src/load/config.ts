@@ -36,6 +36,12 @@ export const LoadConfigSchema = z
      * endpoints"); `app` is the cautious reading. @default 'app'
      */
     quotaScope: z.enum(['app', 'endpoint']).default('app'),
+    /**
+     * Messages that would age out of the retention window within this many ms of being packed are
+     * settled by the retention policy at pack time rather than sent: a batch packed now may go out a
+     * little later, and one row the platform refuses as too old fails its whole request. @default 600000
+     */
+    retentionMarginMs: z.number().int().min(0).max(86_400_000).default(600_000),
   })
   .strict()
 export type LoadConfig = z.output<typeof LoadConfigSchema>

@@ -55,6 +55,7 @@ export class LoaderRun {
       itemsDone: 0,
       itemsRejected: 0,
       itemsRequeued: 0,
+      itemsAgedOut: 0,
       batchesSettled: 0,
       batchesSplit: 0,
       batchesReleased: 0,

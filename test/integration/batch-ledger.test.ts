@@ -62,7 +62,7 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     expect(ids[1]).toBeGreaterThan(ids[0] as number)
     expect(await counts('pack')).toEqual({ planned: 20, sent: 100, done: 0, rejected: 0 })
     // The depth is reached: nothing more is packed.
-    expect(await batches().pack('pack', { depth: 2, itemsPerRequest: 50 }, nothing)).toBe(0)
+    expect(await batches().pack('pack', { depth: 2, itemsPerRequest: 50 }, nothing)).toEqual({ batches: 0, agedOut: 0 })
     const [a] = await claim('pack', ids)
     expect(a?.items.map((i) => i.key)).toEqual(users(50).map((u) => u.targetKey))
   })
