@@ -4,14 +4,13 @@
  * window since planning are settled by the retention policy instead (retention-at-pack.ts). The
  * SQL: src/state/batch-ledger.ts `pack`.
  */
-import { DEFAULT_RETENTION_DAYS } from '../../mappings/policies.ts'
 import type { LoaderRun } from './loader-run.ts'
-import { ageOutRule } from './retention-at-pack.ts'
+import { ageOutRule, DEFAULT_RETENTION_POLICY } from './retention-at-pack.ts'
 
 /** Packs batches of the current entity up to the queue depth; returns how many (0 when another process is packing). */
 export async function packBatches(run: LoaderRun): Promise<number> {
   const { options } = run
-  const policy = options.retention ?? { retentionDays: DEFAULT_RETENTION_DAYS, oldMessages: 'skip' }
+  const policy = options.retention ?? DEFAULT_RETENTION_POLICY
   const ageOut = ageOutRule(policy, (options.now ?? Date.now)(), run.settings.retentionMarginMs)
   const packed = await run.store.batches.pack(
     run.jobId,

@@ -12,14 +12,18 @@
  * be sent a little later (the queue ahead of the senders, retries), and a row that crosses the
  * edge on the way fails its request just the same. The SQL: src/state/sql/skip-aged-out-items.ts.
  */
-import type { Policies } from '../../mappings/policies.ts'
-import { skipReason } from '../plan/lookups.ts'
 import type { AgeOutRule } from '../state/batch-ledger.ts'
 
 const DAY_MS = 86_400_000
 
-/** The retention policy as planning applies it. */
-export type RetentionPolicy = Pick<Policies['retention'], 'retentionDays' | 'oldMessages'>
+/** The retention policy as planning applies it (`policies.retention`, mappings/policies.ts). */
+export interface RetentionPolicy {
+  readonly retentionDays: number
+  readonly oldMessages: 'skip' | 'send'
+}
+
+/** The defaults of `policies.retention` (mappings/policies.ts), for a loader given no policy. */
+export const DEFAULT_RETENTION_POLICY: RetentionPolicy = { retentionDays: 183, oldMessages: 'skip' }
 
 /**
  * Which messages the packer settles instead of sending, at the loader's clock `nowMs`: those with
@@ -31,9 +35,8 @@ export function ageOutRule(policy: RetentionPolicy, nowMs: number, marginMs: num
   }
   return {
     sentBefore: (nowMs - policy.retentionDays * DAY_MS + marginMs) / 1000,
-    reason: skipReason(
-      'retention',
-      `older than ${policy.retentionDays} days (retention.oldMessages: skip); aged out after planning, skipped when packed`,
-    ),
+    // Worded as planning stores a policy skip (`policy:<name>: <reason>`, src/plan/lookups.ts), so
+    // reports count it under the retention policy.
+    reason: `policy:retention: older than ${policy.retentionDays} days (retention.oldMessages: skip); aged out after planning, skipped when packed`,
   }
 }

@@ -7,7 +7,8 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 
-import { ageOutRule } from '../../src/load/retention-at-pack.ts'
+import { PoliciesSchema } from '../../mappings/policies.ts'
+import { ageOutRule, DEFAULT_RETENTION_POLICY } from '../../src/load/retention-at-pack.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -52,6 +53,11 @@ describe('retention at pack time', () => {
     })
     expect(ageOutRule({ retentionDays: 10, oldMessages: 'skip' }, now, 600_000)?.sentBefore).toBe(now / 1000 - 10 * DAY + 600)
     expect(ageOutRule({ retentionDays: 10, oldMessages: 'send' }, now, 600_000)).toBeUndefined()
+  })
+
+  it("a loader given no policy uses policies.retention's defaults", () => {
+    const { retentionDays, oldMessages } = PoliciesSchema.parse({}).retention
+    expect(DEFAULT_RETENTION_POLICY).toEqual({ retentionDays, oldMessages })
   })
 
   it('oldMessages: skip: a message that aged out since planning is skipped by policy, and no request carries it', async () => {
