@@ -32,6 +32,7 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
     requestsPerMinute: config.target.quota.requestsPerMinute,
     timeoutMs: config.target.timeoutMs,
     settings: ctx.load,
+    retention: config.policies.retention,
     logger: options.logger,
     mode: options.mode,
     signal: options.signal,

@@ -29,6 +29,19 @@ export const LoadConfigSchema = z
     giveUpAfterMs: z.number().int().min(1000).default(600_000),
     /** Longest pause honoured from one Retry-After / X-RateLimit-Reset. @default 120000 */
     maxRetryAfterMs: z.number().int().min(0).default(120_000),
+    /**
+     * Whether `target.quota.requestsPerMinute` is one budget for the four import endpoints together
+     * (`app`), or one budget per endpoint (`endpoint`). The documentation can be read both ways
+     * ("rate limits on each API endpoint" / "60 requests per minute … for these data import
+     * endpoints"); `app` is the cautious reading. @default 'app'
+     */
+    quotaScope: z.enum(['app', 'endpoint']).default('app'),
+    /**
+     * Messages that would age out of the retention window within this many ms of being packed are
+     * settled by the retention policy at pack time rather than sent: a batch packed now may go out a
+     * little later, and one row the platform refuses as too old fails its whole request. @default 600000
+     */
+    retentionMarginMs: z.number().int().min(0).max(86_400_000).default(600_000),
   })
   .strict()
 export type LoadConfig = z.output<typeof LoadConfigSchema>

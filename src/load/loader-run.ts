@@ -10,13 +10,14 @@ import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
 import type { LedgerStore } from '../state/store.ts'
+import type { Entity } from '../target/schemas.ts'
 import type { Claim } from './claim.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
 import type { LoaderCounters, LoaderOptions, LoadOutcome, LoadOutcomeStatus } from './loader.ts'
 import { createOutageWatch, type OutageWatch } from './outage.ts'
-import { createQuotaBudget, type QuotaBudget, requestsPerWindow } from './quota-budget.ts'
+import { openQuotaBudgets, type QuotaBudget, type QuotaBudgets, requestsPerWindow } from './quota-budget.ts'
 import { ResultSettler } from './result-settler.ts'
 import { queueJobId, startWorkQueue, type WorkQueue } from './work-queue.ts'
 
@@ -33,7 +34,8 @@ export class LoaderRun {
 
   readonly options: LoaderOptions
   readonly queue: WorkQueue
-  readonly budget: QuotaBudget
+  /** The quota budgets this run draws from: one for the app, or one per endpoint (`load.quotaScope`). */
+  private readonly budgets: QuotaBudgets
   /** Aborted by the caller's signal or by {@link halt}: no new request starts. */
   readonly stop = new AbortController()
   /** Why the run stops, when it stops for an error. */
@@ -49,13 +51,14 @@ export class LoaderRun {
   private renewing: Promise<void> | undefined
   private runId = 0
 
-  private constructor(options: LoaderOptions, queue: WorkQueue, budget: QuotaBudget, startedAt: number) {
+  private constructor(options: LoaderOptions, queue: WorkQueue, budgets: QuotaBudgets, startedAt: number) {
     this.counters = {
       requests: 0,
       rateLimited: 0,
       itemsDone: 0,
       itemsRejected: 0,
       itemsRequeued: 0,
+      itemsAgedOut: 0,
       batchesSettled: 0,
       batchesSplit: 0,
       batchesReleased: 0,
@@ -65,7 +68,7 @@ export class LoaderRun {
     }
     this.options = options
     this.queue = queue
-    this.budget = budget
+    this.budgets = budgets
     this.store = options.store
     this.jobId = options.jobId
     this.settings = options.settings
@@ -92,12 +95,13 @@ export class LoaderRun {
       ...(options.stateUrl !== undefined ? { url: options.stateUrl } : {}),
       onError: (err) => options.logger.child({ jobId, component: 'loader' }).warn({ err }, 'work queue error'),
     })
-    const budget = await createQuotaBudget(store.quota, {
+    const budgets = await openQuotaBudgets(store.quota, {
       appId: options.appId,
+      scope: settings.quotaScope,
       requestsPerWindow: requestsPerWindow(options.requestsPerMinute, settings.quotaWindowMs),
       windowMs: settings.quotaWindowMs,
     })
-    return new LoaderRun(options, queue, budget, startedAt).register()
+    return new LoaderRun(options, queue, budgets, startedAt).register()
   }
 
   private async register(): Promise<this> {
@@ -114,7 +118,8 @@ export class LoaderRun {
         workerId: this.workerId,
         concurrency: settings.concurrency,
         leaseSeconds: settings.leaseSeconds,
-        slotMs: this.budget.intervalMs,
+        slotMs: this.budgetFor('messages').intervalMs,
+        quotaScope: settings.quotaScope,
       },
       'loader started',
     )
@@ -137,6 +142,11 @@ export class LoaderRun {
       this.timers.push(setInterval(() => options.onTick?.(this.counters), 1000))
     }
     return this
+  }
+
+  /** The budget a request to `entity`'s endpoint takes its slot from (and a 429 there pauses). */
+  budgetFor(entity: Entity): QuotaBudget {
+    return this.budgets[entity]
   }
 
   /** Stops the run for `err`: no new request starts; the ones in flight finish and are settled. */

@@ -10,7 +10,10 @@
  *   quota budget per request, sends, and settles every item from its result in one transaction that
  *   also completes the pg-boss job, fenced by the token: a worker whose lease was taken over records
  *   nothing. Answers that arrive together are settled in one such transaction (each batch fenced).
- * - **Failures**: 429 pauses the whole app's budget (Retry-After / X-RateLimit-Reset); 5xx,
+ * - **Retention**: messages that aged out of the retention window since planning are settled by
+ *   the retention policy when packed, never sent (retention-at-pack.ts).
+ * - **Failures**: 429 pauses the app's budget (Retry-After / X-RateLimit-Reset, else the wait in
+ *   the 429's text); 5xx,
  *   timeouts and dropped connections are retried with jittered backoff (p-retry); then
  *   `judgeFailure` (failure-rule.ts) decides: a batch that keeps answering 500 is split in halves
  *   down to the single poison item, rejected only when the platform answered other requests
@@ -34,6 +37,7 @@ import type { LoadConfig } from './config.ts'
 import { dispatchLoop } from './dispatch-loop.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { LoaderRun } from './loader-run.ts'
+import type { RetentionPolicy } from './retention-at-pack.ts'
 
 export { ALREADY_PRESENT_CODES } from './settle-item-results.ts'
 
@@ -56,6 +60,13 @@ export interface LoaderOptions {
   /** `load` returns when the ledger is drained; `worker` keeps serving until aborted. */
   readonly mode: 'load' | 'worker'
   readonly signal?: AbortSignal
+  /**
+   * The job's retention policy (`policies.retention`), applied again when messages are packed
+   * (retention-at-pack.ts). @default {retentionDays: 183, oldMessages: 'skip'} (the policy's defaults)
+   */
+  readonly retention?: RetentionPolicy
+  /** The loader's clock for retention, epoch ms. @default Date.now */
+  readonly now?: () => number
   /** Called about once a second with the process's counters (for a progress line). */
   readonly onTick?: (counters: LoaderCounters) => void
 }
@@ -67,6 +78,8 @@ export interface LoaderCounters {
   itemsDone: number
   itemsRejected: number
   itemsRequeued: number
+  /** Messages skipped when packed: they aged out of the retention window since planning. */
+  itemsAgedOut: number
   batchesSettled: number
   batchesSplit: number
   batchesReleased: number

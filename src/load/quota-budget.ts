@@ -1,10 +1,11 @@
 /**
  * The app's request quota as one budget row in the ledger database, shared by every process that
- * loads into the app. It is a GCRA (generic cell rate algorithm) with no burst: each request takes
+ * loads into the app (with `load.quotaScope: endpoint`, one row per import endpoint of the app). It is a GCRA (generic cell rate algorithm) with no burst: each request takes
  * the next slot, `interval` after the previous one, in the database's clock, so N processes
  * together send at most the quota in any window, and a 429 pushes every process's next slot out.
  */
 import type { QuotaLedger, SlotReservation } from '../state/quota-ledger.ts'
+import { ENTITIES, type Entity } from '../target/schemas.ts'
 
 export interface QuotaBudgetOptions {
   readonly appId: string
@@ -180,4 +181,31 @@ export async function createQuotaBudget(ledger: QuotaLedger, options: QuotaBudge
   const pause = (ms: number): Promise<void> => ledger.pause(appId, ms)
 
   return { intervalMs, take, pause }
+}
+
+/** `load.quotaScope`: one budget for the four import endpoints, or one per endpoint. */
+export type QuotaScope = 'app' | 'endpoint'
+
+/** The budget of each import endpoint; with scope `app` they are one and the same. */
+export type QuotaBudgets = Readonly<Record<Entity, QuotaBudget>>
+
+/**
+ * The budget row's key: the app id for scope `app` (every endpoint draws from it), else the app id
+ * and the endpoint, so that each endpoint has the whole quota to itself and a 429 pauses only it.
+ */
+export function budgetKey(appId: string, scope: QuotaScope, entity: Entity): string {
+  return scope === 'app' ? appId : `${appId}#data_import/${entity}`
+}
+
+/** Opens the budgets of the four import endpoints for `scope` (one shared budget for `app`). */
+export async function openQuotaBudgets(ledger: QuotaLedger, options: QuotaBudgetOptions & { readonly scope: QuotaScope }): Promise<QuotaBudgets> {
+  const { scope, ...rest } = options
+  if (scope === 'app') {
+    const shared = await createQuotaBudget(ledger, rest)
+    return Object.fromEntries(ENTITIES.map((e) => [e, shared])) as Record<Entity, QuotaBudget>
+  }
+  const entries = await Promise.all(
+    ENTITIES.map(async (e) => [e, await createQuotaBudget(ledger, { ...rest, appId: budgetKey(options.appId, scope, e) })] as const),
+  )
+  return Object.fromEntries(entries) as Record<Entity, QuotaBudget>
 }

@@ -93,7 +93,7 @@ async function sendOnce(run: LoaderRun, c: Claim): Promise<ImportResult> {
   const body = `{${JSON.stringify(c.entity)}:{${c.items.map((i) => `${JSON.stringify(i.key)}:${i.payload}`).join(',')}}}`
   const keys = c.items.map((i) => i.key)
   for (;;) {
-    await run.budget.take(run.stop.signal)
+    await run.budgetFor(c.entity).take(run.stop.signal)
     // No new request once the run is stopping or the outage has lasted too long.
     if (watch.exceeded()) {
       run.halt(new FatalLoadError(watch.giveUpMessage()))

@@ -64,7 +64,7 @@ export const AppSettings = z
     /**
      * Send `X-RateLimit-*` on every import answer and `Retry-After` on a 429. The data-import
      * documentation promises none: off, the wait is only in the 429's text.
-     * @default true (for now: chatferry's loader reads the wait from the headers)
+     * @default false (as published; chatferry's loader reads the wait from the text)
      */
     rateLimitHeaders: z.boolean(),
     /** Groups a user can be a member of; a member import beyond is refused. @default 2000 (documented) */
@@ -115,7 +115,7 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
   webhooksOnImport: false,
   roles: [],
   badRow500: ['messages'],
-  rateLimitHeaders: true,
+  rateLimitHeaders: false,
   maxGroupsPerUser: LIMITS.GROUPS_PER_USER_MAX,
   maxMembersPerGroup: LIMITS.MEMBERS_PER_GROUP_MAX,
   webhookTimeoutMs: 2_000,

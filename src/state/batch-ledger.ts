@@ -32,6 +32,7 @@ import { selectLeasedBatches } from './sql/select-leased-batches.ts'
 import { selectOpenBatches } from './sql/select-open-batches.ts'
 import { selectPlannedItems } from './sql/select-planned-items.ts'
 import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
+import { skipAgedOutItems } from './sql/skip-aged-out-items.ts'
 
 export type { BatchReport, BatchSettlement, ItemSettlement, LedgerTransaction }
 
@@ -57,6 +58,23 @@ export interface ClaimedBatch {
   readonly items: BatchItem[]
 }
 
+/**
+ * Messages to settle at pack time rather than send: those whose `sentAt` (epoch seconds) is before
+ * `sentBefore` are skipped with `reason` (the loader's retention decision, src/load/retention-at-pack.ts).
+ */
+export interface AgeOutRule {
+  readonly sentBefore: number
+  readonly reason: string
+}
+
+/** What one packing did. */
+export interface PackResult {
+  /** Batches packed. */
+  readonly batches: number
+  /** Messages skipped at pack time as aged out of the retention window. */
+  readonly agedOut: number
+}
+
 /** A callback that writes pg-boss jobs inside the ledger transaction. */
 export type InTransaction<A extends unknown[] = []> = (trx: LedgerTransaction, ...args: A) => Promise<void>
 
@@ -64,10 +82,15 @@ export interface BatchLedger {
   /**
    * Packs planned items of the current entity into full batches (≤ `itemsPerRequest` items) until
    * `depth` batches are open, marks the items `sent`, and calls `enqueue` with the new batch ids
-   * (ascending) in the same transaction. Returns how many batches it packed; 0 when another
-   * process is packing this job right now.
+   * (ascending) in the same transaction. With `ageOut`, messages it would pack that aged out of
+   * the retention window are skipped instead, in the same transaction. Returns how many batches it
+   * packed (0 when another process is packing this job right now) and how many messages it skipped.
    */
-  pack(jobId: string, limits: { depth: number; itemsPerRequest: number }, enqueue: InTransaction<[batchIds: number[]]>): Promise<number>
+  pack(
+    jobId: string,
+    limits: { depth: number; itemsPerRequest: number; ageOut?: AgeOutRule },
+    enqueue: InTransaction<[batchIds: number[]]>,
+  ): Promise<PackResult>
   /** Claims open batches with fresh lease tokens (two statements for all of them). Batches no longer open are absent. */
   claim(args: { jobId: string; batchIds: readonly number[]; owner: string; leaseSeconds: number }): Promise<ClaimedBatch[]>
   /**
@@ -123,21 +146,34 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
   return {
     pack: (jobId, limits, enqueue) =>
       db.transaction().execute(async (trx) => {
+        const none: PackResult = { batches: 0, agedOut: 0 }
         if (!(await lockJob(trx, jobId))) {
-          return 0
+          return none
         }
         const want = limits.depth - (await countOpenBatches(trx, jobId))
         if (want <= 0) {
-          return 0
+          return none
         }
         const entity = await selectCurrentEntity(trx, jobId)
         if (entity === undefined) {
-          return 0
+          return none
         }
         const ipr = limits.itemsPerRequest
-        const ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
+        let ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
+        let agedOut = 0
+        const rule = entity === 'messages' ? limits.ageOut : undefined
+        // Messages drain oldest first, so the aged-out ones are at the head: skip them and look
+        // again until what would be packed is all inside the window.
+        while (rule !== undefined && ids.length > 0) {
+          const skipped = await skipAgedOutItems(trx, { ids, sentBefore: rule.sentBefore, reason: rule.reason })
+          if (skipped.length === 0) {
+            break
+          }
+          agedOut += skipped.length
+          ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
+        }
         if (ids.length === 0) {
-          return 0
+          return { batches: 0, agedOut }
         }
         const sizes: number[] = []
         for (let i = 0; i < ids.length; i += ipr) {
@@ -150,7 +186,7 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
           ids.map((_, i) => batchIds[Math.floor(i / ipr)] as number),
         )
         await enqueue(ledgerTransaction(trx), batchIds)
-        return batchIds.length
+        return { batches: batchIds.length, agedOut }
       }),
 
     async claim(args) {

@@ -4,11 +4,18 @@
  * 2. raw throughput — sandbox with no quota, ledger and sandbox on real Postgres, full ledger
  *    writes: items/s and the loader process's peak RSS at 100k and 1M messages;
  * 3. resume — seconds from restarting `chatferry load` after a SIGKILL to its first request, on a
- *    big ledger.
+ *    big ledger;
+ * 4. wasted requests — a 100k-message load into the sandbox as published (a bad message row fails
+ *    its request with a 500 after the good rows landed; 429s without headers), where 0.5% of the
+ *    rows are refused by the platform for a reason no local validation can know (a sender that
+ *    does not exist there) and some messages age out of the retention window during the load:
+ *    import requests spent ÷ ceil(sendable items ÷ 50) per entity (target ≤ 1.01), and the requests
+ *    that carried an item already outside the window when it arrived (target 0).
  *
- * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume]`. Needs a Postgres
- * server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
- * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for resume.
+ * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste]`. Needs a
+ * Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
+ * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for
+ * resume, 20k messages for wasted requests.
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -206,6 +213,86 @@ async function resume(sb: Sandbox): Promise<void> {
   )
 }
 
+/**
+ * Wasted requests (see the header). Sandbox defaults as published (badRow500 on messages, no
+ * rate-limit headers, 183 days of retention) plus 1% extra 429s; the loader through the CLI with
+ * its defaults (retention 183 days, skip; load.retentionMarginMs 10 min). Of the messages:
+ * - every 200th has a sender the platform does not know (0.5%): refused there, unknowable here;
+ * - every 100th (offset 50) is an "edge" message whose sentAt is 183 days minus 0–12 minutes ago at
+ *   planning, placed throughout the drain order (as replies flattened after their thread are, or a
+ *   load resumed later): those within the margin when packed age out and are skipped by policy.
+ */
+async function wastedRequests(sb: Sandbox): Promise<void> {
+  const n = quick ? 20_000 : 100_000
+  const nUsers = 100
+  const retentionDays = 183
+  const stateUrl = await freshDatabase('bench_waste')
+  const app = await sb.createApp({
+    id: `waste-${randomBytes(3).toString('hex')}`,
+    settings: { requestsPerMinute: 1_000_000, windowMs: 60_000, faults: { extra429: 0.01, seed: 12 } },
+  })
+  const store = await openLedger({ url: stateUrl })
+  await store.ensureJob('waste', app.id)
+  await store.planItems('waste', 'users', users(nUsers))
+  const now = Math.floor(Date.now() / 1000)
+  const base = now - 86_400 * 60
+  const edgeOf = (k: number) => now - retentionDays * 86_400 + Math.floor(((k * 7919) % 720) + 1)
+  const sentAtOf = new Map<string, number>()
+  const bad = new Set<string>()
+  const page = 10_000
+  for (let i = 0; i < n; i += page) {
+    const chunk = messages(Math.min(page, n - i), nUsers, 'm', base).map((m, j) => {
+      const k = i + j
+      const p = m.payload as Record<string, unknown>
+      const key = `m${k}`
+      const sentAt = k % 100 === 50 ? edgeOf(k) : base + Math.floor(k / 10)
+      const sender = k % 200 === 7 ? `ghost-${k}` : p.sender
+      if (sender !== p.sender) {
+        bad.add(key)
+      }
+      sentAtOf.set(key, sentAt)
+      return { ...m, legacyId: String(k), targetKey: key, sortKey: base + Math.floor(k / 10), payload: { ...p, muid: key, sender, sentAt } }
+    })
+    await store.planItems('waste', 'messages', chunk)
+  }
+  await store.close()
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: 100_000, timeoutMs: 30_000 })
+  const start = Date.now()
+  const res = await runCli(['load', '--config', cfg, '--job', 'waste'], { CHATFERRY_LOG_LEVEL: 'warn', CHATFERRY_LOAD_CONCURRENCY: '32' }).done
+  const seconds = (Date.now() - start) / 1000
+  if (res.code !== 0 && res.code !== 3) {
+    throw new Error(`load exited ${res.code}: ${res.stderr.slice(-1000)}`)
+  }
+  await sb.whenIdle()
+  const log = await sb.requests(app.id)
+  const ledger = await openLedger({ url: stateUrl })
+  const stats = await ledger.entityStats('waste')
+  await ledger.close()
+  const parts: string[] = []
+  for (const s of stats.filter((e) => e.done + e.rejected + e.skipped > 0)) {
+    // Sendable: every item that has to go once (the unknowable bad rows too); not the ones skipped.
+    const sendable = s.done + s.rejected
+    const sent = log.filter((r) => r.endpoint === s.entity)
+    const spent = sent.filter((r) => r.status !== 429).length
+    const r429 = sent.length - spent
+    const ideal = Math.ceil(sendable / 50)
+    parts.push(
+      `${s.entity}: ${spent} requests ÷ ceil(${sendable} ÷ 50) = ${ideal} → ${(spent / ideal).toFixed(3)} (target ≤ 1.01; ` +
+        `+${r429} answered 429) · done ${s.done}, rejected ${s.rejected}, skipped ${s.skipped}`,
+    )
+  }
+  const window = retentionDays * 86_400
+  const tooOld = log.filter((r) => r.items?.some((i) => (sentAtOf.get(i.key) ?? Infinity) < r.receivedAtMs / 1000 - window)).length
+  const withBad = log.filter((r) => r.items?.some((i) => bad.has(i.key))).length
+  const status500 = log.filter((r) => r.status === 500).length
+  console.log(
+    `wasted requests: ${n.toLocaleString()} messages (+${nUsers} users), ${bad.size} with an unknown sender, ` +
+      `${n / 100} at the retention edge, loaded in ${seconds.toFixed(1)} s (exit ${res.code}) · ${parts.join(' · ')} · ` +
+      `requests carrying a message already outside the window: ${tooOld} (target 0) · requests carrying an unknown-sender row: ${withBad} ` +
+      `(of them answered 500: ${status500})`,
+  )
+}
+
 try {
   const sb = await startSandbox({ state: { url: await freshDatabase('bench_sb') } })
   try {
@@ -214,6 +301,9 @@ try {
     }
     if (!only || only === 'resume') {
       await resume(sb)
+    }
+    if (!only || only === 'waste') {
+      await wastedRequests(sb)
     }
   } finally {
     await sb.close()

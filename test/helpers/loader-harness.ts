@@ -5,7 +5,7 @@ import { pino } from 'pino'
 import { afterAll, beforeAll } from 'vitest'
 
 import { type LoadConfig, resolveLoadConfig } from '../../src/load/config.ts'
-import { type LoadOutcome, runLoader } from '../../src/load/loader.ts'
+import { type LoaderOptions, type LoadOutcome, runLoader } from '../../src/load/loader.ts'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
@@ -24,6 +24,8 @@ export interface HarnessOptions {
   timeoutMs?: number
   signal?: AbortSignal
   mode?: 'load' | 'worker'
+  retention?: LoaderOptions['retention']
+  now?: () => number
 }
 
 export function loadOnce(o: HarnessOptions): Promise<LoadOutcome> {
@@ -41,6 +43,8 @@ export function loadOnce(o: HarnessOptions): Promise<LoadOutcome> {
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     mode: o.mode ?? 'load',
     ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.retention ? { retention: o.retention } : {}),
+    ...(o.now ? { now: o.now } : {}),
   })
 }
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BatchReport, ClaimedBatch, ItemSettlement } from '../../src/state/batch-ledger.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
-import { users } from '../helpers/ledger-fixtures.ts'
+import { messages, users } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 
 let tdb: TestDatabase
@@ -62,7 +62,7 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     expect(ids[1]).toBeGreaterThan(ids[0] as number)
     expect(await counts('pack')).toEqual({ planned: 20, sent: 100, done: 0, rejected: 0 })
     // The depth is reached: nothing more is packed.
-    expect(await batches().pack('pack', { depth: 2, itemsPerRequest: 50 }, nothing)).toBe(0)
+    expect(await batches().pack('pack', { depth: 2, itemsPerRequest: 50 }, nothing)).toEqual({ batches: 0, agedOut: 0 })
     const [a] = await claim('pack', ids)
     expect(a?.items.map((i) => i.key)).toEqual(users(50).map((u) => u.targetKey))
   })
@@ -75,6 +75,27 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     })
     await expect(failing).rejects.toThrow('queue down')
     expect(await counts('rollback')).toEqual({ planned: 10, sent: 0, done: 0, rejected: 0 })
+  })
+
+  it('packing with an age-out rule skips the messages sent before it, with the reason, and packs the rest', async () => {
+    await store().ensureJob('aged', 'app')
+    // 120 messages at sentAt 1000..1119; the rule skips those before 1070. One old message holds
+    // the JSON escape \u0000, which Postgres cannot read as jsonb: it is left to be sent.
+    const msgs = messages(120, 3, 'm', 1000)
+    ;(msgs[3]!.payload as { data: { text: string } }).data.text = 'nul \u0000 here'
+    await store().planItems('aged', 'messages', msgs)
+    const packedIds: number[] = []
+    const result = await batches().pack(
+      'aged',
+      { depth: 10, itemsPerRequest: 50, ageOut: { sentBefore: 1070, reason: 'policy:retention: too old' } },
+      async (_trx, batchIds) => void packedIds.push(...batchIds),
+    )
+    expect(result).toEqual({ batches: 2, agedOut: 69 })
+    const s = (await store().entityStats('aged')).find((e) => e.entity === 'messages')
+    expect(s).toMatchObject({ skipped: 69, sent: 51, planned: 0 })
+    const claimed = await claim('aged', packedIds)
+    const keys = claimed.flatMap((b) => b.items.map((i) => i.key)).sort()
+    expect(keys).toEqual(['m3', ...Array.from({ length: 50 }, (_, i) => `m${70 + i}`)].sort())
   })
 
   it('a claim taken over records nothing; the new holder settles', async () => {

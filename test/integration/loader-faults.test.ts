@@ -93,6 +93,30 @@ describe('loader against sandbox faults', () => {
     expect(report.stats.existsAnswers).toBe(0)
   })
 
+  it('honours header-less 429s from their text: each batch waits the named seconds, nothing rejected', async () => {
+    // As published: no Retry-After, no X-RateLimit-*; the wait is only in "…Please retry for
+    // seconds after 1." The loader's own pacing here is 10 ms a slot, so a pause of its default
+    // (two slots) would bring a batch back within milliseconds.
+    const { app, planned } = await scenario('storm-text', { rateLimitHeaders: false, faults: { extra429: 0.5, seed: 5 } })
+    const out = await run('storm-text', app)
+    expect(out.status).toBe('done')
+    await fx.sb.whenIdle()
+    const log = await fx.sb.requests(app.id)
+    const limited = log.filter((r) => r.status === 429)
+    expect(limited.length).toBeGreaterThan(3)
+    for (const r of limited) {
+      expect(r.code).toBe('ERR_TOO_MANY_REQUESTS')
+      const key = r.items?.[0]?.key as string
+      const next = log.find((l) => l.receivedAtMs > r.receivedAtMs && l.items?.some((i) => i.key === key))
+      expect(next, `the batch of ${key} was sent again`).toBeDefined()
+      // The text said one second: the same batch went again no earlier than that.
+      expect((next?.receivedAtMs ?? 0) - r.receivedAtMs, `the batch of ${key} after its 429`).toBeGreaterThanOrEqual(1000)
+    }
+    const stats = await fx.store.entityStats('storm-text')
+    expect(stats.reduce((a, s) => a + s.rejected, 0)).toBe(0)
+    await expectExact(app.id, 'storm-text', planned)
+  })
+
   it('survives partial-commit 500s (already-exists on resend = done)', async () => {
     const { app, planned } = await scenario('partial', { faults: { partialCommit500: 0.3, seed: 11 } })
     const out = await run('partial', app)

@@ -48,7 +48,8 @@ describe('embedded store', () => {
   it('keeps apps, settings and data in a directory across restarts; pre-creating the same app is idempotent', async () => {
     const first = await startSandbox({ state: { dir }, apps: [{ id: 'demo', apiKey: 'demo-key' }] })
     try {
-      await first.settings('demo', { requestsPerMinute: 7 })
+      // With headers on, the answer shows the persisted limit (the published default sends none).
+      await first.settings('demo', { requestsPerMinute: 7, rateLimitHeaders: true })
       const client = createPlatformClient({ baseUrl: `${first.url}/apps/demo/v3`, apiKey: 'demo-key' })
       await client.importUsers([{ uid: 'kept', name: 'Kept' }])
     } finally {

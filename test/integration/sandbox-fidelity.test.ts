@@ -234,9 +234,9 @@ describe('smaller documented rules', () => {
     expect(groups.body.data.g3_member_a.error).toMatchObject({ code: 'ERR_BAD_REQUEST', details: { uid: [expect.stringContaining('2 groups')] } })
   })
 
-  it('DEFAULT_APP_SETTINGS: per-request 500 on messages, rate-limit headers still on until the loader reads the text', () => {
+  it('DEFAULT_APP_SETTINGS: per-request 500 on messages, no rate-limit headers (as published)', () => {
     expect(DEFAULT_APP_SETTINGS.badRow500).toEqual(['messages'])
-    expect(DEFAULT_APP_SETTINGS.rateLimitHeaders).toBe(true)
+    expect(DEFAULT_APP_SETTINGS.rateLimitHeaders).toBe(false)
   })
 })
 

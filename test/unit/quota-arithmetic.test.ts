@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { rateLimitPauseMs } from '../../src/load/pause-on-rate-limit.ts'
+import { rateLimitPause, retryWaitFromText } from '../../src/load/pause-on-rate-limit.ts'
 import { type QuotaSlots, quotaSlots, requestsPerWindow, retryReservationMs, slotWaits } from '../../src/load/quota-budget.ts'
 import { readRateLimit } from '../../src/target/http.ts'
 
@@ -81,15 +81,18 @@ describe('retryReservationMs', () => {
   })
 })
 
-describe('rateLimitPauseMs', () => {
+describe('rateLimitPause', () => {
   it.each([
-    ['the platform named a wait', 5000, 1010, 120_000, 5000],
-    ['no wait named: two slot intervals', undefined, 1010, 120_000, 2020],
-    ['a wait beyond the cap is capped', 300_000, 1010, 120_000, 120_000],
-    ['a zero wait is honoured as zero', 0, 1010, 120_000, 0],
-    ['a smaller cap', 30_000, 101, 10_000, 10_000],
-  ])('%s', (_name, retryAfterMs, intervalMs, maxRetryAfterMs, expected) => {
-    expect(rateLimitPauseMs(retryAfterMs, intervalMs, maxRetryAfterMs)).toBe(expected)
+    ['a header named a wait', 5000, undefined, 1010, 120_000, 5000, 'header'],
+    ['the header wins over the text', 5000, 58_000, 1010, 120_000, 5000, 'header'],
+    ['no header: the text', undefined, 58_000, 1010, 120_000, 58_000, 'text'],
+    ['no wait named: two slot intervals', undefined, undefined, 1010, 120_000, 2020, 'default'],
+    ['a wait beyond the cap is capped', 300_000, undefined, 1010, 120_000, 120_000, 'header'],
+    ['a text wait beyond the cap is capped', undefined, 300_000, 1010, 120_000, 120_000, 'text'],
+    ['a zero wait is honoured as zero', 0, undefined, 1010, 120_000, 0, 'header'],
+    ['a smaller cap', 30_000, undefined, 101, 10_000, 10_000, 'header'],
+  ] as const)('%s', (_name, headerMs, textMs, intervalMs, maxRetryAfterMs, expected, source) => {
+    expect(rateLimitPause({ headerMs, textMs }, intervalMs, maxRetryAfterMs)).toEqual({ ms: expected, source })
   })
 
   // From the 429's headers to the pause: Retry-After first, then X-RateLimit-Reset when nothing is left.
@@ -104,6 +107,26 @@ describe('rateLimitPauseMs', () => {
     ['a reset ten minutes away is capped', { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(now / 1000 + 600) }, 120_000],
   ])('429 with %s', (_name, headers, expected) => {
     const { retryAfterMs } = readRateLimit(new Headers(headers), now)
-    expect(rateLimitPauseMs(retryAfterMs, 1010, 120_000)).toBe(expected)
+    expect(rateLimitPause({ headerMs: retryAfterMs, textMs: undefined }, 1010, 120_000).ms).toBe(expected)
+  })
+})
+
+describe('retryWaitFromText', () => {
+  const documented = 'Too many requests for data import API. 60 per minute is the maximum request allowed. Please retry for seconds after 58.'
+  it.each<[string, string | undefined, number | undefined]>([
+    ['the documented wording', documented, 58_000],
+    ['as the client words the error', `data_import.messages failed (HTTP 429): ERR_TOO_MANY_REQUESTS: ${documented}`, 58_000],
+    ['the documented wording, one second', 'Please retry for seconds after 1.', 1000],
+    ['the older sandbox wording', 'Too many requests. 60 per minute is the maximum allowed. Please retry after 12 seconds.', 12_000],
+    ['the older wording, singular', 'Please retry after 1 second.', 1000],
+    ['any case', 'PLEASE RETRY FOR SECONDS AFTER 7.', 7000],
+    ['fractional seconds', 'Please retry for seconds after 1.5.', 1500],
+    ['no number', 'Too many requests for data import API. Please retry later.', undefined],
+    ['a number that is not a wait', '60 per minute is the maximum request allowed.', undefined],
+    ['"after" without a unit is not the older wording', 'Please retry after 5 minutes.', undefined],
+    ['no text', undefined, undefined],
+    ['empty text', '', undefined],
+  ])('%s', (_name, text, expected) => {
+    expect(retryWaitFromText(text)).toBe(expected)
   })
 })
