@@ -7,8 +7,10 @@ import type { Logger } from 'pino'
 
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
+import { FatalLoadError } from '../load/fatal-load-error.ts'
 import type { LoadOutcome } from '../load/loader.ts'
 import { createLogger } from '../logger.ts'
+import { PlatformError } from '../target/errors.ts'
 import { EXIT } from './exit-codes.ts'
 import { createProgressDrawer } from './progress-drawer.ts'
 import { stopOnSignals, type Stopper } from './signals.ts'
@@ -68,8 +70,21 @@ export async function runLoaderWithOutcome(
   if (outcome.status === 'stopped') {
     return { code: mode === 'worker' ? EXIT.OK : EXIT.ERROR, outcome, runId }
   }
+  if (refusedCredentials(outcome.error)) {
+    // A key revoked (or an app deleted) mid-load: rerunning the same command cannot fix that.
+    process.stderr.write(
+      `chatferry: ${outcome.error?.message ?? 'the platform refused the API key'} — fix target.apiKey (or the app), then run the same command again to resume\n`,
+    )
+    return { code: EXIT.USAGE, outcome, runId }
+  }
   process.stderr.write(`chatferry: ${outcome.error?.message ?? 'the loader stopped'} (run the same command again to resume)\n`)
   return { code: EXIT.ERROR, outcome, runId }
+}
+
+/** Whether the loader stopped because the platform refused its credentials (HTTP 401/403). */
+function refusedCredentials(err: Error | undefined): boolean {
+  const cause = err instanceof FatalLoadError ? err.cause : undefined
+  return cause instanceof PlatformError && cause.kind === 'http' && (cause.status === 401 || cause.status === 403)
 }
 
 /**

@@ -21,7 +21,7 @@ import { CLI, messages, runCli, users, writeConfig } from '../helpers/ledger-fix
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase } from '../helpers/mysql.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
+import { mgmtRaw, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 import { recordOutput, testSecret } from '../helpers/secrets.ts'
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -175,6 +175,31 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
     const third = await runCli(['load', '--config', cfg, '--job', 'gamma', '--json']).done
     expect(third.code, third.stderr).toBe(0)
     expect(oneJsonObject(third.stdout)).toMatchObject({ status: 'succeeded', exitCode: 0, jobId: 'gamma' })
+  }, 120_000)
+})
+
+describe('load', () => {
+  it('credentials refused mid-load (the app deleted, ERR_APP_ARCHIVED 403): exit 2 naming what to fix, not "rerun resumes"', async () => {
+    const state = await freshDb('cf_exit_revoked')
+    const app = await tsb.app({ requestsPerMinute: 60 })
+    const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 60 })
+    const store = await openLedger({ url: state.url })
+    await store.ensureJob('revoked', app.id)
+    await store.planItems('revoked', 'users', users(400))
+    await store.close()
+    const load = runCli(['load', '--config', cfg, '--job', 'revoked', '--json'])
+    // At 60 requests a minute the 8 batches take about 8 s: delete the app after the first one landed.
+    const t0 = Date.now()
+    while ((await tsb.sandbox.requests(app.id)).length === 0 && Date.now() - t0 < 30_000) {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const del = await mgmtRaw(tsb.sandbox, `/apps/${app.id}`, { method: 'DELETE' })
+    expect(del.status).toBeLessThan(300)
+    const r = await load.done
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/ERR_APP_ARCHIVED.*fix target\.apiKey \(or the app\)/)
+    expect(r.stderr).not.toMatch(/run the same command again to resume\)/)
+    expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'load', exitCode: 2, jobId: 'revoked' })
   }, 120_000)
 })
 
