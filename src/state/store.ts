@@ -12,6 +12,7 @@ import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
 import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
+import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
 import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
@@ -151,8 +152,6 @@ export interface IdMapping {
 
 /** The ledger. Every method is safe to call from several processes at once. */
 export interface LedgerStore {
-  readonly db: Kysely<StateDatabase>
-  readonly database: OpenedDatabase<StateDatabase>
   /** True when the store is the embedded PGlite database (one process only). */
   readonly embedded: boolean
   /** Plan and verify reports of the job's runs (`chatferry.reports`). */
@@ -265,8 +264,6 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
   }
 
   const store: LedgerStore = {
-    db,
-    database,
     embedded: database.embedded,
     reports: createReportArchive(db),
     planLookups: createPlanLookups(db),
@@ -494,6 +491,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     purgeJob: (jobId) => db.transaction().execute((trx) => deleteJob(trx, jobId)),
     close: () => database.close(),
   }
+  registerLedgerDatabase(store, db)
   return store
 }
 

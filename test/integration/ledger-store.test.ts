@@ -6,6 +6,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { MIGRATIONS } from '../../src/state/migrations/index.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
@@ -34,7 +35,7 @@ describe.each(stores)('ledger on $name', (entry) => {
   it('migrates on first use and again without effect', async () => {
     const again = await openLedger(entry.name === 'postgres' ? { url: tdb.url } : { dir: 'memory://' })
     await again.close()
-    const r = await sql<{ n: number }>`select count(*)::int as n from chatferry.kysely_migration`.execute(store().db)
+    const r = await sql<{ n: number }>`select count(*)::int as n from chatferry.kysely_migration`.execute(inspectLedger(store()))
     expect(r.rows[0]?.n).toBe(Object.keys(MIGRATIONS).length)
   })
 
@@ -43,14 +44,14 @@ describe.each(stores)('ledger on $name', (entry) => {
     const first = await store().planItems('twice', 'users', users(120))
     expect(first.inserted).toBe(120)
     const before = await sql<{ updated_at: Date }>`select max(updated_at) as updated_at from chatferry.items where job_id = 'twice'`.execute(
-      store().db,
+      inspectLedger(store()),
     )
     const second = await store().planItems('twice', 'users', users(120))
     expect(second).toMatchObject({ inserted: 0, unchanged: 120, updated: 0 })
     const after = await sql<{
       updated_at: Date
       n: number
-    }>`select max(updated_at) as updated_at, count(*)::int as n from chatferry.items where job_id = 'twice'`.execute(store().db)
+    }>`select max(updated_at) as updated_at, count(*)::int as n from chatferry.items where job_id = 'twice'`.execute(inspectLedger(store()))
     expect(after.rows[0]?.n).toBe(120)
     expect(new Date(after.rows[0]!.updated_at).getTime()).toBe(new Date(before.rows[0]!.updated_at).getTime())
     const dup = await store().planItems('twice', 'users', [...users(2), ...users(2)])
@@ -75,7 +76,7 @@ describe.each(stores)('ledger on $name', (entry) => {
       name: string | null
     }>`
       select legacy_id, target_key, status, last_error_code, last_error_message, (payload::jsonb)->>'name' as name
-      from chatferry.items where job_id = 'collide' order by legacy_id`.execute(s.db)
+      from chatferry.items where job_id = 'collide' order by legacy_id`.execute(inspectLedger(s))
     expect(rows.rows).toEqual([
       { legacy_id: '0', target_key: 'u0', status: 'planned', last_error_code: null, last_error_message: null, name: 'User 0' },
       {
@@ -99,14 +100,16 @@ describe.each(stores)('ledger on $name', (entry) => {
     await s.planItems('changes', 'users', users(3))
     // Pretend u1 was loaded and u2 rejected by the platform.
     await sql`update chatferry.items set status = 'done', done_reason = 'created', loaded_hash = payload_hash where job_id = 'changes' and target_key = 'u1'`.execute(
-      s.db,
+      inspectLedger(s),
     )
-    await sql`update chatferry.items set status = 'rejected', last_error_code = 'ERR_X' where job_id = 'changes' and target_key = 'u2'`.execute(s.db)
+    await sql`update chatferry.items set status = 'rejected', last_error_code = 'ERR_X' where job_id = 'changes' and target_key = 'u2'`.execute(
+      inspectLedger(s),
+    )
     const changed = users(3).map((u) => ({ ...u, payload: { ...(u.payload as object), name: 'Renamed' } }))
     const counts = await s.planItems('changes', 'users', changed)
     expect(counts).toMatchObject({ updated: 1, loadedButChanged: 1, replanned: 1, inserted: 0 })
     const rows = await sql<{ target_key: string; status: string; payload: string }>`
-      select target_key, status, payload from chatferry.items where job_id = 'changes' order by target_key`.execute(s.db)
+      select target_key, status, payload from chatferry.items where job_id = 'changes' order by target_key`.execute(inspectLedger(s))
     expect(rows.rows.map((r) => r.status)).toEqual(['planned', 'done', 'planned'])
     expect(rows.rows.every((r) => r.payload.includes('Renamed'))).toBe(true)
     const stats = (await s.entityStats('changes')).find((e) => e.entity === 'users')
@@ -123,7 +126,7 @@ describe.each(stores)('ledger on $name', (entry) => {
     await expect(s.planPage('cursor', 'users', { items: bad, cursor: { value: { after: 20 } } })).rejects.toThrow()
     expect((await s.getCursor('cursor', 'users'))?.cursor).toEqual({ after: 10 })
     expect((await s.getCursor('cursor', 'users'))?.watermark).toEqual('2024-01-01')
-    const n = await sql<{ n: number }>`select count(*)::int as n from chatferry.items where job_id = 'cursor'`.execute(s.db)
+    const n = await sql<{ n: number }>`select count(*)::int as n from chatferry.items where job_id = 'cursor'`.execute(inspectLedger(s))
     expect(n.rows[0]?.n).toBe(10)
   })
 
@@ -149,7 +152,7 @@ describe.each(stores)('ledger on $name', (entry) => {
     const stats = (await s.entityStats('quarantine')).find((e) => e.entity === 'users')
     expect(stats).toMatchObject({ planned: 3, skipped: 1, rejected: 1 })
     // A skip never downgrades a loaded item.
-    await sql`update chatferry.items set status = 'done' where job_id = 'quarantine' and target_key = 'u0'`.execute(s.db)
+    await sql`update chatferry.items set status = 'done' where job_id = 'quarantine' and target_key = 'u0'`.execute(inspectLedger(s))
     expect(await s.skipItem('quarantine', 'users', { legacyId: '0', targetKey: 'u0', reason: 'late policy' })).toBe(0)
   })
 

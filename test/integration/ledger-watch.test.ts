@@ -15,6 +15,7 @@ import { stringify } from 'yaml'
 
 import { createSampleLegacyDatabase, SAMPLE_QUERIES } from '../../src/demo/sample-legacy.ts'
 import { type Sandbox, type SandboxApp, startSandbox } from '../../src/sandbox/index.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { createTestDatabase } from '../helpers/db.ts'
 import { messages, runCli, users } from '../helpers/ledger-fixtures.ts'
@@ -234,7 +235,7 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
       await store.ensureJob('watch-pg', app.id)
       await store.planItems('watch-pg', 'users', users(3))
       const silent = await store.startRun('watch-pg', 'worker', 'elsewhere#0000/4242/abcd')
-      await sql`update chatferry.runs set heartbeat_at = now() - interval '2 minutes' where id = ${silent}`.execute(store.db)
+      await sql`update chatferry.runs set heartbeat_at = now() - interval '2 minutes' where id = ${silent}`.execute(inspectLedger(store))
       liveId = await store.startRun('watch-pg', 'worker', 'elsewhere#0000/4343/efgh')
     } finally {
       await store.close()

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { createMappingContext } from '../../mappings/context.ts'
 import { mapMessage } from '../../mappings/map-message.ts'
 import type { LegacyMessage } from '../../src/model/index.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { PlannedItem, RejectedItem } from '../../src/state/store.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { groups, messages, users } from '../helpers/ledger-fixtures.ts'
@@ -76,7 +77,7 @@ describe('loader against the bad-row 500 default', () => {
     const report = await auditDeliveries({
       sb: fx.sb,
       appId: app.id,
-      ledger: fx.store.db,
+      ledger: inspectLedger(fx.store),
       jobId: 'badrows',
       kills: 0,
       concurrency: 4,

@@ -8,6 +8,7 @@
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
 
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { type CliRun, groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
@@ -69,7 +70,7 @@ it('SIGKILLed at random moments six times, then run to the end: nothing created 
   const report = await auditDeliveries({
     sb: fx.sb,
     appId: app.id,
-    ledger: fx.store.db,
+    ledger: inspectLedger(fx.store),
     jobId: 'crash',
     kills,
     concurrency: CONCURRENCY,
@@ -106,12 +107,12 @@ async function killOnceThenRerun(id: string, mutant: boolean) {
       begin
         if new.job_id = ${sql.lit(id)} and new.status in ('settled', 'done') and old.status is distinct from new.status then return null; end if;
         return new;
-      end $$`.execute(fx.store.db)
+      end $$`.execute(inspectLedger(fx.store))
     await sql`create trigger mutant_discard_settlement before update on chatferry.batches for each row execute function chatferry.mutant_discard_settlement()`.execute(
-      fx.store.db,
+      inspectLedger(fx.store),
     )
     await sql`create trigger mutant_discard_settlement before update on chatferry.items for each row execute function chatferry.mutant_discard_settlement()`.execute(
-      fx.store.db,
+      inspectLedger(fx.store),
     )
   }
   /** Resolves once the sandbox has logged `n` requests of the app (or after `ms`, whatever came first). */
@@ -148,7 +149,7 @@ async function killOnceThenRerun(id: string, mutant: boolean) {
     const report = await auditDeliveries({
       sb: fx.sb,
       appId: app.id,
-      ledger: fx.store.db,
+      ledger: inspectLedger(fx.store),
       jobId: id,
       kills,
       concurrency: CONCURRENCY,
@@ -162,8 +163,8 @@ async function killOnceThenRerun(id: string, mutant: boolean) {
       }
     }
     if (mutant) {
-      await sql`drop trigger if exists mutant_discard_settlement on chatferry.batches`.execute(fx.store.db)
-      await sql`drop trigger if exists mutant_discard_settlement on chatferry.items`.execute(fx.store.db)
+      await sql`drop trigger if exists mutant_discard_settlement on chatferry.batches`.execute(inspectLedger(fx.store))
+      await sql`drop trigger if exists mutant_discard_settlement on chatferry.items`.execute(inspectLedger(fx.store))
     }
   }
 }

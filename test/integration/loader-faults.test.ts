@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 
 import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { Entity } from '../../src/target/schemas.ts'
 import { auditDeliveries, type AuditReport, describeViolations } from '../helpers/delivery-audit.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
@@ -30,7 +31,7 @@ async function scenario(name: string, settings: AppSettingsPatch, nMsg = 400) {
 
 /** The delivery audit of a run without kills: bound zero (the harness's request timeout is 3 s). */
 async function audit(appId: string, jobId: string): Promise<AuditReport> {
-  const report = await auditDeliveries({ sb: fx.sb, appId, ledger: fx.store.db, jobId, kills: 0, concurrency: 4, timeoutMs: 3000 })
+  const report = await auditDeliveries({ sb: fx.sb, appId, ledger: inspectLedger(fx.store), jobId, kills: 0, concurrency: 4, timeoutMs: 3000 })
   expect(report.violations, describeViolations(report)).toEqual([])
   return report
 }

@@ -11,6 +11,7 @@ import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import type { LoadOutcome } from '../../src/load/loader.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
 
@@ -80,7 +81,7 @@ function load(jobId: string, appId: string, baseUrl: string, apiKey: string, set
 
 async function itemStatuses(jobId: string): Promise<Record<string, number>> {
   const r = await sql<{ status: string; n: number }>`
-    select status, count(*)::int as n from chatferry.items where job_id = ${jobId} group by status`.execute(fx.store.db)
+    select status, count(*)::int as n from chatferry.items where job_id = ${jobId} group by status`.execute(inspectLedger(fx.store))
   return Object.fromEntries(r.rows.map((x) => [x.status, Number(x.n)]))
 }
 

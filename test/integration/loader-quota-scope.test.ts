@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 
 import { resolveLoadConfig } from '../../src/load/config.ts'
 import { budgetKey } from '../../src/load/quota-budget.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { ENTITIES } from '../../src/target/schemas.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -34,7 +35,7 @@ async function loadWithScope(name: string, quotaScope: 'app' | 'endpoint') {
   expect(out.status).toBe('done')
   const log = await fx.sb.requests(app.id)
   const budgets = await sql<{ app_id: string; slots_taken: string }>`
-    select app_id, slots_taken from chatferry.quota_budgets where app_id like ${`${app.id}%`}`.execute(fx.store.db)
+    select app_id, slots_taken from chatferry.quota_budgets where app_id like ${`${app.id}%`}`.execute(inspectLedger(fx.store))
   return { app, log, budgets: new Map(budgets.rows.map((r) => [r.app_id, Number(r.slots_taken)])) }
 }
 

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 
 import { PoliciesSchema } from '../../mappings/policies.ts'
 import { ageOutRule, DEFAULT_RETENTION_POLICY } from '../../src/load/retention-at-pack.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -68,7 +69,7 @@ describe('retention at pack time', () => {
     const stats = (await fx.store.entityStats('aged-skip')).find((s) => s.entity === 'messages')
     expect(stats).toMatchObject({ done: 100, skipped: 7, rejected: 0, remaining: 0 })
     const skipped = await sql<{ target_key: string; last_error_message: string }>`
-      select target_key, last_error_message from chatferry.items where job_id = 'aged-skip' and status = 'skipped'`.execute(fx.store.db)
+      select target_key, last_error_message from chatferry.items where job_id = 'aged-skip' and status = 'skipped'`.execute(inspectLedger(fx.store))
     expect(new Set(skipped.rows.map((r) => r.target_key))).toEqual(edgeKeys)
     for (const r of skipped.rows) {
       expect(r.last_error_message).toMatch(/^policy:retention: older than 10 days/)
@@ -81,7 +82,7 @@ describe('retention at pack time', () => {
     const report = await auditDeliveries({
       sb: fx.sb,
       appId: app.id,
-      ledger: fx.store.db,
+      ledger: inspectLedger(fx.store),
       jobId: 'aged-skip',
       kills: 0,
       concurrency: 4,

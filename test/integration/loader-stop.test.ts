@@ -9,6 +9,7 @@ import { expect, it } from 'vitest'
 
 import { resolveLoadConfig } from '../../src/load/config.ts'
 import { runLoader } from '../../src/load/loader.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { createPlatformClient, type PlatformClient } from '../../src/target/client.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
 import { sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -68,7 +69,7 @@ it('aborted mid-flight against a slow platform: the requests in flight complete 
   expect(inSandbox.size).toBe(started * 50)
   // … and the ledger says done for exactly those items: nothing released as STOPPED that was committed.
   const rows = await sql<{ target_key: string; status: string }>`
-    select target_key, status from chatferry.items where job_id = 'slow' and entity = 'users'`.execute(fx.store.db)
+    select target_key, status from chatferry.items where job_id = 'slow' and entity = 'users'`.execute(inspectLedger(fx.store))
   const done = rows.rows.filter((r) => r.status === 'done').map((r) => r.target_key)
   expect(done.sort()).toEqual([...inSandbox.keys()].sort())
   expect(rows.rows.filter((r) => r.status === 'rejected')).toEqual([])

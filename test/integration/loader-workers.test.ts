@@ -7,6 +7,7 @@
  */
 import { expect, it } from 'vitest'
 
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { type CliRun, groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
@@ -85,7 +86,7 @@ it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, nothing 
   const report = await auditDeliveries({
     sb: fx.sb,
     appId: app.id,
-    ledger: fx.store.db,
+    ledger: inspectLedger(fx.store),
     jobId: 'workers',
     kills: 1,
     concurrency: CONCURRENCY,
@@ -95,6 +96,8 @@ it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, nothing 
   const { sql } = await import('kysely')
   const owners = await sql<{
     n: number
-  }>`select count(distinct split_part(lease_owner, '/', 2))::int as n from chatferry.batches where job_id = 'workers'`.execute(fx.store.db)
+  }>`select count(distinct split_part(lease_owner, '/', 2))::int as n from chatferry.batches where job_id = 'workers'`.execute(
+    inspectLedger(fx.store),
+  )
   expect(owners.rows[0]?.n).toBeGreaterThanOrEqual(2)
 }, 120_000)

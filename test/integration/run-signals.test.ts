@@ -10,6 +10,7 @@ import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES } from '../../src/model/index.ts'
 import { planJob } from '../../src/plan/plan-job.ts'
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { loadMattermostFixture } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
@@ -61,7 +62,7 @@ async function runConfig(stateUrl: string): Promise<string> {
 async function runRows(stateUrl: string): Promise<{ mode: string; status: string }[]> {
   const store = await openLedger({ url: stateUrl })
   try {
-    const r = await sql<{ mode: string; status: string }>`select mode, status from chatferry.runs order by id`.execute(store.db)
+    const r = await sql<{ mode: string; status: string }>`select mode, status from chatferry.runs order by id`.execute(inspectLedger(store))
     return r.rows
   } finally {
     await store.close()
@@ -141,7 +142,9 @@ describe('two planners of one job at once', () => {
     const store = await openLedger({ url: state.url })
     try {
       const inLedger = await sql<{ entity: string; n: number }>`
-        select entity, count(*)::int as n from chatferry.items where job_id = 'twice' and status = 'planned' group by entity`.execute(store.db)
+        select entity, count(*)::int as n from chatferry.items where job_id = 'twice' and status = 'planned' group by entity`.execute(
+        inspectLedger(store),
+      )
       const ledger = Object.fromEntries(inLedger.rows.map((r) => [r.entity, r.n]))
       for (const entity of LEGACY_ENTITIES) {
         const claimed = summaries.reduce((a, s) => a + s.entities[entity].ledger.inserted, 0)

@@ -45,7 +45,19 @@ function outsiders(edges: readonly { from: string; to: string }[]): string[] {
   return edges.filter((e) => e.to.startsWith(SQL_DIR) && !e.from.startsWith('src/state/')).map((e) => `${e.from} → ${e.to}`)
 }
 
+/** Imports of the test-only `src/state/inspect-ledger.ts` from production code outside `src/state`. */
+function inspectors(edges: readonly { from: string; to: string }[]): string[] {
+  return edges.filter((e) => e.to === 'src/state/inspect-ledger.ts' && !e.from.startsWith('src/state/')).map((e) => `${e.from} → ${e.to}`)
+}
+
 describe('src/state/sql has one owner', () => {
+  it('the ledger does not hand out its database: only tests import inspect-ledger.ts', () => {
+    expect(inspectors(importEdges())).toEqual([])
+    expect(inspectors([{ from: 'src/load/loader.ts', to: 'src/state/inspect-ledger.ts' }])).toEqual([
+      'src/load/loader.ts → src/state/inspect-ledger.ts',
+    ])
+  })
+
   it('only src/state imports src/state/sql', () => {
     const edges = importEdges()
     expect(edges.some((e) => e.to.startsWith(SQL_DIR))).toBe(true)
