@@ -16,7 +16,11 @@
  * - {@link WorkQueue.withoutLiveJob}: which ledger batches have no live job (the orphan repair of
  *   `src/state/batch-ledger.ts` asks it, inside its transaction): pg-boss can look jobs up one by
  *   one, not check a set of ids against a state in one statement;
- * - the advisory lock around pg-boss's setup in {@link startWorkQueue} (see there).
+ * - the advisory lock around pg-boss's setup in {@link startWorkQueue} (see there);
+ * - the upgrade of a ledger made with pg-boss 10, which pg-boss 11+ refuses to migrate (see
+ *   `retirePgBoss10Schema`);
+ * - {@link deleteWorkQueue} (`chatferry purge`): a queue's jobs go before pg-boss's `deleteQueue`,
+ *   whose queue row the jobs' foreign key holds.
  * Ledger transactions reach pg-boss as opaque handles ({@link LedgerTransaction}) that
  * {@link WorkQueue.adapter} turns into pg-boss's `db` option.
  */
@@ -263,5 +267,43 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
       return r.rows.map((x: { id: number | string }) => Number(x.id))
     },
     stop: () => boss.stop({ graceful: false, close: true, timeout: 2000 }),
+  }
+}
+
+/**
+ * Deletes the queue of `jobId` when pg-boss is installed in the ledger's database and the queue
+ * exists; returns whether there was one. `url` is the ledger's server (absent for the embedded store).
+ */
+export async function deleteWorkQueue(sessions: LedgerSessions, jobId: string, url?: string): Promise<boolean> {
+  const installed = await sessions.withSession((s) => s.executeSql(`select to_regclass('${BOSS_SCHEMA}.queue') is not null as installed`))
+  if (!(installed.rows[0] as { installed?: boolean } | undefined)?.installed) {
+    return false
+  }
+  const common = { schema: BOSS_SCHEMA, supervise: false, schedule: false, migrate: false }
+  const boss =
+    sessions.embedded !== undefined
+      ? new PgBoss({ ...common, db: { executeSql: (text: string, values: unknown[] = []) => sessions.embedded!.executeSql(text, values) } })
+      : new PgBoss({ ...common, connectionString: url, max: 1, application_name: 'chatferry-purge' })
+  boss.on('error', () => {})
+  await boss.start()
+  try {
+    const name = queueName(jobId)
+    if ((await boss.getQueue(name)) === null) {
+      return false
+    }
+    // pg-boss drops the queue's partition, but its queue row is held by the jobs' foreign key
+    // (ON DELETE RESTRICT) while any job of the queue is left: those go first, with the archive's.
+    await sessions.withSession(async (s) => {
+      await s.executeSql(`delete from ${BOSS_SCHEMA}.job where name = $1`, [name])
+      // pg-boss 10 kept finished jobs in an archive table; pg-boss 12 has none.
+      const archive = await s.executeSql(`select to_regclass('${BOSS_SCHEMA}.archive') is not null as present`)
+      if ((archive.rows[0] as { present?: boolean } | undefined)?.present) {
+        await s.executeSql(`delete from ${BOSS_SCHEMA}.archive where name = $1`, [name])
+      }
+    })
+    await boss.deleteQueue(name)
+    return true
+  } finally {
+    await boss.stop({ graceful: false, close: true, timeout: 2000 })
   }
 }

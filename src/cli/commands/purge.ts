@@ -1,8 +1,7 @@
 import type { Command } from 'commander'
 
 import { ChatferryError } from '../../errors.ts'
-import { deleteWorkQueue } from '../../load/delete-work-queue.ts'
-import { queueName } from '../../load/work-queue.ts'
+import { deleteWorkQueue, queueName } from '../../load/work-queue.ts'
 import type { PurgedRows } from '../../state/store.ts'
 import { CliError } from '../cli-error.ts'
 import { EXIT } from '../exit-codes.ts'
