@@ -17,6 +17,8 @@ export interface ClaimedUpdateRow {
   readonly status: 'planned' | 'sent'
   /** `items.platform_id` of the update's item (a message's id on the platform), when recorded. */
   readonly platformId: string | null
+  /** The item's stored payload, for a message without a platform id (the lane looks it up by it); else null. */
+  readonly itemPayload: string | null
 }
 
 /**
@@ -42,11 +44,14 @@ export async function claimUpdates(
     attempts: number
     status: 'planned' | 'sent'
     platform_id: string | null
+    item_payload: string | null
   }>`
     update chatferry.updates u
     set lease_owner = ${args.owner}, lease_expires_at = now() + ${args.leaseSeconds} * interval '1 second'
     from (
-      select c.id from chatferry.updates c
+      select c.id, i.platform_id, case when i.platform_id is null and c.entity = 'messages' then i.payload end as item_payload
+      from chatferry.updates c
+      left join chatferry.items i on i.job_id = c.job_id and i.entity = c.entity and i.target_key = c.target_key
       where c.job_id = ${args.jobId} and c.status in ('planned', 'sent')
         and (c.lease_expires_at is null or c.lease_expires_at <= now())
         and not exists (
@@ -59,8 +64,7 @@ export async function claimUpdates(
     ) s
     where u.id = s.id
     returning u.id, u.entity, u.kind, u.legacy_id, u.target_key, u.body, u.payload_hash, u.attempts, u.status,
-      (select i.platform_id from chatferry.items i
-        where i.job_id = u.job_id and i.entity = u.entity and i.target_key = u.target_key) as platform_id`.execute(db)
+      s.platform_id, s.item_payload`.execute(db)
   return r.rows
     .map((row) => ({
       id: Number(row.id),
@@ -73,6 +77,7 @@ export async function claimUpdates(
       attempts: row.attempts,
       status: row.status,
       platformId: row.platform_id,
+      itemPayload: row.item_payload,
     }))
     .sort((a, b) => a.id - b.id)
 }
