@@ -5,4 +5,15 @@ export type { ReportArchive, ReportKind } from './report-archive.ts'
 export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'
 export * from './store.ts'
+export type {
+  RecordedUpdates,
+  UpdateCountRow,
+  UpdateIntent,
+  UpdatePlanLedger,
+  UpdateSampleRow,
+  VanishedDecider,
+  VanishedItemRow,
+  VanishedOutcome,
+} from './update-plan-ledger.ts'
+export { addRecorded, noUpdates } from './update-plan-ledger.ts'
 export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'
