@@ -28,6 +28,7 @@ import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
 import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
 import { createStatusLookups, type StatusLookups } from './status-lookups.ts'
 import { createUpdateLaneLedger, type UpdateLaneLedger } from './update-lane-ledger.ts'
+import { createUpdatePlanLedger, type UpdatePlanLedger } from './update-plan-ledger.ts'
 import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
 import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
@@ -175,6 +176,8 @@ export interface LedgerStore {
   readonly sessions: LedgerSessions
   /** The update lane's claims and settlements of `chatferry.updates` (`update-lane-ledger.ts`). */
   readonly updateLane: UpdateLaneLedger
+  /** Update intents of items already on the platform: record, count, vanished items (`update-plan-ledger.ts`). */
+  readonly updatePlan: UpdatePlanLedger
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -278,6 +281,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     workers: createWorkerRegistry(db),
     sessions: createLedgerSessions(database),
     updateLane: createUpdateLaneLedger(db),
+    updatePlan: createUpdatePlanLedger(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
