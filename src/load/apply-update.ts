@@ -5,8 +5,8 @@
  * PlatformError (the lane decides what a failure means), and a body the client refuses before
  * sending throws a TypeError naming the field.
  */
-import type { PlatformClient } from '../target/client.ts'
 import { LIST_OF_SCOPE } from '../target/chat-write-schemas.ts'
+import type { PlatformClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import type { MemberScope } from '../target/schemas.ts'
 
@@ -77,10 +77,13 @@ export function senderOf(body: Readonly<Record<string, unknown>>): string {
  * The body of `PUT /messages/{id}` from a `message.edit` update: `{data: {text?, metadata?}, tags?}`
  * (a top-level `text` or `metadata` goes into `data`; `sender` is the onBehalfOf header, not the body).
  */
-export function messageEditBody(body: Readonly<Record<string, unknown>>): { data?: { text?: string; metadata?: unknown }; tags?: string[] } {
+export function messageEditBody(body: Readonly<Record<string, unknown>>): {
+  data?: { text?: string; metadata?: Record<string, unknown> }
+  tags?: string[]
+} {
   const given = (body.data ?? {}) as Record<string, unknown>
   const text = typeof body.text === 'string' ? body.text : typeof given.text === 'string' ? given.text : undefined
-  const metadata = body.metadata ?? given.metadata
+  const metadata = (body.metadata ?? given.metadata) as Record<string, unknown> | undefined
   const data = { ...(text !== undefined ? { text } : {}), ...(metadata !== undefined ? { metadata } : {}) }
   return { ...(Object.keys(data).length > 0 ? { data } : {}), ...(Array.isArray(body.tags) ? { tags: body.tags as string[] } : {}) }
 }

@@ -29,7 +29,11 @@ function same(field: string, have: unknown, want: unknown): boolean {
 }
 
 /** Every field the body sets is equal on the platform's record, and every field it unsets is absent. */
-export function recordMatches(record: Readonly<Record<string, unknown>>, body: Readonly<Record<string, unknown>>, fields: readonly string[]): boolean {
+export function recordMatches(
+  record: Readonly<Record<string, unknown>>,
+  body: Readonly<Record<string, unknown>>,
+  fields: readonly string[],
+): boolean {
   for (const f of fields) {
     if (body[f] !== undefined && !same(f, record[f], body[f])) {
       return false
@@ -40,7 +44,10 @@ export function recordMatches(record: Readonly<Record<string, unknown>>, body: R
 }
 
 /** A message holds an edit's text, metadata and tags. */
-export function messageMatches(message: { data?: Record<string, unknown> | undefined; tags?: string[] | undefined }, body: Readonly<Record<string, unknown>>): boolean {
+export function messageMatches(
+  message: { data?: Record<string, unknown> | undefined; tags?: string[] | undefined },
+  body: Readonly<Record<string, unknown>>,
+): boolean {
   const want = messageEditBody(body)
   const data = message.data ?? {}
   if (want.data?.text !== undefined && data.text !== want.data.text) {

@@ -46,7 +46,10 @@ export async function findPlatformMessage(
   const query = { conversationId: conversationIdOf(want), fromTimestamp: want.sentAt, toTimestamp: want.sentAt, limit: PAGE }
   for await (const m of client.messages(query, signal)) {
     const shape = { ...m, data: m.data }
-    const matches = legacy !== undefined && legacyKeyOf(shape, metadataKey) !== undefined ? legacyKeyOf(shape, metadataKey) === legacy : fingerprintOf(shape) === fingerprint
+    const matches =
+      legacy !== undefined && legacyKeyOf(shape, metadataKey) !== undefined
+        ? legacyKeyOf(shape, metadataKey) === legacy
+        : fingerprintOf(shape) === fingerprint
     if (matches) {
       hits.push(m.id)
     }

@@ -87,7 +87,11 @@ async function settleDone(lane: UpdateLaneRun, u: ClaimedUpdate, httpStatus: num
   }
 }
 
-async function settleRejected(lane: UpdateLaneRun, u: ClaimedUpdate, error: { code: string; message: string; httpStatus: number | null }): Promise<void> {
+async function settleRejected(
+  lane: UpdateLaneRun,
+  u: ClaimedUpdate,
+  error: { code: string; message: string; httpStatus: number | null },
+): Promise<void> {
   if (await lane.ledger.reject(u.id, lane.owner, error)) {
     lane.count('rejected', u.kind)
     lane.log.warn({ update: u.id, kind: u.kind, key: u.targetKey, legacyId: u.legacyId, code: error.code }, `update rejected: ${error.message}`)
@@ -198,7 +202,13 @@ async function afterFailure(lane: UpdateLaneRun, u: ClaimedUpdate, err: unknown,
     return 'settled'
   }
   if (lane.stop.signal.aborted && !(err instanceof PlatformError)) {
-    await handBack(lane, u, { ambiguous: at.ambiguous, countAttempt: false, code: 'STOPPED', message: 'the update lane was stopped', httpStatus: null })
+    await handBack(lane, u, {
+      ambiguous: at.ambiguous,
+      countAttempt: false,
+      code: 'STOPPED',
+      message: 'the update lane was stopped',
+      httpStatus: null,
+    })
     return 'settled'
   }
   if (err instanceof TypeError) {

@@ -10,19 +10,18 @@ import type { Logger } from 'pino'
 import type { LedgerStore } from '../state/store.ts'
 import type { PlatformClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
+import type { ChatBudget } from './chat-budget.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
 import { createOutageWatch, type OutageWatch } from './outage.ts'
-import { rateLimitPause, retryWaitFromText } from './pause-on-rate-limit.ts'
-import type { QuotaBudget } from './quota-budget.ts'
 
 export interface UpdateLaneOptions {
   readonly store: LedgerStore
   readonly jobId: string
   readonly client: PlatformClient
   /** The chat interface's shared budget (`target.chatQuota`, src/load/chat-budget.ts). */
-  readonly budget: QuotaBudget
+  readonly budget: ChatBudget
   readonly settings: LoadConfig
   /** The client's request timeout: an update's lease outlasts one call by more. */
   readonly timeoutMs: number
@@ -130,10 +129,8 @@ export class UpdateLaneRun {
           throw err
         }
         this.counters.rateLimited++
-        const textMs = retryWaitFromText(err.message) ?? retryWaitFromText(err.devMessage)
-        const { ms, source } = rateLimitPause({ headerMs: err.retryAfterMs, textMs }, budget.intervalMs, this.options.settings.maxRetryAfterMs)
-        this.log.warn({ retryAfterMs: ms, from: source }, '429 from the chat interface: pausing the chat budget')
-        await budget.pause(ms)
+        const ms = await budget.pauseAfter(err)
+        this.log.warn({ retryAfterMs: ms }, '429 from the chat interface: the chat budget pauses (every process)')
       }
     }
   }
