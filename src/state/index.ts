@@ -5,7 +5,7 @@ export type { ReportArchive, ReportKind } from './report-archive.ts'
 export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'
 export * from './store.ts'
-export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject, UpdateStateCount } from './update-lane-ledger.ts'
+export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject } from './update-lane-ledger.ts'
 export type {
   RecordedUpdates,
   UpdateCountRow,

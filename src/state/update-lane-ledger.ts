@@ -13,7 +13,6 @@ import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
 import { type ClaimedUpdateRow, claimUpdates } from './sql/claim-updates.ts'
-import { countUpdateStates, type UpdateStateCount } from './sql/count-update-states.ts'
 import { expireUpdateLeases } from './sql/expire-update-leases.ts'
 import { findOpenUpdate } from './sql/find-open-update.ts'
 import { markUpdateSent } from './sql/mark-update-sent.ts'
@@ -26,7 +25,7 @@ import { settleUpdateDone } from './sql/settle-update-done.ts'
 import { updateItemPlatformId } from './sql/update-item-platform-id.ts'
 import { updateLoadedHash } from './sql/update-loaded-hash.ts'
 
-export type { ClaimedUpdateRow as ClaimedUpdate, UpdateRejectRow as UpdateReject, UpdateStateCount }
+export type { ClaimedUpdateRow as ClaimedUpdate, UpdateRejectRow as UpdateReject }
 
 /** Why an update goes back: its error, and whether its call may have reached the platform. */
 export interface UpdateHandBack {
@@ -65,8 +64,6 @@ export interface UpdateLaneLedger {
   drained(jobId: string): Promise<boolean>
   /** Records the platform id of a loaded item (a message the lane found on the platform). */
   recordPlatformId(jobId: string, entity: string, targetKey: string, platformId: string): Promise<void>
-  /** The job's updates per entity, kind and status. */
-  counts(jobId: string): Promise<UpdateStateCount[]>
   /** Rejected updates (legacy id, target key, kind, code, reason), oldest first. */
   rejects(jobId: string, filter?: { code?: string; entity?: string; limit?: number }): Promise<UpdateReject[]>
   /** Plans rejected updates again (`chatferry retry-rejected`); returns how many. */
@@ -97,7 +94,6 @@ export function createUpdateLaneLedger(db: Kysely<StateDatabase>): UpdateLaneLed
     expireLeases: (ids) => (ids.length === 0 ? Promise.resolve() : expireUpdateLeases(db, ids)),
     drained: async (jobId) => !(await findOpenUpdate(db, jobId)),
     recordPlatformId: (jobId, entity, targetKey, platformId) => updateItemPlatformId(db, { jobId, entity, targetKey, platformId }),
-    counts: (jobId) => countUpdateStates(db, jobId),
     rejects: (jobId, filter = {}) => selectUpdateRejects(db, jobId, filter),
     retryRejected: (jobId, filter = {}) => replanRejectedUpdates(db, jobId, filter),
   }

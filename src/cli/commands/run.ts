@@ -91,6 +91,7 @@ export function registerRunCommand(program: Command): void {
                 exitCode: code,
                 interrupted: stoppedBy(stopper) !== undefined,
                 stats: loaded.outcome.stats,
+                updates: loaded.updates,
                 ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
               }),
             )
