@@ -21,6 +21,7 @@ interface PlanFlags {
   checkTarget?: boolean
   chatRpm?: string
   json?: boolean
+  detectDeletes?: boolean
 }
 
 /** `chatferry plan`: the dry-run cutover report (nothing is sent, no item's state changes). */
@@ -66,6 +67,7 @@ export function registerPlanCommand(program: Command): void {
       'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist',
     )
     .option('--chat-rpm <n>', `chat reads per minute of the pre-flight (default: ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option('--detect-deletes', 'also count loaded messages hard-deleted from the source (a keys-only scan of the messages table)')
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: PlanFlags) => {
       let gates
@@ -86,6 +88,7 @@ export function registerPlanCommand(program: Command): void {
             outDir: opts.out,
             gates,
             checkTarget: opts.checkTarget === true,
+            detectDeletes: opts.detectDeletes === true,
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
           progress.stop()
