@@ -78,7 +78,6 @@ it('run --delta applies every change of loaded rows through the chat interface, 
 
   const users = await ledgerKeys(state.url, jobId, 'users')
   const groups = await ledgerKeys(state.url, jobId, 'groups')
-  const members = await ledgerKeys(state.url, jobId, 'members')
   const messages = await ledgerKeys(state.url, jobId, 'messages')
   const key = (m: Map<string, { key: string }>, legacy: string) => m.get(legacy)?.key ?? `(no item for ${legacy})`
   const memberKey = (channel: string, user: string) => `${key(groups, channel)}_member_${key(users, user)}`
