@@ -62,9 +62,7 @@ async function resolve(lane: UpdateLaneRun, u: ClaimedUpdate): Promise<ResolvedU
   }
   const shape = messageShapeOf(u.itemPayload)
   const found =
-    shape === undefined
-      ? undefined
-      : await lane.chatCall((signal) => findPlatformMessage(lane.options.client, shape, lane.options.legacyMetadataKey, signal))
+    shape === undefined ? undefined : await lane.chatCall(() => findPlatformMessage(lane.options.client, shape, lane.options.legacyMetadataKey))
   if (found?.value === undefined) {
     throw new UpdateRefusal(
       'MESSAGE_NOT_ON_PLATFORM',
@@ -110,7 +108,7 @@ async function handBack(lane: UpdateLaneRun, u: ClaimedUpdate, why: UpdateHandBa
 
 /** Whether the platform already holds the update's state (one read at a chat slot). */
 async function alreadyThere(lane: UpdateLaneRun, r: ResolvedUpdate): Promise<boolean> {
-  const answer = await lane.chatCall((signal) => platformHasUpdate(lane.options.client, r, signal))
+  const answer = await lane.chatCall(() => platformHasUpdate(lane.options.client, r))
   return answer?.value === true
 }
 
@@ -149,7 +147,7 @@ async function attemptUpdate(lane: UpdateLaneRun, u: ClaimedUpdate, state: Attem
     return settleDone(lane, u, null)
   }
   const answer = await lane.chatCall(
-    (signal) => applyUpdate(lane.options.client, r, signal),
+    () => applyUpdate(lane.options.client, r),
     async () => {
       const marked = await lane.ledger.markSent(u.id, lane.owner, lane.leaseSeconds)
       state.ambiguous ||= marked
