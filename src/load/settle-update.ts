@@ -8,8 +8,8 @@
  *    (check-ambiguous-update.ts): already there → done without a call;
  * 3. at a slot of the chat budget: recorded `sent` (fenced by the lease), then the call;
  * 4. the answer: 2xx → done; a refusal (4xx with its code) → checked once (the platform may hold the
- *    state already), else rejected with its code, reason and status, and the run goes on; 401/403 →
- *    the run stops (credentials); 5xx / timeouts / lost connections → retried with jittered backoff
+ *    state already), else rejected with its code, reason and status, and the run goes on; refused
+ *    credentials → the run stops (update-failure-rule.ts); 5xx / timeouts / lost connections → retried with jittered backoff
  *    up to `load.maxAttempts`, then handed back still `sent` (checked before the next try), and
  *    counted toward the outage give-up (`load.giveUpAfterMs`), like the import loader.
  */
@@ -21,6 +21,7 @@ import { describeCause } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { findPlatformMessage, messageShapeOf } from './find-platform-message.ts'
 import { sleep } from './sleep.ts'
+import { judgeUpdateFailure } from './update-failure-rule.ts'
 import type { UpdateLaneRun } from './update-lane-run.ts'
 
 /** Why the update cannot be applied as recorded: rejected with this code (nothing was sent). */
@@ -221,13 +222,13 @@ async function afterFailure(lane: UpdateLaneRun, u: ClaimedUpdate, err: unknown,
 }
 
 async function platformFailure(lane: UpdateLaneRun, u: ClaimedUpdate, err: PlatformError, at: AttemptState): Promise<'settled' | 'retry'> {
-  const stop = err.kind === 'refused' || (err.kind === 'http' && (err.status === 401 || err.status === 403 || (err.status ?? 0) < 400))
-  if (stop) {
+  const verdict = judgeUpdateFailure(err)
+  if (verdict === 'stop') {
     lane.halt(new FatalLoadError(`the platform refused the request: ${err.message}`, { cause: err }))
     await handBack(lane, u, { ambiguous: at.ambiguous, countAttempt: false, code: err.code, message: err.message, httpStatus: err.status ?? null })
     return 'settled'
   }
-  if (!err.retryable) {
+  if (verdict === 'reject') {
     const refusal = { code: err.code, message: err.message, httpStatus: err.status ?? null }
     await (at.resolved === undefined ? settleRejected(lane, u, refusal) : refused(lane, u, at.resolved, refusal))
     return 'settled'

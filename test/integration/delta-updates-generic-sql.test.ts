@@ -2,9 +2,10 @@
  * Issue 13 end to end on a generic-sql schema (an in-house schema on Postgres, the CLI as a
  * process, the sandbox over HTTP): bulk load, then the legacy database changes — a new line, an
  * edited line, a deleted line, a renamed person, a deactivated person, a room made private, a
- * member promoted, a member banned, a member added, a membership hard-deleted, and the membership
- * of the deactivated person removed (which the platform refuses: the update is rejected with its
- * code and the run goes on) — and `run --delta`. The sandbox's request log must show exactly the
+ * member promoted, a member banned, a member added, a membership hard-deleted, the membership of the
+ * deactivated person removed (sent before the deactivation, which the platform would otherwise
+ * refuse), and a person given a role the app does not have (the platform refuses: the update is
+ * rejected with its code and the run goes on) — and `run --delta`. The sandbox's request log must show exactly the
  * expected calls, each once, and the platform's state (through the chat interface) the source's.
  * A second delta brings a removed member back and unbans the banned one.
  */
@@ -20,7 +21,7 @@ import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 const SCHEMA = [
-  `CREATE TABLE people (pid integer PRIMARY KEY, full_name text, handle text, joined_s bigint, left_s bigint, modified_s bigint)`,
+  `CREATE TABLE people (pid integer PRIMARY KEY, full_name text, handle text, rank text, joined_s bigint, left_s bigint, modified_s bigint)`,
   `CREATE TABLE rooms (rid text PRIMARY KEY, title text, visibility text, owner integer, created_s bigint, modified_s bigint)`,
   `CREATE TABLE room_people (rid text, pid integer, role text, blocked boolean, modified_s bigint, PRIMARY KEY (rid, pid))`,
   `CREATE TABLE lines (lid integer PRIMARY KEY, author integer, room text, to_pid text, body text, posted_s bigint,
@@ -33,7 +34,7 @@ const SOURCE = (url: string) => ({
   pageSize: 3,
   entities: {
     users: {
-      query: `SELECT pid AS id, full_name AS name, handle AS username, joined_s AS created_at, left_s AS deactivated_at, modified_s AS updated_at FROM people`,
+      query: `SELECT pid AS id, full_name AS name, handle AS username, rank AS role, joined_s AS created_at, left_s AS deactivated_at, modified_s AS updated_at FROM people`,
       timeFormat: 'epoch-s',
     },
     groups: {
@@ -69,7 +70,15 @@ beforeAll(async () => {
     for (const s of SCHEMA) {
       await w.exec(s)
     }
-    const person = (pid: number, full_name: string) => ({ pid, full_name, handle: `h${pid}`, joined_s: T - 3600, left_s: null, modified_s: T })
+    const person = (pid: number, full_name: string) => ({
+      pid,
+      full_name,
+      handle: `h${pid}`,
+      rank: null,
+      joined_s: T - 3600,
+      left_s: null,
+      modified_s: T,
+    })
     await w.insert('people', [person(1, 'Ada'), person(2, 'Grace'), person(3, 'Linus'), person(4, 'Ken'), person(5, 'Barbara')])
     await w.insert('rooms', [
       { rid: 'r1', title: 'General', visibility: 'public', owner: 1, created_s: T - 3000, modified_s: T },
@@ -113,7 +122,8 @@ beforeAll(async () => {
     baseUrl: app.baseUrl,
     stateUrl: state.url,
     source: SOURCE(source.url),
-    policies: { retention: { oldMessages: 'send' } },
+    // `boss` maps to a platform role the app does not have (yet): the platform refuses it.
+    policies: { retention: { oldMessages: 'send' }, roles: { map: { boss: 'boss' } } },
     load: { quotaWindowMs: 10_000 },
   })
 })
@@ -145,6 +155,7 @@ it('run --delta applies each change once, rejects the one the platform refuses w
     await w.insert('room_people', [{ rid: 'r2', pid: 4, role: 'participant', blocked: false, modified_s: now }])
     await w.exec(`DELETE FROM room_people WHERE rid = 'r2' AND pid = 1`)
     await w.exec(`DELETE FROM room_people WHERE rid = 'r1' AND pid = 3`)
+    await w.exec(`UPDATE people SET rank = 'boss', modified_s = ${now} WHERE pid = 4`)
   } finally {
     await w.close()
   }
@@ -164,6 +175,7 @@ it('run --delta applies each change once, rejects the one the platform refuses w
   expect(first.writes).toEqual(
     [
       `users.update ${u(2)}`,
+      `users.update ${u(4)}`,
       `users.deactivate ${u(3)}`,
       `groups.update ${g('r1')}`,
       `members.scope ${mk('r2', 5)}`,
@@ -182,9 +194,10 @@ it('run --delta applies each change once, rejects the one the platform refuses w
     targetKey: string
     code: string
   }[]
-  expect(rejects).toEqual([expect.objectContaining({ kind: 'member.kick', targetKey: mk('r1', 3), code: expect.stringMatching(/^ERR_/) })])
+  expect(rejects).toEqual([expect.objectContaining({ kind: 'user.update', legacyId: '4', targetKey: u(4), code: 'ERR_ROLE_NOT_FOUND' })])
   const status = await runCli(['status', '--config', cfg]).done
-  expect(status.stdout).toMatch(/^member\.kick\s+0\s+0\s+1\s+1\s/m)
+  expect(status.stdout).toMatch(/^user\.update\s+0\s+0\s+1\s+1\s/m)
+  expect(status.stdout).toMatch(/^member\.kick\s+0\s+0\s+2\s+0\s/m)
 
   const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
   expect((await client.findUser(u(2)))?.name).toBe('Grace Hopper')
@@ -193,6 +206,7 @@ it('run --delta applies each change once, rejects the one the platform refuses w
   expect(await client.findGroupMember(g('r2'), u(5))).toMatchObject({ state: 'member', member: { scope: 'moderator' } })
   expect((await client.findGroupMember(g('r1'), u(4))).state).toBe('banned')
   expect((await client.findGroupMember(g('r2'), u(1))).state).toBe('none')
+  expect((await client.findGroupMember(g('r1'), u(3))).state).toBe('none')
   expect((await client.findGroupMember(g('r2'), u(4))).state).toBe('member')
   expect((await client.getMessage(msg(2)?.platformId ?? '')).data?.text).toBe('Typo here')
   expect((await client.getMessage(msg(3)?.platformId ?? '')).deletedAt).toBeDefined()
