@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
-import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
+import type { EntityStats, LedgerStore, RejectRecord, RunRecord, UpdateCountRow } from '../state/index.ts'
 import type { Entity } from '../target/schemas.ts'
 
 /** What the read-only commands read from the ledger: the same methods as {@link LedgerStore}'s. */
@@ -25,9 +25,18 @@ export interface LedgerReader {
   listRuns(jobId: string, limit?: number): Promise<RunRecord[]>
   /** Messages still to send, per minute of `sentAt` (`status`'s retention-edge warning). */
   openMessagesPerMinute(jobId: string): Promise<[number, number][]>
+  /** Update intents per entity, kind, policy and status (`status`'s update counts). */
+  updateCounts(jobId: string): Promise<UpdateCountRow[]>
 }
 
-const OPERATIONS = ['listJobs', 'entityStats', 'listRejects', 'listRuns', 'openMessagesPerMinute'] as const satisfies readonly (keyof LedgerReader)[]
+const OPERATIONS = [
+  'listJobs',
+  'entityStats',
+  'listRejects',
+  'listRuns',
+  'openMessagesPerMinute',
+  'updateCounts',
+] as const satisfies readonly (keyof LedgerReader)[]
 type Operation = (typeof OPERATIONS)[number]
 
 /** The fields of the answers that are dates (JSON carries them as ISO strings). */
@@ -53,6 +62,7 @@ export function readerOf(store: LedgerStore): LedgerReader {
     listRejects: (jobId, filter) => store.listRejects(jobId, filter),
     listRuns: (jobId, limit) => store.listRuns(jobId, limit),
     openMessagesPerMinute: (jobId) => store.statusLookups.openMessagesPerMinute(jobId),
+    updateCounts: (jobId) => store.updatePlan.counts(jobId),
   }
 }
 
@@ -155,6 +165,7 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
     listRejects: call('listRejects'),
     listRuns: call('listRuns'),
     openMessagesPerMinute: call('openMessagesPerMinute'),
+    updateCounts: call('updateCounts'),
     close: () => socket.destroy(),
   }
 }

@@ -26,6 +26,7 @@ const reader: LedgerReader = {
     throw new Error('the ledger could not be read')
   },
   openMessagesPerMinute: async () => [[29_000_000, 3]],
+  updateCounts: async () => [{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'planned', n: 2 }],
 }
 
 it('answers the read-only operations with their dates, passes errors on, refuses anything else, and hangs up on readers when it stops', async () => {
@@ -38,6 +39,7 @@ it('answers the read-only operations with their dates, passes errors on, refuses
   expect(reject).toMatchObject({ legacyId: 'j:X', code: 'X' })
   expect(reject!.updatedAt).toEqual(started)
   await expect(client.listRuns('j')).rejects.toThrow('the ledger could not be read')
+  expect(await client.updateCounts('j')).toEqual([{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'planned', n: 2 }])
 
   // A write is not on the list, whatever a client sends.
   const raw = createConnection(path)

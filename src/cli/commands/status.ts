@@ -8,6 +8,7 @@ import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
 import { deadRunReason } from '../run-liveness.ts'
 import { statusRetentionEdge } from '../status-retention-edge.ts'
+import { formatStatusUpdates, statusUpdates } from '../status-updates.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
@@ -35,7 +36,7 @@ export function registerStatusCommand(program: Command): void {
   status
     .addOption(configOption())
     .option('--job <id>', JOB_OPTION_HELP)
-    .option('--json', 'print JSON: jobId, appId, quota, entities, the last runs, retentionEdge')
+    .option('--json', 'print JSON: jobId, appId, quota, entities, the last runs, retentionEdge, updates')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
@@ -52,15 +53,19 @@ export function registerStatusCommand(program: Command): void {
         const inFlight = stats.reduce((n, s) => n + s.sent, 0)
         const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
         const retentionEdge = await statusRetentionEdge(ctx.store, ctx.jobId, ctx.config, report, now)
+        const updates = await statusUpdates(ctx.store, ctx.jobId)
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs, inFlightWhenDied: orphaned, retentionEdge }, null, 2)}\n`,
+            `${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs, inFlightWhenDied: orphaned, retentionEdge, updates }, null, 2)}\n`,
           )
         } else {
           process.stdout.write(
             `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
           )
           process.stdout.write(`${formatStatusTable(report)}\n`)
+          for (const line of formatStatusUpdates(updates)) {
+            process.stdout.write(`${line}\n`)
+          }
           if (retentionEdge.advice) {
             process.stdout.write(`WARNING retention edge: ${retentionEdge.advice}\n`)
           }
