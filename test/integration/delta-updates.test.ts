@@ -6,8 +6,7 @@
  * hard-deleted (found only with `--detect-deletes`). The dry run (`plan`) reports the same intents
  * and writes nothing. Intents are read from the ledger, not from counts the run prints.
  */
-import { readFileSync } from 'node:fs'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -179,7 +178,11 @@ describe.each(['postgres', 'embedded'] as const)('delta after a full run, ledger
     expect(report.entities.users.vanished).toBe(1)
     expect(report.entities.members.vanished).toBe(2)
     expect(report.entities.messages.vanished).toBeNull()
-    expect(report.entities.users.updates['user.update']?.apply?.samples[0]).toMatchObject({ legacyId: 'u1', targetKey: 'u1', reason: 'changed: name' })
+    expect(report.entities.users.updates['user.update']?.apply?.samples[0]).toMatchObject({
+      legacyId: 'u1',
+      targetKey: 'u1',
+      reason: 'changed: name',
+    })
     expect(res.stdout).toMatch(/updates of loaded users: .*user\.update \(apply/)
     expect(await intents()).toEqual(before)
     expect(before.rows).toEqual([])
