@@ -62,6 +62,14 @@ describe('PUT /messages/{id}', () => {
     expect(await chatWrites(t, app)).toEqual([{ endpoint: 'messages.update', status, code, items: [{ key: messageId, result: 'refused', code }] }])
   })
 
+  it('a deactivated sender cannot be onBehalfOf (ERR_UID_NOT_FOUND); the app can still edit', async () => {
+    const { app, ids } = await chatWorld(t)
+    await app.client.deactivateUsers(['bob'])
+    expect(await app.client.updateMessage(ids.m2 as string, { data: { text: 'x' } }, 'bob').catch(codeOf)).toBe('ERR_UID_NOT_FOUND')
+    const res = await app.client.updateMessage(ids.m2 as string, { data: { text: 'edited by the app' } }, undefined)
+    expect(res.message).toMatchObject({ editedBy: 'app_system', data: { text: 'edited by the app' } })
+  })
+
   it('without onBehalfOf the app edits (editedBy app_system, as the documented example)', async () => {
     const { app, ids } = await chatWorld(t)
     const res = await chatRaw(app, 'PUT', `messages/${ids.m2}`, { data: { text: 'by the app' } })
