@@ -49,12 +49,32 @@ export function chatRaw(app: TestApp, method: string, path: string, body?: unkno
   return http(`${app.baseUrl}/${path}`, { method, headers: { apikey: app.apiKey, ...headers }, ...(body !== undefined ? { body } : {}) })
 }
 
-/** The chat-write entries of the app's request log, oldest first, as `{endpoint, status, code, items}`. */
+/** One chat write the sandbox received: its endpoint name, status, code and per-key outcomes. */
+export interface ChatWriteCall {
+  readonly endpoint: string
+  readonly status: number | null
+  readonly code: string | null
+  readonly items: RequestLogItem[] | null | undefined
+}
+
+/**
+ * The chat-write entries of the app's request log, oldest first. Takes the test sandbox or a
+ * `Sandbox` (anything with `requests(appId)`), so a delta-run test can assert "exactly these calls,
+ * once each" from what the sandbox received.
+ */
 export async function chatWrites(
-  t: TestSandbox,
-  app: TestApp,
-): Promise<{ endpoint: string; status: number | null; code: string | null; items: RequestLogItem[] | null | undefined }[]> {
+  sb: TestSandbox | { requests(appId: string): Promise<RequestLogEntry[]> },
+  app: { id: string },
+): Promise<ChatWriteCall[]> {
   const names: readonly string[] = CHAT_WRITE_ENDPOINTS
-  const all: RequestLogEntry[] = await t.sandbox.requests(app.id)
+  const all: RequestLogEntry[] = 'sandbox' in sb ? await sb.sandbox.requests(app.id) : await sb.requests(app.id)
   return all.filter((e) => names.includes(e.endpoint)).map(({ endpoint, status, code, items }) => ({ endpoint, status, code, items }))
+}
+
+/**
+ * The chat writes as `endpoint key result` lines (one per key), sorted: compare with the calls a
+ * delta should make. A key applied twice by the same endpoint shows up as two equal lines.
+ */
+export function chatWriteLines(calls: readonly ChatWriteCall[]): string[] {
+  return calls.flatMap((c) => (c.items ?? []).map((i) => `${c.endpoint} ${i.key} ${i.result}${i.code ? ` ${i.code}` : ''}`)).sort()
 }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { PlatformError } from '../../src/target/errors.ts'
-import { chatRaw, chatWorld, chatWrites } from '../helpers/chat-world.ts'
+import { chatRaw, chatWorld, chatWriteLines, chatWrites } from '../helpers/chat-world.ts'
 import { importRaw, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
@@ -61,6 +61,12 @@ describe('DELETE /users and PUT /users: deactivation', () => {
     expect(await app.client.deactivateUsers(['dave'])).toEqual({ changed: [], unchanged: ['dave'] })
     expect(await app.client.reactivateUsers(['dave', 'erin'])).toEqual({ changed: ['dave'], unchanged: ['erin'] })
     expect((await app.client.getUser('dave')).deactivatedAt).toBeUndefined()
+    expect(chatWriteLines(await chatWrites(t, app))).toEqual([
+      'users.deactivate dave applied',
+      'users.deactivate dave unchanged',
+      'users.reactivate dave applied',
+      'users.reactivate erin unchanged',
+    ])
     expect(await chatWrites(t, app)).toEqual([
       { endpoint: 'users.deactivate', status: 200, code: null, items: [{ key: 'dave', result: 'applied' }] },
       { endpoint: 'users.deactivate', status: 200, code: null, items: [{ key: 'dave', result: 'unchanged' }] },
