@@ -102,7 +102,9 @@ export interface ChatWrites {
   getMessage(id: string, signal?: AbortSignal): Promise<ChatMessage>
   /**
    * Where `uid` stands in the group: no single-member read is documented, so the member list and
-   * then the banned list are paged (1000 a page) until the uid is found.
+   * then the banned list are paged (1000 a page) until the uid is found — up to ⌈members/1000⌉ +
+   * ⌈banned/1000⌉ requests in one call: a caller pacing chat calls should count them (it is meant
+   * for the rare ambiguous update after a crash, not for every update).
    */
   findGroupMember(guid: string, uid: string, signal?: AbortSignal): Promise<GroupMembership>
 }
