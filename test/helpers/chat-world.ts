@@ -2,8 +2,11 @@
  * A small app for the chat-write tests: users, a group with members, and messages imported through
  * the data-import interface, plus raw chat calls and the chat-write entries of the request log.
  */
+import { createServer } from 'node:http'
+
 import { CHAT_WRITE_ENDPOINTS } from '../../src/sandbox/chat-write-route.ts'
 import type { RequestLogEntry, RequestLogItem } from '../../src/sandbox/request-log.ts'
+import type { WebhookTrigger } from '../../src/target/webhooks.ts'
 import { http, nowSeconds, type RawResponse, seedUsers, type TestApp, type TestSandbox } from './sandbox.ts'
 
 export interface ChatWorld {
@@ -77,4 +80,26 @@ export async function chatWrites(
  */
 export function chatWriteLines(calls: readonly ChatWriteCall[]): string[] {
   return calls.flatMap((c) => (c.items ?? []).map((i) => `${c.endpoint} ${i.key} ${i.result}${i.code ? ` ${i.code}` : ''}`)).sort()
+}
+
+/** A local webhook receiver: every delivery's JSON body, in arrival order. */
+export async function webhookReceiver(): Promise<{ url: string; received: unknown[]; close(): Promise<void> }> {
+  const received: unknown[] = []
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      received.push(JSON.parse(body))
+      res.end('ok')
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as { port: number }).port
+  return { url: `http://127.0.0.1:${port}/hook`, received, close: () => new Promise((r) => server.close(() => r())) }
+}
+
+/** A webhook `hook1` of the app at `url` with these triggers. */
+export async function hookUp(t: TestSandbox, app: TestApp, url: string, triggers: readonly WebhookTrigger[]): Promise<void> {
+  await t.mgmt.createWebhook(app.id, { id: 'hook1', name: 'hook', webhookURL: url })
+  await t.mgmt.addWebhookTriggers(app.id, 'hook1', [...triggers])
 }
