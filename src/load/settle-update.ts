@@ -186,6 +186,11 @@ async function refused(
   return there ? settleDone(lane, u, refusal.httpStatus) : settleRejected(lane, u, refusal)
 }
 
+/** A message update refused because its `onBehalfOf` sender is unknown or deactivated (not yet retried as the app). */
+function senderGone(r: ResolvedUpdate, err: PlatformError): boolean {
+  return (r.kind === 'message.edit' || r.kind === 'message.delete') && r.asApp !== true && err.code === 'ERR_UID_NOT_FOUND'
+}
+
 /** Jittered exponential backoff between attempts of one update (250 ms … 8 s). */
 function backoffMs(attempt: number): number {
   return Math.min(8000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random())
@@ -227,6 +232,12 @@ async function platformFailure(lane: UpdateLaneRun, u: ClaimedUpdate, err: Platf
     lane.halt(new FatalLoadError(`the platform refused the request: ${err.message}`, { cause: err }))
     await handBack(lane, u, { ambiguous: at.ambiguous, countAttempt: false, code: err.code, message: err.message, httpStatus: err.status ?? null })
     return 'settled'
+  }
+  if (verdict === 'reject' && at.resolved !== undefined && senderGone(at.resolved, err)) {
+    // The sender is deactivated on the platform: edit or delete as the app instead (once).
+    lane.log.info({ update: u.id, kind: u.kind, key: u.targetKey }, 'the sender is deactivated: the app edits the message instead')
+    at.resolved = { ...at.resolved, asApp: true }
+    return 'retry'
   }
   if (verdict === 'reject') {
     const refusal = { code: err.code, message: err.message, httpStatus: err.status ?? null }

@@ -242,3 +242,30 @@ it('a timeout after the platform applied the call is checked, not sent again; a 
     await proxy.close()
   }
 }, 60_000)
+
+it('a message whose sender is deactivated on the platform is edited by the app instead (no onBehalfOf)', async () => {
+  const jobId = 'departed'
+  const app = await importedJob(jobId)
+  const ids = await messageIds(fx.sb, app.id)
+  const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
+  // m2 was sent by u2, who left before this delta (deactivated by an earlier one).
+  await client.deactivateUsers(['u2'])
+  await fx.store.updatePlan.record(jobId, 'messages', [
+    intent({
+      kind: 'message.edit',
+      targetKey: 'm2',
+      body: { sender: 'u2', data: { text: 'edited after u2 left', metadata: { legacy: { id: '2' } } } },
+    }),
+  ])
+  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect(out.status, out.error?.message).toBe('done')
+  const writes = (await receivedWrites(fx.sb, app.id)).filter((w) => w.call.startsWith('messages.'))
+  // Refused on behalf of u2, then applied once by the app.
+  expect(writes.map((w) => [w.call, w.status])).toEqual([
+    [`messages.update ${ids.get('m2')}`, 404],
+    [`messages.update ${ids.get('m2')}`, 200],
+  ])
+  const edited = await client.getMessage(ids.get('m2')!)
+  expect(edited.data?.text).toBe('edited after u2 left')
+  expect(edited.editedBy).toBe('app_system')
+}, 60_000)

@@ -27,9 +27,9 @@ export interface ClaimedUpdateRow {
  * them against the platform before sending anything). Rows another process locks are skipped
  * (`for update skip locked`), and an update waits while an older update of the same item is
  * planned or sent, so one item's updates reach the platform in the order they were planned, across
- * every process. A user's deactivation also waits for the planned membership updates of that user
- * (a kick, a ban): the platform no longer finds a deactivated user in its groups, so the removal
- * would be refused. The claim changes only the lease; `markUpdateSent` records the send.
+ * every process. A user's deactivation also waits for the planned updates of that user's
+ * memberships (a kick, a ban) and of the messages it sent (edits and deletes on its behalf): the
+ * platform answers `ERR_UID_NOT_FOUND` for a deactivated user in those calls. The claim changes only the lease; `markUpdateSent` records the send.
  */
 export async function claimUpdates(
   db: Kysely<StateDatabase>,
@@ -62,8 +62,9 @@ export async function claimUpdates(
             and e.id < c.id and e.status in ('planned', 'sent'))
         and not (c.kind = 'user.deactivate' and exists (
           select 1 from chatferry.updates m
-          where m.job_id = c.job_id and m.entity = 'members' and m.status in ('planned', 'sent')
-            and right(m.target_key, length(c.target_key) + 8) = '_member_' || c.target_key))
+          where m.job_id = c.job_id and m.status in ('planned', 'sent') and (
+            (m.entity = 'members' and right(m.target_key, length(c.target_key) + 8) = '_member_' || c.target_key)
+            or (m.entity = 'messages' and m.body::jsonb ->> 'sender' = c.target_key))))
       order by c.id
       limit ${args.limit}
       for update of c skip locked
