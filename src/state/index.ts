@@ -12,6 +12,7 @@ export type {
   UpdatePlanLedger,
   UpdateSampleRow,
   VanishedDecider,
+  VanishedGate,
   VanishedItemRow,
   VanishedOutcome,
 } from './update-plan-ledger.ts'
