@@ -6,7 +6,7 @@
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { Cursor, Page, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
-import type { VanishedItemRow } from '../state/index.ts'
+import { addRecorded, type VanishedItemRow } from '../state/index.ts'
 import { changeClassifier } from './change-classifier.ts'
 import { vanishedAllowed } from './changes-config.ts'
 import { mapPage } from './map-page.ts'
@@ -84,6 +84,8 @@ async function compareKeys(run: PlanRun, entity: LegacyEntity): Promise<void> {
   const outcome = await sink.vanished(entity, keys, decide, (gone, loaded) => vanishedAllowed(changes.vanished.maxShare, gone, loaded))
   summary.vanished = outcome.vanished
   summary.vanishedRefused = outcome.refused
+  const { planned, superseded, reported, ignored, repeated } = outcome
+  addRecorded(summary.updatesRecorded, { planned, superseded, reported, ignored, repeated })
   if (outcome.refused) {
     logger?.warn(
       { entity, vanished: outcome.vanished, loaded: outcome.loaded, maxShare: changes.vanished.maxShare },
