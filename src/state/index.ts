@@ -13,6 +13,7 @@ export type {
   UpdatePlanLedger,
   UpdateSampleRow,
   VanishedDecider,
+  VanishedGate,
   VanishedItemRow,
   VanishedOutcome,
 } from './update-plan-ledger.ts'
