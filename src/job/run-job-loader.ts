@@ -33,6 +33,7 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
     timeoutMs: config.target.timeoutMs,
     settings: ctx.load,
     retention: config.policies.retention,
+    legacyMetadataKey: config.policies.legacyMetadata.key,
     logger: options.logger,
     mode: options.mode,
     signal: options.signal,

@@ -11,6 +11,7 @@ import type { Logger } from 'pino'
 
 import type { LedgerStore } from '../state/store.ts'
 import type { Entity } from '../target/schemas.ts'
+import { createChatReadPacer } from './chat-read-pacer.ts'
 import type { Claim } from './claim.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -44,6 +45,10 @@ export class LoaderRun {
   readonly lanes: PQueue
   readonly watch: OutageWatch
   readonly settler = new ResultSettler(this)
+  /** The paced chat reads of this process (read-backs after a bad-row 500). */
+  readonly chatReads = createChatReadPacer()
+  /** `policies.legacyMetadata.key`: how read-backs match listed messages with rows. */
+  readonly legacyMetadataKey: string
   private readonly onAbort = () => this.stop.abort(this.options.signal?.reason)
   private timers: NodeJS.Timeout[] = []
   /** The claims this process holds (claimed, not yet settled or handed back): their leases are renewed. */
@@ -62,6 +67,8 @@ export class LoaderRun {
       batchesSettled: 0,
       batchesSplit: 0,
       batchesReleased: 0,
+      readBacks: 0,
+      chatRequests: 0,
       fenced: 0,
       startedAt,
       firstRequestAt: undefined,
@@ -74,6 +81,7 @@ export class LoaderRun {
     this.settings = options.settings
     this.log = options.logger.child({ jobId: options.jobId, component: 'loader' })
     this.workerId = `${this.host}/${process.pid}/${randomUUID().slice(0, 8)}`
+    this.legacyMetadataKey = options.legacyMetadataKey ?? 'legacy'
     this.depth = this.settings.queueDepth ?? Math.max(32, this.settings.concurrency * 8)
     this.lanes = new PQueue({ concurrency: this.settings.concurrency })
     this.watch = createOutageWatch({ giveUpAfterMs: this.settings.giveUpAfterMs, logger: this.log })

@@ -65,6 +65,11 @@ export interface LoaderOptions {
    * (retention-at-pack.ts). @default {retentionDays: 183, oldMessages: 'skip'} (the policy's defaults)
    */
   readonly retention?: RetentionPolicy
+  /**
+   * Where chatferry writes each message's legacy id in `data.metadata` (`policies.legacyMetadata.key`):
+   * the read-back after a bad-row 500 matches listed messages by it (read-back.ts). @default 'legacy'
+   */
+  readonly legacyMetadataKey?: string
   /** The loader's clock for retention, epoch ms. @default Date.now */
   readonly now?: () => number
   /** Called about once a second with the process's counters (for a progress line). */
@@ -83,6 +88,10 @@ export interface LoaderCounters {
   batchesSettled: number
   batchesSplit: number
   batchesReleased: number
+  /** Message batches read back through the chat interface after a bad-row 500 (read-back.ts). */
+  readBacks: number
+  /** Chat requests those read-backs sent: not import requests, they do not draw from the import quota. */
+  chatRequests: number
   fenced: number
   startedAt: number
   firstRequestAt: number | undefined

@@ -1,0 +1,57 @@
+/**
+ * The loader's own small budget for chat reads (the read-back after a bad-row 500, read-back.ts):
+ * one request at most every `60 000 / requestsPerMinute` ms per process, and a 429 waited out as
+ * the platform asks. Chat reads do not draw from the import quota (the platform counts them
+ * separately: the core limit, 10,000 per minute), so they never slow the load's own requests.
+ *
+ * Local to one process for now: a budget shared by every process of an app (as the import quota
+ * is) would replace it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+
+import { PlatformError } from '../target/errors.ts'
+
+/** Chat reads per minute the loader allows itself per process: a sixteenth of the documented core limit. */
+export const READ_BACK_CHAT_REQUESTS_PER_MINUTE = 600
+/** 429s waited out for one read before it counts as failed. */
+const MAX_RATE_LIMITED = 4
+/** The longest wait honoured from one chat 429. */
+const MAX_WAIT_MS = 30_000
+
+export interface ChatReadPacer {
+  /** Runs one chat read at the next free slot; again after a 429 (at most a few times). */
+  run<T>(call: () => Promise<T>): Promise<T>
+  /** Requests sent so far, 429s included. */
+  readonly requests: number
+}
+
+export function createChatReadPacer(requestsPerMinute: number = READ_BACK_CHAT_REQUESTS_PER_MINUTE): ChatReadPacer {
+  const gapMs = 60_000 / requestsPerMinute
+  let next = 0
+  let requests = 0
+  return {
+    get requests() {
+      return requests
+    },
+    async run(call) {
+      for (let limited = 0; ; limited++) {
+        const now = performance.now()
+        const at = Math.max(now, next)
+        next = at + gapMs
+        if (at > now) {
+          await sleep(at - now)
+        }
+        requests++
+        try {
+          return await call()
+        } catch (err) {
+          if (err instanceof PlatformError && err.status === 429 && limited < MAX_RATE_LIMITED) {
+            next = Math.max(next, performance.now() + Math.min(MAX_WAIT_MS, Math.max(err.retryAfterMs ?? 1000, gapMs)))
+            continue
+          }
+          throw err
+        }
+      }
+    },
+  }
+}
