@@ -19,8 +19,11 @@ const MAX_RATE_LIMITED = 4
 const MAX_WAIT_MS = 30_000
 
 export interface ChatReadPacer {
-  /** Runs one chat read at the next free slot; again after a 429 (at most a few times). */
-  run<T>(call: () => Promise<T>): Promise<T>
+  /**
+   * Runs one chat read at the next free slot; again after a 429 (at most a few times). `signal`
+   * cuts the waits short (the loader is stopping), never a request in flight.
+   */
+  run<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T>
   /** Requests sent so far, 429s included. */
   readonly requests: number
 }
@@ -33,13 +36,13 @@ export function createChatReadPacer(requestsPerMinute: number = READ_BACK_CHAT_R
     get requests() {
       return requests
     },
-    async run(call) {
+    async run(call, signal) {
       for (let limited = 0; ; limited++) {
         const now = performance.now()
         const at = Math.max(now, next)
         next = at + gapMs
         if (at > now) {
-          await sleep(at - now)
+          await sleep(at - now, undefined, signal ? { signal } : undefined)
         }
         requests++
         try {

@@ -8,7 +8,8 @@
  * Bounded: only the batch's sentAt ranges are listed (landed-rows.ts `readBackWindows`, at most
  * {@link MAX_WINDOWS}), at most {@link MAX_PAGES} pages of 1000 per range, each request paced by
  * the loader's chat budget (chat-read-pacer.ts). Idempotent: it only reads, so a read-back cut
- * short by a crash leaves the batch open under its lease, and the next holder sends it again —
+ * short by a crash, or by a stop (which cuts its waits short), leaves the batch open with its rows
+ * `sent`, and the next holder sends it again —
  * the landed rows answer "already exists" (never a second copy), the bad row fails the request
  * the same way, and the same read-back gives the same outcome.
  */
@@ -64,7 +65,11 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
   try {
     landed = await listLanded(run, rows)
   } catch (e) {
-    run.log.warn({ batch: c.batchId, err: e }, 'reading the batch back after a 500 failed; it takes the ordinary path (retry, then split)')
+    if (run.stop.signal.aborted) {
+      run.log.info({ batch: c.batchId }, 'the stop cut reading the batch back short; it is handed back and read back after its next request')
+    } else {
+      run.log.warn({ batch: c.batchId, err: e }, 'reading the batch back after a 500 failed; it takes the ordinary path (retry, then split)')
+    }
   } finally {
     run.counters.chatRequests += run.chatReads.requests - before
   }
@@ -100,8 +105,9 @@ async function listWindow(run: LoaderRun, w: ReadBackWindow, landed: LandedRows)
   const { client } = run.options
   let cursor: { id?: string; sentAt?: number } = {}
   for (let page = 0; page < MAX_PAGES; page++) {
-    const res = await run.chatReads.run(() =>
-      client.listMessages({ fromTimestamp: w.from, toTimestamp: w.to, limit: PAGE_LIMIT, affix: 'append', ...cursor }),
+    const res = await run.chatReads.run(
+      () => client.listMessages({ fromTimestamp: w.from, toTimestamp: w.to, limit: PAGE_LIMIT, affix: 'append', ...cursor }),
+      run.stop.signal,
     )
     for (const m of res.data) {
       landed.see(m)
