@@ -17,6 +17,7 @@ import { NOT_LANDED_CODE } from '../../src/load/landed-rows.ts'
 import type { LegacyMessage } from '../../src/model/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { PlannedItem, RejectedItem } from '../../src/state/store.ts'
+import { createPlatformClient } from '../../src/target/client.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { groups, messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -119,6 +120,67 @@ describe('loader against the bad-row 500 default', () => {
     const stats = await fx.store.entityStats('badrows')
     const m = stats.find((s) => s.entity === 'messages')
     expect(m).toMatchObject({ done: 240 - Object.keys(bad).length - 1, created: 240 - Object.keys(bad).length - 1, skipped: 1, remaining: 0 })
+  })
+
+  it('a stop in the middle of a read-back hands the batch back; the next load ends the same way, nothing created twice', async () => {
+    const app = await fx.sb.createApp({ id: 'stopreadback', settings: { requestsPerMinute: 1000, windowMs: 60_000 } })
+    await fx.store.ensureJob('stopreadback', app.id)
+    await fx.store.planItems('stopreadback', 'users', users(6))
+    const msgs = messages(50, 6)
+    ;(msgs[20]?.payload as Record<string, unknown>).receiver = 'nobody'
+    await fx.store.planItems('stopreadback', 'messages', msgs)
+    // One chat request a minute, spent here: the loader's read-back meets 429s and waits.
+    await fx.sb.settings(app.id, { chatRequestsPerMinute: 1 })
+    await createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey }).listMessages({ limit: 1 })
+    const stop = new AbortController()
+    const loading = loadOnce({
+      store: fx.store,
+      stateUrl: fx.tdb.url,
+      jobId: 'stopreadback',
+      appId: app.id,
+      baseUrl: app.baseUrl,
+      apiKey: app.apiKey,
+      requestsPerMinute: 6000,
+      settings: { quotaWindowMs: 10_000, maxAttempts: 2 },
+      signal: stop.signal,
+    })
+    const until = Date.now() + 20_000
+    while (Date.now() < until && !(await fx.sb.requests(app.id)).some((r) => r.endpoint === 'messages' && r.status === 500)) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    await new Promise((r) => setTimeout(r, 300))
+    stop.abort()
+    const stopped = await loading
+    expect(stopped.status).toBe('stopped')
+    expect(stopped.counters).toMatchObject({ readBacks: 1, batchesReleased: 1 })
+    const m1 = (await fx.store.entityStats('stopreadback')).find((s) => s.entity === 'messages')
+    expect(m1).toMatchObject({ done: 0, sent: 50 })
+
+    await fx.sb.settings(app.id, { chatRequestsPerMinute: 10_000 })
+    const out = await run('stopreadback', app)
+    expect(out.status).toBe('rejected')
+    expect(out.counters).toMatchObject({ readBacks: 1, batchesSplit: 0 })
+    expect((await fx.store.listRejects('stopreadback')).map((r) => [r.targetKey, r.code])).toEqual([['m20', NOT_LANDED_CODE]])
+    await fx.sb.whenIdle()
+    const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
+    // Sent again after the stop: the 49 rows answered "already exists" (no second copy), the bad row failed it again.
+    expect(log.map((r) => [r.status, r.committed])).toEqual([
+      [500, 49],
+      [500, 0],
+    ])
+    expect(log[1]?.items?.filter((i) => i.result === 'exists')).toHaveLength(49)
+    const m = (await fx.store.entityStats('stopreadback')).find((s) => s.entity === 'messages')
+    expect(m).toMatchObject({ done: 49, created: 49, rejected: 1, remaining: 0 })
+    const report = await auditDeliveries({
+      sb: fx.sb,
+      appId: app.id,
+      ledger: inspectLedger(fx.store),
+      jobId: 'stopreadback',
+      kills: 0,
+      concurrency: 4,
+      timeoutMs: 3000,
+    })
+    expect(report.violations, describeViolations(report)).toEqual([])
   })
 
   it('rows our validation knows to be bad are rejected at mapping with their field path and never sent', async () => {
