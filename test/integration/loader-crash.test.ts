@@ -219,7 +219,7 @@ it('SIGKILLed while reading a batch back after a bad-row 500: the rerun ends the
   const ledger = inspectLedger(fx.store)
 
   const first = runCli(['load', '--config', cfg], env)
-  let kills = 0
+  let kills: number
   try {
     await first.waitFor('loader started', 20_000)
     // The start-up check of the key has read the chat interface already; one more request fills the window.
