@@ -15,7 +15,9 @@
  * - **Failures**: 429 pauses the app's budget (Retry-After / X-RateLimit-Reset, else the wait in
  *   the 429's text); 5xx,
  *   timeouts and dropped connections are retried with jittered backoff (p-retry); then
- *   `judgeFailure` (failure-rule.ts) decides: a batch that keeps answering 500 is split in halves
+ *   `judgeFailure` (failure-rule.ts) decides (a message request answered with the platform's
+ *   bad-row 500 is first read back through the chat interface, read-back.ts: rows found are done,
+ *   rows missing rejected, and only when none landed does the retry-then-split path follow): a batch that keeps answering 500 is split in halves
  *   down to the single poison item, rejected only when the platform answered other requests
  *   meanwhile; anything transient hands the batch back. Any run of failures without a success is
  *   an outage (outage.ts): logged as it happens, and the run stops after `giveUpAfterMs`.
