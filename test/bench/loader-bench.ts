@@ -292,11 +292,13 @@ async function wastedRequests(sb: Sandbox): Promise<void> {
   const tooOld = log.filter((r) => r.items?.some((i) => (sentAtOf.get(i.key) ?? Infinity) < r.receivedAtMs / 1000 - window)).length
   const withBad = log.filter((r) => r.items?.some((i) => bad.has(i.key))).length
   const status500 = log.filter((r) => r.status === 500).length
+  // A 500 whose request carried no unknown-sender row was caused by something chatferry could have known.
+  const knowable500 = log.filter((r) => r.status === 500 && !r.items?.some((i) => bad.has(i.key))).length
   console.log(
     `wasted requests: ${n.toLocaleString()} messages (+${nUsers} users), ${bad.size} with an unknown sender, ` +
       `${n / 100} at the retention edge, loaded in ${seconds.toFixed(1)} s (exit ${res.code}) · ${parts.join(' · ')} · ` +
       `requests carrying a message already outside the window: ${tooOld} (target 0) · requests carrying an unknown-sender row: ${withBad} ` +
-      `(of them answered 500: ${status500}) · read-backs after a 500: ${counters?.readBacks ?? '?'}, spending ${counters?.chatRequests ?? '?'} ` +
+      `(500s in all: ${status500}; 500s without one: ${knowable500}, target 0) · read-backs after a 500: ${counters?.readBacks ?? '?'}, spending ${counters?.chatRequests ?? '?'} ` +
       `chat requests (GET /messages; not import requests, not in the ratio above)`,
   )
 }
