@@ -60,10 +60,10 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
     return undefined
   }
   run.counters.readBacks++
-  const before = run.chatReads.requests
+  const pages = { read: 0 }
   let landed: LandedRows | undefined
   try {
-    landed = await listLanded(run, rows)
+    landed = await listLanded(run, rows, pages)
   } catch (e) {
     if (run.stop.signal.aborted) {
       run.log.info({ batch: c.batchId }, 'the stop cut reading the batch back short; it is handed back and read back after its next request')
@@ -71,11 +71,12 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
       run.log.warn({ batch: c.batchId, err: e }, 'reading the batch back after a 500 failed; it takes the ordinary path (retry, then split)')
     }
   } finally {
-    run.counters.chatRequests += run.chatReads.requests - before
+    // The process's chat reads so far (the pacer is shared by the lanes), 429s included.
+    run.counters.chatRequests = run.chatReads.requests
   }
   const verdict = landed === undefined ? 'undecided' : landedVerdict(rows.length, landed.size)
   run.log.info(
-    { batch: c.batchId, rows: rows.length, landed: landed?.size, verdict, chatRequests: run.chatReads.requests - before },
+    { batch: c.batchId, rows: rows.length, landed: landed?.size, verdict, pages: pages.read },
     'read back a message batch after HTTP 500 ERR_EXCEPTION',
   )
   if (landed === undefined || verdict === 'none') {
@@ -90,10 +91,10 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
 }
 
 /** Lists the batch's sentAt ranges and matches what they hold with its rows; undefined when a range was too full to finish. */
-async function listLanded(run: LoaderRun, rows: readonly RowShape[]): Promise<LandedRows | undefined> {
+async function listLanded(run: LoaderRun, rows: readonly RowShape[], pages: { read: number }): Promise<LandedRows | undefined> {
   const landed = new LandedRows(rows, run.legacyMetadataKey)
   for (const w of mergeWindows(readBackWindows(rows, WINDOW_GAP_SECONDS), MAX_WINDOWS)) {
-    if (!(await listWindow(run, w, landed))) {
+    if (!(await listWindow(run, w, landed, pages))) {
       return undefined
     }
   }
@@ -101,7 +102,7 @@ async function listLanded(run: LoaderRun, rows: readonly RowShape[]): Promise<La
 }
 
 /** Lists one range page by page until its rows are all found or it ends; false when it holds more than {@link MAX_PAGES} pages. */
-async function listWindow(run: LoaderRun, w: ReadBackWindow, landed: LandedRows): Promise<boolean> {
+async function listWindow(run: LoaderRun, w: ReadBackWindow, landed: LandedRows, pages: { read: number }): Promise<boolean> {
   const { client } = run.options
   let cursor: { id?: string; sentAt?: number } = {}
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -109,6 +110,7 @@ async function listWindow(run: LoaderRun, w: ReadBackWindow, landed: LandedRows)
       () => client.listMessages({ fromTimestamp: w.from, toTimestamp: w.to, limit: PAGE_LIMIT, affix: 'append', ...cursor }),
       run.stop.signal,
     )
+    pages.read++
     for (const m of res.data) {
       landed.see(m)
     }
