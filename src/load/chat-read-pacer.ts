@@ -4,8 +4,9 @@
  * the platform asks. Chat reads do not draw from the import quota (the platform counts them
  * separately: the core limit, 10,000 per minute), so they never slow the load's own requests.
  *
- * Local to one process for now: a budget shared by every process of an app (as the import quota
- * is) would replace it.
+ * Local to one process for now: the app's chat budget shared by every process in the ledger (as
+ * the import quota is; `chat-budget.ts`, being built on another branch, with the same `run(call,
+ * signal)` shape) is meant to replace it.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -24,18 +25,16 @@ export interface ChatReadPacer {
    * cuts the waits short (the loader is stopping), never a request in flight.
    */
   run<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T>
-  /** Requests sent so far, 429s included. */
-  readonly requests: number
+  /** Requests sent so far (429s included) and 429s answered, in this process. */
+  readonly counters: { readonly requests: number; readonly rateLimited: number }
 }
 
 export function createChatReadPacer(requestsPerMinute: number = READ_BACK_CHAT_REQUESTS_PER_MINUTE): ChatReadPacer {
   const gapMs = 60_000 / requestsPerMinute
   let next = 0
-  let requests = 0
+  const counters = { requests: 0, rateLimited: 0 }
   return {
-    get requests() {
-      return requests
-    },
+    counters,
     async run(call, signal) {
       for (let limited = 0; ; limited++) {
         const now = performance.now()
@@ -44,11 +43,12 @@ export function createChatReadPacer(requestsPerMinute: number = READ_BACK_CHAT_R
         if (at > now) {
           await sleep(at - now, undefined, signal ? { signal } : undefined)
         }
-        requests++
+        counters.requests++
         try {
           return await call()
         } catch (err) {
           if (err instanceof PlatformError && err.status === 429 && limited < MAX_RATE_LIMITED) {
+            counters.rateLimited++
             next = Math.max(next, performance.now() + Math.min(MAX_WAIT_MS, Math.max(err.retryAfterMs ?? 1000, gapMs)))
             continue
           }

@@ -72,7 +72,7 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
     }
   } finally {
     // The process's chat reads so far (the pacer is shared by the lanes), 429s included.
-    run.counters.chatRequests = run.chatReads.requests
+    run.counters.chatRequests = run.chatReads.counters.requests
   }
   const verdict = landed === undefined ? 'undecided' : landedVerdict(rows.length, landed.size)
   run.log.info(
