@@ -34,6 +34,7 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
     settings: ctx.load,
     retention: config.policies.retention,
     legacyMetadataKey: config.policies.legacyMetadata.key,
+    chatRequestsPerMinute: config.target.chatQuota.requestsPerMinute,
     logger: options.logger,
     mode: options.mode,
     signal: options.signal,

@@ -10,8 +10,9 @@ import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
 import type { LedgerStore } from '../state/store.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import type { Entity } from '../target/schemas.ts'
-import { createChatReadPacer } from './chat-read-pacer.ts'
+import { type ChatBudget, createChatBudget } from './chat-budget.ts'
 import type { Claim } from './claim.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -45,8 +46,8 @@ export class LoaderRun {
   readonly lanes: PQueue
   readonly watch: OutageWatch
   readonly settler = new ResultSettler(this)
-  /** The paced chat reads of this process (read-backs after a bad-row 500). */
-  readonly chatReads = createChatReadPacer()
+  /** The app's chat budget, shared by every process (`target.chatQuota`): the read-backs after a bad-row 500 draw from it. */
+  readonly chatReads: ChatBudget
   /** `policies.legacyMetadata.key`: how read-backs match listed messages with rows. */
   readonly legacyMetadataKey: string
   private readonly onAbort = () => this.stop.abort(this.options.signal?.reason)
@@ -56,7 +57,7 @@ export class LoaderRun {
   private renewing: Promise<void> | undefined
   private runId = 0
 
-  private constructor(options: LoaderOptions, queue: WorkQueue, budgets: QuotaBudgets, startedAt: number) {
+  private constructor(options: LoaderOptions, queue: WorkQueue, budgets: QuotaBudgets, chatBudget: ChatBudget, startedAt: number) {
     this.counters = {
       requests: 0,
       rateLimited: 0,
@@ -76,6 +77,7 @@ export class LoaderRun {
     this.options = options
     this.queue = queue
     this.budgets = budgets
+    this.chatReads = chatBudget
     this.store = options.store
     this.jobId = options.jobId
     this.settings = options.settings
@@ -109,7 +111,14 @@ export class LoaderRun {
       requestsPerWindow: requestsPerWindow(options.requestsPerMinute, settings.quotaWindowMs),
       windowMs: settings.quotaWindowMs,
     })
-    return new LoaderRun(options, queue, budgets, startedAt).register()
+    const chatBudget = await createChatBudget(store.quota, {
+      appId: options.appId,
+      requestsPerMinute: options.chatRequestsPerMinute ?? DEFAULT_CHAT_REQUESTS_PER_MINUTE,
+      windowMs: settings.quotaWindowMs,
+      maxRetryAfterMs: settings.maxRetryAfterMs,
+      maxRateLimitedRetries: 4,
+    })
+    return new LoaderRun(options, queue, budgets, chatBudget, startedAt).register()
   }
 
   private async register(): Promise<this> {

@@ -72,6 +72,11 @@ export interface LoaderOptions {
    * the read-back after a bad-row 500 matches listed messages by it (read-back.ts). @default 'legacy'
    */
   readonly legacyMetadataKey?: string
+  /**
+   * `target.chatQuota.requestsPerMinute`: the app's chat budget (all processes together), which the
+   * read-backs draw from. @default 1000 (DEFAULT_CHAT_REQUESTS_PER_MINUTE)
+   */
+  readonly chatRequestsPerMinute?: number
   /** The loader's clock for retention, epoch ms. @default Date.now */
   readonly now?: () => number
   /** Called about once a second with the process's counters (for a progress line). */

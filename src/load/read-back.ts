@@ -6,8 +6,9 @@
  * sending the request again (which would answer the same 500: the bad row is still in it).
  *
  * Bounded: only the batch's sentAt ranges are listed (landed-rows.ts `readBackWindows`, at most
- * {@link MAX_WINDOWS}), at most {@link MAX_PAGES} pages of 1000 per range, each request paced by
- * the loader's chat budget (chat-read-pacer.ts). Idempotent: it only reads, so a read-back cut
+ * {@link MAX_WINDOWS}), at most {@link MAX_PAGES} pages of 1000 per range, each request taking a
+ * slot of the app's chat budget (chat-budget.ts: `target.chatQuota`, shared by every process,
+ * apart from the import quota; a chat 429 pauses it). Idempotent: it only reads, so a read-back cut
  * short by a crash, or by a stop (which cuts its waits short), leaves the batch open with its rows
  * `sent`, and the next holder sends it again —
  * the landed rows answer "already exists" (never a second copy), the bad row fails the request
@@ -71,7 +72,7 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
       run.log.warn({ batch: c.batchId, err: e }, 'reading the batch back after a 500 failed; it takes the ordinary path (retry, then split)')
     }
   } finally {
-    // The process's chat reads so far (the pacer is shared by the lanes), 429s included.
+    // The process's chat requests so far (the lanes share the budget), 429s included.
     run.counters.chatRequests = run.chatReads.counters.requests
   }
   const verdict = landed === undefined ? 'undecided' : landedVerdict(rows.length, landed.size)

@@ -123,13 +123,14 @@ describe('loader against the bad-row 500 default', () => {
   })
 
   it('a stop in the middle of a read-back hands the batch back; the next load ends the same way, nothing created twice', async () => {
-    const app = await fx.sb.createApp({ id: 'stopreadback', settings: { requestsPerMinute: 1000, windowMs: 60_000 } })
+    // A 10 s window: the chat 429 pauses the app's chat budget for a few seconds, which the second load waits out.
+    const app = await fx.sb.createApp({ id: 'stopreadback', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
     await fx.store.ensureJob('stopreadback', app.id)
     await fx.store.planItems('stopreadback', 'users', users(6))
     const msgs = messages(50, 6)
     ;(msgs[20]?.payload as Record<string, unknown>).receiver = 'nobody'
     await fx.store.planItems('stopreadback', 'messages', msgs)
-    // One chat request a minute, spent here: the loader's read-back meets 429s and waits.
+    // One chat request a window, spent here: the loader's read-back meets a 429 and waits.
     await fx.sb.settings(app.id, { chatRequestsPerMinute: 1 })
     await createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey }).listMessages({ limit: 1 })
     const stop = new AbortController()

@@ -194,13 +194,15 @@ it('mutant: settlement disabled → the audit must fail', async () => {
 /**
  * A batch of 50 messages, one with a sender the platform does not know: its request writes the 49
  * good rows and answers 500 `ERR_EXCEPTION`, and the loader reads the batch back through the chat
- * interface. The app's chat budget is cut to one request a minute once the loader has started, so
- * the read-back waits on 429s, and the loader is SIGKILLed there. The rerun takes the batch over,
+ * interface. The sandbox app's chat limit is cut to one request a window once the loader has
+ * started, so the read-back waits on a 429, and the loader is SIGKILLed there. The rerun takes the batch over,
  * sends it again (the 49 answer "already exists", never a second copy; the bad row fails it the same
  * way), reads it back, and ends as an uninterrupted run does: 49 done, the bad row rejected.
  */
 it('SIGKILLed while reading a batch back after a bad-row 500: the rerun ends the same way, nothing created twice', async () => {
-  const app = await fx.sb.createApp({ id: 'readback', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 600, windowMs: 60_000 } })
+  // A 10 s window: the chat 429 names a wait of a few seconds, which pauses the app's chat budget
+  // row in the ledger, so the rerun waits out what is left of it.
+  const app = await fx.sb.createApp({ id: 'readback', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 100, windowMs: 10_000 } })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
   await fx.store.ensureJob('readback', app.id)
