@@ -14,8 +14,7 @@ import { dirname, join, resolve } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 
-import { deadRunReason } from '../../src/cli/run-liveness.ts'
-import { openLedger, type RunRecord } from '../../src/state/store.ts'
+import { openLedger } from '../../src/state/store.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { CLI, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
@@ -485,15 +484,51 @@ describe('no orphan', () => {
       expect(alive(pid), `node ${pid} still alive ${Date.now() - stoppedAt} ms after ${kill} of npm\n${out.slice(-2000)}`).toBe(false)
       expect(Date.now() - stoppedAt).toBeLessThan(10_000)
       const run = (await runsOf(state.url, app.id)).find((r) => r.id === loader?.id)
-      // Recorded by the stopping process, or — when it exits before its last write lands (a race
-      // noted for a follow-up) — shown as interrupted by status and runs, because its pid is gone.
-      const shown =
-        run?.status === 'running' && deadRunReason({ ...run, heartbeatAt: new Date() } as unknown as RunRecord) !== undefined
-          ? 'interrupted'
-          : run?.status
-      expect(shown, out.slice(-2000)).toBe('interrupted')
+      expect(run?.status, out.slice(-2000)).toBe('interrupted')
     }, 90_000)
   }
+})
+
+describe('a second signal', () => {
+  it('quits at once (exit 1, within seconds, its request still on the wire) and still records the run row as interrupted', async () => {
+    const state = await freshDb('cf_exit_twice')
+    // Every import request takes 20 s: the first signal's "finish the batches in flight" would wait for it.
+    const app = await tsb.app({ requestsPerMinute: 6000, faults: { latencyMs: { min: 20_000, max: 20_000 } } })
+    const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, timeoutMs: 60_000 })
+    const store = await openLedger({ url: state.url })
+    await store.ensureJob(app.id, app.id)
+    await store.planItems(app.id, 'users', users(100))
+    await store.close()
+    const load = runCli(['load', '--config', cfg])
+    await load.waitFor('loader started', 30_000)
+    // A batch claimed and not settled: its request is on the wire (for 20 s).
+    const c = new pg.Client({ connectionString: state.url })
+    await c.connect()
+    try {
+      const claimed = async () =>
+        (await c.query('select count(*)::int as n from chatferry.batches where lease_owner is not null and settled_at is null')).rows[0].n as number
+      const deadline = Date.now() + 30_000
+      while ((await claimed()) === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(await claimed()).toBeGreaterThan(0)
+      await new Promise((r) => setTimeout(r, 1000))
+      load.child.kill('SIGTERM')
+      await load.waitFor('SIGTERM: stopping')
+      const second = Date.now()
+      load.child.kill('SIGTERM')
+      const r = await load.done
+      expect(r.code, r.stderr.slice(-2000)).toBe(1)
+      expect(r.stderr).toMatch(/SIGTERM again: quitting at once/)
+      expect(Date.now() - second, 'not waiting for the 20 s request').toBeLessThan(10_000)
+      const run = (await runsOf(state.url, app.id)).find((x) => x.mode === 'load')
+      expect(run, r.stderr.slice(-2000)).toMatchObject({ status: 'interrupted' })
+      const why = await c.query('select error from chatferry.runs where id = $1', [run?.id])
+      expect(why.rows[0]?.error).toBe('quit at once by a second signal')
+    } finally {
+      await c.end()
+    }
+  }, 90_000)
 })
 
 function alive(pid: number): boolean {
