@@ -4,7 +4,8 @@
  * with nothing planned is exit 2; a wrong API key stops `run` before the source is read (exit 2);
  * a missing source table is exit 2 (SOURCE_INVALID); `--json` prints exactly one object for `run`,
  * `load` and `retry-rejected`; a relative `--config` is the caller's; a killed `npm run` leaves no
- * loader behind; `completion bash` completes the commands.
+ * loader behind and its run row says interrupted; a second signal quits at once and still records
+ * it. (Shell completion: cli-completion.test.ts.)
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -500,55 +501,5 @@ describe('usage errors with --json', () => {
     expect(missing.code).toBe(2)
     expect(oneJsonObject(missing.stdout)).toMatchObject({ command: 'retry-rejected', status: 'usage-error', exitCode: 2 })
     expect(String(oneJsonObject(missing.stdout).error)).toContain('cf-no-such-dir/chatferry.yaml: 1 problem in the configuration')
-  })
-})
-
-describe('completion', () => {
-  it('bash: sourcing the script registers chatferry; completing the first word lists the commands, then their options', () => {
-    const script = spawnSync(process.execPath, [CLI, 'completion', 'bash'], { encoding: 'utf8' })
-    expect(script.status, script.stderr).toBe(0)
-    const file = join(mkdtempSync(join(tmpdir(), 'cf-compl-')), 'chatferry.bash')
-    writeFileSync(file, script.stdout)
-    const probe = `
-      source ${JSON.stringify(file)}
-      complete -p chatferry
-      t() { COMP_WORDS=("$@"); COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _chatferry_completion; echo "\${COMPREPLY[*]}"; }
-      t chatferry ''
-      t chatferry re
-      t chatferry load --
-      t chatferry rejects --entity ''
-      t chatferry apps ''
-    `
-    const r = spawnSync('bash', ['--norc', '--noprofile', '-c', probe], { encoding: 'utf8' })
-    expect(r.status, r.stderr).toBe(0)
-    const [registered, all, re, loadOptions, entities, apps] = r.stdout.split('\n')
-    expect(registered).toBe('complete -F _chatferry_completion chatferry')
-    for (const c of [
-      'demo',
-      'config',
-      'apps',
-      'sandbox',
-      'plan',
-      'run',
-      'load',
-      'worker',
-      'status',
-      'rejects',
-      'retry-rejected',
-      'verify',
-      'completion',
-    ]) {
-      expect(all?.split(' '), all).toContain(c)
-    }
-    expect(re?.split(' ').sort()).toEqual(['rejects', 'retry-rejected'])
-    expect(loadOptions?.split(' ')).toEqual(expect.arrayContaining(['--config', '--job', '--concurrency', '--lease-seconds', '--json', '--help']))
-    expect(entities).toBe('users groups members messages')
-    expect(apps).toBe('create list delete --help')
-
-    const zsh = spawnSync(process.execPath, [CLI, 'completion', 'zsh'], { encoding: 'utf8' })
-    expect(zsh.status).toBe(0)
-    expect(zsh.stdout).toMatch(/^#compdef chatferry\n/)
-    expect(zsh.stdout).toContain('complete -F _chatferry_completion chatferry')
-    expect(spawnSync(process.execPath, [CLI, 'completion', 'fish'], { encoding: 'utf8' }).status).toBe(2)
   })
 })
