@@ -56,13 +56,13 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
     )
   }, 60_000)
 
-  it('status, rejects, retry-rejected, verify, load and worker with a typo in --job: exit 2 naming the known jobs', async () => {
+  it('status, rejects, runs, retry-rejected, verify, load, worker and purge with a typo in --job: exit 2 naming the known jobs', async () => {
     const store = await openLedger({ url: state.url })
     await store.ensureJob('alpha', appId)
     await store.planItems('alpha', 'users', users(2))
     await store.ensureJob('beta', appId)
     await store.close()
-    for (const command of ['status', 'rejects', 'retry-rejected', 'verify', 'load', 'worker']) {
+    for (const command of ['status', 'rejects', 'runs', 'retry-rejected', 'verify', 'load', 'worker', 'purge']) {
       const r = await runCli([
         command,
         '--config',
@@ -70,6 +70,7 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
         '--job',
         'alpah',
         ...(command === 'verify' ? ['--out', mkdtempSync(join(tmpdir(), 'cf-v-'))] : []),
+        ...(command === 'purge' ? ['--yes'] : []),
       ]).done
       expect(r.code, `${command}: ${r.stderr}`).toBe(2)
       expect(r.stderr, command).toMatch(/job alpah not found in postgres:\/\/\S+; known jobs: alpha, beta/)
