@@ -194,6 +194,27 @@ describe('run', () => {
     expect(r2.stderr).toMatch(/the platform does not know app no-such-app .*AUTH_ERR_INVALID_APPID.*; fix target\.appId/)
   }, 60_000)
 
+  it('a base URL in another region than target.region: exit 2 before the source is read or the platform asked', async () => {
+    const state = await freshDb('cf_exit_region')
+    const source = { ...genericSourceConfig('postgres://reader@127.0.0.1:9/legacy'), connectTimeoutMs: 2000 }
+    const cfg = writeRunConfig({
+      appId: 'acme',
+      apiKey: testSecret('region-key'),
+      // The platform's own host name says eu; the configuration says us.
+      baseUrl: 'https://acme.api-eu.cometchat.io/v3',
+      stateUrl: state.url,
+      source: source as unknown as Record<string, unknown>,
+    })
+    const r = await runCli(['run', '--config', cfg, '--json']).done
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(
+      /target\.baseUrl https:\/\/acme\.api-eu\.cometchat\.io\/v3 is in region eu, the configuration says us.*fix target\.region/s,
+    )
+    expect(r.stderr).not.toMatch(/127\.0\.0\.1:9|SOURCE_UNAVAILABLE/)
+    expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'run', status: 'usage-error', exitCode: 2 })
+    expect(await ledgerRows(state.url)).toMatchObject({ runs: 0, items: 0 })
+  }, 60_000)
+
   it('a missing source table: exit 2 SOURCE_INVALID naming the table, nothing loaded', async () => {
     const source = await freshDb('cf_exit_tbl_src')
     await loadGenericSqlFixture('postgres', source.url)
@@ -470,6 +491,12 @@ describe('a second signal', () => {
       const r = await load.done
       expect(r.code, r.stderr.slice(-2000)).toBe(1)
       expect(r.stderr).toMatch(/SIGTERM again: quitting at once/)
+      // stderr is a pipe here: the log lines are JSON by default (pretty only on a terminal).
+      const logLines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('chatferry:'))
+      expect(logLines.length).toBeGreaterThan(2)
+      for (const line of logLines) {
+        expect(() => JSON.parse(line) as unknown, line).not.toThrow()
+      }
       expect(Date.now() - second, 'not waiting for the 20 s request').toBeLessThan(10_000)
       const run = (await runsOf(state.url, app.id)).find((x) => x.mode === 'load')
       expect(run, r.stderr.slice(-2000)).toMatchObject({ status: 'interrupted', error: 'quit at once by a second signal' })
