@@ -49,7 +49,7 @@ export const DEFAULT_SAMPLE = 1000
 export interface VerifyOptions {
   /** Messages compared field by field. @default 1000 */
   readonly sample?: number
-  /** Chat reads per minute. @default 1000 */
+  /** Chat reads per minute. @default target.chatQuota.requestsPerMinute */
   readonly chatRequestsPerMinute?: number
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
@@ -77,7 +77,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     jobId,
     lookups: store.verifyLookups,
     client,
-    pacer: createChatPacer(options.chatRequestsPerMinute),
+    pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,
     entities: emptyVerifyEntities(),
