@@ -45,8 +45,27 @@ export interface Stopper {
 /** How long a second signal waits for the quit hooks (the run row's last write) before exiting. */
 export const QUIT_GRACE_MS = 3000
 
+/**
+ * Until a long command installs its signal handlers: a reader of stdout that went away (`chatferry
+ * --help | head`) ends the process quietly with exit 0, as `git` or `ls` do, instead of an
+ * unhandled EPIPE stack trace. Installed once by main; {@link stopOnSignals} replaces it.
+ */
+export function exitQuietlyWithoutReader(): void {
+  if (!process.stdout.listeners('error').includes(quietExit)) {
+    process.stdout.on('error', quietExit)
+  }
+}
+
+function quietExit(err: NodeJS.ErrnoException): void {
+  if (err.code === 'EPIPE') {
+    process.exit(EXIT.OK)
+  }
+  throw err
+}
+
 /** Drops write errors on stdout/stderr (EPIPE once the reader is gone) instead of crashing; once. */
 function keepWritingWithoutReader(): void {
+  process.stdout.off('error', quietExit)
   for (const stream of [process.stdout, process.stderr]) {
     if (!stream.listeners('error').includes(dropOutputError)) {
       stream.on('error', dropOutputError)
