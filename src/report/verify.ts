@@ -9,7 +9,7 @@
  *   text); conversations whose counts differ are listed again to name each missing or unexpected
  *   message. The published message list carries no `muid`: messages are matched with ledger items
  *   by the legacy id chatferry writes into `data.metadata`, else by sender, receiver, sentAt and
- *   text (`message-match.ts`), and sampled messages nothing matched are reported as mismatches;
+ *   text (`src/target/message-match.ts`), and sampled messages nothing matched are reported as mismatches;
  * - the source's row count per entity is compared with the records the ledger accounts for.
  *
  * Every mismatch names its target key and legacy id. A mismatch the ledger explains (an item not
