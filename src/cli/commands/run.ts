@@ -83,6 +83,7 @@ export function registerRunCommand(program: Command): void {
           const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
           let code: number = EXIT.ERROR
           let failure: string | undefined
+          const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
           try {
             const progress = createPlanProgress(ctx.config.target.quota, logger)
             const summary = await planFromSource(ctx, {
@@ -111,6 +112,7 @@ export function registerRunCommand(program: Command): void {
             throw err
           } finally {
             clearInterval(heartbeat)
+            removeQuitHook()
             await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined), undefined, failure)
           }
         } finally {
