@@ -20,6 +20,7 @@ import { platformHasUpdate } from './check-ambiguous-update.ts'
 import { describeCause } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { findPlatformMessage, messageShapeOf } from './find-platform-message.ts'
+import { settleIfDeactivatedMember } from './settle-deactivated-member.ts'
 import { sleep } from './sleep.ts'
 import { judgeUpdateFailure } from './update-failure-rule.ts'
 import type { UpdateLaneRun } from './update-lane-run.ts'
@@ -183,7 +184,13 @@ async function refused(
   } catch (err) {
     lane.log.debug({ err, update: u.id }, 'checking a refused update failed; it is rejected as refused')
   }
-  return there ? settleDone(lane, u, refusal.httpStatus) : settleRejected(lane, u, refusal)
+  if (there) {
+    return settleDone(lane, u, refusal.httpStatus)
+  }
+  if (await settleIfDeactivatedMember(lane, u, r, refusal)) {
+    return
+  }
+  return settleRejected(lane, u, refusal)
 }
 
 /** A message update refused because its `onBehalfOf` sender is unknown or deactivated (not yet retried as the app). */

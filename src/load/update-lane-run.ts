@@ -47,6 +47,8 @@ export interface UpdateLaneCounters {
   done: KindCounts
   /** Updates rejected, per kind. */
   rejected: KindCounts
+  /** Updates the platform cannot take that were settled as reported instead (see settle-update.ts), per kind. */
+  reported: KindCounts
   /** Updates found already applied by the check: settled done without a call. */
   confirmed: number
   /** Updates handed back for a later try (an outage, a stop). */
@@ -60,6 +62,7 @@ export const emptyUpdateCounters = (): UpdateLaneCounters => ({
   rateLimited: 0,
   done: {},
   rejected: {},
+  reported: {},
   confirmed: 0,
   handedBack: 0,
   fenced: 0,
@@ -97,7 +100,7 @@ export class UpdateLaneRun {
     this.stop.abort(this.fatal)
   }
 
-  count(which: 'done' | 'rejected', kind: string): void {
+  count(which: 'done' | 'rejected' | 'reported', kind: string): void {
     this.counters[which][kind] = (this.counters[which][kind] ?? 0) + 1
   }
 

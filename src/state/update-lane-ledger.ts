@@ -54,6 +54,8 @@ export interface UpdateLaneLedger {
   done(id: number, owner: string, httpStatus: number | null): Promise<boolean>
   /** Rejects with the platform's code and reason; false when the lease was lost. */
   reject(id: number, owner: string, error: { code: string; message: string; httpStatus: number | null }): Promise<boolean>
+  /** Settles as `reported`: a change the platform cannot take, kept with its reason (not a rejection); false when the lease was lost. */
+  report(id: number, owner: string, error: { code: string; message: string; httpStatus: number | null }): Promise<boolean>
   /** Hands an update back (see {@link UpdateHandBack}); false when the lease was lost. */
   release(id: number, owner: string, why: UpdateHandBack): Promise<boolean>
   /** Updates under an unexpired lease, with their holder. */
@@ -89,6 +91,7 @@ export function createUpdateLaneLedger(db: Kysely<StateDatabase>): UpdateLaneLed
         return true
       }),
     reject: (id, owner, error) => rejectUpdate(db, { id, owner, ...error }),
+    report: (id, owner, error) => rejectUpdate(db, { id, owner, ...error, as: 'reported' }),
     release: (id, owner, why) => releaseUpdate(db, { id, owner, ...why }),
     leased: (jobId) => selectUpdateLeases(db, jobId),
     expireLeases: (ids) => (ids.length === 0 ? Promise.resolve() : expireUpdateLeases(db, ids)),

@@ -74,7 +74,9 @@ it('run --delta --detect-deletes records exactly the intents of the changes, not
     expect(rows.rows.map((r) => `${r.entity} ${r.kind} ${r.legacy_id} ${r.target_key} ${r.policy} ${state(r.status)}`).sort()).toEqual(
       [
         `groups group.update ${MM.town} ${MM.town} apply applied`,
-        `members member.kick ${MM.town}/${MM.dave} ${MM.town}_member_${MM.dave} apply applied`,
+        // Dave was deactivated at the bulk load: the platform refuses his membership changes, so the
+        // lane settles the kick as reported (USER_DEACTIVATED), not rejected.
+        `members member.kick ${MM.town}/${MM.dave} ${MM.town}_member_${MM.dave} apply reported`,
         `members member.scope ${MM.town}/${MM.bob} ${MM.town}_member_${MM.bob} apply applied`,
         'messages message.delete p09dm p09dm apply applied',
         'messages message.delete p10self p10self report reported',
