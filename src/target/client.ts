@@ -5,7 +5,8 @@
  */
 import { z } from 'zod'
 
-import { PlatformError } from './errors.ts'
+import { type ChatWrites, createChatWrites } from './chat-writes.ts'
+import { itemErrorOf, PlatformError } from './errors.ts'
 import { type RateLimitInfo, requestJson } from './http.ts'
 import {
   AppRecord,
@@ -105,19 +106,6 @@ export const IMPORT_PATHS: Record<Entity, string> = {
   messages: 'data_import/messages',
 }
 
-function errorOf(raw: unknown): { code: string; message: string } {
-  if (typeof raw === 'string') {
-    return { code: raw, message: raw }
-  }
-  if (raw !== null && typeof raw === 'object') {
-    const o = raw as { code?: unknown; message?: unknown; devMessage?: unknown }
-    const code = typeof o.code === 'string' ? o.code : 'ERR_UNKNOWN'
-    const message = typeof o.message === 'string' ? o.message : typeof o.devMessage === 'string' ? o.devMessage : code
-    return { code, message }
-  }
-  return { code: 'ERR_UNKNOWN', message: 'the item failed without an error description' }
-}
-
 /**
  * Turns an import answer into one result per key we sent. Documented variants handled
  * (facts §1.2, §1.5): results keyed by our key; the older response keyed by the platform's message
@@ -146,14 +134,15 @@ export function parseImportResults(
     if (value.success) {
       results.set(key, value.data === undefined ? { ok: true } : { ok: true, data: value.data })
     } else {
-      const { code, message } = errorOf(value.error)
+      const { code, message } = itemErrorOf(value.error)
       results.set(key, { ok: false, code, message })
     }
   }
   return { results, missing: sentKeys.filter((k) => !results.has(k)) }
 }
 
-export interface PlatformClient {
+/** The data-import interface, the chat reads and (from {@link ChatWrites}) the chat writes of a delta run. */
+export interface PlatformClient extends ChatWrites {
   readonly baseUrl: string
   importUsers(items: readonly ImportItemOf['users'][], signal?: AbortSignal): Promise<ImportResult>
   importGroups(items: readonly ImportItemOf['groups'][], signal?: AbortSignal): Promise<ImportResult>
@@ -263,6 +252,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   }
 
   const client: PlatformClient = {
+    ...createChatWrites({ baseUrl, apiKey: options.apiKey, timeoutMs }),
     baseUrl,
     importUsers: (items, signal) => importItems('users', items, signal),
     importGroups: (items, signal) => importItems('groups', items, signal),

@@ -58,3 +58,21 @@ export class PlatformError extends Error {
     this.retryable = init.kind === 'refused' ? false : init.kind !== 'http' || init.status === undefined || isRetryableStatus(init.status)
   }
 }
+
+/**
+ * The code and message of one item's error in a multi-item answer (import results, added
+ * members). Its shape is not documented (gap 1): the standard error object, a bare code string, or
+ * an object with only a message are all read.
+ */
+export function itemErrorOf(raw: unknown): { code: string; message: string } {
+  if (typeof raw === 'string') {
+    return { code: raw, message: raw }
+  }
+  if (raw !== null && typeof raw === 'object') {
+    const o = raw as { code?: unknown; message?: unknown; devMessage?: unknown }
+    const code = typeof o.code === 'string' ? o.code : 'ERR_UNKNOWN'
+    const message = typeof o.message === 'string' ? o.message : typeof o.devMessage === 'string' ? o.devMessage : code
+    return { code, message }
+  }
+  return { code: 'ERR_UNKNOWN', message: 'the item failed without an error description' }
+}

@@ -99,16 +99,16 @@ export const UnixSeconds = leaf<number>(
 const STORABLE = 'without U+0000 or unpaired surrogates'
 
 /** A string of `min`–`max` UTF-16 units the platform can store. */
-function text(min: number, max: number) {
+export function text(min: number, max: number) {
   const rule = max === Number.POSITIVE_INFINITY ? `a string of at least ${min} characters` : `a string of ${min}–${max} characters`
   return leaf<string>((v) => typeof v === 'string' && v.length >= min && v.length <= max && !hasUnstorable(v), `${rule} ${STORABLE}`)
 }
 
 /** The name of a user, a group or an app. */
-const Name = text(1, LIMITS.NAME_MAX)
+export const Name = text(1, LIMITS.NAME_MAX)
 
-const Url = text(1, LIMITS.URL_MAX)
-const Tags = z.array(text(1, LIMITS.TAG_MAX)).max(LIMITS.TAGS_MAX)
+export const Url = text(1, LIMITS.URL_MAX)
+export const Tags = z.array(text(1, LIMITS.TAG_MAX)).max(LIMITS.TAGS_MAX)
 /** True for the prototype of an object literal or of `Object.create(null)` (not arrays, dates, maps). */
 function isPlainProto(proto: unknown): boolean {
   return proto === Object.prototype || proto === null
@@ -118,7 +118,7 @@ function isPlainProto(proto: unknown): boolean {
  * A JSON object. One check, and the object is passed through rather than copied key by key (what
  * `z.record(z.string(), z.unknown())` would do: the same acceptance, at several times the cost per item).
  */
-const Metadata = z.custom<Record<string, unknown>>(
+export const Metadata = z.custom<Record<string, unknown>>(
   (v) => v !== null && typeof v === 'object' && isPlainProto(Object.getPrototypeOf(v)) && storableJson(v),
   {
     error: (issue) => {
@@ -533,6 +533,12 @@ export const ChatMessage = z
     deliveredAt: z.number().optional(),
     readAt: z.number().optional(),
     tags: z.array(z.string()).optional(),
+    /** Set by `PUT /messages/{id}` (documented in its answer's example: `editedAt`, `editedBy`). */
+    editedAt: z.number().optional(),
+    editedBy: z.string().optional(),
+    /** Set by `DELETE /messages/{id}` without `permanent` (soft delete; documented filters `hideDeleted`/`onlyDeleted`). */
+    deletedAt: z.number().optional(),
+    deletedBy: z.string().optional(),
   })
   .loose()
 export type ChatMessage = z.infer<typeof ChatMessage>
