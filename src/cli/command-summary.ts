@@ -6,6 +6,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import type { CutoverRecord } from '../job/final-delta.ts'
+import type { UpdateKindReport } from '../load/update-progress.ts'
 import type { EntityStats } from '../state/store.ts'
 import { EXIT } from './exit-codes.ts'
 
@@ -29,11 +30,23 @@ export interface CommandSummary {
   runId: number | null
   durationMs: number
   entities: Record<string, EntitySummary>
+  /** The update lane, per update kind (`user.update`, `message.edit`, …): only kinds the job has. */
+  updates?: Record<string, UpdateSummary>
   /** Only for `retry-rejected`: items planned again. */
   replanned?: number
   /** Only for `run --delta --final`: the cutover time and the source's changes after the read (final-delta.ts). */
   cutover?: CutoverRecord
   error?: string
+}
+
+/** Where the updates of one kind stand (the job's, from the ledger). */
+export interface UpdateSummary {
+  done: number
+  rejected: number
+  /** Planned or in flight. */
+  remaining: number
+  /** Counted only, by policy. */
+  reported: number
 }
 
 /** The commands that end with a summary (and take `--json` for it). */
@@ -79,11 +92,20 @@ export function entitySummaries(stats: readonly EntityStats[]): Record<string, E
   return out
 }
 
+export function updateSummaries(report: readonly UpdateKindReport[]): Record<string, UpdateSummary> {
+  const out: Record<string, UpdateSummary> = {}
+  for (const k of report) {
+    out[k.kind] = { done: k.done, rejected: k.rejected, remaining: k.remaining, reported: k.reported }
+  }
+  return out
+}
+
 /** Builds the summary of the command started with {@link startSummary}. */
 export function buildSummary(fields: {
   exitCode: number
   interrupted?: boolean
   stats?: readonly EntityStats[]
+  updates?: readonly UpdateKindReport[]
   replanned?: number
   cutover?: CutoverRecord
   error?: string
@@ -97,6 +119,7 @@ export function buildSummary(fields: {
     runId: p?.runId ?? null,
     durationMs: p ? Date.now() - p.startedAt : 0,
     entities: entitySummaries(fields.stats ?? []),
+    ...(fields.updates !== undefined && fields.updates.length > 0 ? { updates: updateSummaries(fields.updates) } : {}),
     ...(fields.replanned !== undefined ? { replanned: fields.replanned } : {}),
     ...(fields.cutover !== undefined ? { cutover: fields.cutover } : {}),
     ...(fields.error !== undefined ? { error: fields.error } : {}),
@@ -110,14 +133,15 @@ export function formatSummary(s: CommandSummary): string {
   const rows = Object.entries(s.entities).filter(([, e]) => e.total > 0)
   const total = rows.reduce((a, [, e]) => a + e.total, 0)
   const remaining = rows.reduce((a, [, e]) => a + e.remaining, 0)
-  const rejected = rows.reduce((a, [, e]) => a + e.rejected, 0)
+  const updates = Object.entries(s.updates ?? {})
+  const rejected = rows.reduce((a, [, e]) => a + e.rejected, 0) + updates.reduce((a, [, u]) => a + u.rejected, 0)
   const head =
     s.status === 'succeeded'
       ? remaining === 0
         ? `all ${n(total)} items of job ${s.jobId} are done or skipped`
         : `job ${s.jobId}: ${n(remaining)} items remaining`
       : s.status === 'rejected'
-        ? `finished with ${n(rejected)} rejected item(s): see \`chatferry rejects\`, fix the cause, \`chatferry retry-rejected\`, then load again`
+        ? `finished with ${n(rejected)} rejected item(s) or update(s): see \`chatferry rejects\`, fix the cause, \`chatferry retry-rejected\`, then load again`
         : s.status === 'interrupted'
           ? `interrupted: run the same command again to resume`
           : s.status === 'source-changing'
@@ -131,6 +155,11 @@ export function formatSummary(s: CommandSummary): string {
   for (const [entity, e] of rows) {
     lines.push(
       `  ${entity.padEnd(8)} ${n(e.done).padStart(9)} done (${n(e.created)} created, ${n(e.alreadyPresent)} already present)  ${n(e.skipped)} skipped  ${n(e.rejected)} rejected  ${n(e.remaining)} remaining`,
+    )
+  }
+  for (const [kind, u] of updates) {
+    lines.push(
+      `  ${kind.padEnd(16)} ${n(u.done).padStart(7)} done  ${n(u.rejected)} rejected  ${n(u.remaining)} remaining${u.reported > 0 ? `  ${n(u.reported)} reported only` : ''}`,
     )
   }
   return `${lines.join('\n')}\n`

@@ -15,6 +15,8 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
+import type { UpdateReject } from '../state/update-lane-ledger.ts'
+import type { UpdateCountRow } from '../state/update-plan-ledger.ts'
 import type { Entity } from '../target/schemas.ts'
 
 /** What the read-only commands read from the ledger: the same methods as {@link LedgerStore}'s. */
@@ -25,13 +27,25 @@ export interface LedgerReader {
   listRuns(jobId: string, limit?: number): Promise<RunRecord[]>
   /** Messages still to send, per minute of `sentAt` (`status`'s retention-edge warning). */
   openMessagesPerMinute(jobId: string): Promise<[number, number][]>
+  /** Updates of loaded items the platform refused (`rejects`). */
+  listUpdateRejects(jobId: string, filter?: { code?: string; entity?: string; limit?: number }): Promise<UpdateReject[]>
+  /** The job's updates per entity, kind, policy and status (`status`). */
+  updateCounts(jobId: string): Promise<UpdateCountRow[]>
 }
 
-const OPERATIONS = ['listJobs', 'entityStats', 'listRejects', 'listRuns', 'openMessagesPerMinute'] as const satisfies readonly (keyof LedgerReader)[]
+const OPERATIONS = [
+  'listJobs',
+  'entityStats',
+  'listRejects',
+  'listRuns',
+  'openMessagesPerMinute',
+  'listUpdateRejects',
+  'updateCounts',
+] as const satisfies readonly (keyof LedgerReader)[]
 type Operation = (typeof OPERATIONS)[number]
 
 /** The fields of the answers that are dates (JSON carries them as ISO strings). */
-const DATE_FIELDS = new Set(['startedAt', 'heartbeatAt', 'finishedAt', 'updatedAt'])
+const DATE_FIELDS = new Set(['startedAt', 'heartbeatAt', 'finishedAt', 'updatedAt', 'settledAt'])
 
 /**
  * Where the holder of the embedded store in `dir` listens. A Unix socket path is limited to about
@@ -53,6 +67,8 @@ export function readerOf(store: LedgerStore): LedgerReader {
     listRejects: (jobId, filter) => store.listRejects(jobId, filter),
     listRuns: (jobId, limit) => store.listRuns(jobId, limit),
     openMessagesPerMinute: (jobId) => store.statusLookups.openMessagesPerMinute(jobId),
+    listUpdateRejects: (jobId, filter) => store.updateLane.rejects(jobId, filter),
+    updateCounts: (jobId) => store.updatePlan.counts(jobId),
   }
 }
 
@@ -155,6 +171,8 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
     listRejects: call('listRejects'),
     listRuns: call('listRuns'),
     openMessagesPerMinute: call('openMessagesPerMinute'),
+    listUpdateRejects: call('listUpdateRejects'),
+    updateCounts: call('updateCounts'),
     close: () => socket.destroy(),
   }
 }

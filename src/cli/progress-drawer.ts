@@ -7,6 +7,7 @@
 import type { Logger } from 'pino'
 
 import { buildReport, type EntityReport, type QuotaInfo } from '../load/progress.ts'
+import { updateReport, updateTotals } from '../load/update-progress.ts'
 import type { EntityPlanSummary } from '../plan/plan-summary.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { createProgressView, createRateMeter, etaText, type ProgressRow } from './progress.ts'
@@ -45,8 +46,25 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
   const sample = async () => {
     try {
       const stats = await store.entityStats(jobId)
-      const perMinute = rates(new Map(stats.map((s) => [s.entity, s.done + s.rejected + s.skipped])))
-      view.update(loadingRows(buildReport(stats, quota), perMinute))
+      // The update lane's row: updates of loaded items settled (done or rejected) of those to apply.
+      const u = updateTotals(updateReport(await store.updatePlan.counts(jobId)))
+      const applied = u.done + u.rejected
+      const perMinute = rates(new Map([...stats.map((s): [string, number] => [s.entity, s.done + s.rejected + s.skipped]), ['updates', applied]]))
+      const updates =
+        applied + u.remaining === 0
+          ? []
+          : [
+              {
+                entity: 'updates',
+                value: applied,
+                total: applied + u.remaining,
+                perMinute: perMinute.get('updates') ?? 0,
+                ofQuota: undefined,
+                eta: u.remaining === 0 ? 'done' : '',
+                note: `rejected ${u.rejected.toLocaleString('en-US')}`,
+              },
+            ]
+      view.update([...loadingRows(buildReport(stats, quota), perMinute), ...updates])
     } catch {
       // progress is best effort
     }

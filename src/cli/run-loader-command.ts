@@ -6,9 +6,9 @@
 import type { Logger } from 'pino'
 
 import type { LedgerContext } from '../job/ledger-context.ts'
-import { runJobLoader } from '../job/run-job-loader.ts'
+import { type JobLoadOutcome, runJobLoader } from '../job/run-job-loader.ts'
 import { FatalLoadError } from '../load/fatal-load-error.ts'
-import type { LoadOutcome } from '../load/loader.ts'
+import { type UpdateKindReport, updateReport, updateTotals } from '../load/update-progress.ts'
 import { createLogger } from '../logger.ts'
 import { PlatformError } from '../target/errors.ts'
 import { EXIT } from './exit-codes.ts'
@@ -28,13 +28,16 @@ export async function runLoaderCommand(
   return (await runLoaderWithOutcome(ctx, mode, logger, stopper)).code
 }
 
-/** {@link runLoaderCommand}, with the loader's outcome and the id of the run row it wrote. */
+/**
+ * {@link runLoaderCommand}, with the loader's outcome (both lanes), the id of the run row it wrote,
+ * and where the job's updates stand afterwards (per kind, from the ledger).
+ */
 export async function runLoaderWithOutcome(
   ctx: LedgerContext,
   mode: 'load' | 'worker',
   logger: Logger = createLogger(),
   stopper?: Stopper,
-): Promise<{ code: number; outcome: LoadOutcome; runId: number | undefined }> {
+): Promise<{ code: number; outcome: JobLoadOutcome; runId: number | undefined; updates: UpdateKindReport[] }> {
   const { config } = ctx
   const stop = stopper ?? stopOnSignals(logger, 'the batches in flight')
   stop.finishing = 'the batches in flight'
@@ -43,7 +46,7 @@ export async function runLoaderWithOutcome(
   const tty = process.stderr.isTTY === true
   const drawer = createProgressDrawer(ctx.store, ctx.jobId, quota, logger)
 
-  let outcome: LoadOutcome
+  let outcome: JobLoadOutcome
   try {
     outcome = await runJobLoader(ctx, {
       mode,
@@ -58,27 +61,32 @@ export async function runLoaderWithOutcome(
     }
   }
   const runId = await loaderRunId(ctx, mode)
+  const updates = updateReport(await ctx.store.updatePlan.counts(ctx.jobId).catch(() => []))
   const rejected = outcome.stats.reduce((a, s) => a + s.rejected, 0)
+  const updatesRejected = updateTotals(updates).rejected
   if (outcome.status === 'done') {
-    logger.info({ jobId: ctx.jobId, runId }, 'every item is done or skipped')
-    return { code: EXIT.OK, outcome, runId }
+    logger.info({ jobId: ctx.jobId, runId }, 'every item is done or skipped, every update applied')
+    return { code: EXIT.OK, outcome, runId, updates }
   }
   if (outcome.status === 'rejected') {
-    logger.warn({ jobId: ctx.jobId, runId, rejected }, `finished; ${rejected} item(s) rejected (see: chatferry rejects)`)
-    return { code: EXIT.REJECTED, outcome, runId }
+    logger.warn(
+      { jobId: ctx.jobId, runId, rejected, updatesRejected },
+      `finished; ${rejected} item(s) and ${updatesRejected} update(s) rejected (see: chatferry rejects)`,
+    )
+    return { code: EXIT.REJECTED, outcome, runId, updates }
   }
   if (outcome.status === 'stopped') {
-    return { code: mode === 'worker' ? EXIT.OK : EXIT.ERROR, outcome, runId }
+    return { code: mode === 'worker' ? EXIT.OK : EXIT.ERROR, outcome, runId, updates }
   }
   if (refusedCredentials(outcome.error)) {
     // A key revoked (or an app deleted) mid-load: rerunning the same command cannot fix that.
     process.stderr.write(
       `chatferry: ${outcome.error?.message ?? 'the platform refused the API key'} — fix target.apiKey (or the app), then run the same command again to resume\n`,
     )
-    return { code: EXIT.USAGE, outcome, runId }
+    return { code: EXIT.USAGE, outcome, runId, updates }
   }
   process.stderr.write(`chatferry: ${outcome.error?.message ?? 'the loader stopped'} (run the same command again to resume)\n`)
-  return { code: EXIT.ERROR, outcome, runId }
+  return { code: EXIT.ERROR, outcome, runId, updates }
 }
 
 /** Whether the loader stopped because the platform refused its credentials (HTTP 401/403). */

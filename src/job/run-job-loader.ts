@@ -1,12 +1,17 @@
 /**
  * The loader for a job (`chatferry load`, `worker`, `run`, the demo): the platform client from the
- * job's target, the loader with the job's quota and settings. The commands
+ * job's target, the import loader with the job's quota and settings, then the update lane with the
+ * chat budget (`target.chatQuota`). `load` (and `run`) drain the import lane first and then the
+ * update lane, so an update never reaches the platform before the item it changes; a `worker`
+ * serves both at once (its update lane waits whenever the import lane has work). The commands
  * (src/cli/run-loader-command.ts) add the signals, the progress drawing and the exit code.
  */
 import type { Logger } from 'pino'
 
+import { createChatBudget } from '../load/chat-budget.ts'
 import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
-import { createPlatformClient } from '../target/client.ts'
+import { runUpdateLane, type UpdateLaneCounters, type UpdateLaneOutcome } from '../load/update-lane.ts'
+import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import type { LedgerContext } from './ledger-context.ts'
 
 export interface RunJobLoaderOptions {
@@ -16,26 +21,90 @@ export interface RunJobLoaderOptions {
   readonly signal: AbortSignal
   /** Called about once a second with the process's counters (the commands redraw their progress). */
   readonly onTick?: (counters: LoaderCounters) => void
+  /** Called about once a second with the update lane's counters while it runs. */
+  readonly onUpdatesTick?: (counters: UpdateLaneCounters) => void
 }
 
-/** Runs the loader for an open ledger context until the job is drained, stopped or fails. */
-export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOptions): Promise<LoadOutcome> {
+/** The import loader's outcome, and the update lane's when it ran. */
+export interface JobLoadOutcome extends LoadOutcome {
+  readonly updates?: UpdateLaneOutcome
+}
+
+/** Runs the update lane of the job (after the import lane in `load`; beside it in `worker`). */
+async function runJobUpdateLane(ctx: LedgerContext, client: PlatformClient, options: RunJobLoaderOptions): Promise<UpdateLaneOutcome> {
   const { config } = ctx
-  const client = createPlatformClient({ baseUrl: config.target.baseUrl, apiKey: config.target.apiKey, timeoutMs: config.target.timeoutMs })
-  return runLoader({
-    store: ctx.store,
-    ...(config.state.url !== undefined ? { stateUrl: config.state.url } : {}),
-    jobId: ctx.jobId,
+  const budget = await createChatBudget(ctx.store.quota, {
     appId: config.target.appId,
+    requestsPerMinute: config.target.chatQuota.requestsPerMinute,
+    windowMs: ctx.load.quotaWindowMs,
+    maxRetryAfterMs: ctx.load.maxRetryAfterMs,
+  })
+  return runUpdateLane({
+    store: ctx.store,
+    jobId: ctx.jobId,
     client,
-    itemsPerRequest: config.target.quota.itemsPerRequest,
-    requestsPerMinute: config.target.quota.requestsPerMinute,
-    timeoutMs: config.target.timeoutMs,
+    budget,
     settings: ctx.load,
-    retention: config.policies.retention,
+    timeoutMs: config.target.timeoutMs,
+    legacyMetadataKey: config.policies.legacyMetadata.key,
     logger: options.logger,
     mode: options.mode,
     signal: options.signal,
-    ...(options.onTick ? { onTick: options.onTick } : {}),
+    ...(options.onUpdatesTick ? { onTick: options.onUpdatesTick } : {}),
   })
+}
+
+/** The run's outcome from both lanes: the update lane's failure, stop or rejects count too. */
+export function combineOutcomes(imports: LoadOutcome, updates: UpdateLaneOutcome | undefined): JobLoadOutcome {
+  if (updates === undefined) {
+    return imports
+  }
+  if (imports.status === 'failed' || updates.status === 'done') {
+    return { ...imports, updates }
+  }
+  if (updates.status === 'failed') {
+    return { ...imports, status: 'failed', updates, ...(updates.error !== undefined ? { error: updates.error } : {}) }
+  }
+  if (updates.status === 'stopped' || imports.status === 'stopped') {
+    return { ...imports, status: 'stopped', updates }
+  }
+  return { ...imports, status: 'rejected', updates }
+}
+
+/** Runs the loader for an open ledger context until the job is drained, stopped or fails. */
+export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOptions): Promise<JobLoadOutcome> {
+  const { config } = ctx
+  const client = createPlatformClient({ baseUrl: config.target.baseUrl, apiKey: config.target.apiKey, timeoutMs: config.target.timeoutMs })
+  const imports = (signal: AbortSignal = options.signal) =>
+    runLoader({
+      store: ctx.store,
+      ...(config.state.url !== undefined ? { stateUrl: config.state.url } : {}),
+      jobId: ctx.jobId,
+      appId: config.target.appId,
+      client,
+      itemsPerRequest: config.target.quota.itemsPerRequest,
+      requestsPerMinute: config.target.quota.requestsPerMinute,
+      timeoutMs: config.target.timeoutMs,
+      settings: ctx.load,
+      retention: config.policies.retention,
+      logger: options.logger,
+      mode: options.mode,
+      signal,
+      ...(options.onTick ? { onTick: options.onTick } : {}),
+    })
+  if (options.mode === 'worker') {
+    // Either lane ending (a fatal error, a signal) ends the other: one worker, one fate.
+    const ended = new AbortController()
+    const signal = AbortSignal.any([options.signal, ended.signal])
+    const [loaded, updated] = await Promise.all([
+      imports(signal).finally(() => ended.abort()),
+      runJobUpdateLane(ctx, client, { ...options, signal }).finally(() => ended.abort()),
+    ])
+    return combineOutcomes(loaded, updated)
+  }
+  const loaded = await imports()
+  if (loaded.status !== 'done' && loaded.status !== 'rejected') {
+    return loaded
+  }
+  return combineOutcomes(loaded, await runJobUpdateLane(ctx, client, options))
 }

@@ -13,6 +13,23 @@ export const ALREADY_PRESENT_CODES: ReadonlySet<string> = new Set([
   'ERR_IMPORT_MUID_ALREADY_EXISTS',
 ])
 
+/**
+ * The platform's own id of an item from its success answer, when it has one besides our key: a
+ * message's numeric id (`data.id`, or `data.data.id` in the nested variant, facts §1.5). The update
+ * lane edits and deletes messages by this id (`PUT`/`DELETE /messages/{id}`). Users, groups and
+ * members answer no `id`: their key is their platform id.
+ */
+export function platformIdOf(data: unknown): string | undefined {
+  const idOf = (o: unknown): string | undefined => {
+    if (o === null || typeof o !== 'object') {
+      return undefined
+    }
+    const id = (o as { id?: unknown }).id
+    return typeof id === 'string' && id !== '' ? id : typeof id === 'number' && Number.isSafeInteger(id) ? String(id) : undefined
+  }
+  return idOf(data) ?? idOf((data as { data?: unknown } | null | undefined)?.data)
+}
+
 /** How many items of a batch ended done, rejected, or planned again. */
 export interface SettlementTally {
   done: number
@@ -39,7 +56,8 @@ export function settleItemResults(
     }
     if (r.ok) {
       tally.done++
-      return { ...base, status: 'done', doneReason: 'created', code: null, message: null }
+      const platformId = platformIdOf(r.data)
+      return { ...base, status: 'done', doneReason: 'created', code: null, message: null, ...(platformId !== undefined ? { platformId } : {}) }
     }
     if (ALREADY_PRESENT_CODES.has(r.code)) {
       tally.done++

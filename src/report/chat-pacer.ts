@@ -5,10 +5,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import { PlatformError } from '../target/errors.ts'
 
-/** Chat reads per minute `verify` allows itself: a tenth of the documented core limit (10,000/min). */
-export const DEFAULT_CHAT_REQUESTS_PER_MINUTE = 1000
+/**
+ * Chat reads per minute when nothing else is said: `verify` and `plan --check-target` pass
+ * `target.chatQuota.requestsPerMinute` (the one chat setting; `--chat-rpm` overrides it).
+ */
+export { DEFAULT_CHAT_REQUESTS_PER_MINUTE }
 const MAX_RATE_LIMITED_RETRIES = 8
 
 export interface ChatPacer {

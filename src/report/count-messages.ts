@@ -5,9 +5,9 @@
  * again (`drill-conversations.ts`) are those whose count differs, and those whose digest of legacy
  * ids differs with the same count (one message swapped for another).
  */
+import type { MatchedBy } from '../target/message-match.ts'
+import { legacyDigestOf, legacyKeyOf } from '../target/message-match.ts'
 import { conversationOf, messageList } from './message-list.ts'
-import type { MatchedBy } from './message-match.ts'
-import { legacyDigestOf, legacyKeyOf } from './message-match.ts'
 import { compareSampledMessage, loadMessageSample, type MessageSample } from './message-sample.ts'
 import type { VerifyRun } from './verify-run.ts'
 

@@ -1,13 +1,13 @@
 /**
  * Verify, message by message: the conversations whose counts or legacy-id digests differ (the
  * first {@link MAX_DRILLED_CONVERSATIONS}, counts first; see `count-messages.ts`) are listed again, and each of their messages is matched with
- * the ledger's items of that conversation (by legacy id, else by fingerprint: `message-match.ts`)
+ * the ledger's items of that conversation (by legacy id, else by fingerprint: `src/target/message-match.ts`)
  * to name every missing, unexpected or duplicate one.
  */
 import type { ConversationMessageRow } from '../state/index.ts'
+import { legacyIdOf, legacyKeyOf, MessageIndex, type MessageShape } from '../target/message-match.ts'
 import type { ChatMessage } from '../target/schemas.ts'
 import { messageList } from './message-list.ts'
-import { legacyIdOf, legacyKeyOf, MessageIndex, type MessageShape } from './message-match.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 /** Conversations listed again (different count or legacy-id digest) to name their messages. */

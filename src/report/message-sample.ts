@@ -2,11 +2,11 @@
  * Verify, messages field by field: a deterministic sample of the ledger's done messages, each
  * compared on {@link COMPARED_FIELDS} with the platform's copy when the message list passes it.
  * Listed messages are matched with sampled items by legacy id, else by fingerprint
- * (`message-match.ts`); sampled items no listed message matched are reported, never skipped.
+ * (`src/target/message-match.ts`); sampled items no listed message matched are reported, never skipped.
  */
 import { storableText } from '../state/index.ts'
+import { type MatchedBy, MessageIndex, type MessageShape } from '../target/message-match.ts'
 import type { ChatMessage } from '../target/schemas.ts'
-import { type MatchedBy, MessageIndex, type MessageShape } from './message-match.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 export const COMPARED_FIELDS = ['sender', 'receiver', 'sentAt', 'text'] as const

@@ -46,7 +46,7 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
   const { config, toSend, signal } = options
   const t = config.target
   const client = options.client ?? createPlatformClient({ baseUrl: t.baseUrl, apiKey: t.apiKey, timeoutMs: t.timeoutMs })
-  const pacer: ChatPacer = createChatPacer(options.requestsPerMinute)
+  const pacer: ChatPacer = createChatPacer(options.requestsPerMinute ?? t.chatQuota.requestsPerMinute)
   const problems: string[] = []
   const empty = () => ({ count: 0, checked: false, samples: [] as string[] })
   const existing: Existing = { users: empty(), groups: empty(), members: empty(), messages: empty() }

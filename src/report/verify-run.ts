@@ -14,7 +14,7 @@ export interface VerifyRun {
   readonly signal: AbortSignal | undefined
   /**
    * Where chatferry wrote each message's legacy id (`data.metadata[key].id`, policy
-   * `legacyMetadata.key`): listed messages are matched with ledger items by it (`message-match.ts`).
+   * `legacyMetadata.key`): listed messages are matched with ledger items by it (`src/target/message-match.ts`).
    */
   readonly legacyMetadataKey: string
   /** The report's per-entity counts, filled in by the steps. */

@@ -9,7 +9,7 @@
  *   text); conversations whose counts differ are listed again to name each missing or unexpected
  *   message. The published message list carries no `muid`: messages are matched with ledger items
  *   by the legacy id chatferry writes into `data.metadata`, else by sender, receiver, sentAt and
- *   text (`message-match.ts`), and sampled messages nothing matched are reported as mismatches;
+ *   text (`src/target/message-match.ts`), and sampled messages nothing matched are reported as mismatches;
  * - the source's row count per entity is compared with the records the ledger accounts for.
  *
  * Every mismatch names its target key and legacy id. A mismatch the ledger explains (an item not
@@ -49,7 +49,7 @@ export const DEFAULT_SAMPLE = 1000
 export interface VerifyOptions {
   /** Messages compared field by field. @default 1000 */
   readonly sample?: number
-  /** Chat reads per minute. @default 1000 */
+  /** Chat reads per minute. @default target.chatQuota.requestsPerMinute */
   readonly chatRequestsPerMinute?: number
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
@@ -77,7 +77,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     jobId,
     lookups: store.verifyLookups,
     client,
-    pacer: createChatPacer(options.chatRequestsPerMinute),
+    pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,
     entities: emptyVerifyEntities(),

@@ -6,4 +6,16 @@ export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'
 export type { OpenWorkRow, StatusLookups } from './status-lookups.ts'
 export * from './store.ts'
+export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject } from './update-lane-ledger.ts'
+export type {
+  RecordedUpdates,
+  UpdateCountRow,
+  UpdateIntent,
+  UpdatePlanLedger,
+  UpdateSampleRow,
+  VanishedDecider,
+  VanishedItemRow,
+  VanishedOutcome,
+} from './update-plan-ledger.ts'
+export { addRecorded, noUpdates } from './update-plan-ledger.ts'
 export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'

@@ -21,6 +21,44 @@ export type RunStatus = (typeof RUN_STATUSES)[number]
 export const BATCH_STATUSES = ['open', 'settled', 'split', 'abandoned'] as const
 export type BatchStatus = (typeof BATCH_STATUSES)[number]
 
+/**
+ * What an update intent asks of the platform (one chat call each, see README "Changes after the
+ * bulk load"). `*.unchangeable` records a change the platform cannot take through its chat
+ * interface (a message's sentAt or receiver, a user's uid…): always `reported`, never sent.
+ */
+export const UPDATE_KINDS = [
+  'user.update',
+  'user.deactivate',
+  'user.reactivate',
+  'user.unchangeable',
+  'group.update',
+  'group.delete',
+  'group.unchangeable',
+  'member.add',
+  'member.scope',
+  'member.kick',
+  'member.ban',
+  'member.unban',
+  'member.unchangeable',
+  'message.edit',
+  'message.delete',
+  'message.unchangeable',
+] as const
+export type UpdateKind = (typeof UPDATE_KINDS)[number]
+
+/** How a kind of change is handled: sent to the platform, only counted in the reports, or dropped from them. */
+export const UPDATE_POLICIES = ['apply', 'report', 'ignore'] as const
+export type UpdatePolicy = (typeof UPDATE_POLICIES)[number]
+
+/**
+ * Where an update intent stands. `planned` waits for the update lane; `sent` is recorded before
+ * the call (a crash leaves it `sent` with a lease); `done`/`rejected` are settled from the answer;
+ * `reported`/`ignored` are never sent (policy); `superseded` was replaced by a newer planned intent
+ * of the same item and kind before it was sent.
+ */
+export const UPDATE_STATUSES = ['planned', 'sent', 'done', 'rejected', 'reported', 'ignored', 'superseded'] as const
+export type UpdateStatus = (typeof UPDATE_STATUSES)[number]
+
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
 type Json = ColumnType<unknown, string | undefined, string>
 
@@ -70,8 +108,40 @@ export interface ItemsTable {
   last_error_message: string | null
   batch_id: number | null
   sort_key: ColumnType<number, number | undefined, number>
+  /** The platform's own id of a loaded item when it is not the target key (messages: the numeric id of the import answer). */
+  platform_id: ColumnType<string | null, string | null | undefined, string | null>
+  /** When the item's legacy row vanished and its removal was planned on the platform (null: present, or only reported). */
+  vanished_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
   created_at: Timestamp
   updated_at: Timestamp
+}
+
+/** One update intent of an item already on the platform (`chatferry.updates`). */
+export interface UpdatesTable {
+  id: Generated<number>
+  job_id: string
+  entity: string
+  kind: UpdateKind
+  legacy_id: string
+  /** The item's target key (uid, guid, `<guid>_member_<uid>`, muid). */
+  target_key: string
+  /** The call's body as JSON text (the desired state; `{}` for calls without one). */
+  body: string
+  /** The item payload hash this update brings the platform to (`items.loaded_hash` once every update of the item is done). */
+  payload_hash: string | null
+  policy: UpdatePolicy
+  status: UpdateStatus
+  /** Why it was recorded: the fields that changed, `vanished from the source`, or why the platform cannot take it. */
+  reason: string | null
+  attempts: ColumnType<number, number | undefined, number>
+  lease_owner: string | null
+  lease_expires_at: Date | null
+  http_status: number | null
+  error_code: string | null
+  error_message: string | null
+  created_at: Timestamp
+  sent_at: Date | null
+  settled_at: Date | null
 }
 
 export interface BatchesTable {
@@ -135,4 +205,5 @@ export interface StateDatabase {
   'chatferry.id_map': IdMapTable
   'chatferry.quota_budgets': QuotaBudgetsTable
   'chatferry.workers': WorkersTable
+  'chatferry.updates': UpdatesTable
 }

@@ -27,6 +27,8 @@ import { upsertPlannedItems } from './sql/upsert-planned-items.ts'
 import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
 import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
 import { createStatusLookups, type StatusLookups } from './status-lookups.ts'
+import { createUpdateLaneLedger, type UpdateLaneLedger } from './update-lane-ledger.ts'
+import { createUpdatePlanLedger, type UpdatePlanLedger } from './update-plan-ledger.ts'
 import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
 import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
@@ -172,6 +174,10 @@ export interface LedgerStore {
   readonly workers: WorkerRegistry
   /** Raw sessions for pg-boss, which keeps its own tables in the ledger's database (`ledger-sessions.ts`). */
   readonly sessions: LedgerSessions
+  /** The update lane's claims and settlements of `chatferry.updates` (`update-lane-ledger.ts`). */
+  readonly updateLane: UpdateLaneLedger
+  /** Update intents of items already on the platform: record, count, vanished items (`update-plan-ledger.ts`). */
+  readonly updatePlan: UpdatePlanLedger
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -274,6 +280,8 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     quota: createQuotaLedger(db),
     workers: createWorkerRegistry(db),
     sessions: createLedgerSessions(database),
+    updateLane: createUpdateLaneLedger(db),
+    updatePlan: createUpdatePlanLedger(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')

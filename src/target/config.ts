@@ -14,6 +14,16 @@ import { transportProblem } from './transport.ts'
 export const DEFAULT_REQUESTS_PER_MINUTE = 60
 /** The platform's documented data-import ceiling: 50 entities per request. */
 export const MAX_ITEMS_PER_REQUEST = 50
+/**
+ * Chat-interface requests per minute chatferry allows itself by default (the update lane of a
+ * delta run, `verify`'s and `plan --check-target`'s reads), all processes together. The platform's
+ * chat limits depend on the plan (`articles/rate-limits.mdx`): Build (free) 500/min, paid plans
+ * 10,000/min for core operations (user create/delete, group create/join/leave) and 20,000/min for
+ * standard ones (everything else), per app, shared with the app's live users. 1,000 is 10% of the
+ * core and 5% of the standard limit: in a phased cutover the users already on the platform keep
+ * 90% or more of it. On the Build plan lower it (e.g. 250, half of 500).
+ */
+export const DEFAULT_CHAT_REQUESTS_PER_MINUTE = 1000
 export const DEFAULT_MANAGEMENT_URL = 'https://apimgmt.cometchat.io'
 export const REGIONS = ['us', 'eu', 'in'] as const
 export type Region = (typeof REGIONS)[number]
@@ -46,6 +56,13 @@ const QuotaSchema = z
   })
   .strict()
 
+const ChatQuotaSchema = z
+  .object({
+    /** Chat-interface requests per minute, all processes together. @default 1000 (see DEFAULT_CHAT_REQUESTS_PER_MINUTE) */
+    requestsPerMinute: z.number().int().positive().max(100_000).default(DEFAULT_CHAT_REQUESTS_PER_MINUTE),
+  })
+  .strict()
+
 const MemberLimitsSchema = z
   .object({
     /** Groups one user may be in; memberships beyond are rejected when planning. @default 2000 (documented) */
@@ -65,6 +82,8 @@ export const TargetSchema = z
     /** @default https://{appId}.api-{region}.cometchat.io/v3 */
     baseUrl: secureUrl.optional(),
     quota: QuotaSchema.default({ requestsPerMinute: DEFAULT_REQUESTS_PER_MINUTE, itemsPerRequest: MAX_ITEMS_PER_REQUEST }),
+    /** The chat interface's budget (update lane, verify), separate from the import quota. */
+    chatQuota: ChatQuotaSchema.prefault({}),
     /** The platform's member limits (lower them only to rehearse against a sandbox configured so). */
     limits: MemberLimitsSchema.prefault({}),
     /** Per-request timeout in milliseconds. @default 30000 */

@@ -264,7 +264,7 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
     expect(purged.code, purged.stderr).toBe(0)
     expect(JSON.parse(purged.stdout)).toEqual({
       jobId: 'watch-pg',
-      removed: { items: 3, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, jobs: 1 },
+      removed: { items: 3, updates: 0, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, jobs: 1 },
       queue: null,
     })
     expect((await runCli(['status', '--config', file, '--job', 'watch-pg'], readerEnv).done).code).toBe(2)

@@ -26,6 +26,20 @@ const reader: LedgerReader = {
     throw new Error('the ledger could not be read')
   },
   openMessagesPerMinute: async () => [[29_000_000, 3]],
+  listUpdateRejects: async (jobId) => [
+    {
+      entity: 'users',
+      kind: 'user.update',
+      legacyId: `${jobId}:u1`,
+      targetKey: 'u1',
+      code: 'ERR_BAD_REQUEST',
+      message: 'name too long',
+      httpStatus: 400,
+      attempts: 0,
+      settledAt: started,
+    },
+  ],
+  updateCounts: async () => [{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'done', n: 2 }],
 }
 
 it('answers the read-only operations with their dates, passes errors on, refuses anything else, and hangs up on readers when it stops', async () => {
@@ -38,6 +52,10 @@ it('answers the read-only operations with their dates, passes errors on, refuses
   expect(reject).toMatchObject({ legacyId: 'j:X', code: 'X' })
   expect(reject!.updatedAt).toEqual(started)
   await expect(client.listRuns('j')).rejects.toThrow('the ledger could not be read')
+  const [refused] = await client.listUpdateRejects('j')
+  expect(refused).toMatchObject({ kind: 'user.update', legacyId: 'j:u1', code: 'ERR_BAD_REQUEST', httpStatus: 400 })
+  expect(refused!.settledAt).toEqual(started)
+  expect(await client.updateCounts('j')).toEqual([{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'done', n: 2 }])
 
   // A write is not on the list, whatever a client sends.
   const raw = createConnection(path)

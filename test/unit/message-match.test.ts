@@ -1,7 +1,7 @@
 /** verify's message matching without muid: legacy id (and part) in data.metadata, else fingerprint. */
 import { describe, expect, it } from 'vitest'
 
-import { fingerprintOf, legacyIdOf, legacyKeyOf, MessageIndex, type MessageShape } from '../../src/report/message-match.ts'
+import { fingerprintOf, legacyIdOf, legacyKeyOf, MessageIndex, type MessageShape } from '../../src/target/message-match.ts'
 
 const base = { sender: 'alice', receiverType: 'user', receiver: 'bob', sentAt: 1_700_000_000 }
 const msg = (text: string, legacy?: Record<string, unknown>, key = 'legacy'): MessageShape => ({

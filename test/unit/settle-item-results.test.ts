@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { ALREADY_PRESENT_CODES, settleItemResults, type SettlementTally } from '../../src/load/settle-item-results.ts'
+import { ALREADY_PRESENT_CODES, platformIdOf, settleItemResults, type SettlementTally } from '../../src/load/settle-item-results.ts'
 import { deadHolderBatches } from '../../src/load/take-over-dead-leases.ts'
 import type { ItemSettlement } from '../../src/state/batch-ledger.ts'
 import type { ItemResult } from '../../src/target/client.ts'
@@ -108,5 +108,29 @@ describe('deadHolderBatches', () => {
     ],
   ])('%s', (_name, held, expected) => {
     expect(deadHolderBatches(held, 'me#boot', 100, alive)).toEqual(expected)
+  })
+})
+
+describe('platformIdOf: the platform id of a created item, recorded as items.platform_id', () => {
+  it.each<[string, unknown, string | undefined]>([
+    ['a message answer: data.id', { id: '1234', muid: 'm1' }, '1234'],
+    ['a numeric id', { id: 77, muid: 'm1' }, '77'],
+    ['the nested variant: data.data.id', { data: { id: '99', muid: 'm1' } }, '99'],
+    ['a user answer has no id', { uid: 'alice', name: 'Alice' }, undefined],
+    ['no data', undefined, undefined],
+    ['an empty id', { id: '' }, undefined],
+    ['a fractional id is no id', { id: 1.5 }, undefined],
+  ])('%s', (_name, data, expected) => {
+    expect(platformIdOf(data)).toBe(expected)
+  })
+
+  it('settles a created message with its platform id; an already-present one has none', () => {
+    const results = new Map<string, ItemResult>([
+      ['k1', { ok: true, data: { id: '501', muid: 'k1' } }],
+      ['k2', fail('ERR_IMPORT_MUID_ALREADY_EXISTS')],
+    ])
+    const { items } = settleItemResults([item(1), item(2)], results)
+    expect(items[0]?.platformId).toBe('501')
+    expect(items[1]?.platformId).toBeUndefined()
   })
 })

@@ -104,7 +104,7 @@ export function registerLoadCommand(program: Command): void {
             throw nothingPlanned(ctx)
           }
           await requireTargetAccess(ctx, logger, stopper.signal)
-          const { code, outcome, runId } = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
+          const { code, outcome, runId, updates } = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
           if (runId !== undefined) {
             noteSummary({ runId })
           }
@@ -113,6 +113,7 @@ export function registerLoadCommand(program: Command): void {
               exitCode: code,
               interrupted: stoppedBy(stopper) !== undefined,
               stats: outcome.stats,
+              updates,
               ...(outcome.error ? { error: outcome.error.message } : {}),
             }),
           )

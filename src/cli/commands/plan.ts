@@ -65,7 +65,10 @@ export function registerPlanCommand(program: Command): void {
       '--check-target',
       'pre-flight against the platform (read-only chat lists): apiKey and full access, region, which uids/guids/members already exist',
     )
-    .option('--chat-rpm <n>', `chat reads per minute of the pre-flight (default: ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option(
+      '--chat-rpm <n>',
+      `chat reads per minute of the pre-flight (default: target.chatQuota.requestsPerMinute, ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`,
+    )
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: PlanFlags) => {
       let gates

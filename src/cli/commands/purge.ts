@@ -83,6 +83,7 @@ export function registerPurgeCommand(program: Command): void {
 function describeRows(rows: PurgedRows): string {
   const names: Record<keyof PurgedRows, string> = {
     items: 'items',
+    updates: 'update intents',
     batches: 'batches',
     cursors: 'cursors',
     runs: 'runs',

@@ -13,7 +13,8 @@ export function registerRejectsCommand(program: Command): void {
     .command('rejects')
     .summary('list rejected items with their codes and reasons')
     .description(
-      'List rejected items: entity, legacy id, target key, code, reason; then the count per code. Needs no API key or source ' +
+      'List rejected items: entity, legacy id, target key, code, reason; then the updates of loaded items the platform refused ' +
+        '(kind such as user.update or message.edit, legacy id, target key, code, reason); then the count per code. Needs no API key or source ' +
         'password, and works while a run holds the embedded store.',
     )
   withHelp(rejects, {
@@ -42,22 +43,29 @@ export function registerRejectsCommand(program: Command): void {
           ...(opts.code !== undefined ? { code: opts.code } : {}),
           ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
         })
+        const updates = await ctx.store.listUpdateRejects(ctx.jobId, {
+          ...(opts.code !== undefined ? { code: opts.code } : {}),
+          ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
+        })
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify(rejects, null, 2)}\n`)
+          // Items first, then the refused updates (they carry `kind` and `httpStatus`).
+          process.stdout.write(`${JSON.stringify([...rejects, ...updates], null, 2)}\n`)
           return
         }
-        if (rejects.length === 0) {
+        const all = [...rejects.map((r) => ({ ...r, label: r.entity as string })), ...updates.map((u) => ({ ...u, label: u.kind }))]
+        if (all.length === 0) {
           process.stdout.write('no rejected items\n')
           return
         }
-        for (const r of rejects) {
-          process.stdout.write(`${r.entity}\t${r.legacyId}\t${r.targetKey}\t${r.code ?? ''}\t${(r.message ?? '').replace(/\s+/g, ' ')}\n`)
+        for (const r of all) {
+          process.stdout.write(`${r.label}\t${r.legacyId}\t${r.targetKey}\t${r.code ?? ''}\t${(r.message ?? '').replace(/\s+/g, ' ')}\n`)
         }
         const byCode = new Map<string, number>()
-        for (const r of rejects) {
+        for (const r of all) {
           byCode.set(r.code ?? '', (byCode.get(r.code ?? '') ?? 0) + 1)
         }
-        process.stdout.write(`${rejects.length} rejected: ${[...byCode].map(([c, k]) => `${c} ${k}`).join(', ')}\n`)
+        const parts = [`${rejects.length} rejected`, ...(updates.length > 0 ? [`${updates.length} update(s) rejected`] : [])]
+        process.stdout.write(`${parts.join(', ')}: ${[...byCode].map(([c, k]) => `${c} ${k}`).join(', ')}\n`)
       } finally {
         await ctx.close()
       }

@@ -121,6 +121,7 @@ export function registerRunCommand(program: Command): void {
                 interrupted: stoppedBy(stopper) !== undefined,
                 stats: loaded.outcome.stats,
                 ...(cutover ? { cutover: cutover.record } : {}),
+                updates: loaded.updates,
                 ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
               }),
             )

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 
 import { buildReport, formatStatusTable } from '../../load/progress.ts'
+import { formatUpdateTable, updateReport } from '../../load/update-progress.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
@@ -17,7 +18,7 @@ export function registerStatusCommand(program: Command): void {
     .summary('where the job stands, per entity')
     .description(
       'Where the job stands, per entity: planned, in flight, done (created / already present), skipped, rejected, remaining, ' +
-        'requests, 429s, rate vs quota, ETA at quota; the messages that will age out of the retention window before the load at the quota reaches them; ' +
+        'requests, 429s, rate vs quota, ETA at quota; the update lane per kind (planned, in flight, done, rejected, reported); the messages that will age out of the retention window before the load at the quota reaches them; ' +
         'and the last run (`interrupted` when its process died). Needs no API key ' +
         'or source password, and works while a run holds the embedded store (it asks that process).',
     )
@@ -35,7 +36,7 @@ export function registerStatusCommand(program: Command): void {
   status
     .addOption(configOption())
     .option('--job <id>', JOB_OPTION_HELP)
-    .option('--json', 'print JSON: jobId, appId, quota, entities, the last runs, retentionEdge')
+    .option('--json', 'print JSON: jobId, appId, quota, chatQuota, entities, updates (per kind), the last runs, retentionEdge')
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
@@ -52,15 +53,34 @@ export function registerStatusCommand(program: Command): void {
         const inFlight = stats.reduce((n, s) => n + s.sent, 0)
         const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
         const retentionEdge = await statusRetentionEdge(ctx.store, ctx.jobId, ctx.config, report, now)
+        const updates = updateReport(await ctx.store.updateCounts(ctx.jobId))
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ jobId: ctx.jobId, appId: ctx.config.target.appId, quota, entities: report, runs, inFlightWhenDied: orphaned, retentionEdge }, null, 2)}\n`,
+            `${JSON.stringify(
+              {
+                jobId: ctx.jobId,
+                appId: ctx.config.target.appId,
+                quota,
+                chatQuota: ctx.config.target.chatQuota,
+                entities: report,
+                updates,
+                runs,
+                inFlightWhenDied: orphaned,
+                retentionEdge,
+              },
+              null,
+              2,
+            )}\n`,
           )
         } else {
           process.stdout.write(
             `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
           )
           process.stdout.write(`${formatStatusTable(report)}\n`)
+          if (updates.length > 0) {
+            process.stdout.write(`updates of loaded items (chat interface, ${ctx.config.target.chatQuota.requestsPerMinute} requests/min):\n`)
+            process.stdout.write(`${formatUpdateTable(updates)}\n`)
+          }
           if (retentionEdge.advice) {
             process.stdout.write(`WARNING retention edge: ${retentionEdge.advice}\n`)
           }

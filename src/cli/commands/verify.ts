@@ -51,7 +51,7 @@ export function registerVerifyCommand(program: Command): void {
     .option('--job <id>', JOB_OPTION_HELP)
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .option('--sample <n>', 'messages compared field by field', String(DEFAULT_SAMPLE))
-    .option('--chat-rpm <n>', `chat reads per minute (default: ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
+    .option('--chat-rpm <n>', `chat reads per minute (default: target.chatQuota.requestsPerMinute, ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
     .option('--no-source', 'do not compare with the source row counts')
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: VerifyFlags) => {

@@ -5,6 +5,7 @@ import type { StateDatabase } from '../schema.ts'
 /** The rows one purge removed, per table of the ledger. */
 export interface PurgedRows {
   items: number
+  updates: number
   batches: number
   cursors: number
   runs: number
@@ -16,7 +17,7 @@ export interface PurgedRows {
 
 /**
  * Deletes everything the ledger holds for one job — its items (with their payloads: message
- * bodies, names, e-mail addresses), batches, cursors, runs, plan and verify reports, id map, worker
+ * bodies, names, e-mail addresses), update intents (with their bodies), batches, cursors, runs, plan and verify reports, id map, worker
  * rows and the job row — in one statement per table, so the caller's transaction removes all or
  * nothing. The apps' quota budgets are not the job's (they hold only timings) and stay.
  */
@@ -30,6 +31,7 @@ export async function deleteJob(db: Kysely<StateDatabase>, jobId: string): Promi
   }
   return {
     items: await count('items'),
+    updates: await count('updates'),
     batches: await count('batches'),
     cursors: await count('cursors'),
     runs: await count('runs'),

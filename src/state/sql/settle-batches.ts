@@ -14,6 +14,8 @@ export interface ItemSettlement {
   readonly message: string | null
   /** The payload hash that was sent: recorded as `loaded_hash` when done. */
   readonly hash: string | null
+  /** The platform's id of the item from its success answer (messages: `data.id`), recorded as `items.platform_id`. */
+  readonly platformId?: string | null
 }
 
 /** A batch whose answer arrived: its report and the fate of each of its items. */
@@ -38,6 +40,7 @@ export async function settleBatches(db: Kysely<StateDatabase>, jobId: string, gr
   const codes: (string | null)[] = []
   const messages: (string | null)[] = []
   const hashes: (string | null)[] = []
+  const platformIds: (string | null)[] = []
   for (const { report: c, items } of group) {
     b.ids.push(c.batchId)
     b.tokens.push(c.token)
@@ -55,6 +58,7 @@ export async function settleBatches(db: Kysely<StateDatabase>, jobId: string, gr
       codes.push(item.code)
       messages.push(item.message)
       hashes.push(item.hash)
+      platformIds.push(item.platformId ?? null)
     }
   }
   const r = await sql<{ id: number }>`
@@ -74,10 +78,11 @@ export async function settleBatches(db: Kysely<StateDatabase>, jobId: string, gr
         status = v.st, done_reason = v.dr, last_error_code = v.code, last_error_message = v.msg,
         attempts = i.attempts + 1,
         loaded_hash = case when v.st = 'done' then v.h else i.loaded_hash end,
+        platform_id = coalesce(v.pid, i.platform_id),
         batch_id = case when v.st = 'planned' then null else i.batch_id end,
         updated_at = now()
       from unnest(${i.batchOf}::bigint[], ${i.ids}::bigint[], ${i.statuses}::text[], ${i.reasons}::text[],
-                  ${codes}::text[], ${messages}::text[], ${hashes}::text[]) as v(b, id, st, dr, code, msg, h)
+                  ${codes}::text[], ${messages}::text[], ${hashes}::text[], ${platformIds}::text[]) as v(b, id, st, dr, code, msg, h, pid)
       join f on f.id = v.b
       where i.id = v.id and i.job_id = ${jobId} and i.batch_id = v.b and i.status = 'sent'
       returning 1

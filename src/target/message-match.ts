@@ -1,7 +1,8 @@
 /**
- * How verify tells which ledger item a listed message is, without `muid`: the platform's message
- * list does not return it (cometchat/docs `chat-apis.json`, `GET /messages`: `id, conversationId,
- * sender, receiverType, receiver, category, type, data, sentAt, updatedAt`), but it does return
+ * How `verify` (src/report) and the loader's read-back after a bad-row 500 (src/load) tell which
+ * ledger item a listed message is, without `muid`: the platform's message list does not return it
+ * (cometchat/docs `chat-apis.json`, `GET /messages`: `id, conversationId, sender, receiverType,
+ * receiver, category, type, data, sentAt, updatedAt`), but it does return
  * `data.metadata`, where chatferry writes every message's legacy id
  * (`data.metadata[<policies.legacyMetadata.key>].id`, and `.part.n` on each part of a long text
  * that was split). A listed message is matched with a ledger item:

@@ -1,0 +1,120 @@
+/**
+ * The update lane: applies the job's recorded update intents (`chatferry.updates`, planned by a
+ * delta run) through the chat interface, paced by the chat budget, crash-safe. It runs after the
+ * import lane has drained (`run`, `run --delta`, `load`; a `worker` serves both): an update only
+ * ever touches an item the platform holds, and an edit never reaches the platform before its
+ * message.
+ *
+ * - **Claim**: up to `load.concurrency` updates at a time under a lease (`load.leaseSeconds`),
+ *   oldest first, one update of an item at a time across every process (store.updateLane.claim).
+ * - **Each update** (settle-update.ts): `sent` before its call, settled from the answer; refusals
+ *   rejected with their code and the run goes on; transient failures retried, then handed back.
+ * - **Crash**: an update found `sent` with an expired lease is checked against the platform's state
+ *   before anything is sent again (check-ambiguous-update.ts). A dead process on this host loses its
+ *   leases at once (its pid is gone); elsewhere when they expire.
+ * - **Outage**: failures without a success for `load.giveUpAfterMs` stop the lane (exit 1), nothing
+ *   rejected; **credentials** refused (401/403) stop it at once (exit 2).
+ */
+import { pidAlive } from '../lib.ts'
+import { FatalLoadError } from './fatal-load-error.ts'
+import type { LoadOutcomeStatus } from './loader.ts'
+import { processUpdate } from './settle-update.ts'
+import { sleep } from './sleep.ts'
+import { deadHolderBatches } from './take-over-dead-leases.ts'
+import { type UpdateLaneCounters, type UpdateLaneOptions, UpdateLaneRun } from './update-lane-run.ts'
+
+export type { UpdateLaneCounters, UpdateLaneOptions }
+
+export interface UpdateLaneOutcome {
+  /** `done`: nothing left to apply (`rejected` when some update of the job is rejected); `stopped`; `failed`. */
+  readonly status: LoadOutcomeStatus
+  readonly counters: UpdateLaneCounters
+  readonly error?: Error
+}
+
+/** Ends the leases of updates held by dead processes of this host, so they are taken (and checked) at once. */
+async function takeOverDeadLeases(lane: UpdateLaneRun): Promise<void> {
+  const dead = deadHolderBatches(await lane.ledger.leased(lane.options.jobId), lane.host, process.pid, pidAlive)
+  if (dead.length > 0) {
+    await lane.ledger.expireLeases(dead)
+    lane.log.info({ updates: dead.length }, 'took over the updates of a dead process on this host')
+  }
+}
+
+/** Whether the import lane still has items to send: the update lane waits for it. */
+async function importPending(lane: UpdateLaneRun): Promise<boolean> {
+  return !(await lane.options.store.batches.drained(lane.options.jobId))
+}
+
+/** Claims and processes updates until none is left (`load`) or the lane is stopped. */
+async function laneLoop(lane: UpdateLaneRun): Promise<LoadOutcomeStatus> {
+  const { jobId, settings, mode } = lane.options
+  const inflight = new Set<Promise<void>>()
+  let lastMaintenance = 0
+  while (!lane.stop.signal.aborted) {
+    if (lane.watch.exceeded()) {
+      break
+    }
+    if (Date.now() - lastMaintenance > 5000) {
+      lastMaintenance = Date.now()
+      await takeOverDeadLeases(lane)
+    }
+    if (inflight.size >= settings.concurrency) {
+      await Promise.race(inflight)
+      continue
+    }
+    const claimed = (await importPending(lane))
+      ? []
+      : await lane.ledger.claim({ jobId, owner: lane.owner, leaseSeconds: lane.leaseSeconds, limit: settings.concurrency - inflight.size })
+    if (claimed.length === 0) {
+      if (inflight.size > 0) {
+        await Promise.race([...inflight, sleep(250)])
+        continue
+      }
+      if (mode === 'load' && (await lane.ledger.drained(jobId)) && !(await importPending(lane))) {
+        return 'done'
+      }
+      await sleep(mode === 'load' ? 250 : 1000, lane.stop.signal).catch(() => {})
+      continue
+    }
+    for (const u of claimed) {
+      const p: Promise<void> = processUpdate(lane, u)
+        .catch((err: unknown) => {
+          lane.log.error({ err, update: u.id }, 'applying an update failed; it will be retried')
+          lane.watch.failure(`the ledger: ${(err as Error).message}`)
+        })
+        .finally(() => inflight.delete(p))
+      inflight.add(p)
+    }
+  }
+  await Promise.allSettled(inflight)
+  return 'stopped'
+}
+
+/** Runs the update lane until no update is left (`load`) or until stopped (`worker`, a signal, a fatal error). */
+export async function runUpdateLane(options: UpdateLaneOptions): Promise<UpdateLaneOutcome> {
+  const lane = new UpdateLaneRun(options)
+  const tick = options.onTick === undefined ? undefined : setInterval(() => options.onTick?.(lane.counters), 1000)
+  let status: LoadOutcomeStatus = 'stopped'
+  try {
+    status = await laneLoop(lane)
+    if (lane.fatal === undefined && lane.watch.exceeded()) {
+      lane.halt(new FatalLoadError(lane.watch.giveUpMessage()))
+    }
+  } catch (err) {
+    lane.fatal ??= err as Error
+  } finally {
+    clearInterval(tick)
+    lane.dispose()
+  }
+  options.onTick?.(lane.counters)
+  if (lane.fatal !== undefined) {
+    lane.log.error({ err: lane.fatal, ...lane.counters }, 'the update lane stopped')
+    return { status: 'failed', counters: lane.counters, error: lane.fatal }
+  }
+  if (status === 'done' && (await options.store.updateLane.rejects(options.jobId, { limit: 1 })).length > 0) {
+    status = 'rejected'
+  }
+  lane.log.info({ status, ...lane.counters }, 'update lane finished')
+  return { status, counters: lane.counters }
+}

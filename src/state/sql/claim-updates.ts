@@ -1,0 +1,83 @@
+import { type Kysely, sql } from 'kysely'
+
+import type { StateDatabase } from '../schema.ts'
+
+/** An update row as the lane holds it, with the platform id of its item (messages). */
+export interface ClaimedUpdateRow {
+  readonly id: number
+  readonly entity: string
+  readonly kind: string
+  readonly legacyId: string
+  readonly targetKey: string
+  /** The desired state, JSON text (the call's body). */
+  readonly body: string
+  readonly payloadHash: string | null
+  readonly attempts: number
+  /** `planned`, or `sent` when it was sent before and its lease expired: its fate is unknown. */
+  readonly status: 'planned' | 'sent'
+  /** `items.platform_id` of the update's item (a message's id on the platform), when recorded. */
+  readonly platformId: string | null
+  /** The item's stored payload, for a message without a platform id (the lane looks it up by it); else null. */
+  readonly itemPayload: string | null
+}
+
+/**
+ * Claims up to `limit` updates of the job under a lease of `owner`, oldest first: those `planned`
+ * and those `sent` whose lease expired (a holder died between sending and settling: the lane checks
+ * them against the platform before sending anything). Rows another process locks are skipped
+ * (`for update skip locked`), and an update waits while an older update of the same item is
+ * planned or sent, so one item's updates reach the platform in the order they were planned, across
+ * every process. The claim changes only the lease; `markUpdateSent` records the send.
+ */
+export async function claimUpdates(
+  db: Kysely<StateDatabase>,
+  args: { jobId: string; owner: string; leaseSeconds: number; limit: number },
+): Promise<ClaimedUpdateRow[]> {
+  const r = await sql<{
+    id: number | string
+    entity: string
+    kind: string
+    legacy_id: string
+    target_key: string
+    body: string
+    payload_hash: string | null
+    attempts: number
+    status: 'planned' | 'sent'
+    platform_id: string | null
+    item_payload: string | null
+  }>`
+    update chatferry.updates u
+    set lease_owner = ${args.owner}, lease_expires_at = now() + ${args.leaseSeconds} * interval '1 second'
+    from (
+      select c.id, i.platform_id, case when i.platform_id is null and c.entity = 'messages' then i.payload end as item_payload
+      from chatferry.updates c
+      left join chatferry.items i on i.job_id = c.job_id and i.entity = c.entity and i.target_key = c.target_key
+      where c.job_id = ${args.jobId} and c.status in ('planned', 'sent')
+        and (c.lease_expires_at is null or c.lease_expires_at <= now())
+        and not exists (
+          select 1 from chatferry.updates e
+          where e.job_id = c.job_id and e.entity = c.entity and e.target_key = c.target_key
+            and e.id < c.id and e.status in ('planned', 'sent'))
+      order by c.id
+      limit ${args.limit}
+      for update of c skip locked
+    ) s
+    where u.id = s.id
+    returning u.id, u.entity, u.kind, u.legacy_id, u.target_key, u.body, u.payload_hash, u.attempts, u.status,
+      s.platform_id, s.item_payload`.execute(db)
+  return r.rows
+    .map((row) => ({
+      id: Number(row.id),
+      entity: row.entity,
+      kind: row.kind,
+      legacyId: row.legacy_id,
+      targetKey: row.target_key,
+      body: row.body,
+      payloadHash: row.payload_hash,
+      attempts: row.attempts,
+      status: row.status,
+      platformId: row.platform_id,
+      itemPayload: row.item_payload,
+    }))
+    .sort((a, b) => a.id - b.id)
+}

@@ -1,0 +1,100 @@
+/**
+ * The update lane's view of `chatferry.updates` (`store.updateLane`): claim planned updates of a
+ * job under a lease, record each call as `sent` before it goes out, settle it from the answer
+ * (done / rejected / handed back), take over the leases of dead holders, and record the platform
+ * ids of messages the lane found. The lane itself is `src/load/update-lane.ts`; every statement is
+ * one file in `sql/`.
+ *
+ * Crash safety rests on two rules here: an update is `sent` (fenced by its holder's lease) before
+ * its call, and one found `sent` with an expired lease is handed to the next holder *as such*, so
+ * it checks the platform's state before sending again (src/load/check-ambiguous-update.ts).
+ */
+import type { Kysely } from 'kysely'
+
+import type { StateDatabase } from './schema.ts'
+import { type ClaimedUpdateRow, claimUpdates } from './sql/claim-updates.ts'
+import { expireUpdateLeases } from './sql/expire-update-leases.ts'
+import { findOpenUpdate } from './sql/find-open-update.ts'
+import { markUpdateSent } from './sql/mark-update-sent.ts'
+import { rejectUpdate } from './sql/reject-update.ts'
+import { releaseUpdate } from './sql/release-update.ts'
+import { replanRejectedUpdates } from './sql/replan-rejected-updates.ts'
+import { selectUpdateLeases } from './sql/select-update-leases.ts'
+import { selectUpdateRejects, type UpdateRejectRow } from './sql/select-update-rejects.ts'
+import { settleUpdateDone } from './sql/settle-update-done.ts'
+import { updateItemPlatformId } from './sql/update-item-platform-id.ts'
+import { updateLoadedHash } from './sql/update-loaded-hash.ts'
+
+export type { ClaimedUpdateRow as ClaimedUpdate, UpdateRejectRow as UpdateReject }
+
+/** Why an update goes back: its error, and whether its call may have reached the platform. */
+export interface UpdateHandBack {
+  /** The call may have been applied (timeout, 5xx, lost connection): the next holder checks first. */
+  readonly ambiguous: boolean
+  /** False when nothing was tried (stopped before the call). */
+  readonly countAttempt: boolean
+  readonly code: string | null
+  readonly message: string | null
+  readonly httpStatus: number | null
+}
+
+export interface UpdateLaneLedger {
+  /**
+   * Claims up to `limit` updates (planned, or sent with an expired lease) oldest first under
+   * `owner`'s lease; an item's updates come one at a time, in order, across processes.
+   */
+  claim(args: { jobId: string; owner: string; leaseSeconds: number; limit: number }): Promise<ClaimedUpdate[]>
+  /** `sent` before the call, with a fresh lease; false when the lease was lost (do not send). */
+  markSent(id: number, owner: string, leaseSeconds: number): Promise<boolean>
+  /**
+   * Settles `done` (`httpStatus` null: no call was needed) and, when every update bringing the
+   * item to its payload hash is done, records that hash as the item's `loaded_hash`, in one
+   * transaction. False when the lease was lost.
+   */
+  done(id: number, owner: string, httpStatus: number | null): Promise<boolean>
+  /** Rejects with the platform's code and reason; false when the lease was lost. */
+  reject(id: number, owner: string, error: { code: string; message: string; httpStatus: number | null }): Promise<boolean>
+  /** Hands an update back (see {@link UpdateHandBack}); false when the lease was lost. */
+  release(id: number, owner: string, why: UpdateHandBack): Promise<boolean>
+  /** Updates under an unexpired lease, with their holder. */
+  leased(jobId: string): Promise<{ id: number; leaseOwner: string }[]>
+  /** Ends these leases now (their holder is dead). */
+  expireLeases(ids: readonly number[]): Promise<void>
+  /** True when no update of the job is planned or sent. */
+  drained(jobId: string): Promise<boolean>
+  /** Records the platform id of a loaded item (a message the lane found on the platform). */
+  recordPlatformId(jobId: string, entity: string, targetKey: string, platformId: string): Promise<void>
+  /** Rejected updates (legacy id, target key, kind, code, reason), oldest first. */
+  rejects(jobId: string, filter?: { code?: string; entity?: string; limit?: number }): Promise<UpdateReject[]>
+  /** Plans rejected updates again (`chatferry retry-rejected`); returns how many. */
+  retryRejected(jobId: string, filter?: { code?: string; entity?: string }): Promise<number>
+}
+
+type ClaimedUpdate = ClaimedUpdateRow
+type UpdateReject = UpdateRejectRow
+
+export function createUpdateLaneLedger(db: Kysely<StateDatabase>): UpdateLaneLedger {
+  return {
+    claim: (args) => claimUpdates(db, args),
+    markSent: (id, owner, leaseSeconds) => markUpdateSent(db, { id, owner, leaseSeconds }),
+    done: (id, owner, httpStatus) =>
+      db.transaction().execute(async (trx) => {
+        const settled = await settleUpdateDone(trx, { id, owner, httpStatus })
+        if (settled === undefined) {
+          return false
+        }
+        if (settled.payloadHash !== null) {
+          await updateLoadedHash(trx, { ...settled, hash: settled.payloadHash })
+        }
+        return true
+      }),
+    reject: (id, owner, error) => rejectUpdate(db, { id, owner, ...error }),
+    release: (id, owner, why) => releaseUpdate(db, { id, owner, ...why }),
+    leased: (jobId) => selectUpdateLeases(db, jobId),
+    expireLeases: (ids) => (ids.length === 0 ? Promise.resolve() : expireUpdateLeases(db, ids)),
+    drained: async (jobId) => !(await findOpenUpdate(db, jobId)),
+    recordPlatformId: (jobId, entity, targetKey, platformId) => updateItemPlatformId(db, { jobId, entity, targetKey, platformId }),
+    rejects: (jobId, filter = {}) => selectUpdateRejects(db, jobId, filter),
+    retryRejected: (jobId, filter = {}) => replanRejectedUpdates(db, jobId, filter),
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * `store.updatePlan`: the planning side of changes to items already on the platform (issue 13).
+ * Planning records update intents (`chatferry.updates`) — a changed done item's intents in the
+ * transaction of its page (`planPage` with a classifier), a vanished item's here — and the reports
+ * count them. The update lane (`update-lane-ledger.ts`) drains the planned ones.
+ */
+import type { Kysely } from 'kysely'
+
+import type { StateDatabase } from './schema.ts'
+import { countUpdates, type UpdateCountRow } from './sql/count-updates.ts'
+import { insertUpdateIntents, noUpdates, type RecordedUpdates, type UpdateIntent } from './sql/insert-update-intents.ts'
+import { selectUpdateSamples, type UpdateSampleRow } from './sql/select-update-samples.ts'
+import { updateItemsVanished } from './sql/update-items-vanished.ts'
+import { scanVanished, type VanishedItemRow } from './vanished-scan.ts'
+
+export type { RecordedUpdates, UpdateCountRow, UpdateIntent, UpdateSampleRow, VanishedItemRow }
+export { noUpdates }
+
+/** What a vanished-item comparison found and recorded. */
+export interface VanishedOutcome extends RecordedUpdates {
+  /** Done items whose legacy id the source no longer holds (not counted before). */
+  vanished: number
+}
+
+/** Turns a page of vanished items into the intents their policy asks for (pure; see `src/plan/vanished-intents.ts`). */
+export type VanishedDecider = (items: readonly VanishedItemRow[]) => UpdateIntent[]
+
+export interface UpdatePlanLedger {
+  /** Records intents of one entity in one transaction (see `insert-update-intents.ts` for supersede and repeat rules). */
+  record(jobId: string, entity: string, intents: readonly UpdateIntent[]): Promise<RecordedUpdates>
+  /** The job's update intents counted per entity, kind, policy and status. */
+  counts(jobId: string): Promise<UpdateCountRow[]>
+  /** The first `perKind` intents of each entity, kind and status (legacy id, target key, reason). */
+  samples(jobId: string, perKind: number): Promise<UpdateSampleRow[]>
+  /**
+   * The key-set comparison: `sourceKeys` (pages of the legacy ids the source holds, one snapshot)
+   * against the job's done items of `entity`, on one dedicated connection. Each page of vanished
+   * items is handed to `decide` and its intents recorded in one transaction; an applied removal
+   * marks its item `vanished_at`, so it is planned once and a row that comes back is re-added.
+   */
+  recordVanished(jobId: string, entity: string, sourceKeys: AsyncIterable<readonly string[]>, decide: VanishedDecider): Promise<VanishedOutcome>
+}
+
+export function createUpdatePlanLedger(db: Kysely<StateDatabase>): UpdatePlanLedger {
+  return {
+    record: (jobId, entity, intents) => db.transaction().execute((trx) => insertUpdateIntents(trx, jobId, entity, intents)),
+    counts: (jobId) => countUpdates(db, jobId),
+    samples: (jobId, perKind) => selectUpdateSamples(db, jobId, perKind),
+    recordVanished: (jobId, entity, sourceKeys, decide) =>
+      db.connection().execute(async (conn) => {
+        const out: VanishedOutcome = { ...noUpdates(), vanished: 0 }
+        out.vanished = await scanVanished(conn, jobId, entity, sourceKeys, async (items) => {
+          const intents = decide(items)
+          await conn.transaction().execute(async (trx) => {
+            addRecorded(out, await insertUpdateIntents(trx, jobId, entity, intents))
+            const removed = intents.filter((i) => i.policy === 'apply').map((i) => i.targetKey)
+            await updateItemsVanished(trx, jobId, entity, removed)
+          })
+        })
+        return out
+      }),
+  }
+}
+
+/** Adds `b`'s counts into `a`. */
+export function addRecorded(a: RecordedUpdates, b: RecordedUpdates): void {
+  a.planned += b.planned
+  a.superseded += b.superseded
+  a.reported += b.reported
+  a.ignored += b.ignored
+  a.repeated += b.repeated
+}

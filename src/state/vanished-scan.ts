@@ -1,0 +1,52 @@
+/**
+ * The key-set comparison behind vanished items: the legacy ids a keys-only read of the source
+ * yields go into a temporary table of one connection, then the job's done items of the entity are
+ * read in pages, anti-joined with it. Memory stays flat (one page of keys, one page of items);
+ * the cost is one insert per source key and one index probe per done item (see
+ * `select-vanished-items.ts`).
+ */
+import type { Kysely } from 'kysely'
+
+import type { StateDatabase } from './schema.ts'
+import { createSeenKeysTable } from './sql/create-seen-keys-table.ts'
+import { dropSeenKeysTable } from './sql/drop-seen-keys-table.ts'
+import { insertSeenKeys } from './sql/insert-seen-keys.ts'
+import { selectVanishedItems, type VanishedAfter, type VanishedItemRow } from './sql/select-vanished-items.ts'
+
+export type { VanishedItemRow }
+
+/** Done items read per page of the comparison. */
+const PAGE = 1000
+
+/**
+ * Runs the comparison on `conn` (a dedicated connection): calls `onPage` with each page of vanished
+ * items, in order, and returns how many there were. The temporary table is dropped at the end.
+ */
+export async function scanVanished(
+  conn: Kysely<StateDatabase>,
+  jobId: string,
+  entity: string,
+  sourceKeys: AsyncIterable<readonly string[]>,
+  onPage: (items: VanishedItemRow[]) => Promise<void>,
+): Promise<number> {
+  await createSeenKeysTable(conn)
+  try {
+    for await (const keys of sourceKeys) {
+      await insertSeenKeys(conn, keys)
+    }
+    let after: VanishedAfter | undefined
+    let n = 0
+    for (;;) {
+      const rows = await selectVanishedItems(conn, jobId, entity, after, PAGE)
+      if (rows.length === 0) {
+        return n
+      }
+      n += rows.length
+      await onPage(rows)
+      const last = rows[rows.length - 1] as VanishedItemRow
+      after = { legacyId: last.legacyId, id: last.id }
+    }
+  } finally {
+    await dropSeenKeysTable(conn).catch(() => {})
+  }
+}

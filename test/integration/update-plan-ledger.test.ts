@@ -1,0 +1,119 @@
+/**
+ * `store.updatePlan` on Postgres and on the embedded PGlite store: intents recorded with their
+ * policy's status, a newer planned intent of the same item and kind superseding the planned one
+ * (a sent one left alone), reported changes counted once, and the key-set comparison of vanished
+ * items (planned once, reported once, extras never).
+ */
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { users } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
+
+let tdb: TestDatabase
+const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
+
+beforeAll(async () => {
+  tdb = await createTestDatabase('cf_updplan')
+  stores[0]!.store = await openLedger({ url: tdb.url })
+  stores[1]!.store = await openLedger({ dir: 'memory://' })
+})
+
+afterAll(async () => {
+  for (const s of stores) {
+    await s.store?.close()
+  }
+  await dropWithin(tdb)
+})
+
+async function* pages(keys: readonly string[], size = 2): AsyncIterable<readonly string[]> {
+  for (let i = 0; i < keys.length; i += size) {
+    yield keys.slice(i, i + size)
+  }
+}
+
+const rename = (n: number, name: string, policy: 'apply' | 'report' | 'ignore' = 'apply') => ({
+  kind: 'user.update' as const,
+  legacyId: `u${n}`,
+  targetKey: `user-${n}`,
+  body: { name },
+  policy,
+  reason: 'changed: name',
+  payloadHash: `h-${name}`,
+})
+
+describe.each(stores)('store.updatePlan on $name', (entry) => {
+  const store = () => entry.store as LedgerStore
+  const rows = async (jobId: string) =>
+    (
+      await sql<{ kind: string; target_key: string; status: string; body: string }>`
+        select kind, target_key, status, body from chatferry.updates where job_id = ${jobId} order by id`.execute(inspectLedger(store()))
+    ).rows
+
+  it('records each policy with its status; a newer planned intent supersedes the planned one, never a sent one', async () => {
+    const s = store()
+    await s.ensureJob('sup', 'app')
+    expect(await s.updatePlan.record('sup', 'users', [rename(1, 'A')])).toMatchObject({ planned: 1, superseded: 0 })
+    expect(await s.updatePlan.record('sup', 'users', [rename(1, 'B')])).toMatchObject({ planned: 1, superseded: 1 })
+    expect((await rows('sup')).map((r) => [r.status, JSON.parse(r.body).name])).toEqual([
+      ['superseded', 'A'],
+      ['planned', 'B'],
+    ])
+    // The lane marks it sent: a newer change is planned after it, the sent one stays.
+    await sql`update chatferry.updates set status = 'sent' where job_id = 'sup' and status = 'planned'`.execute(inspectLedger(s))
+    expect(await s.updatePlan.record('sup', 'users', [rename(1, 'C')])).toMatchObject({ planned: 1, superseded: 0 })
+    expect((await rows('sup')).map((r) => r.status)).toEqual(['superseded', 'sent', 'planned'])
+    // Report and ignore are recorded once per item, kind and payload hash.
+    expect(await s.updatePlan.record('sup', 'users', [rename(2, 'X', 'report'), rename(3, 'Y', 'ignore')])).toMatchObject({
+      reported: 1,
+      ignored: 1,
+    })
+    expect(await s.updatePlan.record('sup', 'users', [rename(2, 'X', 'report')])).toMatchObject({ reported: 0, repeated: 1 })
+    const counts = await s.updatePlan.counts('sup')
+    expect(Object.fromEntries(counts.map((c) => [`${c.kind} ${c.policy} ${c.status}`, c.n]))).toEqual({
+      'user.update apply planned': 1,
+      'user.update apply sent': 1,
+      'user.update apply superseded': 1,
+      'user.update report reported': 1,
+      'user.update ignore ignored': 1,
+    })
+    const samples = await s.updatePlan.samples('sup', 1)
+    expect(samples.find((x) => x.status === 'planned')).toMatchObject({ legacyId: 'u1', targetKey: 'user-1', reason: 'changed: name' })
+  })
+
+  it('finds done items the source no longer holds, plans a removal once and reports a vanished one once', async () => {
+    const s = store()
+    await s.ensureJob('van', 'app')
+    await s.planItems('van', 'users', users(5))
+    await s.planItems('van', 'users', [{ legacyId: '~placeholder:ghost', targetKey: 'ghost', payload: { uid: 'ghost', name: 'Ghost' } }])
+    await sql`update chatferry.items set status = 'done', loaded_hash = payload_hash where job_id = 'van'`.execute(inspectLedger(s))
+    const all = (
+      await sql<{ legacy_id: string; target_key: string }>`
+      select legacy_id, target_key from chatferry.items where job_id = 'van' and legacy_id not like '~%' order by legacy_id`.execute(inspectLedger(s))
+    ).rows
+    const kept = all.slice(2).map((r) => r.legacy_id)
+    const decide = (policy: 'apply' | 'report') => (items: readonly { legacyId: string; targetKey: string }[]) =>
+      items.map((i) => ({
+        kind: 'user.deactivate' as const,
+        legacyId: i.legacyId,
+        targetKey: i.targetKey,
+        body: {},
+        policy,
+        reason: 'vanished from the source',
+      }))
+    const first = await s.updatePlan.recordVanished('van', 'users', pages(kept.slice(1)), (items) => [
+      ...decide('apply')(items.filter((i) => i.legacyId === all[0]!.legacy_id)),
+      ...decide('report')(items.filter((i) => i.legacyId !== all[0]!.legacy_id)),
+    ])
+    // all[0], all[1] are gone from the source and kept[0] too; the placeholder is not a source row.
+    expect(first).toMatchObject({ vanished: 3, planned: 1, reported: 2 })
+    const again = await s.updatePlan.recordVanished('van', 'users', pages(kept.slice(1)), decide('apply'))
+    expect(again).toMatchObject({ vanished: 0, planned: 0 })
+    const marked = await sql<{ target_key: string }>`
+      select target_key from chatferry.items where job_id = 'van' and vanished_at is not null`.execute(inspectLedger(s))
+    expect(marked.rows.map((r) => r.target_key)).toEqual([all[0]!.target_key])
+  })
+})
