@@ -17,5 +17,5 @@ export type {
   VanishedItemRow,
   VanishedOutcome,
 } from './update-plan-ledger.ts'
-export { addRecorded, noUpdates } from './update-plan-ledger.ts'
+export { addRecorded, noUpdates, VANISHED_REASON } from './update-plan-ledger.ts'
 export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'

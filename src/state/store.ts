@@ -11,6 +11,7 @@ import { type MigrationResult, Migrator } from 'kysely/migration'
 import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
+import { recordSkippedChanges } from './changed-items.ts'
 import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
 import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
@@ -23,12 +24,12 @@ import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from '
 import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
 import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
-import { upsertPlannedItems } from './sql/upsert-planned-items.ts'
+import { type PlannedChanges, upsertPlannedItems } from './sql/upsert-planned-items.ts'
 import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
 import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
 import { createStatusLookups, type StatusLookups } from './status-lookups.ts'
 import { createUpdateLaneLedger, type UpdateLaneLedger } from './update-lane-ledger.ts'
-import { createUpdatePlanLedger, type UpdatePlanLedger } from './update-plan-ledger.ts'
+import { addRecorded, createUpdatePlanLedger, type UpdatePlanLedger } from './update-plan-ledger.ts'
 import { createVerifyLookups, type VerifyLookups } from './verify-lookups.ts'
 import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
@@ -93,6 +94,12 @@ export interface PlanPage {
   readonly rejects?: readonly RejectedItem[]
   /** Saved in the same transaction as the items, so a cursor never runs ahead of the ledger. */
   readonly cursor?: { readonly value: unknown; readonly watermark?: unknown }
+  /**
+   * How changes of loaded items become update intents, recorded in the page's transaction: a done
+   * item with a new payload, or whose record is now skipped, is classified (`changed-items.ts`).
+   * Absent: a changed done item is only counted as loaded-but-changed (its payload overwritten).
+   */
+  readonly changes?: PlannedChanges
 }
 
 export interface CursorState {
@@ -215,8 +222,10 @@ export interface LedgerStore {
   close(): Promise<void>
 }
 
+export type { ChangeClassifier, ChangedItem, ChangeVerdict } from './changed-items.ts'
 export { payloadHash } from './payload.ts'
 export type { PurgedRows } from './sql/delete-job.ts'
+export type { PlannedChanges } from './sql/upsert-planned-items.ts'
 
 /** Runs the ledger migrations (idempotent; concurrent callers are serialised by kysely's lock). */
 export async function migrateLedger(db: Kysely<StateDatabase>): Promise<MigrationResult[]> {
@@ -259,8 +268,11 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     assertEntity(entity)
     const counts = emptyCounts()
     await db.transaction().execute(async (trx) => {
-      const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts)
+      const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
+      if (page.changes && (page.skips ?? []).length > 0) {
+        addRecorded(page.changes.recorded, await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify))
+      }
       counts.rejected = await upsertRejectedItems(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
       if (page.cursor !== undefined) {
         await upsertCursor(trx, jobId, entity, page.cursor.value, page.cursor.watermark)

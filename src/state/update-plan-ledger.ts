@@ -8,13 +8,14 @@ import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
 import { countUpdates, type UpdateCountRow } from './sql/count-updates.ts'
-import { insertUpdateIntents, noUpdates, type RecordedUpdates, type UpdateIntent } from './sql/insert-update-intents.ts'
+import { addRecorded, insertUpdateIntents, noUpdates, type RecordedUpdates, type UpdateIntent } from './sql/insert-update-intents.ts'
 import { selectUpdateSamples, type UpdateSampleRow } from './sql/select-update-samples.ts'
+import { VANISHED_REASON } from './sql/select-vanished-items.ts'
 import { updateItemsVanished } from './sql/update-items-vanished.ts'
 import { scanVanished, type VanishedItemRow } from './vanished-scan.ts'
 
 export type { RecordedUpdates, UpdateCountRow, UpdateIntent, UpdateSampleRow, VanishedItemRow }
-export { noUpdates }
+export { addRecorded, noUpdates, VANISHED_REASON }
 
 /** What a vanished-item comparison found and recorded. */
 export interface VanishedOutcome extends RecordedUpdates {
@@ -60,13 +61,4 @@ export function createUpdatePlanLedger(db: Kysely<StateDatabase>): UpdatePlanLed
         return out
       }),
   }
-}
-
-/** Adds `b`'s counts into `a`. */
-export function addRecorded(a: RecordedUpdates, b: RecordedUpdates): void {
-  a.planned += b.planned
-  a.superseded += b.superseded
-  a.reported += b.reported
-  a.ignored += b.ignored
-  a.repeated += b.repeated
 }

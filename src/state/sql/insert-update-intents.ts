@@ -34,6 +34,13 @@ export interface RecordedUpdates {
 
 export const noUpdates = (): RecordedUpdates => ({ planned: 0, superseded: 0, reported: 0, ignored: 0, repeated: 0 })
 
+/** Adds `b`'s counts into `a`. */
+export const addRecorded = (a: RecordedUpdates, b: RecordedUpdates): void => {
+  for (const k of Object.keys(a) as (keyof RecordedUpdates)[]) {
+    a[k] += b[k]
+  }
+}
+
 const STATUS_OF: Record<UpdatePolicy, UpdateStatus> = { apply: 'planned', report: 'reported', ignore: 'ignored' }
 
 /**

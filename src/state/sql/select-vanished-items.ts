@@ -2,6 +2,9 @@ import { type Kysely, sql } from 'kysely'
 
 import type { StateDatabase } from '../schema.ts'
 
+/** The reason of every intent recorded for a vanished item (an item reported with it is not reported again). */
+export const VANISHED_REASON = 'vanished from the source'
+
 /** A done item whose legacy id the source no longer holds. */
 export interface VanishedItemRow {
   readonly id: number
@@ -42,7 +45,7 @@ export async function selectVanishedItems(
       and not exists (
         select 1 from chatferry.updates u
         where u.job_id = i.job_id and u.entity = i.entity and u.target_key = i.target_key
-          and u.status = 'reported' and u.reason = 'vanished from the source')
+          and u.status = 'reported' and u.reason = ${VANISHED_REASON})
     order by i.legacy_id, i.id limit ${limit}`.execute(db)
   return r.rows.map((row) => ({ ...row, id: Number(row.id) }))
 }

@@ -1,10 +1,19 @@
 import { type Kysely, sql } from 'kysely'
 
 import type { Entity } from '../../target/schemas.ts'
+import { type ChangeClassifier, classifyDone, type HeldDoneItem } from '../changed-items.ts'
 import { payloadHash, payloadText } from '../payload.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { ItemStatus, StateDatabase } from '../schema.ts'
 import type { PlanCounts, PlannedItem, RejectedItem } from '../store.ts'
+import { addRecorded, insertUpdateIntents, type RecordedUpdates } from './insert-update-intents.ts'
+
+/** How a page's changed done items become update intents (absent: recorded as loaded-but-changed and overwritten, as before issue 13). */
+export interface PlannedChanges {
+  readonly classify: ChangeClassifier
+  /** Where the intents recorded are counted. */
+  readonly recorded: RecordedUpdates
+}
 
 /**
  * Writes a page's planned items into `chatferry.items`: an insert of the new keys, then an update
@@ -20,6 +29,7 @@ export async function upsertPlannedItems(
   entity: Entity,
   items: readonly PlannedItem[],
   counts: PlanCounts,
+  changes?: PlannedChanges,
 ): Promise<RejectedItem[]> {
   if (items.length === 0) {
     return []
@@ -57,11 +67,21 @@ export async function upsertPlannedItems(
   if (known.length === 0) {
     return []
   }
-  // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot race us).
-  const old = await sql<{ target_key: string; legacy_id: string; status: ItemStatus; payload_hash: string | null }>`
-    select target_key, legacy_id, status, payload_hash from chatferry.items
-    where job_id = ${jobId} and entity = ${entity} and target_key = any(${known.map((i) => keys[i] as string)}::text[])
-    for update`.execute(db)
+  // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot
+  // race us); a done item's stored payload travels only when the new one differs.
+  const old = await sql<{
+    target_key: string
+    legacy_id: string
+    status: ItemStatus
+    payload_hash: string | null
+    payload: string | null
+    vanished: boolean
+  }>`
+    select i.target_key, i.legacy_id, i.status, i.payload_hash, i.vanished_at is not null as vanished,
+      case when i.status = 'done' and i.payload_hash is distinct from t.h then i.payload end as payload
+    from unnest(${known.map((i) => keys[i] as string)}::text[], ${known.map((i) => hashes[i] as string)}::text[]) as t(k, h)
+    join chatferry.items i on i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k
+    for update of i`.execute(db)
   const held = new Map(old.rows.map((r) => [r.target_key, r]))
   const collisions: RejectedItem[] = []
   const rest = known.filter((i) => {
@@ -82,7 +102,7 @@ export async function upsertPlannedItems(
   if (rest.length === 0) {
     return collisions
   }
-  const pick = <T>(values: T[]) => rest.map((i) => values[i] as T)
+  const changedDone: { held: HeldDoneItem; after: unknown; hash: string }[] = []
   for (const i of rest) {
     const was = held.get(keys[i] as string)
     if (was === undefined || was.payload_hash === hashes[i]) {
@@ -91,12 +111,26 @@ export async function upsertPlannedItems(
       counts.replanned++
     } else if (was.status === 'done') {
       counts.loadedButChanged++
+      const item = byKey.get(keys[i] as string) as PlannedItem
+      changedDone.push({
+        held: { ...was, legacyId: legacy[i] as string, targetKey: keys[i] as string },
+        after: item.payload,
+        hash: hashes[i] as string,
+      })
     } else {
       counts.updated++
     }
   }
+  // A changed done item yields update intents; its payload stays when every change is only reported.
+  const verdicts = changes ? classifyDone(changedDone, changes.classify) : undefined
+  if (changes && verdicts) {
+    addRecorded(changes.recorded, await insertUpdateIntents(db, jobId, entity, verdicts.intents))
+  }
+  const write = verdicts ? rest.filter((i) => !verdicts.keep.has(keys[i] as string)) : rest
+  const pick = <T>(values: T[]) => write.map((i) => values[i] as T)
   // A rejected or skipped item that comes back with a new payload is planned again; a done item
-  // keeps its status and `loaded_hash` (the change is recorded, not resent).
+  // keeps its status and `loaded_hash` (its changes go through the update lane, never resent), and a
+  // re-added one is no longer vanished.
   await sql`
     update chatferry.items as i set
       legacy_id = t.l,
@@ -107,6 +141,7 @@ export async function upsertPlannedItems(
       attempts = case when i.status in ('rejected', 'skipped') then 0 else i.attempts end,
       last_error_code = case when i.status in ('rejected', 'skipped') then null else i.last_error_code end,
       last_error_message = case when i.status in ('rejected', 'skipped') then null else i.last_error_message end,
+      vanished_at = null,
       updated_at = now()
     from unnest(${pick(legacy)}::text[], ${pick(keys)}::text[], ${pick(payloads)}::text[], ${pick(hashes)}::text[], ${pick(sorts)}::bigint[]) as t(l, k, p, h, s)
     where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k and i.payload_hash is distinct from t.h

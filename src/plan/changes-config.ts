@@ -1,0 +1,48 @@
+/**
+ * The `changes:` section of a job's configuration (composed into `src/job/config.ts`): what a
+ * delta run does with a change to something already on the platform. Each kind of change is a
+ * policy — `apply` (sent through the chat interface by the update lane), `report` (counted in the
+ * ledger and the reports, never sent) or `ignore` (counted as ignored) — and rows hard-deleted from
+ * the source (`vanished`) are removed on the platform or reported. See mappings/README.md
+ * "Changes after the bulk load".
+ */
+import { z } from 'zod'
+
+const Policy = z.enum(['apply', 'report', 'ignore'])
+export type ChangePolicy = z.infer<typeof Policy>
+
+const Vanished = z
+  .object({
+    /** A user row gone from the source: `delete` (= deactivate the user) or `report`. @default 'delete' */
+    users: z.enum(['delete', 'report']).default('delete'),
+    /** A group row gone: `delete` (`DELETE /groups/{guid}`, which removes its history) or `report`. @default 'report' */
+    groups: z.enum(['delete', 'report']).default('report'),
+    /** A membership row gone: `delete` (= kick) or `report`. @default 'delete' */
+    members: z.enum(['delete', 'report']).default('delete'),
+    /** A message row gone (only looked for with `run --delta --detect-deletes`): `delete` or `report`. @default 'report' */
+    messages: z.enum(['delete', 'report']).default('report'),
+  })
+  .strict()
+export type VanishedPolicy = 'delete' | 'report'
+
+export const ChangesSchema = z
+  .object({
+    /** Renames, profile fields, deactivation and reactivation of loaded users. @default 'apply' */
+    users: Policy.default('apply'),
+    /** Name, type (made private), icon, metadata, tags, owner of loaded groups. @default 'apply' */
+    groups: Policy.default('apply'),
+    /** Scope changes, bans and unbans, re-adds of loaded memberships. @default 'apply' */
+    members: Policy.default('apply'),
+    /** A loaded message's text or data changed in the source (the import always sends the latest text). @default 'apply' */
+    edits: Policy.default('apply'),
+    /** A loaded message soft-deleted in the source (`policies.deletes.mode`: skip → delete, tombstone → edit to the tombstone). @default 'apply' */
+    deletions: Policy.default('apply'),
+    /** Rows hard-deleted from the source, found by comparing the source's keys with the ledger. */
+    vanished: Vanished.prefault({}),
+  })
+  .strict()
+
+export type ChangesConfig = z.output<typeof ChangesSchema>
+
+/** The defaults (`changes:` absent). */
+export const DEFAULT_CHANGES: ChangesConfig = ChangesSchema.parse({})

@@ -1,0 +1,45 @@
+/**
+ * Changes of a loaded group (`GroupImport` payloads): `PUT /groups/{guid}` for name, type,
+ * password, icon, owner, metadata and tags, and a report for what it cannot change. Policy:
+ * `changes.groups`. See `change-intents.ts`.
+ */
+import { cannot, changed, isSkipped, present, unchangeable } from './change-fields.ts'
+import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
+
+const UPDATABLE = ['name', 'type', 'password', 'icon', 'owner', 'metadata', 'tags'] as const
+/** Fields a group update cannot clear (no documented `unset`): metadata and tags are cleared by sending them empty. */
+const STICKY = ['icon', 'owner'] as const
+
+const FIXED: Readonly<Record<string, string>> = {
+  createdAt: 'the platform keeps the creation time given at import',
+}
+
+export function groupChanges(before: Payload | null, after: Payload | NowSkipped, p: ChangePolicies): ChangeIntent[] {
+  const policy = p.changes.groups
+  if (isSkipped(after)) {
+    return before === null
+      ? []
+      : [cannot('group.unchangeable', `now skipped (${after.skipped}); the platform keeps the group and its history`, policy)]
+  }
+  if (before === null) {
+    return [cannot('group.unchangeable', 'the group was deleted on the platform when its row vanished; a delta cannot create it again', policy)]
+  }
+  const out: ChangeIntent[] = []
+  const fields = changed(before, after, UPDATABLE)
+  const cleared = STICKY.filter((f) => before[f] !== undefined && after[f] === undefined)
+  const sent = fields.filter((f) => !(cleared as readonly string[]).includes(f))
+  if (sent.length > 0) {
+    const body = {
+      ...present(after, ['name', 'type', 'icon', 'owner', 'metadata', 'tags']),
+      ...(before.metadata !== undefined && after.metadata === undefined ? { metadata: {} } : {}),
+      ...(before.tags !== undefined && after.tags === undefined ? { tags: [] } : {}),
+      // A password group needs its password with every update that names its type.
+      ...(after.type === 'password' ? { password: after.password } : {}),
+    }
+    out.push({ kind: 'group.update', body, policy, reason: `changed: ${sent.join(', ')}` })
+  }
+  if (cleared.length > 0) {
+    out.push(cannot('group.unchangeable', `${cleared.join(', ')} cleared in the source (a group update cannot clear it)`, policy))
+  }
+  return [...out, ...unchangeable('group.unchangeable', before, after, FIXED, policy)]
+}
