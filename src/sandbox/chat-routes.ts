@@ -8,10 +8,8 @@
  */
 import { type Selectable, sql } from 'kysely'
 
-import type { AppInfo } from './app-registry.ts'
-import { authenticateApp } from './auth.ts'
-import { boolParam, enumParam, type HeaderMap, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
-import { rateLimitHeaders } from './rate-limiter.ts'
+import { chatCaller } from './chat-caller.ts'
+import { boolParam, enumParam, HttpError, intParam, optionalIntParam, type Reply, type RequestContext } from './http-kit.ts'
 import { groupObject, listedMessageObject, memberObject, userObject } from './representations.ts'
 import type { Route } from './router.ts'
 import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
@@ -22,29 +20,6 @@ const PER_PAGE_MAX = 1000
 const LIMIT_DEFAULT = 10
 const LIMIT_MAX = 1000
 const MAX_TIMESTAMP = 9_999_999_999
-
-interface ChatCaller {
-  readonly app: AppInfo
-  readonly headers: HeaderMap
-}
-
-/** Authenticates and counts the request against the app's chat budget (`chatRequestsPerMinute`). */
-function chatCaller(services: SandboxServices, ctx: RequestContext): ChatCaller {
-  const { app } = authenticateApp(ctx, services.registry)
-  const d = services.limiter.take(`chat:${app.id}`, app.settings.chatRequestsPerMinute, app.settings.windowMs)
-  const headers = rateLimitHeaders(d)
-  if (!d.allowed) {
-    throw new HttpError(
-      429,
-      'ERR_TOO_MANY_REQUESTS',
-      `Too many requests. ${d.limit} per minute is the maximum allowed. Please retry after ${d.retryAfterSeconds} seconds.`,
-      {
-        headers,
-      },
-    )
-  }
-  return { app, headers }
-}
 
 function pagination(total: number, count: number, perPage: number, page: number) {
   return { total, count, per_page: perPage, current_page: page, total_pages: Math.ceil(total / perPage) }
@@ -268,6 +243,12 @@ async function listMessages(services: SandboxServices, ctx: RequestContext): Pro
   }
   if (type) {
     query = query.where('type', '=', type)
+  }
+  // Documented filters of soft-deleted messages (listed by default, with deletedAt/deletedBy).
+  if (boolParam(q, 'onlyDeleted')) {
+    query = query.where('deleted_at', 'is not', null)
+  } else if (boolParam(q, 'hideDeleted')) {
+    query = query.where('deleted_at', 'is', null)
   }
   // Documented: toTimestamp is ignored unless fromTimestamp is set.
   if (from !== undefined) {

@@ -18,9 +18,13 @@ import { type CreateAppInput, createAppRegistry, type Region } from './app-regis
 import { applySettingsPatch, type AppSettings, type AppSettingsPatch, DEFAULT_APP_SETTINGS } from './app-settings.ts'
 import type { ManagementCredentials } from './auth.ts'
 import { chatRoutes } from './chat-routes.ts'
+import { chatWriteRoutes } from './chat-write-route.ts'
 import { createFaultInjector } from './fault-injector.ts'
+import { groupWriteSpecs } from './group-write-routes.ts'
 import { importRoutes } from './import-routes.ts'
 import { managementRoutes } from './management-routes.ts'
+import { memberWriteSpecs } from './member-write-routes.ts'
+import { messageWriteSpecs } from './message-write-routes.ts'
 import { createRateLimiter } from './rate-limiter.ts'
 import { createRequestLog, type RequestLogEntry } from './request-log.ts'
 import { createRouter } from './router.ts'
@@ -28,6 +32,7 @@ import { type DeliveryLogEntry, listDeliveries, sandboxRoutes, updateAppSettings
 import type { SandboxServices } from './sandbox-services.ts'
 import { openSandboxStore, type SandboxDb } from './sandbox-store.ts'
 import { createSandboxServer, DEFAULT_MAX_BODY_BYTES } from './server.ts'
+import { userWriteSpecs } from './user-write-routes.ts'
 import { createWebhookDispatcher } from './webhook-dispatcher.ts'
 
 export type { CreateAppInput, Region } from './app-registry.ts'
@@ -135,7 +140,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       management: options.management ?? { key: DEFAULT_MANAGEMENT_KEY, secret: DEFAULT_MANAGEMENT_SECRET },
       maxApps: options.maxApps ?? DEFAULT_MAX_APPS,
     }
-    const router = createRouter([...managementRoutes(services), ...importRoutes(services), ...chatRoutes(services), ...sandboxRoutes(services)])
+    const router = createRouter([
+      ...managementRoutes(services),
+      ...importRoutes(services),
+      ...chatRoutes(services),
+      ...chatWriteRoutes(services, [
+        ...userWriteSpecs(services),
+        ...groupWriteSpecs(services),
+        ...memberWriteSpecs(services),
+        ...messageWriteSpecs(services),
+      ]),
+      ...sandboxRoutes(services),
+    ])
     const server = createSandboxServer({ router, logger, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

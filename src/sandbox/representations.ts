@@ -10,9 +10,13 @@ import type { GroupsTable, MembersTable, MessagesTable, UsersTable } from './san
 type UserRow = Pick<
   Selectable<UsersTable>,
   'uid' | 'name' | 'avatar' | 'link' | 'role' | 'metadata' | 'tags' | 'created_at' | 'updated_at' | 'last_active_at' | 'deactivated_at'
->
-type GroupRow = Pick<Selectable<GroupsTable>, 'guid' | 'name' | 'type' | 'icon' | 'owner' | 'metadata' | 'tags' | 'created_at' | 'updated_at'>
-type MessageRow = Omit<Selectable<MessagesTable>, 'app_id' | 'imported_at_ms'>
+> &
+  Partial<Pick<Selectable<UsersTable>, 'status_message'>>
+type GroupRow = Pick<Selectable<GroupsTable>, 'guid' | 'name' | 'type' | 'icon' | 'owner' | 'metadata' | 'tags' | 'created_at' | 'updated_at'> &
+  Partial<Pick<Selectable<GroupsTable>, 'description'>>
+/** The edit and soft-delete columns: absent on rows the import just wrote. */
+type EditColumns = 'edited_at' | 'edited_by' | 'deleted_at' | 'deleted_by'
+type MessageRow = Omit<Selectable<MessagesTable>, 'app_id' | 'imported_at_ms' | EditColumns> & Partial<Pick<Selectable<MessagesTable>, EditColumns>>
 
 function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
   const out: Record<string, unknown> = {}
@@ -32,6 +36,7 @@ export function userObject(r: UserRow): Record<string, unknown> {
     avatar: r.avatar,
     link: r.link,
     metadata: r.metadata,
+    statusMessage: r.status_message,
     status: 'offline',
     role: r.role,
     tags: r.tags ?? [],
@@ -49,6 +54,7 @@ export function groupObject(r: GroupRow, membersCount?: number): Record<string, 
     name: r.name,
     type: r.type,
     icon: r.icon,
+    description: r.description,
     owner: r.owner,
     metadata: r.metadata,
     tags: r.tags ?? [],
@@ -139,10 +145,25 @@ export function listedMessageObject(r: MessageRow, parties: MessageParties): Rec
     data: { ...(r.data as object), entities },
     sentAt: Number(r.sent_at),
     updatedAt: Number(r.updated_at),
+    ...editFields(r),
+  })
+}
+
+/**
+ * `editedAt`/`editedBy` of an edited message (documented in the update answer's example) and
+ * `deletedAt`/`deletedBy` of a soft-deleted one (the list's documented `hideDeleted`/`onlyDeleted`
+ * filters; field names assumed by analogy with `editedAt`/`editedBy`).
+ */
+function editFields(r: MessageRow): Record<string, unknown> {
+  return defined({
+    editedAt: r.edited_at == null ? undefined : Number(r.edited_at),
+    editedBy: r.edited_by ?? undefined,
+    deletedAt: r.deleted_at == null ? undefined : Number(r.deleted_at),
+    deletedBy: r.deleted_by ?? undefined,
   })
 }
 
 /** The entity wrapper of message data and webhook payloads: `{entity, entityType}`. */
-export function entityWrapper(entity: Record<string, unknown>, entityType: 'user' | 'group'): Record<string, unknown> {
+export function entityWrapper(entity: Record<string, unknown>, entityType: 'user' | 'group' | 'message'): Record<string, unknown> {
   return { entity, entityType }
 }

@@ -26,9 +26,12 @@ export const ALREADY_EXISTS_CODES: ReadonlySet<string> = new Set([
  * - `exists`: refused with an "already exists" code (`ALREADY_EXISTS_CODES`);
  * - `refused`: refused with another per-item error (`code`);
  * - `unwritten`: checked and good, but not written (a partial-commit fault's left-over);
- * - `unprocessed`: the request never reached the items (429, dropped before commit, refused as a whole).
+ * - `unprocessed`: the request never reached the items (429, dropped before commit, refused as a whole);
+ * - `applied` (chat writes): the call changed the platform's state for this key;
+ * - `unchanged` (chat writes): the call succeeded but left this key as it was (e.g. deactivating a
+ *   user already deactivated).
  */
-export type RequestLogItemResult = 'created' | 'exists' | 'refused' | 'unwritten' | 'unprocessed'
+export type RequestLogItemResult = 'created' | 'exists' | 'refused' | 'unwritten' | 'unprocessed' | 'applied' | 'unchanged'
 
 /** One item a data-import request carried, by its key as sent. */
 export interface RequestLogItem {
@@ -44,7 +47,10 @@ export interface RequestLogEntry {
   receivedAtMs: number
   method: string
   path: string
-  /** users, groups, members or messages; `webhooks` / `webhook-triggers` for webhook management (no items). */
+  /**
+   * users, groups, members or messages (data import); `webhooks` / `webhook-triggers` for webhook
+   * management (no items); the chat writes' names (`users.update`, … `messages.delete`: CHAT_WRITE_ENDPOINTS).
+   */
   endpoint: string
   /** Items in the body; null when the body was not read as an import (malformed, refused first). */
   itemCount: number | null

@@ -59,6 +59,8 @@ export interface UsersTable {
   updated_at: BigInt
   last_active_at: BigIntOrNull
   deactivated_at: BigIntOrNull
+  /** Set by `PUT /users/{uid}` only. */
+  status_message: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface GroupsTable {
@@ -74,6 +76,8 @@ export interface GroupsTable {
   tags: JsonOrNull
   created_at: BigInt
   updated_at: BigInt
+  /** Set by `PUT /groups/{guid}` only (the import has no description). */
+  description: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface MembersTable {
@@ -104,6 +108,12 @@ export interface MessagesTable {
   read_at: BigIntOrNull
   updated_at: BigInt
   imported_at_ms: BigInt
+  /** `PUT /messages/{id}`: when and by whom (`onBehalfOf`, else `app_system`). */
+  edited_at: BigIntOrNull
+  edited_by: ColumnType<string | null, string | null | undefined, string | null>
+  /** `DELETE /messages/{id}` without `permanent`: the soft delete. */
+  deleted_at: BigIntOrNull
+  deleted_by: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface RequestLogTable {
