@@ -18,4 +18,4 @@ export type {
   VanishedOutcome,
 } from './update-plan-ledger.ts'
 export { addRecorded, noUpdates, VANISHED_REASON } from './update-plan-ledger.ts'
-export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'
+export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, ItemUpdateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'
