@@ -8,7 +8,7 @@
  * which delta was final, and `verify` exit 0.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -77,7 +77,7 @@ function createLegacy(file: string, now: number): DatabaseSync {
     CREATE TABLE people (id TEXT PRIMARY KEY, name TEXT, changed INTEGER);
     CREATE TABLE rooms (id TEXT PRIMARY KEY, title TEXT, kind TEXT, changed INTEGER);
     CREATE TABLE room_people (room TEXT, person TEXT, role TEXT, changed INTEGER, PRIMARY KEY (room, person));
-    CREATE TABLE lines (id INTEGER PRIMARY KEY, author TEXT, room TEXT, body TEXT, posted INTEGER, edited INTEGER, changed INTEGER);
+    CREATE TABLE lines (id INTEGER PRIMARY KEY, author TEXT, room TEXT, body TEXT, posted INTEGER, edited INTEGER, changed INTEGER, removed INTEGER);
     CREATE INDEX lines_posted ON lines (posted, id);
     CREATE INDEX lines_changed ON lines (changed);`)
   const t = now - 10 * DAY
@@ -93,7 +93,7 @@ function createLegacy(file: string, now: number): DatabaseSync {
     db.prepare('INSERT INTO room_people VALUES (?, ?, ?, ?)').run('general', p, p === 'ada' ? 'admin' : 'participant', t)
   }
   for (let i = 1; i <= 20; i++) {
-    db.prepare('INSERT INTO lines VALUES (?, ?, ?, ?, ?, NULL, ?)').run(
+    db.prepare('INSERT INTO lines VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)').run(
       i,
       ['ada', 'bob', 'cy'][i % 3] ?? 'ada',
       'general',
@@ -130,7 +130,7 @@ function writeConfig(dir: string, port: number, legacy: string): string {
           },
           messages: {
             query: `SELECT id, author AS sender_id, 'group' AS receiver_type, room AS receiver_id, body AS text,
-                      posted AS sent_at, edited AS edited_at, changed AS updated_at FROM lines`,
+                      posted AS sent_at, edited AS edited_at, removed AS deleted_at, changed AS updated_at FROM lines`,
             timeFormat: 'epoch-ms',
           },
         },
@@ -140,6 +140,12 @@ function writeConfig(dir: string, port: number, legacy: string): string {
     }),
   )
   return file
+}
+
+interface VerifyReportShape {
+  totals: { mismatches: number; unexplained: number }
+  messages: { fields: string[]; sampleCompared: number }
+  mismatches: Record<string, unknown>[]
 }
 
 interface Summary {
@@ -182,11 +188,15 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
     const bulk = await cli('run', '--json')
     expect(bulk.code, bulk.stderr.slice(-2000)).toBe(0)
 
-    // The legacy system goes on: a new line, an edited line, a renamed user.
+    // The legacy system goes on: a new line, an edited and a deleted line, a renamed user, the
+    // room made private, a member promoted.
     const t = Date.now()
-    legacy.prepare('INSERT INTO lines VALUES (21, ?, ?, ?, ?, NULL, ?)').run('bob', 'general', 'line 21', t, t)
+    legacy.prepare('INSERT INTO lines VALUES (21, ?, ?, ?, ?, NULL, ?, NULL)').run('bob', 'general', 'line 21', t, t)
     legacy.prepare('UPDATE lines SET body = ?, edited = ?, changed = ? WHERE id = 5').run('line 5, edited', t, t)
     legacy.prepare('UPDATE people SET name = ?, changed = ? WHERE id = ?').run('Cy Young', t, 'cy')
+    legacy.prepare('UPDATE lines SET removed = ?, changed = ? WHERE id = 7').run(t, t)
+    legacy.prepare("UPDATE rooms SET kind = 'private', changed = ? WHERE id = 'general'").run(t)
+    legacy.prepare("UPDATE room_people SET role = 'moderator', changed = ? WHERE person = 'bob'").run(t)
 
     // A scheduled delta during an outage of the platform: its items stay planned (exit 1).
     await sandbox.stop()
@@ -205,7 +215,7 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
     let next = 100
     const writer = setInterval(() => {
       const now = Date.now()
-      legacy.prepare('INSERT INTO lines VALUES (?, ?, ?, ?, ?, NULL, ?)').run(next, 'ada', 'general', `late ${next}`, now, now)
+      legacy.prepare('INSERT INTO lines VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)').run(next, 'ada', 'general', `late ${next}`, now, now)
       next++
     }, 50)
     let changing: Awaited<ReturnType<typeof cli>>
@@ -243,12 +253,48 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
     expect(text).toMatch(/delta final\tsucceeded\t.*cutover at .* \(source frozen\)/)
     expect(text).toMatch(/SOURCE STILL CHANGING: \d+ rows changed after the read/)
 
-    // Every late line written before the freeze is on the platform; verify agrees.
+    // Every change is on the platform, and verify compares each: the user's name, the group's type,
+    // the member's scope, the edited text and editedAt, the deleted message's deletedAt.
     const verify = await cli('verify', '--out', join(dir, 'reports'))
     expect(verify.code, verify.stdout + verify.stderr.slice(-2000)).toBe(0)
+    const report = JSON.parse(readFileSync(join(dir, 'reports', 'verify-report.json'), 'utf8')) as VerifyReportShape
+    expect(report.totals).toEqual({ mismatches: 0, unexplained: 0 })
+    expect(report.messages.fields).toEqual(['sender', 'receiver', 'sentAt', 'text', 'editedAt', 'deletedAt'])
+    const platform = async (path: string) =>
+      (
+        (await (await fetch(`http://127.0.0.1:${port}/apps/rehearsal/v3${path}`, { headers: { apikey: apiKey } })).json()) as {
+          data: Record<string, unknown>
+        }
+      ).data
+    expect((await platform('/users/cy')).name).toBe('Cy Young')
+    expect((await platform('/groups/general')).type).toBe('private')
     const lines = (legacy.prepare('SELECT count(*) AS n FROM lines').get() as { n: number }).n
     const status = JSON.parse((await cli('status', '--json')).stdout) as { entities: { entity: string; done: number }[] }
     expect(status.entities.find((e) => e.entity === 'messages')?.done).toBe(lines)
+    expect(report.messages.sampleCompared).toBe(lines)
+
+    // The platform drifts from the source (someone renames the user there): verify names it.
+    const put = await fetch(`http://127.0.0.1:${port}/apps/rehearsal/v3/users/cy`, {
+      method: 'PUT',
+      headers: { apikey: apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Cy' }),
+    })
+    expect(put.status).toBe(200)
+    const drift = await cli('verify', '--out', join(dir, 'reports'))
+    expect(drift.code, drift.stdout + drift.stderr.slice(-2000)).toBe(3)
+    const drifted = JSON.parse(readFileSync(join(dir, 'reports', 'verify-report.json'), 'utf8')) as VerifyReportShape
+    expect(drifted.mismatches).toEqual([
+      expect.objectContaining({
+        entity: 'users',
+        kind: 'field',
+        targetKey: 'cy',
+        legacyId: 'cy',
+        field: 'name',
+        expected: 'Cy Young',
+        actual: 'Cy',
+        explained: false,
+      }),
+    ])
   } finally {
     legacy.close()
     await sandbox.stop()
