@@ -5,11 +5,12 @@
  * checked (with `LIMIT 0`) when the session opens, before any row is read.
  */
 import { ChatferryError } from '../../src/errors.ts'
-import type { GroupActivity, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { type EpochMs, LEGACY_ENTITIES, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
 import { decodeId, decodeTimestamp, FieldProblem, type TimeFormat } from '../sql/decode.ts'
 import { buildCountQuery, type KeyColumn, Params } from '../sql/dialect.ts'
 import { findDuplicateIds, idsCanRepeat } from '../sql/duplicate-ids.ts'
+import { readKeyPages } from '../sql/key-pages.ts'
 import { NULL_KEYS_DONE, type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { EntityQuery, GenericSqlConfig } from './config.ts'
@@ -165,6 +166,28 @@ class GenericSqlSession implements SourceSession {
       return readPages(read)
     }
     return this.#screened(read, p)
+  }
+
+  /**
+   * The legacy ids of the entity's query, keyset-paged by its configured keys, selecting only the
+   * key and id columns of the wrapped query. Soft-deleted rows (a `deleted_at`, `deactivated_at`)
+   * are yielded like any row: only a row gone from the query has vanished.
+   */
+  readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
+    const p = this.#entities.get(entity)
+    if (p === undefined) {
+      return (async function* () {})()
+    }
+    return readKeyPages({
+      conn: this.#conn,
+      entity,
+      keys: p.keys,
+      idColumns: p.ids,
+      query: { from: p.from },
+      pageSize: options.pageSize,
+      signal: options.signal,
+      legacyIdOf: (row) => p.spec.legacyIdOf(row),
+    })
   }
 
   /** The read, each keyed row screened for a legacy id another row of the whole query holds under a smaller key. */

@@ -4,10 +4,11 @@
  * model. Entity order: users → groups (channels) → members → messages. See README.md for how each
  * Mattermost quirk is mapped.
  */
-import type { GroupActivity, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
 import { buildCountQuery } from '../sql/dialect.ts'
+import { readKeyPages } from '../sql/key-pages.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { MattermostConfig } from './config.ts'
@@ -16,7 +17,16 @@ import { decodeGroup } from './entities/groups.ts'
 import { decodeMember } from './entities/members.ts'
 import { decodeMessage, mentionCandidates } from './entities/messages.ts'
 import { decodeUser } from './entities/users.ts'
-import { groupActivityQueries, groupsQuery, membersQuery, messagesQuery, type MmEntityQuery, usernamesQuery, usersQuery } from './sql/queries.ts'
+import {
+  groupActivityQueries,
+  groupsQuery,
+  keysQuery,
+  membersQuery,
+  messagesQuery,
+  type MmEntityQuery,
+  usernamesQuery,
+  usersQuery,
+} from './sql/queries.ts'
 
 export { type MattermostConfig, type MattermostConfigInput, MattermostConfigSchema } from './config.ts'
 
@@ -116,6 +126,25 @@ class MattermostSession implements SourceSession {
       }
     }
     return readPages(spec) as AsyncIterable<Page<LegacyRecordOf[E]>>
+  }
+
+  /**
+   * The legacy ids of every row of an entity (`keysQuery`): Users, Channels (not direct), their
+   * ChannelMembers, and live Posts — soft-deleted rows (`DeleteAt` set) included, since they come
+   * as changes; a row gone from the table (a permanent delete, a member who left) has vanished.
+   */
+  readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
+    const q = keysQuery(this.#conn.dialect, entity)
+    return readKeyPages({
+      conn: this.#conn,
+      entity,
+      keys: q.keys,
+      idColumns: [],
+      query: { from: q.from, where: () => q.where },
+      pageSize: options.pageSize,
+      signal: options.signal,
+      legacyIdOf: (row) => (entity === 'members' ? `${printableId(row.channelid)}/${printableId(row.userid)}` : printableId(row.id)),
+    })
   }
 
   /**

@@ -16,6 +16,7 @@ import { ConfigError, type ConfigProblem } from '../errors.ts'
 import type { DeepReadonly } from '../lib.ts'
 import { JobConfigSchema, leaseProblems, LoadConfigSchema, resolveLoadConfig } from '../load/config.ts'
 import { SECRET_KEYS } from '../logger.ts'
+import { ChangesSchema } from '../plan/changes-config.ts'
 import { defaultBaseUrl, ManagementSchema, TargetSchema } from '../target/config.ts'
 import { zodProblems } from '../zod-problems.ts'
 
@@ -40,6 +41,8 @@ export const ConfigSchema = z
     source: SourceConfigSchema.optional(),
     /** What to do with legacy data the platform cannot take as is; see mappings/README.md. */
     policies: PoliciesSchema.default(PoliciesSchema.parse({})),
+    /** What a delta run does with changes to items already on the platform; see mappings/README.md "Changes after the bulk load". */
+    changes: ChangesSchema.prefault({}),
     /** The ledger job; see src/load/README.md. */
     job: JobConfigSchema.optional(),
     /** Loader settings (concurrency, leases, retries); see src/load/README.md. */

@@ -11,6 +11,8 @@ import { openSource } from './open-source.ts'
 
 export interface PlanFromSourceOptions {
   readonly mode?: 'full' | 'delta'
+  /** Delta runs: also compare the messages' keys with the ledger (`run --delta --detect-deletes`). */
+  readonly detectDeletes?: boolean
   readonly logger?: Logger
   readonly signal?: AbortSignal
   /** The run's clock. @default Date.now() */
@@ -34,6 +36,8 @@ export async function planFromSource(ctx: LedgerContext, options: PlanFromSource
       pageSize: source.pageSize,
       memberLimits: config.target.limits,
       mode: options.mode ?? 'full',
+      changes: config.changes,
+      detectDeletes: options.detectDeletes === true,
       ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.logger ? { logger: options.logger } : {}),

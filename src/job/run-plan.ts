@@ -26,6 +26,8 @@ export interface RunPlanOptions {
   readonly signal?: AbortSignal
   /** Called after every page read, for progress. */
   readonly onPage?: DryRunOptions['onPage']
+  /** Also compare the messages' keys with the ledger (a keys-only scan of the messages table). */
+  readonly detectDeletes?: boolean
 }
 
 export interface RunPlanResult {
@@ -55,6 +57,8 @@ export async function runPlan(ctx: LedgerContext, options: RunPlanOptions = {}):
       pageSize: source.pageSize,
       memberLimits: config.target.limits,
       collectKeys: options.checkTarget === true,
+      changes: config.changes,
+      detectDeletes: options.detectDeletes === true,
       ...(previousSnapshot !== undefined ? { changedSince: previousSnapshot } : {}),
       ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

@@ -55,6 +55,13 @@ export interface ReadOptions {
   readonly signal?: AbortSignal
 }
 
+/** Options of {@link SourceSession.readKeys}. */
+export interface KeysOptions {
+  /** Keys per page. @default 10000 */
+  readonly pageSize?: number
+  readonly signal?: AbortSignal
+}
+
 /** The earliest times the source holds for one group (epoch ms; absent: none readable). */
 export interface GroupActivity {
   /** The earliest `joinedAt` of its members. */
@@ -86,6 +93,14 @@ export interface SourceSession {
    * change-time column (nothing can tell); 0 for an entity the source does not have.
    */
   countChangedSince?(entity: LegacyEntity, since: EpochMs): Promise<number | undefined>
+  /**
+   * Optional: the legacy ids of every row of an entity in this snapshot (`legacyIdOf`: members as
+   * `<groupId>/<userId>`), in pages, keyset-paged in key order — keys only, no record is built.
+   * Planning compares them with the ledger's loaded items to find rows hard-deleted from the
+   * source (`changes.vanished`). A row that is only soft-deleted or deactivated is still yielded
+   * (its change arrives through {@link read}). Releases its resources when the consumer stops.
+   */
+  readKeys?(entity: LegacyEntity, options?: KeysOptions): AsyncIterable<readonly string[]>
   /** Ends the snapshot and releases connections; idempotent. */
   close(): Promise<void>
 }

@@ -3,7 +3,16 @@
  * holds for its target key, counted like the ledger would count the write it does not do.
  */
 import type { LegacyEntity } from '../model/index.ts'
-import { type DryRunSession, emptyCounts, type KnownItemRow, payloadHash, type PlanCounts, type PlannedItem } from '../state/index.ts'
+import {
+  type ChangeClassifier,
+  type DryRunSession,
+  emptyCounts,
+  type KnownItemRow,
+  payloadHash,
+  type PlanCounts,
+  type PlannedItem,
+  type SkippedItem,
+} from '../state/index.ts'
 import { changedFields } from './changed-fields.ts'
 import { type ReasonCount, SAMPLES_PER_REASON } from './plan-summary.ts'
 import { countMinute, type MinuteCounts } from './retention-edge.ts'
@@ -41,8 +50,17 @@ export interface ClassifyInto {
   readonly toSend: Record<LegacyEntity, Set<string>> | undefined
 }
 
-/** Classifies a page's items against the ledger (one query); returns them counted as {@link PlanCounts}. */
-export async function classifyItems(into: ClassifyInto, entity: LegacyEntity, items: readonly PlannedItem[]): Promise<PlanCounts> {
+/**
+ * Classifies a page's items against the ledger (one query); returns them counted as {@link PlanCounts}.
+ * `changes`: a loaded item whose payload changed is compared like a delta would (its update intents
+ * are tallied by the classifier, nothing is written).
+ */
+export async function classifyItems(
+  into: ClassifyInto,
+  entity: LegacyEntity,
+  items: readonly PlannedItem[],
+  changes?: ChangeClassifier,
+): Promise<PlanCounts> {
   const counts = emptyCounts()
   if (items.length === 0) {
     return counts
@@ -71,6 +89,11 @@ export async function classifyItems(into: ClassifyInto, entity: LegacyEntity, it
     if ((fate === 'loadedChanged' || fate === 'pendingChanged') && was?.payload) {
       noteChangedFields(mine, was.payload, item)
     }
+    if (fate === 'loadedChanged' && changes && was) {
+      const after =
+        typeof item.payload === 'string' ? (JSON.parse(item.payload) as Record<string, unknown>) : (item.payload as Record<string, unknown>)
+      changes({ legacyId: item.legacyId, targetKey: key, before: was.vanished ? null : parsed(was.payload), after })
+    }
     const sends = fate === 'new' || fate === 'pending' || fate === 'pendingChanged' || fate === 'replanned'
     if (into.toSend && entity !== 'messages' && sends) {
       into.toSend[entity].add(key)
@@ -93,8 +116,9 @@ function fateOf(was: KnownItemRow | undefined, hash: string, counts: PlanCounts)
     return 'replanned'
   }
   if (was.status === 'done') {
-    // Against what the platform accepted: a change an earlier run recorded is still a change.
-    if ((was.loaded_hash ?? was.payload_hash) === hash) {
+    // Against what the platform has or will have once its planned updates are sent (a change only
+    // reported is still a change: its stored payload stayed); a removed item that comes back too.
+    if (was.payload_hash === hash && !was.vanished) {
       counts.unchanged++
       return 'loadedUnchanged'
     }
@@ -107,6 +131,30 @@ function fateOf(was: KnownItemRow | undefined, hash: string, counts: PlanCounts)
   }
   counts.updated++
   return 'pendingChanged'
+}
+
+/**
+ * The loaded items of records a policy now skips (a message deleted in the source…), compared like
+ * a delta would: their intents are tallied by the classifier.
+ */
+export async function classifySkips(
+  into: ClassifyInto,
+  entity: LegacyEntity,
+  skips: readonly SkippedItem[],
+  changes: ChangeClassifier,
+): Promise<void> {
+  if (skips.length === 0) {
+    return
+  }
+  const reasons = new Map(skips.map((s) => [String(s.legacyId), s.reason]))
+  for (const row of await into.session.loadedItems(into.jobId, entity, [...reasons.keys()])) {
+    changes({ ...row, before: parsed(row.payload), after: { skipped: reasons.get(row.legacyId) ?? '' } })
+  }
+}
+
+function parsed(text: string | null): Record<string, unknown> {
+  const v = text === null ? {} : (JSON.parse(text) as unknown)
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {}
 }
 
 function noteChangedFields(mine: DryRunEntity, storedPayload: string, item: PlannedItem): void {

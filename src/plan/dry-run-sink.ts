@@ -4,8 +4,8 @@
  * as thread parents in the session's temporary table, where later pages look them up.
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
-import type { PlanParentRow } from '../state/index.ts'
-import { type ClassifyInto, classifyItems } from './classify-items.ts'
+import { noUpdates, type PlanParentRow } from '../state/index.ts'
+import { type ClassifyInto, classifyItems, classifySkips } from './classify-items.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import type { PlanSink } from './plan-job.ts'
 
@@ -33,12 +33,18 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
       if (entity === 'messages' && page.messages.size > 0) {
         await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m)))
       }
-      const counts = await classifyItems(into, entity, page.items)
+      const counts = await classifyItems(into, entity, page.items, page.changes.classify)
+      await classifySkips(into, entity, page.skips, page.changes.classify)
       counts.skipped = page.skips.length
       counts.rejected = page.rejects.length
       return counts
     },
     finishEntity: async () => {},
+    async vanished(entity, sourceKeys, decide) {
+      // Counted (the decider tallies the intents), never recorded.
+      const vanished = await session.vanished(jobId, entity, sourceKeys, (items) => void decide(items))
+      return { ...noUpdates(), vanished }
+    },
   }
 }
 

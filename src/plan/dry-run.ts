@@ -7,7 +7,11 @@
  * - **pending**: planned or in flight, same payload; **pendingChanged**: planned, payload changed;
  * - **replanned**: rejected or skipped before, mappable now;
  * - **loadedUnchanged**: on the platform with the same payload; **loadedChanged**: on the platform,
- *   but the source changed since (never resent automatically) — with the fields that changed.
+ *   but the source changed since (never resent through the import) — with the fields that changed
+ *   and the update intents a delta would record for it (`change-intents.ts`, by `changes:` policy).
+ *
+ * Loaded items whose row is gone from the source are counted like a delta would (users, groups and
+ * members; messages with `detectDeletes`): the source's keys go into a temporary table too.
  *
  * Every entity is read in full from the source (no cursor is honoured), so the report describes
  * the whole migration as it would run now. Thread parents of earlier pages are kept in a temporary
@@ -21,6 +25,7 @@ import type { AdjustFn, Policies } from '../../mappings/index.ts'
 import type { SourceSession } from '../model/connector.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import type { LedgerStore } from '../state/index.ts'
+import type { ChangesConfig } from './changes-config.ts'
 import { type DryRunEntity, emptyDryRunEntity } from './classify-items.ts'
 import { createDryRunSink } from './dry-run-sink.ts'
 import type { MemberLimitsConfig } from './member-limits.ts'
@@ -52,6 +57,10 @@ export interface DryRunOptions {
   readonly collectKeys?: boolean
   /** The platform's member limits (`target.limits`). */
   readonly memberLimits?: MemberLimitsConfig
+  /** What changes of loaded items would become (`changes:`). @default the defaults */
+  readonly changes?: ChangesConfig
+  /** Also compare the messages' keys with the ledger (`plan --detect-deletes`). */
+  readonly detectDeletes?: boolean
   readonly signal?: AbortSignal
   /** Called after every page, for progress (planJob's onPage). */
   readonly onPage?: PlanJobOptions['onPage']
@@ -82,6 +91,8 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       ...(options.changedSince !== undefined ? { changedSince: options.changedSince } : {}),
       ...(options.adjust ? { adjust: options.adjust } : {}),
       ...(options.memberLimits ? { memberLimits: options.memberLimits } : {}),
+      ...(options.changes ? { changes: options.changes } : {}),
+      detectDeletes: options.detectDeletes === true,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onPage ? { onPage: options.onPage } : {}),
     })

@@ -34,7 +34,9 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
         skips: page.skips,
         rejects: page.rejects,
         cursor: { value: page.cursor, ...(page.watermark !== undefined ? { watermark: page.watermark } : {}) },
+        changes: page.changes,
       }),
+    vanished: (entity, sourceKeys, decide) => store.updatePlan.recordVanished(jobId, entity, sourceKeys, decide),
     finishEntity: (entity, cursor, watermark) => store.saveCursor(jobId, entity, { ...(cursor ?? {}), complete: 1 }, watermark),
   }
 }

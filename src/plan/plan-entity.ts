@@ -6,11 +6,14 @@
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { Cursor, Page, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
+import { changeClassifier } from './change-classifier.ts'
 import { mapPage } from './map-page.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
 import { addCounts } from './plan-summary.ts'
 import { type ReadWindow, readWindow } from './read-window.ts'
+import { tallyIntents } from './update-tally.ts'
+import { vanishedIntents } from './vanished-intents.ts'
 
 /** Plans one entity of the run. */
 export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<void> {
@@ -40,6 +43,7 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
   }
   // The read is complete: later full runs skip it, delta runs start from its watermark.
   await sink.finishEntity(entity, lastCursor, watermark ?? session.snapshotAt)
+  await compareKeys(run, entity)
   if (options.countSource && after === undefined) {
     summary.sourceCount = await session.count(entity, since !== undefined ? { since } : {})
     if (summary.sourceCount !== summary.sourceRows) {
@@ -50,6 +54,28 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
     }
   }
   logger?.info({ entity, rows: summary.sourceRows, ledger: summary.ledger }, `planned ${entity}`)
+}
+
+/**
+ * The key-set comparison after a read (delta runs and the dry run; messages only with
+ * `detectDeletes`): loaded items whose legacy row is gone get a `changes.vanished` intent.
+ */
+async function compareKeys(run: PlanRun, entity: LegacyEntity): Promise<void> {
+  const { sink, options } = run
+  const { session, signal, logger } = options
+  const wanted = run.mode === 'delta' || !sink.resumable
+  if (!wanted || !sink.vanished || !session.readKeys || (entity === 'messages' && options.detectDeletes !== true)) {
+    return
+  }
+  const summary = run.entities[entity]
+  const started = Date.now()
+  const outcome = await sink.vanished(entity, session.readKeys(entity, { pageSize: 10 * run.pageSize, ...(signal ? { signal } : {}) }), (items) => {
+    const intents = vanishedIntents(entity, items, run.changePolicies.changes)
+    tallyIntents(summary.updates, intents)
+    return intents
+  })
+  summary.vanished = outcome.vanished
+  logger?.info({ entity, vanished: outcome.vanished, ms: Date.now() - started }, `compared the source's ${entity} keys with the ledger`)
 }
 
 /** Maps a page and hands it to the sink; `watermark` is the entity's, this page included. */
@@ -87,6 +113,7 @@ async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>,
     cursor: mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor,
     watermark: mode === 'delta' ? undefined : watermark,
     messages: run.known.thisPage,
+    changes: { classify: changeClassifier(entity, run.changePolicies, summary.updates), recorded: summary.updatesRecorded },
   })
   addCounts(summary.ledger, counts)
   run.options.onPage?.(entity, summary)

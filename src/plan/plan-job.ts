@@ -31,7 +31,18 @@ import type {
 } from '../../mappings/index.ts'
 import type { Cursor, SourceSession } from '../model/connector.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
-import type { CursorState, LedgerStore, PlanCounts, PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
+import type {
+  CursorState,
+  LedgerStore,
+  PlanCounts,
+  PlannedChanges,
+  PlannedItem,
+  RejectedItem,
+  SkippedItem,
+  VanishedDecider,
+  VanishedOutcome,
+} from '../state/index.ts'
+import type { ChangesConfig } from './changes-config.ts'
 import type { PlaceholderInfo } from './extras-tally.ts'
 import type { MemberLimitsConfig, MembershipCounts } from './member-limits.ts'
 import { planEntity } from './plan-entity.ts'
@@ -52,6 +63,8 @@ export interface SinkPage {
   readonly watermark: number | undefined
   /** Messages of this page as replies will look them up (thread parents), by legacy id. */
   readonly messages: ReadonlyMap<string, PlannedMessage | SkippedRef>
+  /** How changes of loaded items become update intents (`change-classifier.ts`), counted into the entity's summary. */
+  readonly changes: PlannedChanges
 }
 
 /** Where the planning loop puts its results. */
@@ -82,6 +95,12 @@ export interface PlanSink {
   writePage(entity: LegacyEntity, page: SinkPage): Promise<PlanCounts>
   /** The read of `entity` is complete. */
   finishEntity(entity: LegacyEntity, cursor: Cursor | undefined, watermark: number): Promise<void>
+  /**
+   * The key-set comparison of `entity`: the source's legacy ids (`SourceSession.readKeys`) against
+   * the ledger's loaded items; each page of vanished items is handed to `decide`, whose intents
+   * the ledger records (the dry run only counts them). Absent: not compared.
+   */
+  vanished?(entity: LegacyEntity, sourceKeys: AsyncIterable<readonly string[]>, decide: VanishedDecider): Promise<VanishedOutcome>
 }
 
 export interface PlanJobOptions {
@@ -114,6 +133,13 @@ export interface PlanJobOptions {
    * (`SourceSession.count`) into {@link EntityPlanSummary.sourceCount}, to confirm none was missed.
    */
   readonly countSource?: boolean
+  /** What to do with changes of loaded items (`changes:`). @default every default of `changes-config.ts` */
+  readonly changes?: ChangesConfig
+  /**
+   * Also compare the messages' keys with the ledger (a full keys-only scan of the messages table;
+   * `run --delta --detect-deletes`). Users, groups and members are compared on every delta.
+   */
+  readonly detectDeletes?: boolean
   readonly signal?: AbortSignal
   readonly logger?: Logger
   /** Called after every page, for progress lines. */

@@ -1,6 +1,8 @@
 /** The state of one planning run, shared by its entities and pages: id decisions, lookups, tallies. */
 import { MemoryIdRegistry, type OutcomeCounts } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
+import type { ChangePolicies } from './change-intents.ts'
+import { DEFAULT_CHANGES } from './changes-config.ts'
 import { ExtrasTally } from './extras-tally.ts'
 import { GroupCreation } from './group-creation.ts'
 import { KnownRecords } from './known-records.ts'
@@ -30,6 +32,8 @@ export interface PlanRun {
   readonly extras: ExtrasTally
   /** Memberships counted per user and group against the platform's limits; undefined: not checked. */
   readonly memberLimits: MemberLimits | undefined
+  /** What changes of loaded items become (`changes:` and the mapping policies they depend on). */
+  readonly changePolicies: ChangePolicies
 }
 
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
@@ -62,5 +66,10 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
     months: {},
     extras: new ExtrasTally(policies.legacyMetadata.key, entities.users),
     memberLimits,
+    changePolicies: {
+      changes: options.changes ?? DEFAULT_CHANGES,
+      deletesMode: policies.deletes.mode,
+      metadataKey: policies.legacyMetadata.key,
+    },
   }
 }

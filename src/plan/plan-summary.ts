@@ -1,5 +1,6 @@
 /** What planning counted per entity ({@link EntityPlanSummary}), and the helpers that count it. */
-import { emptyCounts, type PlanCounts } from '../state/index.ts'
+import { emptyCounts, noUpdates, type PlanCounts, type RecordedUpdates } from '../state/index.ts'
+import type { UpdateTally } from './update-tally.ts'
 
 /** Sample legacy ids kept per reject reason in a summary. */
 export const SAMPLES_PER_REASON = 5
@@ -40,6 +41,12 @@ export interface EntityPlanSummary {
   changedSince: ReasonCount
   /** True when the entity's read had already completed and was not repeated. */
   alreadyRead: boolean
+  /** Update intents of loaded items this run found (changes and vanished rows), by kind and policy. */
+  updates: UpdateTally
+  /** What the ledger recorded of them (a repeated report is recorded once; a newer intent supersedes a planned one). */
+  updatesRecorded: RecordedUpdates
+  /** Loaded items whose legacy row is gone from the source; null when not compared in this run. */
+  vanished: number | null
 }
 
 /** Zero counts. */
@@ -58,6 +65,9 @@ export function emptySummary(): EntityPlanSummary {
     referential: {},
     changedSince: { count: 0, samples: [] },
     alreadyRead: false,
+    updates: {},
+    updatesRecorded: noUpdates(),
+    vanished: null,
   }
 }
 

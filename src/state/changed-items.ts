@@ -102,7 +102,7 @@ export async function recordSkippedChanges(
   classify: ChangeClassifier,
 ): Promise<RecordedUpdates> {
   const reasons = new Map(skips.map((s) => [String(s.legacyId), s.reason]))
-  const loaded = await selectLoadedItems(db, jobId, entity, [...reasons.keys()])
+  const loaded = await selectLoadedItems(db, jobId, entity, [...reasons.keys()], true)
   const intents: UpdateIntent[] = []
   for (const row of loaded) {
     const verdict = classify({ ...row, before: storedPayload(row.payload), after: { skipped: reasons.get(row.legacyId) ?? '' } })

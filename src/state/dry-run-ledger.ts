@@ -2,8 +2,8 @@
  * The ledger as the dry run (`chatferry plan`) sees it: read-only. A dry-run session holds one
  * dedicated connection for the whole run; on it the ledger's items and id map are only read, and
  * the thread parents of earlier pages go into a temporary table of that connection (memory stays
- * flat for millions of messages), created empty at the start and dropped at the end. Nothing in
- * the ledger's own tables changes.
+ * flat for millions of messages), created empty at the start and dropped at the end, and so do
+ * the source's keys of a vanished-item comparison. Nothing in the ledger's own tables changes.
  */
 import type { Kysely } from 'kysely'
 
@@ -13,10 +13,12 @@ import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
 import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
 import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
 import { type KnownItemRow, selectKnownItems } from './sql/select-known-items.ts'
+import { type LoadedItemRow, selectLoadedItems } from './sql/select-loaded-items.ts'
 import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectPlanParents } from './sql/select-plan-parents.ts'
+import { scanVanished, type VanishedItemRow } from './vanished-scan.ts'
 
-export type { KnownItemRow, PlanParentRow }
+export type { KnownItemRow, LoadedItemRow, PlanParentRow }
 
 /** What a dry run reads and keeps while it runs; every call goes through the session's connection. */
 export interface DryRunSession {
@@ -30,6 +32,10 @@ export interface DryRunSession {
   keepParents(rows: readonly PlanParentRow[]): Promise<void>
   /** Thread parents kept by earlier pages, with these legacy ids. */
   parents(legacyIds: readonly string[]): Promise<PlanParentRow[]>
+  /** Loaded items (done, removal not planned) of these legacy ids: those a skip now would remove. */
+  loadedItems(jobId: string, entity: string, legacyIds: readonly string[]): Promise<LoadedItemRow[]>
+  /** The key-set comparison, read-only: each page of loaded items the source no longer holds goes to `onPage`; returns how many. */
+  vanished(jobId: string, entity: string, sourceKeys: AsyncIterable<readonly string[]>, onPage: (items: VanishedItemRow[]) => void): Promise<number>
 }
 
 export interface DryRunLedger {
@@ -49,6 +55,8 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
             lookupItems: (jobId, entity) => selectLookupItems(conn, jobId, entity),
             keepParents: (rows) => insertPlanParents(conn, rows),
             parents: (legacyIds) => selectPlanParents(conn, legacyIds),
+            loadedItems: (jobId, entity, legacyIds) => selectLoadedItems(conn, jobId, entity, legacyIds, false),
+            vanished: (jobId, entity, sourceKeys, onPage) => scanVanished(conn, jobId, entity, sourceKeys, async (items) => onPage(items)),
           })
         } finally {
           await dropPlanParentsTable(conn).catch(() => {})

@@ -3,6 +3,7 @@
  * Mattermost's identifiers (translated per engine by {@link mmSql}) and plain lowercase aliases,
  * so rows look the same on Postgres and MySQL/MariaDB.
  */
+import type { LegacyEntity } from '../../../src/model/records.ts'
 import type { Dialect, KeyColumn } from '../../sql/dialect.ts'
 import { mmIdentifier } from './schema-names.ts'
 
@@ -107,6 +108,24 @@ export function messagesQuery(d: Dialect): MmEntityQuery {
       { name: 'id', expr: mmSql(d, 'p.{id}'), text: true },
     ],
     changedAt: mmSql(d, 'p.{updateat}'),
+  }
+}
+
+/**
+ * The keys-only read of an entity (`readKeys`): the same rows as its query, without the joins and
+ * columns a record needs; paged by the table's primary key (posts by id alone: unique, and the
+ * primary key's order).
+ */
+export function keysQuery(d: Dialect, entity: LegacyEntity): Pick<MmEntityQuery, 'from' | 'where' | 'keys'> {
+  switch (entity) {
+    case 'users':
+      return { from: mmSql(d, '{users} u'), where: [], keys: usersQuery(d).keys }
+    case 'groups':
+      return { from: mmSql(d, '{channels} c'), where: groupsQuery(d).where, keys: groupsQuery(d).keys }
+    case 'members':
+      return { from: membersQuery(d).from, where: membersQuery(d).where, keys: membersQuery(d).keys }
+    case 'messages':
+      return { from: mmSql(d, '{posts} p'), where: [mmSql(d, LIVE_POST)], keys: [{ name: 'id', expr: mmSql(d, 'p.{id}'), text: true }] }
   }
 }
 

@@ -21,6 +21,7 @@ interface PlanFlags {
   checkTarget?: boolean
   chatRpm?: string
   json?: boolean
+  detectDeletes?: boolean
 }
 
 /** `chatferry plan`: the dry-run cutover report (nothing is sent, no item's state changes). */
@@ -69,6 +70,7 @@ export function registerPlanCommand(program: Command): void {
       '--chat-rpm <n>',
       `chat reads per minute of the pre-flight (default: target.chatQuota.requestsPerMinute, ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`,
     )
+    .option('--detect-deletes', 'also count loaded messages hard-deleted from the source (a keys-only scan of the messages table)')
     .option('--json', 'print the JSON report instead of the summary')
     .action(async (opts: PlanFlags) => {
       let gates
@@ -89,6 +91,7 @@ export function registerPlanCommand(program: Command): void {
             outDir: opts.out,
             gates,
             checkTarget: opts.checkTarget === true,
+            detectDeletes: opts.detectDeletes === true,
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
           progress.stop()

@@ -15,6 +15,7 @@ import { RUN_HEARTBEAT_MS, runOwnerOfThisProcess } from '../run-liveness.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
+import { UsageError } from '../usage-error.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_OPTION_HELP } from './load.ts'
 import { checkSourceAfterFinal, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
 
@@ -30,6 +31,10 @@ export function registerRunCommand(program: Command): void {
           'Creates the job on its first run. Ends with a summary (one JSON object on stdout with --json).',
       )
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)')
+      .option(
+        '--detect-deletes',
+        'with --delta: also find messages hard-deleted from the source (one keys-only scan of the messages table; users, groups and members are always compared)',
+      )
       .option(
         '--final',
         "with --delta: the cutover's last delta; refused while the bulk load has work, records when its read began, and after its load counts source rows changed since (exit 4 when any)",
@@ -54,6 +59,7 @@ export function registerRunCommand(program: Command): void {
       ['run', 'migrate with ./chatferry.yaml, resuming where the last run stopped'],
       ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
       ['run --delta', 'catch up on rows added or changed since the last completed read'],
+      ['run --delta --detect-deletes', 'catch up, and also find messages deleted from the source'],
       ['run --delta --final --json', 'the cutover: the last delta after the legacy system was frozen'],
       ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
     ],
@@ -64,7 +70,10 @@ export function registerRunCommand(program: Command): void {
         'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
       ),
     )
-    .action(async (opts: LoaderFlags & { delta?: boolean; final?: boolean }) => {
+    .action(async (opts: LoaderFlags & { delta?: boolean; detectDeletes?: boolean; final?: boolean }) => {
+      if (opts.detectDeletes && !opts.delta) {
+        throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
+      }
       startSummary('run', opts.json === true)
       requireDeltaForFinal(opts)
       const logger = createLogger()
@@ -96,6 +105,7 @@ export function registerRunCommand(program: Command): void {
             const progress = createPlanProgress(ctx.config.target.quota, logger)
             const summary = await planFromSource(ctx, {
               mode: opts.delta ? 'delta' : 'full',
+              detectDeletes: opts.detectDeletes === true,
               logger,
               signal: stopper.signal,
               onPage: progress.onPage,

@@ -9,10 +9,13 @@ export interface KnownItemRow {
   readonly payload_hash: string | null
   readonly loaded_hash: string | null
   /**
-   * The stored payload, only when the item is done, planned or sent and its hash (for a done
-   * item: the hash the platform accepted) differs from the new one, to name the changed fields.
+   * The stored payload, only when the item is done, planned or sent and its hash differs from the
+   * new one, to name the changed fields (for a done item: what the platform has or will have once
+   * its planned updates are sent, which its changes are compared with).
    */
   readonly payload: string | null
+  /** A done item whose removal from the platform was planned (`vanished_at`). */
+  readonly vanished: boolean
 }
 
 /**
@@ -29,9 +32,8 @@ export async function selectKnownItems(
 ): Promise<KnownItemRow[]> {
   // The stored payload travels only for items that changed (to name the fields that did).
   const old = await sql<KnownItemRow>`
-    select i.target_key, i.status, i.payload_hash, i.loaded_hash,
-      case when i.status in ('done', 'planned', 'sent')
-        and (case when i.status = 'done' then coalesce(i.loaded_hash, i.payload_hash) else i.payload_hash end) is distinct from t.h
+    select i.target_key, i.status, i.payload_hash, i.loaded_hash, i.vanished_at is not null as vanished,
+      case when i.status in ('done', 'planned', 'sent') and (i.payload_hash is distinct from t.h or i.vanished_at is not null)
       then i.payload end as payload
     from unnest(${[...keys]}::text[], ${[...hashes]}::text[]) as t(k, h)
     join chatferry.items i on i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k`.execute(db)

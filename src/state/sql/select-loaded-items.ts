@@ -15,13 +15,14 @@ export interface LoadedItemRow {
  * The job's done items of an entity with these legacy ids whose removal is not planned yet
  * (`vanished_at` null), locked for the caller's transaction: the loaded items of records a policy
  * now skips (a message deleted in the source, a user deactivated under `deactivatedUsers: skip`).
- * Reads `items_done_legacy_idx`.
+ * Reads `items_done_legacy_idx`. `lock`: `for update` (planning); the dry run reads without.
  */
 export async function selectLoadedItems(
   db: Kysely<StateDatabase>,
   jobId: string,
   entity: string,
   legacyIds: readonly string[],
+  lock: boolean,
 ): Promise<LoadedItemRow[]> {
   if (legacyIds.length === 0) {
     return []
@@ -31,6 +32,6 @@ export async function selectLoadedItems(
     where job_id = ${jobId} and entity = ${entity} and status = 'done' and vanished_at is null
       and legacy_id = any(${legacyIds.map((id) => storableText(id))}::text[])
     order by legacy_id, id
-    for update`.execute(db)
+    ${lock ? sql`for update` : sql``}`.execute(db)
   return r.rows
 }

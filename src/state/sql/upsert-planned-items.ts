@@ -68,7 +68,8 @@ export async function upsertPlannedItems(
     return []
   }
   // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot
-  // race us); a done item's stored payload travels only when the new one differs.
+  // race us); a done item's stored payload travels only when the new one differs (or its removal
+  // was planned: a record that comes back is re-added even when unchanged).
   const old = await sql<{
     target_key: string
     legacy_id: string
@@ -78,7 +79,7 @@ export async function upsertPlannedItems(
     vanished: boolean
   }>`
     select i.target_key, i.legacy_id, i.status, i.payload_hash, i.vanished_at is not null as vanished,
-      case when i.status = 'done' and i.payload_hash is distinct from t.h then i.payload end as payload
+      case when i.status = 'done' and (i.payload_hash is distinct from t.h or i.vanished_at is not null) then i.payload end as payload
     from unnest(${known.map((i) => keys[i] as string)}::text[], ${known.map((i) => hashes[i] as string)}::text[]) as t(k, h)
     join chatferry.items i on i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k
     for update of i`.execute(db)
@@ -105,7 +106,7 @@ export async function upsertPlannedItems(
   const changedDone: { held: HeldDoneItem; after: unknown; hash: string }[] = []
   for (const i of rest) {
     const was = held.get(keys[i] as string)
-    if (was === undefined || was.payload_hash === hashes[i]) {
+    if (was === undefined || (was.payload_hash === hashes[i] && !was.vanished)) {
       counts.unchanged++
     } else if (was.status === 'rejected' || was.status === 'skipped') {
       counts.replanned++
@@ -144,7 +145,8 @@ export async function upsertPlannedItems(
       vanished_at = null,
       updated_at = now()
     from unnest(${pick(legacy)}::text[], ${pick(keys)}::text[], ${pick(payloads)}::text[], ${pick(hashes)}::text[], ${pick(sorts)}::bigint[]) as t(l, k, p, h, s)
-    where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k and i.payload_hash is distinct from t.h
+    where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k
+      and (i.payload_hash is distinct from t.h or i.vanished_at is not null)
   `.execute(db)
   return collisions
 }

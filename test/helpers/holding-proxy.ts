@@ -1,0 +1,72 @@
+/**
+ * A loopback HTTP proxy in front of the sandbox that can hold the *answers* of chosen requests: the
+ * request reaches the sandbox and is applied there, but its answer waits (`holdMs`) before it goes
+ * back to the client. Killing the client while an answer is held leaves exactly the state a crash
+ * between a call and its settlement leaves: the platform has applied what the ledger only knows as
+ * `sent`. Tests wait for `held(n)` (the n-th held answer) and kill then.
+ */
+import { createServer, request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface HoldingProxy {
+  /** The proxy's origin, e.g. `http://127.0.0.1:40123`. */
+  readonly origin: string
+  /** Answers of requests matching this are held; set to undefined to hold none. */
+  hold: ((method: string, path: string) => boolean) | undefined
+  readonly holdMs: number
+  /** Resolves once `n` answers have been held (counting from the start). */
+  held(n: number, timeoutMs?: number): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startHoldingProxy(target: string, holdMs: number): Promise<HoldingProxy> {
+  const upstream = new URL(target)
+  let heldCount = 0
+  const waiters: { n: number; resolve: () => void }[] = []
+  const proxy: HoldingProxy = {
+    origin: '',
+    hold: undefined,
+    holdMs,
+    held(n, timeoutMs = 30_000) {
+      if (heldCount >= n) {
+        return Promise.resolve()
+      }
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`only ${heldCount} answers were held, waiting for ${n}`)), timeoutMs)
+        waiters.push({ n, resolve: () => (clearTimeout(t), resolve()) })
+      })
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  }
+  const server: Server = createServer((req, res) => {
+    const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const chunks: Buffer[] = []
+      answer.on('data', (c: Buffer) => chunks.push(c))
+      answer.on('end', () => {
+        const send = () => {
+          if (!res.destroyed) {
+            res.writeHead(answer.statusCode ?? 502, answer.headers)
+            res.end(Buffer.concat(chunks))
+          }
+        }
+        if (proxy.hold?.(req.method ?? 'GET', req.url ?? '') === true) {
+          heldCount++
+          for (const w of [...waiters]) {
+            if (heldCount >= w.n) {
+              waiters.splice(waiters.indexOf(w), 1)
+              w.resolve()
+            }
+          }
+          setTimeout(send, holdMs)
+        } else {
+          send()
+        }
+      })
+    })
+    up.on('error', () => res.destroy())
+    req.pipe(up)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return Object.assign(proxy, { origin: `http://127.0.0.1:${port}` })
+}

@@ -1,0 +1,191 @@
+/**
+ * The update lane against the sandbox over HTTP, with the ledger on Postgres: items imported by the
+ * loader, then update intents recorded as a delta run records them, then the lane. What the sandbox
+ * *received* (its request log) must be exactly the expected chat writes, each once, and nothing
+ * else; the platform's state (read back through the chat interface) must be the desired one; a
+ * refusal is rejected with its code and the run goes on; a message loaded without a recorded
+ * platform id is found by its legacy id, one the platform does not hold is rejected
+ * `MESSAGE_NOT_ON_PLATFORM`; an update left `sent` by a crash is checked, not sent again, when the
+ * platform already has it.
+ */
+import { sql } from 'kysely'
+import { expect, it } from 'vitest'
+
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
+import type { PlannedItem } from '../../src/state/store.ts'
+import type { UpdateIntent } from '../../src/state/update-plan-ledger.ts'
+import { createPlatformClient } from '../../src/target/client.ts'
+import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
+import { loadOnce, useLoaderFixture } from '../helpers/loader-harness.ts'
+import { testSecret } from '../helpers/secrets.ts'
+import { duplicates, ledgerUpdates, messageIds, receivedWrites, runLaneOnce } from '../helpers/update-lane-harness.ts'
+
+const fx = useLoaderFixture('cf_lane')
+
+const intent = (o: Partial<UpdateIntent> & Pick<UpdateIntent, 'kind' | 'targetKey'>): UpdateIntent => ({
+  legacyId: `legacy-${o.targetKey}`,
+  body: {},
+  policy: 'apply',
+  reason: 'test',
+  payloadHash: `h-${o.targetKey}`,
+  ...o,
+})
+
+/** Messages m0…m4 (direct messages between u0…u4), each with its legacy id in data.metadata.legacy. */
+function legacyMessages(): PlannedItem[] {
+  return messages(5, 5).map((m, i) => {
+    const p = m.payload as { data: { text: string } }
+    return { ...m, payload: { ...p, data: { ...p.data, metadata: { legacy: { id: String(i) } } } } }
+  })
+}
+
+async function importedJob(jobId: string) {
+  const app = await fx.sb.createApp({ id: jobId, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 6000 } })
+  await fx.store.ensureJob(jobId, app.id)
+  await fx.store.planItems(jobId, 'users', users(5))
+  await fx.store.planItems(jobId, 'groups', groups(2))
+  await fx.store.planItems(jobId, 'members', members(5, 2))
+  await fx.store.planItems(jobId, 'messages', legacyMessages())
+  const loaded = await loadOnce({
+    store: fx.store,
+    stateUrl: fx.tdb.url,
+    jobId,
+    appId: app.id,
+    baseUrl: app.baseUrl,
+    apiKey: app.apiKey,
+    requestsPerMinute: 6000,
+  })
+  expect(loaded.status).toBe('done')
+  return app
+}
+
+it('applies each recorded update with one call, rejects refusals with their code, and leaves the platform in the desired state', async () => {
+  const jobId = 'lane'
+  const app = await importedJob(jobId)
+  const ids = await messageIds(fx.sb, app.id)
+  const db = inspectLedger(fx.store)
+  // The loader recorded every created message's platform id from its import answer.
+  const recorded = (
+    await sql<{
+      k: string
+      p: string
+    }>`select target_key as k, platform_id as p from chatferry.items where job_id = ${jobId} and entity = 'messages'`.execute(db)
+  ).rows
+  expect(new Map(recorded.map((r) => [r.k, r.p]))).toEqual(ids)
+  // m3 as if loaded before platform ids were recorded: found through the chat list by its legacy id.
+  await sql`update chatferry.items set platform_id = null where job_id = ${jobId} and target_key = 'm3'`.execute(db)
+  // m9: a done item the platform never received.
+  await fx.store.planItems(jobId, 'messages', [{ ...messages(1, 5, 'm9')[0]!, targetKey: 'm9', legacyId: '9' }])
+  await sql`update chatferry.items set status = 'done', loaded_hash = payload_hash where job_id = ${jobId} and target_key = 'm9'`.execute(db)
+
+  await fx.store.updatePlan.record(jobId, 'users', [
+    intent({ kind: 'user.update', targetKey: 'u1', body: { name: 'Renamed One' } }),
+    intent({ kind: 'user.deactivate', targetKey: 'u2' }),
+  ])
+  await fx.store.updatePlan.record(jobId, 'groups', [intent({ kind: 'group.update', targetKey: 'g0', body: { name: 'Group 0', type: 'private' } })])
+  await fx.store.updatePlan.record(jobId, 'members', [
+    intent({ kind: 'member.scope', targetKey: 'g1_member_u1', body: { scope: 'moderator' } }),
+    intent({ kind: 'member.kick', targetKey: 'g0_member_u4' }),
+    intent({ kind: 'member.ban', targetKey: 'g1_member_u3' }),
+    intent({ kind: 'member.add', targetKey: 'g1_member_u4', body: { scope: 'participant' } }),
+    // u3 is no member of g0: the platform refuses.
+    intent({ kind: 'member.scope', targetKey: 'g0_member_u3', body: { scope: 'admin' } }),
+  ])
+  await fx.store.updatePlan.record(jobId, 'messages', [
+    intent({ kind: 'message.edit', targetKey: 'm0', body: { sender: 'u0', data: { text: 'edited 0', metadata: { legacy: { id: '0' } } } } }),
+    intent({ kind: 'message.delete', targetKey: 'm1', body: { sender: 'u1' } }),
+    intent({ kind: 'message.edit', targetKey: 'm3', body: { sender: 'u3', data: { text: 'edited 3', metadata: { legacy: { id: '3' } } } } }),
+    intent({ kind: 'message.edit', targetKey: 'm9', body: { sender: 'u4', data: { text: 'nowhere' } } }),
+  ])
+
+  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect(out.status, out.error?.message).toBe('rejected')
+  expect(out.counters.done).toEqual({
+    'user.update': 1,
+    'user.deactivate': 1,
+    'group.update': 1,
+    'member.scope': 1,
+    'member.kick': 1,
+    'member.ban': 1,
+    'member.add': 1,
+    'message.edit': 2,
+    'message.delete': 1,
+  })
+  expect(out.counters.rejected).toEqual({ 'member.scope': 1, 'message.edit': 1 })
+
+  const writes = await receivedWrites(fx.sb, app.id)
+  expect(duplicates(writes)).toEqual([])
+  expect(writes.map((w) => w.call).sort()).toEqual(
+    [
+      'users.update u1',
+      'users.deactivate u2',
+      'groups.update g0',
+      'members.scope g1_member_u1',
+      'members.kick g0_member_u4',
+      'members.ban g1_member_u3',
+      'members.add g1_member_u4',
+      'members.scope g0_member_u3',
+      `messages.update ${ids.get('m0')}`,
+      `messages.delete ${ids.get('m1')}`,
+      `messages.update ${ids.get('m3')}`,
+    ].sort(),
+  )
+
+  // The platform's state, read back through the chat interface.
+  const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect((await client.findUser('u1'))?.name).toBe('Renamed One')
+  expect((await client.findUser('u2'))?.deactivatedAt).toBeDefined()
+  expect(await client.getGroup('g0')).toMatchObject({ name: 'Group 0', type: 'private' })
+  expect(await client.findGroupMember('g1', 'u1')).toMatchObject({ state: 'member', member: { scope: 'moderator' } })
+  expect((await client.findGroupMember('g0', 'u4')).state).toBe('none')
+  expect((await client.findGroupMember('g1', 'u3')).state).toBe('banned')
+  expect(await client.findGroupMember('g1', 'u4')).toMatchObject({ state: 'member', member: { scope: 'participant' } })
+  expect((await client.getMessage(ids.get('m0')!)).data?.text).toBe('edited 0')
+  expect((await client.getMessage(ids.get('m1')!)).deletedAt).toBeDefined()
+  expect((await client.getMessage(ids.get('m3')!)).data?.text).toBe('edited 3')
+
+  // The ledger: the refusals with their codes, m3's platform id found and kept, u1 loaded unchanged.
+  const rejects = await fx.store.updateLane.rejects(jobId)
+  expect(rejects.map((r) => [r.kind, r.targetKey, r.code])).toEqual([
+    ['member.scope', 'g0_member_u3', expect.stringMatching(/^ERR_/)],
+    ['message.edit', 'm9', 'MESSAGE_NOT_ON_PLATFORM'],
+  ])
+  expect(rejects[0]?.httpStatus).toBeGreaterThanOrEqual(400)
+  const m3 = (await sql<{ p: string }>`select platform_id as p from chatferry.items where job_id = ${jobId} and target_key = 'm3'`.execute(db))
+    .rows[0]
+  expect(m3?.p).toBe(ids.get('m3'))
+  const u1 = (await sql<{ h: string }>`select loaded_hash as h from chatferry.items where job_id = ${jobId} and target_key = 'u1'`.execute(db))
+    .rows[0]
+  expect(u1?.h).toBe('h-u1')
+
+  // Nothing left: a second lane sends nothing.
+  const again = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect(again.counters.requests).toBe(0)
+  expect(await receivedWrites(fx.sb, app.id)).toHaveLength(writes.length)
+}, 60_000)
+
+it('an update found sent after a crash is checked first: settled without a call when the platform has it, sent when it does not', async () => {
+  const jobId = 'ambiguous'
+  const app = await importedJob(jobId)
+  const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
+  // What a crash between the call and its settlement leaves: u1's rename reached the platform, u0's did not.
+  await client.updateUser('u1', { name: 'Applied Before The Crash' })
+  await fx.store.updatePlan.record(jobId, 'users', [
+    intent({ kind: 'user.update', targetKey: 'u0', body: { name: 'Never Arrived' } }),
+    intent({ kind: 'user.update', targetKey: 'u1', body: { name: 'Applied Before The Crash' } }),
+  ])
+  await sql`update chatferry.updates set status = 'sent', sent_at = now(), lease_owner = 'gone/1/x', lease_expires_at = now() - interval '1 second' where job_id = ${jobId}`.execute(
+    inspectLedger(fx.store),
+  )
+  const before = (await receivedWrites(fx.sb, app.id)).length
+  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect(out.status).toBe('done')
+  expect(out.counters.confirmed).toBe(1)
+  const writes = (await receivedWrites(fx.sb, app.id)).slice(before)
+  expect(writes.map((w) => w.call)).toEqual(['users.update u0'])
+  expect((await client.findUser('u0'))?.name).toBe('Never Arrived')
+  expect((await ledgerUpdates(fx.store, jobId)).map((u) => [u.target_key, u.status, u.http_status])).toEqual([
+    ['u0', 'done', 200],
+    ['u1', 'done', null],
+  ])
+}, 60_000)
