@@ -96,6 +96,10 @@ export interface MessageQuery {
   sender?: string
   fromTimestamp?: number
   toTimestamp?: number
+  /** Leave soft-deleted messages out (documented filter). */
+  hideDeleted?: boolean
+  /** Only soft-deleted messages (documented filter). */
+  onlyDeleted?: boolean
 }
 
 /** Paths of the data-import endpoints below the base URL. */

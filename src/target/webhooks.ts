@@ -316,6 +316,24 @@ const EnvelopeMessage = z
   })
   .loose()
 
+/**
+ * `message_edited` / `message_deleted` (example): the action message of the edit, `category: action`,
+ * `data.action` and `data.entities.by/for/on` (`on`: the message acted on).
+ */
+const EnvelopeActionMessage = z
+  .object({
+    id: z.union([z.string(), z.number()]),
+    conversationId: z.string(),
+    sender: z.string(),
+    receiverType: z.enum(['user', 'group']),
+    receiver: z.string(),
+    category: z.literal('action'),
+    type: z.string(),
+    data: z.object({ action: z.string(), entities: z.object({ by: EntityWrapper, for: EntityWrapper, on: EntityWrapper }).loose() }).loose(),
+    sentAt: z.number(),
+  })
+  .loose()
+
 const groupAndMembers = z.object({ group: EnvelopeGroup, members: z.record(z.string(), EnvelopeUser) }).loose()
 const groupMembersBy = groupAndMembers.extend({ by: EnvelopeUser })
 const groupOnly = z.object({ group: EnvelopeGroup }).loose()
@@ -324,7 +342,7 @@ const groupOnly = z.object({ group: EnvelopeGroup }).loose()
  * The `data` of each trigger's envelope, as far as the examples give it; the others are any object.
  * `group_created` (example): group and members (the example's owner is a member);
  * added/kicked/banned/unbanned/scope_changed: group, members, by; joined/left: group, members;
- * updated/deleted/owner_transferred: group; `message_sent`: message.
+ * updated/deleted/owner_transferred: group; `message_sent`: message; `message_edited`/`_deleted`: the action message.
  */
 export const WEBHOOK_DATA_SCHEMAS: Partial<Record<WebhookTrigger, z.ZodType>> = {
   group_created: groupAndMembers,
@@ -339,6 +357,8 @@ export const WEBHOOK_DATA_SCHEMAS: Partial<Record<WebhookTrigger, z.ZodType>> = 
   group_deleted: groupOnly,
   group_owner_transferred: groupOnly,
   message_sent: z.object({ message: EnvelopeMessage }).loose(),
+  message_edited: z.object({ message: EnvelopeActionMessage }).loose(),
+  message_deleted: z.object({ message: EnvelopeActionMessage }).loose(),
 }
 
 /** The envelope of every delivery (every example): `{trigger, data, appId, region, webhook}`. */

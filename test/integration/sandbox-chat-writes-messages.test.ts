@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { PlatformError } from '../../src/target/errors.ts'
+import { WebhookEnvelope } from '../../src/target/webhooks.ts'
 import { chatRaw, chatWorld, chatWrites } from '../helpers/chat-world.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -80,10 +81,8 @@ describe('DELETE /messages/{id}', () => {
     expect(read.deletedBy).toBe('bob')
     expect(read.deletedAt).toBeGreaterThan(0)
     expect((await app.client.listMessages({ limit: 10 })).data.map((m) => m.id)).toEqual([ids.m1, m2])
-    const hidden = await chatRaw(app, 'GET', 'messages?hideDeleted=true&limit=10')
-    expect(hidden.body.data.map((m: { id: string }) => m.id)).toEqual([ids.m1])
-    const only = await chatRaw(app, 'GET', 'messages?onlyDeleted=true&limit=10')
-    expect(only.body.data.map((m: { id: string }) => m.id)).toEqual([m2])
+    expect((await app.client.listMessages({ hideDeleted: true, limit: 10 })).data.map((m) => m.id)).toEqual([ids.m1])
+    expect((await app.client.listMessages({ onlyDeleted: true, limit: 10 })).data.map((m) => m.id)).toEqual([m2])
     expect(await app.client.deleteMessage(m2, 'bob').catch(codeOf)).toBe('ERR_MESSAGE_ACTION_NOT_ALLOWED')
     expect(await app.client.updateMessage(m2, { data: { text: 'late edit' } }, 'bob').catch(codeOf)).toBe('ERR_MESSAGE_ACTION_NOT_ALLOWED')
     expect((await chatWrites(t, app)).map((e) => [e.endpoint, e.status, e.items?.[0]?.result])).toEqual([
@@ -134,6 +133,9 @@ describe('webhooks', () => {
       await app.client.updateMessage(ids.m1 as string, { data: { text: 'edited' } }, 'alice')
       await app.client.deleteMessage(ids.m1 as string, 'alice')
       await t.sandbox.whenIdle()
+      for (const r of received) {
+        WebhookEnvelope.parse({ ...r })
+      }
       const seen = received.map((r) => [r.trigger, r.data.message.data.action, r.data.message.data.entities.on.entity.id]).sort()
       expect(seen).toEqual([
         ['message_deleted', 'deleted', ids.m1],

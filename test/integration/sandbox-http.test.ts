@@ -256,8 +256,10 @@ describe('bad input', () => {
     expect(get.status).toBe(405)
     expect(get.headers.get('allow')).toBe('POST')
     expectErrorShape(get.body, 'ERR_API_NOT_FOUND')
-    const del = await http(`${app.baseUrl}/users`, { method: 'DELETE', headers: { apikey: app.apiKey } })
-    expect(del.status).toBe(405)
+    // DELETE /users (deactivation) and PUT /users/{uid} exist since the chat writes; POST /users/{uid} does not.
+    const post = await http(`${app.baseUrl}/users/someone`, { method: 'POST', headers: { apikey: app.apiKey } })
+    expect(post.status).toBe(405)
+    expect(post.headers.get('allow')).toBe('GET, PUT')
   })
 
   it('an item that is not an object is refused per item', async () => {
