@@ -142,9 +142,11 @@ async function changeSource(url: string, size: number): Promise<number> {
         `INSERT INTO lines SELECT ${size} + i, 'u' || (1 + i % ${USERS}), 'g' || (1 + (i % ${USERS}) % ${GROUPS}), 'new ' || i, now(), NULL, NULL, now() FROM generate_series(1, 600) i`,
       ),
       await c.query(
-        `UPDATE lines SET body = 'edited ${stamp} ' || id, edited = now(), updated_at = now() WHERE id IN (SELECT ${size} / 2 + i * 37 FROM generate_series(1, 200) i)`,
+        `UPDATE lines SET body = 'edited ${stamp} ' || id, edited = now(), updated_at = now() WHERE id IN (SELECT 1 + (${size} / 2 + i * 37) % ${size} FROM generate_series(1, 200) i)`,
       ),
-      await c.query(`UPDATE lines SET removed = now(), updated_at = now() WHERE id IN (SELECT ${size} / 3 + i * 41 FROM generate_series(1, 50) i)`),
+      await c.query(
+        `UPDATE lines SET removed = now(), updated_at = now() WHERE id IN (SELECT 1 + (${size} / 3 + i * 41) % ${size} FROM generate_series(1, 50) i)`,
+      ),
       await c.query(
         `UPDATE people SET name = 'Renamed ${stamp} ' || id, updated_at = now() WHERE id IN (SELECT 'u' || (i * 13) FROM generate_series(1, 60) i)`,
       ),
