@@ -132,10 +132,14 @@ async function ensureSource(size: number): Promise<string> {
   return url
 }
 
-/** 1,000 changed rows of mixed kinds, all changed now (and the new messages of an earlier run removed first). */
+/** The generated history again: the messages an earlier run added are removed (its other changes stay history). */
+async function resetSource(url: string, size: number): Promise<void> {
+  await withClient(url, (c) => c.query('DELETE FROM lines WHERE id > $1', [size]))
+}
+
+/** 1,000 changed rows of mixed kinds, all changed now. */
 async function changeSource(url: string, size: number): Promise<number> {
   return withClient(url, async (c) => {
-    await c.query('DELETE FROM lines WHERE id > $1', [size])
     const stamp = Date.now()
     const counts = [
       await c.query(
@@ -163,6 +167,7 @@ async function changeSource(url: string, size: number): Promise<number> {
 /** The history part for one size: bulk plan, mark loaded, change, time the delta's planning half. */
 async function history(size: number): Promise<{ size: number; changed: number; deltaMs: number; bulkMs: number; intents: number }> {
   const src = await ensureSource(size)
+  await resetSource(src, size)
   const stateName = `cf_bench_delta_state_${size}`
   await admin(async (c) => {
     await c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`)
