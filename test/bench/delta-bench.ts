@@ -4,7 +4,7 @@
  * 1. **History**: a generic-sql source on Postgres with 100k and 1M messages (`--sizes`; `--quick`:
  *    10k and 100k), fully planned into a fresh Postgres ledger and marked loaded; then 1,000 rows of
  *    mixed kinds change in the source (600 new messages, 200 edited, 50 deleted, 60 users renamed,
- *    20 deactivated, 20 groups made private, 50 members promoted) and `run --delta`'s planning half
+ *    20 deactivated (or reactivated), 20 groups made private (or public), 50 members promoted (or demoted)) and `run --delta`'s planning half
  *    runs: the delta read, the classification against the ledger, the update intents recorded, the
  *    key-set comparison of users, groups and members. Prints each time and time(large) ÷
  *    time(small) (target ≤ 1.5).
@@ -13,8 +13,8 @@
  *    `target.chatQuota.requestsPerMinute` = `--chat-rpm` (default 600): the lane's chat requests per
  *    minute from the sandbox's request log (first to last `users.update`) ÷ the quota (target ≥ 0.95).
  *
- *   node test/bench/delta-bench.ts [--sizes 100000,1000000] [--quick] [--only history|lane] [--chat-rpm N] [--changes N]
- *   npm run bench -- delta
+ *   node test/bench/delta-bench.ts [--sizes=100000,1000000] [--quick] [--only=history|lane] [--chat-rpm=N] [--changes=N] [--concurrency=N]
+ *   npm run bench -- delta [the same flags, in the --name=value form]
  *
  * Source databases `cf_bench_delta_src_<size>` are kept and reused (`--regenerate` rebuilds them);
  * the ledgers are created and dropped per run. Postgres: `TEST_DATABASE_URL` or the local one.
@@ -36,7 +36,12 @@ import { benchDbUrl as dbUrl, withBenchAdmin as admin } from './mattermost-bench
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
+/** `--name=value` (what `npm run bench -- delta …` passes on: test/bench/run.ts takes a bare word for a benchmark's name), or `--name value` when run directly. */
 const value = (name: string) => {
+  const joined = args.find((a) => a.startsWith(`--${name}=`))
+  if (joined !== undefined) {
+    return joined.slice(name.length + 3)
+  }
   const i = args.indexOf(`--${name}`)
   return i === -1 ? undefined : args[i + 1]
 }
@@ -45,6 +50,8 @@ const sizes = (value('sizes') ?? (quick ? '10000,100000' : '100000,1000000')).sp
 const only = value('only')
 const chatRpm = Number(value('chat-rpm') ?? 600)
 const laneChanges = Number(value('changes') ?? (quick ? 300 : 1000))
+/** Updates in flight per process (`run --concurrency`; default 4 as `load.concurrency`). */
+const laneConcurrency = Number(value('concurrency') ?? 4)
 const USERS = 2000
 const GROUPS = 50
 const POLICIES = { retention: { retentionDays: 100_000 } }
@@ -137,7 +144,10 @@ async function resetSource(url: string, size: number): Promise<void> {
   await withClient(url, (c) => c.query('DELETE FROM lines WHERE id > $1', [size]))
 }
 
-/** 1,000 changed rows of mixed kinds, all changed now. */
+/**
+ * 1,000 changed rows of mixed kinds, all changed now. Deactivation, group type and scope flip, so
+ * every run changes each kind again on a kept database.
+ */
 async function changeSource(url: string, size: number): Promise<number> {
   return withClient(url, async (c) => {
     const stamp = Date.now()
@@ -149,15 +159,19 @@ async function changeSource(url: string, size: number): Promise<number> {
         `UPDATE lines SET body = 'edited ${stamp} ' || id, edited = now(), updated_at = now() WHERE id IN (SELECT 1 + (${size} / 2 + i * 37) % ${size} FROM generate_series(1, 200) i)`,
       ),
       await c.query(
-        `UPDATE lines SET removed = now(), updated_at = now() WHERE id IN (SELECT 1 + (${size} / 3 + i * 41) % ${size} FROM generate_series(1, 50) i)`,
+        `UPDATE lines SET removed = now(), updated_at = now() WHERE id IN (SELECT 1 + (${size} / 3 + ${stamp % 100_000} + i * 41) % ${size} FROM generate_series(1, 50) i)`,
       ),
       await c.query(
         `UPDATE people SET name = 'Renamed ${stamp} ' || id, updated_at = now() WHERE id IN (SELECT 'u' || (i * 13) FROM generate_series(1, 60) i)`,
       ),
-      await c.query(`UPDATE people SET gone = now(), updated_at = now() WHERE id IN (SELECT 'u' || (1000 + i * 17) FROM generate_series(1, 20) i)`),
-      await c.query(`UPDATE rooms SET kind = 'private', updated_at = now() WHERE id IN (SELECT 'g' || i FROM generate_series(1, 20) i)`),
       await c.query(
-        `UPDATE room_people SET role = 'moderator', updated_at = now() WHERE person IN (SELECT 'u' || (i * 29) FROM generate_series(1, 50) i)`,
+        `UPDATE people SET gone = CASE WHEN gone IS NULL THEN now() END, updated_at = now() WHERE id IN (SELECT 'u' || (1000 + i * 17) FROM generate_series(1, 20) i)`,
+      ),
+      await c.query(
+        `UPDATE rooms SET kind = CASE kind WHEN 'public' THEN 'private' ELSE 'public' END, updated_at = now() WHERE id IN (SELECT 'g' || i FROM generate_series(1, 20) i)`,
+      ),
+      await c.query(
+        `UPDATE room_people SET role = CASE role WHEN 'moderator' THEN 'participant' ELSE 'moderator' END, updated_at = now() WHERE person IN (SELECT 'u' || (i * 29) FROM generate_series(1, 50) i)`,
       ),
     ]
     return counts.reduce((a, r) => a + (r.rowCount ?? 0), 0)
@@ -247,7 +261,7 @@ async function lane(): Promise<{ updates: number; rpm: number; ratio: number; re
         `UPDATE people SET name = 'Lane ${Date.now()} ' || id, updated_at = now() WHERE id IN (SELECT 'u' || i FROM generate_series(1, ${laneChanges}) i)`,
       ),
     )
-    const delta = await runCli(['run', '--delta', '--config', cfg], { CHATFERRY_LOG_LEVEL: 'warn' }).done
+    const delta = await runCli(['run', '--delta', '--concurrency', String(laneConcurrency), '--config', cfg], { CHATFERRY_LOG_LEVEL: 'warn' }).done
     if (delta.code !== 0) {
       throw new Error(`the lane's delta exited ${delta.code}: ${delta.stderr.slice(-2000)}`)
     }
@@ -287,7 +301,7 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'lane') {
     const r = await lane()
     process.stdout.write(
-      `update lane: ${r.updates} users.update calls (${r.rejected} refused) at ${r.rpm.toFixed(0)} requests/min with target.chatQuota.requestsPerMinute ${chatRpm}: ` +
+      `update lane: ${r.updates} users.update calls (${r.rejected} refused), ${laneConcurrency} in flight, at ${r.rpm.toFixed(0)} requests/min with target.chatQuota.requestsPerMinute ${chatRpm}: ` +
         `${r.ratio.toFixed(3)} of the quota (target ≥ 0.95)\n`,
     )
   }
