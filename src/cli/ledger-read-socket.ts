@@ -14,9 +14,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
-import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
+import type { EntityStats, LedgerStore, RejectRecord, RunRecord, UpdateCountRow } from '../state/index.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
-import type { UpdateCountRow } from '../state/update-plan-ledger.ts'
 import type { Entity } from '../target/schemas.ts'
 
 /** What the read-only commands read from the ledger: the same methods as {@link LedgerStore}'s. */

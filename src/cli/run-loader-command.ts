@@ -71,7 +71,7 @@ export async function runLoaderWithOutcome(
   if (outcome.status === 'rejected') {
     logger.warn(
       { jobId: ctx.jobId, runId, rejected, updatesRejected },
-      `finished; ${rejected} item(s) and ${updatesRejected} update(s) rejected (see: chatferry rejects)`,
+      `finished; ${rejected} item(s) rejected${updatesRejected > 0 ? `, ${updatesRejected} update(s) of loaded items rejected` : ''} (see: chatferry rejects)`,
     )
     return { code: EXIT.REJECTED, outcome, runId, updates }
   }

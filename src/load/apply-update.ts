@@ -17,6 +17,11 @@ export interface ResolvedUpdate {
   readonly body: Readonly<Record<string, unknown>>
   /** The platform's message id (messages only). */
   readonly messageId?: string | undefined
+  /**
+   * Messages: edit or delete as the app (no `onBehalfOf`), because the sender is deactivated on the
+   * platform (a deactivated `onBehalfOf` answers `ERR_UID_NOT_FOUND`; the app's edit is documented).
+   */
+  readonly asApp?: boolean
 }
 
 /**
@@ -141,10 +146,10 @@ export async function applyUpdate(client: PlatformClient, u: ResolvedUpdate, sig
       return applied
     }
     case 'message.edit':
-      await client.updateMessage(messageId(u), messageEditBody(u.body), senderOf(u.body), signal)
+      await client.updateMessage(messageId(u), messageEditBody(u.body), u.asApp === true ? undefined : senderOf(u.body), signal)
       return applied
     case 'message.delete':
-      await client.deleteMessage(messageId(u), senderOf(u.body), { permanent: false }, signal)
+      await client.deleteMessage(messageId(u), u.asApp === true ? undefined : senderOf(u.body), { permanent: false }, signal)
       return applied
     default:
       throw new TypeError(`the update kind ${JSON.stringify(u.kind)} is not applied through the chat interface`)

@@ -8,8 +8,8 @@
  *    (check-ambiguous-update.ts): already there → done without a call;
  * 3. at a slot of the chat budget: recorded `sent` (fenced by the lease), then the call;
  * 4. the answer: 2xx → done; a refusal (4xx with its code) → checked once (the platform may hold the
- *    state already), else rejected with its code, reason and status, and the run goes on; 401/403 →
- *    the run stops (credentials); 5xx / timeouts / lost connections → retried with jittered backoff
+ *    state already), else rejected with its code, reason and status, and the run goes on; refused
+ *    credentials → the run stops (update-failure-rule.ts); 5xx / timeouts / lost connections → retried with jittered backoff
  *    up to `load.maxAttempts`, then handed back still `sent` (checked before the next try), and
  *    counted toward the outage give-up (`load.giveUpAfterMs`), like the import loader.
  */
@@ -21,6 +21,7 @@ import { describeCause } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { findPlatformMessage, messageShapeOf } from './find-platform-message.ts'
 import { sleep } from './sleep.ts'
+import { judgeUpdateFailure } from './update-failure-rule.ts'
 import type { UpdateLaneRun } from './update-lane-run.ts'
 
 /** Why the update cannot be applied as recorded: rejected with this code (nothing was sent). */
@@ -62,9 +63,7 @@ async function resolve(lane: UpdateLaneRun, u: ClaimedUpdate): Promise<ResolvedU
   }
   const shape = messageShapeOf(u.itemPayload)
   const found =
-    shape === undefined
-      ? undefined
-      : await lane.chatCall((signal) => findPlatformMessage(lane.options.client, shape, lane.options.legacyMetadataKey, signal))
+    shape === undefined ? undefined : await lane.chatCall(() => findPlatformMessage(lane.options.client, shape, lane.options.legacyMetadataKey))
   if (found?.value === undefined) {
     throw new UpdateRefusal(
       'MESSAGE_NOT_ON_PLATFORM',
@@ -110,7 +109,7 @@ async function handBack(lane: UpdateLaneRun, u: ClaimedUpdate, why: UpdateHandBa
 
 /** Whether the platform already holds the update's state (one read at a chat slot). */
 async function alreadyThere(lane: UpdateLaneRun, r: ResolvedUpdate): Promise<boolean> {
-  const answer = await lane.chatCall((signal) => platformHasUpdate(lane.options.client, r, signal))
+  const answer = await lane.chatCall(() => platformHasUpdate(lane.options.client, r))
   return answer?.value === true
 }
 
@@ -149,7 +148,7 @@ async function attemptUpdate(lane: UpdateLaneRun, u: ClaimedUpdate, state: Attem
     return settleDone(lane, u, null)
   }
   const answer = await lane.chatCall(
-    (signal) => applyUpdate(lane.options.client, r, signal),
+    () => applyUpdate(lane.options.client, r),
     async () => {
       const marked = await lane.ledger.markSent(u.id, lane.owner, lane.leaseSeconds)
       state.ambiguous ||= marked
@@ -185,6 +184,11 @@ async function refused(
     lane.log.debug({ err, update: u.id }, 'checking a refused update failed; it is rejected as refused')
   }
   return there ? settleDone(lane, u, refusal.httpStatus) : settleRejected(lane, u, refusal)
+}
+
+/** A message update refused because its `onBehalfOf` sender is unknown or deactivated (not yet retried as the app). */
+function senderGone(r: ResolvedUpdate, err: PlatformError): boolean {
+  return (r.kind === 'message.edit' || r.kind === 'message.delete') && r.asApp !== true && err.code === 'ERR_UID_NOT_FOUND'
 }
 
 /** Jittered exponential backoff between attempts of one update (250 ms … 8 s). */
@@ -223,13 +227,19 @@ async function afterFailure(lane: UpdateLaneRun, u: ClaimedUpdate, err: unknown,
 }
 
 async function platformFailure(lane: UpdateLaneRun, u: ClaimedUpdate, err: PlatformError, at: AttemptState): Promise<'settled' | 'retry'> {
-  const stop = err.kind === 'refused' || (err.kind === 'http' && (err.status === 401 || err.status === 403 || (err.status ?? 0) < 400))
-  if (stop) {
+  const verdict = judgeUpdateFailure(err)
+  if (verdict === 'stop') {
     lane.halt(new FatalLoadError(`the platform refused the request: ${err.message}`, { cause: err }))
     await handBack(lane, u, { ambiguous: at.ambiguous, countAttempt: false, code: err.code, message: err.message, httpStatus: err.status ?? null })
     return 'settled'
   }
-  if (!err.retryable) {
+  if (verdict === 'reject' && at.resolved !== undefined && senderGone(at.resolved, err)) {
+    // The sender is deactivated on the platform: edit or delete as the app instead (once).
+    lane.log.info({ update: u.id, kind: u.kind, key: u.targetKey }, 'the sender is deactivated: the app edits the message instead')
+    at.resolved = { ...at.resolved, asApp: true }
+    return 'retry'
+  }
+  if (verdict === 'reject') {
     const refusal = { code: err.code, message: err.message, httpStatus: err.status ?? null }
     await (at.resolved === undefined ? settleRejected(lane, u, refusal) : refused(lane, u, at.resolved, refusal))
     return 'settled'

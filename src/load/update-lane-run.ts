@@ -107,7 +107,7 @@ export class UpdateLaneRun {
    * slot and the request (the lane records the update `sent` there); when it says no, nothing is
    * sent and `undefined` comes back. Other failures throw the client's PlatformError.
    */
-  async chatCall<T>(call: (signal: AbortSignal) => Promise<T>, beforeSend?: () => Promise<boolean>): Promise<{ value: T } | undefined> {
+  async chatCall<T>(call: () => Promise<T>, beforeSend?: () => Promise<boolean>): Promise<{ value: T } | undefined> {
     const { budget } = this.options
     for (;;) {
       await budget.take(this.stop.signal)
@@ -121,7 +121,7 @@ export class UpdateLaneRun {
       this.counters.requests++
       try {
         // The call is never cut short by a stop: its answer is settled (the platform may have committed it).
-        const value = await call(new AbortController().signal)
+        const value = await call()
         this.watch.success()
         return { value }
       } catch (err) {

@@ -9,7 +9,7 @@
  * creation time, …) is a `*.unchangeable` intent, always reported (ignored when the entity's
  * policy is `ignore`), never dropped silently. Fields that describe other entities
  * (`senderUserDetails`, `groupDetails`, …) are not compared: their own rows carry their changes.
- * See src/plan/README.md "Changes of loaded items" for how `before` is kept.
+ * See mappings/README.md "Changes after the bulk load" for how `before` is kept.
  */
 import type { LegacyEntity } from '../model/index.ts'
 import type { UpdateKind, UpdatePolicy } from '../state/index.ts'

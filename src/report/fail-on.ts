@@ -14,6 +14,8 @@ export const GATE_METRICS = {
   skipped: (r, e) => sum(r, e, (x) => x.skipped.total),
   create: (r, e) => sum(r, e, (x) => x.toCreate),
   loadedChanged: (r, e) => sum(r, e, (x) => x.fates.loadedChanged),
+  updates: (r, e) => sum(r, e, (x) => updateTotal(x)),
+  vanished: (r, e) => sum(r, e, (x) => x.vanished ?? 0),
   referential: (r, e) => sum(r, e, (x) => Object.values(x.referential).reduce((a, v) => a + v.count, 0)),
   alreadyPresent: (r, e) => sum(r, e, (x) => x.alreadyPresent ?? 0),
   requests: (r, e) => sum(r, e, (x) => x.cost.requests),
@@ -26,6 +28,11 @@ export const GATE_METRICS = {
   hours: (r, e) => sum(r, e, (x) => x.cost.seconds) / 3600,
   targetProblems: (r) => r.target?.problems.length ?? 0,
 } as const satisfies Record<string, (r: PlanReport, entity: LegacyEntity | undefined) => number>
+
+/** Update intents a delta would record for an entity, every kind and policy. */
+export function updateTotal(x: PlanReport['entities'][LegacyEntity]): number {
+  return Object.values(x.updates).reduce((a, byPolicy) => a + Object.values(byPolicy).reduce((b, c) => b + c.count, 0), 0)
+}
 
 /** Rows the source counts but the read did not yield, or the other way round (0 when not counted). */
 export function countMismatch(x: PlanReport['entities'][LegacyEntity]): number {

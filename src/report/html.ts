@@ -401,6 +401,20 @@ export function renderPlanHtml(r: PlanReport): string {
   const samples = LEGACY_ENTITIES.flatMap((e) =>
     Object.entries(r.entities[e].samples).flatMap(([fate, list]) => list.map((s) => [e, fate, s.legacyId, s.targetKey])),
   )
+  const updateRows = LEGACY_ENTITIES.flatMap((e) =>
+    Object.entries(r.entities[e].updates).flatMap(([kind, byPolicy]) =>
+      Object.entries(byPolicy).map(([policy, c]) => [
+        e,
+        kind,
+        policy,
+        c.count,
+        c.samples.map((x) => `${x.legacyId} → ${x.targetKey}: ${x.reason}`).join('; '),
+      ]),
+    ),
+  )
+  const vanishedLine = LEGACY_ENTITIES.map((e) => `${e}: ${r.entities[e].vanished === null ? 'not compared' : n(r.entities[e].vanished ?? 0)}`).join(
+    ' · ',
+  )
   const changedRows = LEGACY_ENTITIES.flatMap((e) =>
     Object.entries(r.entities[e].changedFields).map(([f, c]) => [e, f, c.count, c.samples.join(', ')]),
   )
@@ -467,6 +481,8 @@ ${
     reasonRows(r, (x) => x.referential),
   )}
 <h2>Loaded but changed since (what changed)</h2>${tableHtml('changed', ['entity', 'field', 'count', 'sample legacy ids'], changedRows)}
+<h2>Updates a delta would record (changes:)</h2>${tableHtml('updates', ['entity', 'kind', 'policy', 'count', 'samples (legacy id → target key: reason)'], updateRows)}
+<p class="meta">Loaded items gone from the source: ${esc(vanishedLine)}.</p>
 <h2>Placeholders (${n(r.placeholders.count)}, owning ${n(r.placeholders.messages)} messages)</h2>${tableHtml(
     'placeholders',
     ['uid', 'legacy id', 'messages'],

@@ -55,6 +55,7 @@ export interface PlanReportInput {
     PlanReport,
     | 'kind'
     | 'policies'
+    | 'changes'
     | 'entities'
     | 'ids'
     | 'placeholders'
@@ -67,7 +68,7 @@ export interface PlanReportInput {
     | 'diff'
     | 'gates'
   >
-  readonly config: Pick<ReportConfig, 'file' | 'target' | 'policies'>
+  readonly config: Pick<ReportConfig, 'file' | 'target' | 'policies'> & { readonly changes?: unknown }
   readonly result: DryRunResult
   readonly previous: PlanReport | undefined
   readonly target: TargetCheck | null
@@ -102,6 +103,8 @@ function entityPlan(input: PlanReportInput, e: LegacyEntity): EntityPlan {
     changedSincePrevious: input.previous ? s.changedSince : null,
     samples: d.samples,
     cost: { requests, seconds: (requests / quota.requestsPerMinute) * 60 },
+    updates: s.updates as EntityPlan['updates'],
+    vanished: s.vanished,
   }
 }
 
@@ -128,6 +131,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     ...input.header,
     kind: 'plan',
     policies: JSON.parse(JSON.stringify(config.policies)) as Record<string, unknown>,
+    changes: config.changes === undefined ? null : (JSON.parse(JSON.stringify(config.changes)) as Record<string, unknown>),
     entities,
     ids: {
       normalised: sumOutcome(result, 'ids: normalised').count,

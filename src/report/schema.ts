@@ -51,6 +51,13 @@ export const FateCounts = z.object({
 
 export const KeySample = z.object({ legacyId: z.string(), targetKey: z.string() })
 
+/** Update intents of one kind and policy: how many, and samples with their reason. */
+export const UpdateCount = z.object({
+  count: z.number().int().nonnegative(),
+  samples: z.array(z.object({ legacyId: z.string(), targetKey: z.string(), reason: z.string() })),
+})
+export type UpdateCount = z.infer<typeof UpdateCount>
+
 export const EntityPlan = z.object({
   /** Rows the connector read (unreadable rows included): records + problems. */
   sourceRows: z.number().int(),
@@ -85,6 +92,14 @@ export const EntityPlan = z.object({
   samples: z.record(z.string(), z.array(KeySample)),
   /** Import requests and seconds at the quota for toCreate. */
   cost: z.object({ requests: z.number().int(), seconds: z.number() }),
+  /**
+   * Update intents a delta would record for loaded items (changes and vanished rows), `kind →
+   * policy (apply | report | ignore) → count + samples` (`changes:`; added in schema version 1,
+   * absent in older reports: none).
+   */
+  updates: z.record(z.string(), z.record(z.string(), UpdateCount)).default({}),
+  /** Loaded items whose legacy row is gone from the source (null: not compared; messages only with `--detect-deletes`). */
+  vanished: z.number().int().nullable().default(null),
 })
 export type EntityPlan = z.infer<typeof EntityPlan>
 
@@ -143,6 +158,8 @@ export const PlanReport = ReportHeader.extend({
   kind: z.literal('plan'),
   /** The policies the plan mapped with (no secrets live there). */
   policies: z.record(z.string(), z.unknown()),
+  /** The `changes:` policies the update intents were classified with (absent in older reports). */
+  changes: z.record(z.string(), z.unknown()).nullable().default(null),
   entities: perEntity(EntityPlan),
   ids: z.object({ normalised: z.number().int(), collisions: ReasonCount }),
   placeholders: z.object({

@@ -21,6 +21,25 @@ function table(rows: readonly (readonly string[])[]): string[] {
   )
 }
 
+/** The update intents a delta would record, per entity by kind and policy, and the vanished rows. */
+function updateLines(r: PlanReport): string[] {
+  const out: string[] = []
+  for (const e of LEGACY_ENTITIES) {
+    const x = r.entities[e]
+    const parts = Object.entries(x.updates).flatMap(([kind, byPolicy]) =>
+      Object.entries(byPolicy).map(([policy, c]) => `${n(c.count)} ${kind} (${policy}${c.samples[0] ? `, e.g. ${c.samples[0].legacyId}` : ''})`),
+    )
+    if (parts.length > 0) {
+      out.push(`updates of loaded ${e}: ${parts.join(', ')}`)
+    }
+  }
+  const vanished = LEGACY_ENTITIES.filter((e) => (r.entities[e].vanished ?? 0) > 0).map((e) => `${e} ${n(r.entities[e].vanished ?? 0)}`)
+  if (vanished.length > 0) {
+    out.push(`loaded but gone from the source: ${vanished.join(', ')} (changes.vanished decides)`)
+  }
+  return out
+}
+
 function top(map: Record<string, ReasonCount>, k = 3): string {
   return Object.entries(map)
     .sort((a, b) => b[1].count - a[1].count)
@@ -111,8 +130,9 @@ export function formatPlanReport(r: PlanReport): string {
     (e) => `${e} ${n(r.entities[e].fates.loadedChanged)} (${Object.keys(r.entities[e].changedFields).slice(0, 4).join(', ')})`,
   )
   if (changed.length) {
-    lines.push(`loaded but changed in the source since (not resent): ${changed.join('; ')}`)
+    lines.push(`loaded but changed in the source since (not resent through the import): ${changed.join('; ')}`)
   }
+  lines.push(...updateLines(r))
   const referential = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].referential)).map(([k, v]) => `${n(v.count)} ${k}`)
   lines.push(
     `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · groups given a creation time ${n(r.derivedCreatedAt.groups.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,

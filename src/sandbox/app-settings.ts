@@ -35,6 +35,22 @@ export const FaultSettings = z
   .strict()
 export type FaultSettings = z.infer<typeof FaultSettings>
 
+/**
+ * Faults of the chat writes (a delta run's update lane), drawn from their own dice (seeded by
+ * `faults.seed`), so they never shift the import faults of the same seed.
+ */
+export const ChatFaultSettings = z
+  .object({
+    /** Probability of a 429 under the limit (not processed, not counted, `Retry-After: 1`). */
+    extra429: Probability,
+    /** Probability of destroying the connection before the call is processed. */
+    dropBeforeCommit: Probability,
+    /** Probability of applying the call and then destroying the connection without an answer. */
+    dropAfterCommit: Probability,
+  })
+  .strict()
+export type ChatFaultSettings = z.infer<typeof ChatFaultSettings>
+
 /** Every knob of one app. */
 export const AppSettings = z
   .object({
@@ -79,14 +95,16 @@ export const AppSettings = z
      */
     webhookRetryDelaysMs: z.array(z.number().int().min(0).max(3_600_000)).max(10),
     faults: FaultSettings,
+    chatFaults: ChatFaultSettings,
   })
   .strict()
 export type AppSettings = z.infer<typeof AppSettings>
 
 /** A change to the settings: every field optional, `faults` and `faults.latencyMs` merged field by field. */
-export const AppSettingsPatch = AppSettings.omit({ faults: true })
+export const AppSettingsPatch = AppSettings.omit({ faults: true, chatFaults: true })
   .partial()
   .extend({
+    chatFaults: ChatFaultSettings.partial().optional(),
     faults: FaultSettings.omit({ latencyMs: true, seed: true })
       .partial()
       .extend({
@@ -121,6 +139,7 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
   webhookTimeoutMs: 2_000,
   webhookRetryDelaysMs: [10_000, 30_000],
   faults: { extra429: 0, partialCommit500: 0, dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
+  chatFaults: { extra429: 0, dropBeforeCommit: 0, dropAfterCommit: 0 },
 }) as AppSettings
 
 /**
@@ -129,7 +148,7 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
  */
 export function applySettingsPatch(base: AppSettings, patch: unknown): AppSettings {
   const p = AppSettingsPatch.parse(patch)
-  const { faults: faultPatch, ...rest } = p
+  const { faults: faultPatch, chatFaults: chatFaultPatch, ...rest } = p
   const faults: Record<string, unknown> = { ...base.faults }
   if (faultPatch !== undefined) {
     const { latencyMs, seed, ...probabilities } = faultPatch
@@ -143,5 +162,5 @@ export function applySettingsPatch(base: AppSettings, patch: unknown): AppSettin
       faults.latencyMs = { ...base.faults.latencyMs, ...latencyMs }
     }
   }
-  return AppSettings.parse({ ...base, ...rest, faults })
+  return AppSettings.parse({ ...base, ...rest, faults, chatFaults: { ...base.chatFaults, ...chatFaultPatch } })
 }

@@ -5,11 +5,14 @@
  * with what became of it. So a test proves from what the sandbox *received* that a delta made
  * exactly the expected calls, once each. The route's handler fills in the items it decided on;
  * a call refused as a whole logs every key it named as `refused` (429: `unprocessed`) with the code.
+ * The app's `chatFaults` can answer a 429 under the limit, drop the connection before the call, or
+ * apply it and drop the connection without an answer (logged with status null and the fault).
  */
 import type { AppInfo } from './app-registry.ts'
 import { authenticateApp } from './auth.ts'
 import { takeChatSlot } from './chat-caller.ts'
-import { header, type HeaderMap, HttpError, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
+import type { FaultKind } from './fault-injector.ts'
+import { header, HttpError, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
 import type { RequestLogItem } from './request-log.ts'
 import type { HttpMethod, Route } from './router.ts'
 import { API_VERSIONS, type SandboxServices } from './sandbox-services.ts'
@@ -69,32 +72,65 @@ function safeKeys(spec: ChatWriteSpec, ctx: RequestContext): string[] {
   }
 }
 
+/** The chat-fault dice of one call (their own random source, seeded like the import faults). */
+function chatFault(services: SandboxServices, app: AppInfo): FaultKind | undefined {
+  const { chatFaults, faults } = app.settings
+  const settings = { ...chatFaults, partialCommit500: 0, latencyMs: { min: 0, max: 0 }, ...(faults.seed !== undefined ? { seed: faults.seed } : {}) }
+  return services.faults.plan(`chat:${app.id}`, settings).fault
+}
+
+interface Outcome {
+  status: number | null
+  code: string | null
+  fault: FaultKind | null
+}
+
+/** Runs the call: the budget, the `chatFaults`, the handler; fills `out` with what to log. */
+async function run(services: SandboxServices, spec: ChatWriteSpec, ctx: RequestContext, w: ChatWrite, out: Outcome): Promise<Reply> {
+  const fault = chatFault(services, w.app)
+  if (fault === 'extra429') {
+    out.fault = fault
+    throw new HttpError(429, 'ERR_TOO_MANY_REQUESTS', 'Too many requests. Please retry after 1 seconds.', { headers: { 'Retry-After': 1 } })
+  }
+  const headers = takeChatSlot(services, w.app)
+  if (fault === 'dropBeforeCommit') {
+    out.fault = fault
+    out.status = null
+    out.code = null
+    w.items.push(...safeKeys(spec, ctx).map((key) => ({ key, result: 'unprocessed' as const })))
+    return { drop: true }
+  }
+  const reply = await spec.handler(ctx, w).catch((err: unknown) => {
+    throw err instanceof HttpError ? err.withHeaders(headers) : err
+  })
+  services.webhooks.dispatch(w.app, w.events)
+  out.code = null
+  if (fault === 'dropAfterCommit') {
+    out.fault = fault
+    out.status = null
+    return { drop: true }
+  }
+  out.status = reply.status
+  return { status: reply.status, body: reply.body, headers }
+}
+
 async function handle(services: SandboxServices, spec: ChatWriteSpec, ctx: RequestContext): Promise<Reply> {
   const { app } = authenticateApp(ctx, services.registry)
   const started = Date.now()
   const w: ChatWrite = { app, items: [], events: [], nowSeconds: Math.floor(started / 1000) }
-  let headers: HeaderMap = {}
-  let status = 500
-  let code: string | null = 'ERR_EXCEPTION'
+  const out: Outcome = { status: 500, code: 'ERR_EXCEPTION', fault: null }
   try {
-    headers = takeChatSlot(services, app)
-    const reply = await spec.handler(ctx, w)
-    status = reply.status
-    code = null
-    services.webhooks.dispatch(app, w.events)
-    return { status: reply.status, body: reply.body, headers }
+    return await run(services, spec, ctx, w, out)
   } catch (err) {
-    if (!(err instanceof HttpError)) {
-      throw err
+    if (err instanceof HttpError) {
+      out.status = err.status
+      out.code = err.code
+      if (w.items.length === 0) {
+        const result = err.status === 429 ? ('unprocessed' as const) : ('refused' as const)
+        w.items.push(...safeKeys(spec, ctx).map((key) => ({ key, result, code: err.code })))
+      }
     }
-    status = err.status
-    code = err.code
-    if (w.items.length === 0) {
-      w.items.push(
-        ...safeKeys(spec, ctx).map((key) => ({ key, result: status === 429 ? ('unprocessed' as const) : ('refused' as const), code: err.code })),
-      )
-    }
-    throw err.withHeaders(headers)
+    throw err
   } finally {
     services.requestLog.add({
       appId: app.id,
@@ -103,9 +139,9 @@ async function handle(services: SandboxServices, spec: ChatWriteSpec, ctx: Reque
       path: ctx.path,
       endpoint: spec.endpoint,
       itemCount: w.items.length,
-      status,
-      code,
-      fault: null,
+      status: out.status,
+      code: out.code,
+      fault: out.fault,
       committed: w.items.filter((i) => i.result === 'applied').length,
       latencyMs: 0,
       durationMs: Date.now() - started,

@@ -6,7 +6,8 @@
  * with it). A `password` type without a password → `ERR_EMPTY_GROUP_PASS` (documented code); a
  * group leaving the `password` type loses its password. With `onBehalfOf` the caller must be the
  * owner or an admin (`ERR_GROUP_NO_ADMIN_SCOPE`, documented code; status 403 assumed). Webhooks:
- * `group_updated` and `group_deleted` with `{group}` (documented triggers and example shape).
+ * `group_updated` (and `group_owner_transferred` when the owner changes) and `group_deleted`, with
+ * `{group}` (documented triggers and example shape).
  */
 import { GroupUpdate } from '../target/chat-write-schemas.ts'
 import { activeUser, existingGroup, type GroupRow, memberCount, memberRow } from './chat-lookups.ts'
@@ -66,6 +67,9 @@ async function updateGroup(services: SandboxServices, ctx: RequestContext, w: Ch
   const data = groupObject(row, await memberCount(services.db, w.app.id, guid))
   w.items.push({ key: guid, result: 'applied' })
   w.events.push({ trigger: 'group_updated', data: { group: data } })
+  if (owner !== undefined && owner !== group.owner) {
+    w.events.push({ trigger: 'group_owner_transferred', data: { group: data } })
+  }
   return { status: 200, body: { data } }
 }
 

@@ -151,8 +151,8 @@ export function listedMessageObject(r: MessageRow, parties: MessageParties): Rec
 
 /**
  * `editedAt`/`editedBy` of an edited message (documented in the update answer's example) and
- * `deletedAt`/`deletedBy` of a soft-deleted one (the list's documented `hideDeleted`/`onlyDeleted`
- * filters; field names assumed by analogy with `editedAt`/`editedBy`).
+ * `deletedAt`/`deletedBy` of a soft-deleted one (documented on the SDK's delete-message pages: "to
+ * identify if the message is deleted while iterating through a list of messages").
  */
 function editFields(r: MessageRow): Record<string, unknown> {
   return defined({

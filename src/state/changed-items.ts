@@ -4,7 +4,7 @@
  * handed to the planner's classifier (`src/plan/change-intents.ts`), and the update intents it
  * returns are recorded with the page. The stored payload stays what the platform has or will have
  * once its planned updates are sent: it becomes the new payload only when the classifier says so
- * (see src/plan/README.md "Changes of loaded items").
+ * (see mappings/README.md "Changes after the bulk load").
  */
 import type { Kysely } from 'kysely'
 

@@ -59,7 +59,7 @@ export const UserUpdate = z
     avatar: Url.optional(),
     link: Url.optional(),
     role: PlatformId.optional(),
-    statusMessage: text(0, LIMITS.NAME_MAX * 10).optional(),
+    statusMessage: text(0, Number.POSITIVE_INFINITY).optional(),
     metadata: Metadata.optional(),
     tags: Tags.optional(),
     unset: z.array(z.enum(USER_UNSETTABLE)).max(USER_UNSETTABLE.length).optional(),

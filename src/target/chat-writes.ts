@@ -84,10 +84,14 @@ export interface ChatWrites {
   banMember(guid: string, uid: string, signal?: AbortSignal): Promise<void>
   /** `DELETE /groups/{guid}/bannedusers/{uid}`. */
   unbanMember(guid: string, uid: string, signal?: AbortSignal): Promise<void>
-  /** `PUT /messages/{id}` on behalf of the sender (only the sender may edit: `ERR_MESSAGE_NOT_A_SENDER`). */
-  updateMessage(id: string, body: MessageUpdate, onBehalfOf: string, signal?: AbortSignal): Promise<MessageActionResult>
-  /** `DELETE /messages/{id}` `{permanent}` on behalf of the sender. */
-  deleteMessage(id: string, onBehalfOf: string, options?: { permanent?: boolean }, signal?: AbortSignal): Promise<MessageActionResult>
+  /**
+   * `PUT /messages/{id}` on behalf of the sender (only the sender may edit: `ERR_MESSAGE_NOT_A_SENDER`).
+   * `onBehalfOf` undefined: the app edits (`editedBy: app_system`, documented) — the way left when the
+   * sender is deactivated (a deactivated `onBehalfOf` answers `ERR_UID_NOT_FOUND`).
+   */
+  updateMessage(id: string, body: MessageUpdate, onBehalfOf: string | undefined, signal?: AbortSignal): Promise<MessageActionResult>
+  /** `DELETE /messages/{id}` `{permanent}` on behalf of the sender (undefined: the app deletes). */
+  deleteMessage(id: string, onBehalfOf: string | undefined, options?: { permanent?: boolean }, signal?: AbortSignal): Promise<MessageActionResult>
   /** `GET /users/{uid}`; a deactivated user answers `ERR_UID_NOT_FOUND` (documented): see {@link findUser}. */
   getUser(uid: string, signal?: AbortSignal): Promise<ChatUser>
   /** The user, deactivated or not (`GET /users?searchKey=uid&withDeactivated=true`), or undefined. */
@@ -98,7 +102,9 @@ export interface ChatWrites {
   getMessage(id: string, signal?: AbortSignal): Promise<ChatMessage>
   /**
    * Where `uid` stands in the group: no single-member read is documented, so the member list and
-   * then the banned list are paged (1000 a page) until the uid is found.
+   * then the banned list are paged (1000 a page) until the uid is found — up to ⌈members/1000⌉ +
+   * ⌈banned/1000⌉ requests in one call: a caller pacing chat calls should count them (it is meant
+   * for the rare ambiguous update after a crash, not for every update).
    */
   findGroupMember(guid: string, uid: string, signal?: AbortSignal): Promise<GroupMembership>
 }
@@ -171,8 +177,17 @@ export function createChatWrites(options: ChatWritesOptions): ChatWrites {
     return { changed: sent.filter((u) => got.has(u)), unchanged: sent.filter((u) => !got.has(u)) }
   }
 
-  async function messageAction(operation: string, method: 'PUT' | 'DELETE', id: string, body: unknown, onBehalfOf: string, signal?: AbortSignal) {
-    checked(`chat.${operation}`, OnBehalfOf, { onBehalfOf })
+  async function messageAction(
+    operation: string,
+    method: 'PUT' | 'DELETE',
+    id: string,
+    body: unknown,
+    onBehalfOf: string | undefined,
+    signal?: AbortSignal,
+  ) {
+    if (onBehalfOf !== undefined) {
+      checked(`chat.${operation}`, OnBehalfOf, { onBehalfOf })
+    }
     const res = await call(operation, method, `messages/${seg(id)}`, MessageActionAnswer, { body, onBehalfOf, signal })
     return { action: res.data, message: actedOnMessage(res.data) }
   }
@@ -240,9 +255,15 @@ export function createChatWrites(options: ChatWritesOptions): ChatWrites {
     },
     async findUser(uid, signal) {
       const want = uid.toLowerCase()
-      const q = new URLSearchParams({ searchKey: want, searchIn: 'uid', withDeactivated: 'true', perPage: '1000' })
-      const res = await call('findUser', 'GET', `users?${q.toString()}`, UsersPage, { signal })
-      return res.data.find((u) => u.uid === want)
+      // searchKey is a prefix of uid or name: page on until the uid itself shows up.
+      for (let page = 1; ; page++) {
+        const q = new URLSearchParams({ searchKey: want, searchIn: 'uid', withDeactivated: 'true', perPage: '1000', page: String(page) })
+        const res = await call('findUser', 'GET', `users?${q.toString()}`, UsersPage, { signal })
+        const found = res.data.find((u) => u.uid === want)
+        if (found !== undefined || res.data.length < 1000 || res.meta.pagination.current_page >= res.meta.pagination.total_pages) {
+          return found
+        }
+      }
     },
     async getGroup(guid, signal) {
       return (await call('getGroup', 'GET', `groups/${seg(guid)}`, GroupAnswer, { signal })).data

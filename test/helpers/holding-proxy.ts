@@ -3,7 +3,8 @@
  * request reaches the sandbox and is applied there, but its answer waits (`holdMs`) before it goes
  * back to the client. Killing the client while an answer is held leaves exactly the state a crash
  * between a call and its settlement leaves: the platform has applied what the ledger only knows as
- * `sent`. Tests wait for `held(n)` (the n-th held answer) and kill then.
+ * `sent`. Tests wait for `held(n)` (the n-th held answer) and kill then. It can also answer a
+ * status itself without forwarding (`fail`): a failure the platform never saw.
  */
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -13,6 +14,8 @@ export interface HoldingProxy {
   readonly origin: string
   /** Answers of requests matching this are held; set to undefined to hold none. */
   hold: ((method: string, path: string) => boolean) | undefined
+  /** A status to answer *instead of* forwarding the request (the platform never sees it); undefined forwards. */
+  fail: ((method: string, path: string) => number | undefined) | undefined
   readonly holdMs: number
   /** Resolves once `n` answers have been held (counting from the start). */
   held(n: number, timeoutMs?: number): Promise<void>
@@ -26,6 +29,7 @@ export async function startHoldingProxy(target: string, holdMs: number): Promise
   const proxy: HoldingProxy = {
     origin: '',
     hold: undefined,
+    fail: undefined,
     holdMs,
     held(n, timeoutMs = 30_000) {
       if (heldCount >= n) {
@@ -39,6 +43,13 @@ export async function startHoldingProxy(target: string, holdMs: number): Promise
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   }
   const server: Server = createServer((req, res) => {
+    const failWith = proxy.fail?.(req.method ?? 'GET', req.url ?? '')
+    if (failWith !== undefined) {
+      req.resume()
+      res.writeHead(failWith, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: { code: 'ERR_PROXY_INJECTED', message: `injected ${failWith}` } }))
+      return
+    }
     const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       const chunks: Buffer[] = []
       answer.on('data', (c: Buffer) => chunks.push(c))

@@ -39,6 +39,8 @@ export interface RunConfigOptions {
   readonly stateUrl?: string
   readonly source: Record<string, unknown>
   readonly policies?: PoliciesInput
+  /** The `changes:` section (update policies of delta runs). */
+  readonly changes?: Record<string, unknown>
   readonly load?: Record<string, unknown>
   readonly requestsPerMinute?: number
   readonly itemsPerRequest?: number
@@ -64,6 +66,7 @@ export function writeRunConfig(o: RunConfigOptions): string {
       state: o.stateUrl !== undefined ? { url: o.stateUrl } : { dir: join(dir, '.chatferry') },
       source: o.source,
       ...(o.policies !== undefined ? { policies: o.policies } : {}),
+      ...(o.changes !== undefined ? { changes: o.changes } : {}),
       ...(o.load !== undefined ? { load: o.load } : {}),
     }),
   )

@@ -337,6 +337,41 @@ for (const { connector, engine } of CASES) {
       expect(rest.rows.map((r) => idOf('messages', r))).toEqual(first.slice(1).flatMap((p) => p.rows.map((r) => idOf('messages', r))))
     })
 
+    it('readKeys: the legacy id of every record, keys only, in pages of any size, from its own snapshot', async () => {
+      const keysOf = async (s: SourceSession, entity: LegacyEntity, pageSize?: number) => {
+        const keys: string[] = []
+        for await (const page of (s.readKeys as NonNullable<SourceSession['readKeys']>)(entity, pageSize ? { pageSize } : {})) {
+          keys.push(...page)
+        }
+        return keys
+      }
+      await withSession(async (s) => {
+        expect(s.readKeys).toBeTypeOf('function')
+        for (const entity of LEGACY_ENTITIES) {
+          const records = (await readAll(s, entity)).rows.flatMap((r) => (r.ok ? [legacyIdOf(entity, r.record)] : []))
+          expect(records.length, entity).toBeGreaterThan(0)
+          for (const pageSize of [1, 2, undefined]) {
+            const keys = new Set(await keysOf(s, entity, pageSize))
+            expect(
+              records.filter((id) => !keys.has(id)),
+              `${entity} records missing from the keys (pageSize ${pageSize})`,
+            ).toEqual([])
+          }
+        }
+      })
+      // A removed row is gone from a later snapshot's keys; a snapshot taken before still has it.
+      const id = await env.insertMessage()
+      const before = await source.open()
+      try {
+        expect(await keysOf(before, 'messages')).toContain(id)
+        await env.removeMessage(id)
+        expect(await keysOf(before, 'messages')).toContain(id)
+      } finally {
+        await before.close()
+      }
+      expect(await withSession((s) => keysOf(s, 'messages'))).not.toContain(id)
+    })
+
     it('reads one snapshot: rows inserted by another connection during the read are not seen', async () => {
       let inserted: string | undefined
       try {

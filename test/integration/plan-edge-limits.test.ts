@@ -206,11 +206,14 @@ describe('plan: retention edge and member limits', () => {
     await w.close()
     const delta = await runCli(['run', '--config', cfg, '--delta']).done
     expect(delta.code, delta.stderr.slice(-3000)).not.toBe(1)
-    // Planned again as changes of loaded memberships (not resent), not rejected as over a limit.
+    // Classified as changes of loaded memberships (not resent, not rejected as over a limit): a
+    // join time the platform cannot change is reported, once per membership.
     const status = JSON.parse((await runCli(['status', '--config', cfg, '--json']).done).stdout) as {
-      entities: { entity: string; loadedButChanged: number }[]
+      updates: { entities: Record<string, Record<string, number>>; byKind: { entity: string; kind: string; status: string; n: number }[] }
     }
-    expect(status.entities.find((e) => e.entity === 'members')?.loadedButChanged).toBe(2)
+    expect(status.updates.byKind.filter((r) => r.entity === 'members')).toEqual([
+      { entity: 'members', kind: 'member.unchangeable', policy: 'report', status: 'reported', n: 2 },
+    ])
     const after = JSON.parse((await runCli(['rejects', '--config', cfg, '--json', '--entity', 'members']).done).stdout) as { targetKey: string }[]
     expect(after.map((r) => r.targetKey).sort()).toEqual(['r1_member_4', 'r3_member_1'])
   })

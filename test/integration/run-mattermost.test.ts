@@ -4,7 +4,7 @@
  * with what the fixture's rows and the policies say should be there (expected canonical records →
  * the documented mapping, computed in this process without the connector, ledger or loader), every
  * bad row must be in `chatferry rejects --json`, and a `--delta` run after new rows were added to
- * the source must load exactly those new rows.
+ * the source must load exactly those new rows and apply the edit of a loaded post with one chat write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -164,7 +164,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
   )
 
   it.skipIf(noServer)(
-    `--delta after new rows were added loads exactly the new user, membership, posts and placeholder; an edit after loading is only recorded${noServer ? ' (skipped: no MariaDB server)' : ''}`,
+    `--delta after new rows were added loads exactly the new user, membership, posts and placeholder; an edit after loading is applied with one chat write${noServer ? ' (skipped: no MariaDB server)' : ''}`,
     async () => {
       const now = Date.now()
       const [alice] = seed.users as [Row]
@@ -194,7 +194,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
           post('p33ghost', { createat: T0 + 103 * MINUTE, userid: 'u99ghost', message: 'Boo' }),
         ],
       }
-      // An already loaded post edited in the source: recorded as changed after loading, never sent again.
+      // An already loaded post edited in the source: never imported again, edited through the chat interface (the update lane).
       const edited = { ...(seed.posts?.find((p) => p.id === 'p03tie') as Row), message: 'Same millisecond, edited', editat: now, updateat: now }
       const w = await openFixtureWriter(engine, source.url)
       try {
@@ -225,10 +225,8 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       expect(res.stdout).toMatch(/^messages\s+\d+ rows → 4 new, 0 updated, \d+ unchanged, 1 changed after loading,/m)
       const after = await sandboxContents(tsb.sandbox, app.id)
       const expected = expectMigration(expectedMattermost(merged, connectorSettings), policies, now)
-      // The edit after loading stays as loaded (the platform's import cannot update a message).
-      const original = expectMigration(expectedMattermost(seed, connectorSettings), policies, now).items.messages.get('p03tie')
+      // The edit after loading is on the platform too (the update lane's PUT /messages/{id}).
       expect(expected.items.messages.get('p03tie')?.data?.text).toContain('edited')
-      expected.items.messages.set('p03tie', original as NonNullable<typeof original>)
       expect(compareWithExpected(expected.items, after)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))
 
@@ -247,10 +245,13 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
           `users ${zed}`,
         ].sort(),
       )
-      // Exactly those items went over the wire, once each.
+      // Exactly those items went over the wire, once each, and one chat write: the edit.
       await tsb.sandbox.whenIdle()
       const sent = (await tsb.sandbox.requests(app.id)).slice(requestsBefore)
-      expect(sent.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(7)
+      const imports = sent.filter((r) => ['users', 'groups', 'members', 'messages'].includes(r.endpoint))
+      expect(imports.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(7)
+      const writes = sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)
+      expect(writes).toEqual(['messages.update 200 1'])
       expect(after.messages.find((m) => m.key === 'p33ghost')?.row.sender).toBe(ghost)
       // The mention of the new user resolved to its uid in the same delta.
       const reply = after.messages.find((m) => m.key === 'p31newreply')?.row.data as { text: string }

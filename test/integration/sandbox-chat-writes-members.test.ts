@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { PlatformError } from '../../src/target/errors.ts'
 import { WebhookEnvelope } from '../../src/target/webhooks.ts'
-import { chatRaw, chatWorld, chatWrites } from '../helpers/chat-world.ts'
+import { chatRaw, chatWorld, chatWrites, hookUp, webhookReceiver } from '../helpers/chat-world.ts'
 import { seedUsers, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
@@ -139,19 +139,9 @@ describe('scope, kick, ban, unban', () => {
 
 describe('webhooks', () => {
   it('added, scope changed, kicked, banned, unbanned reach a webhook with those triggers, in the documented envelope', async () => {
-    const received: unknown[] = []
-    const server = (await import('node:http')).createServer((req, res) => {
-      let body = ''
-      req.on('data', (c: Buffer) => (body += c.toString()))
-      req.on('end', () => {
-        received.push(JSON.parse(body))
-        res.end('ok')
-      })
-    })
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const hook = await webhookReceiver()
     try {
       const { app } = await chatWorld(t)
-      const port = (server.address() as { port: number }).port
       const triggers = [
         'group_member_added',
         'group_member_scope_changed',
@@ -159,22 +149,21 @@ describe('webhooks', () => {
         'group_member_banned',
         'group_member_unbanned',
       ] as const
-      await t.mgmt.createWebhook(app.id, { id: 'hook1', name: 'hook', webhookURL: `http://127.0.0.1:${port}/hook` })
-      await t.mgmt.addWebhookTriggers(app.id, 'hook1', [...triggers])
+      await hookUp(t, app, hook.url, triggers)
       await app.client.addMembers('g1', { participants: ['dave'] })
       await app.client.changeMemberScope('g1', 'dave', 'admin')
       await app.client.kickMember('g1', 'dave')
       await app.client.banMember('g1', 'erin')
       await app.client.unbanMember('g1', 'erin')
       await t.sandbox.whenIdle()
-      const envelopes = received.map((r) => WebhookEnvelope.parse(r))
+      const envelopes = hook.received.map((r) => WebhookEnvelope.parse(r))
       expect(envelopes.map((e) => e.trigger).sort()).toEqual([...triggers].sort())
       expect(envelopes.find((e) => e.trigger === 'group_member_kicked')?.data).toMatchObject({
         group: { guid: 'g1' },
         members: { dave: { uid: 'dave' } },
       })
     } finally {
-      server.close()
+      await hook.close()
     }
   })
 })

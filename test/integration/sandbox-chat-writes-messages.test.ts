@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { PlatformError } from '../../src/target/errors.ts'
 import { WebhookEnvelope } from '../../src/target/webhooks.ts'
-import { chatRaw, chatWorld, chatWrites } from '../helpers/chat-world.ts'
+import { chatRaw, chatWorld, chatWrites, hookUp, webhookReceiver } from '../helpers/chat-world.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
@@ -60,6 +60,14 @@ describe('PUT /messages/{id}', () => {
     expect(m1.data?.text).toBe('hello group')
     expect(m1.editedAt).toBeUndefined()
     expect(await chatWrites(t, app)).toEqual([{ endpoint: 'messages.update', status, code, items: [{ key: messageId, result: 'refused', code }] }])
+  })
+
+  it('a deactivated sender cannot be onBehalfOf (ERR_UID_NOT_FOUND); the app can still edit', async () => {
+    const { app, ids } = await chatWorld(t)
+    await app.client.deactivateUsers(['bob'])
+    expect(await app.client.updateMessage(ids.m2 as string, { data: { text: 'x' } }, 'bob').catch(codeOf)).toBe('ERR_UID_NOT_FOUND')
+    const res = await app.client.updateMessage(ids.m2 as string, { data: { text: 'edited by the app' } }, undefined)
+    expect(res.message).toMatchObject({ editedBy: 'app_system', data: { text: 'edited by the app' } })
   })
 
   it('without onBehalfOf the app edits (editedBy app_system, as the documented example)', async () => {
@@ -115,34 +123,26 @@ describe('DELETE /messages/{id}', () => {
 
 describe('webhooks', () => {
   it('message_edited and message_deleted carry the action message with the message acted on', async () => {
-    const received: { trigger: string; data: { message: { data: { action: string; entities: { on: { entity: { id: string } } } } } } }[] = []
-    const server = (await import('node:http')).createServer((req, res) => {
-      let body = ''
-      req.on('data', (c: Buffer) => (body += c.toString()))
-      req.on('end', () => {
-        received.push(JSON.parse(body))
-        res.end('ok')
-      })
-    })
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const hook = await webhookReceiver()
     try {
       const { app, ids } = await chatWorld(t)
-      const port = (server.address() as { port: number }).port
-      await t.mgmt.createWebhook(app.id, { id: 'hook1', name: 'hook', webhookURL: `http://127.0.0.1:${port}/hook` })
-      await t.mgmt.addWebhookTriggers(app.id, 'hook1', ['message_edited', 'message_deleted'])
+      await hookUp(t, app, hook.url, ['message_edited', 'message_deleted'])
       await app.client.updateMessage(ids.m1 as string, { data: { text: 'edited' } }, 'alice')
       await app.client.deleteMessage(ids.m1 as string, 'alice')
       await t.sandbox.whenIdle()
-      for (const r of received) {
-        WebhookEnvelope.parse({ ...r })
-      }
-      const seen = received.map((r) => [r.trigger, r.data.message.data.action, r.data.message.data.entities.on.entity.id]).sort()
+      const seen = hook.received
+        .map((r) => WebhookEnvelope.parse(r))
+        .map((e) => {
+          const message = e.data.message as { data: { action: string; entities: { on: { entity: { id: string } } } } }
+          return [e.trigger, message.data.action, message.data.entities.on.entity.id]
+        })
+        .sort()
       expect(seen).toEqual([
         ['message_deleted', 'deleted', ids.m1],
         ['message_edited', 'edited', ids.m1],
       ])
     } finally {
-      server.close()
+      await hook.close()
     }
   })
 })

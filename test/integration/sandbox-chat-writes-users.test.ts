@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { PlatformError } from '../../src/target/errors.ts'
-import { chatRaw, chatWorld, chatWrites } from '../helpers/chat-world.ts'
+import { WebhookEnvelope } from '../../src/target/webhooks.ts'
+import { chatRaw, chatWorld, chatWriteLines, chatWrites, hookUp, webhookReceiver } from '../helpers/chat-world.ts'
 import { importRaw, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 let t: TestSandbox
@@ -61,6 +62,12 @@ describe('DELETE /users and PUT /users: deactivation', () => {
     expect(await app.client.deactivateUsers(['dave'])).toEqual({ changed: [], unchanged: ['dave'] })
     expect(await app.client.reactivateUsers(['dave', 'erin'])).toEqual({ changed: ['dave'], unchanged: ['erin'] })
     expect((await app.client.getUser('dave')).deactivatedAt).toBeUndefined()
+    expect(chatWriteLines(await chatWrites(t, app))).toEqual([
+      'users.deactivate dave applied',
+      'users.deactivate dave unchanged',
+      'users.reactivate dave applied',
+      'users.reactivate erin unchanged',
+    ])
     expect(await chatWrites(t, app)).toEqual([
       { endpoint: 'users.deactivate', status: 200, code: null, items: [{ key: 'dave', result: 'applied' }] },
       { endpoint: 'users.deactivate', status: 200, code: null, items: [{ key: 'dave', result: 'unchanged' }] },
@@ -133,6 +140,29 @@ describe('PUT /groups/{guid}', () => {
     const { app } = await chatWorld(t)
     const group = await app.client.updateGroup('g1', { name: 'By alice', owner: 'bob' }, { onBehalfOf: 'alice' })
     expect(group).toMatchObject({ name: 'By alice', owner: 'alice' })
+  })
+})
+
+describe('group webhooks', () => {
+  it('group_updated, group_owner_transferred (owner changed) and group_deleted carry the group', async () => {
+    const hook = await webhookReceiver()
+    try {
+      const { app } = await chatWorld(t)
+      await hookUp(t, app, hook.url, ['group_updated', 'group_owner_transferred', 'group_deleted'])
+      await app.client.updateGroup('g1', { name: 'Renamed' })
+      await app.client.updateGroup('g1', { owner: 'carol' })
+      await app.client.deleteGroup('g1')
+      await t.sandbox.whenIdle()
+      const envelopes = hook.received.map((r) => WebhookEnvelope.parse(r))
+      expect(envelopes.map((e) => `${e.trigger} ${(e.data.group as { name: string }).name}`).sort()).toEqual([
+        'group_deleted Renamed',
+        'group_owner_transferred Renamed',
+        'group_updated Renamed',
+        'group_updated Renamed',
+      ])
+    } finally {
+      await hook.close()
+    }
   })
 })
 

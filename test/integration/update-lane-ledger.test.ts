@@ -130,6 +130,27 @@ describe.each(stores)('update lane ledger on $name', (entry) => {
     expect(await lane().done(u0!.id, 'me/999999/x', 200)).toBe(false)
   })
 
+  it("a user's deactivation waits for the planned updates of that user's memberships and messages", async () => {
+    await loadedUsers('deact', 1)
+    await store().updatePlan.record('deact', 'users', [intent({ kind: 'user.deactivate', targetKey: 'u0' })])
+    await store().updatePlan.record('deact', 'members', [
+      intent({ kind: 'member.kick', targetKey: 'g1_member_u0' }),
+      intent({ kind: 'member.kick', targetKey: 'g1_member_xu0' }),
+    ])
+    await store().updatePlan.record('deact', 'messages', [intent({ kind: 'message.delete', targetKey: 'm7', body: { sender: 'u0' } })])
+    const first = await lane().claim({ jobId: 'deact', owner: 'h/1/a', leaseSeconds: 60, limit: 10 })
+    expect(first.map((u) => [u.kind, u.targetKey])).toEqual([
+      ['member.kick', 'g1_member_u0'],
+      ['member.kick', 'g1_member_xu0'],
+      ['message.delete', 'm7'],
+    ])
+    expect(await lane().done(first[2]!.id, 'h/1/a', 200)).toBe(true)
+    // Once u0's own kick and its message's deletion are done, the deactivation goes, though xu0's kick (another user) is still open.
+    expect(await lane().done(first[0]!.id, 'h/1/a', 200)).toBe(true)
+    const next = await lane().claim({ jobId: 'deact', owner: 'h/1/a', leaseSeconds: 60, limit: 10 })
+    expect(next.map((u) => [u.kind, u.targetKey])).toEqual([['user.deactivate', 'u0']])
+  })
+
   it('a lease that ran out is taken over: the old holder can neither send nor settle', async () => {
     await loadedUsers('expiry', 1)
     await store().updatePlan.record('expiry', 'users', [intent({ kind: 'user.update', targetKey: 'u0', body: { name: 'Zero' } })])

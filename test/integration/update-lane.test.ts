@@ -15,6 +15,7 @@ import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { PlannedItem } from '../../src/state/store.ts'
 import type { UpdateIntent } from '../../src/state/update-plan-ledger.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
+import { startHoldingProxy } from '../helpers/holding-proxy.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, useLoaderFixture } from '../helpers/loader-harness.ts'
 import { testSecret } from '../helpers/secrets.ts'
@@ -39,8 +40,8 @@ function legacyMessages(): PlannedItem[] {
   })
 }
 
-async function importedJob(jobId: string) {
-  const app = await fx.sb.createApp({ id: jobId, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 6000 } })
+async function importedJob(jobId: string, settings: { chatRequestsPerMinute?: number; windowMs?: number } = {}) {
+  const app = await fx.sb.createApp({ id: jobId, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 6000, ...settings } })
   await fx.store.ensureJob(jobId, app.id)
   await fx.store.planItems(jobId, 'users', users(5))
   await fx.store.planItems(jobId, 'groups', groups(2))
@@ -188,4 +189,83 @@ it('an update found sent after a crash is checked first: settled without a call 
     ['u0', 'done', 200],
     ['u1', 'done', null],
   ])
+}, 60_000)
+
+const renames = (n: number): UpdateIntent[] =>
+  users(n).map((u) => intent({ kind: 'user.update', targetKey: u.targetKey, body: { name: `Renamed ${u.targetKey}` } }))
+
+it('a 429 from the chat interface pauses the chat budget and the same update goes again: each applied once', async () => {
+  const jobId = 'limited'
+  // The platform allows 4 chat calls per 2 s; the lane's budget thinks it may send 6000 a minute.
+  const app = await importedJob(jobId, { chatRequestsPerMinute: 4, windowMs: 2000 })
+  await fx.store.updatePlan.record(jobId, 'users', renames(5))
+  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect(out.status, out.error?.message).toBe('done')
+  expect(out.counters.rateLimited).toBeGreaterThan(0)
+  const applied = (await receivedWrites(fx.sb, app.id)).filter((w) => w.status === 200)
+  expect(applied.map((w) => w.call).sort()).toEqual(
+    users(5)
+      .map((u) => `users.update ${u.targetKey}`)
+      .sort(),
+  )
+  const pauses = await sql<{ pauses: number }>`select pauses from chatferry.quota_budgets where app_id = ${`${app.id}#chat`}`.execute(
+    inspectLedger(fx.store),
+  )
+  expect(Number(pauses.rows[0]?.pauses)).toBeGreaterThan(0)
+}, 60_000)
+
+it('a timeout after the platform applied the call is checked, not sent again; a 503 the platform never saw is sent again', async () => {
+  const jobId = 'flaky'
+  const app = await importedJob(jobId)
+  await fx.store.updatePlan.record(jobId, 'users', renames(3))
+  const upstream = new URL(app.baseUrl)
+  const proxy = await startHoldingProxy(upstream.origin, 4500)
+  try {
+    // u0's rename reaches the platform but its answer comes after the client's 3 s timeout; u1's
+    // first call gets a 503 without reaching the platform.
+    let heldOnce = false
+    proxy.hold = (method, path) => method === 'PUT' && path.endsWith('/users/u0') && !heldOnce && (heldOnce = true)
+    let failedOnce = false
+    proxy.fail = (method, path) => (method === 'PUT' && path.endsWith('/users/u1') && !failedOnce && (failedOnce = true) ? 503 : undefined)
+    const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: `${proxy.origin}${upstream.pathname}`, apiKey: app.apiKey })
+    expect(out.status, out.error?.message).toBe('done')
+    expect(out.counters.confirmed).toBe(1)
+    const writes = await receivedWrites(fx.sb, app.id)
+    expect(duplicates(writes)).toEqual([])
+    expect(writes.map((w) => w.call).sort()).toEqual(['users.update u0', 'users.update u1', 'users.update u2'])
+    expect((await ledgerUpdates(fx.store, jobId)).map((u) => [u.target_key, u.status, u.http_status])).toEqual([
+      ['u0', 'done', null],
+      ['u1', 'done', 200],
+      ['u2', 'done', 200],
+    ])
+  } finally {
+    await proxy.close()
+  }
+}, 60_000)
+
+it('a message whose sender is deactivated on the platform is edited by the app instead (no onBehalfOf)', async () => {
+  const jobId = 'departed'
+  const app = await importedJob(jobId)
+  const ids = await messageIds(fx.sb, app.id)
+  const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
+  // m2 was sent by u2, who left before this delta (deactivated by an earlier one).
+  await client.deactivateUsers(['u2'])
+  await fx.store.updatePlan.record(jobId, 'messages', [
+    intent({
+      kind: 'message.edit',
+      targetKey: 'm2',
+      body: { sender: 'u2', data: { text: 'edited after u2 left', metadata: { legacy: { id: '2' } } } },
+    }),
+  ])
+  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  expect(out.status, out.error?.message).toBe('done')
+  const writes = (await receivedWrites(fx.sb, app.id)).filter((w) => w.call.startsWith('messages.'))
+  // Refused on behalf of u2, then applied once by the app.
+  expect(writes.map((w) => [w.call, w.status])).toEqual([
+    [`messages.update ${ids.get('m2')}`, 404],
+    [`messages.update ${ids.get('m2')}`, 200],
+  ])
+  const edited = await client.getMessage(ids.get('m2')!)
+  expect(edited.data?.text).toBe('edited after u2 left')
+  expect(edited.editedBy).toBe('app_system')
 }, 60_000)

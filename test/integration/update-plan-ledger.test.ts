@@ -7,8 +7,12 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { changeClassifier } from '../../src/plan/change-classifier.ts'
+import { ChangesSchema } from '../../src/plan/changes-config.ts'
+import type { UpdateTally } from '../../src/plan/update-tally.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
+import { noUpdates } from '../../src/state/update-plan-ledger.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -115,5 +119,48 @@ describe.each(stores)('store.updatePlan on $name', (entry) => {
     const marked = await sql<{ target_key: string }>`
       select target_key from chatferry.items where job_id = 'van' and vanished_at is not null`.execute(inspectLedger(s))
     expect(marked.rows.map((r) => r.target_key)).toEqual([all[0]!.target_key])
+  })
+
+  it('planning a changed done item: an applied change advances the payload, a newer one supersedes it, a reported one is kept and applied once its policy is apply', async () => {
+    const s = store()
+    await s.ensureJob('plan', 'app')
+    const user = (name: string) => ({ legacyId: 'u9', targetKey: 'user-9', payload: { uid: 'user-9', name } })
+    await s.planItems('plan', 'users', [user('Ann')])
+    await sql`update chatferry.items set status = 'done', loaded_hash = payload_hash where job_id = 'plan'`.execute(inspectLedger(s))
+    const plan = async (name: string, users: 'apply' | 'report') => {
+      const tally: UpdateTally = {}
+      const recorded = noUpdates()
+      const classify = changeClassifier('users', { changes: ChangesSchema.parse({ users }), deletesMode: 'skip', metadataKey: 'legacy' }, tally)
+      const counts = await s.planPage('plan', 'users', { items: [user(name)], changes: { classify, recorded } })
+      const item = await sql<{ name: string; payload_hash: string; loaded_hash: string }>`
+        select (payload::jsonb)->>'name' as name, payload_hash, loaded_hash from chatferry.items where job_id = 'plan'`.execute(inspectLedger(s))
+      return { counts, recorded, tally, item: item.rows[0]! }
+    }
+    const reported = await plan('Anne', 'report')
+    expect(reported.recorded).toMatchObject({ reported: 1, planned: 0 })
+    // Only reported: the platform still has Ann, and so does the ledger.
+    expect(reported.item.name).toBe('Ann')
+    expect(reported.item.payload_hash).toBe(reported.item.loaded_hash)
+    // Seen again: counted by the plan, recorded once.
+    expect((await plan('Anne', 'report')).recorded).toMatchObject({ reported: 0, repeated: 1 })
+    // The policy becomes apply: the change the platform never got is planned, against what it has.
+    const applied = await plan('Anne', 'apply')
+    expect(applied.recorded).toMatchObject({ planned: 1 })
+    expect(applied.item.name).toBe('Anne')
+    expect(applied.item.payload_hash).not.toBe(applied.item.loaded_hash)
+    // The same source row again: nothing new to apply.
+    expect((await plan('Anne', 'apply')).recorded).toMatchObject({ planned: 0, reported: 0, repeated: 0 })
+    // A newer rename before the lane sent the first: the planned one is superseded.
+    const newer = await plan('Anna', 'apply')
+    expect(newer.recorded).toMatchObject({ planned: 1, superseded: 1 })
+    const rows = await sql<{ status: string; body: string; payload_hash: string | null }>`
+      select status, body, payload_hash from chatferry.updates where job_id = 'plan' order by id`.execute(inspectLedger(s))
+    expect(rows.rows.map((r) => [r.status, JSON.parse(r.body).name])).toEqual([
+      ['reported', 'Anne'],
+      ['superseded', 'Anne'],
+      ['planned', 'Anna'],
+    ])
+    // The planned intent brings the platform to the stored payload's hash.
+    expect(rows.rows[2]?.payload_hash).toBe(newer.item.payload_hash)
   })
 })

@@ -28,6 +28,30 @@ describe('parseConfig', () => {
     expect(Object.isFrozen(config.target.quota)).toBe(true)
   })
 
+  it('changes: defaults to apply and the documented vanished policies; every mistake is listed with its path', () => {
+    const config = parseConfig('target:\n  appId: a\n  region: eu\n  apiKey: ${CHATFERRY_API_KEY}\n', 'c.yaml', env)
+    expect(config.changes).toEqual({
+      users: 'apply',
+      groups: 'apply',
+      members: 'apply',
+      edits: 'apply',
+      deletions: 'apply',
+      vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report' },
+    })
+    const yaml = [
+      'target: { appId: a, region: eu, apiKey: "${CHATFERRY_API_KEY}" }',
+      'changes:',
+      '  users: update',
+      '  edits: report',
+      '  vanished: { groups: apply, posts: delete }',
+    ].join('\n')
+    expect(
+      problemsOf(yaml)
+        .map((p) => p.path)
+        .sort(),
+    ).toEqual(['changes.users', 'changes.vanished', 'changes.vanished.groups'])
+  })
+
   it('reports five different mistakes at once, each with its path', () => {
     const yaml = [
       'target:',

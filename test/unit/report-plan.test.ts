@@ -32,6 +32,8 @@ function entity(toCreate: number, rejected: number, o: Partial<EntityPlan> = {})
     changedSincePrevious: null,
     samples: {},
     cost: { requests: toCreate ? 1 : 0, seconds: toCreate ? 1 : 0 },
+    updates: {},
+    vanished: null,
     ...o,
   }
 }

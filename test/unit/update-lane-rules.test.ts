@@ -11,9 +11,11 @@ import { memberOf, messageEditBody, scopeOf, senderOf } from '../../src/load/app
 import { messageMatches, recordMatches } from '../../src/load/check-ambiguous-update.ts'
 import { conversationIdOf, messageShapeOf } from '../../src/load/find-platform-message.ts'
 import type { LoadOutcome } from '../../src/load/loader.ts'
+import { judgeUpdateFailure, type UpdateFailureVerdict } from '../../src/load/update-failure-rule.ts'
 import type { UpdateLaneOutcome } from '../../src/load/update-lane.ts'
 import { emptyUpdateCounters } from '../../src/load/update-lane-run.ts'
 import { formatUpdateTable, updateReport, updateTotals } from '../../src/load/update-progress.ts'
+import type { FailureKind } from '../../src/target/errors.ts'
 
 describe('memberOf: the group and user of a member update', () => {
   it.each<[string, string, Record<string, unknown>, { guid: string; uid: string } | string]>([
@@ -150,5 +152,25 @@ describe('combineOutcomes: the run from both lanes', () => {
     if (u === 'failed' && i !== 'failed') {
       expect(out.error?.message).toBe('lane failed')
     }
+  })
+})
+
+describe('judgeUpdateFailure: what a failed chat write means', () => {
+  it.each<[string, FailureKind, number | undefined, string, boolean, UpdateFailureVerdict]>([
+    ['an unknown user', 'http', 404, 'ERR_UID_NOT_FOUND', false, 'reject'],
+    ['a role the app lacks', 'http', 404, 'ERR_ROLE_NOT_FOUND', false, 'reject'],
+    ['not the sender (403 about the message)', 'http', 403, 'ERR_MESSAGE_NOT_A_SENDER', false, 'reject'],
+    ['a bad body', 'http', 400, 'ERR_EMPTY_MESSAGE_TEXT', false, 'reject'],
+    ['the key refused', 'http', 401, 'AUTH_ERR_APIKEY_NOT_FOUND', false, 'stop'],
+    ['a key without full access', 'http', 403, 'AUTH_ERR_NO_ACCESS', false, 'stop'],
+    ['the app deleted', 'http', 403, 'ERR_APP_ARCHIVED', false, 'stop'],
+    ['a redirect', 'http', 302, 'HTTP_302', false, 'stop'],
+    ['an insecure URL', 'refused', undefined, 'INSECURE_TRANSPORT', false, 'stop'],
+    ['a 503', 'http', 503, 'ERR_SERVICE_UNAVAILABLE', true, 'retry'],
+    ['a 500', 'http', 500, 'ERR_EXCEPTION', true, 'retry'],
+    ['a timeout', 'timeout', undefined, 'TIMEOUT', true, 'retry'],
+    ['a lost connection', 'network', undefined, 'NETWORK_ERROR', true, 'retry'],
+  ])('%s → %s', (_name, kind, status, code, retryable, expected) => {
+    expect(judgeUpdateFailure({ kind, status, code, retryable })).toBe(expected)
   })
 })

@@ -39,16 +39,16 @@ export function registerRetryRejectedCommand(program: Command): void {
       try {
         noteSummary({ jobId: ctx.jobId })
         await requireKnownJob(ctx)
-        const n = await ctx.store.retryRejected(ctx.jobId, {
-          ...(opts.code !== undefined ? { code: opts.code } : {}),
-          ...(opts.entity !== undefined ? { entity: opts.entity } : {}),
-        })
+        const filter = { ...(opts.code !== undefined ? { code: opts.code } : {}), ...(opts.entity !== undefined ? { entity: opts.entity } : {}) }
+        const items = await ctx.store.retryRejected(ctx.jobId, filter)
+        // Rejected updates of loaded items too: the next load's update lane sends them again.
+        const updates = await ctx.store.updateLane.retryRejected(ctx.jobId, filter)
+        const n = items + updates
         if (opts.json) {
           printSummary(buildSummary({ exitCode: EXIT.OK, stats: await ctx.store.entityStats(ctx.jobId), replanned: n }))
         } else {
-          process.stdout.write(
-            `${n} rejected item(s) planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`,
-          )
+          const what = updates > 0 ? `${items} rejected item(s) and ${updates} rejected update(s)` : `${items} rejected item(s)`
+          process.stdout.write(`${what} planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`)
         }
       } finally {
         await ctx.close()

@@ -9,6 +9,7 @@ import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
 import { deadRunReason } from '../run-liveness.ts'
 import { statusRetentionEdge } from '../status-retention-edge.ts'
+import { formatStatusUpdates, statusUpdates } from '../status-updates.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
@@ -36,7 +37,10 @@ export function registerStatusCommand(program: Command): void {
   status
     .addOption(configOption())
     .option('--job <id>', JOB_OPTION_HELP)
-    .option('--json', 'print JSON: jobId, appId, quota, chatQuota, entities, updates (per kind), the last runs, retentionEdge')
+    .option(
+      '--json',
+      'print JSON: jobId, appId, quota, chatQuota, entities, the last runs, retentionEdge, updates (per entity and kind), updateLane (per kind)',
+    )
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
@@ -53,7 +57,8 @@ export function registerStatusCommand(program: Command): void {
         const inFlight = stats.reduce((n, s) => n + s.sent, 0)
         const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
         const retentionEdge = await statusRetentionEdge(ctx.store, ctx.jobId, ctx.config, report, now)
-        const updates = updateReport(await ctx.store.updateCounts(ctx.jobId))
+        const updates = await statusUpdates(ctx.store, ctx.jobId)
+        const updateLane = updateReport(updates.byKind)
         if (opts.json) {
           process.stdout.write(
             `${JSON.stringify(
@@ -63,10 +68,11 @@ export function registerStatusCommand(program: Command): void {
                 quota,
                 chatQuota: ctx.config.target.chatQuota,
                 entities: report,
-                updates,
                 runs,
                 inFlightWhenDied: orphaned,
                 retentionEdge,
+                updates,
+                updateLane,
               },
               null,
               2,
@@ -77,9 +83,12 @@ export function registerStatusCommand(program: Command): void {
             `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
           )
           process.stdout.write(`${formatStatusTable(report)}\n`)
-          if (updates.length > 0) {
-            process.stdout.write(`updates of loaded items (chat interface, ${ctx.config.target.chatQuota.requestsPerMinute} requests/min):\n`)
-            process.stdout.write(`${formatUpdateTable(updates)}\n`)
+          for (const line of formatStatusUpdates(updates)) {
+            process.stdout.write(`${line}\n`)
+          }
+          if (updateLane.length > 0) {
+            process.stdout.write(`update lane (chat interface, ${ctx.config.target.chatQuota.requestsPerMinute} requests/min):\n`)
+            process.stdout.write(`${formatUpdateTable(updateLane)}\n`)
           }
           if (retentionEdge.advice) {
             process.stdout.write(`WARNING retention edge: ${retentionEdge.advice}\n`)

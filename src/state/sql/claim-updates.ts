@@ -27,7 +27,9 @@ export interface ClaimedUpdateRow {
  * them against the platform before sending anything). Rows another process locks are skipped
  * (`for update skip locked`), and an update waits while an older update of the same item is
  * planned or sent, so one item's updates reach the platform in the order they were planned, across
- * every process. The claim changes only the lease; `markUpdateSent` records the send.
+ * every process. A user's deactivation also waits for the planned updates of that user's
+ * memberships (a kick, a ban) and of the messages it sent (edits and deletes on its behalf): the
+ * platform answers `ERR_UID_NOT_FOUND` for a deactivated user in those calls. The claim changes only the lease; `markUpdateSent` records the send.
  */
 export async function claimUpdates(
   db: Kysely<StateDatabase>,
@@ -58,6 +60,11 @@ export async function claimUpdates(
           select 1 from chatferry.updates e
           where e.job_id = c.job_id and e.entity = c.entity and e.target_key = c.target_key
             and e.id < c.id and e.status in ('planned', 'sent'))
+        and not (c.kind = 'user.deactivate' and exists (
+          select 1 from chatferry.updates m
+          where m.job_id = c.job_id and m.status in ('planned', 'sent') and (
+            (m.entity = 'members' and right(m.target_key, length(c.target_key) + 8) = '_member_' || c.target_key)
+            or (m.entity = 'messages' and m.body::jsonb ->> 'sender' = c.target_key))))
       order by c.id
       limit ${args.limit}
       for update of c skip locked
