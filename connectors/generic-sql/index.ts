@@ -173,10 +173,11 @@ class GenericSqlSession implements SourceSession {
    * key and id columns of the wrapped query. Soft-deleted rows (a `deleted_at`, `deactivated_at`)
    * are yielded like any row: only a row gone from the query has vanished.
    */
-  readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
+  readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> | undefined {
     const p = this.#entities.get(entity)
     if (p === undefined) {
-      return (async function* () {})()
+      // No query for the entity: nothing to compare with (every loaded item would look gone).
+      return undefined
     }
     return readKeyPages({
       conn: this.#conn,

@@ -99,8 +99,10 @@ export interface SourceSession {
    * Planning compares them with the ledger's loaded items to find rows hard-deleted from the
    * source (`changes.vanished`). A row that is only soft-deleted or deactivated is still yielded
    * (its change arrives through {@link read}). Releases its resources when the consumer stops.
+   * Undefined when the connector reads no rows of this entity (not configured): then there is
+   * nothing to compare with, and no loaded item may count as gone.
    */
-  readKeys?(entity: LegacyEntity, options?: KeysOptions): AsyncIterable<readonly string[]>
+  readKeys?(entity: LegacyEntity, options?: KeysOptions): AsyncIterable<readonly string[]> | undefined
   /** Ends the snapshot and releases connections; idempotent. */
   close(): Promise<void>
 }

@@ -21,9 +21,24 @@ const Vanished = z
     members: z.enum(['delete', 'report']).default('delete'),
     /** A message row gone (only looked for with `run --delta --detect-deletes`): `delete` or `report`. @default 'report' */
     messages: z.enum(['delete', 'report']).default('report'),
+    /**
+     * The largest share (0–1) of an entity's loaded items one comparison may find gone. Beyond it
+     * (and beyond 10 items), nothing is recorded and the run warns with the counts: a source
+     * pointed at the wrong database, or a query that lost its rows, must not deactivate every user.
+     * Raise it (up to 1) for a deletion that large on purpose. @default 0.5
+     */
+    maxShare: z.number().min(0).max(1).default(0.5),
   })
   .strict()
 export type VanishedPolicy = 'delete' | 'report'
+
+/** Up to this many vanished items of an entity are always taken, whatever `maxShare` says. */
+export const VANISHED_ALWAYS = 10
+
+/** The guard of `changes.vanished.maxShare`: may a comparison that finds `gone` of `loaded` items gone go on? */
+export function vanishedAllowed(maxShare: number, gone: number, loaded: number): boolean {
+  return gone <= VANISHED_ALWAYS || gone <= maxShare * loaded
+}
 
 export const ChangesSchema = z
   .object({

@@ -40,10 +40,10 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
       return counts
     },
     finishEntity: async () => {},
-    async vanished(entity, sourceKeys, decide) {
+    async vanished(entity, sourceKeys, decide, allow) {
       // Counted (the decider tallies the intents), never recorded.
-      const vanished = await session.vanished(jobId, entity, sourceKeys, (items) => void decide(items))
-      return { ...noUpdates(), vanished }
+      const scan = await session.vanished(jobId, entity, sourceKeys, (items) => void decide(items), allow)
+      return { ...noUpdates(), ...scan }
     },
   }
 }

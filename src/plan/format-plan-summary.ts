@@ -1,5 +1,24 @@
 /** The terminal summary of planning into the ledger (`chatferry run`, the demo). */
 import type { PlanJobSummary } from './plan-job.ts'
+import type { EntityPlanSummary } from './plan-summary.ts'
+
+/** `2 user.update, 1 user.deactivate (vanished 1); recorded: 3 planned, 0 reported…`, or '' when none. */
+function updateLine(s: EntityPlanSummary): string {
+  const found = Object.entries(s.updates).flatMap(([kind, byPolicy]) =>
+    Object.entries(byPolicy ?? {}).map(([policy, e]) => `${e?.count ?? 0} ${kind}${policy === 'apply' ? '' : ` (${policy})`}`),
+  )
+  if (found.length === 0 && !s.vanished) {
+    return ''
+  }
+  const r = s.updatesRecorded
+  const recorded = `${r.planned} planned, ${r.reported} reported, ${r.ignored} ignored, ${r.superseded} superseded, ${r.repeated} seen before`
+  const gone = s.vanishedRefused
+    ? ` (${s.vanished} gone from the source: TOO MANY, none recorded — over changes.vanished.maxShare; is the source right?)`
+    : s.vanished
+      ? ` (${s.vanished} gone from the source)`
+      : ''
+  return `${found.join(', ') || 'none'}${gone}; recorded: ${recorded}`
+}
 
 /** A few lines a person reads in seconds: rows read, items planned, skips and rejects per entity. */
 export function formatPlanSummary(summary: PlanJobSummary): string {
@@ -22,6 +41,10 @@ export function formatPlanSummary(summary: PlanJobSummary): string {
     )
     for (const [reason, r] of Object.entries(s.rejected)) {
       lines.push(`            rejected ${r.count} × ${reason} (e.g. ${r.samples.join(', ')})`)
+    }
+    const updates = updateLine(s)
+    if (updates !== '') {
+      lines.push(`            updates of loaded items: ${updates}`)
     }
   }
   const policyLines = Object.entries(summary.outcomes)

@@ -36,7 +36,7 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
         cursor: { value: page.cursor, ...(page.watermark !== undefined ? { watermark: page.watermark } : {}) },
         changes: page.changes,
       }),
-    vanished: (entity, sourceKeys, decide) => store.updatePlan.recordVanished(jobId, entity, sourceKeys, decide),
+    vanished: (entity, sourceKeys, decide, allow) => store.updatePlan.recordVanished(jobId, entity, sourceKeys, decide, allow),
     finishEntity: (entity, cursor, watermark) => store.saveCursor(jobId, entity, { ...(cursor ?? {}), complete: 1 }, watermark),
   }
 }

@@ -6,7 +6,9 @@
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import type { Cursor, Page, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
+import { addRecorded, type VanishedItemRow } from '../state/index.ts'
 import { changeClassifier } from './change-classifier.ts'
+import { vanishedAllowed } from './changes-config.ts'
 import { mapPage } from './map-page.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
@@ -69,12 +71,27 @@ async function compareKeys(run: PlanRun, entity: LegacyEntity): Promise<void> {
   }
   const summary = run.entities[entity]
   const started = Date.now()
-  const outcome = await sink.vanished(entity, session.readKeys(entity, { pageSize: 10 * run.pageSize, ...(signal ? { signal } : {}) }), (items) => {
-    const intents = vanishedIntents(entity, items, run.changePolicies.changes)
+  const { changes } = run.changePolicies
+  const keys = session.readKeys(entity, { pageSize: 10 * run.pageSize, ...(signal ? { signal } : {}) })
+  if (keys === undefined) {
+    return
+  }
+  const decide = (items: readonly VanishedItemRow[]) => {
+    const intents = vanishedIntents(entity, items, changes)
     tallyIntents(summary.updates, intents)
     return intents
-  })
+  }
+  const outcome = await sink.vanished(entity, keys, decide, (gone, loaded) => vanishedAllowed(changes.vanished.maxShare, gone, loaded))
   summary.vanished = outcome.vanished
+  summary.vanishedRefused = outcome.refused
+  const { planned, superseded, reported, ignored, repeated } = outcome
+  addRecorded(summary.updatesRecorded, { planned, superseded, reported, ignored, repeated })
+  if (outcome.refused) {
+    logger?.warn(
+      { entity, vanished: outcome.vanished, loaded: outcome.loaded, maxShare: changes.vanished.maxShare },
+      `${outcome.vanished} of ${outcome.loaded} loaded ${entity} are gone from the source: more than changes.vanished.maxShare (${changes.vanished.maxShare}), so none is recorded — check that the source is the right database and its ${entity} query still returns its rows; raise changes.vanished.maxShare if the deletion is real`,
+    )
+  }
   logger?.info({ entity, vanished: outcome.vanished, ms: Date.now() - started }, `compared the source's ${entity} keys with the ledger`)
 }
 

@@ -40,6 +40,7 @@ import type {
   RejectedItem,
   SkippedItem,
   VanishedDecider,
+  VanishedGate,
   VanishedOutcome,
 } from '../state/index.ts'
 import type { ChangesConfig } from './changes-config.ts'
@@ -100,7 +101,12 @@ export interface PlanSink {
    * the ledger's loaded items; each page of vanished items is handed to `decide`, whose intents
    * the ledger records (the dry run only counts them). Absent: not compared.
    */
-  vanished?(entity: LegacyEntity, sourceKeys: AsyncIterable<readonly string[]>, decide: VanishedDecider): Promise<VanishedOutcome>
+  vanished?(
+    entity: LegacyEntity,
+    sourceKeys: AsyncIterable<readonly string[]>,
+    decide: VanishedDecider,
+    allow?: VanishedGate,
+  ): Promise<VanishedOutcome>
 }
 
 export interface PlanJobOptions {

@@ -47,6 +47,8 @@ export interface EntityPlanSummary {
   updatesRecorded: RecordedUpdates
   /** Loaded items whose legacy row is gone from the source; null when not compared in this run. */
   vanished: number | null
+  /** True when so many were gone that nothing was recorded (`changes.vanished.maxShare`). */
+  vanishedRefused: boolean
 }
 
 /** Zero counts. */
@@ -68,6 +70,7 @@ export function emptySummary(): EntityPlanSummary {
     updates: {},
     updatesRecorded: noUpdates(),
     vanished: null,
+    vanishedRefused: false,
   }
 }
 

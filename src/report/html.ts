@@ -412,9 +412,10 @@ export function renderPlanHtml(r: PlanReport): string {
       ]),
     ),
   )
-  const vanishedLine = LEGACY_ENTITIES.map((e) => `${e}: ${r.entities[e].vanished === null ? 'not compared' : n(r.entities[e].vanished ?? 0)}`).join(
-    ' · ',
-  )
+  const vanishedLine = LEGACY_ENTITIES.map(
+    (e) =>
+      `${e}: ${r.entities[e].vanished === null ? 'not compared' : n(r.entities[e].vanished ?? 0)}${r.entities[e].vanishedRefused ? ' (too many: none would be recorded, over changes.vanished.maxShare)' : ''}`,
+  ).join(' · ')
   const changedRows = LEGACY_ENTITIES.flatMap((e) =>
     Object.entries(r.entities[e].changedFields).map(([f, c]) => [e, f, c.count, c.samples.join(', ')]),
   )

@@ -105,6 +105,7 @@ function entityPlan(input: PlanReportInput, e: LegacyEntity): EntityPlan {
     cost: { requests, seconds: (requests / quota.requestsPerMinute) * 60 },
     updates: s.updates as EntityPlan['updates'],
     vanished: s.vanished,
+    vanishedRefused: s.vanishedRefused,
   }
 }
 

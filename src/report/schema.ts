@@ -100,6 +100,8 @@ export const EntityPlan = z.object({
   updates: z.record(z.string(), z.record(z.string(), UpdateCount)).default({}),
   /** Loaded items whose legacy row is gone from the source (null: not compared; messages only with `--detect-deletes`). */
   vanished: z.number().int().nullable().default(null),
+  /** True when so many were gone that a delta would record none of them (`changes.vanished.maxShare`). */
+  vanishedRefused: z.boolean().default(false),
 })
 export type EntityPlan = z.infer<typeof EntityPlan>
 

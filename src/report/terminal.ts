@@ -33,7 +33,10 @@ function updateLines(r: PlanReport): string[] {
       out.push(`updates of loaded ${e}: ${parts.join(', ')}`)
     }
   }
-  const vanished = LEGACY_ENTITIES.filter((e) => (r.entities[e].vanished ?? 0) > 0).map((e) => `${e} ${n(r.entities[e].vanished ?? 0)}`)
+  const vanished = LEGACY_ENTITIES.filter((e) => (r.entities[e].vanished ?? 0) > 0).map(
+    (e) =>
+      `${e} ${n(r.entities[e].vanished ?? 0)}${r.entities[e].vanishedRefused ? ' (TOO MANY: none would be recorded, over changes.vanished.maxShare — is the source right?)' : ''}`,
+  )
   if (vanished.length > 0) {
     out.push(`loaded but gone from the source: ${vanished.join(', ')} (changes.vanished decides)`)
   }

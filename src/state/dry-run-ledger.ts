@@ -16,7 +16,7 @@ import { type KnownItemRow, selectKnownItems } from './sql/select-known-items.ts
 import { type LoadedItemRow, selectLoadedItems } from './sql/select-loaded-items.ts'
 import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectPlanParents } from './sql/select-plan-parents.ts'
-import { scanVanished, type VanishedItemRow } from './vanished-scan.ts'
+import { scanVanished, type VanishedGate, type VanishedItemRow, type VanishedScan } from './vanished-scan.ts'
 
 export type { KnownItemRow, LoadedItemRow, PlanParentRow }
 
@@ -34,8 +34,14 @@ export interface DryRunSession {
   parents(legacyIds: readonly string[]): Promise<PlanParentRow[]>
   /** Loaded items (done, removal not planned) of these legacy ids: those a skip now would remove. */
   loadedItems(jobId: string, entity: string, legacyIds: readonly string[]): Promise<LoadedItemRow[]>
-  /** The key-set comparison, read-only: each page of loaded items the source no longer holds goes to `onPage`; returns how many. */
-  vanished(jobId: string, entity: string, sourceKeys: AsyncIterable<readonly string[]>, onPage: (items: VanishedItemRow[]) => void): Promise<number>
+  /** The key-set comparison, read-only: each page of loaded items the source no longer holds goes to `onPage` (unless `allow` refuses). */
+  vanished(
+    jobId: string,
+    entity: string,
+    sourceKeys: AsyncIterable<readonly string[]>,
+    onPage: (items: VanishedItemRow[]) => void,
+    allow?: VanishedGate,
+  ): Promise<VanishedScan>
 }
 
 export interface DryRunLedger {
@@ -56,7 +62,8 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
             keepParents: (rows) => insertPlanParents(conn, rows),
             parents: (legacyIds) => selectPlanParents(conn, legacyIds),
             loadedItems: (jobId, entity, legacyIds) => selectLoadedItems(conn, jobId, entity, legacyIds, false),
-            vanished: (jobId, entity, sourceKeys, onPage) => scanVanished(conn, jobId, entity, sourceKeys, async (items) => onPage(items)),
+            vanished: (jobId, entity, sourceKeys, onPage, allow) =>
+              scanVanished(conn, jobId, entity, sourceKeys, async (items) => onPage(items), allow),
           })
         } finally {
           await dropPlanParentsTable(conn).catch(() => {})

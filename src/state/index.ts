@@ -14,6 +14,7 @@ export type {
   UpdatePlanLedger,
   UpdateSampleRow,
   VanishedDecider,
+  VanishedGate,
   VanishedItemRow,
   VanishedOutcome,
 } from './update-plan-ledger.ts'

@@ -12,15 +12,19 @@ import { addRecorded, insertUpdateIntents, noUpdates, type RecordedUpdates, type
 import { selectUpdateSamples, type UpdateSampleRow } from './sql/select-update-samples.ts'
 import { VANISHED_REASON } from './sql/select-vanished-items.ts'
 import { updateItemsVanished } from './sql/update-items-vanished.ts'
-import { scanVanished, type VanishedItemRow } from './vanished-scan.ts'
+import { scanVanished, type VanishedGate, type VanishedItemRow } from './vanished-scan.ts'
 
-export type { RecordedUpdates, UpdateCountRow, UpdateIntent, UpdateSampleRow, VanishedItemRow }
+export type { RecordedUpdates, UpdateCountRow, UpdateIntent, UpdateSampleRow, VanishedGate, VanishedItemRow }
 export { addRecorded, noUpdates, VANISHED_REASON }
 
 /** What a vanished-item comparison found and recorded. */
 export interface VanishedOutcome extends RecordedUpdates {
   /** Done items whose legacy id the source no longer holds (not counted before). */
   vanished: number
+  /** Done items the comparison looked at. */
+  loaded: number
+  /** True when the gate refused the comparison's result: nothing was recorded. */
+  refused: boolean
 }
 
 /** Turns a page of vanished items into the intents their policy asks for (pure; see `src/plan/vanished-intents.ts`). */
@@ -38,8 +42,16 @@ export interface UpdatePlanLedger {
    * against the job's done items of `entity`, on one dedicated connection. Each page of vanished
    * items is handed to `decide` and its intents recorded in one transaction; an applied removal
    * marks its item `vanished_at`, so it is planned once and a row that comes back is re-added.
+   * `allow` sees how many of how many loaded items are gone before anything is recorded; when it
+   * says no, nothing is (`refused`).
    */
-  recordVanished(jobId: string, entity: string, sourceKeys: AsyncIterable<readonly string[]>, decide: VanishedDecider): Promise<VanishedOutcome>
+  recordVanished(
+    jobId: string,
+    entity: string,
+    sourceKeys: AsyncIterable<readonly string[]>,
+    decide: VanishedDecider,
+    allow?: VanishedGate,
+  ): Promise<VanishedOutcome>
 }
 
 export function createUpdatePlanLedger(db: Kysely<StateDatabase>): UpdatePlanLedger {
@@ -47,18 +59,25 @@ export function createUpdatePlanLedger(db: Kysely<StateDatabase>): UpdatePlanLed
     record: (jobId, entity, intents) => db.transaction().execute((trx) => insertUpdateIntents(trx, jobId, entity, intents)),
     counts: (jobId) => countUpdates(db, jobId),
     samples: (jobId, perKind) => selectUpdateSamples(db, jobId, perKind),
-    recordVanished: (jobId, entity, sourceKeys, decide) =>
+    recordVanished: (jobId, entity, sourceKeys, decide, allow) =>
       db.connection().execute(async (conn) => {
-        const out: VanishedOutcome = { ...noUpdates(), vanished: 0 }
-        out.vanished = await scanVanished(conn, jobId, entity, sourceKeys, async (items) => {
-          const intents = decide(items)
-          await conn.transaction().execute(async (trx) => {
-            addRecorded(out, await insertUpdateIntents(trx, jobId, entity, intents))
-            const removed = intents.filter((i) => i.policy === 'apply').map((i) => i.targetKey)
-            await updateItemsVanished(trx, jobId, entity, removed)
-          })
-        })
-        return out
+        const out: VanishedOutcome = { ...noUpdates(), vanished: 0, loaded: 0, refused: false }
+        const scan = await scanVanished(
+          conn,
+          jobId,
+          entity,
+          sourceKeys,
+          async (items) => {
+            const intents = decide(items)
+            await conn.transaction().execute(async (trx) => {
+              addRecorded(out, await insertUpdateIntents(trx, jobId, entity, intents))
+              const removed = intents.filter((i) => i.policy === 'apply').map((i) => i.targetKey)
+              await updateItemsVanished(trx, jobId, entity, removed)
+            })
+          },
+          allow,
+        )
+        return { ...out, ...scan }
       }),
   }
 }

@@ -8,6 +8,7 @@
 import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
+import { countVanishedItems } from './sql/count-vanished-items.ts'
 import { createSeenKeysTable } from './sql/create-seen-keys-table.ts'
 import { dropSeenKeysTable } from './sql/drop-seen-keys-table.ts'
 import { insertSeenKeys } from './sql/insert-seen-keys.ts'
@@ -18,9 +19,22 @@ export type { VanishedItemRow }
 /** Done items read per page of the comparison. */
 const PAGE = 1000
 
+/** What a comparison found. */
+export interface VanishedScan {
+  /** Loaded items gone from the source. */
+  readonly vanished: number
+  /** Loaded items the comparison looked at. */
+  readonly loaded: number
+  /** True when `allow` refused the result: no page was handed on. */
+  readonly refused: boolean
+}
+
+/** Whether a comparison that finds `gone` of `loaded` items gone may go on (a guard against a source that lost its rows). */
+export type VanishedGate = (gone: number, loaded: number) => boolean
+
 /**
- * Runs the comparison on `conn` (a dedicated connection): calls `onPage` with each page of vanished
- * items, in order, and returns how many there were. The temporary table is dropped at the end.
+ * Runs the comparison on `conn` (a dedicated connection): counts what it finds, asks `allow`, then
+ * calls `onPage` with each page of vanished items, in order. The temporary table is dropped at the end.
  */
 export async function scanVanished(
   conn: Kysely<StateDatabase>,
@@ -28,18 +42,23 @@ export async function scanVanished(
   entity: string,
   sourceKeys: AsyncIterable<readonly string[]>,
   onPage: (items: VanishedItemRow[]) => Promise<void>,
-): Promise<number> {
+  allow: VanishedGate = () => true,
+): Promise<VanishedScan> {
   await createSeenKeysTable(conn)
   try {
     for await (const keys of sourceKeys) {
       await insertSeenKeys(conn, keys)
+    }
+    const { gone, loaded } = await countVanishedItems(conn, jobId, entity)
+    if (gone === 0 || !allow(gone, loaded)) {
+      return { vanished: gone, loaded, refused: gone > 0 }
     }
     let after: VanishedAfter | undefined
     let n = 0
     for (;;) {
       const rows = await selectVanishedItems(conn, jobId, entity, after, PAGE)
       if (rows.length === 0) {
-        return n
+        return { vanished: n, loaded, refused: false }
       }
       n += rows.length
       await onPage(rows)

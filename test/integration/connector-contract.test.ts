@@ -340,7 +340,7 @@ for (const { connector, engine } of CASES) {
     it('readKeys: the legacy id of every record, keys only, in pages of any size, from its own snapshot', async () => {
       const keysOf = async (s: SourceSession, entity: LegacyEntity, pageSize?: number) => {
         const keys: string[] = []
-        for await (const page of (s.readKeys as NonNullable<SourceSession['readKeys']>)(entity, pageSize ? { pageSize } : {})) {
+        for await (const page of (s.readKeys as NonNullable<SourceSession['readKeys']>)(entity, pageSize ? { pageSize } : {}) ?? []) {
           keys.push(...page)
         }
         return keys

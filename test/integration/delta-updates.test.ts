@@ -191,6 +191,9 @@ describe.each(['postgres', 'embedded'] as const)('delta after a full run, ledger
   it('run --delta records exactly the expected intents; --detect-deletes adds the hard-deleted message; a re-added member is added again', async () => {
     const delta = await runCli(['run', '--config', cfg, '--delta']).done
     expect(delta.code, delta.stderr.slice(-3000)).toBe(0)
+    expect(delta.stdout).toMatch(
+      /^ +updates of loaded items: 1 user\.update, 2 user\.deactivate \(1 gone from the source\); recorded: 3 planned, 0 reported/m,
+    )
     const first = await intents()
     expect(lines(first.rows)).toEqual(EXPECTED_DELTA)
     expect(first.rows.find((r) => r.kind === 'message.unchangeable')?.reason).toMatch(/sentAt \(a message keeps its sent time\)/)

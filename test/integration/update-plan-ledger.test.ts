@@ -116,6 +116,14 @@ describe.each(stores)('store.updatePlan on $name', (entry) => {
     expect(first).toMatchObject({ vanished: 3, planned: 1, reported: 2 })
     const again = await s.updatePlan.recordVanished('van', 'users', pages(kept.slice(1)), decide('apply'))
     expect(again).toMatchObject({ vanished: 0, planned: 0 })
+    // A source that lost most of its rows: the gate sees the counts first, and refuses.
+    let seen: [number, number] | undefined
+    const refused = await s.updatePlan.recordVanished('van', 'users', pages([]), decide('apply'), (gone, loaded) => {
+      seen = [gone, loaded]
+      return false
+    })
+    expect(refused).toMatchObject({ refused: true, vanished: 2, loaded: 4, planned: 0 })
+    expect(seen).toEqual([2, 4])
     const marked = await sql<{ target_key: string }>`
       select target_key from chatferry.items where job_id = 'van' and vanished_at is not null`.execute(inspectLedger(s))
     expect(marked.rows.map((r) => r.target_key)).toEqual([all[0]!.target_key])

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 
 import type { LegacyEntity } from '../../src/model/index.ts'
 import { advancesPayload, changeIntents, type ChangePolicies, type NowSkipped, type Payload } from '../../src/plan/change-intents.ts'
-import { ChangesSchema } from '../../src/plan/changes-config.ts'
+import { ChangesSchema, vanishedAllowed } from '../../src/plan/changes-config.ts'
 
 const policies = (changes: Record<string, unknown> = {}, deletesMode: 'skip' | 'tombstone' = 'skip'): ChangePolicies => ({
   changes: ChangesSchema.parse(changes),
@@ -245,8 +245,16 @@ describe('changes: config', () => {
       members: 'apply',
       edits: 'apply',
       deletions: 'apply',
-      vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report' },
+      vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report', maxShare: 0.5 },
     })
+  })
+
+  it('vanished.maxShare: up to 10 items always, beyond that at most the share of the loaded ones', () => {
+    expect(vanishedAllowed(0.5, 10, 10)).toBe(true)
+    expect(vanishedAllowed(0.5, 11, 22)).toBe(true)
+    expect(vanishedAllowed(0.5, 12, 22)).toBe(false)
+    expect(vanishedAllowed(1, 1000, 1000)).toBe(true)
+    expect(vanishedAllowed(0, 11, 1_000_000)).toBe(false)
   })
 
   it('lists every problem', () => {

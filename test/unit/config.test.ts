@@ -36,7 +36,7 @@ describe('parseConfig', () => {
       members: 'apply',
       edits: 'apply',
       deletions: 'apply',
-      vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report' },
+      vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report', maxShare: 0.5 },
     })
     const yaml = [
       'target: { appId: a, region: eu, apiKey: "${CHATFERRY_API_KEY}" }',

@@ -34,6 +34,7 @@ function entity(toCreate: number, rejected: number, o: Partial<EntityPlan> = {})
     cost: { requests: toCreate ? 1 : 0, seconds: toCreate ? 1 : 0 },
     updates: {},
     vanished: null,
+    vanishedRefused: false,
     ...o,
   }
 }
