@@ -13,7 +13,7 @@
  *    `target.chatQuota.requestsPerMinute` = `--chat-rpm` (default 600): the lane's chat requests per
  *    minute from the sandbox's request log (first to last `users.update`) ÷ the quota (target ≥ 0.95).
  *
- *   node test/bench/delta-bench.ts [--sizes=100000,1000000] [--quick] [--only=history|lane] [--chat-rpm=N] [--changes=N] [--concurrency=N] [--repeat=N]
+ *   node test/bench/delta-bench.ts [--sizes=100000,1000000] [--quick] [--only=history|lane] [--chat-rpm=N] [--changes=N] [--concurrency=N] [--repeat=N] [--verbose]
  *   npm run bench -- delta [the same flags, in the --name=value form]
  *
  * Source databases `cf_bench_delta_src_<size>` are kept and reused (`--regenerate` rebuilds them);
@@ -29,6 +29,7 @@ import { stringify } from 'yaml'
 
 import { openCommandContext } from '../../src/cli/open-command-context.ts'
 import { planFromSource } from '../../src/job/plan-from-source.ts'
+import { createLogger } from '../../src/logger.ts'
 import { startSandbox } from '../../src/sandbox/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
@@ -218,7 +219,7 @@ async function history(size: number): Promise<{ size: number; changed: number; d
     for (let round = 0; round < repeat; round++) {
       changed = await changeSource(src, size, round)
       const started = performance.now()
-      await planFromSource(ctx, { mode: 'delta' })
+      await planFromSource(ctx, { mode: 'delta', ...(flag('verbose') ? { logger: createLogger() } : {}) })
       times.push(performance.now() - started)
     }
     const deltaMs = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0
