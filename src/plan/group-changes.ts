@@ -7,8 +7,9 @@ import { cannot, changed, isSkipped, present, unchangeable } from './change-fiel
 import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
 
 const UPDATABLE = ['name', 'type', 'password', 'icon', 'owner', 'metadata', 'tags'] as const
-/** Fields a group update cannot clear (no documented `unset`): metadata and tags are cleared by sending them empty. */
-const STICKY = ['icon', 'owner'] as const
+/** Cleared with `unset` (`PUT /groups/{guid}`); tags are cleared by sending none; an owner cannot be cleared. */
+const UNSETTABLE = ['icon', 'metadata'] as const
+const STICKY = ['owner'] as const
 
 const FIXED: Readonly<Record<string, string>> = {
   createdAt: 'the platform keeps the creation time given at import',
@@ -29,12 +30,13 @@ export function groupChanges(before: Payload | null, after: Payload | NowSkipped
   const cleared = STICKY.filter((f) => before[f] !== undefined && after[f] === undefined)
   const sent = fields.filter((f) => !(cleared as readonly string[]).includes(f))
   if (sent.length > 0) {
+    const unset = UNSETTABLE.filter((f) => before[f] !== undefined && after[f] === undefined)
     const body = {
       ...present(after, ['name', 'type', 'icon', 'owner', 'metadata', 'tags']),
-      ...(before.metadata !== undefined && after.metadata === undefined ? { metadata: {} } : {}),
       ...(before.tags !== undefined && after.tags === undefined ? { tags: [] } : {}),
       // A password group needs its password with every update that names its type.
       ...(after.type === 'password' ? { password: after.password } : {}),
+      ...(unset.length > 0 ? { unset } : {}),
     }
     out.push({ kind: 'group.update', body, policy, reason: `changed: ${sent.join(', ')}` })
   }

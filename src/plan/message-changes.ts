@@ -1,14 +1,15 @@
 /**
  * Changes of a loaded message (`MessageImport` payloads): an edit (`PUT /messages/{id}` with the
- * new `data`, on behalf of the sender; policy `changes.edits`), a deletion in the source (policy
+ * new `data.text` and `data.metadata`, on behalf of the sender; policy `changes.edits`), a deletion in the source (policy
  * `changes.deletions`: under `deletes.mode: skip` a `message.delete`, under `tombstone` an edit to
  * the tombstone the bulk load would have sent), and a report for what a message update cannot
- * change (sender, receiver, sentAt, receipts, type). See `change-intents.ts`.
+ * change (sender, receiver, sentAt, receipts, type, attachments, custom data). See `change-intents.ts`.
  */
 import { cannot, changed, differs, isSkipped, skipPolicy, unchangeable } from './change-fields.ts'
 import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
 
-const EDITABLE = ['data', 'tags'] as const
+/** What a message update takes inside `data` (`PUT /messages/{id}`; attachments and custom data it does not). */
+const EDITABLE_DATA = ['text', 'metadata'] as const
 
 const FIXED: Readonly<Record<string, string>> = {
   sender: 'a message keeps its sender',
@@ -36,31 +37,61 @@ export function messageChanges(before: Payload | null, after: Payload | NowSkipp
     return [cannot('message.unchangeable', 'the message was deleted on the platform; a deleted message cannot be restored', edits)]
   }
   if (tombstoned(after, p.metadataKey) && !tombstoned(before, p.metadataKey)) {
-    const body = { sender: before.sender, data: after.data }
-    return [{ kind: 'message.edit', body, policy: deletions, reason: 'deleted in the source (deletes.mode: tombstone)' }]
+    const edit: ChangeIntent = {
+      kind: 'message.edit',
+      body: editBody(before, after, false),
+      policy: deletions,
+      reason: 'deleted in the source (deletes.mode: tombstone)',
+    }
+    return [edit, ...stuck(before, after, deletions)]
   }
   const out: ChangeIntent[] = []
-  const fields = changed(before, after, EDITABLE)
+  const a = (before.data ?? {}) as Payload
+  const b = (after.data ?? {}) as Payload
+  const fields = [...changed(a, b, EDITABLE_DATA).map((f) => `data.${f}`), ...(differs(before, after, 'tags') ? ['tags'] : [])]
   if (fields.length > 0) {
-    const body: Record<string, unknown> = { sender: before.sender, data: after.data ?? {} }
-    if (differs(before, after, 'tags')) {
-      body.tags = after.tags ?? []
-    }
-    out.push({ kind: 'message.edit', body, policy: edits, reason: `changed: ${dataFields(before, after).join(', ')}` })
+    out.push({
+      kind: 'message.edit',
+      body: editBody(before, after, differs(before, after, 'tags')),
+      policy: edits,
+      reason: `changed: ${fields.join(', ')}`,
+    })
   }
-  return [...out, ...unchangeable('message.unchangeable', before, after, FIXED, edits)]
+  return [...out, ...stuck(before, after, edits), ...unchangeable('message.unchangeable', before, after, FIXED, edits)]
+}
+
+/** What `PUT /messages/{id}` takes: `data.text`, `data.metadata` and `tags`, on behalf of `sender` (the lane's `onBehalfOf`). */
+function editBody(before: Payload, after: Payload, tags: boolean): Record<string, unknown> {
+  const d = (after.data ?? {}) as Payload
+  const data: Record<string, unknown> = {}
+  for (const f of EDITABLE_DATA) {
+    if (d[f] !== undefined) {
+      data[f] = d[f]
+    }
+  }
+  return { sender: before.sender, data, ...(tags ? { tags: after.tags ?? [] } : {}) }
+}
+
+/** Changes inside `data` a message update cannot make (attachments, custom data, other keys): reported. */
+function stuck(before: Payload, after: Payload, policy: ChangeIntent['policy']): ChangeIntent[] {
+  const a = (before.data ?? {}) as Payload
+  const b = (after.data ?? {}) as Payload
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !(EDITABLE_DATA as readonly string[]).includes(k))
+  const fields = changed(a, b, keys)
+  if (fields.length === 0) {
+    return []
+  }
+  return [
+    cannot(
+      'message.unchangeable',
+      `${fields.map((f) => `data.${f}`).join(', ')} (a message update takes only data.text, data.metadata and tags)`,
+      policy,
+    ),
+  ]
 }
 
 /** True when the payload is the tombstone of a deleted message (`deletedAt` in chatferry's metadata). */
 function tombstoned(p: Payload, key: string): boolean {
   const own = ((p.data as Payload | undefined)?.metadata as Payload | undefined)?.[key] as Payload | undefined
   return own?.deletedAt !== undefined
-}
-
-/** `data.text`, `data.attachments`, `tags`, …: the edited fields, named for the reason. */
-function dataFields(before: Payload, after: Payload): string[] {
-  const a = (before.data ?? {}) as Payload
-  const b = (after.data ?? {}) as Payload
-  const inData = changed(a, b, [...new Set([...Object.keys(a), ...Object.keys(b)])]).map((f) => `data.${f}`)
-  return [...inData, ...(differs(before, after, 'tags') ? ['tags'] : [])]
 }

@@ -6,9 +6,9 @@
 import { cannot, changed, isSkipped, present, skipPolicy, unchangeable } from './change-fields.ts'
 import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
 
-/** What `PUT /users/{uid}` takes (`unset` clears the optional ones). */
+/** What `PUT /users/{uid}` takes; `unset` clears avatar, link and metadata, tags are cleared by sending none. */
 const UPDATABLE = ['name', 'avatar', 'link', 'role', 'metadata', 'tags'] as const
-const CLEARABLE = ['avatar', 'link', 'role', 'metadata', 'tags'] as const
+const UNSETTABLE = ['avatar', 'link', 'metadata'] as const
 
 const FIXED: Readonly<Record<string, string>> = {
   createdAt: 'the platform keeps the creation time given at import',
@@ -38,9 +38,13 @@ export function userChanges(before: Payload | null, after: Payload | NowSkipped,
   if (wasOff && !isOff) {
     out.push({ kind: 'user.reactivate', body: {}, policy, reason: 'reactivated in the source' })
   }
-  const fields = changed(before, after, UPDATABLE)
+  const roleCleared = before.role !== undefined && after.role === undefined
+  const fields = changed(before, after, UPDATABLE).filter((f) => f !== 'role' || !roleCleared)
   if (fields.length > 0) {
     out.push({ kind: 'user.update', body: updateBody(before, after), policy, reason: `changed: ${fields.join(', ')}` })
+  }
+  if (roleCleared) {
+    out.push(cannot('user.unchangeable', 'role cleared in the source (a user update cannot clear a role)', policy))
   }
   if (!wasOff && isOff) {
     out.push({ kind: 'user.deactivate', body: {}, policy, reason: 'deactivated in the source' })
@@ -49,8 +53,9 @@ export function userChanges(before: Payload | null, after: Payload | NowSkipped,
   return [...out, ...unchangeable('user.unchangeable', before, after, fixed, policy)]
 }
 
-/** The desired profile: every field `PUT /users/{uid}` takes, and `unset` for those cleared since `before`. */
+/** The desired profile: every field `PUT /users/{uid}` takes, `unset` for those cleared since `before`, no tags as `[]`. */
 function updateBody(before: Payload, after: Payload): Record<string, unknown> {
-  const unset = CLEARABLE.filter((f) => before[f] !== undefined && after[f] === undefined)
-  return { ...present(after, UPDATABLE), ...(unset.length > 0 ? { unset } : {}) }
+  const unset = UNSETTABLE.filter((f) => before[f] !== undefined && after[f] === undefined)
+  const tags = before.tags !== undefined && after.tags === undefined ? { tags: [] } : {}
+  return { ...present(after, UPDATABLE), ...tags, ...(unset.length > 0 ? { unset } : {}) }
 }

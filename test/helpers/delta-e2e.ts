@@ -46,3 +46,29 @@ export async function lastRequestId(sb: Sandbox, appId: string): Promise<number>
   const all = await sb.requests(appId)
   return all.length === 0 ? 0 : Math.max(...all.map((r) => r.id))
 }
+
+/**
+ * The rows of `after` that differ from `before` (or are new or gone), as `entity key` strings:
+ * what a delta touched on the platform, to compare with what it was meant to touch.
+ */
+export function touchedRows(
+  before: Record<string, { key: string; row: Record<string, unknown> }[]>,
+  after: Record<string, { key: string; row: Record<string, unknown> }[]>,
+): string[] {
+  const out: string[] = []
+  for (const entity of Object.keys(after)) {
+    const old = new Map((before[entity] ?? []).map((r) => [r.key, JSON.stringify(r.row)]))
+    const now = new Map((after[entity] ?? []).map((r) => [r.key, JSON.stringify(r.row)]))
+    for (const [key, row] of now) {
+      if (old.get(key) !== row) {
+        out.push(`${entity} ${key}`)
+      }
+    }
+    for (const key of old.keys()) {
+      if (!now.has(key)) {
+        out.push(`${entity} ${key} (gone)`)
+      }
+    }
+  }
+  return out.sort()
+}

@@ -6,7 +6,8 @@
  * deactivated person removed (sent before the deactivation, which the platform would otherwise
  * refuse), and a person given a role the app does not have (the platform refuses: the update is
  * rejected with its code and the run goes on) — and `run --delta`. The sandbox's request log must show exactly the
- * expected calls, each once, and the platform's state (through the chat interface) the source's.
+ * expected calls, each once, the platform's state (through the chat interface) the source's, and
+ * every other row the platform holds as it was.
  * A second delta brings a removed member back and unbans the banned one.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -14,10 +15,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createPlatformClient } from '../../src/target/client.ts'
 import { openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
-import { lastRequestId, ledgerKeys, receivedSince } from '../helpers/delta-e2e.ts'
+import { lastRequestId, ledgerKeys, receivedSince, touchedRows } from '../helpers/delta-e2e.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { writeRunConfig } from '../helpers/run-e2e.ts'
+import { sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 const SCHEMA = [
@@ -139,6 +140,7 @@ it('run --delta applies each change once, rejects the one the platform refuses w
   expect(bulk.code, bulk.stderr.slice(-3000)).toBe(0)
   const jobId = app.id.toLowerCase()
   const before = await lastRequestId(tsb.sandbox, app.id)
+  const platformBefore = await sandboxContents(tsb.sandbox, app.id)
   const now = Math.floor(Date.now() / 1000)
   const w = await openGenericWriter('postgres', source.url)
   try {
@@ -198,6 +200,23 @@ it('run --delta applies each change once, rejects the one the platform refuses w
   const status = await runCli(['status', '--config', cfg]).done
   expect(status.stdout).toMatch(/^user\.update\s+0\s+0\s+1\s+1\s/m)
   expect(status.stdout).toMatch(/^member\.kick\s+0\s+0\s+2\s+0\s/m)
+
+  // Nothing else on the platform changed (u4's refused role change left its row as it was).
+  expect(touchedRows(platformBefore, await sandboxContents(tsb.sandbox, app.id))).toEqual(
+    [
+      `users ${u(2)}`,
+      `users ${u(3)}`,
+      `groups ${g('r1')}`,
+      `members ${mk('r2', 5)}`,
+      `members ${mk('r1', 4)}`,
+      `members ${mk('r2', 4)}`,
+      `members ${mk('r2', 1)} (gone)`,
+      `members ${mk('r1', 3)} (gone)`,
+      `messages ${msg(2)?.key}`,
+      `messages ${msg(3)?.key}`,
+      `messages ${msg(5)?.key}`,
+    ].sort(),
+  )
 
   const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
   expect((await client.findUser(u(2)))?.name).toBe('Grace Hopper')

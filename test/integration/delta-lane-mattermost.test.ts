@@ -4,17 +4,18 @@
  * a deleted post, a renamed user, a deactivated user, a channel made private, a member promoted, a
  * member added, a membership hard-deleted — and `run --delta`. The sandbox's request log must show
  * exactly the expected calls (imports of the new rows; one chat write per change, each once) and
- * nothing else, and the platform's state read back through the chat interface must be the source's.
+ * nothing else, the platform's state read back through the chat interface must be the source's, and
+ * every other row the platform holds must be as it was.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
 
 import { createPlatformClient } from '../../src/target/client.ts'
 import { loadMattermostFixture, type MattermostSeed, MINUTE, MM, openFixtureWriter, type Row, T0 } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
-import { lastRequestId, ledgerKeys, receivedSince } from '../helpers/delta-e2e.ts'
+import { lastRequestId, ledgerKeys, receivedSince, touchedRows } from '../helpers/delta-e2e.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { writeRunConfig } from '../helpers/run-e2e.ts'
+import { sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 let tsb: TestSandbox
@@ -52,6 +53,7 @@ it('run --delta applies every change of loaded rows through the chat interface, 
   expect(bulk.code, bulk.stderr.slice(-3000)).toBe(3)
   const jobId = app.id.toLowerCase()
   const before = await lastRequestId(tsb.sandbox, app.id)
+  const platformBefore = await sandboxContents(tsb.sandbox, app.id)
 
   const now = Date.now()
   const w = await openFixtureWriter('postgres', source.url)
@@ -103,6 +105,21 @@ it('run --delta applies every change of loaded rows through the chat interface, 
     'message.edit': { done: 1, rejected: 0 },
     'message.delete': { done: 1, rejected: 0 },
   })
+
+  // Nothing else on the platform changed: exactly the rows of the changed and new items differ.
+  expect(touchedRows(platformBefore, await sandboxContents(tsb.sandbox, app.id))).toEqual(
+    [
+      `users ${key(users, MM.bob)}`,
+      `users ${key(users, MM.eve)}`,
+      `groups ${key(groups, MM.town)}`,
+      `members ${memberKey(MM.town, MM.bob)}`,
+      `members ${memberKey(MM.gm, MM.carol)} (gone)`,
+      `members ${memberKey(MM.secret, MM.carol)}`,
+      `messages ${key(messages, 'p03tie')}`,
+      `messages ${key(messages, 'p09dm')}`,
+      `messages ${key(messages, 'p30new')}`,
+    ].sort(),
+  )
 
   // The platform's state, through the chat interface.
   const client = createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })

@@ -134,3 +134,53 @@ it('mutant: a ledger that forgets the sent mark → the rerun applies the held u
   expect(r2.code, r2.stderr.slice(-3000)).toBe(0)
   expect(duplicates(writes).length).toBeGreaterThanOrEqual(1)
 }, 120_000)
+
+it('a worker serves the update lane too: the planned updates are applied once each, SIGTERM ends it with exit 0', async () => {
+  const jobId = 'worker'
+  const app = await fx.sb.createApp({ id: jobId, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 6000 } })
+  await fx.store.ensureJob(jobId, app.id)
+  await fx.store.planItems(jobId, 'users', users(6))
+  expect(
+    (
+      await loadOnce({
+        store: fx.store,
+        stateUrl: fx.tdb.url,
+        jobId,
+        appId: app.id,
+        baseUrl: app.baseUrl,
+        apiKey: app.apiKey,
+        requestsPerMinute: 6000,
+      })
+    ).status,
+  ).toBe('done')
+  await fx.store.updatePlan.record(
+    jobId,
+    'users',
+    users(6).map((u) => ({
+      kind: 'user.update',
+      legacyId: u.legacyId,
+      targetKey: u.targetKey,
+      body: { name: `W ${u.targetKey}` },
+      policy: 'apply',
+      reason: 'changed: name',
+      payloadHash: null,
+    })),
+  )
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
+  const worker = runCli(['worker', '--config', cfg], { CHATFERRY_JOB_ID: jobId })
+  cleanups.push(async () => void (worker.child.exitCode === null && worker.child.kill('SIGKILL')))
+  const until = Date.now() + 30_000
+  while (Date.now() < until && (await ledgerUpdates(fx.store, jobId)).some((u) => u.status !== 'done')) {
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  worker.child.kill('SIGTERM')
+  const res = await worker.done
+  expect(res.code, res.stderr.slice(-3000)).toBe(0)
+  const writes = await receivedWrites(fx.sb, app.id)
+  expect(duplicates(writes)).toEqual([])
+  expect(writes.map((w) => w.call).sort()).toEqual(
+    users(6)
+      .map((u) => `users.update ${u.targetKey}`)
+      .sort(),
+  )
+}, 90_000)

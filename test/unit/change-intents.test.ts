@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { LegacyEntity } from '../../src/model/index.ts'
 import { advancesPayload, changeIntents, type ChangePolicies, type NowSkipped, type Payload } from '../../src/plan/change-intents.ts'
 import { ChangesSchema, vanishedAllowed } from '../../src/plan/changes-config.ts'
+import { GroupUpdate, MessageUpdate, UserUpdate } from '../../src/target/chat-write-schemas.ts'
 
 const policies = (changes: Record<string, unknown> = {}, deletesMode: 'skip' | 'tombstone' = 'skip'): ChangePolicies => ({
   changes: ChangesSchema.parse(changes),
@@ -92,13 +93,22 @@ const rows: Row[] = [
   ['groups', 'renamed', group, { ...group, name: 'All' }, policies(), [['group.update', 'apply', /changed: name/]]],
   ['groups', 'made private', group, { ...group, type: 'private' }, policies(), [['group.update', 'apply', /changed: type/]]],
   ['groups', 'new icon', group, { ...group, icon: 'https://x/j.png' }, policies(), [['group.update', 'apply', /changed: icon/]]],
+  ['groups', 'icon cleared: unset', group, { ...group, icon: undefined }, policies(), [['group.update', 'apply', /changed: icon/]]],
   [
     'groups',
-    'icon cleared: the update cannot clear it',
+    'owner cleared: the update cannot clear it',
+    { ...group, owner: 'u1' },
     group,
-    { ...group, icon: undefined },
     policies(),
-    [['group.unchangeable', 'report', /icon cleared/]],
+    [['group.unchangeable', 'report', /owner cleared/]],
+  ],
+  [
+    'users',
+    'role cleared: the update cannot clear it',
+    { ...user, role: 'admin' },
+    user,
+    policies(),
+    [['user.unchangeable', 'report', /role cleared/]],
   ],
   [
     'groups',
@@ -198,6 +208,25 @@ const rows: Row[] = [
     [['message.unchangeable', 'report', /now skipped/]],
   ],
   ['messages', 'deleted on the platform, back in the source', null, message, policies(), [['message.unchangeable', 'report', /cannot be restored/]]],
+  [
+    'messages',
+    'attachment replaced: the update takes only text and metadata',
+    { ...message, data: { text: 'x', attachments: [{ url: 'https://x/1' }] } },
+    { ...message, data: { text: 'x', attachments: [{ url: 'https://x/2' }] } },
+    policies(),
+    [['message.unchangeable', 'report', /data\.attachments \(a message update takes only/]],
+  ],
+  [
+    'messages',
+    'text edited and an attachment added: edit the text, report the attachment',
+    message,
+    { ...message, data: { text: 'hi', metadata: { legacy: { id: 'm1' } }, attachments: [{ url: 'https://x/1' }] } },
+    policies(),
+    [
+      ['message.edit', 'apply', /data\.text/],
+      ['message.unchangeable', 'report', /data\.attachments/],
+    ],
+  ],
   ['messages', 'sender details only: nothing', message, { ...message, senderUserDetails: { uid: 'u1', name: 'New name' } }, policies(), []],
 ]
 
@@ -226,6 +255,25 @@ describe('changeIntents', () => {
     expect(changeIntents('messages', message, edited, policies())[0]?.body).toEqual({ sender: 'u1', data: { text: 'hello!' } })
     expect(changeIntents('messages', message, { skipped: 'policy:deletes: x' }, policies())[0]?.body).toEqual({ sender: 'u1' })
     expect(changeIntents('messages', message, tombstone, policies({}, 'tombstone'))[0]?.body).toEqual({ sender: 'u1', data: tombstone.data })
+  })
+
+  it('every applied body is what the chat client takes (its request schemas), a message edit without its sender', () => {
+    const checks: Record<string, (body: Record<string, unknown>) => boolean> = {
+      'user.update': (b) => UserUpdate.safeParse(b).success,
+      'group.update': (b) => GroupUpdate.safeParse(b).success,
+      'message.edit': ({ sender: _s, ...b }) => MessageUpdate.safeParse(b).success,
+    }
+    let checked = 0
+    for (const [entity, title, before, after, p] of rows) {
+      for (const intent of changeIntents(entity, before, after, p)) {
+        const check = checks[intent.kind]
+        if (check) {
+          checked++
+          expect(check(intent.body as Record<string, unknown>), `${title}: ${JSON.stringify(intent.body)}`).toBe(true)
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10)
   })
 
   it('the stored payload advances when nothing visible changed or a change is applied, not when every change is only reported', () => {
