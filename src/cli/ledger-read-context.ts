@@ -14,7 +14,7 @@ import type { ResolvedConfig } from '../job/config.ts'
 import { openLedgerContext } from '../job/ledger-context.ts'
 import { defaultJobId, resolveLoadConfig } from '../load/config.ts'
 import { openLedger } from '../state/store.ts'
-import { connectReadSocket, type LedgerReader, readerOf, readSocketPath } from './ledger-read-socket.ts'
+import { connectReadSocket, type LedgerAnswers, type LedgerReader, readerOf, readSocketPath } from './ledger-read-socket.ts'
 import { loadConfig } from './load-config.ts'
 import { holdEmbedded, type LockHolder, readLockHolder } from './open-command-context.ts'
 
@@ -43,14 +43,35 @@ export async function openReadContext(options: ReadContextOptions): Promise<Read
     const store = await openLedger({ url: config.state.url, poolSize: 2 })
     return { config, jobId, store: readerOf(store), close: () => store.close() }
   }
-  const dir = config.state.dir
+  return reachEmbedded<ReadContext>(config.state.dir, {
+    throughHolder: (remote, holder) => ({ config, jobId, store: remote, holder, close: async () => remote.close() }),
+    takeIt: async () => {
+      const load = resolveLoadConfig(config.load, {}, process.env, config.file)
+      const ctx = await holdEmbedded(config.state.dir, () => openLedgerContext(config, { jobId, load }))
+      return { config, jobId, store: readerOf(ctx.store), close: () => ctx.close() }
+    },
+  })
+}
+
+/**
+ * Reaches the embedded store in `dir` for a command that does not need it to itself: through the
+ * live process holding it (its socket), else by taking it (`takeIt`, which holds the lock). A
+ * holder still starting gets {@link CONNECT_WAIT_MS} to listen; a process that takes the store
+ * between the look and the lock is asked instead.
+ */
+export async function reachEmbedded<T>(
+  dir: string,
+  ways: {
+    throughHolder: (remote: LedgerAnswers & { close(): void }, holder: LockHolder) => T
+    takeIt: () => Promise<T>
+  },
+): Promise<T> {
   const deadline = Date.now() + CONNECT_WAIT_MS
   for (;;) {
     const holder = readLockHolder(dir)
     if (holder) {
       try {
-        const remote = await connectReadSocket(readSocketPath(dir))
-        return { config, jobId, store: remote, holder, close: async () => remote.close() }
+        return ways.throughHolder(await connectReadSocket(readSocketPath(dir)), holder)
       } catch (err) {
         if (Date.now() > deadline) {
           throw new ChatferryError(
@@ -64,9 +85,7 @@ export async function openReadContext(options: ReadContextOptions): Promise<Read
       }
     }
     try {
-      const load = resolveLoadConfig(config.load, {}, process.env, config.file)
-      const ctx = await holdEmbedded(dir, () => openLedgerContext(config, { jobId, load }))
-      return { config, jobId, store: readerOf(ctx.store), close: () => ctx.close() }
+      return await ways.takeIt()
     } catch (err) {
       // Another process took the store between the look and the lock: read through it.
       if (err instanceof ChatferryError && err.code === 'CHECKPOINT_CONFLICT' && Date.now() < deadline) {

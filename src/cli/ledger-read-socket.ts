@@ -1,10 +1,12 @@
 /**
  * Read-only access to an embedded ledger another chatferry process holds. PGlite is one database
  * in one process: a second PGlite on the same directory would corrupt it. So the process that
- * holds the embedded store (its lock file) answers the read-only questions of `status`, `rejects`
- * and `runs` on a Unix socket next to the lock, through its own store — a tiny protocol of one
- * JSON line per request and per answer, with a fixed list of operations that only read. Nothing on
- * the socket can write, and a query waits its turn on the holder's single connection like the
+ * holds the embedded store (its lock file) answers the questions of `status`, `rejects`, `runs`
+ * and `plan` on a Unix socket next to the lock, through its own store — a tiny protocol of one
+ * JSON line per request and per answer, with a fixed list of operations. Every one only reads but
+ * `savePlanReport`, which appends `plan`'s report (checked against the report schema) as one new
+ * row of `chatferry.reports`, as `plan` does on a store it holds itself: nothing on the socket
+ * changes or deletes a row. A query waits its turn on the holder's single connection like the
  * holder's own queries do, so it never lands inside one of the holder's transactions.
  */
 import { createHash } from 'node:crypto'
@@ -14,7 +16,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
-import type { EntityStats, LedgerStore, RejectRecord, RunRecord, UpdateCountRow } from '../state/index.ts'
+import { PlanReport } from '../report/schema.ts'
+import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateCountRow } from '../state/index.ts'
+import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
 import type { Entity } from '../target/schemas.ts'
 
@@ -32,6 +36,24 @@ export interface LedgerReader {
   updateCounts(jobId: string): Promise<UpdateCountRow[]>
 }
 
+/**
+ * What `plan` asks the holder: the dry run's ledger reads (the same as a dry-run session's,
+ * src/state/dry-run-ledger.ts), the job's previous report, and keeping its own report.
+ */
+export interface PlanAsks {
+  idMap(jobId: string): Promise<IdMapRow[]>
+  lookupItems(jobId: string, entity: 'users' | 'groups'): Promise<LookupItemRow[]>
+  knownItems(jobId: string, entity: string, keys: readonly string[], hashes: readonly string[]): Promise<KnownItemRow[]>
+  /** Loaded items of these legacy ids (records a policy now skips: what a delta would remove). */
+  loadedItems(jobId: string, entity: string, legacyIds: readonly string[]): Promise<LoadedItemRow[]>
+  latestReport(jobId: string, kind: 'plan' | 'verify'): Promise<unknown>
+  /** Appends a plan report (one new row of `chatferry.reports`); refused unless it is one. */
+  savePlanReport(report: unknown): Promise<void>
+}
+
+/** Everything the holder answers. */
+export type LedgerAnswers = LedgerReader & PlanAsks
+
 const OPERATIONS = [
   'listJobs',
   'entityStats',
@@ -40,10 +62,17 @@ const OPERATIONS = [
   'openMessagesPerMinute',
   'listUpdateRejects',
   'updateCounts',
-] as const satisfies readonly (keyof LedgerReader)[]
+  'idMap',
+  'lookupItems',
+  'knownItems',
+  'loadedItems',
+  'latestReport',
+  'savePlanReport',
+] as const satisfies readonly (keyof LedgerAnswers)[]
 type Operation = (typeof OPERATIONS)[number]
 
-/** The fields of the answers that are dates (JSON carries them as ISO strings). */
+/** The operations whose answers carry dates, and those fields (JSON carries them as ISO strings). */
+const DATED_OPERATIONS: ReadonlySet<Operation> = new Set(['listRuns', 'listRejects', 'listUpdateRejects'])
 const DATE_FIELDS = new Set(['startedAt', 'heartbeatAt', 'finishedAt', 'updatedAt', 'settledAt'])
 
 /**
@@ -58,8 +87,8 @@ export function readSocketPath(dir: string): string {
   return join(tmpdir(), `chatferry-${createHash('sha256').update(dir).digest('hex').slice(0, 16)}.sock`)
 }
 
-/** The store's read-only operations, and nothing else. */
-export function readerOf(store: LedgerStore): LedgerReader {
+/** The store's read-only operations and the plan report's append, and nothing else. */
+export function readerOf(store: LedgerStore): LedgerAnswers {
   return {
     listJobs: () => store.listJobs(),
     entityStats: (jobId) => store.entityStats(jobId),
@@ -68,11 +97,24 @@ export function readerOf(store: LedgerStore): LedgerReader {
     openMessagesPerMinute: (jobId) => store.statusLookups.openMessagesPerMinute(jobId),
     listUpdateRejects: (jobId, filter) => store.updateLane.rejects(jobId, filter),
     updateCounts: (jobId) => store.updatePlan.counts(jobId),
+    idMap: (jobId) => store.planLookups.idMap(jobId),
+    lookupItems: (jobId, entity) => store.planLookups.items(jobId, entity === 'groups' ? 'groups' : 'users'),
+    knownItems: (jobId, entity, keys, hashes) => store.planLookups.knownItems(jobId, entity, keys, hashes),
+    loadedItems: (jobId, entity, legacyIds) => store.planLookups.loadedItems(jobId, entity, legacyIds),
+    latestReport: (jobId, kind) => store.reports.latest(jobId, kind === 'verify' ? 'verify' : 'plan'),
+    savePlanReport: async (report) => {
+      const parsed = PlanReport.safeParse(report)
+      if (!parsed.success) {
+        throw new Error(`not a plan report: ${parsed.error.issues[0]?.message ?? 'invalid'}`)
+      }
+      // As sent (a newer plan may carry fields this version's schema does not name).
+      await store.reports.save('plan', report as PlanReport)
+    },
   }
 }
 
-/** Answers read-only queries on `path` until the returned function is called. */
-export async function serveReadSocket(reader: LedgerReader, path: string): Promise<() => Promise<void>> {
+/** Answers the operations of {@link LedgerAnswers} on `path` until the returned function is called. */
+export async function serveReadSocket(reader: LedgerAnswers, path: string): Promise<() => Promise<void>> {
   rmSync(path, { force: true })
   const open = new Set<Socket>()
   const server: Server = createServer((socket) => {
@@ -117,14 +159,14 @@ export async function serveReadSocket(reader: LedgerReader, path: string): Promi
   }
 }
 
-/** A {@link LedgerReader} over the socket of the process holding the store; `close` hangs up. */
-export async function connectReadSocket(path: string): Promise<LedgerReader & { close(): void }> {
+/** {@link LedgerAnswers} over the socket of the process holding the store; `close` hangs up. */
+export async function connectReadSocket(path: string): Promise<LedgerAnswers & { close(): void }> {
   const socket = createConnection(path)
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve)
     socket.once('error', reject)
   })
-  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>()
+  const pending = new Map<number, { op: Operation; resolve(v: unknown): void; reject(e: Error): void }>()
   let next = 1
   const fail = (err: Error) => {
     for (const p of pending.values()) {
@@ -138,14 +180,12 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
   const answers = createInterface({ input: socket })
   answers.on('error', () => {})
   answers.on('line', (line) => {
-    const answer = JSON.parse(line, (k, v: unknown) => (DATE_FIELDS.has(k) && typeof v === 'string' ? new Date(v) : v)) as {
-      id: number
-      ok: boolean
-      result?: unknown
-      error?: string
-    }
+    const answer = JSON.parse(line) as { id: number; ok: boolean; result?: unknown; error?: string }
     const p = pending.get(answer.id)
     pending.delete(answer.id)
+    if (p !== undefined && DATED_OPERATIONS.has(p.op)) {
+      answer.result = withDates(answer.result)
+    }
     if (answer.ok) {
       p?.resolve(answer.result)
     } else {
@@ -161,7 +201,7 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
           return
         }
         const id = next++
-        pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
+        pending.set(id, { op, resolve: resolve as (v: unknown) => void, reject })
         socket.write(`${JSON.stringify({ id, op, args: args.filter((a) => a !== undefined) })}\n`)
       })
   return {
@@ -172,6 +212,31 @@ export async function connectReadSocket(path: string): Promise<LedgerReader & { 
     openMessagesPerMinute: call('openMessagesPerMinute'),
     listUpdateRejects: call('listUpdateRejects'),
     updateCounts: call('updateCounts'),
+    idMap: call('idMap'),
+    lookupItems: call('lookupItems'),
+    knownItems: call('knownItems'),
+    loadedItems: call('loadedItems'),
+    latestReport: call('latestReport'),
+    savePlanReport: call('savePlanReport'),
     close: () => socket.destroy(),
   }
+}
+
+/** The answer's date fields (one level into each row) as dates. */
+function withDates(result: unknown): unknown {
+  if (!Array.isArray(result)) {
+    return result
+  }
+  return result.map((row: unknown) => {
+    if (row === null || typeof row !== 'object') {
+      return row
+    }
+    const out: Record<string, unknown> = { ...(row as Record<string, unknown>) }
+    for (const k of DATE_FIELDS) {
+      if (typeof out[k] === 'string') {
+        out[k] = new Date(out[k])
+      }
+    }
+    return out
+  })
 }

@@ -11,6 +11,7 @@ import { printErrorSummary, startSummary, SUMMARY_COMMANDS } from './command-sum
 import { EXIT } from './exit-codes.ts'
 import { callerDirectory } from './load-config.ts'
 import { buildProgram } from './program.ts'
+import { exitQuietlyWithoutReader } from './signals.ts'
 import { UsageError } from './usage-error.ts'
 
 /** `scheme://user:password@` → `scheme://user:***@` anywhere in a text. */
@@ -27,6 +28,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   if (caller !== process.cwd()) {
     process.chdir(caller)
   }
+  exitQuietlyWithoutReader()
   const program = buildProgram()
   try {
     await program.parseAsync([...argv])

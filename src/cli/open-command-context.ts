@@ -81,7 +81,7 @@ export function lockEmbedded(dir: string): () => void {
         throw new ChatferryError(
           'CHECKPOINT_CONFLICT',
           `another chatferry process, ${describeHolder(holder)}, is using the embedded store in ${dir}; ` +
-            'the embedded store serves one process at a time — `status`, `rejects` and `runs` work meanwhile; ' +
+            'the embedded store serves one process at a time — `status`, `rejects`, `runs` and `plan` work meanwhile; ' +
             'for this command wait for it to finish, or set state.url (Postgres) to run several loaders or workers',
         )
       }

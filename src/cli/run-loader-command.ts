@@ -46,6 +46,13 @@ export async function runLoaderWithOutcome(
   const tty = process.stderr.isTTY === true
   const drawer = createProgressDrawer(ctx.store, ctx.jobId, quota, logger)
 
+  // A second signal quits before the loader's own finish: its run row still says why it ended.
+  const removeQuitHook = stop.onQuit(async () => {
+    const run = (await ctx.store.listRuns(ctx.jobId, 20)).find((r) => r.mode === mode && ownedHere(r.owner))
+    if (run?.status === 'running') {
+      await ctx.store.finishRun(run.id, 'interrupted', undefined, 'quit at once by a second signal')
+    }
+  })
   let outcome: JobLoadOutcome
   try {
     outcome = await runJobLoader(ctx, {
@@ -55,6 +62,7 @@ export async function runLoaderWithOutcome(
       onTick: () => void drawer.draw(),
     })
   } finally {
+    removeQuitHook()
     await drawer.stop()
     if (stopper === undefined) {
       stop.dispose()
@@ -102,8 +110,13 @@ function refusedCredentials(err: Error | undefined): boolean {
 async function loaderRunId(ctx: LedgerContext, mode: 'load' | 'worker'): Promise<number | undefined> {
   try {
     const runs = await ctx.store.listRuns(ctx.jobId, 20)
-    return runs.find((r) => r.mode === mode && (r.owner ?? '').split('/')[1] === String(process.pid))?.id
+    return runs.find((r) => r.mode === mode && ownedHere(r.owner))?.id
   } catch {
     return undefined
   }
+}
+
+/** Whether a run row's owner (`<host>/<pid>/<random>`) is this process. */
+function ownedHere(owner: string | null | undefined): boolean {
+  return (owner ?? '').split('/')[1] === String(process.pid)
 }

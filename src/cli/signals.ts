@@ -3,7 +3,13 @@
  * this one place. The first signal stops new work and lets the work in hand finish (the page being
  * planned, the batches in flight), saying so in a log line; the command then marks its run row
  * `interrupted` and exits 1, and the same command resumes. A second signal quits at once (exit 1):
- * the ledger is built for that, since at most the in-flight requests are sent again.
+ * the ledger is built for that, since at most the in-flight requests are sent again; before it
+ * exits, it gives the command's quit hooks (marking its run row `interrupted`) up to
+ * {@link QUIT_GRACE_MS} to land, so the row never says `running` for a process that is gone.
+ *
+ * A reader of our output that went away (its pipe closed: the scheduler or `npm run` killed) never
+ * crashes the stop: from the moment the handlers are installed, a failed write to stdout or stderr
+ * is dropped instead of ending the process with an unhandled EPIPE before its run row is written.
  */
 import { readFileSync } from 'node:fs'
 
@@ -27,8 +33,57 @@ export interface Stopper {
   readonly signal: AbortSignal
   /** What a first signal lets finish, as its log line names it; commands update it per phase. */
   finishing: string
+  /**
+   * Registers what a second signal still does before the process quits (record the run row as
+   * `interrupted`); each hook gets at most {@link QUIT_GRACE_MS}, together. Returns its removal.
+   */
+  onQuit(hook: () => Promise<unknown>): () => void
   /** Removes the handlers (the command is over). */
   dispose(): void
+}
+
+/** How long a second signal waits for the quit hooks (the run row's last write) before exiting. */
+export const QUIT_GRACE_MS = 3000
+
+/**
+ * Until a long command installs its signal handlers: a reader of stdout that went away (`chatferry
+ * --help | head`) ends the process quietly with exit 0, as `git` or `ls` do, instead of an
+ * unhandled EPIPE stack trace. Installed once by main; {@link stopOnSignals} replaces it.
+ */
+export function exitQuietlyWithoutReader(): void {
+  if (!process.stdout.listeners('error').includes(quietExit)) {
+    process.stdout.on('error', quietExit)
+  }
+}
+
+function quietExit(err: NodeJS.ErrnoException): void {
+  if (err.code === 'EPIPE') {
+    process.exit(EXIT.OK)
+  }
+  throw err
+}
+
+/** Drops write errors on stdout/stderr (EPIPE once the reader is gone) instead of crashing; once. */
+function keepWritingWithoutReader(): void {
+  process.stdout.off('error', quietExit)
+  for (const stream of [process.stdout, process.stderr]) {
+    if (!stream.listeners('error').includes(dropOutputError)) {
+      stream.on('error', dropOutputError)
+    }
+  }
+}
+
+function dropOutputError(): void {}
+
+/** Runs the hooks, waiting at most `ms` for them together; never throws. */
+async function runQuitHooks(hooks: Iterable<() => Promise<unknown>>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  const all = Promise.allSettled([...hooks].map(async (hook) => hook()))
+  await Promise.race([all, grace])
+  clearTimeout(timer)
 }
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']
@@ -36,9 +91,16 @@ const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']
 /** Installs the handlers; `finishing` names the work in hand for the first signal's log line. */
 export function stopOnSignals(logger: Logger, finishing: string): Stopper {
   const controller = new AbortController()
+  const quitHooks = new Set<() => Promise<unknown>>()
+  let quitting = false
+  keepWritingWithoutReader()
   const stopper: Stopper = {
     signal: controller.signal,
     finishing,
+    onQuit: (hook) => {
+      quitHooks.add(hook)
+      return () => quitHooks.delete(hook)
+    },
     dispose: () => {
       stopWatching()
       for (const s of SIGNALS) {
@@ -47,18 +109,18 @@ export function stopOnSignals(logger: Logger, finishing: string): Stopper {
     },
   }
   const stopWatching = watchParent((why) => {
-    // Whoever read our output may be gone with the parent: a write to a closed pipe must not
-    // crash the orderly stop (Node reports EPIPE as an 'error' event on the stream).
-    for (const stream of [process.stdout, process.stderr]) {
-      stream.on('error', () => {})
-    }
     logger.warn({ why }, `${why}: nobody is waiting for this process any more; treating it as SIGTERM`)
     onSignal('SIGTERM')
   })
   function onSignal(signal: NodeJS.Signals): void {
-    if (controller.signal.aborted) {
-      logger.error({ signal }, `${signal} again: quitting at once; run the same command again to resume`)
+    if (quitting) {
       process.exit(EXIT.ERROR)
+    }
+    if (controller.signal.aborted) {
+      quitting = true
+      logger.error({ signal }, `${signal} again: quitting at once; run the same command again to resume`)
+      void runQuitHooks(quitHooks, QUIT_GRACE_MS).finally(() => process.exit(EXIT.ERROR))
+      return
     }
     logger.warn({ signal }, `${signal}: stopping; finishing ${stopper.finishing} (send the signal again to quit at once)`)
     controller.abort(new StopRequested(signal))

@@ -87,6 +87,8 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
       timeoutMs: config.target.timeoutMs,
       settings: ctx.load,
       retention: config.policies.retention,
+      legacyMetadataKey: config.policies.legacyMetadata.key,
+      chatRequestsPerMinute: config.target.chatQuota.requestsPerMinute,
       logger: options.logger,
       mode: options.mode,
       signal,

@@ -11,8 +11,23 @@ import { buildPlanReport } from '../report/plan-report.ts'
 import { PlanReport } from '../report/schema.ts'
 import { checkTarget } from '../report/target-check.ts'
 import { formatPlanReport } from '../report/terminal.ts'
-import type { LedgerContext } from './ledger-context.ts'
+import type { LedgerStore } from '../state/store.ts'
+import type { ResolvedConfig } from './config.ts'
 import { openSource } from './open-source.ts'
+
+/**
+ * What `plan` needs of the ledger: the dry run's read-only session and the reports. A job's store
+ * is one; so is the view `plan` gets of an embedded store another process holds
+ * (src/cli/plan-ledger-context.ts).
+ */
+export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports'>
+
+/** The job `plan` reports on: its configuration, its id, its ledger. */
+export interface PlanContext {
+  readonly config: ResolvedConfig
+  readonly jobId: string
+  readonly store: PlanLedger
+}
 
 export interface RunPlanOptions {
   /** Directory of the JSON and HTML files; none written when absent. */
@@ -38,7 +53,7 @@ export interface RunPlanResult {
   readonly passed: boolean
 }
 
-export async function runPlan(ctx: LedgerContext, options: RunPlanOptions = {}): Promise<RunPlanResult> {
+export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): Promise<RunPlanResult> {
   const { config } = ctx
   const startedAt = Date.now()
   const now = options.now ?? startedAt

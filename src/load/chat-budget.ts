@@ -1,7 +1,8 @@
 /**
  * The app's chat-interface budget (`target.chatQuota.requestsPerMinute`): one row of
  * `chatferry.quota_budgets`, key `<appId>#chat`, drawn from by every process that makes chat calls
- * for the app (the update lane of a delta run), through the same slot machinery as the import
+ * for the app (the update lane of a delta run; the loader's read-backs after a bad-row 500,
+ * read-back.ts), through the same slot machinery as the import
  * quota (`quota-budget.ts`). It is separate from the import budget: the platform counts chat calls
  * apart from the 60 data-import requests a minute (`articles/rate-limits.mdx`). A 429 from a chat
  * call pauses the row, so every process waits: for `Retry-After` / `X-RateLimit-Reset` (documented

@@ -10,7 +10,9 @@ import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
 import type { LedgerStore } from '../state/store.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import type { Entity } from '../target/schemas.ts'
+import { type ChatBudget, createChatBudget } from './chat-budget.ts'
 import type { Claim } from './claim.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -44,6 +46,10 @@ export class LoaderRun {
   readonly lanes: PQueue
   readonly watch: OutageWatch
   readonly settler = new ResultSettler(this)
+  /** The app's chat budget, shared by every process (`target.chatQuota`): the read-backs after a bad-row 500 draw from it. */
+  readonly chatReads: ChatBudget
+  /** `policies.legacyMetadata.key`: how read-backs match listed messages with rows. */
+  readonly legacyMetadataKey: string
   private readonly onAbort = () => this.stop.abort(this.options.signal?.reason)
   private timers: NodeJS.Timeout[] = []
   /** The claims this process holds (claimed, not yet settled or handed back): their leases are renewed. */
@@ -51,7 +57,7 @@ export class LoaderRun {
   private renewing: Promise<void> | undefined
   private runId = 0
 
-  private constructor(options: LoaderOptions, queue: WorkQueue, budgets: QuotaBudgets, startedAt: number) {
+  private constructor(options: LoaderOptions, queue: WorkQueue, budgets: QuotaBudgets, chatBudget: ChatBudget, startedAt: number) {
     this.counters = {
       requests: 0,
       rateLimited: 0,
@@ -62,6 +68,8 @@ export class LoaderRun {
       batchesSettled: 0,
       batchesSplit: 0,
       batchesReleased: 0,
+      readBacks: 0,
+      chatRequests: 0,
       fenced: 0,
       startedAt,
       firstRequestAt: undefined,
@@ -69,11 +77,13 @@ export class LoaderRun {
     this.options = options
     this.queue = queue
     this.budgets = budgets
+    this.chatReads = chatBudget
     this.store = options.store
     this.jobId = options.jobId
     this.settings = options.settings
     this.log = options.logger.child({ jobId: options.jobId, component: 'loader' })
     this.workerId = `${this.host}/${process.pid}/${randomUUID().slice(0, 8)}`
+    this.legacyMetadataKey = options.legacyMetadataKey ?? 'legacy'
     this.depth = this.settings.queueDepth ?? Math.max(32, this.settings.concurrency * 8)
     this.lanes = new PQueue({ concurrency: this.settings.concurrency })
     this.watch = createOutageWatch({ giveUpAfterMs: this.settings.giveUpAfterMs, logger: this.log })
@@ -101,7 +111,14 @@ export class LoaderRun {
       requestsPerWindow: requestsPerWindow(options.requestsPerMinute, settings.quotaWindowMs),
       windowMs: settings.quotaWindowMs,
     })
-    return new LoaderRun(options, queue, budgets, startedAt).register()
+    const chatBudget = await createChatBudget(store.quota, {
+      appId: options.appId,
+      requestsPerMinute: options.chatRequestsPerMinute ?? DEFAULT_CHAT_REQUESTS_PER_MINUTE,
+      windowMs: settings.quotaWindowMs,
+      maxRetryAfterMs: settings.maxRetryAfterMs,
+      maxRateLimitedRetries: 4,
+    })
+    return new LoaderRun(options, queue, budgets, chatBudget, startedAt).register()
   }
 
   private async register(): Promise<this> {

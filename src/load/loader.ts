@@ -15,7 +15,9 @@
  * - **Failures**: 429 pauses the app's budget (Retry-After / X-RateLimit-Reset, else the wait in
  *   the 429's text); 5xx,
  *   timeouts and dropped connections are retried with jittered backoff (p-retry); then
- *   `judgeFailure` (failure-rule.ts) decides: a batch that keeps answering 500 is split in halves
+ *   `judgeFailure` (failure-rule.ts) decides (a message request answered with the platform's
+ *   bad-row 500 is first read back through the chat interface, read-back.ts: rows found are done,
+ *   rows missing rejected, and only when none landed does the retry-then-split path follow): a batch that keeps answering 500 is split in halves
  *   down to the single poison item, rejected only when the platform answered other requests
  *   meanwhile; anything transient hands the batch back. Any run of failures without a success is
  *   an outage (outage.ts): logged as it happens, and the run stops after `giveUpAfterMs`.
@@ -65,6 +67,16 @@ export interface LoaderOptions {
    * (retention-at-pack.ts). @default {retentionDays: 183, oldMessages: 'skip'} (the policy's defaults)
    */
   readonly retention?: RetentionPolicy
+  /**
+   * Where chatferry writes each message's legacy id in `data.metadata` (`policies.legacyMetadata.key`):
+   * the read-back after a bad-row 500 matches listed messages by it (read-back.ts). @default 'legacy'
+   */
+  readonly legacyMetadataKey?: string
+  /**
+   * `target.chatQuota.requestsPerMinute`: the app's chat budget (all processes together), which the
+   * read-backs draw from. @default 1000 (DEFAULT_CHAT_REQUESTS_PER_MINUTE)
+   */
+  readonly chatRequestsPerMinute?: number
   /** The loader's clock for retention, epoch ms. @default Date.now */
   readonly now?: () => number
   /** Called about once a second with the process's counters (for a progress line). */
@@ -83,6 +95,10 @@ export interface LoaderCounters {
   batchesSettled: number
   batchesSplit: number
   batchesReleased: number
+  /** Message batches read back through the chat interface after a bad-row 500 (read-back.ts). */
+  readBacks: number
+  /** Chat requests those read-backs sent: not import requests, they do not draw from the import quota. */
+  chatRequests: number
   fenced: number
   startedAt: number
   firstRequestAt: number | undefined

@@ -1,7 +1,9 @@
 /**
  * Sending one claimed batch: one request per attempt at a quota slot, retried with jittered
  * backoff, then a decision on what to do with the batch (see {@link Settlement}). The stop signal
- * cuts quota waits and backoffs short but never a request in flight.
+ * cuts quota waits and backoffs short but never a request in flight. A message request answered
+ * with the platform's bad-row 500 is read back before anything else (read-back.ts): when some of
+ * its rows landed, their fates are settled from what the platform shows, without sending again.
  */
 import pRetry, { AbortError } from 'p-retry'
 
@@ -12,6 +14,7 @@ import { describeCause, judgeFailure } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import type { LoaderRun } from './loader-run.ts'
 import { pauseOnRateLimit } from './pause-on-rate-limit.ts'
+import { isBadRowAnswer, readBackBatch } from './read-back.ts'
 
 /** What to do with a batch after sending it: settle its answer, split it, or hand it back. */
 export type Settlement =
@@ -31,9 +34,21 @@ class LeaseExpiringError extends Error {
 export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
   const { settings, log } = run
   let answer: ImportResult | undefined
+  // Per-row results a read-back found after a bad-row 500 (read-back.ts): they end the retries.
+  let readBack: ImportResult | undefined
   const send = async (): Promise<ImportResult> => {
-    answer = await sendOnce(run, c)
-    return answer
+    try {
+      answer = await sendOnce(run, c)
+      return answer
+    } catch (err) {
+      if (isBadRowAnswer(c, err)) {
+        readBack = await readBackBatch(run, c, err)
+        if (readBack !== undefined) {
+          throw new AbortError(err)
+        }
+      }
+      throw err
+    }
   }
   try {
     const result = await pRetry(send, {
@@ -52,6 +67,9 @@ export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
   } catch (err) {
     if (answer !== undefined) {
       return { kind: 'results', result: answer }
+    }
+    if (readBack !== undefined) {
+      return { kind: 'results', result: readBack }
     }
     return afterFailure(run, c, err)
   }

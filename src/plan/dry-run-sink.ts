@@ -4,7 +4,7 @@
  * as thread parents in the session's temporary table, where later pages look them up.
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
-import { noUpdates, type PlanParentRow } from '../state/index.ts'
+import { type DryRunSession, noUpdates, type PlanParentRow } from '../state/index.ts'
 import { type ClassifyInto, classifyItems, classifySkips } from './classify-items.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import type { PlanSink } from './plan-job.ts'
@@ -40,11 +40,8 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
       return counts
     },
     finishEntity: async () => {},
-    async vanished(entity, sourceKeys, decide, allow) {
-      // Counted (the decider tallies the intents), never recorded.
-      const scan = await session.vanished(jobId, entity, sourceKeys, (items) => void decide(items), allow)
-      return { ...noUpdates(), ...scan }
-    },
+    // Through another process (an embedded ledger it holds) the source's keys are not compared.
+    ...(session.vanished ? { vanished: vanishedOf(session, jobId) } : {}),
   }
 }
 
@@ -63,5 +60,13 @@ function parentOf(r: PlanParentRow): PlannedMessage | SkippedRef {
     muid: r.muid ?? '',
     ...(r.text !== null ? { text: r.text } : {}),
     ...(r.senderName !== null ? { senderName: r.senderName } : {}),
+  }
+}
+
+/** The dry run's comparison: counted (the decider tallies the intents), never recorded. */
+function vanishedOf(session: DryRunSession, jobId: string): NonNullable<PlanSink['vanished']> {
+  return async (entity, sourceKeys, decide, allow) => {
+    const scan = await (session.vanished as NonNullable<DryRunSession['vanished']>)(jobId, entity, sourceKeys, (items) => void decide(items), allow)
+    return { ...noUpdates(), ...scan }
   }
 }

@@ -43,7 +43,8 @@ export interface DryRunResult {
 
 export interface DryRunOptions {
   readonly jobId: string
-  readonly store: LedgerStore
+  /** The ledger's dry-run session: the store's, or one over another process's answers. */
+  readonly store: Pick<LedgerStore, 'dryRun'>
   readonly session: SourceSession
   readonly policies: Policies
   readonly adjust?: AdjustFn
@@ -80,7 +81,6 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
     }
     const summary = await planJob({
       jobId,
-      store,
       session: options.session,
       policies: options.policies,
       now: options.now,

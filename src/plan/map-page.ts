@@ -6,12 +6,12 @@
 import { type MappedItem, type MappingContext, mapRecord, type MapResult, tallyOutcomes } from '../../mappings/index.ts'
 import type { RowProblem, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
-import type { PlannedItem, RejectedItem, SkippedItem } from '../state/index.ts'
+import { placeholderKey, type PlannedItem, type RejectedItem, type SkippedItem } from '../state/index.ts'
 import type { MemberImport, MessageImport } from '../target/schemas.ts'
 import { skipReason } from './lookups.ts'
 import { MEMBER_LIMIT_CODE } from './member-limits.ts'
 import type { PlanRun } from './plan-run.ts'
-import { type EntityPlanSummary, note, noteOne } from './plan-summary.ts'
+import { type EntityPlanSummary, note, noteOne, noteReject } from './plan-summary.ts'
 import { referentialOf } from './referential-of.ts'
 import { problemKey, problemReason } from './row-problem.ts'
 
@@ -64,11 +64,12 @@ export function mapPage(
 /** A row that could not become a record: counted and rejected with its field and reason. */
 function rejectProblem({ entity, summary, rejects }: PageState, row: RowProblem): void {
   summary.problems++
-  note(summary.rejected, problemReason(row), row.legacyId)
+  const targetKey = problemKey(row)
+  noteReject(summary, problemReason(row), { legacyId: row.legacyId, targetKey, field: row.field, problem: row.reason })
   if (row.reason.startsWith('unknown ')) {
     note(summary.referential, `${entity === 'messages' ? 'message' : entity} with ${row.reason.replace(/ \S+$/, '')}`, row.legacyId)
   }
-  rejects.push({ legacyId: row.legacyId, targetKey: problemKey(row), code: 'SOURCE_ROW_INVALID', message: `${row.field}: ${row.reason}` })
+  rejects.push({ legacyId: row.legacyId, targetKey, code: 'SOURCE_ROW_INVALID', message: `${row.field}: ${row.reason}` })
 }
 
 function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
@@ -84,7 +85,9 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
     note(summary.referential, r, legacyId)
   }
   if (result.kind === 'rejected') {
-    note(summary.rejected, `${result.field}: ${result.policy ? `${result.policy} policy` : 'invalid'}`, legacyId)
+    // Never mapped, so kept under the ledger's key for an item without one.
+    const sample = { legacyId, targetKey: placeholderKey(legacyId), field: result.field, problem: result.reason }
+    noteReject(summary, `${result.field}: ${result.policy ? `${result.policy} policy` : 'invalid'}`, sample)
     page.rejects.push({ legacyId, code: 'MAPPING_INVALID', message: `${result.field}: ${result.reason}` })
     run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
     return
@@ -142,13 +145,10 @@ function rejectTwin({ summary, rejects, pageKeys }: PageState, items: Extract<Ma
   if (twin === undefined) {
     return false
   }
-  note(summary.rejected, 'targetKey: duplicate target key', legacyId)
-  rejects.push({
-    legacyId,
-    targetKey: `~legacy:${legacyId}#duplicate-of:${twin.legacyId}`,
-    code: 'DUPLICATE_TARGET_KEY',
-    message: `targetKey: legacy rows ${twin.legacyId} and ${legacyId} both map to ${twin.targetKey}; the first (${twin.legacyId}) is kept`,
-  })
+  const targetKey = `~legacy:${legacyId}#duplicate-of:${twin.legacyId}`
+  const problem = `legacy rows ${twin.legacyId} and ${legacyId} both map to ${twin.targetKey}; the first (${twin.legacyId}) is kept`
+  noteReject(summary, 'targetKey: duplicate target key', { legacyId, targetKey, field: 'targetKey', problem })
+  rejects.push({ legacyId, targetKey, code: 'DUPLICATE_TARGET_KEY', message: `targetKey: ${problem}` })
   return true
 }
 
@@ -164,7 +164,8 @@ function rejectBeyondMemberLimit({ run, entity, summary, rejects }: PageState, i
     return false
   }
   const limit = refused.field === 'guid' ? 'membersPerGroup' : 'groupsPerUser'
-  note(summary.rejected, `${refused.field}: over the platform's ${limit} limit (${run.memberLimits.limits[limit]})`, legacyId)
+  const reason = `${refused.field}: over the platform's ${limit} limit (${run.memberLimits.limits[limit]})`
+  noteReject(summary, reason, { legacyId, targetKey: item.targetKey, field: refused.field, problem: refused.reason })
   rejects.push({
     legacyId,
     targetKey: item.targetKey,

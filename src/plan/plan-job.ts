@@ -109,9 +109,15 @@ export interface PlanSink {
   ): Promise<VanishedOutcome>
 }
 
-export interface PlanJobOptions {
+/**
+ * How to plan a job: into the ledger `store` (the default sink), or into a given `sink` (the dry
+ * run's, which needs no store: it may read a ledger another process holds).
+ */
+export type PlanJobOptions = PlanJobSettings &
+  ({ readonly store: LedgerStore; readonly sink?: PlanSink } | { readonly sink: PlanSink; readonly store?: undefined })
+
+export interface PlanJobSettings {
   readonly jobId: string
-  readonly store: LedgerStore
   readonly session: SourceSession
   readonly policies: Policies
   readonly adjust?: AdjustFn
@@ -127,8 +133,6 @@ export interface PlanJobOptions {
    * @default 'full'
    */
   readonly mode?: 'full' | 'delta'
-  /** Where results go. @default the ledger ({@link createLedgerSink}) */
-  readonly sink?: PlanSink
   /**
    * Records changed at or after this time (epoch ms; `updatedAt`, else a message's `sentAt`) are
    * counted with samples in {@link EntityPlanSummary.changedSince} (the previous plan's snapshot).

@@ -39,7 +39,8 @@ export interface PlanRun {
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
 export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
   const { policies } = options
-  const sink = options.sink ?? createLedgerSink(options.store, options.jobId)
+  // Where results go: the given sink, else the ledger.
+  const sink = options.store === undefined ? options.sink : (options.sink ?? createLedgerSink(options.store, options.jobId))
   const ids = new MemoryIdRegistry()
   ids.load(await sink.loadIds())
   // What the ledger already knew counts as decided: only this run's claims are "new".

@@ -11,6 +11,17 @@ export interface ReasonCount {
   samples: string[]
 }
 
+/** One sampled reject: the row, the ledger key it is kept under, the field at fault and why. */
+export interface RejectSample {
+  readonly legacyId: string
+  /** The item's key in the ledger (`~legacy:<id>…` when the row never got one of the platform's). */
+  readonly targetKey: string
+  /** The field (path) at fault, e.g. `text`, `customData`, `guid`. */
+  readonly field: string
+  /** The reason as `chatferry rejects` shows it, without the field. */
+  readonly problem: string
+}
+
 export interface EntityPlanSummary {
   /** Source rows read in this run: {@link records} + {@link problems}. */
   sourceRows: number
@@ -31,6 +42,8 @@ export interface EntityPlanSummary {
   skipped: Record<string, ReasonCount>
   /** Rejected (unreadable row or unmappable record): `reason → count + samples`. */
   rejected: Record<string, ReasonCount>
+  /** The samples of {@link rejected}, per reason, with their ledger key, field and exact problem. */
+  rejectSamples: Record<string, RejectSample[]>
   /** Extra items planned for this entity's records (placeholders, the system user), by reason. */
   extras: Record<string, number>
   /** Policy outcomes of this entity's records, `policy: outcome → count + samples` (id renames, clamps…). */
@@ -62,6 +75,7 @@ export function emptySummary(): EntityPlanSummary {
     items: 0,
     skipped: {},
     rejected: {},
+    rejectSamples: {},
     extras: {},
     outcomes: {},
     referential: {},
@@ -86,6 +100,15 @@ export function note(map: Record<string, ReasonCount>, reason: string, legacyId:
   entry.count++
   if (entry.samples.length < SAMPLES_PER_REASON) {
     entry.samples.push(legacyId)
+  }
+}
+
+/** Counts a reject under `reason`, keeping the sample's key, field and problem with its legacy id. */
+export function noteReject(summary: EntityPlanSummary, reason: string, sample: RejectSample): void {
+  note(summary.rejected, reason, sample.legacyId)
+  const samples = (summary.rejectSamples[reason] ??= [])
+  if (samples.length < SAMPLES_PER_REASON) {
+    samples.push(sample)
   }
 }
 

@@ -315,17 +315,27 @@ export function reasonField(reason: string): { field: string; problem: string } 
 }
 
 /**
- * The rejected rows, one per entity and reason, with the field at fault and each sample's target
- * key (an unreadable row never became an item, so it has none: said so rather than left blank).
+ * The rejected rows, one per entity and reason: the field at fault, the problem, the count, and each
+ * sample as `legacy id → target key` (the key the ledger keeps the reject under: `~legacy:<id>…`
+ * for a row that never became an item of the platform's), with its own problem when it says more
+ * than the reason. Reports written before rejects carried their samples fall back to the fate
+ * samples' keys.
  */
 function rejectRows(r: PlanReport): (string | number)[][] {
   return LEGACY_ENTITIES.flatMap((e) => {
+    const { byReason, samples } = r.entities[e].rejected
     const keys = new Map(Object.values(r.entities[e].samples).flatMap((list) => list.map((s) => [s.legacyId, s.targetKey] as const)))
-    return Object.entries(r.entities[e].rejected.byReason).map(([reason, c]) => {
+    return Object.entries(byReason).map(([reason, c]) => {
       const { field, problem } = reasonField(reason)
+      const detailed = samples[reason]
+      if (detailed !== undefined && detailed.length > 0) {
+        const fields = [...new Set(detailed.map((d) => d.field))]
+        const shown = detailed.map((d) => `${d.legacyId} → ${d.targetKey}${d.problem !== problem ? ` (${d.problem})` : ''}`)
+        return [e, fields.length === 1 ? (fields[0] ?? field) : field, problem, c.count, shown.join('; ')]
+      }
       const unreadable = reason.startsWith('unreadable ')
-      const samples = c.samples.map((id) => `${id} → ${keys.get(id) ?? (unreadable ? 'no item (row unreadable)' : 'no item (not mapped)')}`)
-      return [e, field, problem, c.count, samples.join('; ')]
+      const shown = c.samples.map((id) => `${id} → ${keys.get(id) ?? (unreadable ? 'no item (row unreadable)' : 'no item (not mapped)')}`)
+      return [e, field, problem, c.count, shown.join('; ')]
     })
   })
 }

@@ -53,12 +53,16 @@ export function reportHeader(h: HeaderInput) {
 }
 
 /** Keeps a report in the ledger (one row per run): {@link LedgerStore.reports}. */
-export async function saveReport(store: LedgerStore, kind: 'plan' | 'verify', report: { jobId: string; runId: string }): Promise<void> {
+export async function saveReport(
+  store: Pick<LedgerStore, 'reports'>,
+  kind: 'plan' | 'verify',
+  report: { jobId: string; runId: string },
+): Promise<void> {
   await store.reports.save(kind, report)
 }
 
 /** The latest report of a kind for a job, if any: {@link LedgerStore.reports}. */
-export async function latestReport<T>(store: LedgerStore, jobId: string, kind: 'plan' | 'verify'): Promise<T | undefined> {
+export async function latestReport<T>(store: Pick<LedgerStore, 'reports'>, jobId: string, kind: 'plan' | 'verify'): Promise<T | undefined> {
   return store.reports.latest<T>(jobId, kind)
 }
 

@@ -96,7 +96,7 @@ function entityPlan(input: PlanReportInput, e: LegacyEntity): EntityPlan {
     alreadyPresent: existing?.checked ? existing.count : null,
     changedFields: d.changedFields,
     skipped: { total: total(s.skipped), byReason: s.skipped },
-    rejected: { total: total(s.rejected), byReason: s.rejected },
+    rejected: { total: total(s.rejected), byReason: s.rejected, samples: s.rejectSamples },
     outcomes: s.outcomes,
     referential: s.referential,
     extras: s.extras,

@@ -58,6 +58,12 @@ export const UpdateCount = z.object({
 })
 export type UpdateCount = z.infer<typeof UpdateCount>
 
+/**
+ * A sampled reject: its legacy id, the key the ledger keeps it under (`~legacy:<id>…` for a row
+ * that never became an item of the platform's), the field (path) at fault and the problem.
+ */
+export const RejectSample = z.object({ legacyId: z.string(), targetKey: z.string(), field: z.string(), problem: z.string() })
+
 export const EntityPlan = z.object({
   /** Rows the connector read (unreadable rows included): records + problems. */
   sourceRows: z.number().int(),
@@ -80,7 +86,12 @@ export const EntityPlan = z.object({
   /** Field paths that differ in loaded-but-changed and pending-changed items. */
   changedFields: z.record(z.string(), ReasonCount),
   skipped: z.object({ total: z.number().int(), byReason: z.record(z.string(), ReasonCount) }),
-  rejected: z.object({ total: z.number().int(), byReason: z.record(z.string(), ReasonCount) }),
+  rejected: z.object({
+    total: z.number().int(),
+    byReason: z.record(z.string(), ReasonCount),
+    /** The samples of `byReason`, per reason, with key, field and problem (added in schema version 1; absent in older reports). */
+    samples: z.record(z.string(), z.array(RejectSample)).default({}),
+  }),
   /** `policy: outcome` → count + samples (id renames, clamps, placeholders, …). */
   outcomes: z.record(z.string(), ReasonCount),
   /** References to unknown users, groups or thread parents. */

@@ -4,10 +4,16 @@
  * the thread parents of earlier pages go into a temporary table of that connection (memory stays
  * flat for millions of messages), created empty at the start and dropped at the end, and so do
  * the source's keys of a vanished-item comparison. Nothing in the ledger's own tables changes.
+ *
+ * A `plan` that reads an embedded ledger through the process holding it gets the same session from
+ * {@link dryRunLedgerOver}: its ledger reads are that process's answers (one query each), its
+ * thread parents a scratch file of its own (scratch-parents.ts); such a session does not compare
+ * the source's keys with the ledger (no `vanished`: the report says "not compared").
  */
 import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
+import { openScratchParents } from './scratch-parents.ts'
 import { createPlanParentsTable } from './sql/create-plan-parents-table.ts'
 import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
 import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
@@ -34,8 +40,11 @@ export interface DryRunSession {
   parents(legacyIds: readonly string[]): Promise<PlanParentRow[]>
   /** Loaded items (done, removal not planned) of these legacy ids: those a skip now would remove. */
   loadedItems(jobId: string, entity: string, legacyIds: readonly string[]): Promise<LoadedItemRow[]>
-  /** The key-set comparison, read-only: each page of loaded items the source no longer holds goes to `onPage` (unless `allow` refuses). */
-  vanished(
+  /**
+   * The key-set comparison, read-only: each page of loaded items the source no longer holds goes to
+   * `onPage` (unless `allow` refuses). Absent when the ledger is read through another process.
+   */
+  vanished?(
     jobId: string,
     entity: string,
     sourceKeys: AsyncIterable<readonly string[]>,
@@ -69,5 +78,25 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
           await dropPlanParentsTable(conn).catch(() => {})
         }
       }),
+  }
+}
+
+/** The ledger reads of a dry-run session, without its thread parents. */
+export type DryRunReads = Pick<DryRunSession, 'idMap' | 'knownItems' | 'lookupItems' | 'loadedItems'>
+
+/**
+ * A {@link DryRunLedger} whose ledger reads are `reads` (another process's answers) and whose
+ * thread parents live in a scratch file of this process for the session's time.
+ */
+export function dryRunLedgerOver(reads: DryRunReads): DryRunLedger {
+  return {
+    async session(work) {
+      const scratch = openScratchParents()
+      try {
+        return await work({ ...reads, keepParents: scratch.keepParents, parents: scratch.parents })
+      } finally {
+        scratch.close()
+      }
+    },
   }
 }

@@ -10,9 +10,12 @@
  *    rows are refused by the platform for a reason no local validation can know (a sender that
  *    does not exist there) and some messages age out of the retention window during the load:
  *    import requests spent ÷ ceil(sendable items ÷ 50) per entity (target ≤ 1.01), and the requests
- *    that carried an item already outside the window when it arrived (target 0).
+ *    that carried an item already outside the window when it arrived (target 0). The chat requests
+ *    the loader spends reading a batch back after such a 500 are printed beside it: they are chat
+ *    reads, not import requests, and do not count toward the ratio.
  *
- * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste]`. Needs a
+ * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste]` (or `npm run bench --
+ * loader [--quick] [--only …]`). Needs a
  * Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
  * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for
  * resume, 20k messages for wasted requests.
@@ -267,6 +270,10 @@ async function wastedRequests(sb: Sandbox): Promise<void> {
   const log = await sb.requests(app.id)
   const ledger = await openLedger({ url: stateUrl })
   const stats = await ledger.entityStats('waste')
+  // The chat requests of the read-backs after bad-row 500s (src/load/read-back.ts), from the run's
+  // counters: chat reads, not import requests (the sandbox's request log holds import requests only).
+  const [runRow] = await ledger.listRuns('waste', 1)
+  const counters = (runRow?.stats as { counters?: { readBacks?: number; chatRequests?: number } } | null)?.counters
   await ledger.close()
   const parts: string[] = []
   for (const s of stats.filter((e) => e.done + e.rejected + e.skipped > 0)) {
@@ -285,11 +292,14 @@ async function wastedRequests(sb: Sandbox): Promise<void> {
   const tooOld = log.filter((r) => r.items?.some((i) => (sentAtOf.get(i.key) ?? Infinity) < r.receivedAtMs / 1000 - window)).length
   const withBad = log.filter((r) => r.items?.some((i) => bad.has(i.key))).length
   const status500 = log.filter((r) => r.status === 500).length
+  // A 500 whose request carried no unknown-sender row was caused by something chatferry could have known.
+  const knowable500 = log.filter((r) => r.status === 500 && !r.items?.some((i) => bad.has(i.key))).length
   console.log(
     `wasted requests: ${n.toLocaleString()} messages (+${nUsers} users), ${bad.size} with an unknown sender, ` +
       `${n / 100} at the retention edge, loaded in ${seconds.toFixed(1)} s (exit ${res.code}) · ${parts.join(' · ')} · ` +
       `requests carrying a message already outside the window: ${tooOld} (target 0) · requests carrying an unknown-sender row: ${withBad} ` +
-      `(of them answered 500: ${status500})`,
+      `(500s in all: ${status500}; 500s without one: ${knowable500}, target 0) · read-backs after a 500: ${counters?.readBacks ?? '?'}, spending ${counters?.chatRequests ?? '?'} ` +
+      `chat requests (GET /messages; not import requests, not in the ratio above)`,
   )
 }
 

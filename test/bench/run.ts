@@ -1,6 +1,8 @@
 /**
  * Runs the benchmarks: every `*-bench.ts` in this folder, or the ones named on the command line
- * (`npm run bench -- loader`); other arguments (e.g. `--quick`) are passed on.
+ * (`npm run bench -- loader`). The names come first; everything from the first option on is passed
+ * on as it is, values included: `npm run bench -- loader --quick --only waste`, `npm run bench --
+ * connector --sizes 100000`.
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
@@ -8,8 +10,9 @@ import { join } from 'node:path'
 
 const dir = import.meta.dirname
 const args = process.argv.slice(2)
-const names = args.filter((a) => !a.startsWith('-'))
-const flags = args.filter((a) => a.startsWith('-'))
+const firstOption = args.findIndex((a) => a.startsWith('-'))
+const names = firstOption < 0 ? args : args.slice(0, firstOption)
+const flags = firstOption < 0 ? [] : args.slice(firstOption)
 const all = readdirSync(dir)
   .filter((f) => f.endsWith('-bench.ts'))
   .sort()

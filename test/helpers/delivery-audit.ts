@@ -5,7 +5,8 @@
  * guarantee it); these checks can:
  *
  * (a) every item the ledger calls done was *created* exactly once (accepted at most once, and
- *     present); one the ledger calls `created` was created by a request whose 200 answer said so;
+ *     present); one the ledger calls `created` was created by a request whose 200 answer said so,
+ *     or by a message request answered with the bad-row 500, which the loader reads back;
  *     a rejected item was never created; nothing was created that the ledger does not hold.
  * (b) re-sends are bounded. A key carried by a request after an earlier request of it was
  *     *answered* (HTTP 200 with a per-item result: created, exists or refused) is an **unexplained
@@ -103,8 +104,19 @@ interface Send {
   /** The HTTP status answered; 200 is the only one that carries per-item results. */
   readonly status: number | null
   readonly durationMs: number
+  /** The request's error code (`ERR_EXCEPTION` for the platform's bad-row 500). */
+  readonly requestCode: string | null
   readonly result: RequestLogItemResult
   readonly code: string | undefined
+}
+
+/**
+ * A message request the platform answered with its bad-row 500 (`ERR_EXCEPTION` after writing the
+ * good rows): the loader reads such a request's rows back (src/load/read-back.ts) and settles the
+ * ones it finds as created, so a row this request created may be `created` in the ledger.
+ */
+function badRow500(entity: Entity, s: Send): boolean {
+  return entity === 'messages' && s.status === 500 && s.requestCode === 'ERR_EXCEPTION'
 }
 
 /** An answer the client received for this item: a 200 with a per-item result, in time. */
@@ -145,7 +157,15 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
     for (const it of items) {
       nSends++
       const list = byKey.get(it.key) ?? []
-      list.push({ requestId: r.id, receivedAtMs: r.receivedAtMs, status: r.status, durationMs: r.durationMs, result: it.result, code: it.code })
+      list.push({
+        requestId: r.id,
+        receivedAtMs: r.receivedAtMs,
+        status: r.status,
+        durationMs: r.durationMs,
+        requestCode: r.code ?? null,
+        result: it.result,
+        code: it.code,
+      })
       byKey.set(it.key, list)
     }
   }
@@ -202,8 +222,8 @@ export async function auditDeliveries(o: AuditOptions): Promise<AuditReport> {
       if (item?.status === 'rejected' && created.length > 0) {
         add('rejected-but-created', key, 'rejected by the ledger but created on the platform')
       }
-      if (item?.status === 'done' && item.doneReason === 'created' && !created.some((s) => s.status === 200)) {
-        add('created-without-answer', key, 'the ledger says created, but no 200 answer said so')
+      if (item?.status === 'done' && item.doneReason === 'created' && !created.some((s) => s.status === 200 || badRow500(entity, s))) {
+        add('created-without-answer', key, 'the ledger says created, but no 200 answer said so, nor a bad-row 500 the loader reads back')
       }
     }
     for (const [key, item] of items) {

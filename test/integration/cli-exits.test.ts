@@ -4,7 +4,8 @@
  * with nothing planned is exit 2; a wrong API key stops `run` before the source is read (exit 2);
  * a missing source table is exit 2 (SOURCE_INVALID); `--json` prints exactly one object for `run`,
  * `load` and `retry-rejected`; a relative `--config` is the caller's; a killed `npm run` leaves no
- * loader behind; `completion bash` completes the commands.
+ * loader behind and its run row says interrupted; a second signal quits at once and still records
+ * it. (Shell completion: cli-completion.test.ts.)
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -12,76 +13,23 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
 
-import { deadRunReason } from '../../src/cli/run-liveness.ts'
-import { openLedger, type RunRecord } from '../../src/state/store.ts'
+import { openLedger } from '../../src/state/store.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { ledgerRows, oneJsonObject, runsOf, useCliSuite } from '../helpers/cli-suite.ts'
+import type { TestDatabase } from '../helpers/db.ts'
 import { CLI, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase } from '../helpers/mysql.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
-import { mgmtRaw, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
+import { mgmtRaw } from '../helpers/sandbox.ts'
 import { recordOutput, testSecret } from '../helpers/secrets.ts'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const POLICIES = { retention: { oldMessages: 'send' as const } }
 
-let tsb: TestSandbox
-const dbs: TestDatabase[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-
-afterAll(async () => {
-  await tsb?.close()
-  for (const d of dbs) {
-    await dropWithin(d)
-  }
-})
-
-async function freshDb(prefix: string): Promise<TestDatabase> {
-  const d = await createTestDatabase(prefix)
-  dbs.push(d)
-  return d
-}
-
-async function ledgerRows(stateUrl: string): Promise<{ jobs: number; runs: number; items: number; cursors: number }> {
-  const c = new pg.Client({ connectionString: stateUrl })
-  await c.connect()
-  try {
-    const exists = await c.query(`select to_regclass('chatferry.items') as t`)
-    if (exists.rows[0]?.t === null) {
-      return { jobs: 0, runs: 0, items: 0, cursors: 0 }
-    }
-    const n = async (table: string) => (await c.query(`select count(*)::int as n from chatferry.${table}`)).rows[0].n as number
-    return { jobs: await n('jobs'), runs: await n('runs'), items: await n('items'), cursors: await n('cursors') }
-  } finally {
-    await c.end()
-  }
-}
-
-async function runsOf(stateUrl: string, jobId: string): Promise<{ id: number; mode: string; status: string; owner: string | null }[]> {
-  const c = new pg.Client({ connectionString: stateUrl })
-  await c.connect()
-  try {
-    const r = await c.query('select id::int as id, mode, status, owner from chatferry.runs where job_id = $1 order by id', [jobId])
-    return r.rows as { id: number; mode: string; status: string; owner: string | null }[]
-  } finally {
-    await c.end()
-  }
-}
-
-/** stdout must be exactly one JSON object (one line); returns it. */
-function oneJsonObject(stdout: string): Record<string, unknown> {
-  const lines = stdout.split('\n').filter((l) => l.trim() !== '')
-  expect(lines, stdout).toHaveLength(1)
-  const parsed: unknown = JSON.parse(lines[0] ?? '')
-  expect(typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)).toBe(true)
-  return parsed as Record<string, unknown>
-}
+const suite = useCliSuite()
+const { freshDb } = suite
 
 describe('an unknown job is exit 2 for every command that takes --job', () => {
   let state: TestDatabase
@@ -90,7 +38,7 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
 
   beforeAll(async () => {
     state = await freshDb('cf_exit_jobs')
-    const app = await tsb.app({ requestsPerMinute: 6000 })
+    const app = await suite.tsb.app({ requestsPerMinute: 6000 })
     appId = app.id
     cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 6000 })
   })
@@ -108,13 +56,13 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
     )
   }, 60_000)
 
-  it('status, rejects, retry-rejected, verify, load and worker with a typo in --job: exit 2 naming the known jobs', async () => {
+  it('status, rejects, runs, retry-rejected, verify, load, worker and purge with a typo in --job: exit 2 naming the known jobs', async () => {
     const store = await openLedger({ url: state.url })
     await store.ensureJob('alpha', appId)
     await store.planItems('alpha', 'users', users(2))
     await store.ensureJob('beta', appId)
     await store.close()
-    for (const command of ['status', 'rejects', 'retry-rejected', 'verify', 'load', 'worker']) {
+    for (const command of ['status', 'rejects', 'runs', 'retry-rejected', 'verify', 'load', 'worker', 'purge']) {
       const r = await runCli([
         command,
         '--config',
@@ -122,6 +70,7 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
         '--job',
         'alpah',
         ...(command === 'verify' ? ['--out', mkdtempSync(join(tmpdir(), 'cf-v-'))] : []),
+        ...(command === 'purge' ? ['--yes'] : []),
       ]).done
       expect(r.code, `${command}: ${r.stderr}`).toBe(2)
       expect(r.stderr, command).toMatch(/job alpah not found in postgres:\/\/\S+; known jobs: alpha, beta/)
@@ -182,7 +131,7 @@ describe('an unknown job is exit 2 for every command that takes --job', () => {
 describe('load', () => {
   it('credentials refused mid-load (the app deleted, ERR_APP_ARCHIVED 403): exit 2 naming what to fix, not "rerun resumes"', async () => {
     const state = await freshDb('cf_exit_revoked')
-    const app = await tsb.app({ requestsPerMinute: 60 })
+    const app = await suite.tsb.app({ requestsPerMinute: 60 })
     const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 60 })
     const store = await openLedger({ url: state.url })
     await store.ensureJob('revoked', app.id)
@@ -191,10 +140,10 @@ describe('load', () => {
     const load = runCli(['load', '--config', cfg, '--job', 'revoked', '--json'])
     // At 60 requests a minute the 8 batches take about 8 s: delete the app after the first one landed.
     const t0 = Date.now()
-    while ((await tsb.sandbox.requests(app.id)).length === 0 && Date.now() - t0 < 30_000) {
+    while ((await suite.tsb.sandbox.requests(app.id)).length === 0 && Date.now() - t0 < 30_000) {
       await new Promise((r) => setTimeout(r, 100))
     }
-    const del = await mgmtRaw(tsb.sandbox, `/apps/${app.id}`, { method: 'DELETE' })
+    const del = await mgmtRaw(suite.tsb.sandbox, `/apps/${app.id}`, { method: 'DELETE' })
     expect(del.status).toBeLessThan(300)
     const r = await load.done
     expect(r.code, r.stderr).toBe(2)
@@ -207,7 +156,7 @@ describe('load', () => {
 describe('run', () => {
   it('a wrong API key: exit 2 before the source is read — no ledger rows, no import request', async () => {
     const state = await freshDb('cf_exit_key')
-    const app = await tsb.app({ requestsPerMinute: 6000 })
+    const app = await suite.tsb.app({ requestsPerMinute: 6000 })
     // The source is unreachable: had run read it before checking the key, it would exit 1 naming it.
     const source = { ...genericSourceConfig('postgres://reader@127.0.0.1:9/legacy'), connectTimeoutMs: 2000 }
     const wrongKey = testSecret('wrong-key')
@@ -229,8 +178,8 @@ describe('run', () => {
     expect(r.stderr + r.stdout).not.toContain(wrongKey)
     expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'run', status: 'usage-error', exitCode: 2, runId: null })
     expect(await ledgerRows(state.url)).toMatchObject({ runs: 0, items: 0, cursors: 0 })
-    await tsb.sandbox.whenIdle()
-    expect(await tsb.sandbox.requests(app.id)).toHaveLength(0)
+    await suite.tsb.sandbox.whenIdle()
+    expect(await suite.tsb.sandbox.requests(app.id)).toHaveLength(0)
 
     // An app the platform does not know: exit 2 too, naming the app.
     const cfg2 = writeRunConfig({
@@ -245,11 +194,32 @@ describe('run', () => {
     expect(r2.stderr).toMatch(/the platform does not know app no-such-app .*AUTH_ERR_INVALID_APPID.*; fix target\.appId/)
   }, 60_000)
 
+  it('a base URL in another region than target.region: exit 2 before the source is read or the platform asked', async () => {
+    const state = await freshDb('cf_exit_region')
+    const source = { ...genericSourceConfig('postgres://reader@127.0.0.1:9/legacy'), connectTimeoutMs: 2000 }
+    const cfg = writeRunConfig({
+      appId: 'acme',
+      apiKey: testSecret('region-key'),
+      // The platform's own host name says eu; the configuration says us.
+      baseUrl: 'https://acme.api-eu.cometchat.io/v3',
+      stateUrl: state.url,
+      source: source as unknown as Record<string, unknown>,
+    })
+    const r = await runCli(['run', '--config', cfg, '--json']).done
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(
+      /target\.baseUrl https:\/\/acme\.api-eu\.cometchat\.io\/v3 is in region eu, the configuration says us.*fix target\.region/s,
+    )
+    expect(r.stderr).not.toMatch(/127\.0\.0\.1:9|SOURCE_UNAVAILABLE/)
+    expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'run', status: 'usage-error', exitCode: 2 })
+    expect(await ledgerRows(state.url)).toMatchObject({ runs: 0, items: 0 })
+  }, 60_000)
+
   it('a missing source table: exit 2 SOURCE_INVALID naming the table, nothing loaded', async () => {
     const source = await freshDb('cf_exit_tbl_src')
     await loadGenericSqlFixture('postgres', source.url)
     const state = await freshDb('cf_exit_tbl_state')
-    const app = await tsb.app({ requestsPerMinute: 6000 })
+    const app = await suite.tsb.app({ requestsPerMinute: 6000 })
     const good = genericSourceConfig(source.url)
     const broken = {
       ...good,
@@ -268,8 +238,8 @@ describe('run', () => {
     expect(r.stderr).toMatch(/fix source/)
     expect(await ledgerRows(state.url)).toMatchObject({ items: 0 })
     expect(await runsOf(state.url, app.id)).toMatchObject([{ mode: 'run', status: 'failed' }])
-    await tsb.sandbox.whenIdle()
-    expect(await tsb.sandbox.requests(app.id)).toHaveLength(0)
+    await suite.tsb.sandbox.whenIdle()
+    expect(await suite.tsb.sandbox.requests(app.id)).toHaveLength(0)
   }, 60_000)
 
   for (const engine of ['mysql', 'sqlite'] as const) {
@@ -279,14 +249,14 @@ describe('run', () => {
         let url: string
         if (engine === 'mysql') {
           const db = await createMysqlTestDatabase('cf_exit_tbl')
-          dbs.push(db)
+          suite.dropAfter(db)
           url = db.url
         } else {
           url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'cf-exit-sqlite-')), 'legacy.db')}`
         }
         await loadGenericSqlFixture(engine, url)
         const state = await freshDb('cf_exit_tbl_state')
-        const app = await tsb.app({ requestsPerMinute: 6000 })
+        const app = await suite.tsb.app({ requestsPerMinute: 6000 })
         const good = genericSourceConfig(url)
         const broken = {
           ...good,
@@ -315,7 +285,7 @@ describe('run', () => {
 
   it('an unknown source database: exit 2 SOURCE_INVALID; an unreachable one stays exit 1 (rerun)', async () => {
     const state = await freshDb('cf_exit_nodb_state')
-    const app = await tsb.app({ requestsPerMinute: 6000 })
+    const app = await suite.tsb.app({ requestsPerMinute: 6000 })
     const url = new URL(state.url)
     url.pathname = '/cf_exit_no_such_database'
     const cfg = writeRunConfig({
@@ -345,7 +315,7 @@ describe('run', () => {
     const source = await freshDb('cf_exit_json_src')
     await loadGenericSqlFixture('postgres', source.url)
     const state = await freshDb('cf_exit_json_state')
-    const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
+    const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
     const cfg = writeRunConfig({
       appId: app.id,
       apiKey: app.apiKey,
@@ -376,7 +346,7 @@ describe('run --json stopped by SIGTERM while planning', () => {
     const source = await freshDb('cf_exit_sig_src')
     await loadGenericSqlFixture('postgres', source.url)
     const state = await freshDb('cf_exit_sig_state')
-    const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
+    const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
     const good = genericSourceConfig(source.url, 1)
     // A slow messages read (0.3 s a row), so the signal arrives while planning.
     const slow = {
@@ -408,7 +378,7 @@ describe('run --json stopped by SIGTERM while planning', () => {
 
 describe('--config is relative to the caller', () => {
   it('npm run chatferry from another directory finds ./chatferry.yaml there (INIT_CWD); a missing file names the path tried', async () => {
-    const app = await tsb.app()
+    const app = await suite.tsb.app()
     const callerDir = mkdtempSync(join(tmpdir(), 'cf-caller-'))
     mkdirSync(join(callerDir, 'conf'))
     writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl })
@@ -449,7 +419,7 @@ describe('no orphan', () => {
   for (const { kill, closePipes } of cases) {
     it(`${kill} to npm run chatferry -- load${closePipes ? ', its output pipes closed' : ''}: the node process stops within seconds and the run is interrupted`, async () => {
       const state = await freshDb('cf_exit_orphan')
-      const app = await tsb.app({ requestsPerMinute: 30 })
+      const app = await suite.tsb.app({ requestsPerMinute: 30 })
       const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 30 })
       const store = await openLedger({ url: state.url })
       await store.ensureJob(app.id, app.id)
@@ -485,15 +455,55 @@ describe('no orphan', () => {
       expect(alive(pid), `node ${pid} still alive ${Date.now() - stoppedAt} ms after ${kill} of npm\n${out.slice(-2000)}`).toBe(false)
       expect(Date.now() - stoppedAt).toBeLessThan(10_000)
       const run = (await runsOf(state.url, app.id)).find((r) => r.id === loader?.id)
-      // Recorded by the stopping process, or — when it exits before its last write lands (a race
-      // noted for a follow-up) — shown as interrupted by status and runs, because its pid is gone.
-      const shown =
-        run?.status === 'running' && deadRunReason({ ...run, heartbeatAt: new Date() } as unknown as RunRecord) !== undefined
-          ? 'interrupted'
-          : run?.status
-      expect(shown, out.slice(-2000)).toBe('interrupted')
+      expect(run?.status, out.slice(-2000)).toBe('interrupted')
     }, 90_000)
   }
+})
+
+describe('a second signal', () => {
+  it('quits at once (exit 1, within seconds, its request still on the wire) and still records the run row as interrupted', async () => {
+    const state = await freshDb('cf_exit_twice')
+    // Every import request takes 20 s: the first signal's "finish the batches in flight" would wait for it.
+    const app = await suite.tsb.app({ requestsPerMinute: 6000, faults: { latencyMs: { min: 20_000, max: 20_000 } } })
+    const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, timeoutMs: 60_000 })
+    const store = await openLedger({ url: state.url })
+    await store.ensureJob(app.id, app.id)
+    await store.planItems(app.id, 'users', users(100))
+    await store.close()
+    const load = runCli(['load', '--config', cfg])
+    await load.waitFor('loader started', 30_000)
+    // A batch claimed and not settled: its request is on the wire (for 20 s).
+    const c = new pg.Client({ connectionString: state.url })
+    await c.connect()
+    try {
+      const claimed = async () =>
+        (await c.query('select count(*)::int as n from chatferry.batches where lease_owner is not null and settled_at is null')).rows[0].n as number
+      const deadline = Date.now() + 30_000
+      while ((await claimed()) === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(await claimed()).toBeGreaterThan(0)
+      await new Promise((r) => setTimeout(r, 1000))
+      load.child.kill('SIGTERM')
+      await load.waitFor('SIGTERM: stopping')
+      const second = Date.now()
+      load.child.kill('SIGTERM')
+      const r = await load.done
+      expect(r.code, r.stderr.slice(-2000)).toBe(1)
+      expect(r.stderr).toMatch(/SIGTERM again: quitting at once/)
+      // stderr is a pipe here: the log lines are JSON by default (pretty only on a terminal).
+      const logLines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('chatferry:'))
+      expect(logLines.length).toBeGreaterThan(2)
+      for (const line of logLines) {
+        expect(() => JSON.parse(line) as unknown, line).not.toThrow()
+      }
+      expect(Date.now() - second, 'not waiting for the 20 s request').toBeLessThan(10_000)
+      const run = (await runsOf(state.url, app.id)).find((x) => x.mode === 'load')
+      expect(run, r.stderr.slice(-2000)).toMatchObject({ status: 'interrupted', error: 'quit at once by a second signal' })
+    } finally {
+      await c.end()
+    }
+  }, 90_000)
 })
 
 function alive(pid: number): boolean {
@@ -519,55 +529,5 @@ describe('usage errors with --json', () => {
     expect(missing.code).toBe(2)
     expect(oneJsonObject(missing.stdout)).toMatchObject({ command: 'retry-rejected', status: 'usage-error', exitCode: 2 })
     expect(String(oneJsonObject(missing.stdout).error)).toContain('cf-no-such-dir/chatferry.yaml: 1 problem in the configuration')
-  })
-})
-
-describe('completion', () => {
-  it('bash: sourcing the script registers chatferry; completing the first word lists the commands, then their options', () => {
-    const script = spawnSync(process.execPath, [CLI, 'completion', 'bash'], { encoding: 'utf8' })
-    expect(script.status, script.stderr).toBe(0)
-    const file = join(mkdtempSync(join(tmpdir(), 'cf-compl-')), 'chatferry.bash')
-    writeFileSync(file, script.stdout)
-    const probe = `
-      source ${JSON.stringify(file)}
-      complete -p chatferry
-      t() { COMP_WORDS=("$@"); COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _chatferry_completion; echo "\${COMPREPLY[*]}"; }
-      t chatferry ''
-      t chatferry re
-      t chatferry load --
-      t chatferry rejects --entity ''
-      t chatferry apps ''
-    `
-    const r = spawnSync('bash', ['--norc', '--noprofile', '-c', probe], { encoding: 'utf8' })
-    expect(r.status, r.stderr).toBe(0)
-    const [registered, all, re, loadOptions, entities, apps] = r.stdout.split('\n')
-    expect(registered).toBe('complete -F _chatferry_completion chatferry')
-    for (const c of [
-      'demo',
-      'config',
-      'apps',
-      'sandbox',
-      'plan',
-      'run',
-      'load',
-      'worker',
-      'status',
-      'rejects',
-      'retry-rejected',
-      'verify',
-      'completion',
-    ]) {
-      expect(all?.split(' '), all).toContain(c)
-    }
-    expect(re?.split(' ').sort()).toEqual(['rejects', 'retry-rejected'])
-    expect(loadOptions?.split(' ')).toEqual(expect.arrayContaining(['--config', '--job', '--concurrency', '--lease-seconds', '--json', '--help']))
-    expect(entities).toBe('users groups members messages')
-    expect(apps).toBe('create list delete --help')
-
-    const zsh = spawnSync(process.execPath, [CLI, 'completion', 'zsh'], { encoding: 'utf8' })
-    expect(zsh.status).toBe(0)
-    expect(zsh.stdout).toMatch(/^#compdef chatferry\n/)
-    expect(zsh.stdout).toContain('complete -F _chatferry_completion chatferry')
-    expect(spawnSync(process.execPath, [CLI, 'completion', 'fish'], { encoding: 'utf8' }).status).toBe(2)
   })
 })

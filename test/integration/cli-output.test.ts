@@ -142,3 +142,18 @@ describe('--log-format', () => {
     expect(res.stderr).toMatch(/--log-format.*xml|xml.*--log-format/)
   })
 })
+
+describe('a reader that goes away', () => {
+  it('`chatferry --help | head -c 10`: exit 0 and no EPIPE stack trace', async () => {
+    for (const args of [['--help'], ['run', '--help']]) {
+      const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      let stderr = ''
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+      // Read the first chunk, then close our end, as `head` does.
+      child.stdout.once('data', () => child.stdout.destroy())
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+      expect(stderr, args.join(' ')).not.toMatch(/EPIPE|Unhandled/)
+      expect(code, args.join(' ')).toBe(0)
+    }
+  })
+})

@@ -2,8 +2,9 @@
  * What can be checked of the container files without a Docker engine or a cluster: that
  * docker-compose.yml and deploy/k8s/*.yaml parse, that every chatferry command and flag they run
  * is one the CLI knows (`chatferry <command> --help` lists it), that their chatferry.yaml passes
- * `config check` with the environment they give it, and that the Dockerfile runs the npm steps
- * test/integration/package-install.test.ts runs outside Docker, on every file `npm pack` needs.
+ * `config check` with the environment they give it, that the Dockerfile runs the npm steps
+ * test/integration/package-install.test.ts runs outside Docker, on every file `npm pack` needs, and
+ * that every image they name is pinned (a tag other than `latest`, or a digest).
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -186,5 +187,70 @@ describe('Dockerfile', () => {
     expect(final).toContain('CMD ["--help"]')
     // What CMD runs is what the package test runs first.
     expect(test).toContain("installed(bin, ['--help'])")
+  })
+})
+
+/**
+ * Why an image reference is not pinned, or undefined when it is: a digest (`@sha256:…`), or a tag
+ * other than `latest` (the tag is what follows the last `:` after the last `/`; a registry's port
+ * is not a tag).
+ */
+function unpinnedImage(ref: string): string | undefined {
+  if (/@sha256:[0-9a-f]{64}$/.test(ref)) {
+    return undefined
+  }
+  const name = ref.slice(ref.lastIndexOf('/') + 1)
+  const colon = name.lastIndexOf(':')
+  if (colon < 0) {
+    return 'no tag (Docker takes :latest, whatever that is at pull time)'
+  }
+  const tag = name.slice(colon + 1)
+  return tag === 'latest' || tag === '' ? `tag ${tag === '' ? 'empty' : 'latest'}: it moves under a deployment` : undefined
+}
+
+describe('every image the deploy files name is pinned', () => {
+  it.each([
+    ['mcuadros/ofelia:latest', 'tag latest: it moves under a deployment'],
+    ['mcuadros/ofelia', 'no tag (Docker takes :latest, whatever that is at pull time)'],
+    ['registry.example:5000/team/app', 'no tag (Docker takes :latest, whatever that is at pull time)'],
+    ['registry.example:5000/team/app:1.2.3', undefined],
+    ['postgres:16-alpine', undefined],
+    [`nginx@sha256:${'a'.repeat(64)}`, undefined],
+  ])('%s → %s', (ref, problem) => {
+    expect(unpinnedImage(ref)).toBe(problem)
+  })
+
+  it('docker-compose.yml, deploy/k8s/*.yaml and the Dockerfile: a release tag or a digest, never latest or none', () => {
+    const stages = new Set<string>()
+    const fromLines = read('Dockerfile')
+      .split('\n')
+      .filter((l) => /^FROM\s/i.test(l))
+      .map((l) => {
+        const [, ref, , alias] = l.trim().split(/\s+/)
+        const image = stages.has(ref ?? '') ? undefined : ref
+        if (alias) {
+          stages.add(alias)
+        }
+        return image
+      })
+    const images = [
+      ...Object.entries(compose.services).map(([name, svc]) => ({ where: `docker-compose.yml services.${name}`, ref: svc.image })),
+      ...k8s.flatMap(({ file, doc }) =>
+        [...(doc.spec?.jobTemplate?.spec.template.spec.containers ?? []), ...(doc.spec?.template?.spec.containers ?? [])].map((c) => ({
+          where: `deploy/k8s/${file} ${doc.kind}`,
+          ref: c.image,
+        })),
+      ),
+      ...fromLines.flatMap((ref) => (ref === undefined ? [] : [{ where: 'Dockerfile FROM', ref }])),
+    ]
+    expect(images.map((i) => i.ref)).toContain('mcuadros/ofelia:0.3.21')
+    const problems = images.flatMap(({ where, ref }) => {
+      if (ref === undefined) {
+        return [`${where}: no image`]
+      }
+      const problem = unpinnedImage(ref)
+      return problem === undefined ? [] : [`${where}: ${ref}: ${problem}`]
+    })
+    expect(problems).toEqual([])
   })
 })

@@ -1,17 +1,23 @@
 /**
  * The loader against the sandbox's published default for bad message rows (issue 12): a request
  * holding a row the platform refuses writes its good rows and answers 500 `ERR_EXCEPTION` with no
- * per-item results. The loader's rule (split down to the poison item, "already exists" = done)
- * must still load every good row exactly once, as the delivery audit of what the sandbox received
- * shows; and rows chatferry's own validation knows to be bad must never cost a request.
+ * per-item results. The loader reads such a batch back through the chat interface
+ * (src/load/read-back.ts): the rows it finds are done, the others rejected
+ * (`NOT_LANDED_IN_FAILED_REQUEST`), and the batch costs one import request. The request log shows
+ * what the sandbox received: every good row exactly once. A stop in the middle of a read-back ends
+ * the same way after a rerun (a SIGKILL: loader-crash.test.ts; a 500 where nothing landed keeps
+ * the retry-then-split path: loader-faults.test.ts, the poison item); and rows chatferry's own
+ * validation knows to be bad never cost a request.
  */
 import { describe, expect, it } from 'vitest'
 
 import { createMappingContext } from '../../mappings/context.ts'
 import { mapMessage } from '../../mappings/map-message.ts'
+import { NOT_LANDED_CODE } from '../../src/load/landed-rows.ts'
 import type { LegacyMessage } from '../../src/model/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { PlannedItem, RejectedItem } from '../../src/state/store.ts'
+import { createPlatformClient } from '../../src/target/client.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { groups, messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -47,7 +53,13 @@ describe('loader against the bad-row 500 default', () => {
       m52: (p) => ((p.receiverType = 'group'), (p.receiver = 'no-such-group')),
       m199: (p) => (p.sentAt = now + 3600),
     }
-    for (const m of msgs) {
+    for (const [i, m] of msgs.entries()) {
+      const p = m.payload as { data: Record<string, unknown> }
+      // As chatferry writes them (policies.legacyMetadata): the read-back matches these by legacy
+      // id, the others (as written without legacy ids) by sender, receiver, sentAt and text.
+      if (i % 2 === 0) {
+        p.data.metadata = { legacy: { id: m.legacyId } }
+      }
       bad[m.targetKey]?.(m.payload as Record<string, unknown>)
     }
     // A sentAt past the retention window by the time of the load: the loader knows that one when it
@@ -60,6 +72,12 @@ describe('loader against the bad-row 500 default', () => {
     expect(out.status).toBe('rejected')
     const rejects = await fx.store.listRejects('badrows')
     expect(rejects.map((r) => r.targetKey).sort()).toEqual(Object.keys(bad).sort())
+    for (const r of rejects) {
+      expect(r.code, r.targetKey).toBe(NOT_LANDED_CODE)
+      expect(r.message, r.targetKey).toMatch(
+        /HTTP 500 ERR_EXCEPTION to the request of batch \d+ \(50 rows\).*not this one.*chatferry rejects.*retry-rejected/,
+      )
+    }
     const stored = await sandboxKeys(fx.sb, app.id, 'messages')
     expect(stored.size).toBe(240 - Object.keys(bad).length - 1)
     expect(stored.has('m130')).toBe(false)
@@ -69,11 +87,25 @@ describe('loader against the bad-row 500 default', () => {
     for (const key of Object.keys(bad)) {
       expect(stored.has(key)).toBe(false)
     }
-    const log = await fx.sb.requests(app.id)
+    await fx.sb.whenIdle()
+    const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
     expect(log.filter((r) => r.items?.some((i) => i.key === 'm130'))).toEqual([])
-    // The platform did answer 500 after partial commits, and the splits recovered from it.
-    expect(log.filter((r) => r.status === 500 && r.code === 'ERR_EXCEPTION' && r.committed > 0).length).toBeGreaterThan(0)
-    expect(out.counters.batchesSplit).toBeGreaterThan(0)
+    // One import request per batch: 239 rows to send, 5 requests, every row carried exactly once.
+    expect(log).toHaveLength(Math.ceil(239 / 50))
+    const carried = new Map<string, number>()
+    for (const r of log) {
+      for (const i of r.items ?? []) {
+        carried.set(i.key, (carried.get(i.key) ?? 0) + 1)
+      }
+    }
+    expect(carried.size).toBe(239)
+    expect([...carried].filter(([, n]) => n !== 1)).toEqual([])
+    // The three batches holding a bad row answered 500 after committing their good rows, were read
+    // back (chat requests, not import requests) and settled; nothing was split.
+    const failed = log.filter((r) => r.status === 500 && r.code === 'ERR_EXCEPTION')
+    expect(failed.map((r) => r.committed).sort()).toEqual([48, 49, 49])
+    expect(out.counters).toMatchObject({ readBacks: 3, batchesSplit: 0 })
+    expect(out.counters.chatRequests).toBeGreaterThanOrEqual(3)
     const report = await auditDeliveries({
       sb: fx.sb,
       appId: app.id,
@@ -84,9 +116,72 @@ describe('loader against the bad-row 500 default', () => {
       timeoutMs: 3000,
     })
     expect(report.violations, describeViolations(report)).toEqual([])
+    expect(report.stats.resends).toBe(0)
     const stats = await fx.store.entityStats('badrows')
     const m = stats.find((s) => s.entity === 'messages')
-    expect(m).toMatchObject({ done: 240 - Object.keys(bad).length - 1, skipped: 1, remaining: 0 })
+    expect(m).toMatchObject({ done: 240 - Object.keys(bad).length - 1, created: 240 - Object.keys(bad).length - 1, skipped: 1, remaining: 0 })
+  })
+
+  it('a stop in the middle of a read-back hands the batch back; the next load ends the same way, nothing created twice', async () => {
+    // A 10 s window: the chat 429 pauses the app's chat budget for a few seconds, which the second load waits out.
+    const app = await fx.sb.createApp({ id: 'stopreadback', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
+    await fx.store.ensureJob('stopreadback', app.id)
+    await fx.store.planItems('stopreadback', 'users', users(6))
+    const msgs = messages(50, 6)
+    ;(msgs[20]?.payload as Record<string, unknown>).receiver = 'nobody'
+    await fx.store.planItems('stopreadback', 'messages', msgs)
+    // One chat request a window, spent here: the loader's read-back meets a 429 and waits.
+    await fx.sb.settings(app.id, { chatRequestsPerMinute: 1 })
+    await createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey }).listMessages({ limit: 1 })
+    const stop = new AbortController()
+    const loading = loadOnce({
+      store: fx.store,
+      stateUrl: fx.tdb.url,
+      jobId: 'stopreadback',
+      appId: app.id,
+      baseUrl: app.baseUrl,
+      apiKey: app.apiKey,
+      requestsPerMinute: 6000,
+      settings: { quotaWindowMs: 10_000, maxAttempts: 2 },
+      signal: stop.signal,
+    })
+    const until = Date.now() + 20_000
+    while (Date.now() < until && !(await fx.sb.requests(app.id)).some((r) => r.endpoint === 'messages' && r.status === 500)) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    await new Promise((r) => setTimeout(r, 300))
+    stop.abort()
+    const stopped = await loading
+    expect(stopped.status).toBe('stopped')
+    expect(stopped.counters).toMatchObject({ readBacks: 1, batchesReleased: 1 })
+    const m1 = (await fx.store.entityStats('stopreadback')).find((s) => s.entity === 'messages')
+    expect(m1).toMatchObject({ done: 0, sent: 50 })
+
+    await fx.sb.settings(app.id, { chatRequestsPerMinute: 10_000 })
+    const out = await run('stopreadback', app)
+    expect(out.status).toBe('rejected')
+    expect(out.counters).toMatchObject({ readBacks: 1, batchesSplit: 0 })
+    expect((await fx.store.listRejects('stopreadback')).map((r) => [r.targetKey, r.code])).toEqual([['m20', NOT_LANDED_CODE]])
+    await fx.sb.whenIdle()
+    const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
+    // Sent again after the stop: the 49 rows answered "already exists" (no second copy), the bad row failed it again.
+    expect(log.map((r) => [r.status, r.committed])).toEqual([
+      [500, 49],
+      [500, 0],
+    ])
+    expect(log[1]?.items?.filter((i) => i.result === 'exists')).toHaveLength(49)
+    const m = (await fx.store.entityStats('stopreadback')).find((s) => s.entity === 'messages')
+    expect(m).toMatchObject({ done: 49, created: 49, rejected: 1, remaining: 0 })
+    const report = await auditDeliveries({
+      sb: fx.sb,
+      appId: app.id,
+      ledger: inspectLedger(fx.store),
+      jobId: 'stopreadback',
+      kills: 0,
+      concurrency: 4,
+      timeoutMs: 3000,
+    })
+    expect(report.violations, describeViolations(report)).toEqual([])
   })
 
   it('rows our validation knows to be bad are rejected at mapping with their field path and never sent', async () => {

@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import { expect, it } from 'vitest'
 
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
+import { createPlatformClient } from '../../src/target/client.ts'
 import { ENTITIES, type Entity } from '../../src/target/schemas.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { type CliRun, groups, members, messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
@@ -189,3 +190,84 @@ it('mutant: settlement disabled → the audit must fail', async () => {
   expect(report.stats.unexplainedResends).toBeGreaterThan(report.stats.bound)
   expect(report.stats.bound).toBe(kills * CONCURRENCY * 50)
 }, 60_000)
+
+/**
+ * A batch of 50 messages, one with a sender the platform does not know: its request writes the 49
+ * good rows and answers 500 `ERR_EXCEPTION`, and the loader reads the batch back through the chat
+ * interface. The sandbox app's chat limit is cut to one request a window once the loader has
+ * started, so the read-back waits on a 429, and the loader is SIGKILLed there. The rerun takes the batch over,
+ * sends it again (the 49 answer "already exists", never a second copy; the bad row fails it the same
+ * way), reads it back, and ends as an uninterrupted run does: 49 done, the bad row rejected.
+ */
+it('SIGKILLed while reading a batch back after a bad-row 500: the rerun ends the same way, nothing created twice', async () => {
+  // A 10 s window: the chat 429 names a wait of a few seconds, which pauses the app's chat budget
+  // row in the ledger, so the rerun waits out what is left of it.
+  const app = await fx.sb.createApp({ id: 'readback', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 100, windowMs: 10_000 } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
+  const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: '6000', CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
+  await fx.store.ensureJob('readback', app.id)
+  await fx.store.planItems('readback', 'users', users(6))
+  const msgs = messages(50, 6)
+  for (const [i, m] of msgs.entries()) {
+    const p = m.payload as { sender: string; data: Record<string, unknown> }
+    if (i % 2 === 0) {
+      p.data.metadata = { legacy: { id: m.legacyId } }
+    }
+    if (m.targetKey === 'm7') {
+      p.sender = 'ghost'
+    }
+  }
+  await fx.store.planItems('readback', 'messages', msgs)
+  const ledger = inspectLedger(fx.store)
+
+  const first = runCli(['load', '--config', cfg], env)
+  let kills: number
+  try {
+    await first.waitFor('loader started', 20_000)
+    // The start-up check of the key has read the chat interface already; one more request fills the window.
+    await fx.sb.settings(app.id, { chatRequestsPerMinute: 1 })
+    await createPlatformClient({ baseUrl: app.baseUrl, apiKey: app.apiKey })
+      .listMessages({ limit: 1 })
+      .catch(() => {})
+    const until = Date.now() + 20_000
+    while (Date.now() < until && !(await fx.sb.requests(app.id)).some((r) => r.endpoint === 'messages' && r.status === 500)) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    await new Promise((r) => setTimeout(r, 500))
+    // Reading back: the batch is still open under the loader's lease, its rows still `sent`.
+    const batch = await sql<{ status: string; leased: boolean }>`
+      select status, lease_token is not null as leased from chatferry.batches where job_id = 'readback' and entity = 'messages'`.execute(ledger)
+    expect(batch.rows).toEqual([{ status: 'open', leased: true }])
+    const items = await sql<{ status: string; n: number }>`
+      select status, count(*)::int as n from chatferry.items where job_id = 'readback' and entity = 'messages' group by status`.execute(ledger)
+    expect(items.rows).toEqual([{ status: 'sent', n: 50 }])
+    expect(first.child.kill('SIGKILL')).toBe(true)
+    const res1 = await first.done
+    kills = res1.signal === 'SIGKILL' ? 1 : 0
+    // It died inside the read-back: the read-back's own line (written when it ends) never came.
+    expect(res1.stderr).not.toContain('read back a message batch')
+  } finally {
+    first.child.kill('SIGKILL')
+  }
+  expect(kills).toBe(1)
+
+  await fx.sb.settings(app.id, { chatRequestsPerMinute: 10_000 })
+  const second = await runCli(['load', '--config', cfg], env).done
+  expect(second.code, second.stderr.slice(-2000)).toBe(3)
+  await fx.sb.whenIdle()
+  const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
+  expect(log.map((r) => [r.itemCount, r.status, r.code, r.committed])).toEqual([
+    [50, 500, 'ERR_EXCEPTION', 49],
+    [50, 500, 'ERR_EXCEPTION', 0],
+  ])
+  const created = log.flatMap((r) => (r.items ?? []).filter((i) => i.result === 'created').map((i) => i.key))
+  expect(created).toHaveLength(49)
+  expect(new Set(created).size).toBe(49)
+  expect(created).not.toContain('m7')
+  const rejects = await fx.store.listRejects('readback')
+  expect(rejects.map((r) => [r.targetKey, r.code])).toEqual([['m7', 'NOT_LANDED_IN_FAILED_REQUEST']])
+  const m = (await fx.store.entityStats('readback')).find((s) => s.entity === 'messages')
+  expect(m).toMatchObject({ done: 49, created: 49, rejected: 1, remaining: 0 })
+  const report = await auditDeliveries({ sb: fx.sb, appId: app.id, ledger, jobId: 'readback', kills, concurrency: CONCURRENCY, timeoutMs: 3000 })
+  expect(report.violations, describeViolations(report)).toEqual([])
+}, 90_000)

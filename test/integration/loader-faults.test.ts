@@ -128,6 +128,37 @@ describe('loader against sandbox faults', () => {
     expect(report.stats.existsAnswers).toBeGreaterThan(0)
   })
 
+  it('a message request answered 500 after a partial commit of good rows: the rows not written are rejected, and retry-rejected loads them', async () => {
+    // The platform documents this answer for a request holding a bad row (the others written);
+    // the sandbox's partialCommit500 fault gives it to a good batch, which the loader cannot tell
+    // apart: it reads the batch back, settles the rows written, and rejects the others with the
+    // reason, without sending the batch again. `retry-rejected` and a load bring them in.
+    const app = await fx.sb.createApp({ id: 'partialmsg', settings: { requestsPerMinute: 1000, windowMs: 10_000 } })
+    await fx.store.ensureJob('partialmsg', app.id)
+    await fx.store.planItems('partialmsg', 'users', users(10))
+    expect((await run('partialmsg', app)).status).toBe('done')
+    await fx.store.planItems('partialmsg', 'messages', messages(150, 10))
+    await fx.sb.settings(app.id, { faults: { partialCommit500: 1, seed: 4 } })
+    const first = await run('partialmsg', app)
+    expect(first.status).toBe('rejected')
+    await fx.sb.whenIdle()
+    const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
+    expect(log.map((r) => [r.itemCount, r.status, r.fault])).toEqual(Array.from({ length: 3 }, () => [50, 500, 'partialCommit500']))
+    const written = log.reduce((a, r) => a + r.committed, 0)
+    const rejects = await fx.store.listRejects('partialmsg')
+    expect(rejects).toHaveLength(150 - written)
+    expect(new Set(rejects.map((r) => r.code))).toEqual(new Set(['NOT_LANDED_IN_FAILED_REQUEST']))
+    expect(first.counters).toMatchObject({ readBacks: 3, batchesSplit: 0 })
+
+    await fx.sb.settings(app.id, { faults: { partialCommit500: 0 } })
+    expect(await fx.store.retryRejected('partialmsg')).toBe(150 - written)
+    expect((await run('partialmsg', app)).status).toBe('done')
+    const report = await expectExact(app.id, 'partialmsg', { users: 10, groups: 0, members: 0, messages: 150 })
+    // Only the rejected rows went again: no "already exists", each row created once.
+    expect(report.stats.resends).toBe(150 - written)
+    expect(report.stats.existsAnswers).toBe(0)
+  })
+
   it('survives dropped connections before and after commit', async () => {
     const { app, planned } = await scenario('drops', { faults: { dropBeforeCommit: 0.15, dropAfterCommit: 0.15, seed: 5 } })
     const out = await run('drops', app)
@@ -169,6 +200,16 @@ describe('loader against sandbox faults', () => {
     expect(m.size).toBe(100 - rejects.length)
     expect(rejects.length).toBeLessThanOrEqual(2)
     expect(out.counters.batchesSplit).toBeGreaterThan(0)
+    // A 500 ERR_EXCEPTION where nothing landed: the read-back finds none of the rows, so the
+    // request is retried (maxAttempts) and then split, as any failed request is.
+    await fx.sb.whenIdle()
+    const ofPoison = (await fx.sb.requests(app.id)).filter((r) => r.items?.some((i) => i.key === 'm17'))
+    expect(ofPoison.slice(0, 2).map((r) => [r.itemCount, r.status, r.code, r.committed])).toEqual([
+      [50, 500, 'ERR_EXCEPTION', 0],
+      [50, 500, 'ERR_EXCEPTION', 0],
+    ])
+    expect(ofPoison.map((r) => r.itemCount).at(-1)).toBe(1)
+    expect(out.counters.readBacks).toBeGreaterThanOrEqual(2)
     // The splits re-sent only what had failed as a whole; the rejected items were never created.
     await audit(app.id, 'poison')
   })

@@ -176,7 +176,16 @@ function planSample(base: PlanReport): PlanReport {
   messages.sourceRows += 1
   messages.records += 1
   messages.rejected.total += 1
-  messages.rejected.byReason['customData: exceeds the platform limit of 64 KiB once encoded as JSON'] = { count: 1, samples: ['p25huge'] }
+  const huge = 'customData: exceeds the platform limit of 64 KiB once encoded as JSON'
+  messages.rejected.byReason[huge] = { count: 1, samples: ['p25huge'] }
+  messages.rejected.samples[huge] = [
+    { legacyId: 'p25huge', targetKey: '~legacy:p25huge', field: 'customData', problem: 'exceeds the platform limit of 64 KiB once encoded as JSON' },
+  ]
+  // A reject as reports before schema 1's reject samples carried it: legacy ids only.
+  messages.rejected.total += 1
+  messages.sourceRows += 1
+  messages.records += 1
+  messages.rejected.byReason['text: invalid'] = { count: 1, samples: ['p26old'] }
   const months = Array.from({ length: 24 }, (_, i) => {
     const month = `${2024 + Math.floor(i / 12)}-${String((i % 12) + 1).padStart(2, '0')}`
     return { month, messages: 10 + i, beyondRetention: i < 5 ? 10 + i : i === 5 ? 7 : 0 }
@@ -318,22 +327,41 @@ describe.skipIf(!haveChromium)(
       const users = r.rows.entities?.find((row) => row[0] === 'users')
       expect(users?.slice(0, 7)).toEqual(['users', '10', '8', '2', '10', '9', '1'])
       expect(r.chartTexts.items).toContain('10 + 1 extra')
-      expect(r.chartTexts.items).toContain('25') // messages: its source rows, no extras
+      expect(r.chartTexts.items).toContain('26') // messages: its source rows (two synthetic rejects added), no extras
 
-      // Rejects: the field, the problem, and each sample's target key (or why there is none).
+      // Rejects: the field, the problem, and each sample as legacy id → the key the ledger keeps it
+      // under, with its own problem where it says more; a report without reject samples still names
+      // what it can.
       expect(r.rows.rejected).toEqual(
         expect.arrayContaining([
-          ['users', 'username', 'unreadable in the source row', '1', 'u08noname → no item (row unreadable)'],
+          [
+            'users',
+            'username',
+            'unreadable in the source row',
+            '1',
+            'u08noname → ~legacy:u08noname (is null: no username, first/last name or nickname to name the user)',
+          ],
           [
             'messages',
             'channelid',
             'unreadable in the source row',
             '2',
-            'p22nochannel → no item (row unreadable); p23brokendm → no item (row unreadable)',
+            'p22nochannel → ~legacy:p22nochannel (unknown channel c99missing); p23brokendm → ~legacy:p23brokendm (direct channel name "not-a-dm-name" is not <userId>__<userId>)',
           ],
-          ['messages', 'customData', 'exceeds the platform limit of 64 KiB once encoded as JSON', '1', 'p25huge → no item (not mapped)'],
+          ['messages', 'customData', 'exceeds the platform limit of 64 KiB once encoded as JSON', '1', 'p25huge → ~legacy:p25huge'],
+          ['messages', 'text', 'invalid', '1', 'p26old → no item (not mapped)'],
         ]),
       )
+      // The JSON report carries the same: field, target key and problem per sampled reject.
+      expect(plan.entities.messages.rejected.samples['unreadable channelid']).toEqual([
+        { legacyId: 'p22nochannel', targetKey: '~legacy:p22nochannel', field: 'channelid', problem: 'unknown channel c99missing' },
+        {
+          legacyId: 'p23brokendm',
+          targetKey: '~legacy:p23brokendm',
+          field: 'channelid',
+          problem: 'direct channel name "not-a-dm-name" is not <userId>__<userId>',
+        },
+      ])
 
       // Retention: the marker sits inside June 2024's bar, half way (the window starts on the 16th).
       const june = r.marker?.bars.find((b) => b.title.startsWith('2024-06: 7 beyond'))

@@ -5,62 +5,26 @@
  * query that lacks a required column is a configuration error (exit 2) naming the column, before
  * any row is read.
  */
-import pg from 'pg'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedGeneric } from '../fixtures/generic-sql/expected.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { ledgerRows, useCliSuite } from '../helpers/cli-suite.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 const POLICIES: PoliciesInput = { retention: { oldMessages: 'send' } }
 const PASSWORD = 'S3cret-Pa55word'
 
-let tsb: TestSandbox
-const dbs: TestDatabase[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-
-afterAll(async () => {
-  await tsb?.close()
-  for (const d of dbs) {
-    await dropWithin(d)
-  }
-})
-
-async function freshDb(prefix: string): Promise<TestDatabase> {
-  const d = await createTestDatabase(prefix)
-  dbs.push(d)
-  return d
-}
-
-async function ledgerCounts(stateUrl: string): Promise<{ items: number; cursors: number }> {
-  const c = new pg.Client({ connectionString: stateUrl })
-  await c.connect()
-  try {
-    const exists = await c.query(`select to_regclass('chatferry.items') as t`)
-    if (exists.rows[0]?.t === null) {
-      return { items: 0, cursors: 0 }
-    }
-    const items = await c.query('select count(*)::int as n from chatferry.items')
-    const cursors = await c.query('select count(*)::int as n from chatferry.cursors')
-    return { items: items.rows[0].n as number, cursors: cursors.rows[0].n as number }
-  } finally {
-    await c.end()
-  }
-}
+const suite = useCliSuite()
+const { freshDb } = suite
 
 it('unreachable source → exit 1 naming the host, no password; a query failing half-way → exit 1; the fixed rerun resumes and completes', async () => {
   const source = await freshDb('cf_bad_src')
   const seed = await loadGenericSqlFixture('postgres', source.url)
   const state = await freshDb('cf_bad_state')
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
   const good = genericSourceConfig(source.url, 2)
   const base = { appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, policies: POLICIES, load: { quotaWindowMs: 10_000 } }
 
@@ -94,9 +58,9 @@ it('unreachable source → exit 1 naming the host, no password; a query failing 
   expect(r2.code, r2.stderr).toBe(1)
   expect(r2.stderr).toMatch(/division by zero/)
   expect(r2.stderr).toMatch(/SOURCE_UNAVAILABLE/)
-  const partial = await ledgerCounts(state.url)
+  const partial = await ledgerRows(state.url)
   expect(partial.items).toBeGreaterThan(0)
-  expect((await sandboxContents(tsb.sandbox, app.id)).messages).toHaveLength(0)
+  expect((await sandboxContents(suite.tsb.sandbox, app.id)).messages).toHaveLength(0)
 
   // 3. Fixed: the rerun resumes (users, groups and members are not read again; the messages go on
   //    from the cursor) and completes.
@@ -111,7 +75,7 @@ it('unreachable source → exit 1 naming the host, no password; a query failing 
   expect(messagesRead, r3.stdout).toBeLessThan(seed.chat_lines.length)
 
   const expected = expectMigration(expectedGeneric(seed), POLICIES, started)
-  expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
+  expect(compareWithExpected(expected.items, await sandboxContents(suite.tsb.sandbox, app.id))).toEqual([])
   const rejects = JSON.parse((await runCli(['rejects', '--config', cfg3, '--json']).done).stdout) as { entity: string; legacyId: string }[]
   expect(rejects.map((r) => `${r.entity} ${r.legacyId}`).sort()).toEqual([...expected.rejects.keys()].sort())
 }, 120_000)
@@ -120,7 +84,7 @@ it('a generic-sql query missing a required column → exit 2 naming the column, 
   const source = await freshDb('cf_col_src')
   await loadGenericSqlFixture('postgres', source.url)
   const state = await freshDb('cf_col_state')
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
+  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
   const good = genericSourceConfig(source.url)
   const broken = {
     ...good,
@@ -140,16 +104,16 @@ it('a generic-sql query missing a required column → exit 2 naming the column, 
   const r = await runCli(['run', '--config', cfg]).done
   expect(r.code, r.stderr).toBe(2)
   expect(r.stderr).toMatch(/source\.entities\.messages\.query does not return the required column `sent_at`/)
-  expect(await ledgerCounts(state.url)).toEqual({ items: 0, cursors: 0 })
-  await tsb.sandbox.whenIdle()
-  expect(await tsb.sandbox.requests(app.id)).toHaveLength(0)
+  expect(await ledgerRows(state.url)).toMatchObject({ items: 0, cursors: 0 })
+  await suite.tsb.sandbox.whenIdle()
+  expect(await suite.tsb.sandbox.requests(app.id)).toHaveLength(0)
 }, 60_000)
 
 it('a lease shorter than the request timeout + 3 s → exit 2 before the source is read', async () => {
   const source = await freshDb('cf_lease_src')
   await loadGenericSqlFixture('postgres', source.url)
   const state = await freshDb('cf_lease_state')
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
+  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
   // writeRunConfig sets target.timeoutMs: 10000.
   const cfg = writeRunConfig({
     appId: app.id,
@@ -162,5 +126,5 @@ it('a lease shorter than the request timeout + 3 s → exit 2 before the source 
   const r = await runCli(['run', '--config', cfg]).done
   expect(r.code, r.stderr).toBe(2)
   expect(r.stderr).toMatch(/load\.leaseSeconds: 10 s must exceed target\.timeoutMs \(10000 ms\)/)
-  expect(await ledgerCounts(state.url)).toEqual({ items: 0, cursors: 0 })
+  expect(await ledgerRows(state.url)).toMatchObject({ items: 0, cursors: 0 })
 }, 60_000)

@@ -5,10 +5,11 @@ import { join } from 'node:path'
 
 import { expect, it } from 'vitest'
 
-import { connectReadSocket, type LedgerReader, serveReadSocket } from '../../src/cli/ledger-read-socket.ts'
+import { connectReadSocket, type LedgerAnswers, serveReadSocket } from '../../src/cli/ledger-read-socket.ts'
 
 const started = new Date('2026-11-24T07:00:00Z')
-const reader: LedgerReader = {
+const saved: unknown[] = []
+const reader: LedgerAnswers = {
   listJobs: async () => [{ id: 'j', appId: 'a' }],
   entityStats: async () => [],
   listRejects: async (jobId, filter) => [
@@ -39,7 +40,22 @@ const reader: LedgerReader = {
       settledAt: started,
     },
   ],
-  updateCounts: async () => [{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'done', n: 2 }],
+  updateCounts: async () => [{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'planned', n: 2 }],
+  idMap: async (jobId) => [{ kind: 'user', legacyId: `${jobId}-1`, platformId: 'u1' }],
+  lookupItems: async () => [],
+  knownItems: async (_jobId, entity, keys, hashes) =>
+    keys.map((k, i) => ({
+      target_key: `${entity}:${k}`,
+      status: 'done',
+      payload_hash: hashes[i] ?? null,
+      loaded_hash: null,
+      payload: null,
+      vanished: false,
+    })),
+  // A report's own fields named like dates stay as written.
+  latestReport: async (jobId, kind) => ({ jobId, kind, updatedAt: '2026-11-24T07:00:00.000Z' }),
+  savePlanReport: async (report) => void saved.push(report),
+  loadedItems: async (_jobId, _entity, legacyIds) => legacyIds.map((id) => ({ legacyId: id, targetKey: `k-${id}`, payload: null })),
 }
 
 it('answers the read-only operations with their dates, passes errors on, refuses anything else, and hangs up on readers when it stops', async () => {
@@ -55,7 +71,17 @@ it('answers the read-only operations with their dates, passes errors on, refuses
   const [refused] = await client.listUpdateRejects('j')
   expect(refused).toMatchObject({ kind: 'user.update', legacyId: 'j:u1', code: 'ERR_BAD_REQUEST', httpStatus: 400 })
   expect(refused!.settledAt).toEqual(started)
-  expect(await client.updateCounts('j')).toEqual([{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'done', n: 2 }])
+  expect(await client.updateCounts('j')).toEqual([{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'planned', n: 2 }])
+  // What plan asks: arrays of strings go and come back as they are.
+  expect(await client.idMap('j')).toEqual([{ kind: 'user', legacyId: 'j-1', platformId: 'u1' }])
+  expect(await client.knownItems('j', 'users', ['a', 'b'], ['h1', 'h2'])).toMatchObject([
+    { target_key: 'users:a', payload_hash: 'h1' },
+    { target_key: 'users:b', payload_hash: 'h2' },
+  ])
+  expect(await client.latestReport('j', 'plan')).toEqual({ jobId: 'j', kind: 'plan', updatedAt: '2026-11-24T07:00:00.000Z' })
+  expect(await client.loadedItems('j', 'messages', ['m1'])).toEqual([{ legacyId: 'm1', targetKey: 'k-m1', payload: null }])
+  await client.savePlanReport({ kind: 'plan', runId: 'r1' })
+  expect(saved).toEqual([{ kind: 'plan', runId: 'r1' }])
 
   // A write is not on the list, whatever a client sends.
   const raw = createConnection(path)

@@ -25,7 +25,11 @@ function entity(toCreate: number, rejected: number, o: Partial<EntityPlan> = {})
     alreadyPresent: null,
     changedFields: {},
     skipped: { total: 0, byReason: {} },
-    rejected: { total: rejected, byReason: rejected ? { 'unreadable createat': { count: rejected, samples: ['m1'] } } : {} },
+    rejected: {
+      total: rejected,
+      byReason: rejected ? { 'unreadable createat': { count: rejected, samples: ['m1'] } } : {},
+      samples: rejected ? { 'unreadable createat': [{ legacyId: 'm1', targetKey: '~legacy:m1', field: 'createat', problem: 'not a time' }] } : {},
+    },
     outcomes: {},
     referential: {},
     extras: {},

@@ -5,8 +5,9 @@ import { createLogger } from '../../logger.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { withHelp } from '../help.ts'
-import { openCommandContext } from '../open-command-context.ts'
+import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
+import { openPlanContext } from '../plan-ledger-context.ts'
 import { createPlanProgress } from '../progress-drawer.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 import { runStoppable } from '../signals.ts'
@@ -82,7 +83,10 @@ export function registerPlanCommand(program: Command): void {
       const chatRpm = parseChatRpm(opts.chatRpm)
       const logger = createLogger()
       process.exitCode = await runStoppable(logger, 'the page being read, then closing the source read', async (stopper) => {
-        const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        const ctx = await openPlanContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
+        if (ctx.holder !== undefined) {
+          logger.info({ holder: ctx.holder.pid }, `the embedded store is in use: reading it through ${describeHolder(ctx.holder)}`)
+        }
         const progress = createPlanProgress(ctx.config.target.quota, logger)
         try {
           const result = await runPlan(ctx, {

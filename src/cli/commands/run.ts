@@ -101,6 +101,7 @@ export function registerRunCommand(program: Command): void {
           // The run row's status comes from the load, also when a final delta exits 4.
           let loadCode: number = EXIT.ERROR
           let failure: string | undefined
+          const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
           try {
             const progress = createPlanProgress(ctx.config.target.quota, logger)
             const summary = await planFromSource(ctx, {
@@ -141,6 +142,7 @@ export function registerRunCommand(program: Command): void {
             throw err
           } finally {
             clearInterval(heartbeat)
+            removeQuitHook()
             await ctx.store.finishRun(runId, runStatusOf(loadCode, stoppedBy(stopper) !== undefined), undefined, failure)
           }
         } finally {

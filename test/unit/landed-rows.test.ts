@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest'
+
+import type { Claim } from '../../src/load/claim.ts'
+import {
+  landedResults,
+  LandedRows,
+  landedVerdict,
+  mergeWindows,
+  NOT_LANDED_CODE,
+  readBackWindows,
+  type RowShape,
+  rowShapes,
+} from '../../src/load/landed-rows.ts'
+import { isBadRowAnswer } from '../../src/load/read-back.ts'
+import type { BatchItem } from '../../src/state/batch-ledger.ts'
+import { PlatformError } from '../../src/target/errors.ts'
+import type { MessageShape } from '../../src/target/message-match.ts'
+
+const row = (key: string, sentAt: number, extra: Partial<MessageShape> = {}): RowShape => ({
+  key,
+  shape: { sender: 'u1', receiverType: 'user', receiver: 'u2', sentAt, data: { text: `text of ${key}` }, ...extra },
+})
+const withLegacy = (key: string, sentAt: number, id: string): RowShape =>
+  row(key, sentAt, { data: { text: 'same text', metadata: { legacy: { id } } } })
+/** A listed message as the platform shows it: the row's fields plus what the list adds. */
+const listed = (r: RowShape, extra: Record<string, unknown> = {}): MessageShape => ({
+  ...r.shape,
+  data: { ...r.shape.data, entities: { sender: {} } },
+  ...extra,
+})
+
+describe('rowShapes', () => {
+  const item = (key: string, payload: unknown): BatchItem => ({ id: 1, key, payload: JSON.stringify(payload), hash: null })
+  it('reads sender, receiver, sentAt and data from the stored payload', () => {
+    const p = { muid: 'm1', sender: 'u1', receiverType: 'group', receiver: 'g1', sentAt: 100, data: { text: 'hi' } }
+    expect(rowShapes([item('m1', p)])).toEqual([
+      { key: 'm1', shape: { sender: 'u1', receiverType: 'group', receiver: 'g1', sentAt: 100, data: { text: 'hi' } } },
+    ])
+  })
+  it.each([
+    ['not JSON', { id: 1, key: 'm1', payload: '{', hash: null }],
+    ['no sentAt', item('m1', { sender: 'u1', receiverType: 'user', receiver: 'u2' })],
+    ['a sentAt that is not a number', item('m1', { sender: 'u1', receiverType: 'user', receiver: 'u2', sentAt: '100' })],
+  ])('cannot read a row with %s: undefined (the read-back does not decide)', (_, bad) => {
+    expect(rowShapes([item('m0', { sender: 'u1', receiverType: 'user', receiver: 'u2', sentAt: 1 }), bad as BatchItem])).toBeUndefined()
+  })
+})
+
+describe('readBackWindows and mergeWindows', () => {
+  it.each<[string, number[], number, [number, number, string[]][]]>([
+    ['one narrow run', [10, 12, 11], 600, [[10, 12, ['r0', 'r2', 'r1']]]],
+    [
+      'a row far from the others gets its own range',
+      [1000, 1001, 5],
+      600,
+      [
+        [5, 5, ['r2']],
+        [1000, 1001, ['r0', 'r1']],
+      ],
+    ],
+    ['neighbours exactly the gap apart stay together', [0, 600, 1200], 600, [[0, 1200, ['r0', 'r1', 'r2']]]],
+    [
+      'one more second splits',
+      [0, 601],
+      600,
+      [
+        [0, 0, ['r0']],
+        [601, 601, ['r1']],
+      ],
+    ],
+  ])('%s', (_, sentAts, gap, want) => {
+    const rows = sentAts.map((s, i) => row(`r${i}`, s))
+    expect(readBackWindows(rows, gap).map((w) => [w.from, w.to, w.keys])).toEqual(want)
+  })
+
+  it('merges the nearest neighbours until at most max ranges are left', () => {
+    const rows = [0, 10_000, 10_700, 50_000, 50_650].map((s, i) => row(`r${i}`, s))
+    const windows = readBackWindows(rows, 600)
+    expect(windows).toHaveLength(5)
+    expect(mergeWindows(windows, 3).map((w) => [w.from, w.to, w.keys])).toEqual([
+      [0, 0, ['r0']],
+      [10_000, 10_700, ['r1', 'r2']],
+      [50_000, 50_650, ['r3', 'r4']],
+    ])
+    expect(mergeWindows(windows, 1).map((w) => [w.from, w.to])).toEqual([[0, 50_650]])
+    expect(mergeWindows(windows, 8)).toEqual(windows)
+  })
+})
+
+describe('LandedRows: which rows a list shows', () => {
+  it('matches by legacy id when the rows carry one, by fingerprint otherwise; ignores messages of other batches', () => {
+    const a = withLegacy('a', 100, 'L1')
+    const b = withLegacy('b', 100, 'L2')
+    const c = row('c', 101)
+    const landed = new LandedRows([a, b, c], 'legacy')
+    landed.see(listed(b))
+    landed.see(listed(c))
+    landed.see(listed(row('other', 101)))
+    landed.see(listed(withLegacy('x', 100, 'L9')))
+    expect(['a', 'b', 'c'].filter((k) => landed.has(k))).toEqual(['b', 'c'])
+    expect(landed.size).toBe(2)
+  })
+
+  it('a listed copy with another legacy id never takes a row by its fingerprint', () => {
+    const a = withLegacy('a', 100, 'L1')
+    const landed = new LandedRows([a], 'legacy')
+    landed.see(listed(withLegacy('a2', 100, 'L2')))
+    expect(landed.has('a')).toBe(false)
+  })
+
+  it('two identical rows need two listed messages', () => {
+    const r1 = row('r1', 100, { data: { text: 'same' } })
+    const r2 = row('r2', 100, { data: { text: 'same' } })
+    const landed = new LandedRows([r1, r2], 'legacy')
+    landed.see(listed(r1))
+    expect(landed.size).toBe(1)
+    landed.see(listed(r2))
+    expect(landed.size).toBe(2)
+  })
+
+  it('uses the configured metadata key', () => {
+    const r = row('r', 100, { data: { text: 't', metadata: { src: { id: '7' } } } })
+    const landed = new LandedRows([r], 'src')
+    landed.see(listed(row('x', 100, { data: { text: 't', metadata: { src: { id: '8' } } } })))
+    expect(landed.has('r')).toBe(false)
+    landed.see(listed(r))
+    expect(landed.has('r')).toBe(true)
+  })
+})
+
+describe('landedVerdict and landedResults', () => {
+  it.each<[number, number, string]>([
+    [50, 0, 'none'],
+    [50, 49, 'some'],
+    [50, 1, 'some'],
+    [50, 50, 'all'],
+    [2, 2, 'all'],
+  ])('%d rows, %d landed: %s', (rows, n, want) => {
+    expect(landedVerdict(rows, n)).toBe(want)
+  })
+
+  it('a row found succeeded with its listed message; a row not found is refused with NOT_LANDED_IN_FAILED_REQUEST and the reason', () => {
+    const a = row('a', 1)
+    const b = row('b', 2)
+    const landed = new LandedRows([a, b], 'legacy')
+    landed.see(listed(a, { id: '42' }))
+    const results = landedResults([a, b], landed, 'why')
+    expect(results.get('a')).toEqual({ ok: true, data: listed(a, { id: '42' }) })
+    expect(results.get('b')).toEqual({ ok: false, code: NOT_LANDED_CODE, message: 'why' })
+  })
+})
+
+describe('isBadRowAnswer', () => {
+  const claim = (entity: Claim['entity'], n: number) => ({ entity, items: Array.from({ length: n }, () => ({})) }) as unknown as Claim
+  const err = (status: number, code: string, kind: 'http' | 'timeout' = 'http') =>
+    new PlatformError({ operation: 'data_import.messages', kind, status, code, message: code })
+  it.each<[string, Claim, unknown, boolean]>([
+    ['a 500 ERR_EXCEPTION to a message request of several rows', claim('messages', 2), err(500, 'ERR_EXCEPTION'), true],
+    ['a single row (the split path decides)', claim('messages', 1), err(500, 'ERR_EXCEPTION'), false],
+    ['another endpoint', claim('users', 50), err(500, 'ERR_EXCEPTION'), false],
+    ['another 500 code', claim('messages', 50), err(500, 'ERR_INTERNAL'), false],
+    ['a 503', claim('messages', 50), err(503, 'ERR_EXCEPTION'), false],
+    ['not a platform error', claim('messages', 50), new Error('x'), false],
+  ])('%s: %s', (_, c, e, want) => {
+    expect(isBadRowAnswer(c, e)).toBe(want)
+  })
+})
