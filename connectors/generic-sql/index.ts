@@ -133,6 +133,15 @@ class GenericSqlSession implements SourceSession {
     return Number(r.rows[0]?.n ?? 0)
   }
 
+  /** Rows whose delta column is at or after `since`; undefined when the query returns no delta column. */
+  async countChangedSince(entity: LegacyEntity, since: EpochMs): Promise<number | undefined> {
+    const p = this.#entities.get(entity)
+    if (p === undefined) {
+      return 0
+    }
+    return p.deltaColumn === undefined ? undefined : this.count(entity, { since })
+  }
+
   read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
     const p = this.#entities.get(entity)
     if (p === undefined) {

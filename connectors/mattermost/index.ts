@@ -58,6 +58,11 @@ class MattermostSession implements SourceSession {
     return Number(r.rows[0]?.n ?? 0)
   }
 
+  /** Rows whose change column (`updateat`, members' `lastupdateat`) is at or after `since`. */
+  countChangedSince(entity: LegacyEntity, since: EpochMs): Promise<number> {
+    return this.count(entity, { since })
+  }
+
   async #usernames(rows: readonly Record<string, unknown>[]): Promise<Map<string, string>> {
     const names = mentionCandidates(rows)
     const found = new Map<string, string>()

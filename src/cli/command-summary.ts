@@ -5,11 +5,12 @@
  * {@link startSummary}), so a `--json` caller always gets one object, whatever happened.
  */
 import { formatDuration } from '../format-duration.ts'
+import type { CutoverRecord } from '../job/final-delta.ts'
 import type { UpdateKindReport } from '../load/update-progress.ts'
 import type { EntityStats } from '../state/store.ts'
 import { EXIT } from './exit-codes.ts'
 
-export type SummaryStatus = 'succeeded' | 'rejected' | 'failed' | 'interrupted' | 'usage-error'
+export type SummaryStatus = 'succeeded' | 'rejected' | 'failed' | 'interrupted' | 'usage-error' | 'source-changing'
 
 export interface EntitySummary {
   total: number
@@ -33,6 +34,8 @@ export interface CommandSummary {
   updates?: Record<string, UpdateSummary>
   /** Only for `retry-rejected`: items planned again. */
   replanned?: number
+  /** Only for `run --delta --final`: the cutover time and the source's changes after the read (final-delta.ts). */
+  cutover?: CutoverRecord
   error?: string
 }
 
@@ -66,6 +69,9 @@ export function noteSummary(fields: { jobId?: string; runId?: number }): void {
 export function statusOfExit(code: number, interrupted = false): SummaryStatus {
   if (interrupted) {
     return 'interrupted'
+  }
+  if (code === EXIT.SOURCE_CHANGING) {
+    return 'source-changing'
   }
   return code === EXIT.OK ? 'succeeded' : code === EXIT.REJECTED ? 'rejected' : code === EXIT.USAGE ? 'usage-error' : 'failed'
 }
@@ -101,6 +107,7 @@ export function buildSummary(fields: {
   stats?: readonly EntityStats[]
   updates?: readonly UpdateKindReport[]
   replanned?: number
+  cutover?: CutoverRecord
   error?: string
 }): CommandSummary {
   const p = pending
@@ -114,6 +121,7 @@ export function buildSummary(fields: {
     entities: entitySummaries(fields.stats ?? []),
     ...(fields.updates !== undefined && fields.updates.length > 0 ? { updates: updateSummaries(fields.updates) } : {}),
     ...(fields.replanned !== undefined ? { replanned: fields.replanned } : {}),
+    ...(fields.cutover !== undefined ? { cutover: fields.cutover } : {}),
     ...(fields.error !== undefined ? { error: fields.error } : {}),
   }
 }
@@ -136,9 +144,11 @@ export function formatSummary(s: CommandSummary): string {
         ? `finished with ${n(rejected)} rejected item(s) or update(s): see \`chatferry rejects\`, fix the cause, \`chatferry retry-rejected\`, then load again`
         : s.status === 'interrupted'
           ? `interrupted: run the same command again to resume`
-          : s.status === 'usage-error'
-            ? `${s.error ?? 'usage or configuration error'}; fix it first, a rerun fails the same way`
-            : `failed${s.error ? `: ${s.error}` : ''}; run the same command again to resume`
+          : s.status === 'source-changing'
+            ? `finished, but the source changed after the final read began: freeze the legacy system and run \`chatferry run --delta --final\` again`
+            : s.status === 'usage-error'
+              ? `${s.error ?? 'usage or configuration error'}; fix it first, a rerun fails the same way`
+              : `failed${s.error ? `: ${s.error}` : ''}; run the same command again to resume`
   const lines = [
     `${s.command} ${s.status} in ${formatDuration(s.durationMs / 1000)} (exit ${s.exitCode}, job ${s.jobId ?? '-'}, run ${s.runId ?? '-'}): ${head}`,
   ]

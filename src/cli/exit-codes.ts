@@ -8,4 +8,9 @@ export const EXIT = {
   USAGE: 2,
   /** Finished, but some items were rejected (see `chatferry rejects`). */
   REJECTED: 3,
+  /**
+   * `run --delta --final` finished (every item done, skipped or rejected), but the legacy source
+   * changed after its read began: freeze the legacy system and run the final delta again.
+   */
+  SOURCE_CHANGING: 4,
 } as const

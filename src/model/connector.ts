@@ -86,6 +86,14 @@ export interface SourceSession {
    */
   groupActivity?(options?: { readonly signal?: AbortSignal }): Promise<ReadonlyMap<string, GroupActivity>>
   /**
+   * Optional: how many rows of `entity` changed at or after `since` (epoch ms), judged by the same
+   * change-time column delta mode reads by (`>=`, so a row sharing the instant counts). `run
+   * --delta --final` asks it in a fresh snapshot after its load, with the time its read began, to
+   * tell whether the legacy system is still being written. `undefined` when the entity has no
+   * change-time column (nothing can tell); 0 for an entity the source does not have.
+   */
+  countChangedSince?(entity: LegacyEntity, since: EpochMs): Promise<number | undefined>
+  /**
    * Optional: the legacy ids of every row of an entity in this snapshot (`legacyIdOf`: members as
    * `<groupId>/<userId>`), in pages, keyset-paged in key order — keys only, no record is built.
    * Planning compares them with the ledger's loaded items to find rows hard-deleted from the

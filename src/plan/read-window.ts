@@ -36,7 +36,7 @@ export function readWindow(entity: string, mode: 'full' | 'delta', state: Cursor
 }
 
 /** The cursor of an entity whose read finished: `{…last key, complete: 1}`. */
-function isComplete(cursor: unknown): boolean {
+export function isComplete(cursor: unknown): boolean {
   return typeof cursor === 'object' && cursor !== null && (cursor as { complete?: unknown }).complete === 1
 }
 

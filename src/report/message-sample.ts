@@ -1,21 +1,30 @@
 /**
  * Verify, messages field by field: a deterministic sample of the ledger's done messages, each
- * compared on {@link COMPARED_FIELDS} with the platform's copy when the message list passes it.
+ * compared on {@link COMPARED_FIELDS} with the platform's copy when the message list passes it:
+ * sender, receiver, sentAt and text from the item's current payload (an applied edit advances it),
+ * and `editedAt`/`deletedAt` set exactly when a `message.edit`/`message.delete` update of the item
+ * is done (`expected-state.ts`); a difference an update still waiting explains is marked explained.
  * Listed messages are matched with sampled items by legacy id, else by fingerprint
  * (`src/target/message-match.ts`); sampled items no listed message matched are reported, never skipped.
  */
 import { storableText } from '../state/index.ts'
 import { type MatchedBy, MessageIndex, type MessageShape } from '../target/message-match.ts'
 import type { ChatMessage } from '../target/schemas.ts'
+import { expectedMessageMarks, explainDifference, type ItemUpdate } from './expected-state.ts'
 import type { VerifyRun } from './verify-run.ts'
 
-export const COMPARED_FIELDS = ['sender', 'receiver', 'sentAt', 'text'] as const
+export const COMPARED_FIELDS = ['sender', 'receiver', 'sentAt', 'text', 'editedAt', 'deletedAt'] as const
+
+/** What `editedAt`/`deletedAt` are expected to be: set (some time) or absent. */
+const SET = 'set'
 
 export interface Sampled {
   readonly targetKey: string
   readonly legacyId: string
   /** The source changed after loading: a difference is explained. */
   readonly changed: boolean
+  /** The item's update intents, oldest first. */
+  readonly updates: readonly ItemUpdate[]
   readonly expected: Record<(typeof COMPARED_FIELDS)[number], unknown>
 }
 
@@ -28,14 +37,33 @@ export async function loadMessageSample(run: VerifyRun, size: number): Promise<M
   if (size <= 0) {
     return sample
   }
-  for (const r of await run.lookups.messageSample(run.jobId, size)) {
+  const rows = await run.lookups.messageSample(run.jobId, size)
+  const updates = new Map<string, ItemUpdate[]>()
+  for (const u of await run.lookups.itemUpdates(
+    run.jobId,
+    'messages',
+    rows.map((r) => r.target_key),
+  )) {
+    updates.set(u.target_key, [...(updates.get(u.target_key) ?? []), { kind: u.kind, status: u.status }])
+  }
+  for (const r of rows) {
     const p = JSON.parse(r.payload) as MessageShape & { data?: { text?: string } }
+    const mine = updates.get(r.target_key) ?? []
+    const marks = expectedMessageMarks(mine)
     sample.add(
       {
         targetKey: r.target_key,
         legacyId: r.legacy_id,
         changed: r.changed,
-        expected: { sender: p.sender, receiver: p.receiver, sentAt: p.sentAt, text: p.data?.text ?? null },
+        updates: mine,
+        expected: {
+          sender: p.sender,
+          receiver: p.receiver,
+          sentAt: p.sentAt,
+          text: p.data?.text ?? null,
+          editedAt: marks.edited ? SET : null,
+          deletedAt: marks.deleted ? SET : null,
+        },
       },
       p,
     )
@@ -53,16 +81,24 @@ export function compareSampledMessage(run: VerifyRun, sample: MessageSample, m: 
     return undefined
   }
   const s = hit.item
+  const marks = m as { editedAt?: unknown; deletedAt?: unknown }
   const actual: Record<string, unknown> = {
     sender: m.sender,
     receiver: m.receiver,
     sentAt: m.sentAt,
     text: (m.data as { text?: unknown } | undefined)?.text ?? null,
+    editedAt: marks.editedAt ?? null,
+    deletedAt: marks.deletedAt ?? null,
   }
   for (const field of COMPARED_FIELDS) {
-    if (JSON.stringify(actual[field]) === JSON.stringify(s.expected[field])) {
+    const same =
+      field === 'editedAt' || field === 'deletedAt'
+        ? (s.expected[field] === SET) === (actual[field] !== null)
+        : JSON.stringify(actual[field]) === JSON.stringify(s.expected[field])
+    if (same) {
       continue
     }
+    const why = explainDifference(s.updates, s.changed, 'differs from what the ledger sent and the updates applied to it')
     run.add({
       entity: 'messages',
       kind: 'field',
@@ -72,8 +108,8 @@ export function compareSampledMessage(run: VerifyRun, sample: MessageSample, m: 
       // The report is stored as jsonb: a text the ledger or the platform holds with U+0000 is shown escaped.
       expected: storableValue(s.expected[field]),
       actual: storableValue(actual[field]),
-      explained: s.changed,
-      note: s.changed ? 'the source changed after loading (not resent): the platform has the older version' : 'differs from what the ledger sent',
+      explained: why.explained,
+      note: why.note,
     })
   }
   return hit.by

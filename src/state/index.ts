@@ -6,6 +6,7 @@ export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type { ReportArchive, ReportKind } from './report-archive.ts'
 export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'
+export type { OpenWorkRow, StatusLookups } from './status-lookups.ts'
 export * from './store.ts'
 export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject } from './update-lane-ledger.ts'
 export type {
@@ -20,4 +21,4 @@ export type {
   VanishedOutcome,
 } from './update-plan-ledger.ts'
 export { addRecorded, noUpdates, VANISHED_REASON } from './update-plan-ledger.ts'
-export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'
+export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, ItemUpdateRow, MessageSampleRow, VerifyLookups } from './verify-lookups.ts'

@@ -1,8 +1,8 @@
 /**
  * What `chatferry verify` reads from the ledger to reconcile it with the platform: open items,
  * the fate of every user, group and member, done messages per conversation, a deterministic
- * sample of done messages, the messages of one conversation (with their payloads), and the legacy records accounted
- * for. Read-only.
+ * sample of done messages, the messages of one conversation (with their payloads), the legacy records accounted
+ * for, and the update intents of items (what the platform should show beyond their payloads). Read-only.
  */
 import type { Kysely } from 'kysely'
 
@@ -12,9 +12,10 @@ import { countLegacyRecords } from './sql/count-legacy-records.ts'
 import { countOpenItems } from './sql/count-open-items.ts'
 import { type ConversationMessageRow, selectConversationMessages } from './sql/select-conversation-messages.ts'
 import { type ItemStateRow, selectItemStates } from './sql/select-item-states.ts'
+import { type ItemUpdateRow, selectItemUpdates } from './sql/select-item-updates.ts'
 import { type MessageSampleRow, selectMessageSample } from './sql/select-message-sample.ts'
 
-export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, MessageSampleRow }
+export type { ConversationCountRow, ConversationMessageRow, ItemStateRow, ItemUpdateRow, MessageSampleRow }
 
 export interface VerifyLookups {
   /** Items not loaded (planned, sent or rejected), per entity. */
@@ -32,6 +33,8 @@ export interface VerifyLookups {
   conversationMessages(jobId: string, conversation: string): Promise<ConversationMessageRow[]>
   /** Distinct legacy records per entity (extra items excluded). */
   legacyRecords(jobId: string): Promise<{ entity: string; n: number }[]>
+  /** The update intents of an entity's items (all, or of `targetKeys`), oldest first per item; superseded ones left out. */
+  itemUpdates(jobId: string, entity: string, targetKeys?: readonly string[]): Promise<ItemUpdateRow[]>
 }
 
 export function createVerifyLookups(db: Kysely<StateDatabase>): VerifyLookups {
@@ -42,5 +45,6 @@ export function createVerifyLookups(db: Kysely<StateDatabase>): VerifyLookups {
     messageSample: (jobId, size) => selectMessageSample(db, jobId, size),
     conversationMessages: (jobId, conversation) => selectConversationMessages(db, jobId, conversation),
     legacyRecords: (jobId) => countLegacyRecords(db, jobId),
+    itemUpdates: (jobId, entity, targetKeys) => selectItemUpdates(db, jobId, entity, targetKeys),
   }
 }

@@ -87,7 +87,7 @@ describe('verify without muid and without legacy ids: messages matched by finger
       listedBy: { legacyId: 0, fingerprint: done },
       sampleUnmatched: 0,
       conversationsRelisted: 0,
-      fields: ['sender', 'receiver', 'sentAt', 'text'],
+      fields: ['sender', 'receiver', 'sentAt', 'text', 'editedAt', 'deletedAt'],
     })
   })
 

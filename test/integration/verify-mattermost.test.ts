@@ -178,7 +178,7 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
     expect(listed.body.data.some((m: Record<string, unknown>) => 'muid' in m)).toBe(false)
     expect(report.messages.sampleCompared).toBeGreaterThan(0)
     expect(report.messages.sampleCompared).toBe(report.entities.messages.ledgerDone)
-    expect(report.messages.fields).toEqual(['sender', 'receiver', 'sentAt', 'text'])
+    expect(report.messages.fields).toEqual(['sender', 'receiver', 'sentAt', 'text', 'editedAt', 'deletedAt'])
     expect(report.messages).toMatchObject({
       sampleComparedBy: { legacyId: report.entities.messages.ledgerDone, fingerprint: 0 },
       listedBy: { legacyId: report.entities.messages.platform, fingerprint: 0 },

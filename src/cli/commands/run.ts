@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 
+import { cutoverStarted } from '../../job/final-delta.ts'
 import { planFromSource } from '../../job/plan-from-source.ts'
 import { createLogger } from '../../logger.ts'
 import { formatPlanSummary } from '../../plan/format-plan-summary.ts'
@@ -16,6 +17,7 @@ import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_OPTION_HELP } from './load.ts'
+import { checkSourceAfterFinal, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
 export function registerRunCommand(program: Command): void {
@@ -32,6 +34,10 @@ export function registerRunCommand(program: Command): void {
       .option(
         '--detect-deletes',
         'with --delta: also find messages hard-deleted from the source (one keys-only scan of the messages table; users, groups and members are always compared)',
+      )
+      .option(
+        '--final',
+        "with --delta: the cutover's last delta; refused while the bulk load has work, records when its read began, and after its load counts source rows changed since (exit 4 when any)",
       ),
     NEW_JOB_OPTION_HELP,
   )
@@ -43,9 +49,10 @@ export function registerRunCommand(program: Command): void {
         1,
         'stopped by an outage of the source or the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes',
       ],
+      [4, 'run --delta --final finished, but the source changed after its read began: freeze the legacy system and run it again'],
       [
         2,
-        'nothing a rerun can fix: usage or configuration error; the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
+        'nothing a rerun can fix: usage or configuration error; --final while the bulk load still has work (the message names the command to run); the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
       ],
     ],
     examples: [
@@ -53,6 +60,7 @@ export function registerRunCommand(program: Command): void {
       ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
       ['run --delta', 'catch up on rows added or changed since the last completed read'],
       ['run --delta --detect-deletes', 'catch up, and also find messages deleted from the source'],
+      ['run --delta --final --json', 'the cutover: the last delta after the legacy system was frozen'],
       ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
     ],
   })
@@ -62,16 +70,20 @@ export function registerRunCommand(program: Command): void {
         'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
       ),
     )
-    .action(async (opts: LoaderFlags & { delta?: boolean; detectDeletes?: boolean }) => {
+    .action(async (opts: LoaderFlags & { delta?: boolean; detectDeletes?: boolean; final?: boolean }) => {
       if (opts.detectDeletes && !opts.delta) {
         throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
       }
       startSummary('run', opts.json === true)
+      requireDeltaForFinal(opts)
       const logger = createLogger()
       const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
         const ctx = await openCommandContext(loaderContextOptions(opts))
         try {
           noteSummary({ jobId: ctx.jobId })
+          if (opts.final) {
+            await refuseFinalWhileBusy(ctx)
+          }
           // Before any source read: a key the platform refuses would otherwise be found only
           // after the whole extraction.
           await requireTargetAccess(ctx, logger, stopper.signal)
@@ -79,9 +91,15 @@ export function registerRunCommand(program: Command): void {
           await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
           const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
           noteSummary({ runId })
+          const finalMark = opts.final ? { final: true } : {}
+          if (opts.final) {
+            await ctx.store.heartbeatRun(runId, finalMark)
+          }
           // Alive while planning and loading: `status` and `runs` call a silent run dead (run-liveness.ts).
           const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
           let code: number = EXIT.ERROR
+          // The run row's status comes from the load, also when a final delta exits 4.
+          let loadCode: number = EXIT.ERROR
           let failure: string | undefined
           const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
           try {
@@ -94,14 +112,26 @@ export function registerRunCommand(program: Command): void {
               onPage: progress.onPage,
             }).finally(() => progress.stop())
             ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
-            await ctx.store.heartbeatRun(runId, { plan: summary })
+            // The cutover time: when the final read's snapshot began (the source's clock).
+            const started = opts.final ? { cutover: cutoverStarted(summary.snapshotAt) } : {}
+            await ctx.store.heartbeatRun(runId, { ...finalMark, ...started, plan: summary })
             const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
             code = loaded.code
+            loadCode = code
+            const cutover =
+              opts.final && (code === EXIT.OK || code === EXIT.REJECTED)
+                ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger)
+                : undefined
+            if (cutover) {
+              await ctx.store.heartbeatRun(runId, { ...finalMark, plan: summary, cutover: cutover.record })
+              code = cutover.code
+            }
             printSummary(
               buildSummary({
                 exitCode: code,
                 interrupted: stoppedBy(stopper) !== undefined,
                 stats: loaded.outcome.stats,
+                ...(cutover ? { cutover: cutover.record } : {}),
                 updates: loaded.updates,
                 ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
               }),
@@ -113,7 +143,7 @@ export function registerRunCommand(program: Command): void {
           } finally {
             clearInterval(heartbeat)
             removeQuitHook()
-            await ctx.store.finishRun(runId, runStatusOf(code, stoppedBy(stopper) !== undefined), undefined, failure)
+            await ctx.store.finishRun(runId, runStatusOf(loadCode, stoppedBy(stopper) !== undefined), undefined, failure)
           }
         } finally {
           await ctx.close()

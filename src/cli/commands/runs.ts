@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 
 import { formatDuration } from '../../format-duration.ts'
+import type { CutoverRecord } from '../../job/final-delta.ts'
 import type { RunRecord } from '../../state/store.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
@@ -26,6 +27,10 @@ export interface RunView {
   readonly durationMs: number
   /** What it did, from the stats it recorded: source rows read and new items (a `run`'s planning); requests, items done, rejected, 429s (loading). */
   readonly counts: Record<string, number>
+  /** True for a `run --delta --final` (the cutover's last delta). */
+  readonly final: boolean
+  /** A final delta's cutover record: when its read began, and the source rows changed after it once checked (src/job/final-delta.ts). */
+  readonly cutover: CutoverRecord | null
   readonly error: string | null
 }
 
@@ -59,6 +64,27 @@ export function runCounts(stats: unknown): Record<string, number> {
   return out
 }
 
+/** The final mark and cutover record a `run --delta --final` writes into its stats. */
+export function cutoverOf(stats: unknown): { final: boolean; cutover: CutoverRecord | null } {
+  const o = stats !== null && typeof stats === 'object' ? (stats as { final?: unknown; cutover?: unknown }) : {}
+  const cutover = o.cutover !== null && typeof o.cutover === 'object' && typeof (o.cutover as { readStartedAt?: unknown }).readStartedAt === 'string'
+  return { final: o.final === true, cutover: cutover ? (o.cutover as CutoverRecord) : null }
+}
+
+/** `cutover at …` and, once checked, what changed in the source after the read began. */
+function cutoverText(v: RunView): string {
+  if (v.cutover === null) {
+    return ''
+  }
+  const after =
+    v.cutover.changedRows === undefined
+      ? 'source not checked yet'
+      : v.cutover.sourceStillChanging
+        ? `SOURCE STILL CHANGING: ${v.cutover.changedRows} rows changed after the read`
+        : 'source frozen'
+  return `\tcutover at ${v.cutover.readStartedAt} (${after})`
+}
+
 export function runView(r: RunRecord, now = Date.now()): RunView {
   const died = deadRunReason(r, now) ?? null
   const end = r.finishedAt?.getTime() ?? (died !== null ? r.heartbeatAt.getTime() : now)
@@ -73,6 +99,7 @@ export function runView(r: RunRecord, now = Date.now()): RunView {
     heartbeatAt: r.heartbeatAt.toISOString(),
     durationMs: Math.max(0, end - r.startedAt.getTime()),
     counts: runCounts(r.stats),
+    ...cutoverOf(r.stats),
     error: r.error,
   }
 }
@@ -133,8 +160,8 @@ export function registerRunsCommand(program: Command): void {
             .map(([k, n]) => `${k} ${n}`)
             .join(', ')
           process.stdout.write(
-            `#${v.id}\t${v.mode}\t${v.status}\t${v.startedAt} → ${v.finishedAt ?? (v.died !== null ? 'died' : 'running')}\t` +
-              `${formatDuration(v.durationMs / 1000)}\t${counts}${v.died !== null ? `\t(${v.died})` : ''}${v.error ? `\t${v.error}` : ''}\n`,
+            `#${v.id}\t${v.mode}${v.final ? ' final' : ''}\t${v.status}\t${v.startedAt} → ${v.finishedAt ?? (v.died !== null ? 'died' : 'running')}\t` +
+              `${formatDuration(v.durationMs / 1000)}\t${counts}${cutoverText(v)}${v.died !== null ? `\t(${v.died})` : ''}${v.error ? `\t${v.error}` : ''}\n`,
           )
         }
       } finally {
