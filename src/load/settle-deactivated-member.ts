@@ -4,7 +4,8 @@
  * src/sandbox/README.md): one read tells the two apart. A deactivated user's membership cannot be
  * changed, and that is not a fault of the run, so the update is settled `reported` with code
  * `USER_DEACTIVATED` and its reason, not rejected (a rejection would fail every later delta with
- * exit 3 and `retry-rejected` could not fix it). Reactivating the user plans the change again.
+ * exit 3 and `retry-rejected` could not fix it). The membership stays on the platform as it was; a
+ * deactivated user cannot use it. `status` counts these updates as reported.
  */
 import type { ClaimedUpdate } from '../state/update-lane-ledger.ts'
 import { memberOf, type ResolvedUpdate } from './apply-update.ts'
@@ -26,7 +27,7 @@ export async function settleIfDeactivatedMember(lane: UpdateLaneRun, u: ClaimedU
     code: 'USER_DEACTIVATED',
     message:
       `${r.kind} of ${r.targetKey}: the user is deactivated on the platform, which refuses membership changes of a deactivated user ` +
-      `(${refusal.code}); the membership stays as it was (reactivate the user to apply it)`,
+      `(${refusal.code}); the membership stays as it was, unusable while the user is deactivated`,
   }
   if (await lane.ledger.report(u.id, lane.owner, error)) {
     lane.count('reported', u.kind)
