@@ -9,6 +9,12 @@ import { zodProblems } from '../zod-problems.ts'
 
 /** Concurrent batches per process. */
 export const DEFAULT_CONCURRENCY = 4
+/**
+ * Chat updates in flight per process. A chat call carries one update and costs a few ledger round
+ * trips around it (claim, sent mark, settlement), so at ~300 ms an update, 4 in flight reach only
+ * ~13 calls a second: below the default chat quota (1,000/min ≈ 17/s). 16 keeps the quota the limit.
+ */
+export const DEFAULT_UPDATE_CONCURRENCY = 16
 /** Seconds a worker may hold a batch before another worker takes it over. */
 export const DEFAULT_LEASE_SECONDS = 120
 
@@ -17,6 +23,8 @@ export const LoadConfigSchema = z
   .object({
     /** Batches in flight per process (1–256). The quota is shared anyway; more helps only against latency. @default 4 */
     concurrency: z.number().int().min(1).max(256).default(DEFAULT_CONCURRENCY),
+    /** Chat updates (the update lane of a delta) in flight per process (1–256); the chat quota is shared anyway. @default 16 */
+    updateConcurrency: z.number().int().min(1).max(256).default(DEFAULT_UPDATE_CONCURRENCY),
     /** Lease of one batch in seconds: a dead worker's batches are taken over after this long. Must exceed `target.timeoutMs` plus a few seconds. @default 120 */
     leaseSeconds: z.number().int().min(5).max(86_400).default(DEFAULT_LEASE_SECONDS),
     /** The platform's rate-limit window in ms; `target.quota.requestsPerMinute` is spread over it. @default 60000 */
@@ -60,6 +68,7 @@ export type JobConfig = z.output<typeof JobConfigSchema>
 
 const ENV_KEYS: Record<string, keyof LoadConfig> = {
   CHATFERRY_LOAD_CONCURRENCY: 'concurrency',
+  CHATFERRY_LOAD_UPDATE_CONCURRENCY: 'updateConcurrency',
   CHATFERRY_LOAD_LEASE_SECONDS: 'leaseSeconds',
   CHATFERRY_LOAD_QUOTA_WINDOW_MS: 'quotaWindowMs',
   CHATFERRY_LOAD_MAX_ATTEMPTS: 'maxAttempts',

@@ -5,7 +5,7 @@
  * ever touches an item the platform holds, and an edit never reaches the platform before its
  * message.
  *
- * - **Claim**: up to `load.concurrency` updates at a time under a lease (`load.leaseSeconds`),
+ * - **Claim**: up to `load.updateConcurrency` updates at a time under a lease (`load.leaseSeconds`),
  *   oldest first, one update of an item at a time across every process (store.updateLane.claim).
  * - **Each update** (settle-update.ts): `sent` before its call, settled from the answer; refusals
  *   rejected with their code and the run goes on; transient failures retried, then handed back.
@@ -59,13 +59,13 @@ async function laneLoop(lane: UpdateLaneRun): Promise<LoadOutcomeStatus> {
       lastMaintenance = Date.now()
       await takeOverDeadLeases(lane)
     }
-    if (inflight.size >= settings.concurrency) {
+    if (inflight.size >= settings.updateConcurrency) {
       await Promise.race(inflight)
       continue
     }
     const claimed = (await importPending(lane))
       ? []
-      : await lane.ledger.claim({ jobId, owner: lane.owner, leaseSeconds: lane.leaseSeconds, limit: settings.concurrency - inflight.size })
+      : await lane.ledger.claim({ jobId, owner: lane.owner, leaseSeconds: lane.leaseSeconds, limit: settings.updateConcurrency - inflight.size })
     if (claimed.length === 0) {
       if (inflight.size > 0) {
         await Promise.race([...inflight, sleep(250)])

@@ -53,8 +53,8 @@ const chatRpm = Number(value('chat-rpm') ?? 600)
 const laneChanges = Number(value('changes') ?? (quick ? 300 : 1000))
 /** Deltas timed per size (the median is compared). */
 const repeat = Number(value('repeat') ?? 3)
-/** Updates in flight per process (`run --concurrency`; default 4 as `load.concurrency`). */
-const laneConcurrency = Number(value('concurrency') ?? 4)
+/** Updates in flight per process (`load.updateConcurrency`; unset: its default). */
+const laneConcurrency = value('concurrency')
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const USERS = 2000
 const GROUPS = 50
@@ -272,7 +272,8 @@ async function lane(): Promise<{ updates: number; rpm: number; ratio: number; re
         `UPDATE people SET name = 'Lane ${Date.now()} ' || id, updated_at = now() WHERE id IN (SELECT 'u' || i FROM generate_series(1, ${laneChanges}) i)`,
       ),
     )
-    const delta = await runCli(['run', '--delta', '--concurrency', String(laneConcurrency), '--config', cfg], { CHATFERRY_LOG_LEVEL: 'warn' }).done
+    const env = { CHATFERRY_LOG_LEVEL: 'warn', ...(laneConcurrency === undefined ? {} : { CHATFERRY_LOAD_UPDATE_CONCURRENCY: laneConcurrency }) }
+    const delta = await runCli(['run', '--delta', '--config', cfg], env).done
     if (delta.code !== 0) {
       throw new Error(`the lane's delta exited ${delta.code}: ${delta.stderr.slice(-2000)}`)
     }
@@ -310,7 +311,7 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'lane') {
     const r = await lane()
     process.stdout.write(
-      `update lane: ${r.updates} users.update calls (${r.rejected} refused), ${laneConcurrency} in flight, at ${r.rpm.toFixed(0)} requests/min with target.chatQuota.requestsPerMinute ${chatRpm}: ` +
+      `update lane: ${r.updates} users.update calls (${r.rejected} refused), ${laneConcurrency ?? 'default (load.updateConcurrency)'} in flight, at ${r.rpm.toFixed(0)} requests/min with target.chatQuota.requestsPerMinute ${chatRpm}: ` +
         `${r.ratio.toFixed(3)} of the quota (target ≥ 0.95)\n`,
     )
   }
