@@ -20,6 +20,11 @@ export const ERROR_CODES = [
   'MAPPING_INVALID',
   /** The state store refused an operation because another process holds the job. */
   'CHECKPOINT_CONFLICT',
+  /**
+   * A delta run on a job whose full read of an entity never completed: there is no watermark to
+   * read changes from. Running the delta again cannot help: run `chatferry run` first. Exit code 2.
+   */
+  'DELTA_BEFORE_FULL_READ',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 

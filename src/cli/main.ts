@@ -72,7 +72,8 @@ function describeFailure(err: unknown): { code: number; message: string } {
   // required column) are usage errors too: nothing was read. So is a source that refuses the
   // query or the login as configured (a missing table or column, bad credentials): a rerun
   // cannot fix it.
-  if (err instanceof ChatferryError && (err.code === 'CONFIG_INVALID' || err.code === 'SOURCE_INVALID')) {
+  // So is a delta on a job whose full read never completed: it needs `chatferry run` first.
+  if (err instanceof ChatferryError && (err.code === 'CONFIG_INVALID' || err.code === 'SOURCE_INVALID' || err.code === 'DELTA_BEFORE_FULL_READ')) {
     const fix = err.code === 'SOURCE_INVALID' ? '\n  fix source (url, credentials, entities.*.query) or the source database, then run again' : ''
     return { code: EXIT.USAGE, message: `${withoutUrlPasswords(err.message)} [${err.code}]${fix}` }
   }

@@ -3,6 +3,7 @@
  * after the saved key and skips an entity whose read completed; a delta run reads rows changed
  * since the entity's watermark, resuming an interrupted delta from its key and start time.
  */
+import { ChatferryError } from '../errors.ts'
 import type { Cursor } from '../model/connector.ts'
 import type { CursorState } from '../state/index.ts'
 
@@ -24,7 +25,10 @@ export function readWindow(entity: string, mode: 'full' | 'delta', state: Cursor
     return { alreadyRead: true, after: undefined, since: undefined, watermark }
   }
   if (mode === 'delta' && !isComplete(state?.cursor)) {
-    throw new Error(`a delta run needs a completed full read of ${entity} first: run \`chatferry run\` to the end once`)
+    throw new ChatferryError(
+      'DELTA_BEFORE_FULL_READ',
+      `a delta run needs a completed full read of ${entity} first: run \`chatferry run\` until it exits 0 or 3, then \`chatferry run --delta\``,
+    )
   }
   // A delta read in progress (interrupted) keeps `complete: 1` and records where it started
   // (`delta: <since>`) beside its key: the next delta run resumes it from that key and time.

@@ -242,6 +242,29 @@ describe('run', () => {
     expect(await suite.tsb.sandbox.requests(app.id)).toHaveLength(0)
   }, 60_000)
 
+  it('a delta before the full read ever completed: exit 2 naming the command to run, nothing read or sent', async () => {
+    const source = await freshDb('cf_exit_delta_src')
+    await loadGenericSqlFixture('postgres', source.url)
+    const state = await freshDb('cf_exit_delta_state')
+    const app = await suite.tsb.app({ requestsPerMinute: 6000 })
+    const cfg = writeRunConfig({
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      stateUrl: state.url,
+      source: genericSourceConfig(source.url) as unknown as Record<string, unknown>,
+    })
+    const r = await runCli(['run', '--delta', '--config', cfg, '--json']).done
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(
+      /a delta run needs a completed full read of users first: run `chatferry run` until it exits 0 or 3.*\[DELTA_BEFORE_FULL_READ\]/,
+    )
+    expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'run', exitCode: 2 })
+    expect(await ledgerRows(state.url)).toMatchObject({ items: 0 })
+    await suite.tsb.sandbox.whenIdle()
+    expect(await suite.tsb.sandbox.requests(app.id)).toHaveLength(0)
+  }, 60_000)
+
   for (const engine of ['mysql', 'sqlite'] as const) {
     it.skipIf(engine === 'mysql' && inject('mysqlUrl') === undefined)(
       `a missing table on ${engine === 'mysql' ? 'MariaDB' : 'SQLite'}: exit 2 SOURCE_INVALID too`,
