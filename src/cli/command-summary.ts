@@ -50,7 +50,7 @@ export interface UpdateSummary {
 }
 
 /** The commands that end with a summary (and take `--json` for it). */
-export const SUMMARY_COMMANDS: readonly string[] = ['run', 'load', 'retry-rejected']
+export const SUMMARY_COMMANDS: readonly string[] = ['run', 'load', 'retry-rejected', 'schedule', 'unschedule', 'schedules']
 
 let pending: { command: string; startedAt: number; json: boolean; jobId?: string; runId?: number; printed: boolean } | undefined
 

@@ -307,3 +307,50 @@ export async function deleteWorkQueue(sessions: LedgerSessions, jobId: string, u
     await boss.stop({ graceful: false, close: true, timeout: 2000 })
   }
 }
+
+export interface ScheduleBossOptions {
+  /** The ledger's server (schedules need one: the embedded store serves one process). */
+  readonly url: string
+  /** Run pg-boss's cron pass in this process (a worker), or only read and write schedules (the commands). */
+  readonly cron: boolean
+  /** Queues to create when missing (a queue must exist before pg-boss schedules or serves it). */
+  readonly queues: readonly { name: string; policy: Queue['policy']; expireInSeconds: number; retryLimit: number }[]
+  readonly onError?: (err: Error) => void
+}
+
+/**
+ * pg-boss for schedules (src/job/job-schedule.ts), on the ledger's server: set up under the same
+ * advisory lock as {@link startWorkQueue}. With `cron`, this process takes part in pg-boss's cron
+ * pass (one instance per pass wins the claim; each occurrence becomes one job in the schedule's queue).
+ */
+export async function startScheduleBoss(sessions: LedgerSessions, options: ScheduleBossOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    schema: BOSS_SCHEMA,
+    connectionString: options.url,
+    max: 2,
+    application_name: 'chatferry-schedule',
+    migrate: true,
+    supervise: options.cron,
+    schedule: options.cron,
+    // A pass every few seconds (pg-boss allows 1–45): an occurrence is due within its minute.
+    cronMonitorIntervalSeconds: 5,
+    cronWorkerIntervalSeconds: 1,
+    registerInstance: false,
+    openTelemetry: { enabled: false },
+  })
+  boss.on('error', (err) => options.onError?.(err))
+  await sessions.withSession(async (session) => {
+    await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
+    try {
+      await boss.start()
+      for (const { name, ...settings } of options.queues) {
+        if ((await boss.getQueue(name)) === null) {
+          await boss.createQueue(name, settings)
+        }
+      }
+    } finally {
+      await session.executeSql(`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`)
+    }
+  })
+  return boss
+}

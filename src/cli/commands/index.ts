@@ -12,7 +12,10 @@ import { registerRetryRejectedCommand } from './retry-rejected.ts'
 import { registerRunCommand } from './run.ts'
 import { registerRunsCommand } from './runs.ts'
 import { registerSandboxCommand } from './sandbox.ts'
+import { registerScheduleCommand } from './schedule.ts'
+import { registerSchedulesCommand } from './schedules.ts'
 import { registerStatusCommand } from './status.ts'
+import { registerUnscheduleCommand } from './unschedule.ts'
 import { registerVerifyCommand } from './verify.ts'
 import { registerWebhooksCommand } from './webhooks.ts'
 import { registerWorkerCommand } from './worker.ts'
@@ -28,6 +31,9 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerRunCommand,
   registerLoadCommand,
   registerWorkerCommand,
+  registerScheduleCommand,
+  registerUnscheduleCommand,
+  registerSchedulesCommand,
   registerStatusCommand,
   registerRejectsCommand,
   registerRunsCommand,

@@ -1,11 +1,13 @@
 import type { Command } from 'commander'
 
+import { openScheduler } from '../../job/job-schedule.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { runLoaderCommand } from '../run-loader-command.ts'
+import { serveSchedule } from '../scheduled-run.ts'
 import { runStoppable } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
@@ -20,7 +22,8 @@ export function registerWorkerCommand(program: Command): void {
       .description(
         "Take batches from the job's load queue (pg-boss in the ledger's Postgres) until stopped; any number of workers, " +
           'on any number of machines sharing state.url, share the app quota. Needs state.url (not the embedded store). ' +
-          'A job that exists but has no items yet is waited for (a run may be planning it).',
+          "A job that exists but has no items yet is waited for (a run may be planning it). Workers also run the job's schedule " +
+          '(chatferry schedule): each trigger runs `chatferry run [--delta]` for the job, skipped while a run of the job is going.',
       ),
   )
   withHelp(worker, {
@@ -49,7 +52,16 @@ export function registerWorkerCommand(program: Command): void {
           // A job that exists but has no items yet is fine: a `run` may be planning it right now.
           await requireKnownJob(ctx, { nothingPlanned: true })
           await requireTargetAccess(ctx, logger, stopper.signal)
-          return await runLoaderCommand(ctx, 'worker', logger, stopper)
+          // The job's schedule (`chatferry schedule`): this worker takes part in the cron pass and runs triggers.
+          const scheduler = await openScheduler(ctx.store.sessions, ctx.config.state.url as string, ctx.jobId, true, (err) =>
+            logger.warn({ err: err.message }, 'pg-boss (schedules)'),
+          )
+          const stopSchedule = await serveSchedule(scheduler, ctx, logger)
+          try {
+            return await runLoaderCommand(ctx, 'worker', logger, stopper)
+          } finally {
+            await stopSchedule()
+          }
         } finally {
           await ctx.close()
         }
