@@ -1,0 +1,131 @@
+/**
+ * Issue 15 part 2, scheduled runs, through the CLI as a process on a real Postgres ledger, the
+ * generic-sql fixture and the sandbox over HTTP: a cron expression that does not parse is exit 2
+ * before any I/O; the embedded store is refused (exit 2); a second schedule for the job is refused
+ * (exit 2 naming the first); a worker's pg-boss cron pass fires the schedule and, while a run of the
+ * job is going, the trigger is skipped (logged, no second run); a trigger sent into the schedule's
+ * queue through pg-boss's API (what its cron pass does once a minute) runs a delta through the
+ * worker; `unschedule` stops the cron pass from sending more.
+ */
+import { PgBoss } from 'pg-boss'
+import { describe, expect, it } from 'vitest'
+
+import { scheduleQueueName } from '../../src/job/job-schedule.ts'
+import { hostKey } from '../../src/load/host-key.ts'
+import { BOSS_SCHEMA } from '../../src/load/work-queue.ts'
+import { openLedger } from '../../src/state/store.ts'
+import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
+import { ledgerRows, oneJsonObject, runsOf, useCliSuite } from '../helpers/cli-suite.ts'
+import { runCli } from '../helpers/ledger-fixtures.ts'
+import { writeRunConfig } from '../helpers/run-e2e.ts'
+
+const suite = useCliSuite()
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function setUp(prefix: string, embedded = false) {
+  const source = await suite.freshDb(`${prefix}_src`)
+  await loadGenericSqlFixture('postgres', source.url)
+  const state = await suite.freshDb(`${prefix}_state`)
+  const app = await suite.tsb.app({ requestsPerMinute: 6000 })
+  const cfg = writeRunConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    ...(embedded ? {} : { stateUrl: state.url }),
+    source: genericSourceConfig(source.url) as unknown as Record<string, unknown>,
+  })
+  return { cfg, state, app }
+}
+
+describe('schedule: refused before anything starts', () => {
+  it('a cron expression that does not parse: exit 2 naming it, the ledger untouched; the embedded store: exit 2 saying why', async () => {
+    const { cfg, state } = await setUp('cf_sched_bad')
+    for (const cron of ['61 * * * *', '* * * *', 'every 15 minutes']) {
+      const r = await runCli(['schedule', '--cron', cron, '--delta', '--config', cfg, '--json']).done
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toContain(`--cron: "${cron}"`)
+      expect(oneJsonObject(r.stdout)).toMatchObject({ command: 'schedule', exitCode: 2, status: 'usage-error' })
+    }
+    expect(await ledgerRows(state.url)).toEqual({ jobs: 0, runs: 0, items: 0, cursors: 0 })
+
+    const embedded = await setUp('cf_sched_emb', true)
+    for (const args of [['schedule', '--cron', '*/15 * * * *', '--delta'], ['unschedule'], ['schedules']]) {
+      const r = await runCli([...args, '--config', embedded.cfg]).done
+      expect(r.code, `${args[0]}: ${r.stderr}`).toBe(2)
+      expect(r.stderr).toMatch(/schedules need a shared Postgres ledger: set state\.url/)
+    }
+  }, 60_000)
+})
+
+describe('a schedule executed by a worker', () => {
+  it('fires through pg-boss, is skipped while a run is going, runs a delta, is refused twice, and unschedule stops it', async () => {
+    const { cfg, state, app } = await setUp('cf_sched')
+    const full = await runCli(['run', '--config', cfg]).done
+    // The fixture has rows the platform rejects on purpose: the full read completes either way.
+    expect([0, 3], full.stderr).toContain(full.code)
+    const jobId = app.id
+
+    // Every second (six fields): pg-boss sends one trigger per minute slot, the first one on the worker's first cron pass.
+    const saved = await runCli(['schedule', '--cron', '* * * * * *', '--delta', '--config', cfg, '--json']).done
+    expect(saved.code, saved.stderr).toBe(0)
+    expect(oneJsonObject(saved.stdout)).toMatchObject({
+      command: 'schedule',
+      exitCode: 0,
+      jobId,
+      schedule: { jobId, cron: '* * * * * *', mode: 'delta', timezone: 'UTC' },
+      replaced: null,
+    })
+    const again = await runCli(['schedule', '--cron', '*/15 * * * *', '--delta', '--config', cfg]).done
+    expect(again.code, again.stderr).toBe(2)
+    expect(again.stderr).toMatch(new RegExp(`job ${jobId} already has a schedule: run --delta on "\\* \\* \\* \\* \\* \\*".*--replace`))
+    const listed = await runCli(['schedules', '--config', cfg, '--json']).done
+    expect(listed.code, listed.stderr).toBe(0)
+    expect((oneJsonObject(listed.stdout).schedules as unknown[]).length).toBe(1)
+
+    // A run of the job is going (its row in the run registry, alive: owned by this live process, heartbeat fresh).
+    const store = await openLedger({ url: state.url })
+    const going = await store.startRun(jobId, 'delta', `${hostKey()}/${process.pid}/test-run`)
+    const beat = setInterval(() => void store.heartbeatRun(going).catch(() => {}), 1000)
+    const runsBefore = (await runsOf(state.url, jobId)).length
+
+    const worker = runCli(['worker', '--config', cfg])
+    try {
+      await worker.waitFor(new RegExp(`scheduled delta skipped: run ${going} \\(delta, [^)]*\\) of job ${jobId} is going`), 45_000)
+      const during = await runsOf(state.url, jobId)
+      expect(during.filter((r) => r.mode === 'delta' && r.id !== going)).toEqual([])
+      clearInterval(beat)
+      await store.finishRun(going, 'succeeded')
+      expect(during.length).toBe(runsBefore + 1) // only the worker's own run row
+
+      // The next minute's trigger, sent now into the schedule's queue the way pg-boss's cron pass forwards one.
+      const boss = new PgBoss({ connectionString: state.url, schema: BOSS_SCHEMA, supervise: false, schedule: false, migrate: false })
+      boss.on('error', () => {})
+      await boss.start()
+      await boss.send(scheduleQueueName(jobId), { jobId, mode: 'delta' })
+      await worker.waitFor(new RegExp(`scheduled delta of job ${jobId} ended with exit [03]`), 60_000)
+      const deltas = (await runsOf(state.url, jobId)).filter((r) => r.mode === 'delta' && r.id !== going)
+      expect(deltas).toHaveLength(1)
+      expect(['succeeded', 'rejected']).toContain(deltas[0]?.status)
+
+      const removed = await runCli(['unschedule', '--config', cfg, '--json']).done
+      expect(removed.code, removed.stderr).toBe(0)
+      expect(oneJsonObject(removed.stdout)).toMatchObject({ command: 'unschedule', exitCode: 0, jobId, removed: { cron: '* * * * * *' } })
+      const none = await runCli(['schedules', '--config', cfg, '--json']).done
+      expect(oneJsonObject(none.stdout)).toMatchObject({ schedules: [] })
+      // Past the next minute slot (in which `* * * * * *` would be due again) and a cron pass (every 5 s): no trigger came.
+      const countJobs = async () => (await boss.findJobs(scheduleQueueName(jobId))).length
+      const jobsAfterUnschedule = await countJobs()
+      await sleep(60_000 - (Date.now() % 60_000) + 8000)
+      expect(await countJobs()).toBe(jobsAfterUnschedule)
+      expect((await runsOf(state.url, jobId)).filter((r) => r.mode === 'delta' && r.id !== going)).toHaveLength(1)
+      await boss.stop({ graceful: false, close: true })
+    } finally {
+      clearInterval(beat)
+      await store.close()
+      worker.child.kill('SIGTERM')
+    }
+    const stopped = await worker.done
+    expect(stopped.code, stopped.stderr).toBe(0)
+  }, 180_000)
+})
