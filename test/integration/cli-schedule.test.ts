@@ -5,8 +5,9 @@
  * (exit 2 naming the first); a worker's pg-boss cron pass fires the schedule and, while a run of the
  * job is going, the trigger is skipped (logged, no second run); a trigger sent into the schedule's
  * queue through pg-boss's API (what its cron pass does once a minute) runs a delta through the
- * worker; `unschedule` stops the cron pass from sending more.
+ * worker, which loads a person added to the source since the full read; `unschedule` stops the cron pass from sending more.
  */
+import pg from 'pg'
 import { PgBoss } from 'pg-boss'
 import { describe, expect, it } from 'vitest'
 
@@ -14,7 +15,7 @@ import { scheduleQueueName } from '../../src/job/job-schedule.ts'
 import { hostKey } from '../../src/load/host-key.ts'
 import { BOSS_SCHEMA } from '../../src/load/work-queue.ts'
 import { openLedger } from '../../src/state/store.ts'
-import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
+import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { ledgerRows, oneJsonObject, runsOf, useCliSuite } from '../helpers/cli-suite.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
@@ -35,7 +36,19 @@ async function setUp(prefix: string, embedded = false) {
     ...(embedded ? {} : { stateUrl: state.url }),
     source: genericSourceConfig(source.url) as unknown as Record<string, unknown>,
   })
-  return { cfg, state, app }
+  return { cfg, state, app, source }
+}
+
+/** The ledger status of a user item by legacy id, undefined when not planned. */
+async function itemStatus(stateUrl: string, jobId: string, legacyId: string): Promise<string | undefined> {
+  const c = new pg.Client({ connectionString: stateUrl })
+  await c.connect()
+  try {
+    const r = await c.query(`select status from chatferry.items where job_id = $1 and entity = 'users' and legacy_id = $2`, [jobId, legacyId])
+    return (r.rows[0] as { status: string } | undefined)?.status
+  } finally {
+    await c.end()
+  }
 }
 
 describe('schedule: refused before anything starts', () => {
@@ -60,7 +73,7 @@ describe('schedule: refused before anything starts', () => {
 
 describe('a schedule executed by a worker', () => {
   it('fires through pg-boss, is skipped while a run is going, runs a delta, is refused twice, and unschedule stops it', async () => {
-    const { cfg, state, app } = await setUp('cf_sched')
+    const { cfg, state, app, source } = await setUp('cf_sched')
     const full = await runCli(['run', '--config', cfg]).done
     // The fixture has rows the platform rejects on purpose: the full read completes either way.
     expect([0, 3], full.stderr).toContain(full.code)
@@ -98,6 +111,13 @@ describe('a schedule executed by a worker', () => {
       await store.finishRun(going, 'succeeded')
       expect(during.length).toBe(runsBefore + 1) // only the worker's own run row
 
+      // A person added to the source since the full read: the scheduled delta must carry it.
+      const writer = await openGenericWriter('postgres', source.url)
+      const nowS = Math.floor(Date.now() / 1000)
+      await writer.insert('people', [{ pid: 99, full_name: 'Late Joiner', handle: 'p99', robot: false, joined_s: nowS, modified_s: nowS }])
+      await writer.close()
+      expect(await itemStatus(state.url, jobId, '99')).toBeUndefined()
+
       // The next minute's trigger, sent now into the schedule's queue the way pg-boss's cron pass forwards one.
       const boss = new PgBoss({ connectionString: state.url, schema: BOSS_SCHEMA, supervise: false, schedule: false, migrate: false })
       boss.on('error', () => {})
@@ -107,6 +127,7 @@ describe('a schedule executed by a worker', () => {
       const deltas = (await runsOf(state.url, jobId)).filter((r) => r.mode === 'delta' && r.id !== going)
       expect(deltas).toHaveLength(1)
       expect(['succeeded', 'rejected']).toContain(deltas[0]?.status)
+      expect(await itemStatus(state.url, jobId, '99')).toBe('done')
 
       const removed = await runCli(['unschedule', '--config', cfg, '--json']).done
       expect(removed.code, removed.stderr).toBe(0)
