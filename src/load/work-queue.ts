@@ -342,6 +342,9 @@ export async function startScheduleBoss(sessions: LedgerSessions, options: Sched
   await sessions.withSession(async (session) => {
     await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
     try {
+      // A ledger made with pg-boss 10: its schema is moved aside here too (pg-boss 12 would refuse
+      // it); the next startWorkQueue of any loader or worker adopts its jobs.
+      await retirePgBoss10Schema(session)
       await boss.start()
       for (const { name, ...settings } of options.queues) {
         if ((await boss.getQueue(name)) === null) {
