@@ -271,13 +271,14 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
 }
 
 /**
- * Deletes the queue of `jobId` when pg-boss is installed in the ledger's database and the queue
- * exists; returns whether there was one. `url` is the ledger's server (absent for the embedded store).
+ * Deletes the queue of `jobId`, and the queues named in `also` with their schedules (a job's
+ * recurring run), when pg-boss is installed in the ledger's database and they exist; returns the
+ * names deleted. `url` is the ledger's server (absent for the embedded store).
  */
-export async function deleteWorkQueue(sessions: LedgerSessions, jobId: string, url?: string): Promise<boolean> {
+export async function deleteWorkQueue(sessions: LedgerSessions, jobId: string, url?: string, also: readonly string[] = []): Promise<string[]> {
   const installed = await sessions.withSession((s) => s.executeSql(`select to_regclass('${BOSS_SCHEMA}.queue') is not null as installed`))
   if (!(installed.rows[0] as { installed?: boolean } | undefined)?.installed) {
-    return false
+    return []
   }
   const common = { schema: BOSS_SCHEMA, supervise: false, schedule: false, migrate: false }
   const boss =
@@ -287,25 +288,36 @@ export async function deleteWorkQueue(sessions: LedgerSessions, jobId: string, u
   boss.on('error', () => {})
   await boss.start()
   try {
-    const name = queueName(jobId)
-    if ((await boss.getQueue(name)) === null) {
-      return false
-    }
-    // pg-boss drops the queue's partition, but its queue row is held by the jobs' foreign key
-    // (ON DELETE RESTRICT) while any job of the queue is left: those go first, with the archive's.
-    await sessions.withSession(async (s) => {
-      await s.executeSql(`delete from ${BOSS_SCHEMA}.job where name = $1`, [name])
-      // pg-boss 10 kept finished jobs in an archive table; pg-boss 12 has none.
-      const archive = await s.executeSql(`select to_regclass('${BOSS_SCHEMA}.archive') is not null as present`)
-      if ((archive.rows[0] as { present?: boolean } | undefined)?.present) {
-        await s.executeSql(`delete from ${BOSS_SCHEMA}.archive where name = $1`, [name])
+    const deleted: string[] = []
+    for (const name of [queueName(jobId), ...also]) {
+      if (await deleteQueueAndJobs(boss, sessions, name)) {
+        deleted.push(name)
       }
-    })
-    await boss.deleteQueue(name)
-    return true
+    }
+    return deleted
   } finally {
     await boss.stop({ graceful: false, close: true, timeout: 2000 })
   }
+}
+
+/** Deletes one queue: its schedule (a job's recurring run), its jobs (with the archive's), then the queue. */
+async function deleteQueueAndJobs(boss: PgBoss, sessions: LedgerSessions, name: string): Promise<boolean> {
+  if ((await boss.getQueue(name)) === null) {
+    return false
+  }
+  await boss.unschedule(name)
+  // pg-boss drops the queue's partition, but its queue row is held by the jobs' foreign key
+  // (ON DELETE RESTRICT) while any job of the queue is left: those go first, with the archive's.
+  await sessions.withSession(async (s) => {
+    await s.executeSql(`delete from ${BOSS_SCHEMA}.job where name = $1`, [name])
+    // pg-boss 10 kept finished jobs in an archive table; pg-boss 12 has none.
+    const archive = await s.executeSql(`select to_regclass('${BOSS_SCHEMA}.archive') is not null as present`)
+    if ((archive.rows[0] as { present?: boolean } | undefined)?.present) {
+      await s.executeSql(`delete from ${BOSS_SCHEMA}.archive where name = $1`, [name])
+    }
+  })
+  await boss.deleteQueue(name)
+  return true
 }
 
 export interface ScheduleBossOptions {

@@ -149,4 +149,16 @@ describe('a schedule executed by a worker', () => {
     const stopped = await worker.done
     expect(stopped.code, stopped.stderr).toBe(0)
   }, 180_000)
+  it("purge removes the job's schedule with its queue", async () => {
+    const { cfg, app } = await setUp('cf_sched_purge')
+    const full = await runCli(['run', '--config', cfg]).done
+    expect([0, 3], full.stderr).toContain(full.code)
+    const saved = await runCli(['schedule', '--cron', '*/15 * * * *', '--delta', '--config', cfg]).done
+    expect(saved.code, saved.stderr).toBe(0)
+    const purged = await runCli(['purge', '--job', app.id, '--yes', '--json', '--config', cfg]).done
+    expect(purged.code, purged.stderr).toBe(0)
+    expect(oneJsonObject(purged.stdout)).toMatchObject({ jobId: app.id, schedule: scheduleQueueName(app.id) })
+    const after = await runCli(['schedules', '--config', cfg, '--json']).done
+    expect(after.stdout + after.stderr).not.toContain('*/15 * * * *')
+  }, 120_000)
 })

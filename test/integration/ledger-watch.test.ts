@@ -266,6 +266,7 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
       jobId: 'watch-pg',
       removed: { items: 3, updates: 0, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, jobs: 1 },
       queue: null,
+      schedule: null,
     })
     expect((await runCli(['status', '--config', file, '--job', 'watch-pg'], readerEnv).done).code).toBe(2)
   } finally {

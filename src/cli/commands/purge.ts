@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 
 import { ChatferryError } from '../../errors.ts'
+import { scheduleQueueName } from '../../job/job-schedule.ts'
 import { deleteWorkQueue, queueName } from '../../load/work-queue.ts'
 import type { PurgedRows } from '../../state/store.ts'
 import { CliError } from '../cli-error.ts'
@@ -18,7 +19,7 @@ export function registerPurgeCommand(program: Command): void {
     .summary('delete everything the ledger holds for a finished job (message bodies and other personal data)')
     .description(
       'Delete everything the ledger holds for one job, for good: its items with their payloads (message bodies, names, ' +
-        'e-mail addresses), batches, cursors, runs, plan and verify reports, id map, and its pg-boss queue. Refused while a ' +
+        'e-mail addresses), batches, cursors, runs, plan and verify reports, id map, its pg-boss queue and its schedule. Refused while a ' +
         'run of the job is live, and without --yes. Nothing on the platform changes. Needs no API key or source password.',
     )
   withHelp(purge, {
@@ -66,13 +67,18 @@ export function registerPurgeCommand(program: Command): void {
           )
         }
         // The queue first: should the rows' deletion fail after it, the job is still known and purge runs again.
-        const queue = await deleteWorkQueue(ctx.store.sessions, ctx.jobId, ctx.config.state.url)
+        // The job's recurring run (`chatferry schedule`) goes with its queue.
+        const schedule = scheduleQueueName(ctx.jobId)
+        const deleted = await deleteWorkQueue(ctx.store.sessions, ctx.jobId, ctx.config.state.url, [schedule])
+        const queue = deleted.includes(queueName(ctx.jobId)) ? queueName(ctx.jobId) : null
+        const scheduled = deleted.includes(schedule) ? schedule : null
         const rows = await ctx.store.purgeJob(ctx.jobId)
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ jobId: ctx.jobId, removed: rows, queue: queue ? queueName(ctx.jobId) : null })}\n`)
+          process.stdout.write(`${JSON.stringify({ jobId: ctx.jobId, removed: rows, queue, schedule: scheduled })}\n`)
         } else {
           process.stdout.write(`purged job ${ctx.jobId} from ${ledgerPlace(ctx)}: ${describeRows(rows)}`)
-          process.stdout.write(queue ? `; pg-boss queue ${queueName(ctx.jobId)} deleted\n` : '; no pg-boss queue\n')
+          process.stdout.write(queue ? `; pg-boss queue ${queue} deleted` : '; no pg-boss queue')
+          process.stdout.write(scheduled ? `; its schedule and queue ${scheduled} deleted\n` : '\n')
         }
       } finally {
         await ctx.close()
