@@ -3,29 +3,15 @@
  * packing, claiming with fresh tokens, fencing (a taken-over claim records nothing), splitting,
  * releasing, orphan repair, and that a callback's failure rolls the ledger change back with it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import type { BatchReport, ClaimedBatch, ItemSettlement } from '../../src/state/batch-ledger.ts'
-import { type LedgerStore, openLedger } from '../../src/state/store.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import type { LedgerStore } from '../../src/state/store.ts'
+import { useBothLedgers } from '../helpers/both-ledgers.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 
-let tdb: TestDatabase
-const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_batches')
-  stores[0]!.store = await openLedger({ url: tdb.url })
-  stores[1]!.store = await openLedger({ dir: 'memory://' })
-})
-
-afterAll(async () => {
-  for (const s of stores) {
-    await s.store?.close()
-  }
-  await dropWithin(tdb)
-})
+const ledgers = useBothLedgers('cf_batches')
+const { stores } = ledgers
 
 const report = (b: ClaimedBatch): BatchReport => ({
   batchId: b.id,

@@ -4,36 +4,22 @@
  * reject/retry and id-map paths.
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { MIGRATIONS } from '../../src/state/migrations/index.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { useBothLedgers } from '../helpers/both-ledgers.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 
-let tdb: TestDatabase
-const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_ledger')
-  stores[0]!.store = await openLedger({ url: tdb.url })
-  stores[1]!.store = await openLedger({ dir: 'memory://' })
-})
-
-afterAll(async () => {
-  for (const s of stores) {
-    await s.store?.close()
-  }
-  await dropWithin(tdb)
-})
+const ledgers = useBothLedgers('cf_ledger')
+const { stores } = ledgers
 
 describe.each(stores)('ledger on $name', (entry) => {
   const store = () => entry.store as LedgerStore
 
   it('migrates on first use and again without effect', async () => {
-    const again = await openLedger(entry.name === 'postgres' ? { url: tdb.url } : { dir: 'memory://' })
+    const again = await openLedger(entry.name === 'postgres' ? { url: ledgers.db().url } : { dir: 'memory://' })
     await again.close()
     const r = await sql<{ n: number }>`select count(*)::int as n from chatferry.kysely_migration`.execute(inspectLedger(store()))
     expect(r.rows[0]?.n).toBe(Object.keys(MIGRATIONS).length)

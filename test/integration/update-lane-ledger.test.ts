@@ -6,30 +6,16 @@
  * rejects with their code, and the platform id a message import answer carries (items.platform_id).
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
-import { type LedgerStore, openLedger } from '../../src/state/store.ts'
+import type { LedgerStore } from '../../src/state/store.ts'
 import type { UpdateIntent } from '../../src/state/update-plan-ledger.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { useBothLedgers } from '../helpers/both-ledgers.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 
-let tdb: TestDatabase
-const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_updlane')
-  stores[0]!.store = await openLedger({ url: tdb.url })
-  stores[1]!.store = await openLedger({ dir: 'memory://' })
-})
-
-afterAll(async () => {
-  for (const s of stores) {
-    await s.store?.close()
-  }
-  await dropWithin(tdb)
-})
+const ledgers = useBothLedgers('cf_updlane')
+const { stores } = ledgers
 
 const intent = (o: Partial<UpdateIntent> & Pick<UpdateIntent, 'kind' | 'targetKey'>): UpdateIntent => ({
   legacyId: o.targetKey,

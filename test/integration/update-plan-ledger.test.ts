@@ -5,33 +5,19 @@
  * items (planned once, reported once, extras never).
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { changeClassifier } from '../../src/plan/change-classifier.ts'
 import { ChangesSchema } from '../../src/plan/changes-config.ts'
 import type { UpdateTally } from '../../src/plan/update-tally.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
-import { type LedgerStore, openLedger } from '../../src/state/store.ts'
+import type { LedgerStore } from '../../src/state/store.ts'
 import { noUpdates } from '../../src/state/update-plan-ledger.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { useBothLedgers } from '../helpers/both-ledgers.ts'
 import { users } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 
-let tdb: TestDatabase
-const stores: { name: string; store?: LedgerStore }[] = [{ name: 'postgres' }, { name: 'pglite' }]
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_updplan')
-  stores[0]!.store = await openLedger({ url: tdb.url })
-  stores[1]!.store = await openLedger({ dir: 'memory://' })
-})
-
-afterAll(async () => {
-  for (const s of stores) {
-    await s.store?.close()
-  }
-  await dropWithin(tdb)
-})
+const ledgers = useBothLedgers('cf_updplan')
+const { stores } = ledgers
 
 async function* pages(keys: readonly string[], size = 2): AsyncIterable<readonly string[]> {
   for (let i = 0; i < keys.length; i += size) {
