@@ -29,10 +29,11 @@ afterEach(async () => {
   }
 })
 
-async function killDuringTheLane(jobId: string, mutant: boolean) {
+/** A sandbox app with `n` users loaded through the import lane, then one rename planned per user. */
+async function loadedUsersWithRenames(jobId: string, n: number, rename: (u: { targetKey: string }) => Pick<UpdateIntent, 'body' | 'payloadHash'>) {
   const app = await fx.sb.createApp({ id: jobId, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 6000 } })
   await fx.store.ensureJob(jobId, app.id)
-  await fx.store.planItems(jobId, 'users', users(N))
+  await fx.store.planItems(jobId, 'users', users(n))
   expect(
     (
       await loadOnce({
@@ -46,16 +47,20 @@ async function killDuringTheLane(jobId: string, mutant: boolean) {
       })
     ).status,
   ).toBe('done')
-  const renames: UpdateIntent[] = users(N).map((u) => ({
+  const renames: UpdateIntent[] = users(n).map((u) => ({
     kind: 'user.update',
     legacyId: u.legacyId,
     targetKey: u.targetKey,
-    body: { name: `Renamed ${u.targetKey}` },
     policy: 'apply',
     reason: 'changed: name',
-    payloadHash: `h-${u.targetKey}`,
+    ...rename(u),
   }))
   await fx.store.updatePlan.record(jobId, 'users', renames)
+  return app
+}
+
+async function killDuringTheLane(jobId: string, mutant: boolean) {
+  const app = await loadedUsersWithRenames(jobId, N, (u) => ({ body: { name: `Renamed ${u.targetKey}` }, payloadHash: `h-${u.targetKey}` }))
   const db = inspectLedger(fx.store)
   if (mutant) {
     await sql`create or replace function chatferry.mutant_forget_sent() returns trigger language plpgsql as $$
@@ -137,35 +142,7 @@ it('mutant: a ledger that forgets the sent mark → the rerun applies the held u
 
 it('a worker serves the update lane too: the planned updates are applied once each, SIGTERM ends it with exit 0', async () => {
   const jobId = 'worker'
-  const app = await fx.sb.createApp({ id: jobId, apiKey: testSecret('apikey'), settings: { requestsPerMinute: 6000 } })
-  await fx.store.ensureJob(jobId, app.id)
-  await fx.store.planItems(jobId, 'users', users(6))
-  expect(
-    (
-      await loadOnce({
-        store: fx.store,
-        stateUrl: fx.tdb.url,
-        jobId,
-        appId: app.id,
-        baseUrl: app.baseUrl,
-        apiKey: app.apiKey,
-        requestsPerMinute: 6000,
-      })
-    ).status,
-  ).toBe('done')
-  await fx.store.updatePlan.record(
-    jobId,
-    'users',
-    users(6).map((u) => ({
-      kind: 'user.update',
-      legacyId: u.legacyId,
-      targetKey: u.targetKey,
-      body: { name: `W ${u.targetKey}` },
-      policy: 'apply',
-      reason: 'changed: name',
-      payloadHash: null,
-    })),
-  )
+  const app = await loadedUsersWithRenames(jobId, 6, (u) => ({ body: { name: `W ${u.targetKey}` }, payloadHash: null }))
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
   const worker = runCli(['worker', '--config', cfg], { CHATFERRY_JOB_ID: jobId })
   cleanups.push(async () => void (worker.child.exitCode === null && worker.child.kill('SIGKILL')))
