@@ -69,7 +69,11 @@ export async function* readDumpDocuments(file: string, from: DumpPosition = STAR
       }
       const length = buf.readInt32LE(await ensure(offset, 4))
       if (length < MIN_DOCUMENT_BYTES || length > MAX_DOCUMENT_BYTES) {
-        yield { at, next: end, damage: `length prefix ${length} at byte ${offset} is not a BSON document's; the remaining ${size - offset} bytes cannot be read` }
+        yield {
+          at,
+          next: end,
+          damage: `length prefix ${length} at byte ${offset} is not a BSON document's; the remaining ${size - offset} bytes cannot be read`,
+        }
         return
       }
       if (offset + length > size) {

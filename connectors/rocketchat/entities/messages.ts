@@ -11,7 +11,8 @@
  *   room (`drid`) in metadata; `e2e` (end-to-end encrypted) is a problem: its text is ciphertext;
  * - `reactions` `{":emoji:": {usernames}}` → one reaction per user (usernames resolved through
  *   `users.bson`; an unknown one is kept in metadata); `mentions` → ids and handles, `all`/`here`
- *   in metadata; `files` (or the older single `file`) → attachments by URL.
+ *   in metadata; `files` (or the older single `file`) → attachments by URL, generated thumbnails
+ *   left out, an upload's caption (its card's `description`) the text when `msg` is empty.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
 import type { RoomKind } from './room-kind.ts'
@@ -55,27 +56,53 @@ function receiverOf(rid: string, senderId: string, room: RoomKind | undefined): 
   return { receiverType: 'user', receiverId: room.uids.find((u) => u !== senderId) ?? senderId }
 }
 
-/** The uploaded files: `files` (since 3.x, thumbnails included as their own entries) else `file`. */
+const UPLOAD_PATH = /\/file-upload\/([^/?#]+)\//
+
+/**
+ * The ids of generated image thumbnails: Rocket.Chat lists a thumbnail in `files` after its image
+ * and points the image attachment's `image_url` at it, while `fileId`/`title_link` name the original.
+ */
+function thumbnailIds(msg: Doc): Set<string> {
+  const ids = new Set<string>()
+  for (const a of Array.isArray(msg.attachments) ? (msg.attachments as unknown[]) : []) {
+    const x = (a ?? {}) as Doc
+    const thumb = typeof x.image_url === 'string' ? UPLOAD_PATH.exec(x.image_url)?.[1] : undefined
+    const original = typeof x.fileId === 'string' ? x.fileId : typeof x.title_link === 'string' ? UPLOAD_PATH.exec(x.title_link)?.[1] : undefined
+    if (thumb !== undefined && original !== undefined && thumb !== original) {
+      ids.add(decodeURIComponent(thumb))
+    }
+  }
+  return ids
+}
+
+/** The uploaded files: `files` (since 3.x; generated thumbnails left out) else the older single `file`. */
 function attachmentsOf(msg: Doc, base: string): LegacyAttachment[] | undefined {
-  const files = optionalArray('files', msg.files) ?? (msg.file === undefined || msg.file === null ? [] : [msg.file])
+  const listed = optionalArray('files', msg.files)
+  const files = listed ?? (msg.file === undefined || msg.file === null ? [] : [msg.file])
   if (files.length === 0) {
     return undefined
   }
-  const field = Array.isArray(msg.files) ? 'files' : 'file'
-  return files.map((f, i) => {
-    const at = field === 'files' ? `files.${i}` : 'file'
+  const thumbs = listed === undefined ? new Set<string>() : thumbnailIds(msg)
+  const list = files.flatMap((f, i) => {
+    const at = listed !== undefined ? `files.${i}` : 'file'
     const file = optionalDoc(at, f) ?? {}
     const id = requiredId(`${at}._id`, file._id)
+    if (thumbs.has(id)) {
+      return []
+    }
     const name = optionalText(`${at}.name`, file.name)?.trim() || id
     const size = file.size
-    return compact<LegacyAttachment>({
-      url: `${base}/file-upload/${encodeURIComponent(id)}/${encodeURIComponent(name)}`,
-      name,
-      mimeType: optionalText(`${at}.type`, file.type) || undefined,
-      extension: optionalText(`${at}.format`, file.format) || /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase(),
-      size: typeof size === 'number' && Number.isInteger(size) && size >= 0 ? size : undefined,
-    })
+    return [
+      compact<LegacyAttachment>({
+        url: `${base}/file-upload/${encodeURIComponent(id)}/${encodeURIComponent(name)}`,
+        name,
+        mimeType: optionalText(`${at}.type`, file.type) || undefined,
+        extension: optionalText(`${at}.format`, file.format) || /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase(),
+        size: typeof size === 'number' && Number.isInteger(size) && size >= 0 ? size : undefined,
+      }),
+    ]
   })
+  return list.length > 0 ? list : undefined
 }
 
 /** image/audio/video when every file is one, else file. */
@@ -139,22 +166,32 @@ function mentionsOf(msg: Doc, metadata: JsonObject): Mentions {
   return ids.length > 0 ? { ids, handles } : {}
 }
 
-/** Rich attachments that are no uploads (quotes, link previews, integration cards), for the record. */
+const isUploadCard = (a: Doc) => typeof a.fileId === 'string' || (typeof a.title_link === 'string' && UPLOAD_PATH.test(a.title_link))
+
+/** Rich attachments that are no upload cards (quotes, link previews, integration cards), for the record. */
 function richAttachmentsOf(msg: Doc): JsonObject[] | undefined {
-  const list = optionalArray('attachments', msg.attachments) ?? []
+  const list = (optionalArray('attachments', msg.attachments) ?? []).map((a) => (a ?? {}) as Doc).filter((a) => !isUploadCard(a))
   const kept = list
-    .map((a) => {
-      const x = (a ?? {}) as Doc
-      return compact<JsonObject>({
+    .map((x) =>
+      compact<JsonObject>({
         title: x.title as string | undefined,
         text: x.text as string | undefined,
         titleLink: x.title_link as string | undefined,
         messageLink: x.message_link as string | undefined,
         authorName: x.author_name as string | undefined,
-      })
-    })
+      }),
+    )
     .filter((a) => Object.keys(a).length > 0)
   return kept.length > 0 ? (jsonSafe(kept) as JsonObject[]) : undefined
+}
+
+/** The caption typed with an upload: Rocket.Chat keeps it in the upload card's `description`, `msg` empty. */
+function uploadCaption(msg: Doc): string | undefined {
+  const list = Array.isArray(msg.attachments) ? (msg.attachments as unknown[]).map((a) => (a ?? {}) as Doc) : []
+  const captions = list
+    .filter((a) => isUploadCard(a) && typeof a.description === 'string' && a.description.trim() !== '')
+    .map((a) => a.description as string)
+  return captions.length > 0 ? captions.join('\n') : undefined
 }
 
 export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessage {
@@ -202,7 +239,7 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: optionalText('msg', msg.msg) ?? '',
+    text: optionalText('msg', msg.msg) || (removed ? undefined : uploadCaption(msg)) || '',
     sentAt,
   }
   if (attachments !== undefined) {
