@@ -23,9 +23,22 @@ export const COLLECTIONS = {
 
 export type DumpFiles = { readonly [K in keyof typeof COLLECTIONS]: string }
 
-/** The collection files under `path`; fails naming every missing one. Returns their newest mtime too. */
+/**
+ * The collection files under `path`: SOURCE_UNAVAILABLE when the directory cannot be reached,
+ * SOURCE_INVALID naming every missing file. Returns their newest mtime too (the dump's time).
+ */
 export async function openDumpDir(path: string): Promise<{ files: DumpFiles; writtenAt: EpochMs }> {
   const dir = resolve(path)
+  const isDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  )
+  if (!isDir) {
+    throw new ChatferryError(
+      'SOURCE_UNAVAILABLE',
+      `source.path ${dir}: no such directory (or not readable): expected a Rocket.Chat mongodump's dump/<db>/`,
+    )
+  }
   const files = Object.fromEntries(Object.entries(COLLECTIONS).map(([k, c]) => [k, join(dir, `${c}.bson`)])) as DumpFiles
   const missing: string[] = []
   let writtenAt = 0
