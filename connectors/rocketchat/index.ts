@@ -7,7 +7,7 @@
 import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { DEFAULT_UPLOADS_BASE_URL, type RocketChatConfig } from './config.ts'
-import { type CollectionSpec, collectionKeys, countCollection, readCollection } from './dump/collection-read.ts'
+import { collectionKeys, type CollectionSpec, countCollection, readCollection } from './dump/collection-read.ts'
 import { buildLookups, type DumpFiles, type DumpLookups, openDumpDir } from './dump/dump-dir.ts'
 import { decodeGroup } from './entities/groups.ts'
 import { decodeMember, memberIdOf } from './entities/members.ts'

@@ -6,14 +6,14 @@
  * bad document must be in `chatferry rejects --json`. Then a later dump of the same server (new
  * documents, an edit) replaces the first, and `run --delta` loads exactly what changed.
  */
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { messageMuid, placeholderUid, type PoliciesInput, PoliciesSchema, toPlatformId } from '../../mappings/index.ts'
 import { writeRocketChatDump } from '../fixtures/rocketchat/dump.ts'
 import { expectedRocketChat } from '../fixtures/rocketchat/expected.ts'
-import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, rocketChatSeed, type RocketChatSeed } from '../fixtures/rocketchat/seed.ts'
+import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, type RocketChatSeed, rocketChatSeed } from '../fixtures/rocketchat/seed.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -76,6 +76,12 @@ function checkRejects(expected: ExpectedMigration, listed: Reject[]): void {
     expect(got.get(key)?.message ?? '', key).toContain(want.field)
   }
 }
+
+it('the sample configuration deploy/samples/rocketchat.yaml passes `chatferry config check`', async () => {
+  const r = await runCli(['config', 'check', '-c', join(import.meta.dirname, '../../deploy/samples/rocketchat.yaml')]).done
+  expect(r.code, r.stderr).toBe(0)
+  expect(r.stdout).toContain('"connector": "rocketchat"')
+})
 
 describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandbox ($title)', ({ policies, source: settings }) => {
   const seed = rocketChatSeed()

@@ -6,8 +6,8 @@
  * the reads yield. A damaged document (truncated at the end of the file, invalid BSON) is a problem
  * of every entity read from its file, since what it was cannot be told.
  */
-import type { Cursor, Page, RowProblem, SourceRow } from '../../../src/model/connector.ts'
 import { ChatferryError } from '../../../src/errors.ts'
+import type { Cursor, Page, RowProblem, SourceRow } from '../../../src/model/connector.ts'
 import type { EpochMs } from '../../../src/model/records.ts'
 import { checkPageSize, DEFAULT_PAGE_SIZE } from '../../sql/paged-read.ts'
 import { type Doc, FieldProblem } from '../entities/values.ts'
