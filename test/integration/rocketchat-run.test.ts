@@ -17,7 +17,8 @@ import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, type RocketChatSeed, r
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { compareWithExpected, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
@@ -45,8 +46,6 @@ const CASES: Case[] = [
 const pid = toPlatformId
 const muid = messageMuid
 
-type Reject = { entity: string; legacyId: string; code: string | null; message: string | null }
-
 let tsb: TestSandbox
 const cleanups: (() => Promise<void>)[] = []
 
@@ -60,22 +59,6 @@ afterAll(async () => {
   }
   await tsb?.close()
 })
-
-async function rejectsOf(cfg: string): Promise<Reject[]> {
-  const r = await runCli(['rejects', '--config', cfg, '--json']).done
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout) as Reject[]
-}
-
-/** Every expected bad document is listed once with its legacy id and a reason naming the field; nothing else is. */
-function checkRejects(expected: ExpectedMigration, listed: Reject[]): void {
-  const got = new Map(listed.map((r) => [`${r.entity} ${r.legacyId}`, r]))
-  expect(listed.length, JSON.stringify(listed, null, 1)).toBe(got.size)
-  expect([...got.keys()].sort()).toEqual([...expected.rejects.keys()].sort())
-  for (const [key, want] of expected.rejects) {
-    expect(got.get(key)?.message ?? '', key).toContain(want.field)
-  }
-}
 
 it('the sample configuration deploy/samples/rocketchat.yaml passes `chatferry config check`', async () => {
   const r = await runCli(['config', 'check', '-c', join(import.meta.dirname, '../../deploy/samples/rocketchat.yaml')]).done
