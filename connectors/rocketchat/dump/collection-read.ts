@@ -91,19 +91,22 @@ export async function* readCollection<T>(spec: CollectionSpec<T>, options: Colle
   let rows: SourceRow<T>[] = []
   let watermark: EpochMs | undefined
   let next = from
-  for await (const d of readDumpDocuments(spec.file, from, options.signal)) {
-    next = d.next
-    if (!inRead(spec, d, options.since)) {
-      continue
-    }
-    rows.push(rowOf(spec, d))
-    const t = d.doc === undefined ? undefined : changedAt(d.doc)
-    if (t !== undefined && (watermark === undefined || t > watermark)) {
-      watermark = t
-    }
-    if (rows.length >= pageSize) {
-      yield page(rows, next, bytes, watermark)
-      rows = []
+  for await (const batch of readDumpDocuments(spec.file, from, options.signal)) {
+    for (const d of batch) {
+      next = d.next
+      if (!inRead(spec, d, options.since)) {
+        continue
+      }
+      rows.push(rowOf(spec, d))
+      const t = d.doc === undefined ? undefined : changedAt(d.doc)
+      if (t !== undefined && (watermark === undefined || t > watermark)) {
+        watermark = t
+      }
+      if (rows.length >= pageSize) {
+        options.signal?.throwIfAborted()
+        yield page(rows, next, bytes, watermark)
+        rows = []
+      }
     }
   }
   if (rows.length > 0) {
@@ -119,9 +122,11 @@ function page<T>(rows: SourceRow<T>[], next: DumpPosition, bytes: number, waterm
 /** How many rows a read with this `since` yields (one scan of the file). */
 export async function countCollection(spec: CollectionSpec<unknown>, since?: EpochMs, signal?: AbortSignal): Promise<number> {
   let n = 0
-  for await (const d of readDumpDocuments(spec.file, START, signal)) {
-    if (inRead(spec, d, since)) {
-      n++
+  for await (const batch of readDumpDocuments(spec.file, START, signal)) {
+    for (const d of batch) {
+      if (inRead(spec, d, since)) {
+        n++
+      }
     }
   }
   return n
@@ -130,18 +135,17 @@ export async function countCollection(spec: CollectionSpec<unknown>, since?: Epo
 /** The legacy ids of the entity's rows, in pages (damaged documents and unreadable ids left out). */
 export async function* collectionKeys(spec: CollectionSpec<unknown>, pageSize = 10_000, signal?: AbortSignal): AsyncGenerator<readonly string[]> {
   let keys: string[] = []
-  for await (const d of readDumpDocuments(spec.file, START, signal)) {
-    if (d.doc === undefined || !spec.include(d.doc)) {
-      continue
-    }
-    const id = spec.legacyIdOf(d.doc)
-    if (id.includes('?')) {
-      continue
-    }
-    keys.push(id)
-    if (keys.length >= pageSize) {
-      yield keys
-      keys = []
+  for await (const batch of readDumpDocuments(spec.file, START, signal)) {
+    for (const d of batch) {
+      const id = d.doc === undefined || !spec.include(d.doc) ? '?' : spec.legacyIdOf(d.doc)
+      if (id.includes('?')) {
+        continue
+      }
+      keys.push(id)
+      if (keys.length >= pageSize) {
+        yield keys
+        keys = []
+      }
     }
   }
   if (keys.length > 0) {

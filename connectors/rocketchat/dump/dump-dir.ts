@@ -74,10 +74,11 @@ export interface DumpLookups {
 /** Builds the username and room lookups (two scans); damaged or id-less documents are left out. */
 export async function buildLookups(files: DumpFiles, signal?: AbortSignal): Promise<DumpLookups> {
   const usernames = new Map<string, string>()
-  for await (const d of readDumpDocuments(files.users, undefined, signal)) {
-    const u = d.doc as Doc | undefined
-    if (u !== undefined && typeof u._id === 'string' && typeof u.username === 'string' && u.username !== '') {
-      usernames.set(u.username, u._id)
+  for await (const batch of readDumpDocuments(files.users, undefined, signal)) {
+    for (const { doc: u } of batch as { doc?: Doc }[]) {
+      if (u !== undefined && typeof u._id === 'string' && typeof u.username === 'string' && u.username !== '') {
+        usernames.set(u.username, u._id)
+      }
     }
   }
   // Usernames are unique regardless of case in Rocket.Chat; an exact match first, then any case.
@@ -89,10 +90,11 @@ export async function buildLookups(files: DumpFiles, signal?: AbortSignal): Prom
   }
   const idOfUsername = (name: string) => usernames.get(name) ?? lower.get(name.toLowerCase())
   const rooms = new Map<string, RoomKind>()
-  for await (const d of readDumpDocuments(files.rooms, undefined, signal)) {
-    const r = d.doc as Doc | undefined
-    if (r !== undefined && typeof r._id === 'string') {
-      rooms.set(r._id, roomKind(r, idOfUsername))
+  for await (const batch of readDumpDocuments(files.rooms, undefined, signal)) {
+    for (const { doc: r } of batch as { doc?: Doc }[]) {
+      if (r !== undefined && typeof r._id === 'string') {
+        rooms.set(r._id, roomKind(r, idOfUsername))
+      }
     }
   }
   return { idOfUsername, roomOf: (rid) => rooms.get(rid) }
