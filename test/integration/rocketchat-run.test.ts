@@ -64,7 +64,7 @@ it('the sample configuration deploy/samples/rocketchat.yaml passes `chatferry co
   const r = await runCli(['config', 'check', '-c', join(import.meta.dirname, '../../deploy/samples/rocketchat.yaml')]).done
   expect(r.code, r.stderr).toBe(0)
   expect(r.stdout).toContain('"connector": "rocketchat"')
-})
+}, 60_000)
 
 describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandbox ($title)', ({ policies, source: settings }) => {
   const seed = rocketChatSeed()
