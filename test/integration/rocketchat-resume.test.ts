@@ -5,8 +5,11 @@
  * item by item; the request log shows no item imported twice, and every bad document is rejected
  * once.
  */
+import { statSync } from 'node:fs'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
+import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 
 import type { PoliciesInput } from '../../mappings/index.ts'
@@ -54,16 +57,37 @@ it('SIGKILL mid-read of the messages file and again mid-load, then a rerun: noth
   })
   const started = Date.now()
   const log: string[] = []
+  const savedCursor = async (entity: string) => {
+    const client = new pg.Client({ connectionString: state.url })
+    await client.connect()
+    try {
+      const r = await client.query<{ cursor: Record<string, number> | null }>('select cursor from chatferry.cursors where entity = $1', [entity])
+      return r.rows[0]?.cursor ?? undefined
+    } finally {
+      await client.end()
+    }
+  }
 
   // 1. While planning: users, groups and members are planned, the messages file is being read.
   const first = runCli(['run', '--config', cfg])
   await first.waitFor('planned members', 60_000)
-  await sleep(Math.floor(Math.random() * 300))
+  // Once the first pages of messages are in the ledger (their cursor with them), at a random moment.
+  const planning = Date.now() + 60_000
+  while ((await savedCursor('messages')) === undefined && Date.now() < planning) {
+    await sleep(20)
+  }
+  await sleep(Math.floor(Math.random() * 200))
   first.child.kill('SIGKILL')
   const k1 = await first.done
   log.push(`kill 1: ${k1.signal}, platform: ${JSON.stringify(countsOf(await sandboxContents(tsb.sandbox, app.id)))}`)
   expect(k1.signal, log.join('\n')).toBe('SIGKILL')
   expect(k1.stdout, log.join('\n')).not.toMatch(/policy outcomes:/)
+  // The saved messages cursor is a position inside the messages file: the rerun resumes there.
+  const saved = await savedCursor('messages')
+  log.push(`messages cursor after kill 1: ${JSON.stringify(saved)}`)
+  expect(saved?.complete, log.join('\n')).toBeUndefined()
+  expect(saved?.offset, log.join('\n')).toBeGreaterThan(0)
+  expect(saved?.offset, log.join('\n')).toBeLessThan(statSync(join(path, 'rocketchat_message.bson')).size)
 
   // 2. While loading, once messages flow.
   const second = runCli(['run', '--config', cfg])
