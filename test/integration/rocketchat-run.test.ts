@@ -17,8 +17,8 @@ import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, type RocketChatSeed, r
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
+import { checkRejects, expectRerunSendsNothing, rejectsOf, sentSince } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
-import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
@@ -128,13 +128,8 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
     }
 
     // A second run changes nothing: the same contents, nothing sent again.
-    await tsb.sandbox.whenIdle()
-    const before = (await tsb.sandbox.requests(app.id)).length
-    const again = await runCli(['run', '--config', cfg]).done
-    expect(again.code, again.stderr.slice(-3000)).toBe(3)
-    expect(again.stdout).toMatch(/read completed by an earlier run/)
-    await tsb.sandbox.whenIdle()
-    expect((await tsb.sandbox.requests(app.id)).length).toBe(before)
+
+    await expectRerunSendsNothing(tsb, app.id, cfg)
   }, 180_000)
 
   it('--delta over a later dump of the same server loads exactly the new user, membership, messages and placeholder; an edit of a loaded message is one chat write', async () => {
@@ -214,13 +209,7 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
       ].sort(),
     )
     // Exactly those items went over the wire, once each, and one chat write: the edit.
-    await tsb.sandbox.whenIdle()
-    const sent = (await tsb.sandbox.requests(app.id)).slice(requestsBefore)
-    const imports = sent.filter((r) => ['users', 'groups', 'members', 'messages'].includes(r.endpoint))
-    expect(imports.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(7)
-    expect(sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)).toEqual([
-      'messages.update 200 1',
-    ])
+    expect(await sentSince(tsb, app.id, requestsBefore)).toEqual({ imported: 7, chatWrites: ['messages.update 200 1'] })
     const reply = after.messages.find((m) => m.key === muid('m41replyXXXXXXXXX'))?.row.data as { text: string }
     expect(reply.text).toContain(`<@uid:${pid(zed)}>`)
   }, 180_000)
