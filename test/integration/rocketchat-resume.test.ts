@@ -19,6 +19,7 @@ import { largeRocketChatSeed } from '../fixtures/rocketchat/large.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-checks.ts'
 import { compareWithExpected, countsOf, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -130,6 +131,5 @@ it('SIGKILL mid-read of the messages file and again mid-load, then a rerun: noth
   expect([...written].filter(([, n]) => n > 1)).toEqual([])
   expect(written.size).toBe(Object.values(expected.items).reduce((n, m: Map<string, unknown>) => n + m.size, 0))
 
-  const rejects = JSON.parse((await runCli(['rejects', '--config', cfg, '--json']).done).stdout) as { entity: string; legacyId: string }[]
-  expect(rejects.map((r) => `${r.entity} ${r.legacyId}`).sort()).toEqual([...expected.rejects.keys()].sort())
+  checkRejects(expected, await rejectsOf(cfg))
 }, 240_000)
