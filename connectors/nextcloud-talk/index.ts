@@ -15,9 +15,9 @@ import type { NextcloudTalkConfig } from './config.ts'
 import { ncTime } from './entities/decode-helpers.ts'
 import { decodeGroup } from './entities/groups.ts'
 import { decodeMember } from './entities/members.ts'
-import { decodeMessage, lookupsNeeded, type MessageLookups } from './entities/messages.ts'
+import { decodeMessage, lookupsNeeded, type MessageLookups, type RawReaction } from './entities/messages.ts'
 import { decodeUser } from './entities/users.ts'
-import { entityQuery, firstMessageQuery, type NcEntityQuery, roomTypes, sharesQuery } from './sql/queries.ts'
+import { entityQuery, firstMessageQuery, type NcEntityQuery, reactionsQuery, roomTypes, sharesQuery } from './sql/queries.ts'
 import { type NcSchema, probeSchema } from './sql/tables.ts'
 
 export { type NextcloudTalkConfig, type NextcloudTalkConfigInput, NextcloudTalkConfigSchema } from './config.ts'
@@ -69,7 +69,11 @@ class NextcloudTalkSession implements SourceSession {
     for (let i = 0; i < need.uids.length; i += LOOKUP_CHUNK) {
       const chunk = need.uids.slice(i, i + LOOKUP_CHUNK)
       const marks = chunk.map((_, j) => s.dialect.placeholder(j + 1)).join(', ')
-      const r = await this.#conn.query(`SELECT ${s.col('u', 'uid')} AS uid FROM ${s.table('users')} u WHERE ${s.col('u', 'uid')} IN (${marks})`, chunk, 'resolving mentions')
+      const r = await this.#conn.query(
+        `SELECT ${s.col('u', 'uid')} AS uid FROM ${s.table('users')} u WHERE ${s.col('u', 'uid')} IN (${marks})`,
+        chunk,
+        'resolving mentions',
+      )
       for (const u of r.rows) {
         users.add(String(u.uid))
       }
@@ -82,7 +86,18 @@ class NextcloudTalkSession implements SourceSession {
         shares.set(String(h.id), { fileId: String(h.file_id ?? ''), name: String(h.file_target ?? '') })
       }
     }
-    return { users, shares }
+    const reactions = new Map<string, RawReaction[]>()
+    const ids = rows.flatMap((r) => (typeof r.id === 'number' ? [r.id] : typeof r.id === 'string' && /^\d{1,15}$/.test(r.id) ? [Number(r.id)] : []))
+    if (ids.length > 0) {
+      const q = reactionsQuery(s, ids)
+      for (const x of (await this.#conn.query(q.sql, q.params, 'reading reactions')).rows) {
+        const key = String(x.parent_id)
+        const list = reactions.get(key) ?? []
+        list.push({ emoji: x.emoji, actorType: x.actor_type, actorId: x.actor_id, at: x.at })
+        reactions.set(key, list)
+      }
+    }
+    return { users, shares, reactions }
   }
 
   read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
@@ -114,7 +129,8 @@ class NextcloudTalkSession implements SourceSession {
         spec = {
           ...common,
           enrich: (rows) => this.#lookups(rows),
-          decode: (row, lookups) => decodeMessage(row, { lossy, siteUrl, lookups: lookups ?? { users: new Set(), shares: new Map() } }),
+          decode: (row, lookups) =>
+            decodeMessage(row, { lossy, siteUrl, lookups: lookups ?? { users: new Set(), shares: new Map(), reactions: new Map() } }),
         }
     }
     return readPages(spec) as AsyncIterable<Page<LegacyRecordOf[E]>>

@@ -74,7 +74,12 @@ describe.each(CASES)('nextcloud-talk on $engine (prefix $prefix)', (c) => {
     const got = (await readAll(session, entity)).map(shape)
     expect(got).toEqual(want)
     // The expectation itself holds the planted gotchas.
-    const planted = { users: 6, groups: c.engine === 'mysql' ? 5 : 4, members: c.engine === 'mysql' ? 12 : 11, messages: c.engine === 'mysql' ? 29 : 27 }[entity]
+    const planted = {
+      users: 6,
+      groups: c.engine === 'mysql' ? 5 : 4,
+      members: c.engine === 'mysql' ? 12 : 11,
+      messages: c.engine === 'mysql' ? 29 : 27,
+    }[entity]
     expect(want.length).toBe(planted)
     if (entity === 'messages') {
       expect(want.flatMap((r) => (r.ok ? [] : [`${r.legacyId}:${r.field}`]))).toEqual([
@@ -94,15 +99,18 @@ describe.each(CASES)('nextcloud-talk on $engine (prefix $prefix)', (c) => {
     expect(keys).toEqual(want.map((r) => (r.ok ? legacyIdOf(entity, r.record) : r.legacyId)))
   })
 
-  it.skipIf(noServer)('delta: comments created at or after `since`, and older ones a newer comment names (edit, deletion, reaction, reply)', async () => {
-    const since = T0 + 10 * MINUTE
-    const want = expectedNextcloud(seed, { ...c.expect, since }).messages
-    const got = (await readAll(session, 'messages', since)).map(shape)
-    expect(got).toEqual(want)
-    // The edited (7) and deleted (9) comments come back through their system messages.
-    expect(got.flatMap((r) => ('record' in r ? [(r.record as { id: string }).id] : []))).toEqual(expect.arrayContaining(['7', '9']))
-    expect(await session.countChangedSince?.('messages', since)).toBe(want.length)
-    expect(session.countChangedSince).toBeDefined()
-    expect(await session.countChangedSince?.('users', since)).toBeUndefined()
-  })
+  it.skipIf(noServer)(
+    'delta: comments created at or after `since`, and older ones a newer comment names (edit, deletion, reaction, reply)',
+    async () => {
+      const since = T0 + 10 * MINUTE
+      const want = expectedNextcloud(seed, { ...c.expect, since }).messages
+      const got = (await readAll(session, 'messages', since)).map(shape)
+      expect(got).toEqual(want)
+      // The edited (7) and deleted (9) comments come back through their system messages.
+      expect(got.flatMap((r) => ('record' in r ? [(r.record as { id: string }).id] : []))).toEqual(expect.arrayContaining(['7', '9']))
+      expect(await session.countChangedSince?.('messages', since)).toBe(want.length)
+      expect(session.countChangedSince).toBeDefined()
+      expect(await session.countChangedSince?.('users', since)).toBeUndefined()
+    },
+  )
 })

@@ -1,19 +1,10 @@
 /** Value decoders specific to Nextcloud's storage conventions. */
 import type { EpochMs, JsonObject } from '../../../src/model/records.ts'
-import { decodeJson, decodeTimestamp, FieldProblem } from '../../sql/decode.ts'
+import { decodeJson, decodeTimestamp } from '../../sql/decode.ts'
 
 /** A Nextcloud `datetime` column (UTC, whole seconds); NULL → undefined. */
 export function ncTime(field: string, value: unknown): EpochMs | undefined {
   return decodeTimestamp(field, value, 'iso')
-}
-
-/** A required `datetime` (a comment's creation time). */
-export function ncRequiredTime(field: string, value: unknown): EpochMs {
-  const t = ncTime(field, value)
-  if (t === undefined) {
-    throw new FieldProblem(field, 'is null')
-  }
-  return t
 }
 
 /** Unix seconds as Nextcloud stores them in integers and JSON (`lastLogin`, `deleted_on`, `last_edited_time`); 0 → undefined. */

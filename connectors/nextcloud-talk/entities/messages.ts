@@ -9,20 +9,29 @@
  *   (Talk overwrites the text); `object_shared`: a shared file (`file_shared`, `oc_share`) as an
  *   attachment, or a rich object (poll, location, deck card) as a `custom` message;
  * - `parent_id` → `threadParentId` (Talk's reply), `meta_data.last_edited_time` → `editedAt` (Talk 19+);
- * - reactions: the `reaction` comments whose parent is the message;
+ * - reactions: the `reaction` comments whose parent is the message (read per page);
  * - `@uid` / `@"uid"` mentions of existing users (resolved in the same snapshot).
  * A sender who is no Nextcloud user (guest, e-mail guest, federated user, bot…) is `<actorType>/<actorId>`.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import { compact, decodeCount, decodeId, decodeJson, decodeOptionalText, decodeText, FieldProblem } from '../../sql/decode.ts'
 import { ROOM_TYPE } from '../sql/queries.ts'
-import { actorId, jsonObject, ncRequiredTime, ncTime, unixSeconds } from './decode-helpers.ts'
+import { actorId, jsonObject, unixSeconds } from './decode-helpers.ts'
 import { decodeSystemMessage } from './system-messages.ts'
 
-/** What a page's lookups found: shares by id, and the uids mentioned that exist. */
+/** A `reaction` comment as read for its page (raw values, decoded with the message). */
+export interface RawReaction {
+  readonly emoji: unknown
+  readonly actorType: unknown
+  readonly actorId: unknown
+  readonly at: unknown
+}
+
+/** What a page's lookups found: shares by id, the uids mentioned that exist, reactions by message id. */
 export interface MessageLookups {
   readonly shares: ReadonlyMap<string, { readonly fileId: string; readonly name: string }>
   readonly users: ReadonlySet<string>
+  readonly reactions: ReadonlyMap<string, readonly RawReaction[]>
 }
 
 export interface MessageDecodeContext {
@@ -77,7 +86,10 @@ export function oneToOneReceiver(roomName: unknown, senderId: string): string {
   const pair = decodeJson('talk_rooms.name', roomName, 'array')
   const ids = (pair ?? []).filter((v): v is string => typeof v === 'string' && v !== '')
   if (ids.length !== 2) {
-    throw new FieldProblem('talk_rooms.name', `one-to-one room name ${JSON.stringify(String(roomName ?? '')).slice(0, 80)} is not a list of two user ids`)
+    throw new FieldProblem(
+      'talk_rooms.name',
+      `one-to-one room name ${JSON.stringify(String(roomName ?? '')).slice(0, 80)} is not a list of two user ids`,
+    )
   }
   const [a, b] = ids as [string, string]
   if (senderId === a) {
@@ -89,18 +101,20 @@ export function oneToOneReceiver(roomName: unknown, senderId: string): string {
   throw new FieldProblem('actor_id', `sender ${senderId} is not one of the two users of the one-to-one room ${JSON.stringify(ids)}`)
 }
 
-function reactionsOf(row: Record<string, unknown>, lossy: boolean): LegacyReaction[] | undefined {
-  const list = decodeJson('reactions', row.reactions, 'array', lossy)
-  if (list === undefined || list.length === 0) {
+function reactionsOf(raw: readonly RawReaction[] | undefined): LegacyReaction[] | undefined {
+  if (raw === undefined || raw.length === 0) {
     return undefined
   }
-  const reactions = list.map((r) => {
-    const [emoji, type, id, at] = r as unknown[]
-    return compact<LegacyReaction>({
-      emoji: decodeId('reactions.message', emoji),
-      userId: actorId(String(type ?? ''), decodeId('reactions.actor_id', id)),
-      at: ncTime('reactions.creation_timestamp', at),
-    })
+  const reactions = raw.map((r) => {
+    const at = unixSeconds('reactions.creation_timestamp', r.at)
+    const reaction: { -readonly [K in keyof LegacyReaction]: LegacyReaction[K] } = {
+      emoji: decodeId('reactions.message', r.emoji),
+      userId: actorId(String(r.actorType ?? ''), decodeId('reactions.actor_id', r.actorId)),
+    }
+    if (at !== undefined) {
+      reaction.at = at
+    }
+    return reaction
   })
   reactions.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || cmp(a.userId, b.userId) || cmp(a.emoji, b.emoji))
   return reactions
@@ -146,7 +160,12 @@ function bodyOf(row: Record<string, unknown>, senderId: string, ctx: MessageDeco
         throw new FieldProblem('message', 'deleted comment without a "deleted_on" time')
       }
       const by = json?.deleted_by_id
-      return { type: 'text', text: '', deletedAt, metadata: compact({ deletedBy: typeof by === 'string' ? actorId(String(json?.deleted_by_type ?? ''), by) : undefined }) }
+      return {
+        type: 'text',
+        text: '',
+        deletedAt,
+        metadata: compact({ deletedBy: typeof by === 'string' ? actorId(String(json?.deleted_by_type ?? ''), by) : undefined }),
+      }
     }
     case 'object_shared': {
       const json = jsonObject('message', row.message, lossy)
@@ -190,13 +209,15 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   const id = decodeId('id', row.id, lossy)
   const senderId = actorId(decodeId('actor_type', row.actor_type, lossy), decodeId('actor_id', row.actor_id, lossy))
   const receiver = receiverOf(row, senderId, lossy)
-  const sentAt = ncRequiredTime('creation_timestamp', row.creation_timestamp)
+  const sentAt = unixSeconds('creation_timestamp', row.created)
+  if (sentAt === undefined) {
+    throw new FieldProblem('creation_timestamp', 'is null')
+  }
   const body = bodyOf(row, senderId, ctx)
-  const meta = jsonObject('meta_data', row.meta_data, lossy)
-  const editedAt = unixSeconds('meta_data.last_edited_time', meta?.last_edited_time)
+  const meta = row.meta_data === null || row.meta_data === undefined ? undefined : jsonObject('meta_data', row.meta_data, lossy)
+  const editedAt = meta === undefined ? undefined : unixSeconds('meta_data.last_edited_time', meta.last_edited_time)
   const metadata = body.metadata
-  const parentId = decodeCount('parent_id', row.parent_id)
-  const parent = parentId ? String(parentId) : undefined
+  const parent = row.parent_id === null || row.parent_id === undefined ? undefined : decodeId('parent_id', row.parent_id)
   if (parent !== undefined && body.systemKind !== undefined) {
     metadata.parentId = parent
   }
@@ -206,31 +227,61 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   if (meta?.silent === true) {
     metadata.silent = true
   }
-  const referenceId = decodeOptionalText('reference_id', row.reference_id, lossy)
-  if (referenceId !== undefined) {
-    metadata.referenceId = referenceId
+  if (row.reference_id !== null && row.reference_id !== undefined) {
+    const referenceId = decodeOptionalText('reference_id', row.reference_id, lossy)
+    if (referenceId !== undefined) {
+      metadata.referenceId = referenceId
+    }
   }
-  const text = body.text ?? ''
-  const tokens = body.systemKind === undefined && text.includes('@') ? mentionTokens(text).filter((t) => ctx.lookups.users.has(t.id)) : []
-  const mentions = [...new Set(tokens.map((t) => t.id))]
-  const handles = Object.fromEntries(tokens.filter((t) => !t.quoted).map((t) => [t.id.toLowerCase(), t.id]))
-  return compact<LegacyMessage>({
+  // Built field by field rather than through `compact`: this runs once per comment.
+  const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id,
     senderId,
-    ...receiver,
+    receiverType: receiver.receiverType,
+    receiverId: receiver.receiverId,
     type: body.type,
-    text: body.type === 'custom' ? undefined : text,
-    attachments: body.attachments,
-    customData: body.customData,
-    metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
     sentAt,
-    editedAt,
-    deletedAt: body.deletedAt,
-    threadParentId: body.systemKind === undefined ? parent : undefined,
-    reactions: reactionsOf(row, lossy),
-    mentions: mentions.length > 0 ? mentions : undefined,
-    mentionHandles: Object.keys(handles).length > 0 ? handles : undefined,
-    systemKind: body.systemKind,
-    updatedAt: Math.max(sentAt, editedAt ?? 0, body.deletedAt ?? 0),
-  })
+  }
+  if (body.type !== 'custom') {
+    message.text = body.text ?? ''
+  }
+  if (body.attachments !== undefined) {
+    message.attachments = body.attachments
+  }
+  if (body.customData !== undefined) {
+    message.customData = body.customData
+  }
+  for (const _ in metadata) {
+    message.metadata = metadata
+    break
+  }
+  if (editedAt !== undefined) {
+    message.editedAt = editedAt
+  }
+  if (body.deletedAt !== undefined) {
+    message.deletedAt = body.deletedAt
+  }
+  if (parent !== undefined && body.systemKind === undefined) {
+    message.threadParentId = parent
+  }
+  const reactions = reactionsOf(ctx.lookups.reactions.get(id))
+  if (reactions !== undefined) {
+    message.reactions = reactions
+  }
+  const text = message.text
+  if (body.systemKind === undefined && text !== undefined && text.includes('@')) {
+    const tokens = mentionTokens(text).filter((t) => ctx.lookups.users.has(t.id))
+    if (tokens.length > 0) {
+      message.mentions = [...new Set(tokens.map((t) => t.id))]
+      const handles = Object.fromEntries(tokens.filter((t) => !t.quoted).map((t) => [t.id.toLowerCase(), t.id]))
+      if (Object.keys(handles).length > 0) {
+        message.mentionHandles = handles
+      }
+    }
+  }
+  if (body.systemKind !== undefined) {
+    message.systemKind = body.systemKind
+  }
+  message.updatedAt = Math.max(sentAt, editedAt ?? 0, body.deletedAt ?? 0)
+  return message
 }

@@ -50,7 +50,11 @@ export async function probeSchema(conn: SnapshotConnection, prefix: string): Pro
   const present = new Map<NcTable, ReadonlySet<string>>()
   for (const table of Object.keys(OPTIONAL_COLUMNS) as NcTable[]) {
     const name = conn.dialect.quote(`${prefix}${table}`)
-    const r = await conn.query(`SELECT * FROM ${name} WHERE 1 = 0`, [], `reading the columns of ${prefix}${table} (is tablePrefix "${prefix}" right?)`)
+    const r = await conn.query(
+      `SELECT * FROM ${name} WHERE 1 = 0`,
+      [],
+      `reading the columns of ${prefix}${table} (is tablePrefix "${prefix}" right?)`,
+    )
     present.set(table, new Set(r.columns.map((c) => c.toLowerCase())))
   }
   return ncSchema(conn.dialect, prefix, present)
