@@ -1,39 +1,11 @@
 /**
- * Checks end-to-end tests of `chatferry run` share: the rejects (`chatferry rejects --json`, a
- * process) against the rows the expectation says must be rejected, a rerun that must send nothing,
- * and what went over the wire since a point of the sandbox's request log.
+ * Checks end-to-end tests of `chatferry run` share (the rejects check is `run-rejects.ts`): a rerun
+ * that must send nothing, and what went over the wire since a point of the sandbox's request log.
  */
 import { expect } from 'vitest'
 
 import { runCli } from './ledger-fixtures.ts'
-import type { ExpectedMigration } from './run-e2e.ts'
 import type { TestSandbox } from './sandbox.ts'
-
-export interface ListedReject {
-  readonly entity: string
-  readonly legacyId: string
-  readonly code: string | null
-  readonly message: string | null
-}
-
-/** `chatferry rejects --config <cfg> --json`. */
-export async function rejectsOf(cfg: string): Promise<ListedReject[]> {
-  const r = await runCli(['rejects', '--config', cfg, '--json']).done
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout) as ListedReject[]
-}
-
-/** Every expected bad row is listed once with its legacy id, a code and a reason naming the field; nothing else is. */
-export function checkRejects(expected: ExpectedMigration, listed: readonly ListedReject[]): void {
-  const got = new Map(listed.map((r) => [`${r.entity} ${r.legacyId}`, r]))
-  expect(listed.length, JSON.stringify(listed, null, 1)).toBe(got.size)
-  expect([...got.keys()].sort()).toEqual([...expected.rejects.keys()].sort())
-  for (const [key, want] of expected.rejects) {
-    const r = got.get(key)
-    expect(r?.code, key).toBeTruthy()
-    expect(r?.message ?? '', key).toContain(want.field)
-  }
-}
 
 /** Runs `chatferry run` again after a complete one: it reads nothing, ends with rejects (3) and sends no request. */
 export async function expectRerunSendsNothing(tsb: TestSandbox, appId: string, cfg: string): Promise<void> {

@@ -19,8 +19,8 @@ import { largeRocketChatSeed } from '../fixtures/rocketchat/large.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { checkRejects, rejectsOf } from '../helpers/run-checks.ts'
 import { compareWithExpected, countsOf, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 const POLICIES: PoliciesInput = { retention: { oldMessages: 'send' }, threads: { quoteParent: true }, systemMessages: { mode: 'as-user' } }

@@ -17,8 +17,9 @@ import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, type RocketChatSeed, r
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { checkRejects, expectRerunSendsNothing, rejectsOf, sentSince } from '../helpers/run-checks.ts'
+import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
@@ -128,7 +129,6 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
     }
 
     // A second run changes nothing: the same contents, nothing sent again.
-
     await expectRerunSendsNothing(tsb, app.id, cfg)
   }, 180_000)
 

@@ -24,8 +24,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
-import { checkRejects, expectRerunSendsNothing, rejectsOf, sentSince } from '../helpers/run-checks.ts'
+import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
@@ -134,7 +135,6 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       }
 
       // A second run changes nothing: the same contents, nothing sent again.
-
       await expectRerunSendsNothing(tsb, app.id, cfg)
       expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
     },

@@ -2,4 +2,5 @@
 export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: import('./system.ts').ConnectorBenchSystem }>>> = {
   mattermost: () => import('./mattermost.ts'),
   rocketchat: () => import('./rocketchat.ts'),
+  'nextcloud-talk': () => import('./nextcloud-talk.ts'),
 }
