@@ -14,6 +14,8 @@ import { type FleetTenantPatch, updateFleetTenant } from './sql/update-fleet-ten
 
 /** What provisioning has done to a tenant's app (`steps`). */
 export interface ProvisionSteps {
+  /** Set before the create call: after a crash, a rerun looks the app up by name instead of creating another. */
+  readonly createSent?: boolean
   /** Extension ids enabled. */
   readonly extensions?: readonly string[]
   /** Team member emails added, by role. */

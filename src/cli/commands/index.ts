@@ -4,6 +4,7 @@ import { registerAppsCommand } from './apps.ts'
 import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
 import { registerDemoCommand } from './demo.ts'
+import { registerFleetCommand } from './fleet.ts'
 import { registerLoadCommand } from './load.ts'
 import { registerPlanCommand } from './plan.ts'
 import { registerPurgeCommand } from './purge.ts'
@@ -26,6 +27,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerConfigCommand,
   registerAppsCommand,
   registerWebhooksCommand,
+  registerFleetCommand,
   registerSandboxCommand,
   registerPlanCommand,
   registerRunCommand,
