@@ -310,7 +310,7 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings, archiveD
         state: app.state,
         owner: 'sandbox',
         createdAt: app.createdAt,
-        appOwner: { id: 'sandbox', name: 'Sandbox', email: 'sandbox@localhost' },
+        appOwner: { id: 'sandbox', name: 'Sandbox', email: 'owner@sandbox.example' },
         appRegion: { id: app.region, name: app.region, description: REGION_NAMES[app.region] },
         apiKeys,
       }
