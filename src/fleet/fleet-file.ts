@@ -266,6 +266,12 @@ function problemOrigin(fleet: ParsedFleet, index: number, path: string): string 
   return fleetPath([`tenants[${index}]`, ...segs])
 }
 
+/** A problem of a tenant's composed configuration, where it is in the file: a tenant's own, or the defaults' or a shared source's (said once for every tenant). */
+function originProblem(fleet: ParsedFleet, index: number, p: ConfigProblem): ConfigProblem {
+  const path = problemOrigin(fleet, index, p.path)
+  return { path, message: path.startsWith('tenants[') ? `tenant ${(fleet.tenants[index] as ParsedTenant).id}: ${p.message}` : p.message }
+}
+
 function tenantProblems(fleet: ParsedFleet, index: number, env: NodeJS.ProcessEnv): ConfigProblem[] {
   const tenant = fleet.tenants[index] as ParsedTenant
   const problems: ConfigProblem[] = []
@@ -287,7 +293,7 @@ function tenantProblems(fleet: ParsedFleet, index: number, env: NodeJS.ProcessEn
   // Without a usable source the rest is still checked (a job configuration's source is optional).
   const checked = checkConfigObject(tenantConfigObject(fleet, tenant, source, VALIDATION_APP), env)
   if (!checked.ok) {
-    problems.push(...checked.problems.map((p) => ({ path: problemOrigin(fleet, index, p.path), message: `tenant ${tenant.id}: ${p.message}` })))
+    problems.push(...checked.problems.map((p) => originProblem(fleet, index, p)))
   }
   return problems
 }
@@ -442,7 +448,7 @@ export function tenantJobConfig(fleet: FleetFile, tenantId: string, app: BoundAp
   }
   const checked = checkConfigObject(tenantConfigObject(fleet.parsed, tenant, block.source, app), env)
   if (!checked.ok) {
-    const problems = checked.problems.map((p) => ({ path: problemOrigin(fleet.parsed, index, p.path), message: `tenant ${tenantId}: ${p.message}` }))
+    const problems = checked.problems.map((p) => originProblem(fleet.parsed, index, p))
     throw new ConfigError(fleet.file, maskSecrets(problems, [app.apiKey, ...secretValuesOf(fleet.parsed)]))
   }
   return resolvedConfigOf(checked.data, `${fleet.file} (tenant ${tenantId})`)
