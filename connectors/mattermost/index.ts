@@ -4,10 +4,10 @@
  * model. Entity order: users → groups (channels) → members → messages. See README.md for how each
  * Mattermost quirk is mapped.
  */
+import { ChatferryError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
-import { ChatferryError } from '../../src/errors.ts'
 import { buildCountQuery } from '../sql/dialect.ts'
 import { readKeyPages } from '../sql/key-pages.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'

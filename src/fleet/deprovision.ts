@@ -48,7 +48,10 @@ export async function deprovisionTenant(fleet: FleetFile, store: LedgerStore, mg
   const [tenant] = selectTenants(fleet, [tenantId])
   const binding: FleetBinding | undefined = await store.fleet.binding(fleet.id, tenantId)
   if (binding?.appId === undefined) {
-    throw new ChatferryError('CONFIG_INVALID', `tenant ${tenantId} has no app to delete (${binding ? `state ${binding.state}` : 'never provisioned'})`)
+    throw new ChatferryError(
+      'CONFIG_INVALID',
+      `tenant ${tenantId} has no app to delete (${binding ? `state ${binding.state}` : 'never provisioned'})`,
+    )
   }
   const base = { tenantId, jobId: tenant?.jobId ?? binding.jobId, appId: binding.appId }
   if (binding.state === 'deleted') {
@@ -62,12 +65,21 @@ export async function deprovisionTenant(fleet: FleetFile, store: LedgerStore, mg
   } catch (err) {
     if (isCredentialsRefusal(err) || !gone(err)) {
       if (err instanceof PlatformError && err.code === 'ERR_APP_DELETION') {
-        throw new ChatferryError('CONFIG_INVALID', `app ${binding.appId} has a paid subscription: the platform does not delete it; contact CometChat support (ERR_APP_DELETION)`)
+        throw new ChatferryError(
+          'CONFIG_INVALID',
+          `app ${binding.appId} has a paid subscription: the platform does not delete it; contact CometChat support (ERR_APP_DELETION)`,
+        )
       }
       throw err
     }
     how = 'gone'
   }
-  await store.fleet.update(fleet.id, tenantId, { state: 'deleted', sealedKey: null, keyId: null, scheduledDeleteAt: scheduledDeleteAt ?? null, lastError: null })
+  await store.fleet.update(fleet.id, tenantId, {
+    state: 'deleted',
+    sealedKey: null,
+    keyId: null,
+    scheduledDeleteAt: scheduledDeleteAt ?? null,
+    lastError: null,
+  })
   return { ...base, scheduledDeleteAt, how }
 }

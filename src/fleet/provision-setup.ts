@@ -55,10 +55,15 @@ async function addTeam(ledger: FleetLedger, mgmt: ManagementClient, t: FleetTena
   const addedModerators = okIn('moderators', moderators)
   const next = await record(ledger, b, {
     ...b.steps,
-    team: { admins: [...doneAdmins, ...addedAdmins.map((e) => e.toLowerCase())], moderators: [...doneModerators, ...addedModerators.map((e) => e.toLowerCase())] },
+    team: {
+      admins: [...doneAdmins, ...addedAdmins.map((e) => e.toLowerCase())],
+      moderators: [...doneModerators, ...addedModerators.map((e) => e.toLowerCase())],
+    },
   })
   const refused = [
-    ...admins.filter((e) => !addedAdmins.includes(e)).map((e) => describe(`admin ${e}`, results.get('admins')?.get(e) ?? results.get('admins')?.get(e.toLowerCase()))),
+    ...admins
+      .filter((e) => !addedAdmins.includes(e))
+      .map((e) => describe(`admin ${e}`, results.get('admins')?.get(e) ?? results.get('admins')?.get(e.toLowerCase()))),
     ...moderators
       .filter((e) => !addedModerators.includes(e))
       .map((e) => describe(`moderator ${e}`, results.get('moderators')?.get(e) ?? results.get('moderators')?.get(e.toLowerCase()))),
@@ -111,7 +116,10 @@ async function configureWebhooks(ledger: FleetLedger, mgmt: ManagementClient, t:
   let next = b
   for (const w of todo) {
     await configureWebhook(mgmt, appId, w, existing.has(w.id))
-    next = await record(ledger, next, { ...next.steps, webhooks: [...(next.steps.webhooks ?? []).filter((d) => d.id !== w.id), { id: w.id, triggers: [...w.triggers] }] })
+    next = await record(ledger, next, {
+      ...next.steps,
+      webhooks: [...(next.steps.webhooks ?? []).filter((d) => d.id !== w.id), { id: w.id, triggers: [...w.triggers] }],
+    })
   }
   return [next, todo.length]
 }

@@ -66,7 +66,9 @@ export function selectTenants(fleet: FleetFile, ids: readonly string[] | undefin
   }
   const unknown = ids.filter((id) => !fleet.tenants.some((t) => t.id === id))
   if (unknown.length > 0) {
-    throw new ConfigError(fleet.file, [{ path: 'tenants', message: `no tenant ${unknown.join(', ')} in the fleet file (have ${fleet.tenants.map((t) => t.id).join(', ')})` }])
+    throw new ConfigError(fleet.file, [
+      { path: 'tenants', message: `no tenant ${unknown.join(', ')} in the fleet file (have ${fleet.tenants.map((t) => t.id).join(', ')})` },
+    ])
   }
   return fleet.tenants.filter((t) => ids.includes(t.id))
 }
@@ -156,7 +158,10 @@ export async function provisionFleet(o: ProvisionOptions): Promise<TenantOutcome
     return outcomes
   })
   if (!run.locked) {
-    throw new ChatferryError('CHECKPOINT_CONFLICT', `another \`chatferry fleet provision\` of fleet ${o.fleet.id} is running (it holds the fleet's lock in the ledger); wait for it, then run again`)
+    throw new ChatferryError(
+      'CHECKPOINT_CONFLICT',
+      `another \`chatferry fleet provision\` of fleet ${o.fleet.id} is running (it holds the fleet's lock in the ledger); wait for it, then run again`,
+    )
   }
   return run.value
 }

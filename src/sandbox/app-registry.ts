@@ -94,7 +94,18 @@ export interface AppRegistry {
 const API_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/
 
 /** The store's tables that hold an app's data (everything but `apps` itself). */
-const APP_TABLES = ['app_collaborators', 'app_extensions', 'webhook_deliveries', 'webhooks', 'request_log', 'messages', 'members', 'groups', 'users', 'api_keys'] as const
+const APP_TABLES = [
+  'app_collaborators',
+  'app_extensions',
+  'webhook_deliveries',
+  'webhooks',
+  'request_log',
+  'messages',
+  'members',
+  'groups',
+  'users',
+  'api_keys',
+] as const
 
 function hex(bytes: number): string {
   return randomBytes(bytes).toString('hex')

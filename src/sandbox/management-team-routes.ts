@@ -42,7 +42,12 @@ function extensionName(id: ExtensionId): string {
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 async function enabledOf(services: SandboxServices, app: AppInfo): Promise<Set<string>> {
-  const rows = await services.db.selectFrom('app_extensions').select('extension_id').where('app_id', '=', app.id).where('enabled', '=', true).execute()
+  const rows = await services.db
+    .selectFrom('app_extensions')
+    .select('extension_id')
+    .where('app_id', '=', app.id)
+    .where('enabled', '=', true)
+    .execute()
   return new Set(rows.map((r) => r.extension_id))
 }
 
@@ -64,7 +69,9 @@ async function setExtensions(services: SandboxServices, ctx: RequestContext): Pr
     }
     const both = on.filter((id) => off.includes(id))
     if (both.length > 0) {
-      throw badRequest(`An extension cannot be enabled and disabled at once: ${both.join(', ')}.`, { disabled: both.map((id) => `${id} is also in enabled`) })
+      throw badRequest(`An extension cannot be enabled and disabled at once: ${both.join(', ')}.`, {
+        disabled: both.map((id) => `${id} is also in enabled`),
+      })
     }
     const unknown = [...on, ...off].filter((id) => !isExtensionId(id))
     if (unknown.length > 0) {
@@ -110,20 +117,33 @@ async function setCollaborators(services: SandboxServices, ctx: RequestContext):
       // One change at a time per app, so the 25 limit holds under concurrent calls.
       await sql`select pg_advisory_xact_lock(hashtext(${`sandbox.collaborators:${app.id}`}))`.execute(trx)
       const current = new Set((await trx.selectFrom('app_collaborators').select('email').where('app_id', '=', app.id).execute()).map((r) => r.email))
-      const results = { admins: {} as Record<string, Outcome>, moderators: {} as Record<string, Outcome>, collaboratorsToRemove: {} as Record<string, Outcome> }
+      const results = {
+        admins: {} as Record<string, Outcome>,
+        moderators: {} as Record<string, Outcome>,
+        collaboratorsToRemove: {} as Record<string, Outcome>,
+      }
       const after = new Set(current)
       for (const email of remove) {
         if (!current.has(email)) {
-          results.collaboratorsToRemove[email] = { success: false, error: { code: 'ERR_NOT_A_COLLABORATOR', message: `${email} is not a collaborator of this app.` } }
+          results.collaboratorsToRemove[email] = {
+            success: false,
+            error: { code: 'ERR_NOT_A_COLLABORATOR', message: `${email} is not a collaborator of this app.` },
+          }
         } else {
           after.delete(email)
           results.collaboratorsToRemove[email] = { success: true }
         }
       }
-      const adds = [...admins.map((e) => ({ email: e, role: 'admin', key: 'admins' as const })), ...moderators.map((e) => ({ email: e, role: 'moderator', key: 'moderators' as const }))]
+      const adds = [
+        ...admins.map((e) => ({ email: e, role: 'admin', key: 'admins' as const })),
+        ...moderators.map((e) => ({ email: e, role: 'moderator', key: 'moderators' as const })),
+      ]
       const accepted = adds.filter((a) => {
         if (a.email === owner) {
-          results[a.key][a.email] = { success: false, error: { code: 'ERR_ALREADY_AN_OWNER', message: `${a.email} is already the owner of the app.` } }
+          results[a.key][a.email] = {
+            success: false,
+            error: { code: 'ERR_ALREADY_AN_OWNER', message: `${a.email} is already the owner of the app.` },
+          }
           return false
         }
         after.add(a.email)
@@ -153,7 +173,14 @@ async function setCollaborators(services: SandboxServices, ctx: RequestContext):
     const shown = (r: Record<string, Outcome>) => (Object.keys(r).length > 0 ? r : [])
     return {
       status: 200,
-      body: { data: { collaboratorsToRemove: shown(out.collaboratorsToRemove), admins: shown(out.admins), developers: [], moderators: shown(out.moderators) } },
+      body: {
+        data: {
+          collaboratorsToRemove: shown(out.collaboratorsToRemove),
+          admins: shown(out.admins),
+          developers: [],
+          moderators: shown(out.moderators),
+        },
+      },
     }
   })
 }

@@ -5,7 +5,7 @@
  */
 import type { Kysely, Selectable } from 'kysely'
 
-import type { FleetTenantState, FleetTenantsTable, StateDatabase } from './schema.ts'
+import type { FleetTenantsTable, FleetTenantState, StateDatabase } from './schema.ts'
 import { insertFleetTenant } from './sql/insert-fleet-tenant.ts'
 import { selectFleetTenants } from './sql/select-fleet-tenants.ts'
 import { tryFleetLock } from './sql/try-fleet-lock.ts'

@@ -341,7 +341,11 @@ export interface ManagementClient {
   /** The extensions of an app (`GET /apps/{appId}/extensions`). */
   listExtensions(appId: string, signal?: AbortSignal): Promise<ExtensionRecord[]>
   /** Enables and disables extensions; per id, whether it worked. */
-  setExtensions(appId: string, request: SetExtensionsRequest, signal?: AbortSignal): Promise<{ enabled: Map<string, ExtensionResult>; disabled: Map<string, ExtensionResult> }>
+  setExtensions(
+    appId: string,
+    request: SetExtensionsRequest,
+    signal?: AbortSignal,
+  ): Promise<{ enabled: Map<string, ExtensionResult>; disabled: Map<string, ExtensionResult> }>
   /** The team members (collaborators) of an app. */
   listCollaborators(appId: string, signal?: AbortSignal): Promise<CollaboratorRecord[]>
   /** Adds admins and moderators and removes members, by email; per role and email, whether it worked. */
@@ -439,7 +443,9 @@ export function createManagementClient(options: ManagementClientOptions): Manage
       return { enabled: new Map(Object.entries(res.data.enabled ?? {})), disabled: new Map(Object.entries(res.data.disabled ?? {})) }
     },
     async listCollaborators(appId, signal) {
-      return (await call('listCollaborators', 'GET', `/apps/${encodeURIComponent(appId)}/collaborators`, ListCollaboratorsResponse, undefined, signal)).data
+      return (
+        await call('listCollaborators', 'GET', `/apps/${encodeURIComponent(appId)}/collaborators`, ListCollaboratorsResponse, undefined, signal)
+      ).data
     },
     async setCollaborators(appId, request, signal) {
       const body = SetCollaboratorsRequest.parse(request)

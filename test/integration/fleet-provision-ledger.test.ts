@@ -30,9 +30,18 @@ describe('store.fleet', () => {
   it('ensure adds a pending binding once and keeps what was recorded', async () => {
     const first = await a.fleet.ensure(row('t1'))
     expect([first.state, first.appId, first.jobId, first.steps]).toEqual(['pending', undefined, 'f_t1', {}])
-    expect(await a.fleet.update('f', 't1', { appId: 'app1', sealedKey: 'v1:x:y:z', keyId: 'kid', state: 'created', steps: { createSent: true } })).toBe(true)
+    expect(
+      await a.fleet.update('f', 't1', { appId: 'app1', sealedKey: 'v1:x:y:z', keyId: 'kid', state: 'created', steps: { createSent: true } }),
+    ).toBe(true)
     const again = await b.fleet.ensure({ ...row('t1'), appName: 'Renamed' })
-    expect([again.state, again.appId, again.appName, again.sealedKey, again.keyId, again.steps]).toEqual(['created', 'app1', 'App t1', 'v1:x:y:z', 'kid', { createSent: true }])
+    expect([again.state, again.appId, again.appName, again.sealedKey, again.keyId, again.steps]).toEqual([
+      'created',
+      'app1',
+      'App t1',
+      'v1:x:y:z',
+      'kid',
+      { createSent: true },
+    ])
     expect((await a.fleet.bindings('f')).map((x) => x.tenantId)).toEqual(['t1'])
     expect(await a.fleet.binding('other-fleet', 't1')).toBeUndefined()
   })
@@ -65,6 +74,5 @@ describe('store.fleet', () => {
     release()
     expect(await first).toEqual({ locked: true, value: 'first' })
     expect(await b.fleet.exclusive('f', async () => 'now')).toEqual({ locked: true, value: 'now' })
-
   })
 })

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { type LegacyEntity, legacyIdOf } from '../../src/model/records.ts'
-import { loadMattermostFixture, MM, type MattermostSeed, type Row } from '../fixtures/mattermost/load.ts'
+import { loadMattermostFixture, type MattermostSeed, MM, type Row } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 
 let db: TestDatabase
@@ -117,6 +117,9 @@ describe('Mattermost team: one tenant per team', () => {
 
   it('a team the database does not have is refused (SOURCE_INVALID) before any read', async () => {
     const config = SourceConfigSchema.parse({ connector: 'mattermost', url: db.url, team: 'nosuchteam' })
-    await expect(createConnector(config).open()).rejects.toMatchObject({ code: 'SOURCE_INVALID', message: expect.stringContaining('no team named nosuchteam') })
+    await expect(createConnector(config).open()).rejects.toMatchObject({
+      code: 'SOURCE_INVALID',
+      message: expect.stringContaining('no team named nosuchteam'),
+    })
   })
 })

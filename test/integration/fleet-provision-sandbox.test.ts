@@ -27,7 +27,12 @@ describe('extensions', () => {
     expect(on.body.data.enabled.polls.success).toBe(true)
     const list = await t.mgmt.listExtensions(app.id)
     expect(list.map((e) => e.id).sort()).toEqual([...EXTENSION_IDS].sort())
-    expect(list.filter((e) => e.enabled).map((e) => e.id).sort()).toEqual(['polls', 'reactions'])
+    expect(
+      list
+        .filter((e) => e.enabled)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(['polls', 'reactions'])
     const res = await t.mgmt.setExtensions(app.id, { enabled: ['polls'], disabled: ['reactions'] })
     expect(res.enabled.get('polls')?.success).toBe(true)
     expect(res.disabled.get('reactions')?.success).toBe(true)

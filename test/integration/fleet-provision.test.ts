@@ -133,7 +133,12 @@ async function appsNamed(name: string) {
   return sandbox.store.selectFrom('apps').selectAll().where('name', '=', name).execute()
 }
 async function fullKeyOf(appId: string): Promise<string> {
-  const k = await sandbox.store.selectFrom('api_keys').select('api_key').where('app_id', '=', appId).where('scope', '=', 'fullAccess').executeTakeFirstOrThrow()
+  const k = await sandbox.store
+    .selectFrom('api_keys')
+    .select('api_key')
+    .where('app_id', '=', appId)
+    .where('scope', '=', 'fullAccess')
+    .executeTakeFirstOrThrow()
   return k.api_key
 }
 async function requestLog(appId: string) {
@@ -181,14 +186,31 @@ describe('fleet provision: three tenants', () => {
     expect(await enabled(byTenant.globex as string)).toEqual(['mentions'])
     expect(await enabled(byTenant.initech as string)).toEqual(['polls', 'reactions'])
     const team = async (appId: string) =>
-      (await sandbox.store.selectFrom('app_collaborators').select(['email', 'role']).where('app_id', '=', appId).orderBy('email').execute()).map((c) => `${c.role}:${c.email}`)
+      (await sandbox.store.selectFrom('app_collaborators').select(['email', 'role']).where('app_id', '=', appId).orderBy('email').execute()).map(
+        (c) => `${c.role}:${c.email}`,
+      )
     expect(await team(byTenant.acme as string)).toEqual(['admin:ann@acme.example', 'moderator:mo@acme.example'])
     expect(await team(byTenant.globex as string)).toEqual(['admin:ops@example.com'])
-    const hooks = await sandbox.store.selectFrom('webhooks').selectAll().where('app_id', '=', byTenant.acme as string).execute()
+    const hooks = await sandbox.store
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('app_id', '=', byTenant.acme as string)
+      .execute()
     expect(hooks.map((h) => [h.id, h.webhook_url, h.version, h.enabled])).toEqual([['acmehook', 'https://hooks.acme.example/cc', '2', true]])
-    const triggers = await sandbox.store.selectFrom('webhook_triggers').select('trigger_id').where('app_id', '=', byTenant.acme as string).orderBy('trigger_id').execute()
+    const triggers = await sandbox.store
+      .selectFrom('webhook_triggers')
+      .select('trigger_id')
+      .where('app_id', '=', byTenant.acme as string)
+      .orderBy('trigger_id')
+      .execute()
     expect(triggers.map((x) => x.trigger_id)).toEqual(['group_created', 'message_sent'])
-    expect(await sandbox.store.selectFrom('webhooks').selectAll().where('app_id', '=', byTenant.globex as string).execute()).toEqual([])
+    expect(
+      await sandbox.store
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('app_id', '=', byTenant.globex as string)
+        .execute(),
+    ).toEqual([])
     // What reached the sandbox, per app, in order.
     expect(await requestLog(byTenant.acme as string)).toEqual([
       'POST apps 200',
@@ -276,7 +298,9 @@ describe('fleet provision: a crash while the app is being created', () => {
     const proxy = await startHoldingProxy(sandbox.url, 60_000)
     try {
       proxy.hold = (method, path) => method === 'POST' && path === '/apps'
-      const file = writeFleet(fleetDoc(ledger.url, 'crash', proxy.origin, [{ id: 'solo', name: 'Solo crash', source: { template: 'shared', tenantValue: 'solo' } }]))
+      const file = writeFleet(
+        fleetDoc(ledger.url, 'crash', proxy.origin, [{ id: 'solo', name: 'Solo crash', source: { template: 'shared', tenantValue: 'solo' } }]),
+      )
       const run = runCli(['fleet', 'provision', '--fleet', file], ENV)
       await proxy.held(1)
       run.child.kill('SIGKILL')
@@ -306,7 +330,9 @@ describe('fleet provision: a crash while the app is being created', () => {
   it('an app of the same name that this ledger never asked for is not taken over (exit 2, tenant failed with the reason)', async () => {
     const ledger = await freshLedger()
     const foreign = await t.mgmt.createApp({ name: 'Taken name', region: 'eu', version: '3' })
-    const file = writeFleet(fleetDoc(ledger.url, 'taken', sandbox.url, [{ id: 'late', name: 'Taken name', source: { template: 'shared', tenantValue: 7 } }]))
+    const file = writeFleet(
+      fleetDoc(ledger.url, 'taken', sandbox.url, [{ id: 'late', name: 'Taken name', source: { template: 'shared', tenantValue: 7 } }]),
+    )
     const r = await provision(file)
     expect(r.code).toBe(2)
     expect(r.stdout).toContain(`an app named "Taken name" already exists (${foreign.appId}) and this ledger never asked for it`)

@@ -38,7 +38,12 @@ function doc(over: Record<string, unknown> = {}): Record<string, unknown> {
     tenants: [
       { id: 'one', name: 'One', source: { template: 'shared', tenantValue: 42 }, target: { quota: { requestsPerMinute: 30 } } },
       { id: 'two', name: 'Two', region: 'us', source: { template: 'mm', team: 'two-team' }, app: { extensions: ['mentions', 'polls'] } },
-      { id: 'three', name: 'Three', source: { connector: 'generic-sql', url: 'sqlite:/tmp/three.db', entities: {} }, policies: { retention: { oldMessages: 'skip' } } },
+      {
+        id: 'three',
+        name: 'Three',
+        source: { connector: 'generic-sql', url: 'sqlite:/tmp/three.db', entities: {} },
+        policies: { retention: { oldMessages: 'skip' } },
+      },
     ],
     ...over,
   }
@@ -75,12 +80,19 @@ describe('tenant job configurations', () => {
     const c = tenantJobConfig(fleet, 'one', APP)
     expect(c.job?.id).toBe('acme-saas_one')
     expect(c.state.url).toBe(STATE)
-    expect([c.target.appId, c.target.region, c.target.apiKey, c.target.baseUrl]).toEqual(['app123', 'eu', 'k-0123456789abcdef', 'http://127.0.0.1:4010/apps/app123/v3'])
+    expect([c.target.appId, c.target.region, c.target.apiKey, c.target.baseUrl]).toEqual([
+      'app123',
+      'eu',
+      'k-0123456789abcdef',
+      'http://127.0.0.1:4010/apps/app123/v3',
+    ])
     expect(c.target.quota.requestsPerMinute).toBe(30)
     expect(c.policies.retention.oldMessages).toBe('send')
     const source = c.source as { connector: string; entities: Record<string, { query: string } | undefined> }
     expect(source.connector).toBe('generic-sql')
-    expect(source.entities.users?.query).toBe('SELECT * FROM (SELECT id, name, org_id FROM users) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42')
+    expect(source.entities.users?.query).toBe(
+      'SELECT * FROM (SELECT id, name, org_id FROM users) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42',
+    )
     expect(source.entities.messages?.query).toBe('SELECT * FROM (SELECT * FROM posts) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42')
     expect(Object.isFrozen(c)).toBe(true)
   })
@@ -111,27 +123,92 @@ describe('tenant job configurations', () => {
 describe('fleet file problems: every one at once, by tenant and path', () => {
   const tenant = (t: Record<string, unknown>) => doc({ tenants: [{ id: 'ok', name: 'Ok', source: { template: 'shared', tenantValue: 1 } }, t] })
   it.each([
-    ['duplicate id', doc({ tenants: [...(doc().tenants as unknown[]), { id: 'one', name: 'Other', source: { template: 'shared', tenantValue: 2 } }] }), 'tenants[3].id: duplicate tenant id one (also tenants[0])'],
-    ['unknown region', tenant({ id: 'x', name: 'X', region: 'mars', source: { template: 'shared', tenantValue: 2 } }), 'tenants[1].region: tenant x: unknown region "mars"'],
+    [
+      'duplicate id',
+      doc({ tenants: [...(doc().tenants as unknown[]), { id: 'one', name: 'Other', source: { template: 'shared', tenantValue: 2 } }] }),
+      'tenants[3].id: duplicate tenant id one (also tenants[0])',
+    ],
+    [
+      'unknown region',
+      tenant({ id: 'x', name: 'X', region: 'mars', source: { template: 'shared', tenantValue: 2 } }),
+      'tenants[1].region: tenant x: unknown region "mars"',
+    ],
     ['missing source', tenant({ id: 'x', name: 'X' }), 'tenants[1].source: tenant x: is required'],
-    ['unknown extension', tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, app: { extensions: ['pollz'] } }), 'tenants[1].app.extensions[0]: tenant x: unknown extension "pollz"'],
-    ['unknown template', tenant({ id: 'x', name: 'X', source: { template: 'nope', tenantValue: 2 } }), 'tenants[1].source.template: tenant x: no shared source "nope"'],
-    ['generic-sql template without value', tenant({ id: 'x', name: 'X', source: { template: 'shared' } }), 'tenants[1].source.tenantValue: tenant x: is required'],
+    [
+      'unknown extension',
+      tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, app: { extensions: ['pollz'] } }),
+      'tenants[1].app.extensions[0]: tenant x: unknown extension "pollz"',
+    ],
+    [
+      'unknown template',
+      tenant({ id: 'x', name: 'X', source: { template: 'nope', tenantValue: 2 } }),
+      'tenants[1].source.template: tenant x: no shared source "nope"',
+    ],
+    [
+      'generic-sql template without value',
+      tenant({ id: 'x', name: 'X', source: { template: 'shared' } }),
+      'tenants[1].source.tenantValue: tenant x: is required',
+    ],
     ['mattermost template without team', tenant({ id: 'x', name: 'X', source: { template: 'mm' } }), 'tenants[1].source.team: tenant x: is required'],
     ['unsafe tenant value', tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: "1' OR '1'='1" } }), 'tenants[1].source'],
-    ['same app name', tenant({ id: 'x', name: 'ok', source: { template: 'shared', tenantValue: 2 } }), 'tenants[1].name: tenant x: app name "ok" is also tenants[0]\'s'],
-    ['app name too long', tenant({ id: 'x', name: 'n'.repeat(101), source: { template: 'shared', tenantValue: 2 } }), 'tenants[1].name: tenant x: must be at most 100 characters'],
-    ['version 2', tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, app: { version: '2' } }), 'tenants[1].app.version: tenant x: must be "3"'],
-    ['bad webhook trigger', tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, app: { webhooks: [{ id: 'h1', name: 'H', url: 'https://h.example', triggers: ['nope'] }] } }), 'tenants[1].app.webhooks[0].triggers[0]: tenant x: unknown trigger "nope"'],
-    ['too many team members', tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, app: { team: { admins: Array.from({ length: 26 }, (_, i) => `a${i}@x.example`) } } }), 'tenants[1].app.team: tenant x: at most 25 team members'],
-    ['bad quota in the tenant', tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, target: { quota: { requestsPerMinute: 0 } } }), 'tenants[1].target.quota.requestsPerMinute: tenant x:'],
-    ['bad tenant id', tenant({ id: 'X Y', name: 'X', source: { template: 'shared', tenantValue: 2 } }), 'tenants[1].id: tenant X Y: must be 1–39 characters'],
+    [
+      'same app name',
+      tenant({ id: 'x', name: 'ok', source: { template: 'shared', tenantValue: 2 } }),
+      'tenants[1].name: tenant x: app name "ok" is also tenants[0]\'s',
+    ],
+    [
+      'app name too long',
+      tenant({ id: 'x', name: 'n'.repeat(101), source: { template: 'shared', tenantValue: 2 } }),
+      'tenants[1].name: tenant x: must be at most 100 characters',
+    ],
+    [
+      'version 2',
+      tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, app: { version: '2' } }),
+      'tenants[1].app.version: tenant x: must be "3"',
+    ],
+    [
+      'bad webhook trigger',
+      tenant({
+        id: 'x',
+        name: 'X',
+        source: { template: 'shared', tenantValue: 2 },
+        app: { webhooks: [{ id: 'h1', name: 'H', url: 'https://h.example', triggers: ['nope'] }] },
+      }),
+      'tenants[1].app.webhooks[0].triggers[0]: tenant x: unknown trigger "nope"',
+    ],
+    [
+      'too many team members',
+      tenant({
+        id: 'x',
+        name: 'X',
+        source: { template: 'shared', tenantValue: 2 },
+        app: { team: { admins: Array.from({ length: 26 }, (_, i) => `a${i}@x.example`) } },
+      }),
+      'tenants[1].app.team: tenant x: at most 25 team members',
+    ],
+    [
+      'bad quota in the tenant',
+      tenant({ id: 'x', name: 'X', source: { template: 'shared', tenantValue: 2 }, target: { quota: { requestsPerMinute: 0 } } }),
+      'tenants[1].target.quota.requestsPerMinute: tenant x:',
+    ],
+    [
+      'bad tenant id',
+      tenant({ id: 'X Y', name: 'X', source: { template: 'shared', tenantValue: 2 } }),
+      'tenants[1].id: tenant X Y: must be 1–39 characters',
+    ],
     ['no tenants', doc({ tenants: [] }), 'tenants: must list at least one tenant'],
     ['an embedded ledger', doc({ state: { dir: '.chatferry' } }), 'state.url: is required'],
-    ['a bad source block', tenant({ id: 'x', name: 'X', source: { connector: 'generic-sql', url: 'ftp://x', entities: {} } }), 'tenants[1].source.url: tenant x: must be'],
+    [
+      'a bad source block',
+      tenant({ id: 'x', name: 'X', source: { connector: 'generic-sql', url: 'ftp://x', entities: {} } }),
+      'tenants[1].source.url: tenant x: must be',
+    ],
   ])('%s', (_name, d, expected) => {
     const problems = problemsOf(d)
-    expect(problems.some((p) => p.startsWith(expected)), problems.join('\n')).toBe(true)
+    expect(
+      problems.some((p) => p.startsWith(expected)),
+      problems.join('\n'),
+    ).toBe(true)
   })
 
   it('a problem of the defaults is named once, at defaults, not once per tenant', () => {
@@ -145,7 +222,11 @@ describe('fleet file problems: every one at once, by tenant and path', () => {
   it('lists several tenants’ problems together, and masks secrets', () => {
     const d = doc({
       tenants: [
-        { id: 'a', name: 'A', source: { connector: 'generic-sql', url: 'postgres://u:hunter2secret@db/x?sslmode=nope', entities: { users: { query: '' } } } },
+        {
+          id: 'a',
+          name: 'A',
+          source: { connector: 'generic-sql', url: 'postgres://u:hunter2secret@db/x?sslmode=nope', entities: { users: { query: '' } } },
+        },
         { id: 'a', name: 'B', region: 'mars', source: { template: 'shared', tenantValue: 1 } },
       ],
     })
@@ -184,7 +265,16 @@ describe('key vault', () => {
     ['another key', () => keyVault(randomBytes(32)).open(keyVault(key).seal('x', ctx), ctx)],
     ['another tenant', () => keyVault(key).open(keyVault(key).seal('x', ctx), { ...ctx, tenantId: 'u' })],
     ['another app', () => keyVault(key).open(keyVault(key).seal('x', ctx), { ...ctx, appId: 'b' })],
-    ['a changed ciphertext', () => keyVault(key).open(keyVault(key).seal('xyz', ctx).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), ctx)],
+    [
+      'a changed ciphertext',
+      () =>
+        keyVault(key).open(
+          keyVault(key)
+            .seal('xyz', ctx)
+            .replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+          ctx,
+        ),
+    ],
     ['not the format', () => keyVault(key).open('plain-text', ctx)],
   ])('refuses %s', (_name, open) => {
     expect(open).toThrow(VaultError)

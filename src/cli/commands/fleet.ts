@@ -27,7 +27,9 @@ export interface FleetOptions {
 
 /** `--fleet FILE` (`$CHATFERRY_FLEET`, default fleet.yaml), relative to the directory the command runs in. */
 export function fleetOption(): Option {
-  return new Option('-f, --fleet <file>', 'fleet file, relative to the directory the command is run in').env('CHATFERRY_FLEET').default(DEFAULT_FLEET_FILE)
+  return new Option('-f, --fleet <file>', 'fleet file, relative to the directory the command is run in')
+    .env('CHATFERRY_FLEET')
+    .default(DEFAULT_FLEET_FILE)
 }
 
 /** What a fleet command works with. */
@@ -50,7 +52,9 @@ export async function openFleetContext(opts: FleetOptions, env: NodeJS.ProcessEn
 
 function managementOf(fleet: FleetFile): ManagementClient {
   if (fleet.management === undefined) {
-    throw new ConfigError(fleet.file, [{ path: 'management', message: 'is required to provision (url, key, secret: use ${VAR} for the key and secret)' }])
+    throw new ConfigError(fleet.file, [
+      { path: 'management', message: 'is required to provision (url, key, secret: use ${VAR} for the key and secret)' },
+    ])
   }
   return createManagementClient(fleet.management)
 }
@@ -82,7 +86,10 @@ function registerProvision(fleet: Command): void {
     exits: [
       [0, 'every tenant has its app, extensions, team and webhooks'],
       [1, 'a tenant failed in a way running again may fix (a network error, a 5xx); the others were provisioned'],
-      [2, 'a tenant needs a fix (the platform refused it, its app name is taken, …), or the fleet file, the fleet key or the management credentials are wrong'],
+      [
+        2,
+        'a tenant needs a fix (the platform refused it, its app name is taken, …), or the fleet file, the fleet key or the management credentials are wrong',
+      ],
     ],
     examples: [
       ['fleet provision', 'every tenant of fleet.yaml'],
@@ -119,7 +126,11 @@ function registerProvision(fleet: Command): void {
 
 function registerDeprovision(fleet: Command): void {
   withHelp(fleet.command('deprovision'), {
-    exits: [[0, 'the app was deleted (or already was)'], EXITS.error, [2, 'no --yes, an unknown tenant or one without an app, a paid app the platform keeps, or a configuration problem']],
+    exits: [
+      [0, 'the app was deleted (or already was)'],
+      EXITS.error,
+      [2, 'no --yes, an unknown tenant or one without an app, a paid app the platform keeps, or a configuration problem'],
+    ],
     examples: [['fleet deprovision --tenant acme --yes', "delete acme's app (archived at once, removed for good after 30 days)"]],
   })
     .description("Delete a tenant's app through the management interface, and say what that means on the platform.")
@@ -130,7 +141,10 @@ function registerDeprovision(fleet: Command): void {
     .action(async (opts: FleetOptions & { tenant: string; yes?: boolean }) => {
       if (!opts.yes) {
         throw new ConfigError('command line', [
-          { path: '--yes', message: `is required: deleting tenant ${opts.tenant}'s app cannot be undone (the platform archives it at once and deletes it after 30 days)` },
+          {
+            path: '--yes',
+            message: `is required: deleting tenant ${opts.tenant}'s app cannot be undone (the platform archives it at once and deletes it after 30 days)`,
+          },
         ])
       }
       const ctx = await openFleetContext(opts)
