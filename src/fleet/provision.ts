@@ -7,7 +7,7 @@
  * platform refuses is marked failed with its reason and the others go on.
  */
 import { ChatferryError, ConfigError } from '../errors.ts'
-import type { FleetBinding, FleetTenantState, LedgerStore } from '../state/index.ts'
+import type { FleetBinding, LedgerStore } from '../state/index.ts'
 import type { ManagementClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import type { FleetFile, FleetTenant } from './fleet-file.ts'
