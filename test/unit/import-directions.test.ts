@@ -32,6 +32,7 @@ const SHARED = [
  */
 const ALLOWED: Record<string, readonly string[]> = {
   'src/cli/': [
+    'src/fleet/',
     'src/job/',
     'src/report/',
     'src/plan/',
@@ -45,6 +46,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'mappings/',
     'shared',
   ],
+  'src/fleet/': ['src/job/', 'src/report/', 'src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
   'src/job/': ['src/report/', 'src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
   'src/report/': ['src/plan/', 'src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
   'src/plan/': ['src/load/', 'src/state/', 'src/target/', 'src/model/', 'connectors/', 'mappings/', 'shared'],
