@@ -10,21 +10,23 @@ import { ENTITIES } from '../target/schemas.ts'
 import type { QuotaInfo } from '../load/progress.ts'
 import type { LedgerStore, RunRecord } from '../state/store.ts'
 
-export const FLEET_TENANT_STATES = ['not started', 'planning', 'loading', 'done', 'rejected', 'failed', 'interrupted'] as const
-export type FleetTenantState = (typeof FLEET_TENANT_STATES)[number]
+export const TENANT_LOAD_STATES = ['not provisioned', 'not started', 'planning', 'loading', 'done', 'rejected', 'failed', 'interrupted'] as const
+export type TenantLoadState = (typeof TENANT_LOAD_STATES)[number]
 
 export interface TenantStatusInput {
   readonly tenantId: string
   readonly jobId: string
   readonly appId: string
   readonly quota: QuotaInfo
+  /** Why the tenant has no usable app yet (its binding), when it has none. */
+  readonly unbound?: string
 }
 
 export interface TenantStatus {
   readonly tenantId: string
   readonly jobId: string
   readonly appId: string
-  readonly state: FleetTenantState
+  readonly state: TenantLoadState
   readonly entities: readonly { entity: string; done: number; skipped: number; rejected: number; remaining: number }[]
   readonly done: number
   readonly remaining: number
@@ -55,7 +57,7 @@ export async function tenantStatus(store: LedgerStore, t: TenantStatusInput, dea
     tenantId: t.tenantId,
     jobId: t.jobId,
     appId: t.appId,
-    state: stateOf(fleetRun, runs, remaining, deadReason),
+    state: t.unbound !== undefined && fleetRun === undefined ? 'not provisioned' : stateOf(fleetRun, runs, remaining, deadReason),
     entities: ENTITIES.map((entity) => {
       const s = stats.find((x) => x.entity === entity)
       return { entity, done: s?.done ?? 0, skipped: s?.skipped ?? 0, rejected: s?.rejected ?? 0, remaining: s?.remaining ?? 0 }
@@ -68,12 +70,12 @@ export async function tenantStatus(store: LedgerStore, t: TenantStatusInput, dea
     rateVsQuota: perMinute > 0 ? itemsLastMinute / perMinute : 0,
     etaSeconds: remaining === 0 || perMinute <= 0 ? null : Math.ceil((remaining / perMinute) * 60),
     lastRun: fleetRun ? { id: fleetRun.id, mode: fleetRun.mode, status: fleetRun.status, startedAt: fleetRun.startedAt.toISOString() } : null,
-    lastError: errored?.error ?? null,
+    lastError: errored?.error ?? t.unbound ?? null,
   }
 }
 
 /** A tenant's state: its newest `fleet run` attempt, unless a live loader (a fleet worker) is still at work on it. */
-export function stateOf(fleetRun: RunRecord | undefined, runs: readonly RunRecord[], remaining: number, deadReason: DeadReason): FleetTenantState {
+export function stateOf(fleetRun: RunRecord | undefined, runs: readonly RunRecord[], remaining: number, deadReason: DeadReason): TenantLoadState {
   const liveLoader = runs.some((r) => r.status === 'running' && r.mode === 'worker' && deadReason(r) === undefined)
   if (fleetRun === undefined) {
     return liveLoader && remaining > 0 ? 'loading' : 'not started'
@@ -111,8 +113,8 @@ export function formatFleetStatus(lines: readonly TenantStatus[]): string {
     const error = l.lastError ? `  last error: ${l.lastError}` : ''
     return `${l.tenantId.padEnd(width)}  ${l.state.padEnd(11)}  ${perEntity}  rate ${(l.rateVsQuota * 100).toFixed(0)}% of ${n(l.quotaItemsPerMinute)}/min  ETA ${eta}  rejects ${n(l.rejected)}${error}`
   })
-  const count = (s: FleetTenantState) => lines.filter((l) => l.state === s).length
-  const states = FLEET_TENANT_STATES.filter((s) => count(s) > 0).map((s) => `${count(s)} ${s}`)
+  const count = (s: TenantLoadState) => lines.filter((l) => l.state === s).length
+  const states = TENANT_LOAD_STATES.filter((s) => count(s) > 0).map((s) => `${count(s)} ${s}`)
   const total = (pick: (l: TenantStatus) => number) => n(lines.reduce((a, l) => a + pick(l), 0))
   return [
     'tenant'.padEnd(width) + '  state        done/remaining per entity',

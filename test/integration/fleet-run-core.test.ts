@@ -47,7 +47,7 @@ it('three tenants load in parallel, each into its own app within its quota; a te
   const tenants = []
   const apps = []
   for (const id of ['acme', 'globex', 'broken']) {
-    const app = await sbx.app({ requestsPerMinute: QUOTA, windowMs: WINDOW_MS })
+    const app = await sbx.app({ requestsPerMinute: (QUOTA * WINDOW_MS) / 60_000, windowMs: WINDOW_MS })
     apps.push(app)
     const file = join(dir, `${id}.db`)
     if (id !== 'broken') {

@@ -4,6 +4,7 @@ import { registerAppsCommand } from './apps.ts'
 import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
 import { registerDemoCommand } from './demo.ts'
+import { registerFleetRunCommands } from './fleet-run.ts'
 import { registerLoadCommand } from './load.ts'
 import { registerPlanCommand } from './plan.ts'
 import { registerPurgeCommand } from './purge.ts'
@@ -39,6 +40,8 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerRunsCommand,
   registerRetryRejectedCommand,
   registerVerifyCommand,
+  // After the fleet group's provisioning half (when listed): adds run, worker, status and plan to it.
+  registerFleetRunCommands,
   registerPurgeCommand,
   registerCompletionCommand,
 ]
