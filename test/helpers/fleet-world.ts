@@ -5,15 +5,13 @@
  * fleet key (what `fleet provision` leaves behind), and the fleet file.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { stringify } from 'yaml'
-
 import { keyVault } from '../../src/fleet/key-vault.ts'
-import { openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
+import { bindTenants, writeFleetFile } from './fleet-fixtures.ts'
 import { type TenantHistory, tenantSource, writeTenantLegacy } from './fleet-legacy.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from './sandbox.ts'
 
@@ -46,23 +44,10 @@ export async function createFleetWorld(o: FleetWorldOptions): Promise<FleetWorld
   const vault = keyVault(fleetKey)
   const fleetId = 'tfleet'
   const apps = new Map<string, TestApp>()
-  const store = await openLedger({ url: ledger.url, poolSize: 2 })
-  try {
-    for (const t of o.tenants) {
-      const app = await sbx.app({ requestsPerMinute: o.perWindow, windowMs: o.windowMs })
-      apps.set(t.id, app)
-      const jobId = `${fleetId}_${t.id}`
-      await store.fleet.ensure({ fleetId, tenantId: t.id, jobId, appName: `Tenant ${t.id}`, region: 'us' })
-      await store.fleet.update(fleetId, t.id, {
-        appId: app.id,
-        state: 'provisioned',
-        sealedKey: vault.seal(app.apiKey, { fleetId, tenantId: t.id, appId: app.id }),
-        keyId: vault.keyId,
-      })
-    }
-  } finally {
-    await store.close()
+  for (const t of o.tenants) {
+    apps.set(t.id, await sbx.app({ requestsPerMinute: o.perWindow, windowMs: o.windowMs }))
   }
+  await bindTenants(ledger.url, fleetId, vault, apps)
   const tenants = o.tenants.map((t) => {
     let source = t.source
     if (source === undefined) {
@@ -72,24 +57,7 @@ export async function createFleetWorld(o: FleetWorldOptions): Promise<FleetWorld
     }
     return { id: t.id, name: `Tenant ${t.id}`, source }
   })
-  const fleetFile = join(dir, 'fleet.yaml')
-  writeFileSync(
-    fleetFile,
-    stringify({
-      fleet: { id: fleetId },
-      state: { url: ledger.url },
-      defaults: {
-        region: 'us',
-        target: {
-          baseUrl: `${sbx.sandbox.url}/apps/{appId}/v3`,
-          quota: { requestsPerMinute: (o.perWindow * 60_000) / o.windowMs },
-          timeoutMs: 5000,
-        },
-        load: { quotaWindowMs: o.windowMs, leaseSeconds: 10, ...o.load },
-      },
-      tenants,
-    }),
-  )
+  const fleetFile = writeFleetFile(join(dir, 'fleet.yaml'), { ...o, fleetId, ledgerUrl: ledger.url, sandboxUrl: sbx.sandbox.url, tenants })
   return {
     dir,
     fleetFile,
