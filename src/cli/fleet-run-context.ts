@@ -45,10 +45,10 @@ const BOSS_POOL_SIZE = 6
 
 /** The one pg-boss of a fleet process, its lease sweep set by the shortest lease among the tenants. */
 export async function startFleetBoss(ctx: FleetLedgerContext, jobs: readonly FleetTenantJob[], logger: Logger): Promise<SharedBoss> {
-  const leaseSeconds = Math.min(...jobs.map((j) => j.load.leaseSeconds), 120)
   return startSharedBoss(ctx.store.sessions, {
     url: ctx.fleet.stateUrl,
-    leaseSeconds,
+    jobs: jobs.map((j) => ({ jobId: j.jobId, leaseSeconds: j.load.leaseSeconds })),
+    sweepLeaseSeconds: Math.min(...jobs.map((j) => j.load.leaseSeconds), 120),
     poolSize: BOSS_POOL_SIZE,
     onError: (err) => logger.warn({ err: err.message }, 'work queue error'),
   })

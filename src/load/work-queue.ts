@@ -144,18 +144,26 @@ function createBoss(sessions: LedgerSessions, options: Omit<WorkQueueOptions, 'j
 
 /**
  * Starts one pg-boss on the ledger's server for the queues of many jobs (a fleet process: one
- * loader per tenant), with `poolSize` connections; the queues come from {@link startWorkQueue}
- * with `shared`. Started under the same setup lock as every queue.
+ * loader per tenant), with `poolSize` connections, and makes sure the queues of `jobs` exist, in
+ * one hold of the setup lock (one hold per job would queue every process of the fleet behind each
+ * other); their loaders then open them with {@link startWorkQueue} and `shared`.
  */
 export async function startSharedBoss(
   sessions: LedgerSessions,
-  options: { url: string; leaseSeconds: number; poolSize: number; onError?: (err: Error) => void },
+  options: { url: string; jobs: readonly { jobId: string; leaseSeconds: number }[]; poolSize: number; sweepLeaseSeconds: number; onError?: (err: Error) => void },
 ): Promise<SharedBoss> {
-  const boss = createBoss(sessions, options)
+  const boss = createBoss(sessions, { url: options.url, leaseSeconds: options.sweepLeaseSeconds, poolSize: options.poolSize })
   boss.on('error', (err) => options.onError?.(err))
   await withSetupLock(sessions, async (session) => {
-    await retirePgBoss10Schema(session)
+    const retired = await retirePgBoss10Schema(session)
     await boss.start()
+    for (const job of options.jobs) {
+      const queue = loadQueueSettings(queueName(job.jobId), job.leaseSeconds)
+      await ensureQueue(boss, queue)
+      if (retired) {
+        await adoptPgBoss10Jobs(session, boss, queue)
+      }
+    }
   })
   return { boss, stop: () => boss.stop({ graceful: false, close: true, timeout: 2000 }) }
 }
@@ -233,35 +241,62 @@ async function adoptPgBoss10Jobs(session: LedgerTransaction, boss: PgBoss, queue
   await session.executeSql(`drop schema ${RETIRED_SCHEMA} cascade`)
 }
 
+type QueueSettings = Queue & { expireInSeconds: number; retryLimit: number; heartbeatSeconds: number }
+
+/** A load queue's pg-boss settings for a lease (the same for every job). */
+function loadQueueSettings(name: string, leaseSeconds: number): QueueSettings {
+  return {
+    name,
+    policy: 'standard' as const,
+    heartbeatSeconds: heartbeatSeconds(leaseSeconds),
+    expireInSeconds: maxHoldSeconds(leaseSeconds),
+    // Retries are how a released or expired batch comes back; the ledger, not pg-boss, decides
+    // when an item is given up (rejected), so the limit is effectively unbounded.
+    retryLimit: 100_000,
+    retryDelay: 1,
+    retryBackoff: false,
+  }
+}
+
+/** Whether an existing queue has the lease settings `queue` asks for. */
+function sameSettings(existing: Queue | null, queue: QueueSettings): boolean {
+  return (
+    existing !== null &&
+    existing.expireInSeconds === queue.expireInSeconds &&
+    existing.retryLimit === queue.retryLimit &&
+    existing.heartbeatSeconds === queue.heartbeatSeconds
+  )
+}
+
+/** Creates the queue, or gives an existing one the lease settings (inside the setup lock). */
+async function ensureQueue(boss: PgBoss, queue: QueueSettings): Promise<void> {
+  const existing = await boss.getQueue(queue.name)
+  if (existing === null) {
+    await boss.createQueue(queue.name, queue)
+  } else if (!sameSettings(existing, queue)) {
+    // A queue created by pg-boss 10 (or with another lease) gets the heartbeat here. pg-boss's
+    // typings leave `heartbeatSeconds` out of updateQueue, but its update statement sets it.
+    const { name, policy: _policy, ...settings } = queue
+    await (boss.updateQueue as (this: PgBoss, n: string, o: Omit<Queue, 'name' | 'policy'>) => Promise<void>).call(boss, name, settings)
+  }
+}
+
 /**
  * Starts pg-boss and creates (or updates) the queue. pg-boss's installation and queue creation (a
  * partition per queue) deadlock when several processes start at once: one process at a time sets
- * up, under a session-level advisory lock; pg-boss has no option for that.
+ * up, under a session-level advisory lock; pg-boss has no option for that. A shared pg-boss (a
+ * fleet process) is started already; its queue, when it stands as wanted, needs no lock.
  */
-async function setUp(
-  sessions: LedgerSessions,
-  boss: PgBoss,
-  started: boolean,
-  queue: Queue & { expireInSeconds: number; retryLimit: number; heartbeatSeconds: number },
-): Promise<void> {
+async function setUp(sessions: LedgerSessions, boss: PgBoss, started: boolean, queue: QueueSettings): Promise<void> {
+  if (started && sameSettings(await boss.getQueue(queue.name), queue)) {
+    return
+  }
   await withSetupLock(sessions, async (session) => {
     const retired = await retirePgBoss10Schema(session)
     if (!started) {
       await boss.start()
     }
-    const existing = await boss.getQueue(queue.name)
-    if (existing === null) {
-      await boss.createQueue(queue.name, queue)
-    } else if (
-      existing.expireInSeconds !== queue.expireInSeconds ||
-      existing.retryLimit !== queue.retryLimit ||
-      existing.heartbeatSeconds !== queue.heartbeatSeconds
-    ) {
-      // A queue created by pg-boss 10 (or with another lease) gets the heartbeat here. pg-boss's
-      // typings leave `heartbeatSeconds` out of updateQueue, but its update statement sets it.
-      const { name, policy: _policy, ...settings } = queue
-      await (boss.updateQueue as (this: PgBoss, n: string, o: Omit<Queue, 'name' | 'policy'>) => Promise<void>).call(boss, name, settings)
-    }
+    await ensureQueue(boss, queue)
     if (retired) {
       await adoptPgBoss10Jobs(session, boss, queue)
     }
@@ -275,17 +310,7 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
     boss.on('error', (err) => options.onError?.(err))
   }
   const name = queueName(options.jobId)
-  await setUp(sessions, boss, options.shared !== undefined, {
-    name,
-    policy: 'standard' as const,
-    heartbeatSeconds: heartbeatSeconds(options.leaseSeconds),
-    expireInSeconds: maxHoldSeconds(options.leaseSeconds),
-    // Retries are how a released or expired batch comes back; the ledger, not pg-boss, decides
-    // when an item is given up (rejected), so the limit is effectively unbounded.
-    retryLimit: 100_000,
-    retryDelay: 1,
-    retryBackoff: false,
-  })
+  await setUp(sessions, boss, options.shared !== undefined, loadQueueSettings(name, options.leaseSeconds))
   return {
     boss,
     name,

@@ -76,6 +76,8 @@ interface Measured {
   readonly wholeRatio: number
   readonly wholeSeconds: number
   readonly spreadSeconds: number
+  /** Seconds from `fleet run` to each tenant's first request: quartiles. */
+  readonly firstRequests: readonly number[]
   readonly rateLimited: number
   readonly unfinished: number
   /** Per tenant: (its requests − 1) × the quota's interval ÷ the time from its first request to its last; the lowest and the median. */
@@ -130,6 +132,7 @@ async function scenario(processes: number): Promise<Measured> {
       perWindow: QUOTA,
       windowMs: 60_000,
       load: { leaseSeconds: 60 },
+      timeoutMs: 30_000,
     })
     const env = { CHATFERRY_FLEET_KEY: fleetKey.toString('base64') }
     const workers = Array.from({ length: processes - 1 }, () => cli(['fleet', 'worker', '--fleet', fleetFile], env))
@@ -166,6 +169,7 @@ async function scenario(processes: number): Promise<Measured> {
       wholeRatio: itemsIn(wholeFrom, wholeTo) / ideal(wholeTo - wholeFrom + 60_000 / QUOTA),
       wholeSeconds: (wholeTo - wholeFrom) / 1000,
       spreadSeconds: (steadyFrom - startedAt) / 1000,
+      firstRequests: [0.25, 0.5, 0.75].map((q) => ([...firsts].sort((a, b) => a - b)[Math.floor(q * firsts.length)]! - startedAt) / 1000),
       rateLimited: all.filter((e) => e.status === 429).length,
       unfinished: TENANTS - done,
       ...pace(per.map((p) => p.log.filter(ok).map((e) => e.receivedAtMs))),
@@ -185,7 +189,8 @@ try {
     process.stdout.write(
       `${processes} loading process${processes === 1 ? '' : 'es'} (fleet run${processes > 1 ? ` + ${processes - 1} fleet workers` : ''}): exit ${m.exitCode}; ` +
         `all tenants loading (${m.steadySeconds.toFixed(0)} s): ${m.steadyRatio.toFixed(3)} of ${TENANTS} × quota (target ≥ 0.95); ` +
-        `whole load (${m.wholeSeconds.toFixed(0)} s): ${m.wholeRatio.toFixed(3)}; fleet run → first request of the last tenant: ${m.spreadSeconds.toFixed(1)} s; ` +
+        `whole load (${m.wholeSeconds.toFixed(0)} s): ${m.wholeRatio.toFixed(3)}; fleet run → first request of the last tenant: ${m.spreadSeconds.toFixed(1)} s ` +
+        `(quartiles ${m.firstRequests.map((x) => x.toFixed(1)).join(' / ')} s); ` +
         `429s: ${m.rateLimited}; tenants unfinished: ${m.unfinished}; each tenant's pace vs its quota: median ${m.tenantPace.median.toFixed(3)}, ` +
         `lowest ${m.tenantPace.min.toFixed(3)}, longest pause ${m.longestGapSeconds.toFixed(1)} s\n`,
     )

@@ -37,6 +37,8 @@ export interface FleetFileOptions {
   readonly perWindow: number
   readonly windowMs: number
   readonly load?: Record<string, unknown>
+  /** `target.timeoutMs` of every tenant. @default 5000 (the tests' 10 s leases must outlast it) */
+  readonly timeoutMs?: number
 }
 
 /** Writes the fleet file: every tenant in region us on the sandbox, at the same quota. */
@@ -48,7 +50,7 @@ export function writeFleetFile(file: string, o: FleetFileOptions): string {
       state: { url: o.ledgerUrl },
       defaults: {
         region: 'us',
-        target: { baseUrl: `${o.sandboxUrl}/apps/{appId}/v3`, quota: { requestsPerMinute: (o.perWindow * 60_000) / o.windowMs }, timeoutMs: 5000 },
+        target: { baseUrl: `${o.sandboxUrl}/apps/{appId}/v3`, quota: { requestsPerMinute: (o.perWindow * 60_000) / o.windowMs }, timeoutMs: o.timeoutMs ?? 5000 },
         load: { quotaWindowMs: o.windowMs, leaseSeconds: 10, ...o.load },
       },
       tenants: o.tenants.map((t) => ({ id: t.id, name: `Tenant ${t.id}`, source: t.source })),

@@ -6,7 +6,12 @@
  * per app per window; no 429) — while a fourth tenant, whose source is unreachable, fails alone
  * with its reason and the exit code says so.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
 import { afterAll, beforeAll, expect, it } from 'vitest'
+
+import type { FleetPlanReport } from '../../src/report/fleet-plan-report.ts'
 
 import { ENTITIES } from '../../src/target/schemas.ts'
 import { expectedKeys, type TenantHistory } from '../helpers/fleet-legacy.ts'
@@ -42,6 +47,20 @@ it('migrates three tenants in parallel with two workers, each app its own data w
   const workers = [fleet('worker'), fleet('worker')]
   try {
     await Promise.all(workers.map((w) => w.waitFor('fleet worker serving')))
+    // The fleet plan report first: a row per tenant (the unreachable one with its error) and the totals.
+    const plan = await fleet('plan', '--out', join(world.dir, 'reports')).done
+    expect(plan.code, plan.stderr.slice(-2000)).toBe(1)
+    const report = JSON.parse(readFileSync(join(world.dir, 'reports', 'fleet-plan-report.json'), 'utf8')) as FleetPlanReport
+    expect(report.tenants.map((t) => [t.tenantId, t.status])).toEqual([...GOOD.map((id) => [id, 'planned']), ['umbrella', 'failed']])
+    expect(report.tenants[0]?.toCreate).toEqual({ users: 5, groups: 2, members: 8, messages: 120 })
+    expect(report.totals.requests).toBe(3 * (1 + 1 + 1 + 3))
+    expect(report.totals.seconds).toBe(report.tenants[0]?.seconds)
+    const html = readFileSync(join(world.dir, 'reports', 'fleet-plan-report.html'), 'utf8')
+    for (const id of [...GOOD, 'umbrella']) {
+      expect(html).toContain(`<td>${id}</td>`)
+    }
+    expect(plan.stdout).toMatch(/^fleet\s+4 apps\s+1 failed/m)
+
     const run = await fleet('run', '--json').done
     expect(run.code, run.stderr.slice(-3000)).toBe(1)
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as {
@@ -86,6 +105,11 @@ it('migrates three tenants in parallel with two workers, each app its own data w
     expect(lines.find((l) => l.tenantId === 'umbrella')?.lastError).toBeTruthy()
     const text = await fleet('status').done
     expect(text.stdout).toMatch(/umbrella\s+failed/)
+
+    // Verified: every good tenant's app agrees with its ledger and its source.
+    const verify = await fleet('verify', '--out', join(world.dir, 'reports'), ...GOOD.flatMap((id) => ['--tenant', id])).done
+    expect(verify.code, verify.stdout + verify.stderr.slice(-2000)).toBe(0)
+    expect(verify.stdout).toContain('3 of 3 tenants verified')
   } finally {
     for (const w of workers) {
       w.child.kill('SIGTERM')

@@ -62,7 +62,7 @@ it('three tenants load in parallel, each into its own app within its quota; a te
     const config = parseConfig(yaml, join(dir, `${id}.yaml`), {})
     tenants.push({ tenantId: id, jobId: `fleet.${id}`, config, load: resolveLoadConfig(config.load ?? {}, {}, {}) })
   }
-  const boss = await startSharedBoss(store.sessions, { url: ledgerDb.url, leaseSeconds: 120, poolSize: 4 })
+  const boss = await startSharedBoss(store.sessions, { url: ledgerDb.url, jobs: tenants.map((t) => ({ jobId: t.jobId, leaseSeconds: 120 })), sweepLeaseSeconds: 120, poolSize: 4 })
   try {
     const outcomes = await runFleet({
       store,

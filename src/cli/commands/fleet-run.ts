@@ -18,6 +18,7 @@ import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
+import { registerFleetVerifyCommand } from './fleet-verify.ts'
 
 export interface FleetFlags {
   fleet: string
@@ -55,7 +56,7 @@ function loadFlags(opts: FleetFlags) {
   }
 }
 
-/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status and plan. */
+/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status, plan and verify. */
 export function registerFleetRunCommands(program: Command): void {
   const fleet =
     program.commands.find((c) => c.name() === 'fleet') ??
@@ -64,6 +65,7 @@ export function registerFleetRunCommands(program: Command): void {
   registerFleetWorker(fleet)
   registerFleetStatusCommand(fleet)
   registerFleetPlanCommand(fleet)
+  registerFleetVerifyCommand(fleet)
 }
 
 function registerFleetRun(fleet: Command): void {
