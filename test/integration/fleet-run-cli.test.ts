@@ -119,4 +119,4 @@ it('migrates three tenants in parallel with two workers, each app its own data w
       expect(e.code, e.stderr.slice(-2000)).toBe(0)
     }
   }
-}, 180_000)
+}, 400_000)
