@@ -14,7 +14,9 @@ export const DEFAULT_GROUP_NAME = '{channel}'
 export const DEFAULT_FILE_BASE_URL = 'file:///opt/mattermost/data'
 
 /** A Mattermost team's name (as in its URL): 2–64 of a-z, 0-9, - and _, a letter or digit at both ends. */
-export const MATTERMOST_TEAM_NAME = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}[a-z0-9]$/, 'must be a Mattermost team name: 2–64 of a-z, 0-9, - and _')
+export const MATTERMOST_TEAM_NAME = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}[a-z0-9]$/, 'must be a Mattermost team name: 2–64 of a-z, 0-9, - and _')
 
 export const MattermostConfigSchema = z
   .object({

@@ -24,8 +24,9 @@ export interface FleetLedgerContext {
 
 /** Reads the fleet file, checks the fleet key when `keys`, then opens the fleet's ledger. */
 export async function openFleetLedger(file: string, options: { keys: boolean; poolSize: number }): Promise<FleetLedgerContext> {
-  const fleet = await loadFleetFile(resolveConfigPath(file), process.env)
+  // The fleet key first (as every fleet command: nothing read without it), then the fleet file.
   const vault = options.keys ? openKeyVault(process.env) : undefined
+  const fleet = await loadFleetFile(resolveConfigPath(file), process.env)
   const store = await openLedger({ url: fleet.stateUrl, poolSize: options.poolSize })
   return {
     fleet,

@@ -11,11 +11,19 @@ import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 
 import { ConfigError, type ConfigProblem } from '../errors.ts'
-import { checkConfigObject, interpolate, maskSecrets, parseYamlMapping, type ResolvedConfig, resolvedConfigOf, secretValuesOf } from '../job/config.ts'
+import {
+  checkConfigObject,
+  interpolate,
+  maskSecrets,
+  parseYamlMapping,
+  type ResolvedConfig,
+  resolvedConfigOf,
+  secretValuesOf,
+} from '../job/config.ts'
 import { ManagementSchema, type Region, REGIONS } from '../target/config.ts'
 import { APP_NAME_MAX, APP_VERSIONS, Email, isExtensionId, MAX_COLLABORATORS_PER_APP } from '../target/management-schemas.ts'
 import { isWebhookTrigger, WebhookId, WebhookName, WebhookPassword, WebhookUrl, WebhookUsername } from '../target/webhooks.ts'
-import { type SharedSource, SharedSourceSchema, TenantSourceSchema, tenantSourceBlock } from './tenant-source.ts'
+import { type SharedSource, SharedSourceSchema, tenantSourceBlock, TenantSourceSchema } from './tenant-source.ts'
 
 /** A fleet id: part of every tenant's job id (`<fleet>_<tenant>`), so no `_`. */
 const FleetId = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,22}[a-z0-9])?$/, 'must be 1–24 characters of a-z, 0-9 and - (not at either end)')
@@ -30,7 +38,8 @@ const AppName = z
   .max(APP_NAME_MAX, `must be at most ${APP_NAME_MAX} characters (the platform's limit)`)
 
 const ExtensionName = z.string().refine(isExtensionId, {
-  error: (issue) => `unknown extension ${JSON.stringify(String(issue.input).slice(0, 60))}: not in the platform's published extension list (README: Fleets)`,
+  error: (issue) =>
+    `unknown extension ${JSON.stringify(String(issue.input).slice(0, 60))}: not in the platform's published extension list (README: Fleets)`,
 })
 
 const TeamSchema = z
@@ -198,7 +207,10 @@ export function tenantJobId(fleetId: string, tenantId: string): string {
 
 /** `tenants[3].source.url` from `['tenants', 3, 'source', 'url']`. */
 export function fleetPath(path: readonly (string | number)[]): string {
-  return path.reduce<string>((out, seg) => (typeof seg === 'number' || /^\d+$/.test(String(seg)) ? `${out}[${seg}]` : out ? `${out}.${seg}` : String(seg)), '')
+  return path.reduce<string>(
+    (out, seg) => (typeof seg === 'number' || /^\d+$/.test(String(seg)) ? `${out}[${seg}]` : out ? `${out}.${seg}` : String(seg)),
+    '',
+  )
 }
 
 function mergeObjects(base: unknown, over: unknown): unknown {
@@ -266,6 +278,12 @@ function problemOrigin(fleet: ParsedFleet, index: number, path: string): string 
   return fleetPath([`tenants[${index}]`, ...segs])
 }
 
+/** A problem of a tenant's composed configuration, where it is in the file: a tenant's own, or the defaults' or a shared source's (said once for every tenant). */
+function originProblem(fleet: ParsedFleet, index: number, p: ConfigProblem): ConfigProblem {
+  const path = problemOrigin(fleet, index, p.path)
+  return { path, message: path.startsWith('tenants[') ? `tenant ${(fleet.tenants[index] as ParsedTenant).id}: ${p.message}` : p.message }
+}
+
 function tenantProblems(fleet: ParsedFleet, index: number, env: NodeJS.ProcessEnv): ConfigProblem[] {
   const tenant = fleet.tenants[index] as ParsedTenant
   const problems: ConfigProblem[] = []
@@ -279,7 +297,10 @@ function tenantProblems(fleet: ParsedFleet, index: number, env: NodeJS.ProcessEn
   } else {
     const block = tenantSourceBlock(spec, fleet.sources)
     if ('problem' in block) {
-      problems.push({ path: `${tenant.source ? `tenants[${index}]` : 'defaults'}.source.${block.field}`, message: `tenant ${tenant.id}: ${block.problem}` })
+      problems.push({
+        path: `${tenant.source ? `tenants[${index}]` : 'defaults'}.source.${block.field}`,
+        message: `tenant ${tenant.id}: ${block.problem}`,
+      })
     } else {
       source = block.source
     }
@@ -287,7 +308,7 @@ function tenantProblems(fleet: ParsedFleet, index: number, env: NodeJS.ProcessEn
   // Without a usable source the rest is still checked (a job configuration's source is optional).
   const checked = checkConfigObject(tenantConfigObject(fleet, tenant, source, VALIDATION_APP), env)
   if (!checked.ok) {
-    problems.push(...checked.problems.map((p) => ({ path: problemOrigin(fleet, index, p.path), message: `tenant ${tenant.id}: ${p.message}` })))
+    problems.push(...checked.problems.map((p) => originProblem(fleet, index, p)))
   }
   return problems
 }
@@ -321,7 +342,10 @@ function uniquenessProblems(tenants: readonly unknown[], defaultRegion: unknown)
       names.set(appName.toLowerCase(), i)
     }
     if (t.region === undefined && defaultRegion === undefined) {
-      problems.push({ path: `tenants[${i}].region`, message: `tenant ${id ?? i}: is required (or set defaults.region): one of ${REGIONS.join(', ')}` })
+      problems.push({
+        path: `tenants[${i}].region`,
+        message: `tenant ${id ?? i}: is required (or set defaults.region): one of ${REGIONS.join(', ')}`,
+      })
     }
   }
   return problems
@@ -442,7 +466,7 @@ export function tenantJobConfig(fleet: FleetFile, tenantId: string, app: BoundAp
   }
   const checked = checkConfigObject(tenantConfigObject(fleet.parsed, tenant, block.source, app), env)
   if (!checked.ok) {
-    const problems = checked.problems.map((p) => ({ path: problemOrigin(fleet.parsed, index, p.path), message: `tenant ${tenantId}: ${p.message}` }))
+    const problems = checked.problems.map((p) => originProblem(fleet.parsed, index, p))
     throw new ConfigError(fleet.file, maskSecrets(problems, [app.apiKey, ...secretValuesOf(fleet.parsed)]))
   }
   return resolvedConfigOf(checked.data, `${fleet.file} (tenant ${tenantId})`)

@@ -9,7 +9,7 @@
 import { z } from 'zod'
 
 import { GenericSqlConfigSchema } from '../../connectors/generic-sql/config.ts'
-import { MattermostConfigSchema, MATTERMOST_TEAM_NAME } from '../../connectors/mattermost/config.ts'
+import { MATTERMOST_TEAM_NAME, MattermostConfigSchema } from '../../connectors/mattermost/config.ts'
 
 const columnName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain column name (letters, digits, _)')
 
@@ -55,7 +55,10 @@ function sqlLiteral(value: string | number): string {
 }
 
 /** The tenant's concrete `source:` block, or what is wrong with its template (and which field). */
-export function tenantSourceBlock(spec: TenantSource, sources: Readonly<Record<string, SharedSource>>): { source: unknown } | { field: string; problem: string } {
+export function tenantSourceBlock(
+  spec: TenantSource,
+  sources: Readonly<Record<string, SharedSource>>,
+): { source: unknown } | { field: string; problem: string } {
   if (!('template' in spec) || typeof spec.template !== 'string') {
     return { source: spec }
   }
@@ -63,7 +66,10 @@ export function tenantSourceBlock(spec: TenantSource, sources: Readonly<Record<s
   const shared = sources[t.template]
   if (shared === undefined) {
     const names = Object.keys(sources)
-    return { field: 'template', problem: `no shared source ${JSON.stringify(t.template)} under sources: (${names.length ? `have ${names.join(', ')}` : 'none defined'})` }
+    return {
+      field: 'template',
+      problem: `no shared source ${JSON.stringify(t.template)} under sources: (${names.length ? `have ${names.join(', ')}` : 'none defined'})`,
+    }
   }
   if (shared.connector === 'generic-sql') {
     if (t.team !== undefined) {
@@ -75,7 +81,10 @@ export function tenantSourceBlock(spec: TenantSource, sources: Readonly<Record<s
     const { tenantColumn, ...block } = shared
     const where = `chatferry_tenant.${tenantColumn} = ${sqlLiteral(t.tenantValue)}`
     const entities = Object.fromEntries(
-      Object.entries(block.entities).map(([entity, q]) => [entity, q && { ...q, query: `SELECT * FROM (${q.query}) AS chatferry_tenant WHERE ${where}` }]),
+      Object.entries(block.entities).map(([entity, q]) => [
+        entity,
+        q && { ...q, query: `SELECT * FROM (${q.query}) AS chatferry_tenant WHERE ${where}` },
+      ]),
     )
     return { source: { ...block, entities } }
   }

@@ -5,7 +5,7 @@
  */
 import type { Kysely, Selectable } from 'kysely'
 
-import type { FleetTenantState, FleetTenantsTable, StateDatabase } from './schema.ts'
+import type { FleetTenantsTable, FleetTenantState, StateDatabase } from './schema.ts'
 import { insertFleetTenant } from './sql/insert-fleet-tenant.ts'
 import { selectFleetTenants } from './sql/select-fleet-tenants.ts'
 import { tryFleetLock } from './sql/try-fleet-lock.ts'
@@ -14,6 +14,8 @@ import { type FleetTenantPatch, updateFleetTenant } from './sql/update-fleet-ten
 
 /** What provisioning has done to a tenant's app (`steps`). */
 export interface ProvisionSteps {
+  /** Set before the create call: after a crash, a rerun looks the app up by name instead of creating another. */
+  readonly createSent?: boolean
   /** Extension ids enabled. */
   readonly extensions?: readonly string[]
   /** Team member emails added, by role. */

@@ -16,6 +16,7 @@ import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
+import { fleetOption } from './fleet.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
 import { registerFleetVerifyCommand } from './fleet-verify.ts'
@@ -39,7 +40,7 @@ const int = (v: string) => {
 /** The options every fleet subcommand of this file shares: the fleet file and the tenants. */
 export function addFleetOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('-f, --fleet <file>', 'the fleet file').env('CHATFERRY_FLEET').default('fleet.yaml'))
+    .addOption(fleetOption())
     .option('--tenant <id...>', 'only these tenants (repeatable; default: every tenant of the fleet file)')
 }
 

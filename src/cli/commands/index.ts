@@ -5,6 +5,7 @@ import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
 import { registerDemoCommand } from './demo.ts'
 import { registerFleetRunCommands } from './fleet-run.ts'
+import { registerFleetCommand } from './fleet.ts'
 import { registerLoadCommand } from './load.ts'
 import { registerPlanCommand } from './plan.ts'
 import { registerPurgeCommand } from './purge.ts'
@@ -27,6 +28,9 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerConfigCommand,
   registerAppsCommand,
   registerWebhooksCommand,
+  registerFleetCommand,
+  // After the fleet group (registerFleetCommand): adds run, worker, status, plan and verify to it.
+  registerFleetRunCommands,
   registerSandboxCommand,
   registerPlanCommand,
   registerRunCommand,
@@ -40,8 +44,6 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerRunsCommand,
   registerRetryRejectedCommand,
   registerVerifyCommand,
-  // After the fleet group's provisioning half (when listed): adds run, worker, status and plan to it.
-  registerFleetRunCommands,
   registerPurgeCommand,
   registerCompletionCommand,
 ]

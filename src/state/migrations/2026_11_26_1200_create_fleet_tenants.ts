@@ -16,9 +16,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('app_name', 'text', (c) => c.notNull())
     .addColumn('region', 'text', (c) => c.notNull())
     .addColumn('app_id', 'text')
-    .addColumn('state', 'text', (c) =>
-      c.notNull().check(sql`state in ('pending', 'creating', 'created', 'provisioned', 'failed', 'deleted')`),
-    )
+    .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('pending', 'creating', 'created', 'provisioned', 'failed', 'deleted')`))
     // `v1:<iv>:<tag>:<ciphertext>`, opened only with CHATFERRY_FLEET_KEY; key_id names that key.
     .addColumn('sealed_key', 'text')
     .addColumn('key_id', 'text')
