@@ -12,7 +12,7 @@ import PQueue from 'p-queue'
 
 import { runPlan } from '../job/run-plan.ts'
 import { renderFleetPlanHtml } from '../report/fleet-plan-html.ts'
-import { buildFleetPlanReport, failedPlanRow, type FleetPlanReport, type FleetPlanTenant, fleetPlanRow } from '../report/fleet-plan-report.ts'
+import { buildFleetPlanReport, failedPlanRow, type FleetPlanReport, fleetPlanRow, type FleetPlanTenant } from '../report/fleet-plan-report.ts'
 import type { LedgerStore } from '../state/store.ts'
 import type { FleetTenantJob } from './fleet-run.ts'
 import { needsFix, reasonOf } from './fleet-run-outcome.ts'
@@ -45,7 +45,10 @@ export async function runFleetPlan(options: FleetPlanOptions): Promise<FleetPlan
         try {
           const result = await runPlan(
             { config: t.config, jobId: t.jobId, store: options.store },
-            { ...(options.outDir ? { outDir: join(options.outDir, 'tenants', t.tenantId) } : {}), ...(options.signal ? { signal: options.signal } : {}) },
+            {
+              ...(options.outDir ? { outDir: join(options.outDir, 'tenants', t.tenantId) } : {}),
+              ...(options.signal ? { signal: options.signal } : {}),
+            },
           )
           return fleetPlanRow(who, result.report)
         } catch (err) {

@@ -24,7 +24,14 @@ export interface FleetRunSummary {
 }
 
 export function buildFleetRunSummary(fleet: string, outcomes: readonly TenantOutcome[], exitCode: number, durationMs: number): FleetRunSummary {
-  const status = exitCode === FLEET_EXIT.OK ? 'succeeded' : exitCode === FLEET_EXIT.REJECTED ? 'rejected' : exitCode === FLEET_EXIT.USAGE ? 'usage-error' : 'failed'
+  const status =
+    exitCode === FLEET_EXIT.OK
+      ? 'succeeded'
+      : exitCode === FLEET_EXIT.REJECTED
+        ? 'rejected'
+        : exitCode === FLEET_EXIT.USAGE
+          ? 'usage-error'
+          : 'failed'
   return {
     command: 'fleet run',
     status,

@@ -69,7 +69,12 @@ export interface KeylessTenantJob extends FleetTenantJob {
 }
 
 /** Every selected tenant as a job whose target key is a placeholder: for `fleet status` and `fleet plan`. */
-export async function keylessTenantJobs(fleet: FleetFile, store: LedgerStore, only: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<KeylessTenantJob[]> {
+export async function keylessTenantJobs(
+  fleet: FleetFile,
+  store: LedgerStore,
+  only: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<KeylessTenantJob[]> {
   const bindings = new Map((await store.fleet.bindings(fleet.id)).map((b) => [b.tenantId, b]))
   return selectTenants(fleet, only).map((t) => {
     const b = bindings.get(t.id)

@@ -6,9 +6,9 @@
  * caller's rule (src/cli/run-liveness.ts), passed in as `deadReason`.
  */
 import { formatDuration } from '../format-duration.ts'
-import { ENTITIES } from '../target/schemas.ts'
 import type { QuotaInfo } from '../load/progress.ts'
 import type { LedgerStore, RunRecord } from '../state/store.ts'
+import { ENTITIES } from '../target/schemas.ts'
 
 export const TENANT_LOAD_STATES = ['not provisioned', 'not started', 'planning', 'loading', 'done', 'rejected', 'failed', 'interrupted'] as const
 export type TenantLoadState = (typeof TENANT_LOAD_STATES)[number]
@@ -44,7 +44,12 @@ export interface TenantStatus {
 type DeadReason = (run: RunRecord) => string | undefined
 
 /** Where one tenant stands. */
-export async function tenantStatus(store: LedgerStore, t: TenantStatusInput, deadReason: DeadReason, known: ReadonlySet<string>): Promise<TenantStatus> {
+export async function tenantStatus(
+  store: LedgerStore,
+  t: TenantStatusInput,
+  deadReason: DeadReason,
+  known: ReadonlySet<string>,
+): Promise<TenantStatus> {
   const stats = known.has(t.jobId) ? await store.entityStats(t.jobId) : []
   const runs = known.has(t.jobId) ? await store.listRuns(t.jobId, 20) : []
   const sum = (pick: (s: (typeof stats)[number]) => number) => stats.reduce((a, s) => a + pick(s), 0)

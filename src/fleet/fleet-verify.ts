@@ -41,7 +41,15 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
       slots.add(async (): Promise<TenantVerdict> => {
         const who = { tenantId: t.tenantId, jobId: t.jobId }
         if (!(await options.store.listJobs()).some((j) => j.id === t.jobId)) {
-          return { ...who, verdict: 'failed', mismatches: 0, unexplained: 0, report: null, reason: 'never run: run `chatferry fleet run` first', needsFix: true }
+          return {
+            ...who,
+            verdict: 'failed',
+            mismatches: 0,
+            unexplained: 0,
+            report: null,
+            reason: 'never run: run `chatferry fleet run` first',
+            needsFix: true,
+          }
         }
         try {
           const result = await runVerify(tenantContext(t, options.store), {
@@ -50,7 +58,15 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
             ...(options.signal ? { signal: options.signal } : {}),
           })
           const { mismatches, unexplained } = result.report.totals
-          return { ...who, verdict: result.passed ? 'passed' : 'mismatches', mismatches, unexplained, report: result.files?.html ?? null, reason: null, needsFix: false }
+          return {
+            ...who,
+            verdict: result.passed ? 'passed' : 'mismatches',
+            mismatches,
+            unexplained,
+            report: result.files?.html ?? null,
+            reason: null,
+            needsFix: false,
+          }
         } catch (err) {
           return { ...who, verdict: 'failed', mismatches: 0, unexplained: 0, report: null, reason: reasonOf(err), needsFix: needsFix(err) }
         }

@@ -46,7 +46,10 @@ async function serveTenant(t: FleetTenantJob, options: FleetWorkerOptions): Prom
       if (signal.aborted) {
         return
       }
-      log.warn({ status: outcome.status, reason: outcome.error ? reasonOf(outcome.error) : undefined }, "tenant's loader stopped; starting it again later")
+      log.warn(
+        { status: outcome.status, reason: outcome.error ? reasonOf(outcome.error) : undefined },
+        "tenant's loader stopped; starting it again later",
+      )
     } catch (err) {
       if (signal.aborted) {
         return

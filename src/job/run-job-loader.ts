@@ -10,8 +10,8 @@ import type { Logger } from 'pino'
 
 import { createChatBudget } from '../load/chat-budget.ts'
 import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
-import type { SharedBoss } from '../load/work-queue.ts'
 import { runUpdateLane, type UpdateLaneCounters, type UpdateLaneOutcome } from '../load/update-lane.ts'
+import type { SharedBoss } from '../load/work-queue.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import type { LedgerContext } from './ledger-context.ts'
 

@@ -150,7 +150,13 @@ function createBoss(sessions: LedgerSessions, options: Omit<WorkQueueOptions, 'j
  */
 export async function startSharedBoss(
   sessions: LedgerSessions,
-  options: { url: string; jobs: readonly { jobId: string; leaseSeconds: number }[]; poolSize: number; sweepLeaseSeconds: number; onError?: (err: Error) => void },
+  options: {
+    url: string
+    jobs: readonly { jobId: string; leaseSeconds: number }[]
+    poolSize: number
+    sweepLeaseSeconds: number
+    onError?: (err: Error) => void
+  },
 ): Promise<SharedBoss> {
   const boss = createBoss(sessions, { url: options.url, leaseSeconds: options.sweepLeaseSeconds, poolSize: options.poolSize })
   boss.on('error', (err) => options.onError?.(err))

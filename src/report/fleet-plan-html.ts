@@ -36,7 +36,19 @@ export function renderFleetPlanHtml(r: FleetPlanReport): string {
     x.status === 'failed' ? '-' : formatDuration(x.seconds),
     x.error ?? '',
   ])
-  rows.push(['fleet totals', `${t.tenants} apps`, '', t.failed > 0 ? `${t.failed} failed` : 'planned', ...LEGACY_ENTITIES.map((e) => t.toCreate[e]), t.skipped, t.rejected, t.requests, '', formatDuration(t.seconds), ''])
+  rows.push([
+    'fleet totals',
+    `${t.tenants} apps`,
+    '',
+    t.failed > 0 ? `${t.failed} failed` : 'planned',
+    ...LEGACY_ENTITIES.map((e) => t.toCreate[e]),
+    t.skipped,
+    t.rejected,
+    t.requests,
+    '',
+    formatDuration(t.seconds),
+    '',
+  ])
   const bars = stackedBars(
     r.tenants.map((x) => ({
       label: x.tenantId,
@@ -48,7 +60,14 @@ export function renderFleetPlanHtml(r: FleetPlanReport): string {
   )
   const reasons = Object.entries(t.rejectsByReason)
     .sort((a, b) => b[1] - a[1])
-    .map(([reason, c]) => [reason, c, r.tenants.filter((x) => (x.rejectsByReason[reason] ?? 0) > 0).map((x) => x.tenantId).join(', ')])
+    .map(([reason, c]) => [
+      reason,
+      c,
+      r.tenants
+        .filter((x) => (x.rejectsByReason[reason] ?? 0) > 0)
+        .map((x) => x.tenantId)
+        .join(', '),
+    ])
   const body = `<div class="cards">${cards}</div>
 <h2>Tenants</h2>
 <p class="meta">One row per tenant: what its own plan (its job's dry run) would create per entity, skip and reject, and the import requests and time at its app's quota. The tenants load in parallel, each at its own quota: the fleet takes as long as its slowest tenant.</p>

@@ -61,7 +61,10 @@ async function freshDatabase(prefix: string): Promise<string> {
 }
 
 function cli(args: readonly string[], env: Record<string, string>): { child: ChildProcess; done: Promise<number | null>; output: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CHATFERRY_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, CHATFERRY_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)))
   child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)))

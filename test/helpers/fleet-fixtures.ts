@@ -11,7 +11,12 @@ import type { KeyVault } from '../../src/fleet/key-vault.ts'
 import { openLedger } from '../../src/state/store.ts'
 
 /** Binds every tenant to its app (`id`, `apiKey`) in the fleet's ledger, keys sealed by `vault`. */
-export async function bindTenants(ledgerUrl: string, fleetId: string, vault: KeyVault, apps: ReadonlyMap<string, { id: string; apiKey: string }>): Promise<void> {
+export async function bindTenants(
+  ledgerUrl: string,
+  fleetId: string,
+  vault: KeyVault,
+  apps: ReadonlyMap<string, { id: string; apiKey: string }>,
+): Promise<void> {
   const store = await openLedger({ url: ledgerUrl, poolSize: 2 })
   try {
     for (const [tenantId, app] of apps) {
@@ -50,7 +55,11 @@ export function writeFleetFile(file: string, o: FleetFileOptions): string {
       state: { url: o.ledgerUrl },
       defaults: {
         region: 'us',
-        target: { baseUrl: `${o.sandboxUrl}/apps/{appId}/v3`, quota: { requestsPerMinute: (o.perWindow * 60_000) / o.windowMs }, timeoutMs: o.timeoutMs ?? 5000 },
+        target: {
+          baseUrl: `${o.sandboxUrl}/apps/{appId}/v3`,
+          quota: { requestsPerMinute: (o.perWindow * 60_000) / o.windowMs },
+          timeoutMs: o.timeoutMs ?? 5000,
+        },
         load: { quotaWindowMs: o.windowMs, leaseSeconds: 10, ...o.load },
       },
       tenants: o.tenants.map((t) => ({ id: t.id, name: `Tenant ${t.id}`, source: t.source })),

@@ -12,7 +12,6 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 
 import type { FleetPlanReport } from '../../src/report/fleet-plan-report.ts'
-
 import { ENTITIES } from '../../src/target/schemas.ts'
 import { expectedKeys, type TenantHistory } from '../helpers/fleet-legacy.ts'
 import { createFleetWorld, type FleetWorld } from '../helpers/fleet-world.ts'
@@ -31,7 +30,10 @@ beforeAll(async () => {
     tenants: [
       ...GOOD.map((id) => ({ id, history: HISTORY })),
       // A source nobody answers: a closed port on loopback.
-      { id: 'umbrella', source: { connector: 'generic-sql', url: 'postgres://reader@127.0.0.1:9/legacy', entities: { users: { query: 'SELECT 1 AS id' } } } },
+      {
+        id: 'umbrella',
+        source: { connector: 'generic-sql', url: 'postgres://reader@127.0.0.1:9/legacy', entities: { users: { query: 'SELECT 1 AS id' } } },
+      },
     ],
     perWindow: PER_WINDOW,
     windowMs: WINDOW_MS,
@@ -90,7 +92,12 @@ it('migrates three tenants in parallel with two workers, each app its own data w
       expect(held.sort()).toEqual(expectedKeys(id, HISTORY).sort())
       // Its quota held, from the sandbox's request log.
       const log = (await world.sbx.sandbox.requests(app.id)).filter((e) => ENTITIES.includes(e.endpoint as never))
-      expect(maxInWindow(log.map((e) => e.receivedAtMs), WINDOW_MS)).toBeLessThanOrEqual(PER_WINDOW)
+      expect(
+        maxInWindow(
+          log.map((e) => e.receivedAtMs),
+          WINDOW_MS,
+        ),
+      ).toBeLessThanOrEqual(PER_WINDOW)
       expect(log.filter((e) => e.status === 429)).toHaveLength(0)
       workersSent += log.length
     }
@@ -100,7 +107,8 @@ it('migrates three tenants in parallel with two workers, each app its own data w
     // The workers took part: their run rows in each good tenant's job settled batches.
     const status = await fleet('status', '--json').done
     expect(status.code, status.stderr).toBe(0)
-    const lines = (JSON.parse(status.stdout) as { tenants: { tenantId: string; state: string; remaining: number; lastError: string | null }[] }).tenants
+    const lines = (JSON.parse(status.stdout) as { tenants: { tenantId: string; state: string; remaining: number; lastError: string | null }[] })
+      .tenants
     expect(lines.map((l) => [l.tenantId, l.state])).toEqual([...GOOD.map((id) => [id, 'done']), ['umbrella', 'failed']])
     expect(lines.find((l) => l.tenantId === 'umbrella')?.lastError).toBeTruthy()
     const text = await fleet('status').done

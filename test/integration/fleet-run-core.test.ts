@@ -17,7 +17,7 @@ import { fleetExitCode } from '../../src/fleet/fleet-run-outcome.ts'
 import { parseConfig } from '../../src/job/config.ts'
 import { resolveLoadConfig } from '../../src/load/config.ts'
 import { startSharedBoss } from '../../src/load/work-queue.ts'
-import { openLedger, type LedgerStore } from '../../src/state/store.ts'
+import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { expectedKeys, tenantSource, writeTenantLegacy } from '../helpers/fleet-legacy.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
@@ -62,7 +62,12 @@ it('three tenants load in parallel, each into its own app within its quota; a te
     const config = parseConfig(yaml, join(dir, `${id}.yaml`), {})
     tenants.push({ tenantId: id, jobId: `fleet.${id}`, config, load: resolveLoadConfig(config.load ?? {}, {}, {}) })
   }
-  const boss = await startSharedBoss(store.sessions, { url: ledgerDb.url, jobs: tenants.map((t) => ({ jobId: t.jobId, leaseSeconds: 120 })), sweepLeaseSeconds: 120, poolSize: 4 })
+  const boss = await startSharedBoss(store.sessions, {
+    url: ledgerDb.url,
+    jobs: tenants.map((t) => ({ jobId: t.jobId, leaseSeconds: 120 })),
+    sweepLeaseSeconds: 120,
+    poolSize: 4,
+  })
   try {
     const outcomes = await runFleet({
       store,

@@ -75,6 +75,11 @@ it('a fleet killed mid-load (run and worker) resumes with the next fleet run: no
     const log = await importRequests(app.id)
     const created = log.flatMap((e) => (e.items ?? []).filter((x) => x.result === 'created').map((x) => x.key))
     expect(created.length).toBe(new Set(created).size)
-    expect(maxInWindow(log.map((e) => e.receivedAtMs), WINDOW_MS)).toBeLessThanOrEqual(PER_WINDOW)
+    expect(
+      maxInWindow(
+        log.map((e) => e.receivedAtMs),
+        WINDOW_MS,
+      ),
+    ).toBeLessThanOrEqual(PER_WINDOW)
   }
 }, 240_000)

@@ -3,8 +3,8 @@ import { Command, Option } from 'commander'
 
 import { runFleetPlan } from '../../fleet/fleet-plan.ts'
 import { keylessTenantJobs } from '../../fleet/fleet-run-tenants.ts'
-import { formatFleetPlanReport } from '../../report/fleet-plan-report.ts'
 import { createLogger } from '../../logger.ts'
+import { formatFleetPlanReport } from '../../report/fleet-plan-report.ts'
 import { EXIT } from '../exit-codes.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
@@ -16,22 +16,22 @@ export function registerFleetPlanCommand(fleet: Command): void {
   const plan = addFleetOptions(
     fleet
       .command('plan')
-      .summary("dry run of every tenant: the fleet plan report")
+      .summary('dry run of every tenant: the fleet plan report')
       .description(
         "The dry run of every tenant (what `chatferry plan` does for one job: nothing sent, no item changed; each tenant's own plan report is kept in its job), " +
           'then the fleet plan report: a row per tenant (items to create per entity, skipped, rejected, import requests and time at its quota) and the fleet totals ' +
-          "(requests, time at quota with the tenants in parallel, rejects by reason). A tenant whose source cannot be read is a row with its error. Sends nothing: " +
+          '(requests, time at quota with the tenants in parallel, rejects by reason). A tenant whose source cannot be read is a row with its error. Sends nothing: ' +
           'needs neither CHATFERRY_FLEET_KEY nor provisioned apps.',
       ),
   )
-    .option('--out <dir>', 'write fleet-plan-report.json and .html there, and each tenant\'s plan report under tenants/<id>/', 'chatferry-reports')
+    .option('--out <dir>', "write fleet-plan-report.json and .html there, and each tenant's plan report under tenants/<id>/", 'chatferry-reports')
     .addOption(new Option('--concurrency <n>', 'tenants planned at once').argParser((v) => Math.max(1, Number.parseInt(v, 10) || 1)).default(4))
     .option('--json', 'print the fleet plan report as JSON on stdout instead of the table')
   withHelp(plan, {
     exits: [
       [0, 'every tenant planned'],
       [1, "some tenant's plan failed for a reason a rerun can fix (its source unreachable), or SIGINT/SIGTERM"],
-      [2, 'usage or configuration error; or some tenant\'s source refuses its query or login (fix it first)'],
+      [2, "usage or configuration error; or some tenant's source refuses its query or login (fix it first)"],
     ],
     examples: [
       ['fleet plan', 'the report of ./fleet.yaml into chatferry-reports/'],

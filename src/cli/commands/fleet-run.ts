@@ -39,15 +39,17 @@ const int = (v: string) => {
 
 /** The options every fleet subcommand of this file shares: the fleet file and the tenants. */
 export function addFleetOptions(cmd: Command): Command {
-  return cmd
-    .addOption(fleetOption())
-    .option('--tenant <id...>', 'only these tenants (repeatable; default: every tenant of the fleet file)')
+  return cmd.addOption(fleetOption()).option('--tenant <id...>', 'only these tenants (repeatable; default: every tenant of the fleet file)')
 }
 
 function addLoadFlags(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--concurrency <n>', "batches in flight per tenant in this process (default: the tenant's load.concurrency, else 4)").argParser(int))
-    .addOption(new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (default: load.leaseSeconds, else 120)').argParser(int))
+    .addOption(
+      new Option('--concurrency <n>', "batches in flight per tenant in this process (default: the tenant's load.concurrency, else 4)").argParser(int),
+    )
+    .addOption(
+      new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (default: load.leaseSeconds, else 120)').argParser(int),
+    )
 }
 
 function loadFlags(opts: FleetFlags) {
@@ -124,12 +126,22 @@ function registerFleetRun(fleet: Command): void {
             logger,
             signal: stopper.signal,
             onTenant: (tenant, phase, outcome) =>
-              logger.info({ tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) }, `tenant ${tenant}: ${outcome?.state ?? phase}`),
+              logger.info(
+                { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
+                `tenant ${tenant}: ${outcome?.state ?? phase}`,
+              ),
           })
         } finally {
           await boss.stop()
         }
-        const failedFirst: TenantOutcome[] = unusable.map((u) => ({ tenantId: u.tenantId, jobId: u.jobId, state: 'failed', needsFix: true, reason: u.reason, stats: [] }))
+        const failedFirst: TenantOutcome[] = unusable.map((u) => ({
+          tenantId: u.tenantId,
+          jobId: u.jobId,
+          state: 'failed',
+          needsFix: true,
+          reason: u.reason,
+          stats: [],
+        }))
         const order = ctx.fleet.tenants.map((t) => t.id)
         const all = [...failedFirst, ...outcomes].sort((a, b) => order.indexOf(a.tenantId) - order.indexOf(b.tenantId))
         const exit = fleetExitCode(all)
@@ -164,7 +176,7 @@ function registerFleetWorker(fleet: Command): void {
       [2, 'usage or configuration error, or CHATFERRY_FLEET_KEY missing'],
     ],
     examples: [
-      ['fleet worker', "one more loader for every tenant of ./fleet.yaml"],
+      ['fleet worker', 'one more loader for every tenant of ./fleet.yaml'],
       ['fleet worker --fleet /etc/chatferry/fleet.yaml --concurrency 2', 'two batches in flight per tenant'],
     ],
   })

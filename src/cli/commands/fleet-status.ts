@@ -14,11 +14,14 @@ export function registerFleetStatusCommand(fleet: Command): void {
       .command('status')
       .summary('where every tenant stands, one line each')
       .description(
-        "One line per tenant: its state (not provisioned, not started, planning, loading, done, rejected, failed, interrupted), done/remaining per entity, " +
+        'One line per tenant: its state (not provisioned, not started, planning, loading, done, rejected, failed, interrupted), done/remaining per entity, ' +
           "its rate in the last minute against its app's quota, the ETA at that quota, its rejects and its last error; then the fleet's totals. " +
           'Reads only the ledger: needs neither CHATFERRY_FLEET_KEY nor any source.',
       ),
-  ).option('--json', 'print JSON: fleet, tenants[] (tenantId, jobId, appId, state, entities, done, remaining, rejected, rateVsQuota, etaSeconds, lastRun, lastError)')
+  ).option(
+    '--json',
+    'print JSON: fleet, tenants[] (tenantId, jobId, appId, state, entities, done, remaining, rejected, rateVsQuota, etaSeconds, lastRun, lastError)',
+  )
   withHelp(status, {
     exits: [
       [0, 'printed'],
