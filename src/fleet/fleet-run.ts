@@ -36,7 +36,8 @@ export interface FleetTenantJob {
 
 export interface FleetRunOptions {
   readonly store: LedgerStore
-  readonly boss: SharedBoss
+  /** The process's pg-boss; a promise, so that setting up the tenants' queues overlaps their plans (a tenant waits for it only to load). */
+  readonly boss: Promise<SharedBoss>
   readonly tenants: readonly FleetTenantJob[]
   readonly mode: 'full' | 'delta'
   /** Tenants planned at once (each holds one source snapshot while it plans). */
@@ -100,7 +101,7 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
     }
     await store.heartbeatRun(id, { plan })
     options.onTenant?.(t.tenantId, 'loading')
-    const loaded = await runJobLoader(ctx, { mode: 'load', logger: log, signal, sharedBoss: options.boss })
+    const loaded = await runJobLoader(ctx, { mode: 'load', logger: log, signal, sharedBoss: await options.boss })
     const state = endOfLoad(loaded.status)
     return await end({
       state,

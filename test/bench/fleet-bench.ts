@@ -11,7 +11,7 @@
  * - **start spread**: from the `fleet run` process's start to the first request of the last tenant;
  * - 429s (expected 0) and the tenants that did not finish.
  *
- * `node test/bench/fleet-bench.ts [--tenants N] [--quota R] [--only 1|3]` (or `npm run bench --
+ * `node test/bench/fleet-bench.ts [--tenants N] [--quota R] [--only 1|3] [--plan-concurrency N]` (or `npm run bench --
  * fleet …`). Needs a Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
  * --quota: import requests per minute of every app (default 12: 50 apps × 12 = 600 requests a
  * minute, 30,000 items, the most this 2-core machine's sandbox and ledger take with room to spare).
@@ -22,13 +22,12 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
-import pg from 'pg'
-
 import { keyVault } from '../../src/fleet/key-vault.ts'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { ENTITIES } from '../../src/target/schemas.ts'
 import { bindTenants, writeFleetFile } from '../helpers/fleet-fixtures.ts'
 import { type TenantHistory, tenantSource, writeTenantLegacy } from '../helpers/fleet-legacy.ts'
+import { BENCH_SERVER_URL, benchDatabases } from './bench-databases.ts'
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts')
 const arg = (name: string) => {
@@ -38,27 +37,13 @@ const arg = (name: string) => {
 const TENANTS = Number(arg('--tenants') ?? 50)
 const QUOTA = Number(arg('--quota') ?? 12)
 const only = arg('--only')
+const PLAN_CONCURRENCY = arg('--plan-concurrency') ?? '8'
 const HISTORY: TenantHistory = { users: 50, groups: 50, membersPerGroup: 2, messages: 1000 }
 const ITEMS = HISTORY.users + HISTORY.groups + HISTORY.groups * HISTORY.membersPerGroup + HISTORY.messages
-const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const cleanups: (() => Promise<void>)[] = []
+const serverUrl = BENCH_SERVER_URL
 
-async function freshDatabase(prefix: string): Promise<string> {
-  const name = `${prefix}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: serverUrl })
-    await c.connect()
-    await c.query(`drop database if exists ${name} with (force)`)
-    await c.end()
-  })
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+const databases = benchDatabases(serverUrl)
+const freshDatabase = (prefix: string) => databases.fresh(prefix)
 
 function cli(args: readonly string[], env: Record<string, string>): { child: ChildProcess; done: Promise<number | null>; output: () => string } {
   const child = spawn(process.execPath, [CLI, ...args], {
@@ -140,7 +125,7 @@ async function scenario(processes: number): Promise<Measured> {
     const env = { CHATFERRY_FLEET_KEY: fleetKey.toString('base64') }
     const workers = Array.from({ length: processes - 1 }, () => cli(['fleet', 'worker', '--fleet', fleetFile], env))
     const startedAt = Date.now()
-    const run = cli(['fleet', 'run', '--fleet', fleetFile], env)
+    const run = cli(['fleet', 'run', '--fleet', fleetFile, '--plan-concurrency', PLAN_CONCURRENCY], env)
     const exitCode = await run.done
     for (const w of workers) {
       w.child.kill('SIGTERM')
@@ -199,7 +184,5 @@ try {
     )
   }
 } finally {
-  for (const c of cleanups.reverse()) {
-    await c().catch(() => {})
-  }
+  await databases.dropAll()
 }

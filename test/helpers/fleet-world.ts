@@ -9,10 +9,15 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { expect } from 'vitest'
+
 import { keyVault } from '../../src/fleet/key-vault.ts'
+import type { RequestLogEntry } from '../../src/sandbox/request-log.ts'
+import { ENTITIES } from '../../src/target/schemas.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
 import { bindTenants, writeFleetFile } from './fleet-fixtures.ts'
-import { type TenantHistory, tenantSource, writeTenantLegacy } from './fleet-legacy.ts'
+import { expectedKeys, type TenantHistory, tenantSource, writeTenantLegacy } from './fleet-legacy.ts'
+import { maxInWindow, sandboxKeys } from './loader-harness.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from './sandbox.ts'
 
 export interface FleetWorld {
@@ -71,4 +76,32 @@ export async function createFleetWorld(o: FleetWorldOptions): Promise<FleetWorld
       await ledger.drop()
     },
   }
+}
+
+/** The data-import requests the sandbox logged for a tenant's app, oldest first. */
+export async function importRequests(world: FleetWorld, tenantId: string): Promise<RequestLogEntry[]> {
+  return (await world.sbx.sandbox.requests(world.apps.get(tenantId)!.id)).filter((e) => ENTITIES.includes(e.endpoint as never))
+}
+
+/**
+ * The tenant's app holds exactly its tenant's keys, each once; no item was created twice; no
+ * window of `windowMs` saw more than `perWindow` import requests, and none answered 429. Returns
+ * the app's import requests.
+ */
+export async function expectTenantLoaded(world: FleetWorld, tenantId: string, history: TenantHistory, perWindow: number, windowMs: number): Promise<RequestLogEntry[]> {
+  const app = world.apps.get(tenantId)!
+  const held: string[] = []
+  for (const entity of ENTITIES) {
+    for (const [key, n] of await sandboxKeys(world.sbx.sandbox, app.id, entity)) {
+      expect(n, `${tenantId} ${key}`).toBe(1)
+      held.push(key)
+    }
+  }
+  expect(held.sort()).toEqual(expectedKeys(tenantId, history).sort())
+  const log = await importRequests(world, tenantId)
+  const created = log.flatMap((e) => (e.items ?? []).filter((x) => x.result === 'created').map((x) => x.key))
+  expect(created.length).toBe(new Set(created).size)
+  expect(maxInWindow(log.map((e) => e.receivedAtMs), windowMs)).toBeLessThanOrEqual(perWindow)
+  expect(log.filter((e) => e.status === 429)).toHaveLength(0)
+  return log
 }

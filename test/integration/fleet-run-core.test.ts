@@ -71,7 +71,7 @@ it('three tenants load in parallel, each into its own app within its quota; a te
   try {
     const outcomes = await runFleet({
       store,
-      boss,
+      boss: Promise.resolve(boss),
       tenants,
       mode: 'full',
       planConcurrency: 2,

@@ -6,11 +6,9 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
 
-import { ENTITIES } from '../../src/target/schemas.ts'
-import { expectedKeys, type TenantHistory } from '../helpers/fleet-legacy.ts'
-import { createFleetWorld, type FleetWorld } from '../helpers/fleet-world.ts'
+import type { TenantHistory } from '../helpers/fleet-legacy.ts'
+import { createFleetWorld, expectTenantLoaded, type FleetWorld, importRequests } from '../helpers/fleet-world.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { maxInWindow, sandboxKeys } from '../helpers/loader-harness.ts'
 
 const WINDOW_MS = 2000
 const PER_WINDOW = 2
@@ -27,10 +25,6 @@ afterAll(async () => {
   await world?.close()
 })
 
-async function importRequests(appId: string) {
-  return (await world.sbx.sandbox.requests(appId)).filter((e) => ENTITIES.includes(e.endpoint as never))
-}
-
 it('a fleet killed mid-load (run and worker) resumes with the next fleet run: nothing lost, nothing sent twice, quotas held', async () => {
   const fleet = (...args: string[]) => runCli(['fleet', ...args, '--fleet', world.fleetFile], world.env)
   const worker = fleet('worker')
@@ -39,7 +33,7 @@ it('a fleet killed mid-load (run and worker) resumes with the next fleet run: no
   // Until every tenant has sent messages (its fourth request), then kill both processes.
   const until = Date.now() + 90_000
   for (;;) {
-    const counts = await Promise.all(TENANTS.map(async (id) => (await importRequests(world.apps.get(id)!.id)).length))
+    const counts = await Promise.all(TENANTS.map(async (id) => (await importRequests(world, id)).length))
     if (counts.every((n) => n >= 4)) {
       break
     }
@@ -63,23 +57,6 @@ it('a fleet killed mid-load (run and worker) resumes with the next fleet run: no
   expect(again.stdout).toContain('every tenant is done')
 
   for (const id of TENANTS) {
-    const app = world.apps.get(id)!
-    const held: string[] = []
-    for (const entity of ENTITIES) {
-      for (const [key, n] of await sandboxKeys(world.sbx.sandbox, app.id, entity)) {
-        expect(n, `${id} ${key}`).toBe(1)
-        held.push(key)
-      }
-    }
-    expect(held.sort()).toEqual(expectedKeys(id, HISTORY).sort())
-    const log = await importRequests(app.id)
-    const created = log.flatMap((e) => (e.items ?? []).filter((x) => x.result === 'created').map((x) => x.key))
-    expect(created.length).toBe(new Set(created).size)
-    expect(
-      maxInWindow(
-        log.map((e) => e.receivedAtMs),
-        WINDOW_MS,
-      ),
-    ).toBeLessThanOrEqual(PER_WINDOW)
+    await expectTenantLoaded(world, id, HISTORY, PER_WINDOW, WINDOW_MS)
   }
 }, 240_000)

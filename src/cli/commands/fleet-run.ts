@@ -86,7 +86,7 @@ function registerFleetRun(fleet: Command): void {
     ),
   )
     .option('--delta', "read only rows added or changed since each tenant's last completed read")
-    .addOption(new Option('--plan-concurrency <n>', 'tenants planned at once (each holds one source read open)').argParser(int).default(4))
+    .addOption(new Option('--plan-concurrency <n>', 'tenants planned at once (each holds one source read open)').argParser(int).default(8))
     .option('--json', 'print one JSON summary object on stdout (status, exitCode, fleet, durationMs, tenants[]); logs on stderr')
   withHelp(run, {
     exits: [
@@ -114,7 +114,10 @@ function registerFleetRun(fleet: Command): void {
         for (const j of jobs) {
           await markDeadRuns(ctx.store, j.jobId).catch(() => 0)
         }
-        const boss = await startFleetBoss(ctx, jobs, logger)
+        // The queues are set up while the first tenants plan; a tenant waits for them only to load.
+        const boss = startFleetBoss(ctx, jobs, logger)
+        // A failed set-up fails each tenant as it comes to load (with the reason), not the process.
+        boss.catch(() => {})
         let outcomes: TenantOutcome[]
         try {
           outcomes = await runFleet({
@@ -126,13 +129,13 @@ function registerFleetRun(fleet: Command): void {
             logger,
             signal: stopper.signal,
             onTenant: (tenant, phase, outcome) =>
-              logger.info(
-                { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
-                `tenant ${tenant}: ${outcome?.state ?? phase}`,
-              ),
+              logger.info({ tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) }, `tenant ${tenant}: ${outcome?.state ?? phase}`),
           })
         } finally {
-          await boss.stop()
+          await boss.then(
+            (b) => b.stop(),
+            () => {},
+          )
         }
         const failedFirst: TenantOutcome[] = unusable.map((u) => ({
           tenantId: u.tenantId,
