@@ -88,7 +88,13 @@ export async function importRequests(world: FleetWorld, tenantId: string): Promi
  * window of `windowMs` saw more than `perWindow` import requests, and none answered 429. Returns
  * the app's import requests.
  */
-export async function expectTenantLoaded(world: FleetWorld, tenantId: string, history: TenantHistory, perWindow: number, windowMs: number): Promise<RequestLogEntry[]> {
+export async function expectTenantLoaded(
+  world: FleetWorld,
+  tenantId: string,
+  history: TenantHistory,
+  perWindow: number,
+  windowMs: number,
+): Promise<RequestLogEntry[]> {
   const app = world.apps.get(tenantId)!
   const held: string[] = []
   for (const entity of ENTITIES) {
@@ -101,7 +107,12 @@ export async function expectTenantLoaded(world: FleetWorld, tenantId: string, hi
   const log = await importRequests(world, tenantId)
   const created = log.flatMap((e) => (e.items ?? []).filter((x) => x.result === 'created').map((x) => x.key))
   expect(created.length).toBe(new Set(created).size)
-  expect(maxInWindow(log.map((e) => e.receivedAtMs), windowMs)).toBeLessThanOrEqual(perWindow)
+  expect(
+    maxInWindow(
+      log.map((e) => e.receivedAtMs),
+      windowMs,
+    ),
+  ).toBeLessThanOrEqual(perWindow)
   expect(log.filter((e) => e.status === 429)).toHaveLength(0)
   return log
 }
