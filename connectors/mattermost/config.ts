@@ -13,6 +13,11 @@ export const DEFAULT_GROUP_NAME = '{channel}'
 /** Where a default Mattermost install keeps its files (`FileSettings.Directory`). */
 export const DEFAULT_FILE_BASE_URL = 'file:///opt/mattermost/data'
 
+/** A Mattermost team's name (as in its URL): 2–64 of a-z, 0-9, - and _, a letter or digit at both ends. */
+export const MATTERMOST_TEAM_NAME = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}[a-z0-9]$/, 'must be a Mattermost team name: 2–64 of a-z, 0-9, - and _')
+
 export const MattermostConfigSchema = z
   .object({
     connector: z.literal('mattermost'),
@@ -50,6 +55,11 @@ export const MattermostConfigSchema = z
      * `avatar: <siteUrl>/api/v4/users/<id>/image`.
      */
     siteUrl: z.url().optional(),
+    /**
+     * Read one team only (a fleet's tenant per team): its members, its channels, the group DMs and
+     * direct messages among its members, and the posts of those. Absent: the whole database.
+     */
+    team: MATTERMOST_TEAM_NAME.optional(),
   })
   .strict()
 export type MattermostConfig = z.output<typeof MattermostConfigSchema>

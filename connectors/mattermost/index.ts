@@ -4,6 +4,7 @@
  * model. Entity order: users → groups (channels) → members → messages. See README.md for how each
  * Mattermost quirk is mapped.
  */
+import { ChatferryError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
@@ -11,6 +12,7 @@ import { buildCountQuery } from '../sql/dialect.ts'
 import { readKeyPages } from '../sql/key-pages.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
+import { describeSource } from '../sql/source-url.ts'
 import type { MattermostConfig } from './config.ts'
 import { mmTime } from './entities/decode-helpers.ts'
 import { decodeGroup } from './entities/groups.ts'
@@ -27,24 +29,39 @@ import {
   usernamesQuery,
   usersQuery,
 } from './sql/queries.ts'
+import { teamScope } from './sql/team-scope.ts'
 
 export { type MattermostConfig, type MattermostConfigInput, MattermostConfigSchema } from './config.ts'
 
 /** Usernames looked up per statement when resolving mentions. */
 const USERNAME_CHUNK = 500
 
+/** Each entity's query with its team condition added. */
+function withScope(
+  queries: { readonly [E in LegacyEntity]: MmEntityQuery },
+  scope: { readonly [E in LegacyEntity]: string },
+): { readonly [E in LegacyEntity]: MmEntityQuery } {
+  const scoped = (e: LegacyEntity): MmEntityQuery => ({ ...queries[e], where: [...queries[e].where, scope[e]] })
+  return { users: scoped('users'), groups: scoped('groups'), members: scoped('members'), messages: scoped('messages') }
+}
+
 class MattermostSession implements SourceSession {
   readonly snapshotAt: EpochMs
   readonly #conn: SnapshotConnection
   readonly #config: MattermostConfig
   readonly #queries: { readonly [E in LegacyEntity]: MmEntityQuery }
+  /** One team's conditions per entity (`team:`), or undefined: the whole database. */
+  readonly #scope: { readonly [E in LegacyEntity]: string } | undefined
 
   constructor(conn: SnapshotConnection, config: MattermostConfig) {
     this.snapshotAt = conn.snapshotAt
     this.#conn = conn
     this.#config = config
     const d = conn.dialect
-    this.#queries = { users: usersQuery(d), groups: groupsQuery(d), members: membersQuery(d), messages: messagesQuery(d) }
+    const queries = { users: usersQuery(d), groups: groupsQuery(d), members: membersQuery(d), messages: messagesQuery(d) }
+    const scope = config.team === undefined ? undefined : teamScope(d, config.team).where
+    this.#queries = scope === undefined ? queries : withScope(queries, scope)
+    this.#scope = scope
   }
 
   #where(q: MmEntityQuery, since: EpochMs | undefined) {
@@ -134,7 +151,8 @@ class MattermostSession implements SourceSession {
    * as changes; a row gone from the table (a permanent delete, a member who left) has vanished.
    */
   readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const q = keysQuery(this.#conn.dialect, entity)
+    const unscoped = keysQuery(this.#conn.dialect, entity)
+    const q = this.#scope === undefined ? unscoped : { ...unscoped, where: [...unscoped.where, this.#scope[entity]] }
     return readKeyPages({
       conn: this.#conn,
       entity,
@@ -184,12 +202,24 @@ class MattermostSession implements SourceSession {
   }
 }
 
+/** A `team:` the database does not have would read nothing: refused (SOURCE_INVALID, exit 2), the connection closed. */
+async function refuseUnknownTeam(conn: SnapshotConnection, team: string, url: string): Promise<void> {
+  const r = await conn.query(teamScope(conn.dialect, team).teamCount, [], 'looking up the team')
+  if (Number(r.rows[0]?.n ?? 0) === 0) {
+    await conn.close()
+    throw new ChatferryError('SOURCE_INVALID', `source.team: the Mattermost database (${describeSource(url)}) has no team named ${team}`)
+  }
+}
+
 /** The Mattermost connector for these settings. */
 export function createMattermostConnector(config: MattermostConfig): SourceConnector {
   return {
     id: 'mattermost',
     async open() {
       const conn = await openSnapshotConnection(config.url, { connectTimeoutMs: config.connectTimeoutMs })
+      if (config.team !== undefined) {
+        await refuseUnknownTeam(conn, config.team, config.url)
+      }
       return new MattermostSession(conn, config)
     },
   }

@@ -240,6 +240,51 @@ function partialJs(doc: Document): unknown {
 }
 
 /**
+ * Parses YAML text into a mapping; throws {@link ConfigError} listing every syntax error (each
+ * without the source line, and masked of the values that may be secrets). Does no I/O.
+ */
+export function parseYamlMapping(text: string, file: string): Record<string, unknown> {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter })
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      maskSecrets(
+        doc.errors.map((err) => yamlProblem(err, doc, file)),
+        secretValuesOf(partialJs(doc)),
+      ),
+    )
+  }
+  const raw = doc.toJS() ?? {}
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, [{ path: '', message: 'the file must be a YAML mapping (key: value)' }])
+  }
+  return raw as Record<string, unknown>
+}
+
+/**
+ * Validates an interpolated configuration object: the schema and the checks that span sections.
+ * Returns the parsed configuration, or the problems (unmasked: the caller masks them).
+ */
+export function checkConfigObject(
+  interpolated: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): { ok: true; data: Parsed } | { ok: false; problems: ConfigProblem[] } {
+  const parsed = ConfigSchema.safeParse(interpolated)
+  const problems = [...(parsed.success ? [] : zodProblems(parsed.error)), ...crossFieldProblems(interpolated, env)]
+  return parsed.success && problems.length === 0 ? { ok: true, data: parsed.data } : { ok: false, problems }
+}
+
+/** The parsed configuration with its derived values (the default base URL), deeply frozen. */
+export function resolvedConfigOf(data: Parsed, file: string): ResolvedConfig {
+  return deepFreeze({
+    ...data,
+    target: { ...data.target, baseUrl: (data.target.baseUrl ?? defaultBaseUrl(data.target.appId, data.target.region)).replace(/\/+$/, '') },
+    file,
+  }) as ResolvedConfig
+}
+
+/**
  * Parses configuration text. Throws {@link ConfigError} listing every problem; does no I/O.
  * No problem repeats a secret of the file: YAML errors come without source lines, and every
  * message is scrubbed of the values that may be secrets.
@@ -256,37 +301,17 @@ export function parseConfig(
   options: { ledgerOnly?: boolean } = {},
 ): ResolvedConfig {
   const problems: ConfigProblem[] = []
-  const lineCounter = new LineCounter()
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter })
-  if (doc.errors.length > 0) {
-    throw new ConfigError(
-      file,
-      maskSecrets(
-        doc.errors.map((err) => yamlProblem(err, doc, file)),
-        secretValuesOf(partialJs(doc)),
-      ),
-    )
-  }
-  const raw = doc.toJS() ?? {}
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(file, [{ path: '', message: 'the file must be a YAML mapping (key: value)' }])
-  }
+  const raw = parseYamlMapping(text, file)
   const unused = options.ledgerOnly ? (path: readonly string[]) => path[0] !== 'state' && path[0] !== 'job' : undefined
   const interpolated = interpolate(raw, env, problems, [], unused) as Record<string, unknown>
-  const parsed = ConfigSchema.safeParse(interpolated)
-  if (!parsed.success) {
+  const checked = checkConfigObject(interpolated, env)
+  if (!checked.ok) {
     // A value built from an unset variable fails the schema too; the unset variable is the news.
     const unsetAt = new Set(problems.map((p) => p.path))
-    problems.push(...zodProblems(parsed.error).filter((p) => !unsetAt.has(p.path)))
+    problems.push(...checked.problems.filter((p) => !unsetAt.has(p.path)))
   }
-  problems.push(...crossFieldProblems(interpolated, env))
-  if (problems.length > 0 || !parsed.success) {
+  if (problems.length > 0 || !checked.ok) {
     throw new ConfigError(file, maskSecrets(problems, [...secretValuesOf(interpolated), ...secretValuesOf(raw)]))
   }
-  const data = parsed.data
-  return deepFreeze({
-    ...data,
-    target: { ...data.target, baseUrl: (data.target.baseUrl ?? defaultBaseUrl(data.target.appId, data.target.region)).replace(/\/+$/, '') },
-    file,
-  }) as ResolvedConfig
+  return resolvedConfigOf(checked.data, file)
 }

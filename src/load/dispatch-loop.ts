@@ -45,7 +45,7 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
         lastMaintenance = Date.now()
         await takeOverDeadLeases(run)
       }
-      await sleep(Math.min(500, 50 * idle), stop.signal)
+      await sleep(Math.min(idleCapMs(run), 50 * idle), stop.signal)
       continue
     }
     idle = 0
@@ -59,6 +59,15 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
   }
   await lanes.onIdle()
   return 'stopped'
+}
+
+/**
+ * The longest idle pause between two looks for work: half a second, or a quarter of the quota's
+ * slot when that is longer (at most 2 s): a slow quota (a fleet's many apps at a low rate) has
+ * nothing to send sooner, and a fleet process runs one such loop per tenant.
+ */
+function idleCapMs(run: LoaderRun): number {
+  return Math.max(500, Math.min(2000, run.budgetFor('messages').intervalMs / 4))
 }
 
 /** Fetches up to `free` batch jobs; when there are none, packs and tries once more. */

@@ -103,6 +103,7 @@ export class LoaderRun {
       jobId,
       leaseSeconds: settings.leaseSeconds,
       ...(options.stateUrl !== undefined ? { url: options.stateUrl } : {}),
+      ...(options.sharedBoss !== undefined ? { shared: options.sharedBoss } : {}),
       onError: (err) => options.logger.child({ jobId, component: 'loader' }).warn({ err }, 'work queue error'),
     })
     const budgets = await openQuotaBudgets(store.quota, {

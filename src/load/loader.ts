@@ -40,6 +40,7 @@ import { dispatchLoop } from './dispatch-loop.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { LoaderRun } from './loader-run.ts'
 import type { RetentionPolicy } from './retention-at-pack.ts'
+import type { SharedBoss } from './work-queue.ts'
 
 export { ALREADY_PRESENT_CODES } from './settle-item-results.ts'
 
@@ -81,6 +82,8 @@ export interface LoaderOptions {
   readonly now?: () => number
   /** Called about once a second with the process's counters (for a progress line). */
   readonly onTick?: (counters: LoaderCounters) => void
+  /** The process's one pg-boss, when it serves the queues of many jobs (a fleet); else the run starts its own. */
+  readonly sharedBoss?: SharedBoss
 }
 
 /** What this process did. */

@@ -86,6 +86,17 @@ export interface WorkQueueOptions {
   /** Connection URL when the ledger is on a server. */
   readonly url?: string
   readonly onError?: (err: Error) => void
+  /**
+   * A pg-boss already started by {@link startSharedBoss}, which this queue uses instead of its own
+   * (a fleet process serves many jobs' queues with one pool); stopping the queue leaves it running.
+   */
+  readonly shared?: SharedBoss
+}
+
+/** One pg-boss for the queues of many jobs in one process (a fleet): one pool and one supervisor. */
+export interface SharedBoss {
+  readonly boss: PgBoss
+  stop(): Promise<void>
 }
 
 /** pg-boss's smallest heartbeat. */
@@ -105,7 +116,7 @@ export function maxHoldSeconds(leaseSeconds: number): number {
 }
 
 /** pg-boss on the ledger's database: through the embedded store's session, or its own pool by URL. */
-function createBoss(sessions: LedgerSessions, options: WorkQueueOptions): PgBoss {
+function createBoss(sessions: LedgerSessions, options: Omit<WorkQueueOptions, 'jobId'> & { poolSize?: number }): PgBoss {
   // Expired leases (lost heartbeats) are found by pg-boss's monitor pass: a few times per lease.
   const sweepSeconds = Math.max(1, Math.min(30, Math.floor(options.leaseSeconds / 4)))
   const common = {
@@ -128,7 +139,51 @@ function createBoss(sessions: LedgerSessions, options: WorkQueueOptions): PgBoss
   if (options.url === undefined) {
     throw new Error('a work queue on a server needs its URL')
   }
-  return new PgBoss({ ...common, connectionString: options.url, max: 4, application_name: 'chatferry' })
+  return new PgBoss({ ...common, connectionString: options.url, max: options.poolSize ?? 4, application_name: 'chatferry' })
+}
+
+/**
+ * Starts one pg-boss on the ledger's server for the queues of many jobs (a fleet process: one
+ * loader per tenant), with `poolSize` connections, and makes sure the queues of `jobs` exist, in
+ * one hold of the setup lock (one hold per job would queue every process of the fleet behind each
+ * other); their loaders then open them with {@link startWorkQueue} and `shared`.
+ */
+export async function startSharedBoss(
+  sessions: LedgerSessions,
+  options: {
+    url: string
+    jobs: readonly { jobId: string; leaseSeconds: number }[]
+    poolSize: number
+    sweepLeaseSeconds: number
+    onError?: (err: Error) => void
+  },
+): Promise<SharedBoss> {
+  const boss = createBoss(sessions, { url: options.url, leaseSeconds: options.sweepLeaseSeconds, poolSize: options.poolSize })
+  boss.on('error', (err) => options.onError?.(err))
+  await withSetupLock(sessions, async (session) => {
+    const retired = await retirePgBoss10Schema(session)
+    await boss.start()
+    for (const job of options.jobs) {
+      const queue = loadQueueSettings(queueName(job.jobId), job.leaseSeconds)
+      await ensureQueue(boss, queue)
+      if (retired) {
+        await adoptPgBoss10Jobs(session, boss, queue)
+      }
+    }
+  })
+  return { boss, stop: () => boss.stop({ graceful: false, close: true, timeout: 2000 }) }
+}
+
+/** Runs `work` holding the advisory lock every pg-boss setup of the ledger takes (see {@link setUp}). */
+async function withSetupLock(sessions: LedgerSessions, work: (session: LedgerTransaction) => Promise<void>): Promise<void> {
+  await sessions.withSession(async (session) => {
+    await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
+    try {
+      await work(session)
+    } finally {
+      await session.executeSql(`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`)
+    }
+  })
 }
 
 /** Where the work queue of a ledger created with pg-boss 10 is moved while its jobs are copied. */
@@ -192,59 +247,76 @@ async function adoptPgBoss10Jobs(session: LedgerTransaction, boss: PgBoss, queue
   await session.executeSql(`drop schema ${RETIRED_SCHEMA} cascade`)
 }
 
+type QueueSettings = Queue & { expireInSeconds: number; retryLimit: number; heartbeatSeconds: number }
+
+/** A load queue's pg-boss settings for a lease (the same for every job). */
+function loadQueueSettings(name: string, leaseSeconds: number): QueueSettings {
+  return {
+    name,
+    policy: 'standard' as const,
+    heartbeatSeconds: heartbeatSeconds(leaseSeconds),
+    expireInSeconds: maxHoldSeconds(leaseSeconds),
+    // Retries are how a released or expired batch comes back; the ledger, not pg-boss, decides
+    // when an item is given up (rejected), so the limit is effectively unbounded.
+    retryLimit: 100_000,
+    retryDelay: 1,
+    retryBackoff: false,
+  }
+}
+
+/** Whether an existing queue has the lease settings `queue` asks for. */
+function sameSettings(existing: Queue | null, queue: QueueSettings): boolean {
+  return (
+    existing !== null &&
+    existing.expireInSeconds === queue.expireInSeconds &&
+    existing.retryLimit === queue.retryLimit &&
+    existing.heartbeatSeconds === queue.heartbeatSeconds
+  )
+}
+
+/** Creates the queue, or gives an existing one the lease settings (inside the setup lock). */
+async function ensureQueue(boss: PgBoss, queue: QueueSettings): Promise<void> {
+  const existing = await boss.getQueue(queue.name)
+  if (existing === null) {
+    await boss.createQueue(queue.name, queue)
+  } else if (!sameSettings(existing, queue)) {
+    // A queue created by pg-boss 10 (or with another lease) gets the heartbeat here. pg-boss's
+    // typings leave `heartbeatSeconds` out of updateQueue, but its update statement sets it.
+    const { name, policy: _policy, ...settings } = queue
+    await (boss.updateQueue as (this: PgBoss, n: string, o: Omit<Queue, 'name' | 'policy'>) => Promise<void>).call(boss, name, settings)
+  }
+}
+
 /**
  * Starts pg-boss and creates (or updates) the queue. pg-boss's installation and queue creation (a
  * partition per queue) deadlock when several processes start at once: one process at a time sets
- * up, under a session-level advisory lock; pg-boss has no option for that.
+ * up, under a session-level advisory lock; pg-boss has no option for that. A shared pg-boss (a
+ * fleet process) is started already; its queue, when it stands as wanted, needs no lock.
  */
-async function setUp(
-  sessions: LedgerSessions,
-  boss: PgBoss,
-  queue: Queue & { expireInSeconds: number; retryLimit: number; heartbeatSeconds: number },
-): Promise<void> {
-  await sessions.withSession(async (session) => {
-    await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
-    try {
-      const retired = await retirePgBoss10Schema(session)
+async function setUp(sessions: LedgerSessions, boss: PgBoss, started: boolean, queue: QueueSettings): Promise<void> {
+  if (started && sameSettings(await boss.getQueue(queue.name), queue)) {
+    return
+  }
+  await withSetupLock(sessions, async (session) => {
+    const retired = await retirePgBoss10Schema(session)
+    if (!started) {
       await boss.start()
-      const existing = await boss.getQueue(queue.name)
-      if (existing === null) {
-        await boss.createQueue(queue.name, queue)
-      } else if (
-        existing.expireInSeconds !== queue.expireInSeconds ||
-        existing.retryLimit !== queue.retryLimit ||
-        existing.heartbeatSeconds !== queue.heartbeatSeconds
-      ) {
-        // A queue created by pg-boss 10 (or with another lease) gets the heartbeat here. pg-boss's
-        // typings leave `heartbeatSeconds` out of updateQueue, but its update statement sets it.
-        const { name, policy: _policy, ...settings } = queue
-        await (boss.updateQueue as (this: PgBoss, n: string, o: Omit<Queue, 'name' | 'policy'>) => Promise<void>).call(boss, name, settings)
-      }
-      if (retired) {
-        await adoptPgBoss10Jobs(session, boss, queue)
-      }
-    } finally {
-      await session.executeSql(`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`)
+    }
+    await ensureQueue(boss, queue)
+    if (retired) {
+      await adoptPgBoss10Jobs(session, boss, queue)
     }
   })
 }
 
 /** Starts pg-boss on the ledger database and makes sure the job's queue exists. */
 export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueueOptions): Promise<WorkQueue> {
-  const boss = createBoss(sessions, options)
-  boss.on('error', (err) => options.onError?.(err))
+  const boss = options.shared?.boss ?? createBoss(sessions, options)
+  if (options.shared === undefined) {
+    boss.on('error', (err) => options.onError?.(err))
+  }
   const name = queueName(options.jobId)
-  await setUp(sessions, boss, {
-    name,
-    policy: 'standard' as const,
-    heartbeatSeconds: heartbeatSeconds(options.leaseSeconds),
-    expireInSeconds: maxHoldSeconds(options.leaseSeconds),
-    // Retries are how a released or expired batch comes back; the ledger, not pg-boss, decides
-    // when an item is given up (rejected), so the limit is effectively unbounded.
-    retryLimit: 100_000,
-    retryDelay: 1,
-    retryBackoff: false,
-  })
+  await setUp(sessions, boss, options.shared !== undefined, loadQueueSettings(name, options.leaseSeconds))
   return {
     boss,
     name,
@@ -266,7 +338,11 @@ export async function startWorkQueue(sessions: LedgerSessions, options: WorkQueu
       const r = await trx.executeSql(WITHOUT_LIVE_JOB, [name, [...batchIds]])
       return r.rows.map((x: { id: number | string }) => Number(x.id))
     },
-    stop: () => boss.stop({ graceful: false, close: true, timeout: 2000 }),
+    stop: async () => {
+      if (options.shared === undefined) {
+        await boss.stop({ graceful: false, close: true, timeout: 2000 })
+      }
+    },
   }
 }
 
@@ -351,20 +427,15 @@ export async function startScheduleBoss(sessions: LedgerSessions, options: Sched
     openTelemetry: { enabled: false },
   })
   boss.on('error', (err) => options.onError?.(err))
-  await sessions.withSession(async (session) => {
-    await session.executeSql(`select pg_advisory_lock(hashtext('chatferry.work-queue-setup'))`)
-    try {
-      // A ledger made with pg-boss 10: its schema is moved aside here too (pg-boss 12 would refuse
-      // it); the next startWorkQueue of any loader or worker adopts its jobs.
-      await retirePgBoss10Schema(session)
-      await boss.start()
-      for (const { name, ...settings } of options.queues) {
-        if ((await boss.getQueue(name)) === null) {
-          await boss.createQueue(name, settings)
-        }
+  await withSetupLock(sessions, async (session) => {
+    // A ledger made with pg-boss 10: its schema is moved aside here too (pg-boss 12 would refuse
+    // it); the next startWorkQueue of any loader or worker adopts its jobs.
+    await retirePgBoss10Schema(session)
+    await boss.start()
+    for (const { name, ...settings } of options.queues) {
+      if ((await boss.getQueue(name)) === null) {
+        await boss.createQueue(name, settings)
       }
-    } finally {
-      await session.executeSql(`select pg_advisory_unlock(hashtext('chatferry.work-queue-setup'))`)
     }
   })
   return boss

@@ -7,7 +7,7 @@ import { LEGACY_ENTITIES } from '../model/index.ts'
 import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
-const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+export const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 const n = (v: number) => v.toLocaleString('en-US')
 
 const COLORS = {
@@ -67,7 +67,7 @@ function fit(text: string, px: number): string {
 }
 
 /** Horizontal stacked bars: one row per label, segments in order. */
-function stackedBars(
+export function stackedBars(
   rows: readonly { label: string; segments: readonly { value: number; color: string; title: string }[]; total?: string }[],
   width = 500,
   labelW = 150,
@@ -280,11 +280,11 @@ function chartBox(title: string, body: string, id: string): string {
   return `<div class="chart-box" data-chart="${esc(id)}"><h3>${esc(title)}</h3>${body}</div>`
 }
 
-function card(label: string, value: string, cls = ''): string {
+export function card(label: string, value: string, cls = ''): string {
   return `<div class="card ${cls}"><b>${esc(value)}</b><span>${esc(label)}</span></div>`
 }
 
-function tableHtml(id: string, head: readonly string[], rows: readonly (readonly (string | number)[])[], filter = false): string {
+export function tableHtml(id: string, head: readonly string[], rows: readonly (readonly (string | number)[])[], filter = false): string {
   if (rows.length === 0) {
     return '<p class="meta">none</p>'
   }
@@ -355,14 +355,20 @@ function page(
   body: string,
   json: unknown,
 ): string {
+  const meta = `job <code>${esc(header.jobId)}</code> · app <code>${esc(header.appId)}</code> (${esc(header.region)}) · run <code>${esc(header.runId)}</code><br>
+chatferry ${esc(header.chatferryVersion)} · config <code>${esc(header.configHash.slice(0, 16))}</code> · source snapshot ${esc(header.sourceSnapshotAt ?? '-')} · generated ${esc(header.generatedAt)}`
+  return htmlDocument(title, meta, body, json)
+}
+
+/** A self-contained report page: the title, a meta line (HTML), the body, the JSON report embedded; the table filter script. */
+export function htmlDocument(title: string, metaHtml: string, body: string, json: unknown): string {
   const data = JSON.stringify(json).replace(/</g, '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <title>${esc(title)}</title><style>${CSS}</style></head><body>
 <h1>${esc(title)}</h1>
-<div class="meta">job <code>${esc(header.jobId)}</code> · app <code>${esc(header.appId)}</code> (${esc(header.region)}) · run <code>${esc(header.runId)}</code><br>
-chatferry ${esc(header.chatferryVersion)} · config <code>${esc(header.configHash.slice(0, 16))}</code> · source snapshot ${esc(header.sourceSnapshotAt ?? '-')} · generated ${esc(header.generatedAt)}</div>
+<div class="meta">${metaHtml}</div>
 ${body}
 <script type="application/json" id="report-data">${data}</script>
 <script>${SCRIPT}</script>

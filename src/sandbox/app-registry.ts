@@ -94,7 +94,18 @@ export interface AppRegistry {
 const API_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/
 
 /** The store's tables that hold an app's data (everything but `apps` itself). */
-const APP_TABLES = ['webhook_deliveries', 'webhooks', 'request_log', 'messages', 'members', 'groups', 'users', 'api_keys'] as const
+const APP_TABLES = [
+  'app_collaborators',
+  'app_extensions',
+  'webhook_deliveries',
+  'webhooks',
+  'request_log',
+  'messages',
+  'members',
+  'groups',
+  'users',
+  'api_keys',
+] as const
 
 function hex(bytes: number): string {
   return randomBytes(bytes).toString('hex')
@@ -310,7 +321,7 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings, archiveD
         state: app.state,
         owner: 'sandbox',
         createdAt: app.createdAt,
-        appOwner: { id: 'sandbox', name: 'Sandbox', email: 'sandbox@localhost' },
+        appOwner: { id: 'sandbox', name: 'Sandbox', email: 'owner@sandbox.example' },
         appRegion: { id: app.region, name: app.region, description: REGION_NAMES[app.region] },
         apiKeys,
       }

@@ -5,7 +5,8 @@
  * sub-resource `/apps/:appId/webhooks/:webhookId/triggers`, each taking `X-Webhook-Version`
  * (absent: a legacy webhook, `2`: the new implementation). Management error codes beyond the
  * published table (`ERR_WEBHOOK_NOT_FOUND`, `ERR_BAD_REQUEST`, `ERR_TRIGGER_NOT_FOUND`,
- * `AUTH_ERR_EMPTY_AUTH_HEADER`) and every HTTP status are assumed (README).
+ * `AUTH_ERR_EMPTY_AUTH_HEADER`) and every HTTP status are assumed (README). Creations and
+ * deletions of apps are in the app's request log (endpoint `apps`).
  */
 import { type Selectable, sql } from 'kysely'
 import { z } from 'zod'
@@ -20,25 +21,13 @@ import {
   type WebhookVersion,
 } from '../target/webhooks.ts'
 import type { AppInfo } from './app-registry.ts'
-import { authenticateManagement, throwIfArchived } from './auth.ts'
+import { authenticateManagement } from './auth.ts'
 import { header, HttpError, intParam, isPlainObject, jsonBody, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
+import { appOf, badRequest, logged, parseWith } from './management-kit.ts'
+import { managementTeamRoutes } from './management-team-routes.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
 import type { WebhooksTable } from './sandbox-store.ts'
-
-function badRequest(message: string, details?: Record<string, string[]>): HttpError {
-  return new HttpError(400, 'ERR_BAD_REQUEST', message, details ? { details } : {})
-}
-
-function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
-  const appId = ctx.params.appId ?? ''
-  const app = services.registry.get(appId)
-  if (!app) {
-    throwIfArchived(services.registry, appId)
-    throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
-  }
-  return app
-}
 
 async function createApp(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   authenticateManagement(ctx, services.management)
@@ -59,7 +48,27 @@ async function createApp(services: SandboxServices, ctx: RequestContext): Promis
     )
   }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
+  logAppCall(services, ctx, app.id, 200)
   return { status: 200, body: { data: services.registry.record(app) } }
+}
+
+/** A creation or deletion in the app's request log (endpoint `apps`): a test proves from it how often an app was created. */
+function logAppCall(services: SandboxServices, ctx: RequestContext, appId: string, status: number): void {
+  services.requestLog.add({
+    appId,
+    receivedAtMs: ctx.receivedAtMs,
+    method: ctx.method,
+    path: ctx.path,
+    endpoint: 'apps',
+    itemCount: null,
+    status,
+    code: null,
+    fault: null,
+    committed: 0,
+    latencyMs: 0,
+    durationMs: Date.now() - ctx.receivedAtMs,
+    items: null,
+  })
 }
 
 async function listApps(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
@@ -84,6 +93,7 @@ async function deleteApp(services: SandboxServices, ctx: RequestContext): Promis
   authenticateManagement(ctx, services.management)
   const app = appOf(services, ctx)
   const scheduledToDeleteAt = await services.registry.delete(app.id)
+  logAppCall(services, ctx, app.id, 200)
   services.limiter.reset(app.id)
   services.limiter.reset(`chat:${app.id}`)
   return { status: 200, body: { data: { success: true, scheduledToDeleteAt } } }
@@ -123,53 +133,8 @@ function webhookObject(r: Selectable<WebhooksTable>): Record<string, unknown> {
   }
 }
 
-function parseWith<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
-  const parsed = schema.safeParse(input)
-  if (!parsed.success) {
-    throw badRequest(`The ${what} is invalid.`, zodDetails(parsed.error.issues))
-  }
-  return parsed.data
-}
-
 function pagination(total: number, count: number, perPage: number, page: number) {
   return { total, count, per_page: perPage, current_page: page, total_pages: Math.ceil(total / perPage) }
-}
-
-/**
- * Runs a webhook operation for an authenticated caller and an existing app, and records it in the
- * request log (endpoint `webhooks` or `webhook-triggers`, no items), refused or not, so a test can
- * prove what reached the sandbox.
- */
-async function logged(
-  services: SandboxServices,
-  ctx: RequestContext,
-  endpoint: 'webhooks' | 'webhook-triggers',
-  work: (app: AppInfo) => Promise<Reply>,
-): Promise<Reply> {
-  authenticateManagement(ctx, services.management)
-  const app = appOf(services, ctx)
-  const entry = {
-    appId: app.id,
-    receivedAtMs: ctx.receivedAtMs,
-    method: ctx.method,
-    path: ctx.path,
-    endpoint,
-    itemCount: null,
-    fault: null,
-    committed: 0,
-    latencyMs: 0,
-    items: null,
-  }
-  try {
-    const reply = await work(app)
-    services.requestLog.add({ ...entry, status: 'status' in reply ? reply.status : null, code: null, durationMs: Date.now() - ctx.receivedAtMs })
-    return reply
-  } catch (err) {
-    const status = err instanceof HttpError ? err.status : 500
-    const code = err instanceof HttpError ? err.code : 'ERR_EXCEPTION'
-    services.requestLog.add({ ...entry, status, code, durationMs: Date.now() - ctx.receivedAtMs })
-    throw err
-  }
 }
 
 async function findWebhook(services: SandboxServices, app: AppInfo, ctx: RequestContext) {
@@ -386,9 +351,10 @@ async function removeTriggers(services: SandboxServices, ctx: RequestContext): P
   })
 }
 
-/** The management routes (apps, webhooks). */
+/** The management routes (apps, webhooks, and extensions and team: management-team-routes.ts). */
 export function managementRoutes(services: SandboxServices): Route[] {
   return [
+    ...managementTeamRoutes(services),
     { method: 'POST', pattern: '/apps', readsBody: true, handler: (ctx) => createApp(services, ctx) },
     { method: 'GET', pattern: '/apps', handler: (ctx) => listApps(services, ctx) },
     { method: 'DELETE', pattern: '/apps/:appId', handler: (ctx) => deleteApp(services, ctx) },

@@ -175,6 +175,24 @@ export interface WebhookDeliveriesTable {
   attempts_at_ms: JsonOrNull
 }
 
+/** Extensions an app has enabled or disabled through the management interface (absent: never set: off). */
+export interface AppExtensionsTable {
+  app_id: string
+  extension_id: string
+  enabled: boolean
+  updated_at: BigInt
+}
+
+/** An app's team members (dashboard collaborators), by email. */
+export interface AppCollaboratorsTable {
+  app_id: string
+  email: string
+  seq: Identity
+  /** `admin` or `moderator`. */
+  role: string
+  created_at: BigInt
+}
+
 /** The tables of the schema `sandbox`, for kysely. */
 export interface SandboxDatabase {
   apps: AppsTable
@@ -187,6 +205,8 @@ export interface SandboxDatabase {
   webhooks: WebhooksTable
   webhook_triggers: WebhookTriggersTable
   webhook_deliveries: WebhookDeliveriesTable
+  app_extensions: AppExtensionsTable
+  app_collaborators: AppCollaboratorsTable
 }
 
 export type SandboxDb = Kysely<SandboxDatabase>

@@ -1,6 +1,7 @@
 /** The ledger (state store): see `store.ts`. */
 export type { DryRunLedger, DryRunReads, DryRunSession, KnownItemRow, LoadedItemRow, PlanParentRow } from './dry-run-ledger.ts'
 export { dryRunLedgerOver } from './dry-run-ledger.ts'
+export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
 export { placeholderKey } from './payload.ts'
 export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type { ReportArchive, ReportKind } from './report-archive.ts'

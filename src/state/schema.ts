@@ -195,6 +195,32 @@ export interface WorkersTable {
   heartbeat_at: Timestamp
 }
 
+export const FLEET_TENANT_STATES = ['pending', 'creating', 'created', 'provisioned', 'failed', 'deleted'] as const
+/**
+ * Where a tenant's provisioning stands: `pending` (nothing asked yet), `creating` (the create call
+ * may have been sent: a rerun looks the app up by name before creating), `created` (app bound, key
+ * sealed), `provisioned` (extensions, team and webhooks done), `failed` (see `last_error`),
+ * `deleted` (deprovisioned: the app is archived, then removed by the platform).
+ */
+export type FleetTenantState = (typeof FLEET_TENANT_STATES)[number]
+
+export interface FleetTenantsTable {
+  fleet_id: string
+  tenant_id: string
+  job_id: string
+  app_name: string
+  region: string
+  app_id: string | null
+  state: FleetTenantState
+  sealed_key: string | null
+  key_id: string | null
+  steps: ColumnType<unknown, string | undefined, string>
+  last_error: string | null
+  scheduled_delete_at: Date | null
+  created_at: Timestamp
+  updated_at: ColumnType<Date, Date | undefined, Date>
+}
+
 /** The ledger database as kysely sees it (tables qualified with their schema). */
 export interface StateDatabase {
   'chatferry.jobs': JobsTable
@@ -206,4 +232,5 @@ export interface StateDatabase {
   'chatferry.quota_budgets': QuotaBudgetsTable
   'chatferry.workers': WorkersTable
   'chatferry.updates': UpdatesTable
+  'chatferry.fleet_tenants': FleetTenantsTable
 }

@@ -13,6 +13,7 @@ import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
 import { recordSkippedChanges } from './changed-items.ts'
 import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
+import { createFleetLedger, type FleetLedger } from './fleet-ledger.ts'
 import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
@@ -185,6 +186,8 @@ export interface LedgerStore {
   readonly updateLane: UpdateLaneLedger
   /** Update intents of items already on the platform: record, count, vanished items (`update-plan-ledger.ts`). */
   readonly updatePlan: UpdatePlanLedger
+  /** The tenant → app bindings of fleets, keys sealed (`fleet-ledger.ts`). */
+  readonly fleet: FleetLedger
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -294,6 +297,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     sessions: createLedgerSessions(database),
     updateLane: createUpdateLaneLedger(db),
     updatePlan: createUpdatePlanLedger(db),
+    fleet: createFleetLedger(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')

@@ -9,6 +9,18 @@ import { type ChatWrites, createChatWrites } from './chat-writes.ts'
 import { itemErrorOf, PlatformError } from './errors.ts'
 import { type RateLimitInfo, requestJson } from './http.ts'
 import {
+  type CollaboratorRecord,
+  type CollaboratorResult,
+  type ExtensionRecord,
+  type ExtensionResult,
+  ListCollaboratorsResponse,
+  ListExtensionsResponse,
+  SetCollaboratorsRequest,
+  SetCollaboratorsResponse,
+  SetExtensionsRequest,
+  SetExtensionsResponse,
+} from './management-schemas.ts'
+import {
   AppRecord,
   type ChatGroup,
   type ChatMember,
@@ -326,6 +338,18 @@ export interface ManagementClient {
   createApp(request: CreateAppRequest, signal?: AbortSignal): Promise<CreatedApp>
   listApps(query?: { searchKey?: string; perPage?: number; page?: number }, signal?: AbortSignal): Promise<AppRecord[]>
   deleteApp(appId: string, signal?: AbortSignal): Promise<{ success: boolean; scheduledToDeleteAt?: number }>
+  /** The extensions of an app (`GET /apps/{appId}/extensions`). */
+  listExtensions(appId: string, signal?: AbortSignal): Promise<ExtensionRecord[]>
+  /** Enables and disables extensions; per id, whether it worked. */
+  setExtensions(
+    appId: string,
+    request: SetExtensionsRequest,
+    signal?: AbortSignal,
+  ): Promise<{ enabled: Map<string, ExtensionResult>; disabled: Map<string, ExtensionResult> }>
+  /** The team members (collaborators) of an app. */
+  listCollaborators(appId: string, signal?: AbortSignal): Promise<CollaboratorRecord[]>
+  /** Adds admins and moderators and removes members, by email; per role and email, whether it worked. */
+  setCollaborators(appId: string, request: SetCollaboratorsRequest, signal?: AbortSignal): Promise<Map<string, Map<string, CollaboratorResult>>>
   /** Webhooks (all with `X-Webhook-Version: 2`; input checked before anything is sent: {@link WebhookInputError}). */
   listWebhooks(appId: string, query?: { perPage?: number; page?: number; searchKey?: string }, signal?: AbortSignal): Promise<WebhookRecord[]>
   getWebhook(appId: string, webhookId: string, signal?: AbortSignal): Promise<WebhookRecord>
@@ -409,6 +433,28 @@ export function createManagementClient(options: ManagementClientOptions): Manage
     async deleteApp(appId, signal) {
       const res = await call('deleteApp', 'DELETE', `/apps/${encodeURIComponent(appId)}`, DeleteAppResponse, undefined, signal)
       return res.data
+    },
+    async listExtensions(appId, signal) {
+      return (await call('listExtensions', 'GET', `/apps/${encodeURIComponent(appId)}/extensions`, ListExtensionsResponse, undefined, signal)).data
+    },
+    async setExtensions(appId, request, signal) {
+      const body = SetExtensionsRequest.parse(request)
+      const res = await call('setExtensions', 'POST', `/apps/${encodeURIComponent(appId)}/extensions`, SetExtensionsResponse, body, signal)
+      return { enabled: new Map(Object.entries(res.data.enabled ?? {})), disabled: new Map(Object.entries(res.data.disabled ?? {})) }
+    },
+    async listCollaborators(appId, signal) {
+      return (
+        await call('listCollaborators', 'GET', `/apps/${encodeURIComponent(appId)}/collaborators`, ListCollaboratorsResponse, undefined, signal)
+      ).data
+    },
+    async setCollaborators(appId, request, signal) {
+      const body = SetCollaboratorsRequest.parse(request)
+      const res = await call('setCollaborators', 'POST', `/apps/${encodeURIComponent(appId)}/collaborators`, SetCollaboratorsResponse, body, signal)
+      const out = new Map<string, Map<string, CollaboratorResult>>()
+      for (const role of ['admins', 'moderators', 'developers', 'collaboratorsToRemove'] as const) {
+        out.set(role, new Map(Object.entries(res.data[role] ?? {})))
+      }
+      return out
     },
     async listWebhooks(appId, query = {}, signal) {
       const params = new URLSearchParams()

@@ -28,29 +28,15 @@ import pg from 'pg'
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { messages, runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
+import { BENCH_SERVER_URL, benchDatabases } from './bench-databases.ts'
 
 const quick = process.argv.includes('--quick')
 const onlyIdx = process.argv.indexOf('--only')
 const only = onlyIdx >= 0 ? process.argv[onlyIdx + 1] : undefined
-const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const cleanups: (() => Promise<void>)[] = []
+const serverUrl = BENCH_SERVER_URL
 
-async function freshDatabase(prefix: string): Promise<string> {
-  const name = `${prefix}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: serverUrl })
-    await c.connect()
-    await c.query(`drop database if exists ${name} with (force)`)
-    await c.end()
-  })
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+const databases = benchDatabases(serverUrl)
+const freshDatabase = (prefix: string) => databases.fresh(prefix)
 
 async function planMessages(store: LedgerStore, jobId: string, appId: string, n: number, nUsers = 100): Promise<void> {
   await store.ensureJob(jobId, appId)
@@ -326,7 +312,5 @@ try {
     }
   }
 } finally {
-  for (const c of cleanups) {
-    await c().catch(() => {})
-  }
+  await databases.dropAll()
 }

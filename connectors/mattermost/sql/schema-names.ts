@@ -11,6 +11,7 @@ export const MYSQL_NAMES: Readonly<Record<string, string>> = {
   users: 'Users',
   bots: 'Bots',
   teams: 'Teams',
+  teammembers: 'TeamMembers',
   channels: 'Channels',
   channelmembers: 'ChannelMembers',
   channelmemberhistory: 'ChannelMemberHistory',

@@ -4,6 +4,8 @@ import { registerAppsCommand } from './apps.ts'
 import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
 import { registerDemoCommand } from './demo.ts'
+import { registerFleetCommand } from './fleet.ts'
+import { registerFleetRunCommands } from './fleet-run.ts'
 import { registerLoadCommand } from './load.ts'
 import { registerPlanCommand } from './plan.ts'
 import { registerPurgeCommand } from './purge.ts'
@@ -26,6 +28,9 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerConfigCommand,
   registerAppsCommand,
   registerWebhooksCommand,
+  registerFleetCommand,
+  // After the fleet group (registerFleetCommand): adds run, worker, status, plan and verify to it.
+  registerFleetRunCommands,
   registerSandboxCommand,
   registerPlanCommand,
   registerRunCommand,

@@ -1,0 +1,216 @@
+/**
+ * The migration half of `chatferry fleet`: `run` (plan and load every tenant), `worker` (serve
+ * every tenant's load queue), `status` (one line per tenant) and `plan` (the fleet plan report).
+ * Added to the `fleet` command group (commands/fleet.ts holds it and the provisioning subcommands).
+ */
+import { Command, Option } from 'commander'
+
+import { runFleet } from '../../fleet/fleet-run.ts'
+import { fleetExitCode, type TenantOutcome } from '../../fleet/fleet-run-outcome.ts'
+import { buildFleetRunSummary, formatFleetRunSummary } from '../../fleet/fleet-run-summary.ts'
+import { fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
+import { serveFleet } from '../../fleet/fleet-worker.ts'
+import { createLogger } from '../../logger.ts'
+import { EXIT } from '../exit-codes.ts'
+import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
+import { withHelp } from '../help.ts'
+import { markDeadRuns } from '../run-liveness.ts'
+import { runStoppable } from '../signals.ts'
+import { fleetOption } from './fleet.ts'
+import { registerFleetPlanCommand } from './fleet-plan.ts'
+import { registerFleetStatusCommand } from './fleet-status.ts'
+import { registerFleetVerifyCommand } from './fleet-verify.ts'
+
+export interface FleetFlags {
+  fleet: string
+  tenant?: string[]
+  concurrency?: number
+  leaseSeconds?: number
+  json?: boolean
+}
+
+const int = (v: string) => {
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 1) {
+    throw new Error(`must be a positive integer, got ${v}`)
+  }
+  return n
+}
+
+/** The options every fleet subcommand of this file shares: the fleet file and the tenants. */
+export function addFleetOptions(cmd: Command): Command {
+  return cmd.addOption(fleetOption()).option('--tenant <id...>', 'only these tenants (repeatable; default: every tenant of the fleet file)')
+}
+
+function addLoadFlags(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('--concurrency <n>', "batches in flight per tenant in this process (default: the tenant's load.concurrency, else 4)").argParser(int),
+    )
+    .addOption(
+      new Option('--lease-seconds <n>', 'lease of a batch before another worker takes it over (default: load.leaseSeconds, else 120)').argParser(int),
+    )
+}
+
+function loadFlags(opts: FleetFlags) {
+  return {
+    ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+    ...(opts.leaseSeconds !== undefined ? { leaseSeconds: opts.leaseSeconds } : {}),
+  }
+}
+
+/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status, plan and verify. */
+export function registerFleetRunCommands(program: Command): void {
+  const fleet =
+    program.commands.find((c) => c.name() === 'fleet') ??
+    program.command('fleet').summary('tenant fleets: one app per tenant, migrated in parallel').description('Tenant fleets: see README "Fleets".')
+  registerFleetRun(fleet)
+  registerFleetWorker(fleet)
+  registerFleetStatusCommand(fleet)
+  registerFleetPlanCommand(fleet)
+  registerFleetVerifyCommand(fleet)
+}
+
+function registerFleetRun(fleet: Command): void {
+  const run = addLoadFlags(
+    addFleetOptions(
+      fleet
+        .command('run')
+        .summary('plan and load every tenant in parallel, each at its own app quota; resumable')
+        .description(
+          'Plan every tenant of the fleet (at most --plan-concurrency at once) and load each one as soon as it is planned, all in parallel, ' +
+            "each tenant's batches drawing on its own app's quota, in this process and in every `chatferry fleet worker` of the fleet. " +
+            "A tenant's 429s, errors or broken source never stall another: it ends failed with its reason and the others finish. " +
+            'Needs CHATFERRY_FLEET_KEY (the stored app keys) and provisioned tenants. Rerun after any stop: every tenant resumes from its ledger.',
+        ),
+    ),
+  )
+    .option('--delta', "read only rows added or changed since each tenant's last completed read")
+    .addOption(new Option('--plan-concurrency <n>', 'tenants planned at once (each holds one source read open)').argParser(int).default(8))
+    .option('--json', 'print one JSON summary object on stdout (status, exitCode, fleet, durationMs, tenants[]); logs on stderr')
+  withHelp(run, {
+    exits: [
+      [0, 'every tenant done: every item done or skipped by policy'],
+      [3, 'every tenant finished, some with rejected items: chatferry rejects --job <fleet>_<tenant>'],
+      [1, 'some tenant failed for a reason a rerun can fix (an outage of its source or app), or SIGINT/SIGTERM: run the same command again'],
+      [
+        2,
+        'usage or configuration error, or CHATFERRY_FLEET_KEY missing (nothing done); or some tenant needs a fix first — not provisioned, its key refused, its source refuses the query or login, a configuration problem — the others ran',
+      ],
+    ],
+    examples: [
+      ['fleet run', 'migrate every tenant of ./fleet.yaml'],
+      ['fleet run --tenant acme --tenant globex --json', 'two tenants, one JSON summary for a scheduler'],
+      ['fleet run --delta', "catch every tenant up on its source's changes"],
+    ],
+  })
+  run.action(async (opts: FleetFlags & { delta?: boolean; planConcurrency: number }) => {
+    const logger = createLogger()
+    const startedAt = Date.now()
+    const code = await runStoppable(logger, 'the batches in flight', async (stopper) => {
+      const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 12 })
+      try {
+        const { jobs, unusable } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [], loadFlags: loadFlags(opts) })
+        for (const j of jobs) {
+          await markDeadRuns(ctx.store, j.jobId).catch(() => 0)
+        }
+        // The queues are set up while the first tenants plan; a tenant waits for them only to load.
+        const boss = startFleetBoss(ctx, jobs, logger)
+        // A failed set-up fails each tenant as it comes to load (with the reason), not the process.
+        boss.catch(() => {})
+        let outcomes: TenantOutcome[]
+        try {
+          outcomes = await runFleet({
+            store: ctx.store,
+            boss,
+            tenants: jobs,
+            mode: opts.delta ? 'delta' : 'full',
+            planConcurrency: opts.planConcurrency,
+            logger,
+            signal: stopper.signal,
+            onTenant: (tenant, phase, outcome) =>
+              logger.info(
+                { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
+                `tenant ${tenant}: ${outcome?.state ?? phase}`,
+              ),
+          })
+        } finally {
+          await boss.then(
+            (b) => b.stop(),
+            () => {},
+          )
+        }
+        const failedFirst: TenantOutcome[] = unusable.map((u) => ({
+          tenantId: u.tenantId,
+          jobId: u.jobId,
+          state: 'failed',
+          needsFix: true,
+          reason: u.reason,
+          stats: [],
+        }))
+        const order = ctx.fleet.tenants.map((t) => t.id)
+        const all = [...failedFirst, ...outcomes].sort((a, b) => order.indexOf(a.tenantId) - order.indexOf(b.tenantId))
+        const exit = fleetExitCode(all)
+        const summary = buildFleetRunSummary(ctx.fleet.id, all, exit, Date.now() - startedAt)
+        process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatFleetRunSummary(summary))
+        return exit
+      } finally {
+        await ctx.close()
+      }
+    })
+    process.exitCode = code
+  })
+}
+
+function registerFleetWorker(fleet: Command): void {
+  const worker = addLoadFlags(
+    addFleetOptions(
+      fleet
+        .command('worker')
+        .summary("serve every tenant's load queue until stopped")
+        .description(
+          "Serve the load queues of every tenant of the fleet until SIGINT/SIGTERM: each tenant has its own loader here, drawing on its own app's quota, " +
+            'with --concurrency batches in flight at most, so every tenant with work has lanes in every worker. Run any number, on any number of machines ' +
+            'sharing the fleet ledger. A tenant whose loader stops (its key refused, an outage past load.giveUpAfterMs) is started again 30 s later. ' +
+            'Needs CHATFERRY_FLEET_KEY.',
+        ),
+    ),
+  )
+  withHelp(worker, {
+    exits: [
+      [0, 'stopped by SIGINT/SIGTERM: how a worker is meant to stop'],
+      [2, 'usage or configuration error, or CHATFERRY_FLEET_KEY missing'],
+    ],
+    examples: [
+      ['fleet worker', 'one more loader for every tenant of ./fleet.yaml'],
+      ['fleet worker --fleet /etc/chatferry/fleet.yaml --concurrency 2', 'two batches in flight per tenant'],
+    ],
+  })
+  worker.action(async (opts: FleetFlags) => {
+    const logger = createLogger()
+    process.exitCode = await runStoppable(
+      logger,
+      'the batches in flight',
+      async (stopper) => {
+        const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 12 })
+        try {
+          const { jobs, unusable } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [], loadFlags: loadFlags(opts) })
+          for (const u of unusable) {
+            logger.warn({ tenant: u.tenantId }, `tenant ${u.tenantId} is not served: ${u.reason}`)
+          }
+          const boss = await startFleetBoss(ctx, jobs, logger)
+          try {
+            logger.info({ tenants: jobs.length }, 'fleet worker serving')
+            await serveFleet({ store: ctx.store, boss, tenants: jobs, logger, signal: stopper.signal })
+          } finally {
+            await boss.stop()
+          }
+          return EXIT.OK
+        } finally {
+          await ctx.close()
+        }
+      },
+      EXIT.OK,
+    )
+  })
+}

@@ -1,0 +1,76 @@
+/**
+ * `chatferry fleet verify`: `verify` (src/report/verify.ts) for every tenant, at most
+ * `concurrency` at once, each against its own app with its own key and chat quota; each tenant's
+ * report under `<outDir>/tenants/<tenant>/`. A tenant whose verify cannot run (its app unreachable,
+ * its job never loaded) is a line with its reason; the others go on.
+ */
+import { join } from 'node:path'
+
+import PQueue from 'p-queue'
+
+import { runVerify } from '../report/verify.ts'
+import type { LedgerStore } from '../state/store.ts'
+import { type FleetTenantJob, tenantContext } from './fleet-run.ts'
+import { needsFix, reasonOf } from './fleet-run-outcome.ts'
+
+export interface TenantVerdict {
+  readonly tenantId: string
+  readonly jobId: string
+  /** `passed`: no unexplained mismatch; `mismatches`: some; `failed`: verify could not run. */
+  readonly verdict: 'passed' | 'mismatches' | 'failed'
+  readonly mismatches: number
+  readonly unexplained: number
+  readonly report: string | null
+  readonly reason: string | null
+  readonly needsFix: boolean
+}
+
+export interface FleetVerifyOptions {
+  readonly store: LedgerStore
+  readonly tenants: readonly FleetTenantJob[]
+  readonly concurrency: number
+  readonly outDir: string
+  readonly sample?: number
+  readonly signal?: AbortSignal
+}
+
+export async function runFleetVerify(options: FleetVerifyOptions): Promise<TenantVerdict[]> {
+  const slots = new PQueue({ concurrency: Math.max(1, options.concurrency) })
+  return Promise.all(
+    options.tenants.map((t) =>
+      slots.add(async (): Promise<TenantVerdict> => {
+        const who = { tenantId: t.tenantId, jobId: t.jobId }
+        if (!(await options.store.listJobs()).some((j) => j.id === t.jobId)) {
+          return {
+            ...who,
+            verdict: 'failed',
+            mismatches: 0,
+            unexplained: 0,
+            report: null,
+            reason: 'never run: run `chatferry fleet run` first',
+            needsFix: true,
+          }
+        }
+        try {
+          const result = await runVerify(tenantContext(t, options.store), {
+            outDir: join(options.outDir, 'tenants', t.tenantId),
+            ...(options.sample !== undefined ? { sample: options.sample } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+          })
+          const { mismatches, unexplained } = result.report.totals
+          return {
+            ...who,
+            verdict: result.passed ? 'passed' : 'mismatches',
+            mismatches,
+            unexplained,
+            report: result.files?.html ?? null,
+            reason: null,
+            needsFix: false,
+          }
+        } catch (err) {
+          return { ...who, verdict: 'failed', mismatches: 0, unexplained: 0, report: null, reason: reasonOf(err), needsFix: needsFix(err) }
+        }
+      }),
+    ),
+  )
+}
