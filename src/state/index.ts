@@ -2,6 +2,14 @@
 export type { DryRunLedger, DryRunReads, DryRunSession, KnownItemRow, LoadedItemRow, PlanParentRow } from './dry-run-ledger.ts'
 export { dryRunLedgerOver } from './dry-run-ledger.ts'
 export { placeholderKey } from './payload.ts'
+export type {
+  PlatformConflict,
+  PlatformDelivery,
+  PlatformEventsLedger,
+  RecordedDelivery,
+  UpdateConflict,
+  WebhookReceiver,
+} from './platform-events-ledger.ts'
 export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type { ReportArchive, ReportKind } from './report-archive.ts'
 export { payloadJsonb, storableText } from './safe-text.ts'

@@ -17,6 +17,7 @@ import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
 import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
+import { createPlatformEventsLedger, type PlatformEventsLedger } from './platform-events-ledger.ts'
 import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
 import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
@@ -185,6 +186,8 @@ export interface LedgerStore {
   readonly updateLane: UpdateLaneLedger
   /** Update intents of items already on the platform: record, count, vanished items (`update-plan-ledger.ts`). */
   readonly updatePlan: UpdatePlanLedger
+  /** Changes made on the platform, from webhook deliveries, and the receiver's registration (`platform-events-ledger.ts`). */
+  readonly platformEvents: PlatformEventsLedger
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -271,7 +274,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
       if (page.changes && (page.skips ?? []).length > 0) {
-        addRecorded(page.changes.recorded, await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify))
+        addRecorded(page.changes.recorded, await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify, page.changes.conflicts))
       }
       counts.rejected = await upsertRejectedItems(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
       if (page.cursor !== undefined) {
@@ -294,6 +297,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     sessions: createLedgerSessions(database),
     updateLane: createUpdateLaneLedger(db),
     updatePlan: createUpdatePlanLedger(db),
+    platformEvents: createPlatformEventsLedger(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')
