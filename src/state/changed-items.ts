@@ -110,7 +110,7 @@ export async function recordSkippedChanges(
     const verdict = classify({ ...row, before: storedPayload(row.payload), after: { skipped: reasons.get(row.legacyId) ?? '' } })
     intents.push(...intentsOf(row, verdict, null))
   }
-  const held = await holdConflicts(db, jobId, entity, intents, new Set(), conflicts)
+  const held = await holdConflicts(db, jobId, entity, intents, conflicts)
   const recorded = await insertUpdateIntents(db, jobId, entity, held)
   const removed = held.filter((i) => i.policy === 'apply' && i.heldBack === undefined && REMOVALS.has(i.kind)).map((i) => i.targetKey)
   await updateItemsVanished(db, jobId, entity, removed)

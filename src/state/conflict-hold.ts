@@ -2,8 +2,7 @@
  * The conflict policy where intents are recorded (`changes.conflicts`, issue 15): an `apply` intent
  * of an item changed on the platform after chatferry last wrote it (a `platform` event the receiver
  * stored, select-platform-conflicts.ts) is held back — `report`: recorded `conflict`, `platform-wins`:
- * recorded `dropped` — and the item's stored payload stays what the platform was given, so the change
- * is compared again by a later delta. `source-wins` changes nothing. The update lane checks again
+ * recorded `dropped`. `source-wins` changes nothing. The update lane checks again
  * just before it sends (src/load/settle-update.ts): an event may arrive in between.
  */
 import type { Kysely } from 'kysely'
@@ -23,15 +22,16 @@ export function conflictReason(reason: string, c: Pick<PlatformConflictRow, 'tri
 }
 
 /**
- * Returns the intents with those of conflicted items held back, and adds those items to `keep`
- * (their stored payload must not advance). Runs in the caller's transaction.
+ * Returns the intents with those of conflicted items held back. A held-back intent keeps its payload
+ * hash and the item's stored payload advances as for a planned one: it waits, like a planned intent,
+ * for `retry-rejected --conflicts` under `source-wins`, and a later change of the item is compared
+ * with the source's state, not found again. Runs in the caller's transaction.
  */
 export async function holdConflicts(
   db: Kysely<StateDatabase>,
   jobId: string,
   entity: string,
   intents: readonly UpdateIntent[],
-  keep: Set<string>,
   policy: ConflictPolicy,
 ): Promise<UpdateIntent[]> {
   const sendable = (i: UpdateIntent) => i.policy === 'apply' && !i.kind.endsWith('.unchangeable')
@@ -48,7 +48,6 @@ export async function holdConflicts(
     if (c === undefined || !sendable(i)) {
       return i
     }
-    keep.add(i.targetKey)
-    return { ...i, heldBack: policy === 'report' ? 'conflict' : 'dropped', payloadHash: null, reason: conflictReason(i.reason, c) }
+    return { ...i, heldBack: policy === 'report' ? 'conflict' : 'dropped', reason: conflictReason(i.reason, c) }
   })
 }

@@ -76,8 +76,8 @@ export interface UpdateLaneLedger {
   recordPlatformId(jobId: string, entity: string, targetKey: string, platformId: string): Promise<void>
   /** Rejected updates (legacy id, target key, kind, code, reason), oldest first. */
   rejects(jobId: string, filter?: { code?: string; entity?: string; limit?: number }): Promise<UpdateReject[]>
-  /** Plans rejected updates again (`chatferry retry-rejected`); returns how many. */
-  retryRejected(jobId: string, filter?: { code?: string; entity?: string }): Promise<number>
+  /** Plans rejected updates (`held: 'conflict'`: those held back by a conflict) again (`chatferry retry-rejected`); returns how many. */
+  retryRejected(jobId: string, filter?: { code?: string; entity?: string; held?: 'rejected' | 'conflict' }): Promise<number>
 }
 
 type ClaimedUpdate = ClaimedUpdateRow

@@ -128,7 +128,7 @@ export async function upsertPlannedItems(
   // A changed done item yields update intents; its payload stays when every change is only reported.
   const verdicts = changes ? classifyDone(changedDone, changes.classify) : undefined
   if (changes && verdicts) {
-    const intents = await holdConflicts(db, jobId, entity, verdicts.intents, verdicts.keep, changes.conflicts ?? 'report')
+    const intents = await holdConflicts(db, jobId, entity, verdicts.intents, changes.conflicts ?? 'report')
     addRecorded(changes.recorded, await insertUpdateIntents(db, jobId, entity, intents))
   }
   const write = verdicts ? rest.filter((i) => !verdicts.keep.has(keys[i] as string)) : rest
