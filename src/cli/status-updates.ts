@@ -24,7 +24,9 @@ const zero = (): UpdateStatusCounts => Object.fromEntries(UPDATE_STATUSES.map((s
 
 export async function statusUpdates(store: Pick<LedgerReader, 'updateCounts' | 'updateConflicts'>, jobId: string): Promise<StatusUpdates> {
   const byKind = await store.updateCounts(jobId)
-  const conflicts = byKind.some((r) => r.status === 'conflict') ? await store.updateConflicts(jobId, { limit: CONFLICTS_LISTED, withDropped: false }) : []
+  const conflicts = byKind.some((r) => r.status === 'conflict')
+    ? await store.updateConflicts(jobId, { limit: CONFLICTS_LISTED, withDropped: false })
+    : []
   const entities: Record<string, UpdateStatusCounts> = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, zero()]))
   for (const r of byKind) {
     const e = (entities[r.entity] ??= zero())

@@ -139,7 +139,10 @@ function handler(o: ReceiverOptions, counters: ReceiverCounters) {
     if (creds === undefined || creds.user !== o.auth.username || !passwordMatches(creds.password, o.auth.passwordHash)) {
       counters.unauthorized++
       req.resume()
-      log.warn({ from: req.socket.remoteAddress, credentials: creds === undefined ? 'missing' : 'wrong' }, 'delivery refused (401): not the webhook credentials')
+      log.warn(
+        { from: req.socket.remoteAddress, credentials: creds === undefined ? 'missing' : 'wrong' },
+        'delivery refused (401): not the webhook credentials',
+      )
       return answer(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Basic realm="chatferry"' })
     }
     const body = await readBody(req)

@@ -112,7 +112,11 @@ export async function registerReceiver(o: RegistrationOptions): Promise<Registra
     if (exists) {
       await o.client.updateWebhook(o.appId, o.webhookId, { ...settings, password }, o.signal)
     } else {
-      await o.client.createWebhook(o.appId, { id: o.webhookId, name: `chatferry ${o.jobId}`.slice(0, WEBHOOK_LIMITS.NAME_MAX), ...settings, password }, o.signal)
+      await o.client.createWebhook(
+        o.appId,
+        { id: o.webhookId, name: `chatferry ${o.jobId}`.slice(0, WEBHOOK_LIMITS.NAME_MAX), ...settings, password },
+        o.signal,
+      )
     }
     row = { webhookId: o.webhookId, url: o.url, username: RECEIVER_USERNAME, passwordHash: hashPassword(password) }
     created = true

@@ -109,7 +109,9 @@ async function settleHeldBack(lane: UpdateLaneRun, u: ClaimedUpdate, c: Platform
     lane.count('heldBack', u.kind)
     lane.log.warn(
       { update: u.id, kind: u.kind, key: u.targetKey, legacyId: u.legacyId, trigger: c.trigger },
-      as === 'conflict' ? 'not applied: the item changed on the platform (changes.conflicts: report)' : 'dropped: the item changed on the platform (platform-wins)',
+      as === 'conflict'
+        ? 'not applied: the item changed on the platform (changes.conflicts: report)'
+        : 'dropped: the item changed on the platform (platform-wins)',
     )
   } else {
     lane.counters.fenced++

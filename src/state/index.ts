@@ -2,6 +2,7 @@
 export type { DryRunLedger, DryRunReads, DryRunSession, KnownItemRow, LoadedItemRow, PlanParentRow } from './dry-run-ledger.ts'
 export { dryRunLedgerOver } from './dry-run-ledger.ts'
 export { placeholderKey } from './payload.ts'
+export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type {
   PlatformConflict,
   PlatformDelivery,
@@ -10,7 +11,6 @@ export type {
   UpdateConflict,
   WebhookReceiver,
 } from './platform-events-ledger.ts'
-export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type { ReportArchive, ReportKind } from './report-archive.ts'
 export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'

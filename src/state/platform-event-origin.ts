@@ -62,7 +62,10 @@ function matchesPayload(trigger: string, state: Obj, payload: Obj | null): boole
     case 'group_updated':
     case 'group_owner_transferred':
       // The import carries no description; an owner only when the source named one.
-      return ['name', 'type', 'icon'].every((f) => (state[f] ?? null) === (payload[f] ?? null)) && (payload.owner === undefined || state.owner === payload.owner)
+      return (
+        ['name', 'type', 'icon'].every((f) => (state[f] ?? null) === (payload[f] ?? null)) &&
+        (payload.owner === undefined || state.owner === payload.owner)
+      )
     case 'group_member_added':
     case 'group_member_joined':
     case 'group_member_scope_changed':
@@ -86,5 +89,8 @@ export function originOf(trigger: string, state: Obj, own: OwnWrites | undefined
 
 /** The stored rows as {@link OwnWrites}. */
 export function ownWritesOf(row: { payload: string | null; updates: readonly { kind: string; body: string }[] }): OwnWrites {
-  return { payload: row.payload === null ? null : storedPayload(row.payload), updates: row.updates.map((u) => ({ kind: u.kind, body: storedPayload(u.body) })) }
+  return {
+    payload: row.payload === null ? null : storedPayload(row.payload),
+    updates: row.updates.map((u) => ({ kind: u.kind, body: storedPayload(u.body) })),
+  }
 }

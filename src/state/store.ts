@@ -274,7 +274,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
       if (page.changes && (page.skips ?? []).length > 0) {
-        addRecorded(page.changes.recorded, await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify, page.changes.conflicts))
+        addRecorded(
+          page.changes.recorded,
+          await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify, page.changes.conflicts),
+        )
       }
       counts.rejected = await upsertRejectedItems(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
       if (page.cursor !== undefined) {

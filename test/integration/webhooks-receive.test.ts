@@ -24,9 +24,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { lastRequestId, ledgerKeys, receivedSince } from '../helpers/delta-e2e.ts'
 import { type CliRun, runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { runLaneOnce } from '../helpers/update-lane-harness.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { http, MGMT, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { runLaneOnce } from '../helpers/update-lane-harness.ts'
 
 const SCHEMA = [
   `CREATE TABLE people (pid integer PRIMARY KEY, full_name text, handle text, joined_s bigint, modified_s bigint)`,
@@ -39,7 +39,10 @@ const SOURCE = (url: string) => ({
   connector: 'generic-sql',
   url,
   entities: {
-    users: { query: `SELECT pid AS id, full_name AS name, handle AS username, joined_s AS created_at, modified_s AS updated_at FROM people`, timeFormat: 'epoch-s' },
+    users: {
+      query: `SELECT pid AS id, full_name AS name, handle AS username, joined_s AS created_at, modified_s AS updated_at FROM people`,
+      timeFormat: 'epoch-s',
+    },
     groups: {
       query: `SELECT rid AS id, title AS name, visibility AS type, owner AS owner_id, created_s AS created_at, modified_s AS updated_at FROM rooms`,
       timeFormat: 'epoch-s',
@@ -159,7 +162,15 @@ beforeAll(async () => {
   ])
   await w.insert(
     'lines',
-    [1, 2, 3, 4].map((lid) => ({ lid, author: lid % 2 === 0 ? 2 : 1, room: 'r1', body: `line ${lid}`, posted_s: T + lid, edited_s: null, modified_s: T + lid })),
+    [1, 2, 3, 4].map((lid) => ({
+      lid,
+      author: lid % 2 === 0 ? 2 : 1,
+      room: 'r1',
+      body: `line ${lid}`,
+      posted_s: T + lid,
+      edited_s: null,
+      modified_s: T + lid,
+    })),
   )
   await w.close()
   // Retries after 5 s and 20 s (the platform's are 10 s and 30 s): the receiver-down case fits in a test.
@@ -246,7 +257,15 @@ describe('chatferry webhooks receive', () => {
     const keys = await ledgerKeys(state.url, jobId, 'groups')
     const envelope = {
       trigger: 'group_updated',
-      data: { group: { guid: keys.get('r2')?.key, name: 'Ops (edited by hand)', type: 'public', conversationId: 'group_r2', updatedAt: Math.floor(Date.now() / 1000) } },
+      data: {
+        group: {
+          guid: keys.get('r2')?.key,
+          name: 'Ops (edited by hand)',
+          type: 'public',
+          conversationId: 'group_r2',
+          updatedAt: Math.floor(Date.now() / 1000),
+        },
+      },
       appId: app.id,
       region: 'us',
       webhook: stored.id,

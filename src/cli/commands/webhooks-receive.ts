@@ -8,7 +8,7 @@ import { accessSync, constants } from 'node:fs'
 
 import { type Command, Option } from 'commander'
 
-import { type ConfigProblem, ConfigError } from '../../errors.ts'
+import { ConfigError, type ConfigProblem } from '../../errors.ts'
 import { startReceiver } from '../../job/webhook-receiver.ts'
 import { defaultWebhookId, registerReceiver } from '../../job/webhook-registration.ts'
 import { createLogger } from '../../logger.ts'
@@ -55,7 +55,10 @@ function checkFlags(opts: ReceiveFlags): CheckedFlags {
   const problems: ConfigProblem[] = []
   const url = WebhookUrl.safeParse(opts.publicUrl ?? '')
   if (opts.publicUrl === undefined) {
-    problems.push({ path: '--public-url', message: 'is required: the https:// address the platform posts deliveries to (your TLS proxy, or this process with --tls-cert)' })
+    problems.push({
+      path: '--public-url',
+      message: 'is required: the https:// address the platform posts deliveries to (your TLS proxy, or this process with --tls-cert)',
+    })
   } else if (!url.success) {
     problems.push({ path: '--public-url', message: url.error.issues[0]?.message ?? 'invalid' })
   }
@@ -102,7 +105,9 @@ export function registerWebhooksReceiveCommand(webhooks: Command): void {
     .summary('receive webhook deliveries for the job: changes made on the platform, for changes.conflicts (needs state.url)')
     .description(DESCRIPTION)
     .option('--job <id>', JOB_OPTION_HELP)
-    .addOption(new Option('--public-url <url>', 'the https:// URL the platform posts to (at most 255 characters)').env('CHATFERRY_WEBHOOK_PUBLIC_URL'))
+    .addOption(
+      new Option('--public-url <url>', 'the https:// URL the platform posts to (at most 255 characters)').env('CHATFERRY_WEBHOOK_PUBLIC_URL'),
+    )
     .addOption(new Option('--host <address>', 'address to listen on').env('CHATFERRY_WEBHOOK_HOST').default('127.0.0.1'))
     .addOption(new Option('--port <n>', 'port to listen on').env('CHATFERRY_WEBHOOK_PORT').default('8443'))
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (chain); with --tls-key').env('CHATFERRY_WEBHOOK_TLS_CERT'))

@@ -11,7 +11,14 @@ import type { StateDatabase } from '../schema.ts'
  */
 export async function rejectUpdate(
   db: Kysely<StateDatabase>,
-  args: { id: number; owner: string; code: string; message: string; httpStatus: number | null; as?: 'rejected' | 'reported' | 'conflict' | 'dropped' },
+  args: {
+    id: number
+    owner: string
+    code: string
+    message: string
+    httpStatus: number | null
+    as?: 'rejected' | 'reported' | 'conflict' | 'dropped'
+  },
 ): Promise<boolean> {
   const r = await sql`
     update chatferry.updates
