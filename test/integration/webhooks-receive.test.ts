@@ -77,6 +77,20 @@ async function freePort(): Promise<number> {
   return p
 }
 
+/** The job's configuration file (a new one each call), with this `changes:` section. */
+function configWith(changes?: Record<string, unknown>): string {
+  return writeRunConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    stateUrl: state.url,
+    source: SOURCE(source.url),
+    policies: { retention: { oldMessages: 'send' } },
+    ...(changes ? { changes } : {}),
+    load: { quotaWindowMs: 10_000 },
+  })
+}
+
 const publicUrl = () => `http://127.0.0.1:${port}/hooks`
 
 function startReceiver(): CliRun {
@@ -175,15 +189,7 @@ beforeAll(async () => {
   await w.close()
   // Retries after 5 s and 20 s (the platform's are 10 s and 30 s): the receiver-down case fits in a test.
   app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000, webhookRetryDelaysMs: [5000, 20_000] })
-  cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
-    stateUrl: state.url,
-    source: SOURCE(source.url),
-    policies: { retention: { oldMessages: 'send' } },
-    load: { quotaWindowMs: 10_000 },
-  })
+  cfg = configWith()
   jobId = app.id.toLowerCase()
   port = await freePort()
   const bulk = await runCli(['run', '--config', cfg]).done
@@ -346,16 +352,7 @@ describe('chatferry webhooks receive', () => {
     expect(statusJson.updates.conflicts).toHaveLength(2)
 
     // The operator decides the source wins: the held-back updates are planned again and applied once.
-    const winCfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
-      source: SOURCE(source.url),
-      policies: { retention: { oldMessages: 'send' } },
-      changes: { conflicts: 'source-wins' },
-      load: { quotaWindowMs: 10_000 },
-    })
+    const winCfg = configWith({ conflicts: 'source-wins' })
     const replanned = await runCli(['retry-rejected', '--conflicts', '--config', winCfg]).done
     expect(replanned.code, replanned.stderr).toBe(0)
     expect(replanned.stdout).toContain('2 update(s) held back by a conflict planned again')
