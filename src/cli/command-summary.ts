@@ -47,6 +47,10 @@ export interface UpdateSummary {
   remaining: number
   /** Counted only, by policy. */
   reported: number
+  /** Not applied: the item changed on the platform (`changes.conflicts: report`). */
+  conflict: number
+  /** Dropped: the item changed on the platform (`changes.conflicts: platform-wins`). */
+  dropped: number
 }
 
 /** The commands that end with a summary (and take `--json` for it). */
@@ -95,7 +99,7 @@ export function entitySummaries(stats: readonly EntityStats[]): Record<string, E
 export function updateSummaries(report: readonly UpdateKindReport[]): Record<string, UpdateSummary> {
   const out: Record<string, UpdateSummary> = {}
   for (const k of report) {
-    out[k.kind] = { done: k.done, rejected: k.rejected, remaining: k.remaining, reported: k.reported }
+    out[k.kind] = { done: k.done, rejected: k.rejected, remaining: k.remaining, reported: k.reported, conflict: k.conflict, dropped: k.dropped }
   }
   return out
 }
@@ -159,7 +163,9 @@ export function formatSummary(s: CommandSummary): string {
   }
   for (const [kind, u] of updates) {
     lines.push(
-      `  ${kind.padEnd(16)} ${n(u.done).padStart(7)} done  ${n(u.rejected)} rejected  ${n(u.remaining)} remaining${u.reported > 0 ? `  ${n(u.reported)} reported only` : ''}`,
+      `  ${kind.padEnd(16)} ${n(u.done).padStart(7)} done  ${n(u.rejected)} rejected  ${n(u.remaining)} remaining${u.reported > 0 ? `  ${n(u.reported)} reported only` : ''}${
+        u.conflict > 0 ? `  ${n(u.conflict)} CONFLICT (changed on the platform, not applied)` : ''
+      }${u.dropped > 0 ? `  ${n(u.dropped)} dropped (platform wins)` : ''}`,
     )
   }
   return `${lines.join('\n')}\n`

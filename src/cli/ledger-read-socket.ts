@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import { PlanReport } from '../report/schema.ts'
-import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateCountRow } from '../state/index.ts'
+import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
 import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
 import type { Entity } from '../target/schemas.ts'
@@ -34,6 +34,8 @@ export interface LedgerReader {
   listUpdateRejects(jobId: string, filter?: { code?: string; entity?: string; limit?: number }): Promise<UpdateReject[]>
   /** The job's updates per entity, kind, policy and status (`status`). */
   updateCounts(jobId: string): Promise<UpdateCountRow[]>
+  /** Updates held back because their item changed on the platform (`status`). */
+  updateConflicts(jobId: string, args: { limit: number; withDropped: boolean }): Promise<UpdateConflict[]>
 }
 
 /**
@@ -62,6 +64,7 @@ const OPERATIONS = [
   'openMessagesPerMinute',
   'listUpdateRejects',
   'updateCounts',
+  'updateConflicts',
   'idMap',
   'lookupItems',
   'knownItems',
@@ -72,7 +75,7 @@ const OPERATIONS = [
 type Operation = (typeof OPERATIONS)[number]
 
 /** The operations whose answers carry dates, and those fields (JSON carries them as ISO strings). */
-const DATED_OPERATIONS: ReadonlySet<Operation> = new Set(['listRuns', 'listRejects', 'listUpdateRejects'])
+const DATED_OPERATIONS: ReadonlySet<Operation> = new Set(['listRuns', 'listRejects', 'listUpdateRejects', 'updateConflicts'])
 const DATE_FIELDS = new Set(['startedAt', 'heartbeatAt', 'finishedAt', 'updatedAt', 'settledAt'])
 
 /**
@@ -97,6 +100,7 @@ export function readerOf(store: LedgerStore): LedgerAnswers {
     openMessagesPerMinute: (jobId) => store.statusLookups.openMessagesPerMinute(jobId),
     listUpdateRejects: (jobId, filter) => store.updateLane.rejects(jobId, filter),
     updateCounts: (jobId) => store.updatePlan.counts(jobId),
+    updateConflicts: (jobId, args) => store.platformEvents.heldBack(jobId, args),
     idMap: (jobId) => store.planLookups.idMap(jobId),
     lookupItems: (jobId, entity) => store.planLookups.items(jobId, entity === 'groups' ? 'groups' : 'users'),
     knownItems: (jobId, entity, keys, hashes) => store.planLookups.knownItems(jobId, entity, keys, hashes),
@@ -212,6 +216,7 @@ export async function connectReadSocket(path: string): Promise<LedgerAnswers & {
     openMessagesPerMinute: call('openMessagesPerMinute'),
     listUpdateRejects: call('listUpdateRejects'),
     updateCounts: call('updateCounts'),
+    updateConflicts: call('updateConflicts'),
     idMap: call('idMap'),
     lookupItems: call('lookupItems'),
     knownItems: call('knownItems'),

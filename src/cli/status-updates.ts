@@ -3,7 +3,7 @@
  * status (planned, sent, done, rejected, reported, ignored, superseded), and per kind and status.
  */
 import { LEGACY_ENTITIES } from '../model/index.ts'
-import { UPDATE_STATUSES, type UpdateCountRow, type UpdateStatus } from '../state/index.ts'
+import { UPDATE_STATUSES, type UpdateConflict, type UpdateCountRow, type UpdateStatus } from '../state/index.ts'
 import type { LedgerReader } from './ledger-read-socket.ts'
 
 export type UpdateStatusCounts = Record<UpdateStatus, number>
@@ -13,18 +13,26 @@ export interface StatusUpdates {
   readonly entities: Record<string, UpdateStatusCounts>
   /** Per entity, kind, policy and status. */
   readonly byKind: readonly UpdateCountRow[]
+  /** The first {@link CONFLICTS_LISTED} updates not applied because their item changed on the platform (`conflict`), with legacy id and target key. */
+  readonly conflicts: readonly UpdateConflict[]
 }
+
+/** How many held-back updates `status` lists (all of them are counted). */
+export const CONFLICTS_LISTED = 50
 
 const zero = (): UpdateStatusCounts => Object.fromEntries(UPDATE_STATUSES.map((s) => [s, 0])) as UpdateStatusCounts
 
-export async function statusUpdates(store: Pick<LedgerReader, 'updateCounts'>, jobId: string): Promise<StatusUpdates> {
+export async function statusUpdates(store: Pick<LedgerReader, 'updateCounts' | 'updateConflicts'>, jobId: string): Promise<StatusUpdates> {
   const byKind = await store.updateCounts(jobId)
+  const conflicts = byKind.some((r) => r.status === 'conflict')
+    ? await store.updateConflicts(jobId, { limit: CONFLICTS_LISTED, withDropped: false })
+    : []
   const entities: Record<string, UpdateStatusCounts> = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, zero()]))
   for (const r of byKind) {
     const e = (entities[r.entity] ??= zero())
     e[r.status] += r.n
   }
-  return { entities, byKind }
+  return { entities, byKind, conflicts }
 }
 
 /** One line per entity with any intent: `updates of users: 2 planned, 1 done, 3 reported`; none when there are none. */
@@ -33,4 +41,17 @@ export function formatStatusUpdates(u: StatusUpdates): string[] {
     const parts = UPDATE_STATUSES.filter((s) => counts[s] > 0).map((s) => `${counts[s]} ${s}`)
     return parts.length > 0 ? [`updates of ${entity}: ${parts.join(', ')}`] : []
   })
+}
+
+/** The held-back updates, one line each: kind, legacy id, target key and why (none when there are none). */
+export function formatStatusConflicts(u: StatusUpdates): string[] {
+  if (u.conflicts.length === 0) {
+    return []
+  }
+  const total = Object.values(u.entities).reduce((n, c) => n + c.conflict, 0)
+  return [
+    `CONFLICTS: ${total} update(s) not applied — the item changed on the platform after chatferry wrote it (changes.conflicts: report; set source-wins to apply them):`,
+    ...u.conflicts.map((c) => `  ${c.kind} legacy id ${c.legacyId} → ${c.targetKey}: ${c.reason ?? ''}`),
+    ...(total > u.conflicts.length ? [`  … and ${total - u.conflicts.length} more (status --json lists the first ${u.conflicts.length})`] : []),
+  ]
 }

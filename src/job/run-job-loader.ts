@@ -50,6 +50,7 @@ async function runJobUpdateLane(ctx: LedgerContext, client: PlatformClient, opti
     settings: ctx.load,
     timeoutMs: config.target.timeoutMs,
     legacyMetadataKey: config.policies.legacyMetadata.key,
+    conflicts: config.changes.conflicts,
     logger: options.logger,
     mode: options.mode,
     signal: options.signal,

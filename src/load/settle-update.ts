@@ -13,6 +13,8 @@
  *    up to `load.maxAttempts`, then handed back still `sent` (checked before the next try), and
  *    counted toward the outage give-up (`load.giveUpAfterMs`), like the import loader.
  */
+import { platformChangeNote } from '../state/conflict-hold.ts'
+import type { PlatformConflict } from '../state/index.ts'
 import type { ClaimedUpdate, UpdateHandBack } from '../state/update-lane-ledger.ts'
 import { PlatformError } from '../target/errors.ts'
 import { APPLIED_KINDS, applyUpdate, type ResolvedUpdate } from './apply-update.ts'
@@ -100,6 +102,22 @@ async function settleRejected(
   }
 }
 
+/** Holds an update back (conflict policy `report` → `conflict`, `platform-wins` → `dropped`); nothing is sent. */
+async function settleHeldBack(lane: UpdateLaneRun, u: ClaimedUpdate, c: PlatformConflict): Promise<void> {
+  const as = lane.options.conflicts === 'platform-wins' ? 'dropped' : 'conflict'
+  if (await lane.ledger.holdBack(u.id, lane.owner, as, platformChangeNote(c))) {
+    lane.count('heldBack', u.kind)
+    lane.log.warn(
+      { update: u.id, kind: u.kind, key: u.targetKey, legacyId: u.legacyId, trigger: c.trigger },
+      as === 'conflict'
+        ? 'not applied: the item changed on the platform (changes.conflicts: report)'
+        : 'dropped: the item changed on the platform (platform-wins)',
+    )
+  } else {
+    lane.counters.fenced++
+  }
+}
+
 async function handBack(lane: UpdateLaneRun, u: ClaimedUpdate, why: UpdateHandBack): Promise<void> {
   if (await lane.ledger.release(u.id, lane.owner, why)) {
     lane.counters.handedBack++
@@ -148,14 +166,23 @@ async function attemptUpdate(lane: UpdateLaneRun, u: ClaimedUpdate, state: Attem
   if (state.ambiguous && (await alreadyThere(lane, r))) {
     return settleDone(lane, u, null)
   }
+  let conflict: PlatformConflict | undefined
   const answer = await lane.chatCall(
     () => applyUpdate(lane.options.client, r),
     async () => {
+      // The conflict policy, again, at the last moment: the receiver may have stored a platform change since the delta recorded this update.
+      conflict = lane.options.conflicts === 'source-wins' ? undefined : await lane.ledger.platformConflict(lane.options.jobId, u.entity, u.targetKey)
+      if (conflict !== undefined) {
+        return false
+      }
       const marked = await lane.ledger.markSent(u.id, lane.owner, lane.leaseSeconds)
       state.ambiguous ||= marked
       return marked
     },
   )
+  if (conflict !== undefined) {
+    return settleHeldBack(lane, u, conflict)
+  }
   if (answer === undefined) {
     // The lease was lost before the call: another process holds the update now.
     lane.counters.fenced++

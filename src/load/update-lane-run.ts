@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 
 import type { Logger } from 'pino'
 
+import type { ConflictPolicy } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import type { PlatformClient } from '../target/client.ts'
 import type { ChatBudget } from './chat-budget.ts'
@@ -26,6 +27,8 @@ export interface UpdateLaneOptions {
   readonly timeoutMs: number
   /** `policies.legacyMetadata.key`: where chatferry wrote a message's legacy id (the message lookup reads it). */
   readonly legacyMetadataKey: string
+  /** `changes.conflicts`: what to do with an update whose item changed on the platform (checked just before it is sent). */
+  readonly conflicts: ConflictPolicy
   readonly logger: Logger
   /** `load` returns when no update is left; `worker` keeps serving until aborted. */
   readonly mode: 'load' | 'worker'
@@ -48,6 +51,8 @@ export interface UpdateLaneCounters {
   rejected: KindCounts
   /** Updates the platform cannot take that were settled as reported instead (see settle-update.ts), per kind. */
   reported: KindCounts
+  /** Updates held back because their item changed on the platform (`conflict` or `dropped`), per kind. */
+  heldBack: KindCounts
   /** Updates found already applied by the check: settled done without a call. */
   confirmed: number
   /** Updates handed back for a later try (an outage, a stop). */
@@ -62,6 +67,7 @@ export const emptyUpdateCounters = (): UpdateLaneCounters => ({
   done: {},
   rejected: {},
   reported: {},
+  heldBack: {},
   confirmed: 0,
   handedBack: 0,
   fenced: 0,
@@ -99,7 +105,7 @@ export class UpdateLaneRun {
     this.stop.abort(this.fatal)
   }
 
-  count(which: 'done' | 'rejected' | 'reported', kind: string): void {
+  count(which: 'done' | 'rejected' | 'reported' | 'heldBack', kind: string): void {
     this.counters[which][kind] = (this.counters[which][kind] ?? 0) + 1
   }
 

@@ -26,6 +26,10 @@ export interface UpdateKindReport {
   ignored: number
   /** Replaced by a newer change of the same kind before it was sent. */
   superseded: number
+  /** Not applied: the item changed on the platform after chatferry last wrote it (`changes.conflicts: report`). */
+  conflict: number
+  /** Dropped for the same reason under `changes.conflicts: platform-wins`. */
+  dropped: number
   /** planned + in flight. */
   remaining: number
 }
@@ -39,6 +43,8 @@ const empty = (kind: string): UpdateKindReport => ({
   reported: 0,
   ignored: 0,
   superseded: 0,
+  conflict: 0,
+  dropped: 0,
   remaining: 0,
 })
 
@@ -50,6 +56,8 @@ const FIELD: Record<string, keyof Omit<UpdateKindReport, 'kind' | 'remaining'>> 
   reported: 'reported',
   ignored: 'ignored',
   superseded: 'superseded',
+  conflict: 'conflict',
+  dropped: 'dropped',
 }
 
 /** The counts folded per kind, in kind order. */
@@ -87,8 +95,11 @@ export function formatUpdateTable(report: readonly UpdateKindReport[]): string {
   if (report.length === 0) {
     return ''
   }
-  const header = ['update', 'planned', 'in flight', 'done', 'rejected', 'reported', 'ignored', 'superseded', 'remaining']
-  const rows = report.map((r) => [r.kind, ...[r.planned, r.inFlight, r.done, r.rejected, r.reported, r.ignored, r.superseded, r.remaining].map(n)])
+  const header = ['update', 'planned', 'in flight', 'done', 'rejected', 'reported', 'ignored', 'superseded', 'conflict', 'dropped', 'remaining']
+  const rows = report.map((r) => [
+    r.kind,
+    ...[r.planned, r.inFlight, r.done, r.rejected, r.reported, r.ignored, r.superseded, r.conflict, r.dropped, r.remaining].map(n),
+  ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)))
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
   return [line(header), ...rows.map(line)].join('\n')

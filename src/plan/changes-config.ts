@@ -8,6 +8,8 @@
  */
 import { z } from 'zod'
 
+import { CONFLICT_POLICIES } from '../state/index.ts'
+
 const Policy = z.enum(['apply', 'report', 'ignore'])
 export type ChangePolicy = z.infer<typeof Policy>
 
@@ -54,6 +56,13 @@ export const ChangesSchema = z
     deletions: Policy.default('apply'),
     /** Rows hard-deleted from the source, found by comparing the source's keys with the ledger. */
     vanished: Vanished.prefault({}),
+    /**
+     * A change to an item changed on the platform after chatferry last wrote it (a message edited
+     * or deleted there, a group updated, a member changed; seen by `chatferry webhooks receive`):
+     * `report` (not applied, listed as `conflict`), `source-wins` (applied) or `platform-wins`
+     * (dropped, counted as `dropped`). @default 'report'
+     */
+    conflicts: z.enum(CONFLICT_POLICIES).default('report'),
   })
   .strict()
 

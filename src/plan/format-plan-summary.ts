@@ -11,7 +11,9 @@ function updateLine(s: EntityPlanSummary): string {
     return ''
   }
   const r = s.updatesRecorded
-  const recorded = `${r.planned} planned, ${r.reported} reported, ${r.ignored} ignored, ${r.superseded} superseded, ${r.repeated} seen before`
+  const recorded = `${r.planned} planned, ${r.reported} reported, ${r.ignored} ignored, ${r.superseded} superseded, ${r.repeated} seen before${
+    r.conflicts > 0 ? `, ${r.conflicts} CONFLICT (changed on the platform, not applied)` : ''
+  }${r.dropped > 0 ? `, ${r.dropped} dropped (platform wins)` : ''}`
   const gone = s.vanishedRefused
     ? ` (${s.vanished} gone from the source: TOO MANY, none recorded — over changes.vanished.maxShare; is the source right?)`
     : s.vanished

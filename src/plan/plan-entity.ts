@@ -84,8 +84,8 @@ async function compareKeys(run: PlanRun, entity: LegacyEntity): Promise<void> {
   const outcome = await sink.vanished(entity, keys, decide, (gone, loaded) => vanishedAllowed(changes.vanished.maxShare, gone, loaded))
   summary.vanished = outcome.vanished
   summary.vanishedRefused = outcome.refused
-  const { planned, superseded, reported, ignored, repeated } = outcome
-  addRecorded(summary.updatesRecorded, { planned, superseded, reported, ignored, repeated })
+  const { planned, superseded, reported, ignored, repeated, conflicts, dropped } = outcome
+  addRecorded(summary.updatesRecorded, { planned, superseded, reported, ignored, repeated, conflicts, dropped })
   if (outcome.refused) {
     logger?.warn(
       { entity, vanished: outcome.vanished, loaded: outcome.loaded, maxShare: changes.vanished.maxShare },
@@ -130,7 +130,11 @@ async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>,
     cursor: mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor,
     watermark: mode === 'delta' ? undefined : watermark,
     messages: run.known.thisPage,
-    changes: { classify: changeClassifier(entity, run.changePolicies, summary.updates), recorded: summary.updatesRecorded },
+    changes: {
+      classify: changeClassifier(entity, run.changePolicies, summary.updates),
+      recorded: summary.updatesRecorded,
+      conflicts: run.changePolicies.changes.conflicts,
+    },
   })
   addCounts(summary.ledger, counts)
   run.options.onPage?.(entity, summary)

@@ -13,6 +13,7 @@ import { GroupUpdate } from '../target/chat-write-schemas.ts'
 import { activeUser, existingGroup, type GroupRow, memberCount, memberRow } from './chat-lookups.ts'
 import { type ChatWrite, type ChatWriteSpec, idParam, onBehalfOfHeader, writeBody } from './chat-write-route.ts'
 import { HttpError, isPlainObject, jsonBody, type RequestContext } from './http-kit.ts'
+import { APP_SYSTEM } from './member-add-route.ts'
 import { groupObject } from './representations.ts'
 import type { SandboxServices } from './sandbox-services.ts'
 import { toJson } from './sandbox-store.ts'
@@ -66,9 +67,11 @@ async function updateGroup(services: SandboxServices, ctx: RequestContext, w: Ch
     .executeTakeFirstOrThrow()
   const data = groupObject(row, await memberCount(services.db, w.app.id, guid))
   w.items.push({ key: guid, result: 'applied' })
-  w.events.push({ trigger: 'group_updated', data: { group: data } })
+  // Documented: group_updated's group carries updatedAt and updatedBy; owner_transferred's the previous owner as oldOwner.
+  const updatedBy = actor ?? APP_SYSTEM.uid
+  w.events.push({ trigger: 'group_updated', data: { group: { ...data, updatedBy } } })
   if (owner !== undefined && owner !== group.owner) {
-    w.events.push({ trigger: 'group_owner_transferred', data: { group: data } })
+    w.events.push({ trigger: 'group_owner_transferred', data: { group: { ...data, updatedBy, oldOwner: group.owner } } })
   }
   return { status: 200, body: { data } }
 }

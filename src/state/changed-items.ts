@@ -8,7 +8,8 @@
  */
 import type { Kysely } from 'kysely'
 
-import type { StateDatabase, UpdateKind } from './schema.ts'
+import { holdConflicts } from './conflict-hold.ts'
+import type { ConflictPolicy, StateDatabase, UpdateKind } from './schema.ts'
 import { insertUpdateIntents, type RecordedUpdates, type UpdateIntent } from './sql/insert-update-intents.ts'
 import { selectLoadedItems } from './sql/select-loaded-items.ts'
 import { updateItemsVanished } from './sql/update-items-vanished.ts'
@@ -100,6 +101,7 @@ export async function recordSkippedChanges(
   entity: string,
   skips: readonly SkippedItem[],
   classify: ChangeClassifier,
+  conflicts: ConflictPolicy = 'report',
 ): Promise<RecordedUpdates> {
   const reasons = new Map(skips.map((s) => [String(s.legacyId), s.reason]))
   const loaded = await selectLoadedItems(db, jobId, entity, [...reasons.keys()], true)
@@ -108,8 +110,9 @@ export async function recordSkippedChanges(
     const verdict = classify({ ...row, before: storedPayload(row.payload), after: { skipped: reasons.get(row.legacyId) ?? '' } })
     intents.push(...intentsOf(row, verdict, null))
   }
-  const recorded = await insertUpdateIntents(db, jobId, entity, intents)
-  const removed = intents.filter((i) => i.policy === 'apply' && REMOVALS.has(i.kind)).map((i) => i.targetKey)
+  const held = await holdConflicts(db, jobId, entity, intents, conflicts)
+  const recorded = await insertUpdateIntents(db, jobId, entity, held)
+  const removed = held.filter((i) => i.policy === 'apply' && i.heldBack === undefined && REMOVALS.has(i.kind)).map((i) => i.targetKey)
   await updateItemsVanished(db, jobId, entity, removed)
   return recorded
 }

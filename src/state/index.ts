@@ -4,6 +4,14 @@ export { dryRunLedgerOver } from './dry-run-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
 export { placeholderKey } from './payload.ts'
 export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
+export type {
+  PlatformConflict,
+  PlatformDelivery,
+  PlatformEventsLedger,
+  RecordedDelivery,
+  UpdateConflict,
+  WebhookReceiver,
+} from './platform-events-ledger.ts'
 export type { ReportArchive, ReportKind } from './report-archive.ts'
 export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'

@@ -54,10 +54,20 @@ export type UpdatePolicy = (typeof UPDATE_POLICIES)[number]
  * Where an update intent stands. `planned` waits for the update lane; `sent` is recorded before
  * the call (a crash leaves it `sent` with a lease); `done`/`rejected` are settled from the answer;
  * `reported`/`ignored` are never sent (policy); `superseded` was replaced by a newer planned intent
- * of the same item and kind before it was sent.
+ * of the same item and kind before it was sent; `conflict` was not applied because the item changed on
+ * the platform after chatferry last wrote it (`changes.conflicts: report`), `dropped` for the same
+ * reason under `platform-wins` (README "Changes made on the platform").
  */
-export const UPDATE_STATUSES = ['planned', 'sent', 'done', 'rejected', 'reported', 'ignored', 'superseded'] as const
+export const UPDATE_STATUSES = ['planned', 'sent', 'done', 'rejected', 'reported', 'ignored', 'superseded', 'conflict', 'dropped'] as const
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number]
+
+/**
+ * What a delta does with a change to an item that was changed on the platform after chatferry last
+ * wrote it (`changes.conflicts`): `report` holds it back (`conflict`), `source-wins` applies it,
+ * `platform-wins` drops it (`dropped`).
+ */
+export const CONFLICT_POLICIES = ['report', 'source-wins', 'platform-wins'] as const
+export type ConflictPolicy = (typeof CONFLICT_POLICIES)[number]
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
 type Json = ColumnType<unknown, string | undefined, string>
@@ -142,6 +152,38 @@ export interface UpdatesTable {
   created_at: Timestamp
   sent_at: Date | null
   settled_at: Date | null
+}
+
+/** One item a webhook delivery said was changed on the platform (`chatferry.platform_events`). */
+export interface PlatformEventsTable {
+  id: Generated<number>
+  job_id: string
+  /** sha-256 of the delivery's trigger, webhook and data: a redelivery has the same one. */
+  event_hash: string
+  trigger: string
+  webhook_id: string
+  entity: 'groups' | 'members' | 'messages'
+  /** A message's platform id, a guid, `<guid>_member_<uid>`, lowercase. */
+  platform_key: string
+  /** The platform's time of the change when the envelope carries one. */
+  changed_at: Date | null
+  /** The item's state after the change (JSON text). */
+  state: string
+  /** `platform`: changed there by someone; `chatferry`: the echo of chatferry's own write. */
+  origin: 'platform' | 'chatferry'
+  received_at: Timestamp
+}
+
+/** The job's registered webhook receiver (`chatferry.webhook_receivers`). */
+export interface WebhookReceiversTable {
+  job_id: string
+  webhook_id: string
+  url: string
+  username: string
+  /** `sha256:<salt hex>:<hash hex>` of the generated password; the password is never stored. */
+  password_hash: string
+  created_at: Timestamp
+  updated_at: Timestamp
 }
 
 export interface BatchesTable {
@@ -233,4 +275,6 @@ export interface StateDatabase {
   'chatferry.workers': WorkersTable
   'chatferry.updates': UpdatesTable
   'chatferry.fleet_tenants': FleetTenantsTable
+  'chatferry.platform_events': PlatformEventsTable
+  'chatferry.webhook_receivers': WebhookReceiversTable
 }

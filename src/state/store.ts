@@ -18,6 +18,7 @@ import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
 import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
+import { createPlatformEventsLedger, type PlatformEventsLedger } from './platform-events-ledger.ts'
 import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
 import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
@@ -188,6 +189,8 @@ export interface LedgerStore {
   readonly updatePlan: UpdatePlanLedger
   /** The tenant → app bindings of fleets, keys sealed (`fleet-ledger.ts`). */
   readonly fleet: FleetLedger
+  /** Changes made on the platform, from webhook deliveries, and the receiver's registration (`platform-events-ledger.ts`). */
+  readonly platformEvents: PlatformEventsLedger
   /** Creates the job row when missing (idempotent). */
   ensureJob(jobId: string, appId: string): Promise<void>
   /** Upserts planned items in one multi-row statement (see {@link PlanCounts} for what happens to known items). */
@@ -274,7 +277,10 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
       if (page.changes && (page.skips ?? []).length > 0) {
-        addRecorded(page.changes.recorded, await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify))
+        addRecorded(
+          page.changes.recorded,
+          await recordSkippedChanges(trx, jobId, entity, page.skips ?? [], page.changes.classify, page.changes.conflicts),
+        )
       }
       counts.rejected = await upsertRejectedItems(trx, jobId, entity, [...(page.rejects ?? []), ...collisions])
       if (page.cursor !== undefined) {
@@ -298,6 +304,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     updateLane: createUpdateLaneLedger(db),
     updatePlan: createUpdatePlanLedger(db),
     fleet: createFleetLedger(db),
+    platformEvents: createPlatformEventsLedger(db),
     async ensureJob(jobId, appId) {
       await db
         .insertInto('chatferry.jobs')

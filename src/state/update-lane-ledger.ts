@@ -19,6 +19,7 @@ import { markUpdateSent } from './sql/mark-update-sent.ts'
 import { rejectUpdate } from './sql/reject-update.ts'
 import { releaseUpdate } from './sql/release-update.ts'
 import { replanRejectedUpdates } from './sql/replan-rejected-updates.ts'
+import { type PlatformConflictRow, selectPlatformConflicts } from './sql/select-platform-conflicts.ts'
 import { selectUpdateLeases } from './sql/select-update-leases.ts'
 import { selectUpdateRejects, type UpdateRejectRow } from './sql/select-update-rejects.ts'
 import { settleUpdateDone } from './sql/settle-update-done.ts'
@@ -56,6 +57,13 @@ export interface UpdateLaneLedger {
   reject(id: number, owner: string, error: { code: string; message: string; httpStatus: number | null }): Promise<boolean>
   /** Settles as `reported`: a change the platform cannot take, kept with its reason (not a rejection); false when the lease was lost. */
   report(id: number, owner: string, error: { code: string; message: string; httpStatus: number | null }): Promise<boolean>
+  /**
+   * Settles as `conflict` (`changes.conflicts: report`) or `dropped` (`platform-wins`): its item
+   * changed on the platform after chatferry last wrote it; nothing is sent. False when the lease was lost.
+   */
+  holdBack(id: number, owner: string, as: 'conflict' | 'dropped', message: string): Promise<boolean>
+  /** Which of these items changed on the platform after chatferry last wrote them (the receiver's events). */
+  platformConflict(jobId: string, entity: string, targetKey: string): Promise<PlatformConflictRow | undefined>
   /** Hands an update back (see {@link UpdateHandBack}); false when the lease was lost. */
   release(id: number, owner: string, why: UpdateHandBack): Promise<boolean>
   /** Updates under an unexpired lease, with their holder. */
@@ -68,8 +76,8 @@ export interface UpdateLaneLedger {
   recordPlatformId(jobId: string, entity: string, targetKey: string, platformId: string): Promise<void>
   /** Rejected updates (legacy id, target key, kind, code, reason), oldest first. */
   rejects(jobId: string, filter?: { code?: string; entity?: string; limit?: number }): Promise<UpdateReject[]>
-  /** Plans rejected updates again (`chatferry retry-rejected`); returns how many. */
-  retryRejected(jobId: string, filter?: { code?: string; entity?: string }): Promise<number>
+  /** Plans rejected updates (`held: 'conflict'`: those held back by a conflict) again (`chatferry retry-rejected`); returns how many. */
+  retryRejected(jobId: string, filter?: { code?: string; entity?: string; held?: 'rejected' | 'conflict' }): Promise<number>
 }
 
 type ClaimedUpdate = ClaimedUpdateRow
@@ -92,6 +100,8 @@ export function createUpdateLaneLedger(db: Kysely<StateDatabase>): UpdateLaneLed
       }),
     reject: (id, owner, error) => rejectUpdate(db, { id, owner, ...error }),
     report: (id, owner, error) => rejectUpdate(db, { id, owner, ...error, as: 'reported' }),
+    holdBack: (id, owner, as, message) => rejectUpdate(db, { id, owner, code: 'CHANGED_ON_PLATFORM', message, httpStatus: null, as }),
+    platformConflict: async (jobId, entity, targetKey) => (await selectPlatformConflicts(db, jobId, entity, [targetKey]))[0],
     release: (id, owner, why) => releaseUpdate(db, { id, owner, ...why }),
     leased: (jobId) => selectUpdateLeases(db, jobId),
     expireLeases: (ids) => (ids.length === 0 ? Promise.resolve() : expireUpdateLeases(db, ids)),

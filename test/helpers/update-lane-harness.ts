@@ -12,6 +12,7 @@ import { runUpdateLane, type UpdateLaneOutcome } from '../../src/load/update-lan
 import { CHAT_WRITE_ENDPOINTS } from '../../src/sandbox/chat-write-route.ts'
 import type { Sandbox } from '../../src/sandbox/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
+import type { ConflictPolicy } from '../../src/state/schema.ts'
 import type { LedgerStore } from '../../src/state/store.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
 
@@ -51,6 +52,8 @@ export interface LaneRunOptions {
   readonly timeoutMs?: number
   readonly settings?: Partial<LoadConfig>
   readonly legacyMetadataKey?: string
+  /** `changes.conflicts` (default `report`). */
+  readonly conflicts?: ConflictPolicy
   readonly signal?: AbortSignal
 }
 
@@ -65,6 +68,7 @@ export async function runLaneOnce(o: LaneRunOptions): Promise<UpdateLaneOutcome>
     settings: resolveLoadConfig({ leaseSeconds: 10, ...o.settings }, {}, {}),
     timeoutMs: o.timeoutMs ?? 3000,
     legacyMetadataKey: o.legacyMetadataKey ?? 'legacy',
+    conflicts: o.conflicts ?? 'report',
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     mode: 'load',
     ...(o.signal ? { signal: o.signal } : {}),

@@ -40,6 +40,17 @@ const reader: LedgerAnswers = {
       settledAt: started,
     },
   ],
+  updateConflicts: async (jobId, args) => [
+    {
+      entity: 'groups',
+      kind: 'group.update',
+      legacyId: `${jobId}:g1`,
+      targetKey: 'g1',
+      status: 'conflict',
+      reason: `name; changed on the platform (limit ${args.limit})`,
+      settledAt: started,
+    },
+  ],
   updateCounts: async () => [{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'planned', n: 2 }],
   idMap: async (jobId) => [{ kind: 'user', legacyId: `${jobId}-1`, platformId: 'u1' }],
   lookupItems: async () => [],
@@ -72,6 +83,9 @@ it('answers the read-only operations with their dates, passes errors on, refuses
   expect(refused).toMatchObject({ kind: 'user.update', legacyId: 'j:u1', code: 'ERR_BAD_REQUEST', httpStatus: 400 })
   expect(refused!.settledAt).toEqual(started)
   expect(await client.updateCounts('j')).toEqual([{ entity: 'users', kind: 'user.update', policy: 'apply', status: 'planned', n: 2 }])
+  const [held] = await client.updateConflicts('j', { limit: 7, withDropped: false })
+  expect(held).toMatchObject({ legacyId: 'j:g1', targetKey: 'g1', status: 'conflict', reason: 'name; changed on the platform (limit 7)' })
+  expect(held?.settledAt).toEqual(started)
   // What plan asks: arrays of strings go and come back as they are.
   expect(await client.idMap('j')).toEqual([{ kind: 'user', legacyId: 'j-1', platformId: 'u1' }])
   expect(await client.knownItems('j', 'users', ['a', 'b'], ['h1', 'h2'])).toMatchObject([

@@ -117,8 +117,32 @@ describe('updateReport: the ledger counts per kind', () => {
       { entity: 'messages', kind: 'message.edit', status: 'whatever', n: 9 },
     ])
     expect(report).toEqual([
-      { kind: 'message.edit', planned: 0, inFlight: 0, done: 0, rejected: 1, reported: 4, ignored: 0, superseded: 0, remaining: 0 },
-      { kind: 'user.update', planned: 2, inFlight: 1, done: 3, rejected: 0, reported: 0, ignored: 0, superseded: 0, remaining: 3 },
+      {
+        kind: 'message.edit',
+        planned: 0,
+        inFlight: 0,
+        done: 0,
+        rejected: 1,
+        reported: 4,
+        ignored: 0,
+        superseded: 0,
+        conflict: 0,
+        dropped: 0,
+        remaining: 0,
+      },
+      {
+        kind: 'user.update',
+        planned: 2,
+        inFlight: 1,
+        done: 3,
+        rejected: 0,
+        reported: 0,
+        ignored: 0,
+        superseded: 0,
+        conflict: 0,
+        dropped: 0,
+        remaining: 3,
+      },
     ])
     expect(updateTotals(report)).toMatchObject({ kind: 'all', done: 3, rejected: 1, remaining: 3, reported: 4 })
     expect(formatUpdateTable(report).split('\n')).toHaveLength(3)

@@ -25,6 +25,7 @@ export function registerRetryRejectedCommand(program: Command): void {
     examples: [
       ['retry-rejected --code ERR_UID_NOT_FOUND', 'only the items rejected with that code'],
       ['retry-rejected --entity members --json', 'all rejected members; one JSON summary with the count'],
+      ['retry-rejected --conflicts', 'the updates held back by a conflict, after setting changes.conflicts: source-wins'],
     ],
   })
   retry
@@ -32,22 +33,30 @@ export function registerRetryRejectedCommand(program: Command): void {
     .option('--job <id>', JOB_OPTION_HELP)
     .option('--code <code>', 'only items rejected with this code')
     .addOption(new Option('--entity <entity>', 'only this entity').choices(ENTITIES))
+    .option(
+      '--conflicts',
+      'instead: plan again the updates held back because their item changed on the platform (status conflict); with changes.conflicts: source-wins the next load applies them, with report they are held back again',
+    )
     .addOption(jsonOption('print one JSON summary object on stdout (status, exitCode, jobId, replanned, durationMs, entities)'))
-    .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; json?: boolean }) => {
+    .action(async (opts: { config: string; job?: string; code?: string; entity?: Entity; conflicts?: boolean; json?: boolean }) => {
       startSummary('retry-rejected', opts.json === true)
       const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         noteSummary({ jobId: ctx.jobId })
         await requireKnownJob(ctx)
         const filter = { ...(opts.code !== undefined ? { code: opts.code } : {}), ...(opts.entity !== undefined ? { entity: opts.entity } : {}) }
-        const items = await ctx.store.retryRejected(ctx.jobId, filter)
-        // Rejected updates of loaded items too: the next load's update lane sends them again.
-        const updates = await ctx.store.updateLane.retryRejected(ctx.jobId, filter)
+        const items = opts.conflicts ? 0 : await ctx.store.retryRejected(ctx.jobId, filter)
+        // Rejected updates of loaded items too (or, with --conflicts, the held-back ones): the next load's update lane sends them.
+        const updates = await ctx.store.updateLane.retryRejected(ctx.jobId, { ...filter, ...(opts.conflicts ? { held: 'conflict' as const } : {}) })
         const n = items + updates
         if (opts.json) {
           printSummary(buildSummary({ exitCode: EXIT.OK, stats: await ctx.store.entityStats(ctx.jobId), replanned: n }))
         } else {
-          const what = updates > 0 ? `${items} rejected item(s) and ${updates} rejected update(s)` : `${items} rejected item(s)`
+          const what = opts.conflicts
+            ? `${updates} update(s) held back by a conflict`
+            : updates > 0
+              ? `${items} rejected item(s) and ${updates} rejected update(s)`
+              : `${items} rejected item(s)`
           process.stdout.write(`${what} planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`)
         }
       } finally {

@@ -9,7 +9,7 @@ import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
 import { deadRunReason } from '../run-liveness.ts'
 import { statusRetentionEdge } from '../status-retention-edge.ts'
-import { formatStatusUpdates, statusUpdates } from '../status-updates.ts'
+import { formatStatusConflicts, formatStatusUpdates, statusUpdates } from '../status-updates.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
@@ -83,7 +83,7 @@ export function registerStatusCommand(program: Command): void {
             `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
           )
           process.stdout.write(`${formatStatusTable(report)}\n`)
-          for (const line of formatStatusUpdates(updates)) {
+          for (const line of [...formatStatusUpdates(updates), ...formatStatusConflicts(updates)]) {
             process.stdout.write(`${line}\n`)
           }
           if (updateLane.length > 0) {

@@ -15,6 +15,7 @@ import { EXITS, type HelpText, withHelp } from '../help.ts'
 import { loadConfig } from '../load-config.ts'
 import { jsonOption, printTable } from '../options.ts'
 import { management, type ManagementOptions, withManagementOptions } from './apps.ts'
+import { registerWebhooksReceiveCommand } from './webhooks-receive.ts'
 
 interface WebhookOptions extends ManagementOptions {
   app?: string
@@ -361,4 +362,6 @@ export function registerWebhooksCommand(program: Command): void {
         printTable([['TRIGGER', 'DESCRIPTION'], ...list.map((t) => [t.id, t.description ?? ''])])
       }
     })
+
+  registerWebhooksReceiveCommand(webhooks)
 }

@@ -16,6 +16,12 @@ export interface UpdateIntent {
   readonly reason: string
   /** The item payload hash this update brings the platform to; null for removals and unchangeable changes. */
   readonly payloadHash?: string | null
+  /**
+   * Held back by the conflict policy (`changes.conflicts`): the item changed on the platform after
+   * chatferry last wrote it, so this `apply` intent is recorded `conflict` (report) or `dropped`
+   * (platform-wins) instead of `planned`.
+   */
+  readonly heldBack?: 'conflict' | 'dropped'
 }
 
 /** What recording a set of intents did. */
@@ -30,9 +36,13 @@ export interface RecordedUpdates {
   ignored: number
   /** Reported or ignored intents already recorded for the same item, kind and payload hash: not recorded twice. */
   repeated: number
+  /** `apply` intents held back because their item changed on the platform (`changes.conflicts: report`), recorded `conflict`. */
+  conflicts: number
+  /** The same under `changes.conflicts: platform-wins`, recorded `dropped`. */
+  dropped: number
 }
 
-export const noUpdates = (): RecordedUpdates => ({ planned: 0, superseded: 0, reported: 0, ignored: 0, repeated: 0 })
+export const noUpdates = (): RecordedUpdates => ({ planned: 0, superseded: 0, reported: 0, ignored: 0, repeated: 0, conflicts: 0, dropped: 0 })
 
 /** Adds `b`'s counts into `a`. */
 export const addRecorded = (a: RecordedUpdates, b: RecordedUpdates): void => {
@@ -42,6 +52,7 @@ export const addRecorded = (a: RecordedUpdates, b: RecordedUpdates): void => {
 }
 
 const STATUS_OF: Record<UpdatePolicy, UpdateStatus> = { apply: 'planned', report: 'reported', ignore: 'ignored' }
+const statusOf = (i: UpdateIntent): UpdateStatus => i.heldBack ?? STATUS_OF[i.policy]
 
 /**
  * Records update intents of one entity in `chatferry.updates`. An `apply` intent first marks the
@@ -49,7 +60,8 @@ const STATUS_OF: Record<UpdatePolicy, UpdateStatus> = { apply: 'planned', report
  * `updates_planned_uq` admits one planned row per item and kind; a `sent` one is left alone, and
  * the new one is planned after it). A `report`/`ignore` intent is written `reported`/`ignored`,
  * unless the same item, kind, policy and payload hash is recorded already (a change seen again by a
- * later read is counted once). Runs inside the caller's transaction.
+ * later read is counted once); so is an intent held back by the conflict policy (`conflict` /
+ * `dropped`, see {@link UpdateIntent.heldBack}). Runs inside the caller's transaction.
  */
 export async function insertUpdateIntents(
   db: Kysely<StateDatabase>,
@@ -67,7 +79,7 @@ export async function insertUpdateIntents(
     last.set(`${intent.policy}\u0001${intent.targetKey}\u0001${intent.kind}`, intent)
   }
   const rows = [...last.values()]
-  const applied = rows.filter((r) => r.policy === 'apply')
+  const applied = rows.filter((r) => statusOf(r) === 'planned')
   if (applied.length > 0) {
     const superseded = await sql<{ n: number }>`
       with s as (
@@ -85,7 +97,7 @@ export async function insertUpdateIntents(
       from unnest(${rows.map((r) => r.kind)}::text[], ${rows.map((r) => storableText(r.legacyId))}::text[],
         ${rows.map((r) => storableKey(r.targetKey))}::text[], ${rows.map((r) => storableText(JSON.stringify(r.body)))}::text[],
         ${rows.map((r) => r.payloadHash ?? null)}::text[], ${rows.map((r) => r.policy)}::text[],
-        ${rows.map((r) => STATUS_OF[r.policy])}::text[], ${rows.map((r) => storableText(r.reason))}::text[]) as t(kind, l, k, b, h, p, s, r)
+        ${rows.map(statusOf)}::text[], ${rows.map((r) => storableText(r.reason))}::text[]) as t(kind, l, k, b, h, p, s, r)
       where t.s = 'planned' or not exists (
         select 1 from chatferry.updates u
         where u.job_id = ${jobId} and u.entity = ${entity} and u.target_key = t.k and u.kind = t.kind
@@ -99,8 +111,12 @@ export async function insertUpdateIntents(
       out.reported = r.n
     } else if (r.status === 'ignored') {
       out.ignored = r.n
+    } else if (r.status === 'conflict') {
+      out.conflicts = r.n
+    } else if (r.status === 'dropped') {
+      out.dropped = r.n
     }
   }
-  out.repeated = rows.length - out.planned - out.reported - out.ignored
+  out.repeated = rows.length - out.planned - out.reported - out.ignored - out.conflicts - out.dropped
   return out
 }

@@ -6,11 +6,19 @@ import type { StateDatabase } from '../schema.ts'
  * Rejects an update the platform refused (a 4xx with its code, or `MESSAGE_NOT_ON_PLATFORM` when
  * the lane cannot find the message), with the code, the reason and the HTTP status, fenced by
  * `owner`'s unexpired lease. `as: 'reported'` settles a change the platform cannot take (kept with
- * its reason, never sent again, not a failure of the run). False when the lease was lost.
+ * its reason, never sent again, not a failure of the run); `conflict` / `dropped` one the conflict
+ * policy holds back (its item changed on the platform). False when the lease was lost.
  */
 export async function rejectUpdate(
   db: Kysely<StateDatabase>,
-  args: { id: number; owner: string; code: string; message: string; httpStatus: number | null; as?: 'rejected' | 'reported' },
+  args: {
+    id: number
+    owner: string
+    code: string
+    message: string
+    httpStatus: number | null
+    as?: 'rejected' | 'reported' | 'conflict' | 'dropped'
+  },
 ): Promise<boolean> {
   const r = await sql`
     update chatferry.updates

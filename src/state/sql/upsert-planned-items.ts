@@ -2,9 +2,10 @@ import { type Kysely, sql } from 'kysely'
 
 import type { Entity } from '../../target/schemas.ts'
 import { type ChangeClassifier, classifyDone, type HeldDoneItem } from '../changed-items.ts'
+import { holdConflicts } from '../conflict-hold.ts'
 import { payloadHash, payloadText } from '../payload.ts'
 import { storableKey, storableText } from '../safe-text.ts'
-import type { ItemStatus, StateDatabase } from '../schema.ts'
+import type { ConflictPolicy, ItemStatus, StateDatabase } from '../schema.ts'
 import type { PlanCounts, PlannedItem, RejectedItem } from '../store.ts'
 import { addRecorded, insertUpdateIntents, type RecordedUpdates } from './insert-update-intents.ts'
 
@@ -13,6 +14,8 @@ export interface PlannedChanges {
   readonly classify: ChangeClassifier
   /** Where the intents recorded are counted. */
   readonly recorded: RecordedUpdates
+  /** `changes.conflicts`: what happens to a change of an item changed on the platform (absent: `report`). */
+  readonly conflicts?: ConflictPolicy
 }
 
 /**
@@ -125,7 +128,8 @@ export async function upsertPlannedItems(
   // A changed done item yields update intents; its payload stays when every change is only reported.
   const verdicts = changes ? classifyDone(changedDone, changes.classify) : undefined
   if (changes && verdicts) {
-    addRecorded(changes.recorded, await insertUpdateIntents(db, jobId, entity, verdicts.intents))
+    const intents = await holdConflicts(db, jobId, entity, verdicts.intents, changes.conflicts ?? 'report')
+    addRecorded(changes.recorded, await insertUpdateIntents(db, jobId, entity, intents))
   }
   const write = verdicts ? rest.filter((i) => !verdicts.keep.has(keys[i] as string)) : rest
   const pick = <T>(values: T[]) => write.map((i) => values[i] as T)
