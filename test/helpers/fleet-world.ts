@@ -83,12 +83,27 @@ export async function importRequests(world: FleetWorld, tenantId: string): Promi
   return (await world.sbx.sandbox.requests(world.apps.get(tenantId)!.id)).filter((e) => ENTITIES.includes(e.endpoint as never))
 }
 
+/** How much lateness of a request's arrival (a busy machine's event-loop lag) the quota check forgives, and how many 429s it then allows. */
+export interface ArrivalTolerance {
+  /** The window checked is `windowMs − jitterMs`: a request that left at its slot but arrived late must not count as a burst. @default 0 */
+  readonly jitterMs?: number
+  /** @default 0 */
+  readonly rateLimited?: number
+}
+
 /**
  * The tenant's app holds exactly its tenant's keys, each once; no item was created twice; no
- * window of `windowMs` saw more than `perWindow` import requests, and none answered 429. Returns
- * the app's import requests.
+ * window of `windowMs` (less the tolerated jitter) saw more than `perWindow` import requests
+ * arrive, and at most `tolerance.rateLimited` were answered 429. Returns the app's import requests.
  */
-export async function expectTenantLoaded(world: FleetWorld, tenantId: string, history: TenantHistory, perWindow: number, windowMs: number): Promise<RequestLogEntry[]> {
+export async function expectTenantLoaded(
+  world: FleetWorld,
+  tenantId: string,
+  history: TenantHistory,
+  perWindow: number,
+  windowMs: number,
+  tolerance: ArrivalTolerance = {},
+): Promise<RequestLogEntry[]> {
   const app = world.apps.get(tenantId)!
   const held: string[] = []
   for (const entity of ENTITIES) {
@@ -101,7 +116,12 @@ export async function expectTenantLoaded(world: FleetWorld, tenantId: string, hi
   const log = await importRequests(world, tenantId)
   const created = log.flatMap((e) => (e.items ?? []).filter((x) => x.result === 'created').map((x) => x.key))
   expect(created.length).toBe(new Set(created).size)
-  expect(maxInWindow(log.map((e) => e.receivedAtMs), windowMs)).toBeLessThanOrEqual(perWindow)
-  expect(log.filter((e) => e.status === 429)).toHaveLength(0)
+  expect(
+    maxInWindow(
+      log.map((e) => e.receivedAtMs),
+      windowMs - (tolerance.jitterMs ?? 0),
+    ),
+  ).toBeLessThanOrEqual(perWindow)
+  expect(log.filter((e) => e.status === 429).length).toBeLessThanOrEqual(tolerance.rateLimited ?? 0)
   return log
 }

@@ -15,10 +15,38 @@ describe('fleetExitCode', () => {
   it.each([
     ['every tenant done', [{ state: 'done', needsFix: false }], 0],
     ['no tenant at all', [], 0],
-    ['one with rejects', [{ state: 'done', needsFix: false }, { state: 'rejected', needsFix: false }], 3],
-    ['one failed, rerunnable', [{ state: 'rejected', needsFix: false }, { state: 'failed', needsFix: false }], 1],
-    ['one stopped by a signal', [{ state: 'done', needsFix: false }, { state: 'stopped', needsFix: false }], 1],
-    ['one needs a fix, another rerunnable', [{ state: 'failed', needsFix: false }, { state: 'failed', needsFix: true }], 2],
+    [
+      'one with rejects',
+      [
+        { state: 'done', needsFix: false },
+        { state: 'rejected', needsFix: false },
+      ],
+      3,
+    ],
+    [
+      'one failed, rerunnable',
+      [
+        { state: 'rejected', needsFix: false },
+        { state: 'failed', needsFix: false },
+      ],
+      1,
+    ],
+    [
+      'one stopped by a signal',
+      [
+        { state: 'done', needsFix: false },
+        { state: 'stopped', needsFix: false },
+      ],
+      1,
+    ],
+    [
+      'one needs a fix, another rerunnable',
+      [
+        { state: 'failed', needsFix: false },
+        { state: 'failed', needsFix: true },
+      ],
+      2,
+    ],
   ] as const)('%s → %i', (_, outcomes, code) => {
     expect(fleetExitCode(outcomes)).toBe(code)
   })
@@ -85,7 +113,16 @@ describe('buildFleetPlanReport', () => {
       requests,
       seconds,
     })
-    const r = buildFleetPlanReport('f', [row('a', 60, 60, { 'text: too long': 2 }), row('b', 120, 120, { 'text: too long': 1, 'sender: unknown': 4 }), failedPlanRow({ tenantId: 'c', jobId: 'f_c', appId: 'c', region: 'eu', quota }, 'unreachable')], 0, 1000)
+    const r = buildFleetPlanReport(
+      'f',
+      [
+        row('a', 60, 60, { 'text: too long': 2 }),
+        row('b', 120, 120, { 'text: too long': 1, 'sender: unknown': 4 }),
+        failedPlanRow({ tenantId: 'c', jobId: 'f_c', appId: 'c', region: 'eu', quota }, 'unreachable'),
+      ],
+      0,
+      1000,
+    )
     expect(r.totals).toMatchObject({
       tenants: 3,
       failed: 1,

@@ -129,7 +129,10 @@ function registerFleetRun(fleet: Command): void {
             logger,
             signal: stopper.signal,
             onTenant: (tenant, phase, outcome) =>
-              logger.info({ tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) }, `tenant ${tenant}: ${outcome?.state ?? phase}`),
+              logger.info(
+                { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
+                `tenant ${tenant}: ${outcome?.state ?? phase}`,
+              ),
           })
         } finally {
           await boss.then(
