@@ -32,7 +32,7 @@ export function deletionMeaning(o: DeprovisionOutcome): string {
     `The platform archives app ${o.appId} at once: every call to it answers ERR_APP_ARCHIVED, its users, groups, messages and API keys stop working,`,
     `and it is permanently deleted${when}. The management interface has no call that restores it.`,
     `The ledger keeps tenant ${o.tenantId}'s job ${o.jobId} and the app's id; the sealed key is erased. \`fleet provision\` will not create a new app for this tenant:`,
-    `give a new app a new tenant id. \`chatferry purge --job ${o.jobId}\` removes the job's ledger rows.`,
+    `give a new app a new tenant id. \`chatferry purge --job ${o.jobId} --yes -c <a configuration whose state.url is the fleet's ledger>\` removes the job's ledger rows.`,
   ].join('\n')
 }
 

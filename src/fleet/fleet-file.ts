@@ -22,7 +22,7 @@ import {
 } from '../job/config.ts'
 import { ManagementSchema, type Region, REGIONS } from '../target/config.ts'
 import { APP_NAME_MAX, APP_VERSIONS, Email, isExtensionId, MAX_COLLABORATORS_PER_APP } from '../target/management-schemas.ts'
-import { isWebhookTrigger, WebhookId, WebhookName, WebhookPassword, WebhookUrl, WebhookUsername } from '../target/webhooks.ts'
+import { basicAuthNeedsCredentials, CreateWebhookFields, isWebhookTrigger } from '../target/webhooks.ts'
 import { type SharedSource, SharedSourceSchema, tenantSourceBlock, TenantSourceSchema } from './tenant-source.ts'
 
 /** A fleet id: part of every tenant's job id (`<fleet>_<tenant>`), so no `_`. */
@@ -64,28 +64,10 @@ const Trigger = z.string().refine(isWebhookTrigger, {
   error: (issue) => `unknown trigger ${JSON.stringify(String(issue.input).slice(0, 60))}: not a documented webhook trigger id`,
 })
 
-/** A webhook of a tenant's app: always the version 2 implementation, with its triggers. */
-const FleetWebhookSchema = z
-  .object({
-    id: WebhookId,
-    name: WebhookName,
-    url: WebhookUrl,
-    triggers: z.array(Trigger).min(1, 'must name at least one trigger'),
-    useBasicAuth: z.boolean().default(false),
-    username: WebhookUsername.optional(),
-    password: WebhookPassword.optional(),
-    enabled: z.boolean().default(true),
-    retryOnFailure: z.boolean().default(false),
-  })
+/** A webhook of a tenant's app (the platform's fields) with its triggers: always the version 2 implementation. */
+const FleetWebhookSchema = CreateWebhookFields.extend({ triggers: z.array(Trigger).min(1, 'must name at least one trigger') })
   .strict()
-  .superRefine((w, ctx) => {
-    if (w.useBasicAuth && !w.username) {
-      ctx.addIssue({ code: 'custom', path: ['username'], message: 'is required when useBasicAuth is true' })
-    }
-    if (w.useBasicAuth && !w.password) {
-      ctx.addIssue({ code: 'custom', path: ['password'], message: 'is required when useBasicAuth is true' })
-    }
-  })
+  .superRefine(basicAuthNeedsCredentials)
 export type FleetWebhook = z.output<typeof FleetWebhookSchema>
 
 /** What provisioning makes of a tenant's app besides creating it. */

@@ -80,7 +80,7 @@ const sameTriggers = (a: readonly string[], b: readonly string[]) => a.length ==
 async function configureWebhook(mgmt: ManagementClient, appId: string, w: FleetWebhook, exists: boolean): Promise<void> {
   const fields = {
     name: w.name,
-    webhookURL: w.url,
+    webhookURL: w.webhookURL,
     useBasicAuth: w.useBasicAuth,
     ...(w.username !== undefined ? { username: w.username } : {}),
     ...(w.password !== undefined ? { password: w.password } : {}),

@@ -7,7 +7,7 @@
  * platform refuses is marked failed with its reason and the others go on.
  */
 import { ChatferryError, ConfigError } from '../errors.ts'
-import type { FleetBinding, FleetTenantState, LedgerStore } from '../state/index.ts'
+import type { FleetBinding, LedgerStore } from '../state/index.ts'
 import type { ManagementClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import type { FleetFile, FleetTenant } from './fleet-file.ts'
@@ -15,14 +15,8 @@ import { FLEET_KEY_ENV, type KeyVault } from './key-vault.ts'
 import { ensureTenantApp, TenantProblem } from './provision-app.ts'
 import { type SetupCounts, setUpTenantApp } from './provision-setup.ts'
 
-/** What provisioning did for one tenant. */
-export interface TenantOutcome {
-  readonly tenantId: string
-  readonly jobId: string
-  readonly appName: string
-  readonly region: string
-  readonly appId: string | undefined
-  readonly state: FleetTenantState
+/** What provisioning did for one tenant: its binding as it now stands, and this run's doing. */
+export interface TenantOutcome extends Pick<FleetBinding, 'tenantId' | 'jobId' | 'appName' | 'region' | 'appId' | 'state'> {
   /** How the app was bound this time; undefined when provisioning did not get that far. */
   readonly app: 'created' | 'found again' | 'kept' | undefined
   readonly setup: SetupCounts | undefined

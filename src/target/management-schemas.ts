@@ -88,22 +88,26 @@ export const SetExtensionsRequest = z
   .strict()
 export type SetExtensionsRequest = z.input<typeof SetExtensionsRequest>
 
-/** One id's result in the answer of "enable/disable extensions" (documented: success, message). */
-const ExtensionResult = z
+/**
+ * One id's (or email's) result in a multi-item answer: documented `success` and `message`; the
+ * `error` of a refused one is assumed to be the platform's usual error object.
+ */
+const ItemResult = z
   .object({
     success: z.boolean(),
     message: z.string().optional(),
     error: z.object({ code: z.string(), message: z.string().optional() }).loose().optional(),
   })
   .loose()
-export type ExtensionResult = z.output<typeof ExtensionResult>
+export type ExtensionResult = z.output<typeof ItemResult>
+export type CollaboratorResult = ExtensionResult
 
 export const SetExtensionsResponse = z
   .object({
     data: z
       .object({
-        enabled: z.record(z.string(), ExtensionResult).optional(),
-        disabled: z.record(z.string(), ExtensionResult).optional(),
+        enabled: z.record(z.string(), ItemResult).optional(),
+        disabled: z.record(z.string(), ItemResult).optional(),
       })
       .loose(),
   })
@@ -129,16 +133,8 @@ export const SetCollaboratorsRequest = z
   .strict()
 export type SetCollaboratorsRequest = z.input<typeof SetCollaboratorsRequest>
 
-const CollaboratorResult = z
-  .object({
-    success: z.boolean(),
-    message: z.string().optional(),
-    error: z.object({ code: z.string(), message: z.string().optional() }).loose().optional(),
-  })
-  .loose()
-export type CollaboratorResult = z.output<typeof CollaboratorResult>
 /** Documented example: each role a map email → result, or `[]` when the body named none. */
-const RoleResults = z.union([z.record(z.string(), CollaboratorResult), z.array(z.unknown()).transform(() => ({}))])
+const RoleResults = z.union([z.record(z.string(), ItemResult), z.array(z.unknown()).transform(() => ({}))])
 
 export const SetCollaboratorsResponse = z
   .object({

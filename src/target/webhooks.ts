@@ -158,7 +158,7 @@ export function webhookUrlProblem(value: string): string | undefined {
   return `must be an https:// URL, got ${url.protocol}`
 }
 
-const basicAuthNeedsCredentials = (
+export const basicAuthNeedsCredentials = (
   w: { useBasicAuth?: boolean | undefined; username?: string | undefined; password?: string | undefined },
   ctx: z.RefinementCtx,
 ) => {
@@ -173,21 +173,21 @@ const basicAuthNeedsCredentials = (
   }
 }
 
-/** The body of "create webhook" (documented fields; `*` required: id, name, webhookURL). */
-export const CreateWebhookRequest = z
-  .object({
-    id: WebhookId,
-    name: WebhookName,
-    webhookURL: WebhookUrl,
-    useBasicAuth: z.boolean().default(false),
-    username: WebhookUsername.optional(),
-    password: WebhookPassword.optional(),
-    enabled: z.boolean().default(true),
-    /** Documented: default false. */
-    retryOnFailure: z.boolean().default(false),
-  })
-  .strict()
-  .superRefine(basicAuthNeedsCredentials)
+/** The fields of "create webhook" (documented; `*` required: id, name, webhookURL), before the basic-auth rule. */
+export const CreateWebhookFields = z.object({
+  id: WebhookId,
+  name: WebhookName,
+  webhookURL: WebhookUrl,
+  useBasicAuth: z.boolean().default(false),
+  username: WebhookUsername.optional(),
+  password: WebhookPassword.optional(),
+  enabled: z.boolean().default(true),
+  /** Documented: default false. */
+  retryOnFailure: z.boolean().default(false),
+})
+
+/** The body of "create webhook". */
+export const CreateWebhookRequest = CreateWebhookFields.strict().superRefine(basicAuthNeedsCredentials)
 export type CreateWebhookRequest = z.output<typeof CreateWebhookRequest>
 export type CreateWebhookInput = z.input<typeof CreateWebhookRequest>
 

@@ -92,7 +92,7 @@ function fleetDoc(stateUrl: string, fleetId: string, mgmtUrl = sandbox.url, tena
         source: { connector: 'generic-sql', url: `sqlite:${join(dir, 'acme.db')}`, entities: { users: { query: 'SELECT id, name FROM users' } } },
         app: {
           team: { admins: ['ann@acme.example'], moderators: ['mo@acme.example'] },
-          webhooks: [{ id: 'acmehook', name: 'Acme hook', url: 'https://hooks.acme.example/cc', triggers: ['message_sent', 'group_created'] }],
+          webhooks: [{ id: 'acmehook', name: 'Acme hook', webhookURL: 'https://hooks.acme.example/cc', triggers: ['message_sent', 'group_created'] }],
         },
       },
       { id: 'globex', name: `Globex ${fleetId}`, source: { template: 'shared', tenantValue: 42 }, app: { extensions: ['mentions'] } },

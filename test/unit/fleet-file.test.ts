@@ -172,7 +172,7 @@ describe('fleet file problems: every one at once, by tenant and path', () => {
         id: 'x',
         name: 'X',
         source: { template: 'shared', tenantValue: 2 },
-        app: { webhooks: [{ id: 'h1', name: 'H', url: 'https://h.example', triggers: ['nope'] }] },
+        app: { webhooks: [{ id: 'h1', name: 'H', webhookURL: 'https://h.example', triggers: ['nope'] }] },
       }),
       'tenants[1].app.webhooks[0].triggers[0]: tenant x: unknown trigger "nope"',
     ],

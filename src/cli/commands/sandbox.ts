@@ -30,6 +30,7 @@ interface SandboxCommandOptions {
   requestsPerMinute?: number
   retentionDays?: number
   webhooksOnImport?: boolean
+  maxApps?: number
 }
 
 function integer(name: string, min: number, max: number) {
@@ -113,6 +114,12 @@ export function registerSandboxCommand(program: Command): void {
       ),
     )
     .addOption(
+      new Option(
+        '--max-apps <n>',
+        'active apps beyond which POST /apps is refused with ERR_APP_CREATION_FAILED_MAX_LIMIT (default: 5; the platform does not publish its number)',
+      ).argParser(integer('--max-apps', 1, 100_000)),
+    )
+    .addOption(
       new Option('--webhooks-on-import', 'deliver webhooks (group_created, group_member_added, message_sent) for imported data (default: off)'),
     )
     .action(async (opts: SandboxCommandOptions) => {
@@ -137,6 +144,7 @@ export function registerSandboxCommand(program: Command): void {
           secret: opts.mgmtSecret ?? (process.env.CHATFERRY_SANDBOX_MGMT_SECRET || DEFAULT_MANAGEMENT_SECRET),
         },
         defaults,
+        ...(opts.maxApps !== undefined ? { maxApps: opts.maxApps } : {}),
         logger: createLogger(),
       })
       const apps = []
