@@ -14,6 +14,15 @@ import type { PlanReport } from './schema.ts'
 
 const PerEntity = z.object({ users: z.number().int(), groups: z.number().int(), members: z.number().int(), messages: z.number().int() })
 
+/** What a plan costs and drops: a tenant's, or the fleet's summed. */
+const PlanCounts = {
+  toCreate: PerEntity,
+  skipped: z.number().int(),
+  rejected: z.number().int(),
+  rejectsByReason: z.record(z.string(), z.number().int()),
+  requests: z.number().int(),
+}
+
 export const FleetPlanTenant = z.object({
   tenantId: z.string(),
   jobId: z.string(),
@@ -24,11 +33,7 @@ export const FleetPlanTenant = z.object({
   error: z.string().nullable(),
   /** The tenant's own plan report (`chatferry.reports`, its job). */
   planRunId: z.string().nullable(),
-  toCreate: PerEntity,
-  skipped: z.number().int(),
-  rejected: z.number().int(),
-  rejectsByReason: z.record(z.string(), z.number().int()),
-  requests: z.number().int(),
+  ...PlanCounts,
   seconds: z.number(),
   quota: z.object({ requestsPerMinute: z.number(), itemsPerRequest: z.number() }),
 })
@@ -44,11 +49,7 @@ export const FleetPlanReport = z.object({
   totals: z.object({
     tenants: z.number().int(),
     failed: z.number().int(),
-    toCreate: PerEntity,
-    skipped: z.number().int(),
-    rejected: z.number().int(),
-    rejectsByReason: z.record(z.string(), z.number().int()),
-    requests: z.number().int(),
+    ...PlanCounts,
     /** The fleet's time at quota: its slowest tenant's (they load in parallel, each at its own quota). */
     seconds: z.number(),
     /** Every tenant's time at quota added up. */

@@ -83,10 +83,18 @@ export async function importRequests(world: FleetWorld, tenantId: string): Promi
   return (await world.sbx.sandbox.requests(world.apps.get(tenantId)!.id)).filter((e) => ENTITIES.includes(e.endpoint as never))
 }
 
+/** How much lateness of a request's arrival (a busy machine's event-loop lag) the quota check forgives, and how many 429s it then allows. */
+export interface ArrivalTolerance {
+  /** The window checked is `windowMs − jitterMs`: a request that left at its slot but arrived late must not count as a burst. @default 0 */
+  readonly jitterMs?: number
+  /** @default 0 */
+  readonly rateLimited?: number
+}
+
 /**
  * The tenant's app holds exactly its tenant's keys, each once; no item was created twice; no
- * window of `windowMs` saw more than `perWindow` import requests, and none answered 429. Returns
- * the app's import requests.
+ * window of `windowMs` (less the tolerated jitter) saw more than `perWindow` import requests
+ * arrive, and at most `tolerance.rateLimited` were answered 429. Returns the app's import requests.
  */
 export async function expectTenantLoaded(
   world: FleetWorld,
@@ -94,6 +102,7 @@ export async function expectTenantLoaded(
   history: TenantHistory,
   perWindow: number,
   windowMs: number,
+  tolerance: ArrivalTolerance = {},
 ): Promise<RequestLogEntry[]> {
   const app = world.apps.get(tenantId)!
   const held: string[] = []
@@ -110,9 +119,9 @@ export async function expectTenantLoaded(
   expect(
     maxInWindow(
       log.map((e) => e.receivedAtMs),
-      windowMs,
+      windowMs - (tolerance.jitterMs ?? 0),
     ),
   ).toBeLessThanOrEqual(perWindow)
-  expect(log.filter((e) => e.status === 429)).toHaveLength(0)
+  expect(log.filter((e) => e.status === 429).length).toBeLessThanOrEqual(tolerance.rateLimited ?? 0)
   return log
 }
