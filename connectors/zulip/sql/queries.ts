@@ -52,19 +52,28 @@ function int(n: number): string {
  * one-to-one conversations), with their subscriber count, names and first message.
  */
 function dmGroups(r: RealmIds): string {
-  return `zerver_huddle h JOIN zerver_recipient r ON r.id = h.recipient_id AND r.type = 3
+  return `(SELECT h.id, r.id AS recipient_id, hf.first_at, hm.names
+    FROM zerver_huddle h JOIN zerver_recipient r ON r.id = h.recipient_id AND r.type = 3
     CROSS JOIN LATERAL (SELECT count(*) AS n, bool_or(u.realm_id = ${int(r.realm)}) AS in_realm,
         string_agg(u.full_name, ', ' ORDER BY u.full_name, u.id) AS names
       FROM zerver_subscription s JOIN zerver_userprofile u ON u.id = s.user_profile_id WHERE s.recipient_id = r.id) hm
     CROSS JOIN LATERAL (SELECT min(m.date_sent) AS first_at FROM zerver_message m WHERE m.recipient_id = r.id) hf
-    WHERE hm.in_realm AND hm.n >= 3`
+    WHERE hm.in_realm AND hm.n >= 3) d`
 }
 
-/** The topics of the realm's streams: one row per (stream, lower(topic)). */
-function topics(r: RealmIds): string {
+/**
+ * The topics of the realm's streams: one row per (stream, lower(topic)), named as its latest message
+ * names it; archived messages count when they are read.
+ */
+function topics(r: RealmIds, o: QueryOptions): string {
+  const messages =
+    o.archivedMessages === 'read'
+      ? `(SELECT id, recipient_id, realm_id, subject, date_sent FROM zerver_message
+          UNION ALL SELECT id, recipient_id, realm_id, subject, date_sent FROM zerver_archivedmessage)`
+      : 'zerver_message'
   return `(SELECT m.recipient_id, lower(m.subject) AS topic_key, (array_agg(m.subject ORDER BY m.id DESC))[1] AS topic,
-        min(m.date_sent) AS first_at, count(*) AS n
-      FROM zerver_message m JOIN zerver_recipient r ON r.id = m.recipient_id AND r.type = 2
+        min(m.date_sent) AS first_at
+      FROM ${messages} m JOIN zerver_recipient r ON r.id = m.recipient_id AND r.type = 2
       WHERE m.realm_id = ${int(r.realm)} GROUP BY m.recipient_id, lower(m.subject)) t
     JOIN zerver_recipient tr ON tr.id = t.recipient_id JOIN zerver_stream s ON s.id = tr.type_id`
 }
@@ -92,11 +101,11 @@ export function groupsQuery(r: RealmIds, o: QueryOptions): ZulipEntityQuery {
       ${streamAudit('s.id')} AS archived_at, coalesce(${audit('a.modified_stream_id = s.id')}, s.date_created) AS changed_at,
       NULL::text AS member_names
     FROM zerver_stream s WHERE s.realm_id = ${int(r.realm)}`
-  const topicRows = `SELECT ${GROUP_KIND.topic}, s.id, t.topic_key, ${streamColumns.replace('s.date_created', 't.first_at')}, t.topic,
-      ${streamAudit('s.id')}, t.first_at, NULL::text
-    FROM ${topics(r)}`
-  const dms = `SELECT ${GROUP_KIND.dmGroup}, h.id, '', NULL, NULL, true, false, false, false, hf.first_at, NULL, NULL, NULL,
-      NULL, hf.first_at, hm.names
+  const topicRows = `SELECT ${GROUP_KIND.topic} AS kind, s.id AS gid, t.topic_key, ${streamColumns.replace('s.date_created', 't.first_at AS date_created')},
+      t.topic, ${streamAudit('s.id')} AS archived_at, t.first_at AS changed_at, NULL::text AS member_names
+    FROM ${topics(r, o)}`
+  const dms = `SELECT ${GROUP_KIND.dmGroup}, d.id, '', NULL, NULL, true, false, false, false, d.first_at, NULL, NULL, NULL,
+      NULL, d.first_at, d.names
     FROM ${dmGroups(r)}`
   return {
     select: 'g.*',
@@ -119,11 +128,11 @@ export function membersQuery(r: RealmIds, o: QueryOptions): ZulipEntityQuery {
     FROM zerver_subscription sub JOIN zerver_recipient sr ON sr.id = sub.recipient_id AND sr.type = 2
       JOIN zerver_stream s ON s.id = sr.type_id
     WHERE s.realm_id = ${int(r.realm)} AND sub.active`
-  const topicMembers = `SELECT ${GROUP_KIND.topic}, s.id, t.topic_key, sub.user_profile_id, s.creator_id,
-      ${joined('sub.user_profile_id', 's.id')}, t.first_at
-    FROM ${topics(r)} JOIN zerver_subscription sub ON sub.recipient_id = t.recipient_id AND sub.active`
-  const dms = `SELECT ${GROUP_KIND.dmGroup}, h.id, '', sub.user_profile_id, NULL::int, hf.first_at, hf.first_at
-    FROM ${dmGroups(r)} JOIN zerver_subscription sub ON sub.recipient_id = r.id`
+  const topicMembers = `SELECT ${GROUP_KIND.topic} AS kind, s.id AS gid, t.topic_key, sub.user_profile_id AS uid, s.creator_id,
+      ${joined('sub.user_profile_id', 's.id')} AS joined_at, t.first_at AS changed_at
+    FROM ${topics(r, o)} JOIN zerver_subscription sub ON sub.recipient_id = t.recipient_id AND sub.active`
+  const dms = `SELECT ${GROUP_KIND.dmGroup}, d.id, '', sub.user_profile_id, NULL::int, d.first_at, d.first_at
+    FROM ${dmGroups(r)} JOIN zerver_subscription sub ON sub.recipient_id = d.recipient_id`
   return {
     select: 'mb.*',
     from: `(${o.topics === 'group-per-topic' ? topicMembers : streams} UNION ALL ${dms}) mb`,
