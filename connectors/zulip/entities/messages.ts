@@ -12,7 +12,7 @@
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import { fileUrl, typeOfAttachments } from '../../sql/attachments.ts'
-import { compact, decodeBoolean, decodeCount, decodeId, decodeJson, decodeOptionalText, decodeText, decodeTimestamp, FieldProblem } from '../../sql/decode.ts'
+import { compact, decodeCount, decodeId, decodeJson, decodeOptionalText, decodeText, decodeTimestamp, FieldProblem } from '../../sql/decode.ts'
 import type { TopicMode } from '../config.ts'
 import { summariseEditHistory } from './edit-history.ts'
 import { parseMentions, resolveMentions } from './mentions.ts'
@@ -114,9 +114,8 @@ function systemKindOf(row: Record<string, unknown>): string | undefined {
   if (Number(row.message_type) === RESOLVE_TOPIC_NOTIFICATION) {
     return 'resolve_topic_notification'
   }
-  if (decodeBoolean('sender.realm_id', row.sender_cross_realm)) {
-    const email = typeof row.sender_email === 'string' ? row.sender_email : ''
-    return `system_bot:${email.split('@')[0] || 'unknown'}`
+  if (typeof row.system_bot_email === 'string') {
+    return `system_bot:${row.system_bot_email.split('@')[0] || 'unknown'}`
   }
   return undefined
 }
@@ -138,7 +137,7 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   const id = decodeId('id', row.id, lossy)
   const senderId = decodeId('sender_id', row.sender_id, lossy)
   const receiver = receiverOf(row, senderId, ctx)
-  const sentAt = decodeTimestamp('date_sent', row.date_sent)
+  const sentAt = decodeTimestamp('date_sent', row.sent_ms, 'epoch-ms')
   if (sentAt === undefined) {
     throw new FieldProblem('date_sent', 'is null')
   }
@@ -168,11 +167,11 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   if (Object.keys(metadata).length > 0) {
     message.metadata = metadata
   }
-  const editedAt = decodeTimestamp('last_edit_time', row.last_edit_time) ?? edits.lastAt
+  const editedAt = decodeTimestamp('last_edit_time', row.edited_ms, 'epoch-ms') ?? edits.lastAt
   if (editedAt !== undefined) {
     message.editedAt = editedAt
   }
-  const deletedAt = decodeTimestamp('archivetransaction.timestamp', row.deleted_at)
+  const deletedAt = decodeTimestamp('archivetransaction.timestamp', row.deleted_ms, 'epoch-ms')
   if (deletedAt !== undefined) {
     message.deletedAt = deletedAt
   }
@@ -184,9 +183,7 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   if (systemKind !== undefined) {
     message.systemKind = systemKind
   }
-  const updatedAt = decodeTimestamp('changed_at', row.changed_at)
-  if (updatedAt !== undefined) {
-    message.updatedAt = updatedAt
-  }
+  // As the query's `changed_at`: the latest of sent, edited and archived.
+  message.updatedAt = Math.max(sentAt, decodeTimestamp('last_edit_time', row.edited_ms, 'epoch-ms') ?? 0, deletedAt ?? 0)
   return message
 }

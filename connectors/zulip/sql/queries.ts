@@ -170,12 +170,37 @@ const ARCHIVE: MessageTables = {
   },
 }
 
+/** A timestamptz as epoch milliseconds (the driver reads bigints as numbers: no date text to parse per row). */
+const epochMs = (t: string) => `(extract(epoch FROM ${t}) * 1000)::bigint`
+
+/** The columns a message row is decoded from; the derived table adds `changed_at` for delta conditions. */
+const MESSAGE_COLUMNS = [
+  'id',
+  'sender_id',
+  'recipient_id',
+  'recipient_type',
+  'type_id',
+  'subject',
+  'topic_key',
+  'content',
+  'sent_ms',
+  'edited_ms',
+  'edit_history',
+  'message_type',
+  'deleted_ms',
+  'system_bot_email',
+  'dm_members',
+  'reactions',
+  'files',
+]
+
 /** The columns of one message branch (`m`: the message, `r`: its recipient, `su`: its sender). */
 function messageColumns(t: MessageTables, r: RealmIds, deletedAt: string): string {
   const a = t.attachments
   return `m.id, m.sender_id, m.recipient_id, r.type AS recipient_type, r.type_id, m.subject, lower(m.subject) AS topic_key,
-    m.content, m.date_sent, m.last_edit_time, m.edit_history, m.type AS message_type, ${deletedAt} AS deleted_at,
-    su.realm_id = ${int(r.internal)} AS sender_cross_realm, su.email AS sender_email,
+    m.content, ${epochMs('m.date_sent')} AS sent_ms, ${epochMs('m.last_edit_time')} AS edited_ms, m.edit_history,
+    m.type AS message_type, ${epochMs(deletedAt)} AS deleted_ms,
+    CASE WHEN su.realm_id = ${int(r.internal)} THEN su.email END AS system_bot_email,
     CASE WHEN r.type = 3 THEN (SELECT array_agg(s.user_profile_id ORDER BY s.user_profile_id) FROM zerver_subscription s
       WHERE s.recipient_id = m.recipient_id) END AS dm_members,
     (SELECT json_agg(json_build_array(x.emoji_name, x.user_profile_id, x.reaction_type, x.emoji_code) ORDER BY x.id)
@@ -193,7 +218,7 @@ export function messagesQuery(r: RealmIds, o: QueryOptions): ZulipEntityQuery {
     FROM zerver_archivedmessage m JOIN zerver_archivetransaction tx ON tx.id = m.archive_transaction_id ${joins}
     WHERE m.realm_id = ${int(r.realm)} AND NOT tx.restored AND NOT EXISTS (SELECT 1 FROM zerver_message l WHERE l.id = m.id)`
   return {
-    select: 'msg.*',
+    select: MESSAGE_COLUMNS.map((c) => `msg.${c}`).join(', '),
     from: `(${o.archivedMessages === 'read' ? `${live} UNION ALL ${archived}` : live}) msg`,
     keys: [{ name: 'id', expr: 'msg.id' }],
     changedAt: 'msg.changed_at',
