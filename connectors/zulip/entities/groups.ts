@@ -1,8 +1,8 @@
 /**
  * Zulip streams, stream topics and direct-message groups → `LegacyGroup`:
  * - a stream (`kind` 0, id = the stream id): `invite_only` → private, else public; `deactivated` →
- *   `archivedAt` (the latest CHANNEL_DEACTIVATED audit event, else the creation time); a name
- *   carrying the `!DEACTIVATED:` prefix old Zulip versions gave archived streams loses it;
+ *   `archivedAt` (the latest CHANNEL_DEACTIVATED audit event, else the creation time); the
+ *   `!DEACTIVATED:` prefix older Zulip versions gave archived streams' names is removed;
  * - a topic (`kind` 2, `group-per-topic` only, id `<streamId>/<lowercase topic>`): named
  *   `<stream> > <topic>`, typed and archived like its stream, created with its first message;
  * - a direct-message group of three or more (`kind` 1, id `dm-<huddleId>`): private, named by its
@@ -12,8 +12,12 @@ import type { JsonObject, LegacyGroup } from '../../../src/model/records.ts'
 import { compact, decodeBoolean, decodeId, decodeOptionalId, decodeOptionalText, decodeTimestamp, FieldProblem } from '../../sql/decode.ts'
 import { GROUP_KIND } from '../sql/queries.ts'
 
-/** The prefix Zulip before 8.0 put on the name of a deactivated stream. */
-export const DEACTIVATED_PREFIX = '!DEACTIVATED:'
+/**
+ * The prefix older Zulip versions put on the name of a deactivated stream to free the name:
+ * `!DEACTIVATED:` (more `!` when taken), later `<7 hex digits of sha512(id)>!DEACTIVATED:`; a
+ * later migration removed it again, so both prefixed and plain names occur.
+ */
+export const DEACTIVATED_PREFIX = /^(?:[0-9a-f]{7})?!+DEACTIVATED:/
 /** Zulip's name for the empty topic. */
 export const EMPTY_TOPIC_NAME = 'general chat'
 
@@ -43,8 +47,8 @@ export function decodeGroup(row: Record<string, unknown>, lossy: boolean): Legac
   }
   let stream = decodeOptionalText('name', row.name, lossy)?.trim() ?? ''
   const deactivated = decodeBoolean('deactivated', row.deactivated)
-  if (stream.startsWith(DEACTIVATED_PREFIX)) {
-    stream = stream.slice(DEACTIVATED_PREFIX.length).trim()
+  if (deactivated) {
+    stream = stream.replace(DEACTIVATED_PREFIX, '').trim()
   }
   if (stream === '') {
     throw new FieldProblem('name', 'is empty')
