@@ -15,5 +15,8 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   { title: 'mattermost × postgres', open: () => mattermostContractEnv('postgres') },
   { title: 'mattermost × MariaDB/MySQL', skip: noMysqlReason('mysql'), open: () => mattermostContractEnv('mysql') },
   { title: 'zulip × postgres (topics: metadata)', open: () => zulipContractEnv() },
-  { title: 'zulip × postgres (topics: group-per-topic, archived messages read)', open: () => zulipContractEnv({ topics: 'group-per-topic', archivedMessages: 'read' }) },
+  {
+    title: 'zulip × postgres (topics: group-per-topic, archived messages read)',
+    open: () => zulipContractEnv({ topics: 'group-per-topic', archivedMessages: 'read' }),
+  },
 ]

@@ -10,7 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedZulip, type ZulipExpectOptions } from '../fixtures/zulip/expected.ts'
-import { at, huddleRecipient, loadZulipFixture, message, openZulipWriter, personal, type Row, ZS, ZU, type ZulipSeed } from '../fixtures/zulip/load.ts'
+import {
+  at,
+  huddleRecipient,
+  loadZulipFixture,
+  message,
+  openZulipWriter,
+  personal,
+  type Row,
+  ZS,
+  ZU,
+  type ZulipSeed,
+} from '../fixtures/zulip/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -28,7 +39,12 @@ const CASES: Case[] = [
   { name: 'topics as metadata, defaults', source: {}, policies: { retention: { oldMessages: 'send' } } },
   {
     name: 'a group per topic, archived messages read as tombstones, system messages kept',
-    source: { topics: 'group-per-topic', archivedMessages: 'read', fileBaseUrl: 'https://zulip.example.com/user_uploads', siteUrl: 'https://zulip.example.com' },
+    source: {
+      topics: 'group-per-topic',
+      archivedMessages: 'read',
+      fileBaseUrl: 'https://zulip.example.com/user_uploads',
+      siteUrl: 'https://zulip.example.com',
+    },
     policies: { retention: { oldMessages: 'send' }, deletes: { mode: 'tombstone' }, systemMessages: { mode: 'as-user' } },
   },
 ]
@@ -144,8 +160,22 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
     const iso = new Date(now).toISOString()
     const added: Row[] = [
       message(3001, 0, { date_sent: iso, content: 'Hello again @**Carol Clark**' }),
-      message(3002, 0, { date_sent: iso, sender_id: ZU.carol, recipient_id: personal(ZU.alice), subject: '\u0007', content: 'DM', is_channel_message: false }),
-      message(3003, 0, { date_sent: iso, sender_id: ZU.gus, recipient_id: huddleRecipient(5), subject: '\u0007', content: 'New trio', is_channel_message: false }),
+      message(3002, 0, {
+        date_sent: iso,
+        sender_id: ZU.carol,
+        recipient_id: personal(ZU.alice),
+        subject: '\u0007',
+        content: 'DM',
+        is_channel_message: false,
+      }),
+      message(3003, 0, {
+        date_sent: iso,
+        sender_id: ZU.gus,
+        recipient_id: huddleRecipient(5),
+        subject: '\u0007',
+        content: 'New trio',
+        is_channel_message: false,
+      }),
     ]
     const w = await openZulipWriter(source.url)
     try {

@@ -71,7 +71,9 @@ it('SIGKILL while reading messages and twice while loading, then a rerun: nothin
   await sleep(between(0, 400))
   const k1 = await kill(first)
   const planningKilled = !/policy outcomes:/.test(k1.stdout)
-  log.push(`kill 1: ${k1.signal}, during planning: ${planningKilled}, platform: ${JSON.stringify(countsOf(await sandboxContents(tsb.sandbox, app.id)))}`)
+  log.push(
+    `kill 1: ${k1.signal}, during planning: ${planningKilled}, platform: ${JSON.stringify(countsOf(await sandboxContents(tsb.sandbox, app.id)))}`,
+  )
   expect(k1.signal, log.join('\n')).toBe('SIGKILL')
   expect(planningKilled, log.join('\n')).toBe(true)
 

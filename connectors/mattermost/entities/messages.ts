@@ -8,6 +8,7 @@
  * - `@username` mentions resolved to user ids (same snapshot), `@channel/@all/@here` in metadata.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
+import { fileUrl, typeOfAttachments } from '../../sql/attachments.ts'
 import {
   compact,
   decodeBoolean,
@@ -20,7 +21,6 @@ import {
   decodeText,
   FieldProblem,
 } from '../../sql/decode.ts'
-import { fileUrl, typeOfAttachments } from '../../sql/attachments.ts'
 import { mmRequiredTime, mmTime } from './decode-helpers.ts'
 import { parseMentions, resolveMentions } from './mentions.ts'
 

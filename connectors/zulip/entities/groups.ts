@@ -43,7 +43,14 @@ export function decodeGroup(row: Record<string, unknown>, lossy: boolean): Legac
     if (names === undefined) {
       throw new FieldProblem('full_name', 'the direct-message group has no named member')
     }
-    return compact<LegacyGroup>({ id, name: names, type: 'private', metadata: { zulipType: 'direct-message-group' }, createdAt, updatedAt: createdAt })
+    return compact<LegacyGroup>({
+      id,
+      name: names,
+      type: 'private',
+      metadata: { zulipType: 'direct-message-group' },
+      createdAt,
+      updatedAt: createdAt,
+    })
   }
   let stream = decodeOptionalText('name', row.name, lossy)?.trim() ?? ''
   const deactivated = decodeBoolean('deactivated', row.deactivated)
@@ -60,7 +67,8 @@ export function decodeGroup(row: Record<string, unknown>, lossy: boolean): Legac
     topic,
     webPublic: decodeBoolean('is_web_public', row.is_web_public) || undefined,
     historyPublicToSubscribers: decodeBoolean('history_public_to_subscribers', row.history_public_to_subscribers, true) ? undefined : false,
-    messageRetentionDays: row.message_retention_days === null || row.message_retention_days === undefined ? undefined : Number(row.message_retention_days),
+    messageRetentionDays:
+      row.message_retention_days === null || row.message_retention_days === undefined ? undefined : Number(row.message_retention_days),
   })
   return compact<LegacyGroup>({
     id,

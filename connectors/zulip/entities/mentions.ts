@@ -47,7 +47,7 @@ export function parseMentions(text: string): ParsedMentions {
 export function mentionedNames(rows: readonly Record<string, unknown>[]): string[] {
   const names = new Set<string>()
   for (const row of rows) {
-    if (typeof row.content !== 'string' || !row.content.includes('@**') && !row.content.includes('@_**')) {
+    if (typeof row.content !== 'string' || (!row.content.includes('@**') && !row.content.includes('@_**'))) {
       continue
     }
     for (const u of parseMentions(row.content).users) {
@@ -64,7 +64,10 @@ export function mentionedNames(rows: readonly Record<string, unknown>[]): string
  * exactly one user has it (`names`: lowercase full name → ids). Returns the ids in order of first
  * appearance and each resolved handle → id.
  */
-export function resolveMentions(parsed: ParsedMentions, names: ReadonlyMap<string, readonly string[]>): { ids: string[]; handles: Record<string, string> } {
+export function resolveMentions(
+  parsed: ParsedMentions,
+  names: ReadonlyMap<string, readonly string[]>,
+): { ids: string[]; handles: Record<string, string> } {
   const ids: string[] = []
   const handles: Record<string, string> = {}
   for (const u of parsed.users) {
