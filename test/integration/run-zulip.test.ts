@@ -25,7 +25,8 @@ import {
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { compareWithExpected, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
@@ -62,24 +63,6 @@ afterAll(async () => {
   }
   await tsb?.close()
 })
-
-type Reject = { entity: string; legacyId: string; code: string | null; message: string | null }
-
-async function rejectsOf(cfg: string): Promise<Reject[]> {
-  const r = await runCli(['rejects', '--config', cfg, '--json']).done
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout) as Reject[]
-}
-
-/** Every expected bad row is listed once with its legacy id and a reason naming the field; nothing else is. */
-function checkRejects(expected: ExpectedMigration, listed: Reject[]): void {
-  const got = new Map(listed.map((r) => [`${r.entity} ${r.legacyId}`, r]))
-  expect(listed.length, JSON.stringify(listed, null, 1)).toBe(got.size)
-  expect([...got.keys()].sort()).toEqual([...expected.rejects.keys()].sort())
-  for (const [key, want] of expected.rejects) {
-    expect(got.get(key)?.message ?? '', key).toContain(want.field)
-  }
-}
 
 describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ policies, source: settings }) => {
   let source: TestDatabase
