@@ -8,7 +8,8 @@
 /** Wildcard mentions: they notify a whole stream or topic, not a user. */
 export const WILDCARDS = ['all', 'everyone', 'channel', 'stream', 'topic'] as const
 
-const MENTION = /@(_?)\*\*([^*\n]+?)\*\*/g
+/** As Zulip's Markdown finds them: `@` at the start or after whitespace, a quote, `(`, `,`, `:` or `<`. */
+const MENTION = /(?<![^\s'"(,:<])@(_?)\*\*([^*\n]+?)\*\*/g
 
 export interface ParsedMention {
   /** What follows `@`, lowercase, e.g. `**alice archer|12**`: the mapping's handle. */
