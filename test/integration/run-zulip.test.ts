@@ -214,3 +214,17 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
 function text(c: Awaited<ReturnType<typeof sandboxContents>>, key: string): string | undefined {
   return (c.messages.find((m) => m.key === key)?.row.data as { text?: string } | undefined)?.text
 }
+
+it('an unknown realm stops `chatferry plan` before any row is read: exit 2, naming the realms the database holds, never the password', async () => {
+  const db = await createTestDatabase('cf_zulip_realm')
+  cleanups.push(() => dropWithin(db))
+  await loadZulipFixture(db.url)
+  const app = await tsb.app({ retentionDays: 100_000 })
+  const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, source: { connector: 'zulip', url: db.url, realm: 'acne' } })
+  const res = await runCli(['plan', '--config', cfg]).done
+  expect(res.code, res.stderr).toBe(2)
+  expect(res.stderr).toContain('source.realm: no Zulip realm has string_id "acne"')
+  expect(res.stderr).toContain(`'acme', 'other'`)
+  expect(res.stderr).not.toContain('zulipinternal')
+  expect(res.stderr + res.stdout).not.toContain(new URL(db.url).password)
+}, 60_000)
