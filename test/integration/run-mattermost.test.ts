@@ -24,8 +24,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
+import { checkRejects, expectRerunSendsNothing, rejectsOf } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
-import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
@@ -134,13 +134,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       }
 
       // A second run changes nothing: the same contents, nothing sent again.
-      await tsb.sandbox.whenIdle()
-      const before = (await tsb.sandbox.requests(app.id)).length
-      const again = await runCli(['run', '--config', cfg]).done
-      expect(again.code, again.stderr.slice(-3000)).toBe(3)
-      expect(again.stdout).toMatch(/read completed by an earlier run/)
-      await tsb.sandbox.whenIdle()
-      expect((await tsb.sandbox.requests(app.id)).length).toBe(before)
+      await expectRerunSendsNothing(cfg, tsb, app.id)
       expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
     },
     90_000,

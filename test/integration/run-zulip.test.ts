@@ -25,8 +25,8 @@ import {
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
+import { checkRejects, expectRerunSendsNothing, rejectsOf } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
-import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
@@ -129,13 +129,7 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
       expect(row('messages', '1011')).toBeUndefined()
     }
 
-    await tsb.sandbox.whenIdle()
-    const before = (await tsb.sandbox.requests(app.id)).length
-    const again = await runCli(['run', '--config', cfg]).done
-    expect(again.code, again.stderr.slice(-3000)).toBe(3)
-    expect(again.stdout).toMatch(/read completed by an earlier run/)
-    await tsb.sandbox.whenIdle()
-    expect((await tsb.sandbox.requests(app.id)).length).toBe(before)
+    await expectRerunSendsNothing(cfg, tsb, app.id)
   }, 90_000)
 
   it('--delta after new rows and an edit loads exactly the new messages and DM group, and applies the edit with one chat write', async () => {

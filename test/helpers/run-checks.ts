@@ -1,8 +1,9 @@
-/** The end-to-end tests' check of `chatferry rejects --json` against the expected bad rows. */
+/** Checks the end-to-end tests share: `chatferry rejects --json` against the expected bad rows, and a rerun that sends nothing. */
 import { expect } from 'vitest'
 
 import { runCli } from './ledger-fixtures.ts'
 import type { ExpectedMigration } from './run-e2e.ts'
+import type { TestSandbox } from './sandbox.ts'
 
 export interface ListedReject {
   readonly entity: string
@@ -28,4 +29,15 @@ export function checkRejects(expected: ExpectedMigration, listed: readonly Liste
     expect(r?.code, key).toBeTruthy()
     expect(r?.message ?? '', key).toContain(want.field)
   }
+}
+
+/** Runs the completed job of `cfg` again: it exits 3 (the fixture's rejects), reads nothing anew and sends nothing. */
+export async function expectRerunSendsNothing(cfg: string, tsb: TestSandbox, appId: string): Promise<void> {
+  await tsb.sandbox.whenIdle()
+  const before = (await tsb.sandbox.requests(appId)).length
+  const again = await runCli(['run', '--config', cfg]).done
+  expect(again.code, again.stderr.slice(-3000)).toBe(3)
+  expect(again.stdout).toMatch(/read completed by an earlier run/)
+  await tsb.sandbox.whenIdle()
+  expect((await tsb.sandbox.requests(appId)).length).toBe(before)
 }
