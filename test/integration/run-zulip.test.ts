@@ -25,8 +25,9 @@ import {
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { checkRejects, expectRerunSendsNothing, rejectsOf } from '../helpers/run-checks.ts'
+import { expectRerunSendsNothing } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
@@ -129,7 +130,7 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
       expect(row('messages', '1011')).toBeUndefined()
     }
 
-    await expectRerunSendsNothing(cfg, tsb, app.id)
+    await expectRerunSendsNothing(tsb, app.id, cfg)
   }, 90_000)
 
   it('--delta after new rows and an edit loads exactly the new messages and DM group, and applies the edit with one chat write', async () => {
