@@ -15,6 +15,8 @@ import { type NextcloudTalkConfig, NextcloudTalkConfigSchema } from './nextcloud
 import { createNextcloudTalkConnector } from './nextcloud-talk/index.ts'
 import { type RocketChatConfig, RocketChatConfigSchema } from './rocketchat/config.ts'
 import { createRocketChatConnector } from './rocketchat/index.ts'
+import { type ZulipConfig, ZulipConfigSchema } from './zulip/config.ts'
+import { createZulipConnector } from './zulip/index.ts'
 
 /** Makes a connector from its parsed settings. */
 export type ConnectorFactory<C = never> = (config: C) => SourceConnector
@@ -25,6 +27,7 @@ export const connectors = {
   mattermost: createMattermostConnector as ConnectorFactory<MattermostConfig>,
   'nextcloud-talk': createNextcloudTalkConnector as ConnectorFactory<NextcloudTalkConfig>,
   rocketchat: createRocketChatConnector as ConnectorFactory<RocketChatConfig>,
+  zulip: createZulipConnector as ConnectorFactory<ZulipConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
 /** The registry's keys: the values `source.connector` accepts. */
@@ -40,6 +43,7 @@ export const SourceConfigSchema = z.discriminatedUnion('connector', [
   MattermostConfigSchema,
   NextcloudTalkConfigSchema,
   RocketChatConfigSchema,
+  ZulipConfigSchema,
 ])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
@@ -55,7 +59,9 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors['nextcloud-talk'](config)
     case 'rocketchat':
       return connectors.rocketchat(config)
+    case 'zulip':
+      return connectors.zulip(config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig }
+export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, ZulipConfig }

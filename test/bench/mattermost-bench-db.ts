@@ -28,17 +28,23 @@ export async function withBenchAdmin<T>(f: (c: pg.Client) => Promise<T>): Promis
   }
 }
 
-/** A generated Mattermost database with `size` live posts; returns its URL. */
-export async function ensureMattermostBenchDb(size: number, regenerate = false): Promise<string> {
-  const name = `cf_bench_mm_${size}`
+/**
+ * Database `name` on the bench server, kept when `isComplete` says its rows are all there (and no
+ * `regenerate`), else dropped, created again and filled by `generate` (which prints its own line).
+ */
+export async function ensureBenchDb(
+  name: string,
+  regenerate: boolean,
+  isComplete: (c: pg.Client) => Promise<boolean>,
+  generate: (url: string) => Promise<void>,
+): Promise<string> {
   const url = benchDbUrl(name)
   const exists = await withBenchAdmin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1)
   if (exists && !regenerate) {
     const c = new pg.Client({ connectionString: url })
     await c.connect()
     try {
-      const r = await c.query("SELECT count(*)::int AS n FROM posts WHERE originalid = ''")
-      if (r.rows[0]?.n === size) {
+      if (await isComplete(c)) {
         return url
       }
     } catch {
@@ -51,12 +57,25 @@ export async function ensureMattermostBenchDb(size: number, regenerate = false):
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     await c.query(`CREATE DATABASE ${name}`)
   })
-  process.stdout.write(`generating ${size.toLocaleString('en')} posts into ${name}… `)
-  const g = await generateMattermost({ engine: 'postgres', url, posts: size })
-  const c = new pg.Client({ connectionString: url })
-  await c.connect()
-  await c.query('VACUUM ANALYZE')
-  await c.end()
-  process.stdout.write(`${(g.ms / 1000).toFixed(1)} s (${g.postRows.toLocaleString('en')} post rows)\n`)
+  await generate(url)
   return url
+}
+
+/** A generated Mattermost database with `size` live posts; returns its URL. */
+export function ensureMattermostBenchDb(size: number, regenerate = false): Promise<string> {
+  const name = `cf_bench_mm_${size}`
+  return ensureBenchDb(
+    name,
+    regenerate,
+    async (c) => (await c.query("SELECT count(*)::int AS n FROM posts WHERE originalid = ''")).rows[0]?.n === size,
+    async (url) => {
+      process.stdout.write(`generating ${size.toLocaleString('en')} posts into ${name}… `)
+      const g = await generateMattermost({ engine: 'postgres', url, posts: size })
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      await c.query('VACUUM ANALYZE')
+      await c.end()
+      process.stdout.write(`${(g.ms / 1000).toFixed(1)} s (${g.postRows.toLocaleString('en')} post rows)\n`)
+    },
+  )
 }

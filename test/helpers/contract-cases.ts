@@ -6,6 +6,7 @@ import { genericContractEnv } from '../fixtures/generic-sql/contract-env.ts'
 import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
 import { nextcloudContractEnv } from '../fixtures/nextcloud-talk/contract-env.ts'
 import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
+import { zulipContractEnv } from '../fixtures/zulip/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
 import { noMysqlReason } from './contract-sql.ts'
 
@@ -18,4 +19,9 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   { title: 'rocketchat × mongodump directory', open: () => rocketChatContractEnv() },
   { title: 'nextcloud-talk × postgres', open: () => nextcloudContractEnv('postgres') },
   { title: 'nextcloud-talk × MariaDB/MySQL (prefix nc_)', skip: noMysqlReason('mysql'), open: () => nextcloudContractEnv('mysql') },
+  { title: 'zulip × postgres (topics: metadata)', open: () => zulipContractEnv() },
+  {
+    title: 'zulip × postgres (topics: group-per-topic, archived messages read)',
+    open: () => zulipContractEnv({ topics: 'group-per-topic', archivedMessages: 'read' }),
+  },
 ]

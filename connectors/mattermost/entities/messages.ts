@@ -7,7 +7,8 @@
  * - reactions (not soft-deleted), files (`fileinfo`, URL = fileBaseUrl + path, in `fileids` order);
  * - `@username` mentions resolved to user ids (same snapshot), `@channel/@all/@here` in metadata.
  */
-import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
+import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
+import { fileUrl, typeOfAttachments } from '../../sql/attachments.ts'
 import {
   compact,
   decodeBoolean,
@@ -31,6 +32,8 @@ export interface MessageDecodeContext {
   readonly usernames: ReadonlyMap<string, string>
 }
 
+export { fileUrl, typeOfAttachments }
+
 /** The receiver of a direct-channel post: the member of `idA__idB` who is not the sender. */
 export function directReceiver(channelName: string, senderId: string): string {
   const ids = channelName.split('__')
@@ -45,20 +48,6 @@ export function directReceiver(channelName: string, senderId: string): string {
     return a
   }
   throw new FieldProblem('userid', `sender ${senderId} is not a member of direct channel ${channelName}`)
-}
-
-/** The message type its attachments imply: all images → image, etc.; mixed → file. */
-export function typeOfAttachments(attachments: readonly LegacyAttachment[]): LegacyMessageType {
-  if (attachments.length === 0) {
-    return 'text'
-  }
-  const kinds = new Set(attachments.map((a) => /^(image|audio|video)\//.exec(a.mimeType ?? '')?.[1] ?? 'file'))
-  return kinds.size === 1 ? ([...kinds][0] as LegacyMessageType) : 'file'
-}
-
-/** `<base>/<path>` with each path segment URL-encoded. */
-export function fileUrl(base: string, path: string): string {
-  return `${base}/${path.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`
 }
 
 function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyAttachment[] | undefined {

@@ -3,4 +3,5 @@ export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: imp
   mattermost: () => import('./mattermost.ts'),
   rocketchat: () => import('./rocketchat.ts'),
   'nextcloud-talk': () => import('./nextcloud-talk.ts'),
+  zulip: () => import('./zulip.ts'),
 }
