@@ -11,6 +11,8 @@ import { type GenericSqlConfig, GenericSqlConfigSchema } from './generic-sql/con
 import { createGenericSqlConnector } from './generic-sql/index.ts'
 import { type MattermostConfig, MattermostConfigSchema } from './mattermost/config.ts'
 import { createMattermostConnector } from './mattermost/index.ts'
+import { type SlackExportConfig, SlackExportConfigSchema } from './slack-export/config.ts'
+import { createSlackExportConnector } from './slack-export/index.ts'
 
 /** Makes a connector from its parsed settings. */
 export type ConnectorFactory<C = never> = (config: C) => SourceConnector
@@ -19,6 +21,7 @@ export type ConnectorFactory<C = never> = (config: C) => SourceConnector
 export const connectors = {
   'generic-sql': createGenericSqlConnector as ConnectorFactory<GenericSqlConfig>,
   mattermost: createMattermostConnector as ConnectorFactory<MattermostConfig>,
+  'slack-export': createSlackExportConnector as ConnectorFactory<SlackExportConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
 /** The registry's keys: the values `source.connector` accepts. */
@@ -29,7 +32,7 @@ export const CONNECTOR_IDS = Object.keys(connectors) as ConnectorId[]
  * The `source:` section of the configuration file: one shape per connector, chosen by
  * `connector`. Each shape is strict (unknown keys are errors).
  */
-export const SourceConfigSchema = z.discriminatedUnion('connector', [GenericSqlConfigSchema, MattermostConfigSchema])
+export const SourceConfigSchema = z.discriminatedUnion('connector', [GenericSqlConfigSchema, MattermostConfigSchema, SlackExportConfigSchema])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
 
@@ -40,7 +43,9 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors['generic-sql'](config)
     case 'mattermost':
       return connectors.mattermost(config)
+    case 'slack-export':
+      return connectors['slack-export'](config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig }
+export type { GenericSqlConfig, MattermostConfig, SlackExportConfig }

@@ -1,0 +1,98 @@
+/**
+ * The messages entity: every conversation folder (sorted by name), its day files (sorted by date),
+ * each file's messages sorted by `ts`. Position: `{c, d, i}` (folder, day file, index in the sorted
+ * file). A day file is parsed whole (one day of one conversation); nothing else is held.
+ */
+import type { Cursor } from '../../src/model/connector.ts'
+import type { LegacyMessage } from '../../src/model/records.ts'
+import type { ExportArchive } from './archive/archive.ts'
+import { DAY_FILE, type ParsedItem, readArrayFile } from './day-file.ts'
+import { compareTs, FieldProblem, isObject, isTs } from './entities/fields.ts'
+import { changedAt, type Conversation, decodeMessage, type MessageContext } from './entities/messages.ts'
+import type { TextLookups } from './entities/message-text.ts'
+import type { Layout } from './layout.ts'
+import { decodeRow, type PositionedRow, problem } from './paging.ts'
+
+export interface MessagesRead {
+  readonly archive: ExportArchive
+  readonly layout: Layout
+  readonly lookups: TextLookups
+  readonly fileUrl?: string
+  readonly after?: Cursor
+  readonly since?: number
+  readonly signal?: AbortSignal
+}
+
+const tsOf = (item: ParsedItem): string | undefined => ('value' in item && isObject(item.value) && isTs(item.value.ts) ? item.value.ts : undefined)
+
+/** A day file's items: those with a valid `ts` by `ts` (stable), then the rest in file order. */
+export function sortDay(items: ParsedItem[]): ParsedItem[] {
+  const timed = items.filter((i) => tsOf(i) !== undefined)
+  const rest = items.filter((i) => tsOf(i) === undefined)
+  timed.sort((a, b) => compareTs(tsOf(a) as string, tsOf(b) as string) || a.index - b.index)
+  return [...timed, ...rest]
+}
+
+/** The day files of a folder to read, from the cursor's on. */
+function daysFrom(archive: ExportArchive, folder: string, after: Cursor | undefined): string[] {
+  const days = archive.filesIn(folder).filter((f) => DAY_FILE.test(f))
+  return after?.c === folder && typeof after.d === 'string' ? days.filter((d) => d >= (after.d as string)) : days
+}
+
+export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>> {
+  const afterFolder = typeof o.after?.c === 'string' ? o.after.c : undefined
+  for (const folder of o.archive.folders()) {
+    if (afterFolder !== undefined && folder < afterFolder) {
+      continue
+    }
+    const conv = o.layout.byFolder.get(folder)
+    for (const day of daysFrom(o.archive, folder, o.after)) {
+      o.signal?.throwIfAborted()
+      const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
+      const sorted = sortDay(await readArrayFile(o.archive, `${folder}/${day}`))
+      for (const [i, item] of sorted.entries()) {
+        if (i > skipTo) {
+          const row = rowOf(o, conv, folder, day, sorted, i)
+          if (row !== undefined) {
+            yield row
+          }
+        }
+      }
+    }
+  }
+}
+
+function rowOf(o: MessagesRead, conv: Conversation | undefined, folder: string, day: string, sorted: ParsedItem[], i: number) {
+  const item = sorted[i] as ParsedItem
+  const pos = { c: folder, d: day, i }
+  const where = `${folder}/${day}#${item.index}`
+  const ts = tsOf(item)
+  const legacyId = conv !== undefined && ts !== undefined ? `${conv.id}:${ts}` : `${conv?.id ?? folder}/${day}#${item.index}`
+  if (!('value' in item)) {
+    return { pos, row: problem(legacyId, 'file', `${where}: ${item.error}`) }
+  }
+  if (conv === undefined) {
+    return { pos, row: problem(legacyId, 'channel', `folder ${folder} is no conversation of channels.json, groups.json, mpims.json or dms.json`) }
+  }
+  if (ts === undefined) {
+    return { pos, row: problem(legacyId, 'ts', `${where}: the message has no valid ts ("seconds.micros")`) }
+  }
+  const previous = i > 0 ? tsOf(sorted[i - 1] as ParsedItem) : undefined
+  if (previous === ts) {
+    return { pos, row: problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where) }
+  }
+  let changed: number | undefined
+  try {
+    changed = changedAt(item.value as Record<string, unknown>)
+  } catch (err) {
+    if (!(err instanceof FieldProblem)) {
+      throw err
+    }
+  }
+  if (o.since !== undefined && changed !== undefined && changed < o.since) {
+    return undefined
+  }
+  const ctx: MessageContext = { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
+  const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))
+  return { pos, row, ...(row.ok && changed !== undefined ? { changedAt: changed } : {}) }
+}
