@@ -6,12 +6,12 @@
  */
 import { resolve } from 'node:path'
 
-import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
 import { type ExportArchive, openArchive } from './archive/archive.ts'
 import type { SlackExportConfig } from './config.ts'
 import { DAY_FILE, readArrayFile } from './day-file.ts'
-import { isObject, tsMs } from './entities/fields.ts'
+import { isObject, isTs, tsMs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { type Layout, readLayout } from './layout.ts'
 import { pagesOf, type PositionedRow } from './paging.ts'
@@ -85,6 +85,32 @@ class SlackExportSession implements SourceSession {
         yield* messageRows({ archive, layout: this.#layout, lookups, after, since, signal, ...(fileUrl !== undefined ? { fileUrl } : {}) })
       }
     }
+  }
+
+  /**
+   * Per group conversation, its earliest message: the smallest `ts` of its first day file (one file
+   * per conversation). Members have no join time in an export.
+   */
+  async groupActivity(options: { readonly signal?: AbortSignal } = {}): Promise<ReadonlyMap<string, GroupActivity>> {
+    const found = new Map<string, GroupActivity>()
+    for (const conv of this.#layout.byFolder.values()) {
+      options.signal?.throwIfAborted()
+      const first = this.#archive.filesIn(conv.folder).find((f) => DAY_FILE.test(f))
+      if (conv.kind === 'dm' || first === undefined) {
+        continue
+      }
+      let earliest: number | undefined
+      for (const item of await readArrayFile(this.#archive, `${conv.folder}/${first}`)) {
+        if ('value' in item && isObject(item.value) && isTs(item.value.ts)) {
+          const t = tsMs('ts', item.value.ts)
+          earliest = earliest === undefined ? t : Math.min(earliest, t)
+        }
+      }
+      if (earliest !== undefined) {
+        found.set(conv.id, { firstSentAt: earliest })
+      }
+    }
+    return found
   }
 
   /** Rows a read yields (problems included): counted by reading, as an export has no index. */

@@ -15,7 +15,7 @@ import { EXPORT_TOKEN } from '../fixtures/slack-export/seed.ts'
 
 type AnyRow = { ok: true; record: unknown } | { ok: false; legacyId: string; field: string }
 const key = (entity: LegacyEntity, r: AnyRow) => (r.ok ? legacyIdOf(entity, r.record as never) : `${r.legacyId}!${r.field}`)
-const comparable = (r: AnyRow) => (r.ok ? { ok: true, record: r.record } : { ok: false, legacyId: r.legacyId, field: r.field })
+const comparable = (r: AnyRow): AnyRow => (r.ok ? { ok: true, record: r.record } : { ok: false, legacyId: r.legacyId, field: r.field })
 
 async function readAll(s: SourceSession, entity: LegacyEntity, pageSize = 1000) {
   const rows: AnyRow[] = []
