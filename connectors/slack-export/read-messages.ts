@@ -7,8 +7,8 @@ import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
 import { DAY_FILE, type ParsedItem, readArrayFile } from './day-file.ts'
-import { compareTs, FieldProblem, isObject, isTs } from './entities/fields.ts'
-import { changedAt, type Conversation, decodeMessage, type MessageContext } from './entities/messages.ts'
+import { compareTs, isObject, isTs } from './entities/fields.ts'
+import { type Conversation, decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import type { Layout } from './layout.ts'
 import { decodeRow, type PositionedRow, problem } from './paging.ts'
@@ -81,18 +81,12 @@ function rowOf(o: MessagesRead, conv: Conversation | undefined, folder: string, 
   if (previous === ts) {
     return { pos, row: problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where) }
   }
-  let changed: number | undefined
-  try {
-    changed = changedAt(item.value as Record<string, unknown>)
-  } catch (err) {
-    if (!(err instanceof FieldProblem)) {
-      throw err
-    }
-  }
+  const ctx: MessageContext = { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
+  const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))
+  // A delta keeps the messages changed since; a row that cannot be read is reported on every read.
+  const changed = row.ok ? (row.record.updatedAt ?? row.record.sentAt) : undefined
   if (o.since !== undefined && changed !== undefined && changed < o.since) {
     return undefined
   }
-  const ctx: MessageContext = { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
-  const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))
-  return { pos, row, ...(row.ok && changed !== undefined ? { changedAt: changed } : {}) }
+  return { pos, row, ...(changed !== undefined ? { changedAt: changed } : {}) }
 }

@@ -129,7 +129,7 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   const converted = convertText(raw, ctx)
   const files = filesOf(m, { template: ctx.fileUrl, conversationId: conv.id })
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
-    id: `${conv.id}:${ts}`,
+    id: messageId(conv.id, ts),
     senderId,
     ...receiverOf(conv, senderId),
     type: files !== undefined && files.attachments.length > 0 ? typeOfAttachments(files.attachments) : 'text',
