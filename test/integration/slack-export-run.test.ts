@@ -15,7 +15,9 @@ import { placeholderUid, type PoliciesInput, PoliciesSchema } from '../../mappin
 import { expectedSlack } from '../fixtures/slack-export/expected.ts'
 import { type SlackFixture, type SlackLayout, writeSlackFixture } from '../fixtures/slack-export/fixture.ts'
 import { dayName, EXPORT_TOKEN, type Json, largeSlackSeed, SL, type SlackSeed, slackSeed, ts } from '../fixtures/slack-export/seed.ts'
+import { createTestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
 import { compareWithExpected, countsOf, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -93,9 +95,12 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
     fx = await writeSlackFixture(c.layout)
     cleanups.push(() => fx.drop())
     const app = await tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
+    const state = await createTestDatabase('cf_slack_state')
+    cleanups.push(() => dropWithin(state))
     appId = app.id
     cfgOptions = {
       appId: app.id,
+      stateUrl: state.url,
       apiKey: app.apiKey,
       baseUrl: app.baseUrl,
       // Small pages: day files, thread parents and placeholders cross page boundaries.
@@ -208,8 +213,11 @@ it('a run killed with SIGKILL while it reads the export resumes to exactly the e
   cleanups.push(() => fx.drop())
   const policies: PoliciesInput = { retention: { oldMessages: 'send' }, threads: { quoteParent: true } }
   const app = await tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
+  const state = await createTestDatabase('cf_slack_state')
+  cleanups.push(() => dropWithin(state))
   const cfg = writeRunConfig({
     appId: app.id,
+    stateUrl: state.url,
     apiKey: app.apiKey,
     baseUrl: app.baseUrl,
     source: { connector: 'slack-export', path: fx.path, pageSize: 10 },
@@ -218,7 +226,7 @@ it('a run killed with SIGKILL while it reads the export resumes to exactly the e
   })
   const started = Date.now()
   const first = runCli(['run', '--config', cfg])
-  await first.waitFor('planned members', 60_000)
+  await first.waitFor('planned members', 120_000)
   await sleep(200 + Math.floor(Math.random() * 400))
   first.child.kill('SIGKILL')
   const k = await first.done
@@ -233,4 +241,4 @@ it('a run killed with SIGKILL while it reads the export resumes to exactly the e
   expect(expected.items.messages.size).toBeGreaterThan(3000)
   expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
   checkRejects(expected, await rejectsOf(cfg))
-}, 180_000)
+}, 300_000)
