@@ -40,8 +40,22 @@ export interface ChatBudget extends QuotaBudget {
    * up to `maxRateLimitedRetries` times. Any other failure is the caller's.
    */
   run<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T>
+  /**
+   * {@link run} with hooks: `atSlot` runs between each slot and its call (it may throw to stop, or
+   * answer false: nothing is sent and `undefined` comes back), `onRateLimited` after each 429's
+   * pause; `maxRateLimitedRetries` overrides the budget's.
+   */
+  runAtSlot<T>(call: () => Promise<T>, hooks: ChatCallHooks): Promise<{ value: T } | undefined>
   /** Calls made through {@link run} (retries included) and 429s answered to them, in this process. */
   readonly counters: { readonly requests: number; readonly rateLimited: number }
+}
+
+/** See {@link ChatBudget.runAtSlot}. */
+export interface ChatCallHooks {
+  readonly signal?: AbortSignal
+  readonly atSlot?: () => Promise<boolean>
+  readonly onRateLimited?: (pauseMs: number) => void
+  readonly maxRateLimitedRetries?: number
 }
 
 /** Whether a failure is the platform's rate limit. */
@@ -73,20 +87,32 @@ export async function createChatBudget(ledger: QuotaLedger, options: ChatBudgetO
     requestsPerMinute: options.requestsPerMinute,
     counters,
     pauseAfter,
-    async run(call, signal) {
-      for (let attempt = 0; ; attempt++) {
-        await budget.take(signal)
-        counters.requests++
-        try {
-          return await call()
-        } catch (err) {
-          if (!isRateLimited(err) || attempt >= maxRetries) {
-            throw err
-          }
-          counters.rateLimited++
-          await pauseAfter(err)
-        }
-      }
+    async run<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      // Without an `atSlot` hook every slot sends: an answer always comes back.
+      const answer = (await runAtSlot(call, signal ? { signal } : {})) as { value: T }
+      return answer.value
     },
+    runAtSlot,
+  }
+
+  async function runAtSlot<T>(call: () => Promise<T>, hooks: ChatCallHooks): Promise<{ value: T } | undefined> {
+    const retries = hooks.maxRateLimitedRetries ?? maxRetries
+    for (let attempt = 0; ; attempt++) {
+      await budget.take(hooks.signal)
+      if (hooks.atSlot !== undefined && !(await hooks.atSlot())) {
+        return undefined
+      }
+      counters.requests++
+      try {
+        return { value: await call() }
+      } catch (err) {
+        if (!isRateLimited(err) || attempt >= retries) {
+          throw err
+        }
+        counters.rateLimited++
+        const pausedMs = await pauseAfter(err) // not inside `?.()`: its arguments would not run without a hook
+        hooks.onRateLimited?.(pausedMs)
+      }
+    }
   }
 }

@@ -125,7 +125,7 @@ export async function processUpdate(lane: UpdateLaneRun, u: ClaimedUpdate): Prom
       if ((await afterFailure(lane, u, err, state)) === 'settled') {
         return
       }
-      await sleep(backoffMs(state.attempt), lane.stop.signal).catch(() => {})
+      await sleep(retryDelayMs(lane, err, state.attempt), lane.stop.signal).catch(() => {})
       if (lane.stop.signal.aborted) {
         const why = lane.fatal?.message ?? 'the update lane was stopped'
         return handBack(lane, u, { ambiguous: state.ambiguous, countAttempt: false, code: 'STOPPED', message: why, httpStatus: null })
@@ -201,6 +201,17 @@ function senderGone(r: ResolvedUpdate, err: PlatformError): boolean {
 /** Jittered exponential backoff between attempts of one update (250 ms … 8 s). */
 function backoffMs(attempt: number): number {
   return Math.min(8000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random())
+}
+
+/**
+ * How long to wait before the next attempt. After a timeout or a lost connection the earlier
+ * request may still be on its way to the platform or in its hands (nothing tells it to stop), so
+ * the check before sending again waits at least one request timeout longer: a check made at once
+ * could miss an edit that lands a moment later, and the update would be sent twice.
+ */
+function retryDelayMs(lane: UpdateLaneRun, err: unknown, attempt: number): number {
+  const mayStillLand = err instanceof PlatformError && (err.kind === 'timeout' || err.kind === 'network')
+  return mayStillLand ? Math.max(backoffMs(attempt), lane.options.timeoutMs) : backoffMs(attempt)
 }
 
 /**

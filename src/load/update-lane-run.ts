@@ -9,7 +9,6 @@ import type { Logger } from 'pino'
 
 import type { LedgerStore } from '../state/store.ts'
 import type { PlatformClient } from '../target/client.ts'
-import { PlatformError } from '../target/errors.ts'
 import type { ChatBudget } from './chat-budget.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -111,31 +110,30 @@ export class UpdateLaneRun {
    * sent and `undefined` comes back. Other failures throw the client's PlatformError.
    */
   async chatCall<T>(call: () => Promise<T>, beforeSend?: () => Promise<boolean>): Promise<{ value: T } | undefined> {
-    const { budget } = this.options
-    for (;;) {
-      await budget.take(this.stop.signal)
-      if (this.watch.exceeded()) {
-        this.halt(new FatalLoadError(this.watch.giveUpMessage()))
-      }
-      this.stop.signal.throwIfAborted()
-      if (beforeSend !== undefined && !(await beforeSend())) {
-        return undefined
-      }
-      this.counters.requests++
-      try {
-        // The call is never cut short by a stop: its answer is settled (the platform may have committed it).
-        const value = await call()
-        this.watch.success()
-        return { value }
-      } catch (err) {
-        if (!(err instanceof PlatformError) || err.status !== 429) {
-          throw err
+    const answer = await this.options.budget.runAtSlot(call, {
+      signal: this.stop.signal,
+      maxRateLimitedRetries: Number.POSITIVE_INFINITY,
+      atSlot: async () => {
+        if (this.watch.exceeded()) {
+          this.halt(new FatalLoadError(this.watch.giveUpMessage()))
         }
+        this.stop.signal.throwIfAborted()
+        if (beforeSend !== undefined && !(await beforeSend())) {
+          return false
+        }
+        // The call is never cut short by a stop: its answer is settled (the platform may have committed it).
+        this.counters.requests++
+        return true
+      },
+      onRateLimited: (ms) => {
         this.counters.rateLimited++
-        const ms = await budget.pauseAfter(err)
         this.log.warn({ retryAfterMs: ms }, '429 from the chat interface: the chat budget pauses (every process)')
-      }
+      },
+    })
+    if (answer !== undefined) {
+      this.watch.success()
     }
+    return answer
   }
 
   /** Unhooks the caller's signal. */

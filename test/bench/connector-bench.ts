@@ -1,31 +1,26 @@
 /**
- * Connector benchmark: a generated Mattermost database on Postgres, read two ways in the same run:
- * - raw: `COPY (<the connector's own message SELECT, unpaged>) TO STDOUT` through the same `pg`
- *   driver (bytes counted, nothing parsed): the ceiling for reading these rows;
- * - chatferry: the Mattermost connector's keyset pages → canonical records → `mapMessage` (zod-
- *   validated import items; falls back to a canonical check when mappings/ is absent).
+ * Connector benchmark: one legacy system's messages read two ways in the same run:
+ * - raw: the system's own raw read of the same data (a `COPY` for SQL sources, `JSON.parse` of
+ *   export files, BSON deserialisation of a dump): the ceiling for reading these rows;
+ * - chatferry: the connector's pages → canonical records → `mapMessage` (zod-validated import
+ *   items; falls back to a canonical check when mappings/ is absent).
  * Prints rows/s for both, how busy this process was during its read (near 100%: bound by our CPU,
- * not the server), their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat
- * within 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
+ * not the source), their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat within
+ * 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
  *
- *   node test/bench/connector-bench.ts [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap]
- *   npm run bench -- connector
+ *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap]
+ *   npm run bench -- connector --system mattermost
  *
- * Generated databases are kept (`cf_bench_mm_<size>`) and reused by later runs; `--regenerate`
- * rebuilds them. The Postgres server is `TEST_DATABASE_URL` or postgres://postgres@127.0.0.1:5432/postgres.
+ * The systems are the modules in test/bench/connector/ (listed in `systems.ts`); each keeps its
+ * generated fixtures for later runs, and `--regenerate` rebuilds them. SQL fixtures live on the
+ * Postgres server `TEST_DATABASE_URL` or postgres://postgres@127.0.0.1:5432/postgres.
  */
 import { spawnSync } from 'node:child_process'
-import { Writable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-
-import pg from 'pg'
-import { to as copyTo } from 'pg-copy-streams'
 
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
-import { messagesQuery } from '../../connectors/mattermost/sql/queries.ts'
-import { DIALECTS } from '../../connectors/sql/dialect.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
-import { benchDbUrl as dbUrl, ensureMattermostBenchDb } from './mattermost-bench-db.ts'
+import type { ConnectorBenchSystem, RawRead } from './connector/system.ts'
+import { BENCH_SYSTEMS } from './connector/systems.ts'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
@@ -35,34 +30,15 @@ const value = (name: string) => {
 }
 const pageSize = Number(value('page-size') ?? 5000)
 
-/** Reads the connector's message SELECT (unpaged, key order) with COPY; counts rows and bytes. */
-async function rawCopy(url: string): Promise<{ rows: number; bytes: number; ms: number }> {
-  const q = messagesQuery(DIALECTS.postgres)
-  const sql = `COPY (SELECT ${q.select} FROM ${q.from} WHERE ${q.where.join(' AND ')} ORDER BY ${q.keys.map((k) => k.expr).join(', ')}) TO STDOUT`
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  const started = performance.now()
-  let rows = 0
-  let bytes = 0
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-    await pipeline(
-      client.query(copyTo(sql)),
-      new Writable({
-        write(chunk: Buffer, _enc, done) {
-          bytes += chunk.length
-          for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
-            rows++
-          }
-          done()
-        },
-      }),
-    )
-    await client.query('COMMIT')
-  } finally {
-    await client.end()
+const systemName = value('system') ?? 'mattermost'
+
+async function loadSystem(): Promise<ConnectorBenchSystem> {
+  const load = BENCH_SYSTEMS[systemName]
+  if (load === undefined) {
+    process.stderr.write(`no connector benchmark for --system ${systemName}; there are: ${Object.keys(BENCH_SYSTEMS).join(', ')}\n`)
+    process.exit(2)
   }
-  return { rows, bytes, ms: performance.now() - started }
+  return (await load()).default
 }
 
 type Check = (m: LegacyMessage) => boolean
@@ -86,8 +62,11 @@ async function mapper(): Promise<{ name: string; check: Check }> {
   }
 }
 
-async function extract(url: string, check: Check): Promise<{ rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }> {
-  const source = createConnector(SourceConfigSchema.parse({ connector: 'mattermost', url, pageSize }))
+async function extract(
+  config: Record<string, unknown>,
+  check: Check,
+): Promise<{ rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }> {
+  const source = createConnector(SourceConfigSchema.parse(config))
   const started = performance.now()
   // How much of the read this process spent working rather than waiting for the database: near 1,
   // the read is bound by our CPU (parse, decode, map, validate), not by the server.
@@ -121,14 +100,14 @@ async function extract(url: string, check: Check): Promise<{ rows: number; probl
 }
 
 async function child(size: number): Promise<void> {
-  const url = dbUrl(`cf_bench_mm_${size}`)
+  const system = await loadSystem()
   const { name, check } = flag('no-map') ? { name: 'extract only', check: () => true } : await mapper()
-  // chatferry's read runs first, so the peak RSS it reports is its own (the raw COPY comes after).
-  await rawCopy(url) // warm the database cache
+  // chatferry's read runs first, so the peak RSS it reports is its own (the raw read comes after).
+  await system.raw(size) // warm the database or file cache
   const baseRssMb = process.resourceUsage().maxRSS / 1024
-  const ours = await extract(url, check)
+  const ours = await extract(system.sourceConfig(size, pageSize), check)
   const peakRssMb = process.resourceUsage().maxRSS / 1024
-  const raw = await rawCopy(url)
+  const raw = await system.raw(size)
   process.stdout.write(`${JSON.stringify({ size, name, raw, ours, peakRssMb, baseRssMb })}\n`)
 }
 
@@ -140,13 +119,14 @@ async function main(): Promise<void> {
   const results: {
     size: number
     name: string
-    raw: { rows: number; ms: number; bytes: number }
+    raw: RawRead
     ours: { rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }
     peakRssMb: number
     baseRssMb: number
   }[] = []
+  const system = await loadSystem()
   for (const size of sizes) {
-    await ensureMattermostBenchDb(size, flag('regenerate'))
+    await system.prepare(size, flag('regenerate'))
     const r = spawnSync(
       process.execPath,
       [
@@ -154,6 +134,8 @@ async function main(): Promise<void> {
         import.meta.filename,
         '--child',
         String(size),
+        '--system',
+        systemName,
         '--page-size',
         String(pageSize),
         ...(flag('no-map') ? ['--no-map'] : []),
@@ -170,12 +152,12 @@ async function main(): Promise<void> {
     results.push(JSON.parse(r.stdout.trim().split('\n').pop() as string))
   }
   const fmt = (n: number) => Math.round(n).toLocaleString('en')
-  process.stdout.write(`\nMattermost messages on Postgres, page size ${pageSize}\n`)
+  process.stdout.write(`\n${system.label}, page size ${pageSize}\n`)
   for (const r of results) {
     const rawRate = (r.raw.rows / r.raw.ms) * 1000
     const ourRate = (r.ours.rows / r.ours.ms) * 1000
     process.stdout.write(
-      `${fmt(r.size)} posts: raw COPY ${fmt(r.raw.rows)} rows in ${(r.raw.ms / 1000).toFixed(2)} s = ${fmt(rawRate)} rows/s (${(r.raw.bytes / 2 ** 20).toFixed(0)} MiB)` +
+      `${fmt(r.size)} messages: ${system.rawName} ${fmt(r.raw.rows)} rows in ${(r.raw.ms / 1000).toFixed(2)} s = ${fmt(rawRate)} rows/s (${(r.raw.bytes / 2 ** 20).toFixed(0)} MiB)` +
         ` | ${r.name}: ${fmt(r.ours.rows)} rows (${r.ours.problems} problems) in ${(r.ours.ms / 1000).toFixed(2)} s = ${fmt(ourRate)} rows/s, ${Math.round(r.ours.busy * 100)}% busy` +
         ` | ratio ${(ourRate / rawRate).toFixed(2)} (target ≥ 0.50) | peak RSS ${r.peakRssMb.toFixed(0)} MB (${r.baseRssMb.toFixed(0)} MB before the read)` +
         `${r.ours.liveHeapMb !== undefined ? ` | live heap after GC ≤ ${r.ours.liveHeapMb.toFixed(0)} MB (rates include the GCs)` : ''}\n`,

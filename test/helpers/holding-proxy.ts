@@ -4,7 +4,9 @@
  * back to the client. Killing the client while an answer is held leaves exactly the state a crash
  * between a call and its settlement leaves: the platform has applied what the ledger only knows as
  * `sent`. Tests wait for `held(n)` (the n-th held answer) and kill then. It can also answer a
- * status itself without forwarding (`fail`): a failure the platform never saw.
+ * status itself without forwarding (`fail`): a failure the platform never saw; or hold a *request*
+ * (`late`) and forward it only after `holdMs`, also when the client has given up by then: a request
+ * that reaches the platform after the client's timeout.
  */
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -16,7 +18,11 @@ export interface HoldingProxy {
   hold: ((method: string, path: string) => boolean) | undefined
   /** A status to answer *instead of* forwarding the request (the platform never sees it); undefined forwards. */
   fail: ((method: string, path: string) => number | undefined) | undefined
+  /** Requests matching this reach the sandbox `holdMs` late (the client may have timed out by then). */
+  late: ((method: string, path: string) => boolean) | undefined
   readonly holdMs: number
+  /** Resolves once every late request has been forwarded and the sandbox has answered it. */
+  lateDone(): Promise<void>
   /** Resolves once `n` answers have been held (counting from the start). */
   held(n: number, timeoutMs?: number): Promise<void>
   close(): Promise<void>
@@ -25,12 +31,17 @@ export interface HoldingProxy {
 export async function startHoldingProxy(target: string, holdMs: number): Promise<HoldingProxy> {
   const upstream = new URL(target)
   let heldCount = 0
+  const lateRequests: Promise<void>[] = []
   const waiters: { n: number; resolve: () => void }[] = []
   const proxy: HoldingProxy = {
     origin: '',
     hold: undefined,
     fail: undefined,
+    late: undefined,
     holdMs,
+    lateDone: async () => {
+      await Promise.all(lateRequests)
+    },
     held(n, timeoutMs = 30_000) {
       if (heldCount >= n) {
         return Promise.resolve()
@@ -75,6 +86,13 @@ export async function startHoldingProxy(target: string, holdMs: number): Promise
       })
     })
     up.on('error', () => res.destroy())
+    if (proxy.late?.(req.method ?? 'GET', req.url ?? '') === true) {
+      lateRequests.push(new Promise((resolve) => up.on('response', (a) => a.on('end', resolve)).on('error', () => resolve())))
+      const body: Buffer[] = []
+      req.on('data', (c: Buffer) => body.push(c))
+      req.on('end', () => setTimeout(() => up.end(Buffer.concat(body)), holdMs))
+      return
+    }
     req.pipe(up)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -243,6 +243,32 @@ it('a timeout after the platform applied the call is checked, not sent again; a 
   }
 }, 60_000)
 
+it('a request that reaches the platform after the client timed out is seen by the check, not sent again', async () => {
+  const jobId = 'late'
+  const app = await importedJob(jobId)
+  const ids = await messageIds(fx.sb, app.id)
+  await fx.store.updatePlan.record(jobId, 'messages', [
+    intent({ kind: 'message.edit', targetKey: 'm0', body: { sender: 'u0', data: { text: 'edited late', metadata: { legacy: { id: '0' } } } } }),
+  ])
+  const upstream = new URL(app.baseUrl)
+  // The edit reaches the sandbox 3.6 s after it was sent: the client gave up at 3 s, and a check
+  // made at once would find the old text and send the edit a second time.
+  const proxy = await startHoldingProxy(upstream.origin, 3600)
+  try {
+    let lateOnce = false
+    proxy.late = (method, path) => method === 'PUT' && path.includes('/messages/') && !lateOnce && (lateOnce = true)
+    const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: `${proxy.origin}${upstream.pathname}`, apiKey: app.apiKey })
+    expect(out.status, out.error?.message).toBe('done')
+    expect(lateOnce).toBe(true)
+    await proxy.lateDone()
+    const writes = await receivedWrites(fx.sb, app.id)
+    expect(writes.map((w) => w.call)).toEqual([`messages.update ${ids.get('m0')}`])
+    expect(out.counters, JSON.stringify(out.counters)).toMatchObject({ confirmed: 1, done: { 'message.edit': 1 } })
+  } finally {
+    await proxy.close()
+  }
+}, 60_000)
+
 it('a message whose sender is deactivated on the platform is edited by the app instead (no onBehalfOf)', async () => {
   const jobId = 'departed'
   const app = await importedJob(jobId)

@@ -1,0 +1,16 @@
+/**
+ * Every connector × source the contract suite runs against. A new connector adds one entry here
+ * and its env in `test/fixtures/<system>/contract-env.ts`.
+ */
+import { genericContractEnv } from '../fixtures/generic-sql/contract-env.ts'
+import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
+import type { ContractCase } from './contract-env.ts'
+import { noMysqlReason } from './contract-sql.ts'
+
+export const CONTRACT_CASES: readonly ContractCase[] = [
+  { title: 'generic-sql × postgres', open: () => genericContractEnv('postgres') },
+  { title: 'generic-sql × MariaDB/MySQL', skip: noMysqlReason('mysql'), open: () => genericContractEnv('mysql') },
+  { title: 'generic-sql × sqlite', open: () => genericContractEnv('sqlite') },
+  { title: 'mattermost × postgres', open: () => mattermostContractEnv('postgres') },
+  { title: 'mattermost × MariaDB/MySQL', skip: noMysqlReason('mysql'), open: () => mattermostContractEnv('mysql') },
+]
