@@ -4,6 +4,7 @@
  */
 import { genericContractEnv } from '../fixtures/generic-sql/contract-env.ts'
 import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
+import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
 import { noMysqlReason } from './contract-sql.ts'
 
@@ -13,4 +14,6 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   { title: 'generic-sql × sqlite', open: () => genericContractEnv('sqlite') },
   { title: 'mattermost × postgres', open: () => mattermostContractEnv('postgres') },
   { title: 'mattermost × MariaDB/MySQL', skip: noMysqlReason('mysql'), open: () => mattermostContractEnv('mysql') },
+  { title: 'slack-export × ZIP', open: () => slackContractEnv('zip') },
+  { title: 'slack-export × folder', open: () => slackContractEnv('folder') },
 ]
