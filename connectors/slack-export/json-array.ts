@@ -19,6 +19,7 @@ const BACKSLASH = 0x5c
 const COMMA = 0x2c
 
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
+const isBomByte = (b: number) => b === 0xef || b === 0xbb || b === 0xbf
 
 /** The splitter's state between chunks. */
 class Splitter {
@@ -92,10 +93,8 @@ class Splitter {
   /** Skips to after the opening `[`; -1 when the chunk ends first or the file is not an array. */
   skipOpening(chunk: Buffer): number {
     let i = 0
-    if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
-      i = 3 // UTF-8 byte order mark
-    }
-    while (i < chunk.length && isSpace(chunk[i] as number)) {
+    // Whitespace and a UTF-8 byte order mark (EF BB BF, possibly split across chunks) before the `[`.
+    while (i < chunk.length && (isSpace(chunk[i] as number) || isBomByte(chunk[i] as number))) {
       i++
     }
     if (i === chunk.length) {

@@ -49,6 +49,11 @@ export function convertText(raw: string, lookups: TextLookups): ConvertedText {
     out += unescapeSlack(raw.slice(last, m.index))
     last = m.index + m[0].length
     const [target, label] = splitLabel(m[1] as string)
+    if (target === '' || /^\s/.test(target)) {
+      // Slack escapes a literal `<`; an unescaped one (hand-made exports) is kept as text.
+      out += unescapeSlack(m[0])
+      continue
+    }
     const shown = label === undefined ? undefined : unescapeSlack(label)
     if (target.startsWith('@')) {
       const id = target.slice(1)
