@@ -8,9 +8,9 @@
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyGroup, LegacyMember } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
+import { type ParsedItem } from './day-file.ts'
 import { isObject, str } from './entities/fields.ts'
 import { decodeGroup, GROUP_FILES, type GroupFile, membersOf } from './entities/groups.ts'
-import { type ParsedItem } from './day-file.ts'
 import { metadataElements } from './layout.ts'
 import { at, decodeRow, type PositionedRow, problem } from './paging.ts'
 
@@ -89,7 +89,10 @@ export async function* memberRows(archive: ExportArchive, after?: Cursor): Async
       if (!valid) {
         yield { pos, row: problem(`${e.id}/?`, 'members', `${where} is not a user id: ${JSON.stringify(userId)?.slice(0, 40)}`, where) }
       } else if (earlier !== undefined) {
-        yield { pos, row: problem(`${e.id}/${userId}`, 'members', `${userId} is listed twice in ${e.id}'s members (first at members[${earlier}])`, where) }
+        yield {
+          pos,
+          row: problem(`${e.id}/${userId}`, 'members', `${userId} is listed twice in ${e.id}'s members (first at members[${earlier}])`, where),
+        }
       } else {
         yield { pos, row: { ok: true, record: { groupId: e.id, userId, scope: 'participant', banned: false } } }
       }

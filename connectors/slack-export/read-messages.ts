@@ -8,8 +8,8 @@ import type { LegacyMessage } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
 import { DAY_FILE, type ParsedItem, readArrayFile } from './day-file.ts'
 import { compareTs, isObject, isTs } from './entities/fields.ts'
-import { type Conversation, decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { TextLookups } from './entities/message-text.ts'
+import { type Conversation, decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { Layout } from './layout.ts'
 import { decodeRow, type PositionedRow, problem } from './paging.ts'
 
@@ -50,12 +50,10 @@ export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRo
       o.signal?.throwIfAborted()
       const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
       const sorted = sortDay(await readArrayFile(o.archive, `${folder}/${day}`))
-      for (const [i, item] of sorted.entries()) {
-        if (i > skipTo) {
-          const row = rowOf(o, conv, folder, day, sorted, i)
-          if (row !== undefined) {
-            yield row
-          }
+      for (let i = skipTo + 1; i < sorted.length; i++) {
+        const row = rowOf(o, conv, folder, day, sorted, i)
+        if (row !== undefined) {
+          yield row
         }
       }
     }

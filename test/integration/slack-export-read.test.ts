@@ -82,17 +82,21 @@ describe('slack-export: the export itself', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cf-slack-not-'))
     try {
       writeFileSync(join(dir, 'notes.txt'), 'hello')
-      const err = await createConnector(SourceConfigSchema.parse({ connector: 'slack-export', path: dir })).open().then(
-        () => undefined,
-        (e: unknown) => e,
-      )
+      const err = await createConnector(SourceConfigSchema.parse({ connector: 'slack-export', path: dir }))
+        .open()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        )
       expect(err).toBeInstanceOf(ChatferryError)
       expect((err as ChatferryError).code).toBe('SOURCE_INVALID')
       expect((err as Error).message).toContain('source.path')
-      const zipErr = await createConnector(SourceConfigSchema.parse({ connector: 'slack-export', path: join(dir, 'notes.txt') })).open().then(
-        () => undefined,
-        (e: unknown) => e,
-      )
+      const zipErr = await createConnector(SourceConfigSchema.parse({ connector: 'slack-export', path: join(dir, 'notes.txt') }))
+        .open()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        )
       expect((zipErr as ChatferryError).code).toBe('SOURCE_INVALID')
       expect((zipErr as Error).message).toContain('notes.txt')
     } finally {

@@ -35,7 +35,12 @@ const CASES: Case[] = [
   {
     layout: 'folder',
     fileUrl: 'https://files.acme.example/slack/{id}/{name}',
-    policies: { retention: { oldMessages: 'send' }, deletes: { mode: 'tombstone' }, systemMessages: { mode: 'as-user' }, threads: { quoteParent: 4 } },
+    policies: {
+      retention: { oldMessages: 'send' },
+      deletes: { mode: 'tombstone' },
+      systemMessages: { mode: 'as-user' },
+      threads: { quoteParent: 4 },
+    },
   },
 ]
 
@@ -128,7 +133,7 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
     const row = (e: 'users' | 'groups' | 'messages', legacyId: string) => actual[e].find((r) => r.key === keyOf(expected, e, legacyId))?.row
     expect(row('users', SL.alice)).toMatchObject({ name: 'Alice Archer' })
     expect(row('users', SL.erin)).toMatchObject({ name: 'Erin E.' })
-    expect(Number(row('users', SL.dave)?.deactivated_at)).toBe(fx.seed.users.length > 0 ? Math.floor((1_704_186_000 + 7200)) : 0)
+    expect(Number(row('users', SL.dave)?.deactivated_at)).toBe(fx.seed.users.length > 0 ? Math.floor(1_704_186_000 + 7200) : 0)
     expect(row('groups', SL.mpim)).toMatchObject({ name: 'alice, bob, carol', type: 'private' })
     expect(row('groups', SL.secret)).toMatchObject({ name: 'secret-plans', type: 'private' })
     expect(row('groups', SL.cafe)).toMatchObject({ name: 'café', type: 'public' })
@@ -138,7 +143,9 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
     expect(hello.text).toMatch(/^Hi <@uid:[a-z0-9_]+> and @here: see the plan \(https:\/\/example\.com\/a\?b=1&c=2\) <3 in #random$/)
     const shot = row('messages', `${SL.general}:${ts(360)}`)
     expect(shot?.type).toBe('image')
-    expect(JSON.stringify(shot?.data)).toContain(c.fileUrl ? 'https://files.acme.example/slack/F01SHOT/shot.png' : 'https://files.slack.com/files-pri/T01ACME-F01SHOT/shot.png')
+    expect(JSON.stringify(shot?.data)).toContain(
+      c.fileUrl ? 'https://files.acme.example/slack/F01SHOT/shot.png' : 'https://files.slack.com/files-pri/T01ACME-F01SHOT/shot.png',
+    )
     const tombstone = row('messages', `${SL.secret}:${ts(90)}`)
     if (c.layout === 'zip') {
       expect(tombstone).toBeUndefined()
@@ -160,7 +167,14 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
   it('--delta on a later export of the workspace loads exactly the new user and messages, and applies an edit with one chat write', async () => {
     const now = Date.now()
     const later = slackSeed()
-    const zed = { ...(later.users[1] as Json), id: 'U10ZED', name: 'zed', real_name: 'Zed Zulu', profile: { real_name: 'Zed Zulu', email: 'zed@acme.example' }, updated: 1_704_186_000 + 5 * 86_400 }
+    const zed = {
+      ...(later.users[1] as Json),
+      id: 'U10ZED',
+      name: 'zed',
+      real_name: 'Zed Zulu',
+      profile: { real_name: 'Zed Zulu', email: 'zed@acme.example' },
+      updated: 1_704_186_000 + 5 * 86_400,
+    }
     const d = dayName(6)
     const m = (user: string, s: number, text: string, extra: Json = {}): Json => ({ type: 'message', user, text, ts: ts(s), ...extra })
     const edited = later.messages.find((x) => x.raw.ts === ts(300) && x.folder === 'general')
@@ -169,9 +183,23 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
       users: [...later.users.slice(0, 9), zed, ...later.users.slice(9)],
       brokenUsers: { 10: later.brokenUsers[9] as string },
       messages: [
-        ...later.messages.map((x) => (x === edited ? { ...x, raw: { ...x.raw, text: 'Edited again', edited: { user: SL.alice, ts: ts(6 * 86_400) } }, want: { text: 'Edited again' } } : x)),
-        { folder: 'general', day: d, raw: m('U10ZED', 6 * 86_400 + 10, 'Hi all, <@U01ALICE> told me to join'), want: { text: 'Hi all, @alice told me to join', mentions: [SL.alice], handles: { alice: SL.alice } } },
-        { folder: 'general', day: d, raw: m(SL.alice, 6 * 86_400 + 20, 'Welcome <@U10ZED>!', { thread_ts: ts(6 * 86_400 + 10), parent_user_id: 'U10ZED' }), want: { text: 'Welcome @zed!', mentions: ['U10ZED'], handles: { zed: 'U10ZED' } } },
+        ...later.messages.map((x) =>
+          x === edited
+            ? { ...x, raw: { ...x.raw, text: 'Edited again', edited: { user: SL.alice, ts: ts(6 * 86_400) } }, want: { text: 'Edited again' } }
+            : x,
+        ),
+        {
+          folder: 'general',
+          day: d,
+          raw: m('U10ZED', 6 * 86_400 + 10, 'Hi all, <@U01ALICE> told me to join'),
+          want: { text: 'Hi all, @alice told me to join', mentions: [SL.alice], handles: { alice: SL.alice } },
+        },
+        {
+          folder: 'general',
+          day: d,
+          raw: m(SL.alice, 6 * 86_400 + 20, 'Welcome <@U10ZED>!', { thread_ts: ts(6 * 86_400 + 10), parent_user_id: 'U10ZED' }),
+          want: { text: 'Welcome @zed!', mentions: ['U10ZED'], handles: { zed: 'U10ZED' } },
+        },
         { folder: SL.dmAB, day: d, raw: m(SL.bob, 6 * 86_400 + 30, 'Still there?'), want: { text: 'Still there?' } },
         { folder: 'general', day: d, raw: m('U97GHOST', 6 * 86_400 + 40, 'Boo'), want: { text: 'Boo' } },
       ],
@@ -195,14 +223,22 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
     const ghost = placeholderUid('U97GHOST', PoliciesSchema.parse(c.policies).missingUsers.uidPrefix)
     const k = (e: string, id: string) => `${e} ${keyOf(expected, e, id) as string}`
     expect(fresh).toEqual(
-      [k('users', 'U10ZED'), `users ${ghost}`, ...[10, 20, 30, 40].map((s) => k('messages', `${s === 30 ? SL.dmAB : SL.general}:${ts(6 * 86_400 + s)}`))].sort(),
+      [
+        k('users', 'U10ZED'),
+        `users ${ghost}`,
+        ...[10, 20, 30, 40].map((s) => k('messages', `${s === 30 ? SL.dmAB : SL.general}:${ts(6 * 86_400 + s)}`)),
+      ].sort(),
     )
     await tsb.sandbox.whenIdle()
     const sent = (await tsb.sandbox.requests(appId)).slice(requestsBefore)
     const imports = sent.filter((r) => ['users', 'groups', 'members', 'messages'].includes(r.endpoint))
     expect(imports.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(6)
-    expect(sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)).toEqual(['messages.update 200 1'])
-    const reply = after.messages.find((x) => x.key === keyOf(expected, 'messages', `${SL.general}:${ts(6 * 86_400 + 20)}`))?.row.data as { text: string }
+    expect(sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)).toEqual([
+      'messages.update 200 1',
+    ])
+    const reply = after.messages.find((x) => x.key === keyOf(expected, 'messages', `${SL.general}:${ts(6 * 86_400 + 20)}`))?.row.data as {
+      text: string
+    }
     expect(reply.text).toContain(`<@uid:${keyOf(expected, 'users', 'U10ZED') as string}>`)
   }, 120_000)
 })

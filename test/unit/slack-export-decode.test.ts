@@ -110,7 +110,11 @@ describe('jsonArrayItems: the same items whatever the chunk size', () => {
 
 describe('SlackExportConfigSchema', () => {
   it('takes a path and defaults the rest', () => {
-    expect(SlackExportConfigSchema.parse({ connector: 'slack-export', path: 'x.zip' })).toEqual({ connector: 'slack-export', path: 'x.zip', pageSize: 1000 })
+    expect(SlackExportConfigSchema.parse({ connector: 'slack-export', path: 'x.zip' })).toEqual({
+      connector: 'slack-export',
+      path: 'x.zip',
+      pageSize: 1000,
+    })
   })
   it.each([
     [{ path: '' }, 'path'],

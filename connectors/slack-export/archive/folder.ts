@@ -36,9 +36,13 @@ export function openFolderArchive(path: string): ExportArchive {
       listing = list(root)
     }
   } catch (err) {
-    throw new ChatferryError('SOURCE_UNAVAILABLE', `cannot list the Slack export folder ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      cause: err,
-    })
+    throw new ChatferryError(
+      'SOURCE_UNAVAILABLE',
+      `cannot list the Slack export folder ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      {
+        cause: err,
+      },
+    )
   }
   let modifiedAt = 0
   for (const name of listing.top) {

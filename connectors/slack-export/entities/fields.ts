@@ -18,7 +18,10 @@ export const str = (v: unknown): string | undefined => (typeof v === 'string' &&
 /** A Slack id (`U…`, `C…`, `D…`): a non-empty string without control characters. */
 export function slackId(field: string, v: unknown): string {
   if (typeof v !== 'string' || v === '') {
-    throw new FieldProblem(field, v === undefined || v === null ? `${field} is missing` : `${field} is not a Slack id: ${JSON.stringify(v).slice(0, 40)}`)
+    throw new FieldProblem(
+      field,
+      v === undefined || v === null ? `${field} is missing` : `${field} is not a Slack id: ${JSON.stringify(v).slice(0, 40)}`,
+    )
   }
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f]/.test(v)) {

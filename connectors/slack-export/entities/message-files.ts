@@ -64,7 +64,8 @@ export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | 
     }
     const name = str(f.name) ?? str(f.title) ?? id
     const slackUrl = str(f.url_private)
-    const url = ctx.template !== undefined ? fill(ctx.template, id, name, ctx.conversationId) : slackUrl === undefined ? undefined : withoutToken(slackUrl)
+    const url =
+      ctx.template !== undefined ? fill(ctx.template, id, name, ctx.conversationId) : slackUrl === undefined ? undefined : withoutToken(slackUrl)
     if (url === undefined) {
       unavailable.push({ id, reason: 'no url_private' })
       continue

@@ -56,12 +56,7 @@ export const messageId = (conversationId: string, ts: string) => `${conversation
 
 /** Who sent it: `user`, else a file comment's or shared file's user, else the bot's id. */
 export function senderOf(m: JsonObject): string | undefined {
-  return (
-    str(m.user) ??
-    (isObject(m.comment) ? str(m.comment.user) : undefined) ??
-    (isObject(m.file) ? str(m.file.user) : undefined) ??
-    str(m.bot_id)
-  )
+  return str(m.user) ?? (isObject(m.comment) ? str(m.comment.user) : undefined) ?? (isObject(m.file) ? str(m.file.user) : undefined) ?? str(m.bot_id)
 }
 
 /** When it last changed: the edit's time, else its own. */

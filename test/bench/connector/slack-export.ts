@@ -24,7 +24,10 @@ function message(k: number, day: number, n: number, channel: number): Record<str
   const m: Record<string, unknown> = {
     client_msg_id: `c${k}`,
     type: 'message',
-    text: k % 9 === 0 ? `ping <@${uid((k * 7) % USERS)}> about build ${k}, see <https://ci.example/${k}|the log>` : `message ${k} in the usual chatter of a busy channel`,
+    text:
+      k % 9 === 0
+        ? `ping <@${uid((k * 7) % USERS)}> about build ${k}, see <https://ci.example/${k}|the log>`
+        : `message ${k} in the usual chatter of a busy channel`,
     user: uid(k % USERS),
     ts,
     team: 'T01ACME',
@@ -40,7 +43,17 @@ function message(k: number, day: number, n: number, channel: number): Record<str
     m.reactions = [{ name: '+1', users: [uid((k + 1) % USERS), uid((k + 2) % USERS)], count: 2 }]
   }
   if (k % 50 === 0) {
-    m.files = [{ id: `F${k}`, name: `shot-${k}.png`, title: 'shot', mimetype: 'image/png', filetype: 'png', size: 1234, url_private: `https://files.slack.com/files-pri/T01ACME-F${k}/shot.png?t=xoxe-bench` }]
+    m.files = [
+      {
+        id: `F${k}`,
+        name: `shot-${k}.png`,
+        title: 'shot',
+        mimetype: 'image/png',
+        filetype: 'png',
+        size: 1234,
+        url_private: `https://files.slack.com/files-pri/T01ACME-F${k}/shot.png?t=xoxe-bench`,
+      },
+    ]
   }
   return m
 }
@@ -49,9 +62,25 @@ function generate(size: number): void {
   const dir = dirOf(size)
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
-  const users = Array.from({ length: USERS }, (_, i) => ({ id: uid(i), name: `user${i}`, real_name: `User ${i}`, deleted: i % 50 === 0, is_bot: i % 100 === 1, profile: { real_name: `User ${i}`, email: `user${i}@acme.example` }, updated: T0S }))
+  const users = Array.from({ length: USERS }, (_, i) => ({
+    id: uid(i),
+    name: `user${i}`,
+    real_name: `User ${i}`,
+    deleted: i % 50 === 0,
+    is_bot: i % 100 === 1,
+    profile: { real_name: `User ${i}`, email: `user${i}@acme.example` },
+    updated: T0S,
+  }))
   writeFileSync(join(dir, 'users.json'), JSON.stringify(users))
-  const channels = Array.from({ length: CHANNELS }, (_, c) => ({ id: `C${String(c).padStart(8, '0')}`, name: `channel-${c}`, created: T0S - 86_400, creator: uid(c), is_archived: false, members: Array.from({ length: 30 }, (_, j) => uid((c * 31 + j) % USERS)), purpose: { value: `Channel ${c}` } }))
+  const channels = Array.from({ length: CHANNELS }, (_, c) => ({
+    id: `C${String(c).padStart(8, '0')}`,
+    name: `channel-${c}`,
+    created: T0S - 86_400,
+    creator: uid(c),
+    is_archived: false,
+    members: Array.from({ length: 30 }, (_, j) => uid((c * 31 + j) % USERS)),
+    purpose: { value: `Channel ${c}` },
+  }))
   writeFileSync(join(dir, 'channels.json'), JSON.stringify(channels))
   const perChannel = Math.ceil(size / CHANNELS)
   let k = 0
