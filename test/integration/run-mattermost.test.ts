@@ -24,7 +24,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
-import { compareWithExpected, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
@@ -65,24 +66,6 @@ afterAll(async () => {
   }
   await tsb?.close()
 })
-
-async function rejectsOf(cfg: string): Promise<{ entity: string; legacyId: string; code: string | null; message: string | null }[]> {
-  const r = await runCli(['rejects', '--config', cfg, '--json']).done
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout) as { entity: string; legacyId: string; code: string | null; message: string | null }[]
-}
-
-/** Every expected bad row is listed once with its legacy id and a reason naming the field; nothing else is. */
-function checkRejects(expected: ExpectedMigration, listed: Awaited<ReturnType<typeof rejectsOf>>): void {
-  const got = new Map(listed.map((r) => [`${r.entity} ${r.legacyId}`, r]))
-  expect(listed.length, JSON.stringify(listed, null, 1)).toBe(got.size)
-  expect([...got.keys()].sort()).toEqual([...expected.rejects.keys()].sort())
-  for (const [key, want] of expected.rejects) {
-    const r = got.get(key)
-    expect(r?.code, key).toBeTruthy()
-    expect(r?.message ?? '', key).toContain(want.field)
-  }
-}
 
 describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandbox', ({ engine, policies, source: connectorSettings = {} }) => {
   const noServer = engine === 'mysql' && mysqlServerUrl() === undefined

@@ -19,6 +19,7 @@ import { createTestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { compareWithExpected, countsOf, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
@@ -71,20 +72,6 @@ function expectation(seed: SlackSeed, fx: SlackFixture, c: Case, now: number): E
     }
   }
   return expected
-}
-
-async function rejectsOf(cfg: string): Promise<{ entity: string; legacyId: string; code: string | null; message: string | null }[]> {
-  const r = await runCli(['rejects', '--config', cfg, '--json']).done
-  expect(r.code, r.stderr).toBe(0)
-  return JSON.parse(r.stdout) as { entity: string; legacyId: string; code: string | null; message: string | null }[]
-}
-
-function checkRejects(expected: ExpectedMigration, listed: Awaited<ReturnType<typeof rejectsOf>>): void {
-  const got = new Map(listed.map((r) => [`${r.entity} ${r.legacyId}`, r]))
-  expect([...got.keys()].sort()).toEqual([...expected.rejects.keys()].sort())
-  for (const [k, want] of expected.rejects) {
-    expect(got.get(k)?.message ?? '', k).toContain(want.field)
-  }
 }
 
 const keyOf = (expected: ExpectedMigration, entity: string, legacyId: string) =>
