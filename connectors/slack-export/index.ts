@@ -14,7 +14,7 @@ import { DAY_FILE, readArrayFile } from './day-file.ts'
 import { isObject, isTs, tsMs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { type Layout, readLayout } from './layout.ts'
-import { pagesOf, type PositionedRow } from './paging.ts'
+import { pagesOf, type PositionedRow, single } from './paging.ts'
 import { groupRows, memberRows } from './read-groups.ts'
 import { messageRows } from './read-messages.ts'
 import { handlesById, userRows } from './read-users.ts'
@@ -66,18 +66,19 @@ class SlackExportSession implements SourceSession {
     return { handleOf: (id) => handles.get(id), channelNameOf: (id) => names.get(id) }
   }
 
-  async *#rows(entity: LegacyEntity, options: ReadOptions): AsyncGenerator<PositionedRow<LegacyRecordOf[LegacyEntity]>> {
+  /** The entity's rows in batches (one per day file for messages, one row for the others). */
+  async *#rows(entity: LegacyEntity, options: ReadOptions): AsyncGenerator<PositionedRow<LegacyRecordOf[LegacyEntity]>[]> {
     const archive = this.#archive
     const { after, since, signal } = options
     switch (entity) {
       case 'users':
-        yield* userRows({ archive, file: this.#layout.usersFile, exportTime: this.snapshotAt, after, since })
+        yield* single(userRows({ archive, file: this.#layout.usersFile, exportTime: this.snapshotAt, after, since }))
         return
       case 'groups':
-        yield* groupRows({ archive, after, archivedAt: (folder) => this.#archivedAt(folder) })
+        yield* single(groupRows({ archive, after, archivedAt: (folder) => this.#archivedAt(folder) }))
         return
       case 'members':
-        yield* memberRows(archive, after)
+        yield* single(memberRows(archive, after))
         return
       case 'messages': {
         const lookups = await this.#lookups()
@@ -116,8 +117,8 @@ class SlackExportSession implements SourceSession {
   /** Rows a read yields (problems included): counted by reading, as an export has no index. */
   async count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
     let n = 0
-    for await (const _ of this.#rows(entity, options.since !== undefined ? { since: options.since } : {})) {
-      n++
+    for await (const batch of this.#rows(entity, options.since !== undefined ? { since: options.since } : {})) {
+      n += batch.length
     }
     return n
   }
@@ -135,13 +136,15 @@ class SlackExportSession implements SourceSession {
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
     const size = options.pageSize ?? 10_000
     let keys: string[] = []
-    for await (const { row } of this.#rows(entity, options.signal ? { signal: options.signal } : {})) {
-      if (row.ok) {
-        keys.push(legacyIdOf(entity, row.record))
-        if (keys.length >= size) {
-          yield keys
-          options.signal?.throwIfAborted()
-          keys = []
+    for await (const batch of this.#rows(entity, options.signal ? { signal: options.signal } : {})) {
+      for (const { row } of batch) {
+        if (row.ok) {
+          keys.push(legacyIdOf(entity, row.record))
+          if (keys.length >= size) {
+            yield keys
+            options.signal?.throwIfAborted()
+            keys = []
+          }
         }
       }
     }

@@ -12,25 +12,39 @@ export interface PositionedRow<T> {
   readonly changedAt?: number
 }
 
-export async function* pagesOf<T>(rows: AsyncIterable<PositionedRow<T>>, pageSize: number, signal?: AbortSignal): AsyncGenerator<Page<T>> {
+/** Pages of `pageSize` rows from batches of positioned rows (a batch may be any size). */
+export async function* pagesOf<T>(
+  batches: AsyncIterable<readonly PositionedRow<T>[]>,
+  pageSize: number,
+  signal?: AbortSignal,
+): AsyncGenerator<Page<T>> {
   let page: SourceRow<T>[] = []
   let cursor: Cursor | undefined
   let watermark: number | undefined
   signal?.throwIfAborted()
-  for await (const r of rows) {
-    page.push(r.row)
-    cursor = r.pos
-    if (r.changedAt !== undefined && (watermark === undefined || r.changedAt > watermark)) {
-      watermark = r.changedAt
-    }
-    if (page.length >= pageSize) {
-      yield { rows: page, cursor, ...(watermark !== undefined ? { watermark } : {}) }
-      signal?.throwIfAborted()
-      page = []
+  for await (const batch of batches) {
+    for (const r of batch) {
+      page.push(r.row)
+      cursor = r.pos
+      if (r.changedAt !== undefined && (watermark === undefined || r.changedAt > watermark)) {
+        watermark = r.changedAt
+      }
+      if (page.length >= pageSize) {
+        yield { rows: page, cursor, ...(watermark !== undefined ? { watermark } : {}) }
+        signal?.throwIfAborted()
+        page = []
+      }
     }
   }
   if (page.length > 0 && cursor !== undefined) {
     yield { rows: page, cursor, ...(watermark !== undefined ? { watermark } : {}) }
+  }
+}
+
+/** One row at a time as batches of one. */
+export async function* single<T>(rows: AsyncIterable<PositionedRow<T>>): AsyncGenerator<PositionedRow<T>[]> {
+  for await (const r of rows) {
+    yield [r]
   }
 }
 

@@ -9,7 +9,7 @@ import type { ExportArchive } from './archive/archive.ts'
 import { DAY_FILE, type ParsedItem, readArrayFile } from './day-file.ts'
 import { compareTs, isObject, isTs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
-import { type Conversation, decodeMessage, type MessageContext } from './entities/messages.ts'
+import { decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { Layout } from './layout.ts'
 import { decodeRow, type PositionedRow, problem } from './paging.ts'
 
@@ -27,10 +27,16 @@ const tsOf = (item: ParsedItem): string | undefined => ('value' in item && isObj
 
 /** A day file's items: those with a valid `ts` by `ts` (stable), then the rest in file order. */
 export function sortDay(items: ParsedItem[]): ParsedItem[] {
-  const timed = items.filter((i) => tsOf(i) !== undefined)
-  const rest = items.filter((i) => tsOf(i) === undefined)
-  timed.sort((a, b) => compareTs(tsOf(a) as string, tsOf(b) as string) || a.index - b.index)
-  return [...timed, ...rest]
+  const keyed = items.map((item) => ({ item, ts: tsOf(item) }))
+  const timed = keyed.filter((k) => k.ts !== undefined)
+  let sorted = true
+  for (let i = 1; i < timed.length && sorted; i++) {
+    sorted = compareTs((timed[i - 1] as { ts: string }).ts, (timed[i] as { ts: string }).ts) <= 0
+  }
+  if (!sorted) {
+    timed.sort((a, b) => compareTs(a.ts as string, b.ts as string) || a.item.index - b.item.index)
+  }
+  return [...timed.map((k) => k.item), ...keyed.filter((k) => k.ts === undefined).map((k) => k.item)]
 }
 
 /** The day files of a folder to read, from the cursor's on. */
@@ -39,28 +45,33 @@ function daysFrom(archive: ExportArchive, folder: string, after: Cursor | undefi
   return after?.c === folder && typeof after.d === 'string' ? days.filter((d) => d >= (after.d as string)) : days
 }
 
-export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>> {
+/** The rows of each day file, one array per file (a day file is parsed whole anyway). */
+export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
   const afterFolder = typeof o.after?.c === 'string' ? o.after.c : undefined
   for (const folder of o.archive.folders()) {
     if (afterFolder !== undefined && folder < afterFolder) {
       continue
     }
     const conv = o.layout.byFolder.get(folder)
+    const ctx: MessageContext | undefined = conv && { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
     for (const day of daysFrom(o.archive, folder, o.after)) {
       o.signal?.throwIfAborted()
       const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
       const sorted = sortDay(await readArrayFile(o.archive, `${folder}/${day}`))
+      const rows: PositionedRow<LegacyMessage>[] = []
       for (let i = skipTo + 1; i < sorted.length; i++) {
-        const row = rowOf(o, conv, folder, day, sorted, i)
+        const row = rowOf(o.since, ctx, folder, day, sorted, i)
         if (row !== undefined) {
-          yield row
+          rows.push(row)
         }
       }
+      yield rows
     }
   }
 }
 
-function rowOf(o: MessagesRead, conv: Conversation | undefined, folder: string, day: string, sorted: ParsedItem[], i: number) {
+function rowOf(since: number | undefined, ctx: MessageContext | undefined, folder: string, day: string, sorted: ParsedItem[], i: number) {
+  const conv = ctx?.conversation
   const item = sorted[i] as ParsedItem
   const pos = { c: folder, d: day, i }
   const where = `${folder}/${day}#${item.index}`
@@ -69,7 +80,7 @@ function rowOf(o: MessagesRead, conv: Conversation | undefined, folder: string, 
   if (!('value' in item)) {
     return { pos, row: problem(legacyId, 'file', `${where}: ${item.error}`) }
   }
-  if (conv === undefined) {
+  if (conv === undefined || ctx === undefined) {
     return { pos, row: problem(legacyId, 'channel', `folder ${folder} is no conversation of channels.json, groups.json, mpims.json or dms.json`) }
   }
   if (ts === undefined) {
@@ -79,11 +90,10 @@ function rowOf(o: MessagesRead, conv: Conversation | undefined, folder: string, 
   if (previous === ts) {
     return { pos, row: problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where) }
   }
-  const ctx: MessageContext = { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
   const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))
   // A delta keeps the messages changed since; a row that cannot be read is reported on every read.
   const changed = row.ok ? (row.record.updatedAt ?? row.record.sentAt) : undefined
-  if (o.since !== undefined && changed !== undefined && changed < o.since) {
+  if (since !== undefined && changed !== undefined && changed < since) {
     return undefined
   }
   return { pos, row, ...(changed !== undefined ? { changedAt: changed } : {}) }
