@@ -11,6 +11,10 @@ import { type GenericSqlConfig, GenericSqlConfigSchema } from './generic-sql/con
 import { createGenericSqlConnector } from './generic-sql/index.ts'
 import { type MattermostConfig, MattermostConfigSchema } from './mattermost/config.ts'
 import { createMattermostConnector } from './mattermost/index.ts'
+import { type NextcloudTalkConfig, NextcloudTalkConfigSchema } from './nextcloud-talk/config.ts'
+import { createNextcloudTalkConnector } from './nextcloud-talk/index.ts'
+import { type RocketChatConfig, RocketChatConfigSchema } from './rocketchat/config.ts'
+import { createRocketChatConnector } from './rocketchat/index.ts'
 import { type SlackExportConfig, SlackExportConfigSchema } from './slack-export/config.ts'
 import { createSlackExportConnector } from './slack-export/index.ts'
 
@@ -21,6 +25,8 @@ export type ConnectorFactory<C = never> = (config: C) => SourceConnector
 export const connectors = {
   'generic-sql': createGenericSqlConnector as ConnectorFactory<GenericSqlConfig>,
   mattermost: createMattermostConnector as ConnectorFactory<MattermostConfig>,
+  'nextcloud-talk': createNextcloudTalkConnector as ConnectorFactory<NextcloudTalkConfig>,
+  rocketchat: createRocketChatConnector as ConnectorFactory<RocketChatConfig>,
   'slack-export': createSlackExportConnector as ConnectorFactory<SlackExportConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
@@ -32,7 +38,13 @@ export const CONNECTOR_IDS = Object.keys(connectors) as ConnectorId[]
  * The `source:` section of the configuration file: one shape per connector, chosen by
  * `connector`. Each shape is strict (unknown keys are errors).
  */
-export const SourceConfigSchema = z.discriminatedUnion('connector', [GenericSqlConfigSchema, MattermostConfigSchema, SlackExportConfigSchema])
+export const SourceConfigSchema = z.discriminatedUnion('connector', [
+  GenericSqlConfigSchema,
+  MattermostConfigSchema,
+  NextcloudTalkConfigSchema,
+  RocketChatConfigSchema,
+  SlackExportConfigSchema,
+])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
 
@@ -43,9 +55,13 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors['generic-sql'](config)
     case 'mattermost':
       return connectors.mattermost(config)
+    case 'nextcloud-talk':
+      return connectors['nextcloud-talk'](config)
+    case 'rocketchat':
+      return connectors.rocketchat(config)
     case 'slack-export':
       return connectors['slack-export'](config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig, SlackExportConfig }
+export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, SlackExportConfig }

@@ -4,6 +4,8 @@
  */
 import { genericContractEnv } from '../fixtures/generic-sql/contract-env.ts'
 import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
+import { nextcloudContractEnv } from '../fixtures/nextcloud-talk/contract-env.ts'
+import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
 import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
 import { noMysqlReason } from './contract-sql.ts'
@@ -14,6 +16,9 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   { title: 'generic-sql × sqlite', open: () => genericContractEnv('sqlite') },
   { title: 'mattermost × postgres', open: () => mattermostContractEnv('postgres') },
   { title: 'mattermost × MariaDB/MySQL', skip: noMysqlReason('mysql'), open: () => mattermostContractEnv('mysql') },
+  { title: 'rocketchat × mongodump directory', open: () => rocketChatContractEnv() },
+  { title: 'nextcloud-talk × postgres', open: () => nextcloudContractEnv('postgres') },
+  { title: 'nextcloud-talk × MariaDB/MySQL (prefix nc_)', skip: noMysqlReason('mysql'), open: () => nextcloudContractEnv('mysql') },
   { title: 'slack-export × ZIP', open: () => slackContractEnv('zip') },
   { title: 'slack-export × folder', open: () => slackContractEnv('folder') },
 ]

@@ -61,38 +61,56 @@ export async function startHoldingProxy(target: string, holdMs: number): Promise
       res.end(JSON.stringify({ error: { code: 'ERR_PROXY_INJECTED', message: `injected ${failWith}` } }))
       return
     }
-    const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      const chunks: Buffer[] = []
-      answer.on('data', (c: Buffer) => chunks.push(c))
-      answer.on('end', () => {
-        const send = () => {
-          if (!res.destroyed) {
-            res.writeHead(answer.statusCode ?? 502, answer.headers)
-            res.end(Buffer.concat(chunks))
-          }
-        }
-        if (proxy.hold?.(req.method ?? 'GET', req.url ?? '') === true) {
-          heldCount++
-          for (const w of [...waiters]) {
-            if (heldCount >= w.n) {
-              waiters.splice(waiters.indexOf(w), 1)
-              w.resolve()
+    const late = proxy.late?.(req.method ?? 'GET', req.url ?? '') === true
+    // A late request gets a connection of its own when it is finally sent: a pooled one may have
+    // been closed by the sandbox meanwhile, and the request would never arrive.
+    const forward = () =>
+      httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, ...(late ? { agent: false } : {}) },
+        (answer) => {
+          const chunks: Buffer[] = []
+          answer.on('data', (c: Buffer) => chunks.push(c))
+          answer.on('end', () => {
+            const send = () => {
+              if (!res.destroyed) {
+                res.writeHead(answer.statusCode ?? 502, answer.headers)
+                res.end(Buffer.concat(chunks))
+              }
             }
-          }
-          setTimeout(send, holdMs)
-        } else {
-          send()
-        }
-      })
-    })
-    up.on('error', () => res.destroy())
-    if (proxy.late?.(req.method ?? 'GET', req.url ?? '') === true) {
-      lateRequests.push(new Promise((resolve) => up.on('response', (a) => a.on('end', resolve)).on('error', () => resolve())))
+            if (proxy.hold?.(req.method ?? 'GET', req.url ?? '') === true) {
+              heldCount++
+              for (const w of [...waiters]) {
+                if (heldCount >= w.n) {
+                  waiters.splice(waiters.indexOf(w), 1)
+                  w.resolve()
+                }
+              }
+              setTimeout(send, holdMs)
+            } else {
+              send()
+            }
+          })
+        },
+      ).on('error', () => res.destroy())
+    if (late) {
       const body: Buffer[] = []
       req.on('data', (c: Buffer) => body.push(c))
-      req.on('end', () => setTimeout(() => up.end(Buffer.concat(body)), holdMs))
+      const arrived = new Promise<void>((resolve, reject) =>
+        req.on('end', () =>
+          setTimeout(() => {
+            const up = forward()
+            up.on('response', (a) => a.on('end', resolve)).on('error', (err) =>
+              reject(new Error(`the late request never reached the sandbox: ${err.message}`)),
+            )
+            up.end(Buffer.concat(body))
+          }, holdMs),
+        ),
+      )
+      arrived.catch(() => {}) // awaited by lateDone()
+      lateRequests.push(arrived)
       return
     }
+    const up = forward()
     req.pipe(up)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -1,4 +1,4 @@
-/** `chatferry rejects --json` of an end-to-end run, and the check that it lists exactly the expected bad rows. */
+/** The rejected rows of a job as `chatferry rejects --json` lists them, checked against an expectation. */
 import { expect } from 'vitest'
 
 import { runCli } from './ledger-fixtures.ts'
@@ -11,13 +11,14 @@ export interface ListedReject {
   readonly message: string | null
 }
 
+/** `chatferry rejects --config <cfg> --json`, which must exit 0. */
 export async function rejectsOf(cfg: string): Promise<ListedReject[]> {
   const r = await runCli(['rejects', '--config', cfg, '--json']).done
   expect(r.code, r.stderr).toBe(0)
   return JSON.parse(r.stdout) as ListedReject[]
 }
 
-/** Every expected bad row is listed once with its legacy id and a reason naming the field; nothing else is. */
+/** Every expected bad row is listed once with its legacy id, a code and a reason naming the field; nothing else is. */
 export function checkRejects(expected: ExpectedMigration, listed: readonly ListedReject[]): void {
   const got = new Map(listed.map((r) => [`${r.entity} ${r.legacyId}`, r]))
   expect(listed.length, JSON.stringify(listed, null, 1)).toBe(got.size)

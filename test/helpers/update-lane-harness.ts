@@ -47,6 +47,8 @@ export interface LaneRunOptions {
   readonly baseUrl: string
   readonly apiKey: string
   readonly chatRequestsPerMinute?: number
+  /** The client's request timeout. @default 3000 */
+  readonly timeoutMs?: number
   readonly settings?: Partial<LoadConfig>
   readonly legacyMetadataKey?: string
   readonly signal?: AbortSignal
@@ -58,10 +60,10 @@ export async function runLaneOnce(o: LaneRunOptions): Promise<UpdateLaneOutcome>
   return runUpdateLane({
     store: o.store,
     jobId: o.jobId,
-    client: createPlatformClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, timeoutMs: 3000 }),
+    client: createPlatformClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, timeoutMs: o.timeoutMs ?? 3000 }),
     budget,
     settings: resolveLoadConfig({ leaseSeconds: 10, ...o.settings }, {}, {}),
-    timeoutMs: 3000,
+    timeoutMs: o.timeoutMs ?? 3000,
     legacyMetadataKey: o.legacyMetadataKey ?? 'legacy',
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     mode: 'load',

@@ -24,6 +24,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
+import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
@@ -134,13 +135,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       }
 
       // A second run changes nothing: the same contents, nothing sent again.
-      await tsb.sandbox.whenIdle()
-      const before = (await tsb.sandbox.requests(app.id)).length
-      const again = await runCli(['run', '--config', cfg]).done
-      expect(again.code, again.stderr.slice(-3000)).toBe(3)
-      expect(again.stdout).toMatch(/read completed by an earlier run/)
-      await tsb.sandbox.whenIdle()
-      expect((await tsb.sandbox.requests(app.id)).length).toBe(before)
+      await expectRerunSendsNothing(tsb, app.id, cfg)
       expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
     },
     90_000,
@@ -229,12 +224,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
         ].sort(),
       )
       // Exactly those items went over the wire, once each, and one chat write: the edit.
-      await tsb.sandbox.whenIdle()
-      const sent = (await tsb.sandbox.requests(app.id)).slice(requestsBefore)
-      const imports = sent.filter((r) => ['users', 'groups', 'members', 'messages'].includes(r.endpoint))
-      expect(imports.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(7)
-      const writes = sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)
-      expect(writes).toEqual(['messages.update 200 1'])
+      expect(await sentSince(tsb, app.id, requestsBefore)).toEqual({ imported: 7, chatWrites: ['messages.update 200 1'] })
       expect(after.messages.find((m) => m.key === 'p33ghost')?.row.sender).toBe(ghost)
       // The mention of the new user resolved to its uid in the same delta.
       const reply = after.messages.find((m) => m.key === 'p31newreply')?.row.data as { text: string }

@@ -99,7 +99,9 @@ it('applies each recorded update with one call, rejects refusals with their code
     intent({ kind: 'message.edit', targetKey: 'm9', body: { sender: 'u4', data: { text: 'nowhere' } } }),
   ])
 
-  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey })
+  // A client timeout long enough for a loaded CI machine: this test is about the calls, and a
+  // timed-out refusal would be sent again after its check (timeouts have their own tests below).
+  const out = await runLaneOnce({ store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, timeoutMs: 20_000 })
   expect(out.status, out.error?.message).toBe('rejected')
   expect(out.counters.done).toEqual({
     'user.update': 1,

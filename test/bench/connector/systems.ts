@@ -1,5 +1,7 @@
 /** The systems `npm run bench -- connector --system <name>` knows; each module default-exports a ConnectorBenchSystem. */
 export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: import('./system.ts').ConnectorBenchSystem }>>> = {
   mattermost: () => import('./mattermost.ts'),
+  rocketchat: () => import('./rocketchat.ts'),
+  'nextcloud-talk': () => import('./nextcloud-talk.ts'),
   'slack-export': () => import('./slack-export.ts'),
 }

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+
+import { actorId } from '../../connectors/nextcloud-talk/entities/decode-helpers.ts'
+import { mentionTokens, oneToOneReceiver } from '../../connectors/nextcloud-talk/entities/messages.ts'
+import { decodeSystemMessage } from '../../connectors/nextcloud-talk/entities/system-messages.ts'
+import { datetimeBound, roomTypes } from '../../connectors/nextcloud-talk/sql/queries.ts'
+import { FieldProblem } from '../../connectors/sql/decode.ts'
+
+describe('mentions as Talk writes them', () => {
+  it.each([
+    { text: 'hi @alice', tokens: [{ id: 'alice', quoted: false }] },
+    {
+      text: 'hi @"Frank M" and @bob.',
+      tokens: [
+        { id: 'Frank M', quoted: true },
+        { id: 'bob', quoted: false },
+      ],
+    },
+    { text: 'mail alice@example.com', tokens: [] },
+    { text: '@all please', tokens: [] },
+    { text: '@"federated_user/zoe@other.example"', tokens: [{ id: 'federated_user/zoe@other.example', quoted: true }] },
+    { text: 'no mention', tokens: [] },
+  ])('$text', ({ text, tokens }) => {
+    expect(mentionTokens(text)).toEqual(tokens)
+  })
+})
+
+describe('one-to-one receivers (room name = JSON list of both uids)', () => {
+  it.each([
+    { name: '["alice","bob"]', sender: 'alice', receiver: 'bob' },
+    { name: '["alice","bob"]', sender: 'bob', receiver: 'alice' },
+    { name: '["bob","zed"]', sender: 'bob', receiver: 'zed' },
+  ])('$name from $sender → $receiver', ({ name, sender, receiver }) => {
+    expect(oneToOneReceiver(name, sender)).toBe(receiver)
+  })
+  it.each([
+    { name: '["alice","bob"]', sender: 'carol', field: 'actor_id' },
+    { name: 'Alice & Bob', sender: 'alice', field: 'talk_rooms.name' },
+    { name: '["alice"]', sender: 'alice', field: 'talk_rooms.name' },
+  ])('$name from $sender is a problem on $field', ({ name, sender, field }) => {
+    expect(() => oneToOneReceiver(name, sender)).toThrow(FieldProblem)
+    try {
+      oneToOneReceiver(name, sender)
+    } catch (err) {
+      expect((err as FieldProblem).field).toBe(field)
+    }
+  })
+})
+
+describe('system messages', () => {
+  it.each([
+    { json: '{"message":"user_added","parameters":{"user":"bob"}}', kind: 'user_added', text: 'alice added bob', hidden: false },
+    { json: '{"message":"message_edited","parameters":{"message":7}}', kind: 'message_edited', text: 'alice edited a message', hidden: true },
+    {
+      json: '{"message":"matterbridge_config_added","parameters":{}}',
+      kind: 'matterbridge_config_added',
+      text: 'matterbridge_config_added',
+      hidden: false,
+    },
+  ])('$kind', ({ json, kind, text, hidden }) => {
+    expect(decodeSystemMessage(json, 'alice', false)).toMatchObject({ kind, text, hidden })
+  })
+  it.each(['{"message": ', '{"parameters":{}}', '[]'])('%s is a problem on message', (json) => {
+    expect(() => decodeSystemMessage(json, 'alice', false)).toThrow(FieldProblem)
+  })
+})
+
+describe('small rules', () => {
+  it.each([
+    { type: 'users', id: 'alice', want: 'alice' },
+    { type: 'guests', id: 'abc', want: 'guests/abc' },
+    { type: 'bots', id: 'bot-1', want: 'bots/bot-1' },
+  ])('actor $type/$id → $want', ({ type, id, want }) => {
+    expect(actorId(type, id)).toBe(want)
+  })
+  it.each([
+    { rooms: { changelog: 'skip', noteToSelf: 'skip' }, groups: [2, 3], messages: [1, 2, 3, 5] },
+    { rooms: { changelog: 'group', noteToSelf: 'self' }, groups: [2, 3, 4], messages: [1, 2, 3, 4, 5, 6] },
+  ] as const)('room types for $rooms', ({ rooms, groups, messages }) => {
+    expect(roomTypes(rooms)).toEqual({ groups, messages })
+  })
+  it('a delta bound is floored to the second (MariaDB datetime)', () => {
+    expect(datetimeBound(Date.UTC(2024, 0, 15, 9, 0, 1, 999))).toBe('2024-01-15 09:00:01')
+  })
+})

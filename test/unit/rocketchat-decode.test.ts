@@ -1,0 +1,174 @@
+/**
+ * The Rocket.Chat connector's pure parts: the BSON file reader on damaged files (files written
+ * here with `bson`), value decoding, room kinds and the thumbnail and caption rules of messages.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { ObjectId, serialize } from 'bson'
+import { describe, expect, it } from 'vitest'
+
+import { type DumpDocument, readDumpDocuments } from '../../connectors/rocketchat/dump/bson-file.ts'
+import { decodeMessage } from '../../connectors/rocketchat/entities/messages.ts'
+import { roomKind } from '../../connectors/rocketchat/entities/room-kind.ts'
+import { optionalId, optionalTime } from '../../connectors/rocketchat/entities/values.ts'
+import { FieldProblem } from '../../connectors/sql/decode.ts'
+
+function file(...parts: Uint8Array[]): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'chatferry-rc-unit-')), 'x.bson')
+  writeFileSync(path, Buffer.concat(parts))
+  return path
+}
+
+async function all(path: string, from?: { offset: number; index: number }): Promise<DumpDocument[]> {
+  const out: DumpDocument[] = []
+  for await (const batch of readDumpDocuments(path, from)) {
+    out.push(...batch)
+  }
+  return out
+}
+
+const doc = (id: string) => serialize({ _id: id, msg: 'x'.repeat(10) })
+const summary = (ds: DumpDocument[]) => ds.map((d) => (d.doc ? `${String(d.doc._id)}@${d.at.offset}` : `damage@${d.at.offset}: ${d.damage}`))
+
+describe('reading a .bson file document by document', () => {
+  const a = doc('a')
+  const b = doc('b')
+  const c = doc('c')
+
+  it.each([
+    { name: 'whole documents', parts: [a, b, c], want: ['a@0', `b@${a.length}`, `c@${a.length * 2}`] },
+    { name: 'an empty file', parts: [], want: [] },
+    { name: 'a tail too short for a length prefix', parts: [a, Uint8Array.from([1, 2])], want: ['a@0', `damage@${a.length}: truncated`] },
+    { name: 'a document cut short', parts: [a, b.subarray(0, 10)], want: ['a@0', `damage@${a.length}: truncated`] },
+    {
+      name: 'a length prefix that is no document length: the rest of the file',
+      parts: [a, Uint8Array.from([0xff, 0xff, 0xff, 0x7f]), b],
+      want: [
+        'a@0',
+        `damage@${a.length}: length prefix 2147483647 at byte ${a.length} is not a BSON document's; the remaining ${4 + b.length} bytes cannot be read`,
+      ],
+    },
+    {
+      name: 'invalid BSON inside a sound length: that document only',
+      parts: [a, Uint8Array.from([...b.subarray(0, b.length - 1), 0x07]), c],
+      want: ['a@0', `damage@${a.length}: invalid BSON at byte ${a.length}`, `c@${a.length * 2}`],
+    },
+  ])('$name', async ({ parts, want }) => {
+    // Each entry starts with what is wanted (a damage's reason goes on with details).
+    const got = summary(await all(file(...parts)))
+    expect(got.map((g, i) => (g.startsWith(want[i] ?? '\0') ? want[i] : g))).toEqual(want)
+  })
+
+  it('resumes at a byte offset and counts indexes on', async () => {
+    const path = file(a, b, c)
+    const first = await all(path)
+    const rest = await all(path, first[0]?.next)
+    expect(rest.map((d) => [d.doc?._id, d.at.index])).toEqual([
+      ['b', 1],
+      ['c', 2],
+    ])
+  })
+
+  it('reads documents larger than its buffer', async () => {
+    const big = serialize({ _id: 'big', msg: 'y'.repeat(3 * 1024 * 1024) })
+    const got = await all(file(a, big, c))
+    expect(got.map((d) => d.doc?._id)).toEqual(['a', 'big', 'c'])
+  })
+})
+
+describe('values', () => {
+  it.each([
+    { v: 'GENERAL', want: 'GENERAL' },
+    { v: new ObjectId('668fc2bbffe932842327c1fd'), want: '668fc2bbffe932842327c1fd' },
+    { v: undefined, want: undefined },
+    { v: '', want: undefined },
+    { v: 42, problem: 'is a number, not an id' },
+  ])('id $v', ({ v, want, problem }) => {
+    if (problem) {
+      expect(() => optionalId('_id', v)).toThrow(problem)
+    } else {
+      expect(optionalId('_id', v)).toBe(want)
+    }
+  })
+
+  it.each([
+    { v: new Date(Date.UTC(2024, 0, 1)), want: Date.UTC(2024, 0, 1) },
+    { v: null, want: undefined },
+    { v: '2024-01-01', problem: 'is a string, not a date' },
+    { v: new Date(-5), problem: 'outside 1970–9999' },
+    { v: new Date(Number.NaN), problem: 'outside 1970–9999' },
+  ])('time $v', ({ v, want, problem }) => {
+    if (problem) {
+      expect(() => optionalTime('ts', v)).toThrow(problem)
+    } else {
+      expect(optionalTime('ts', v)).toBe(want)
+    }
+  })
+})
+
+describe('room kinds', () => {
+  const ids = new Map([
+    ['alice', 'A'],
+    ['bob', 'B'],
+  ])
+  const lookup = (n: string) => ids.get(n)
+  it.each([
+    { room: { t: 'c' }, want: { kind: 'channel' } },
+    { room: { t: 'p', prid: 'GENERAL' }, want: { kind: 'channel' } },
+    { room: { t: 'd', uids: ['A', 'B'] }, want: { kind: 'direct', uids: ['A', 'B'] } },
+    { room: { t: 'd', uids: ['A'] }, want: { kind: 'direct', uids: ['A'] } },
+    { room: { t: 'd', uids: ['A', 'A'] }, want: { kind: 'direct', uids: ['A'] } },
+    { room: { t: 'd', uids: ['A', 'B', 'C'] }, want: { kind: 'group-dm', uids: ['A', 'B', 'C'] } },
+    { room: { t: 'd', usernames: ['alice', 'bob'] }, want: { kind: 'direct', uids: ['A', 'B'] } },
+    { room: { t: 'd', usernames: ['alice', 'zed'] }, want: { kind: 'unknown', field: 'usernames' } },
+    { room: { t: 'd' }, want: { kind: 'unknown', field: 'uids' } },
+    { room: { t: 'l' }, want: { kind: 'omnichannel' } },
+    { room: { t: 'v' }, want: { kind: 'omnichannel' } },
+    { room: { t: 'x' }, want: { kind: 'unknown', field: 't' } },
+  ])('$room', ({ room, want }) => {
+    expect(roomKind(room, lookup)).toMatchObject(want)
+  })
+})
+
+describe('messages: uploads', () => {
+  const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
+  const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0) }
+  it.each([
+    {
+      name: 'an image and its generated thumbnail: the thumbnail is left out, the caption is the text',
+      msg: {
+        msg: '',
+        files: [
+          { _id: 'f1', name: 'a b.png', type: 'image/png', size: 10, format: 'png' },
+          { _id: 't1', name: 'thumb-a b.png', type: 'image/png', size: 2, typeGroup: 'image' },
+        ],
+        attachments: [{ title: 'a b.png', fileId: 'f1', image_url: '/file-upload/t1/a%20b.png', description: 'look' }],
+      },
+      want: { type: 'image', text: 'look', urls: ['https://f.example/file-upload/f1/a%20b.png'] },
+    },
+    {
+      name: 'the old single file field',
+      msg: { msg: 'see', file: { _id: 'f2', name: 'r.pdf', type: 'application/pdf' } },
+      want: { type: 'file', text: 'see', urls: ['https://f.example/file-upload/f2/r.pdf'] },
+    },
+    {
+      name: 'a deleted upload (t: rm): nothing',
+      msg: { msg: '', t: 'rm', file: { _id: 'f3', name: 'x.png', type: 'image/png' }, editedAt: new Date(5) },
+      want: { type: 'text', text: '', urls: undefined },
+    },
+  ])('$name', ({ msg, want }) => {
+    const m = decodeMessage({ ...base, ...msg }, ctx)
+    expect({ type: m.type, text: m.text, urls: m.attachments?.map((a) => a.url) }).toEqual(want)
+  })
+
+  it('a file entry without an id is a problem on that entry', () => {
+    expect(() => decodeMessage({ ...base, files: [{ name: 'x' }] }, ctx)).toThrow(FieldProblem)
+    try {
+      decodeMessage({ ...base, files: [{ name: 'x' }] }, ctx)
+    } catch (err) {
+      expect((err as FieldProblem).field).toBe('files.0._id')
+    }
+  })
+})
