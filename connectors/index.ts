@@ -15,6 +15,8 @@ import { type NextcloudTalkConfig, NextcloudTalkConfigSchema } from './nextcloud
 import { createNextcloudTalkConnector } from './nextcloud-talk/index.ts'
 import { type RocketChatConfig, RocketChatConfigSchema } from './rocketchat/config.ts'
 import { createRocketChatConnector } from './rocketchat/index.ts'
+import { type SlackExportConfig, SlackExportConfigSchema } from './slack-export/config.ts'
+import { createSlackExportConnector } from './slack-export/index.ts'
 import { type ZulipConfig, ZulipConfigSchema } from './zulip/config.ts'
 import { createZulipConnector } from './zulip/index.ts'
 
@@ -28,6 +30,7 @@ export const connectors = {
   'nextcloud-talk': createNextcloudTalkConnector as ConnectorFactory<NextcloudTalkConfig>,
   rocketchat: createRocketChatConnector as ConnectorFactory<RocketChatConfig>,
   zulip: createZulipConnector as ConnectorFactory<ZulipConfig>,
+  'slack-export': createSlackExportConnector as ConnectorFactory<SlackExportConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
 /** The registry's keys: the values `source.connector` accepts. */
@@ -44,6 +47,7 @@ export const SourceConfigSchema = z.discriminatedUnion('connector', [
   NextcloudTalkConfigSchema,
   RocketChatConfigSchema,
   ZulipConfigSchema,
+  SlackExportConfigSchema,
 ])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
@@ -61,7 +65,9 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors.rocketchat(config)
     case 'zulip':
       return connectors.zulip(config)
+    case 'slack-export':
+      return connectors['slack-export'](config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, ZulipConfig }
+export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, SlackExportConfig, ZulipConfig }

@@ -48,9 +48,10 @@ async function mapper(): Promise<{ name: string; check: Check }> {
     const m = await import('../../mappings/index.ts')
     const ctx = {
       ...m.createMappingContext({ now: Date.UTC(2024, 6, 1), policies: { retention: { retentionDays: 100_000 } } as never }),
-      user: (id: string) => ({ uid: id, name: id }),
-      group: (id: string) => ({ guid: id, name: id, type: 'public' as const }),
-      message: (id: string) => ({ muid: id }),
+      // Planned ids as the id policy makes them (Slack's `U0123` ids are not platform ids as they are).
+      user: (id: string) => ({ uid: m.toPlatformId(id), name: id }),
+      group: (id: string) => ({ guid: m.toPlatformId(id), name: id, type: 'public' as const }),
+      message: (id: string) => ({ muid: m.toPlatformId(id) }),
     }
     return { name: 'extract + mapMessage (zod-validated)', check: (rec) => m.mapMessage(rec, ctx as never).kind !== undefined }
   } catch (err) {

@@ -7,6 +7,7 @@ import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
 import { nextcloudContractEnv } from '../fixtures/nextcloud-talk/contract-env.ts'
 import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
 import { zulipContractEnv } from '../fixtures/zulip/contract-env.ts'
+import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
 import { noMysqlReason } from './contract-sql.ts'
 
@@ -24,4 +25,6 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
     title: 'zulip × postgres (topics: group-per-topic, archived messages read)',
     open: () => zulipContractEnv({ topics: 'group-per-topic', archivedMessages: 'read' }),
   },
+  { title: 'slack-export × ZIP', open: () => slackContractEnv('zip') },
+  { title: 'slack-export × folder', open: () => slackContractEnv('folder') },
 ]

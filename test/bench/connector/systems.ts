@@ -4,4 +4,5 @@ export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: imp
   rocketchat: () => import('./rocketchat.ts'),
   'nextcloud-talk': () => import('./nextcloud-talk.ts'),
   zulip: () => import('./zulip.ts'),
+  'slack-export': () => import('./slack-export.ts'),
 }

@@ -1,0 +1,98 @@
+/**
+ * The files a Slack message shares (`files`, or `file` in old `file_share` messages) → attachments
+ * by reference. Slack's `url_private` needs a Slack login (or a token); official exports append
+ * the export's own token (`?t=xoxe-…`) to it, which is a secret: it is always removed here. With
+ * `fileUrl` set, the URL is built from the operator's copy of the files instead.
+ */
+import type { JsonObject, LegacyAttachment, LegacyMessageType } from '../../../src/model/records.ts'
+import { isObject, str } from './fields.ts'
+
+/** File modes and access states Slack uses for files whose content is gone or hidden. */
+const UNAVAILABLE_MODES = new Set(['tombstone', 'hidden_by_limit'])
+const UNAVAILABLE_ACCESS = new Set(['access_denied', 'file_not_found'])
+
+export interface FilesContext {
+  /** `fileUrl` template, or undefined for Slack's own URL. */
+  readonly template?: string
+  readonly conversationId: string
+}
+
+export interface MessageFiles {
+  readonly attachments: LegacyAttachment[]
+  /** Files listed without content: `{id, reason}`. */
+  readonly unavailable: JsonObject[]
+}
+
+/** `url` without its `t` query parameter (the export token); other parameters stay. */
+export function withoutToken(url: string): string {
+  try {
+    const u = new URL(url)
+    if (!u.searchParams.has('t')) {
+      return url
+    }
+    u.searchParams.delete('t')
+    return u.toString()
+  } catch {
+    return url.replace(/([?&])t=[^&#]*&?/, '$1').replace(/[?&]$/, '')
+  }
+}
+
+function fill(template: string, id: string, name: string, conversationId: string): string {
+  return template
+    .replaceAll('{id}', encodeURIComponent(id))
+    .replaceAll('{name}', encodeURIComponent(name))
+    .replaceAll('{conversation}', encodeURIComponent(conversationId))
+}
+
+export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | undefined {
+  const list = Array.isArray(message.files) ? message.files : isObject(message.file) ? [message.file] : []
+  if (list.length === 0) {
+    return undefined
+  }
+  const attachments: LegacyAttachment[] = []
+  const unavailable: JsonObject[] = []
+  for (const f of list) {
+    if (!isObject(f)) {
+      continue
+    }
+    const id = str(f.id) ?? '?'
+    const mode = str(f.mode)
+    const access = str(f.file_access)
+    if ((mode !== undefined && UNAVAILABLE_MODES.has(mode)) || (access !== undefined && UNAVAILABLE_ACCESS.has(access))) {
+      unavailable.push({ id, reason: access !== undefined && UNAVAILABLE_ACCESS.has(access) ? access : (mode as string) })
+      continue
+    }
+    const name = str(f.name) ?? str(f.title) ?? id
+    const slackUrl = str(f.url_private)
+    const url =
+      ctx.template !== undefined ? fill(ctx.template, id, name, ctx.conversationId) : slackUrl === undefined ? undefined : withoutToken(slackUrl)
+    if (url === undefined) {
+      unavailable.push({ id, reason: 'no url_private' })
+      continue
+    }
+    const a: { -readonly [K in keyof LegacyAttachment]: LegacyAttachment[K] } = { url, name }
+    const mime = str(f.mimetype)
+    if (mime !== undefined) {
+      a.mimeType = mime
+    }
+    const ext = str(f.filetype)
+    if (ext !== undefined) {
+      a.extension = ext
+    }
+    if (typeof f.size === 'number' && Number.isInteger(f.size) && f.size >= 0) {
+      a.size = f.size
+    }
+    attachments.push(a)
+  }
+  return { attachments, unavailable }
+}
+
+/** `image`/`audio`/`video` when every file is one, else `file`. */
+export function typeOfAttachments(list: readonly LegacyAttachment[]): LegacyMessageType {
+  for (const kind of ['image', 'audio', 'video'] as const) {
+    if (list.every((a) => a.mimeType?.startsWith(`${kind}/`) === true)) {
+      return kind
+    }
+  }
+  return 'file'
+}
