@@ -293,6 +293,7 @@ describe('changes: config', () => {
       members: 'apply',
       edits: 'apply',
       deletions: 'apply',
+      conflicts: 'report',
       vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report', maxShare: 0.5 },
     })
   })

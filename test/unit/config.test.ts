@@ -36,6 +36,7 @@ describe('parseConfig', () => {
       members: 'apply',
       edits: 'apply',
       deletions: 'apply',
+      conflicts: 'report',
       vanished: { users: 'delete', groups: 'report', members: 'delete', messages: 'report', maxShare: 0.5 },
     })
     const yaml = [

@@ -121,9 +121,9 @@ export function registerWebhooksReceiveCommand(webhooks: Command): void {
       [2, 'usage or configuration error (flags, no state.url, unknown job); nothing was registered'],
     ],
     examples: [
-      ['webhooks receive --public-url https://hooks.acme.example/chatferry --port 8080', 'behind a TLS proxy forwarding to 127.0.0.1:8080'],
+      ['webhooks receive --public-url https://hooks.acme.example/ \\\n      --port 8080', 'behind a TLS proxy forwarding to 127.0.0.1:8080'],
       [
-        'webhooks receive --public-url https://hooks.acme.example:8443/ --host 0.0.0.0 \\\n      --tls-cert /etc/chatferry/tls.crt --tls-key /etc/chatferry/tls.key',
+        'webhooks receive --public-url https://hooks.acme.example:8443/ \\\n      --host 0.0.0.0 --tls-cert /etc/chatferry/tls.crt \\\n      --tls-key /etc/chatferry/tls.key',
         'HTTPS by itself on port 8443',
       ],
     ],
