@@ -40,9 +40,11 @@ interface K8sContainer {
 }
 type K8sDoc = {
   kind: string
+  metadata?: { name?: string }
   data?: Record<string, string>
   spec?: {
     replicas?: number
+    suspend?: boolean
     jobTemplate?: { spec: { template: { spec: { containers: K8sContainer[] } } } }
     template?: { spec: { containers: K8sContainer[] } }
   }
@@ -67,25 +69,42 @@ const invocations: Invocation[] = [
   ),
 ]
 
+/** The command words of an invocation: everything before its first flag (`webhooks receive`). */
+const commandOf = (args: readonly string[]) => {
+  const firstFlag = args.findIndex((a) => a.startsWith('-'))
+  return args.slice(0, firstFlag < 0 ? args.length : firstFlag)
+}
+
 /** `${VAR}` and `${VAR:-default}` names in a text. */
 const variables = (text: string) => [...text.matchAll(/\$\{([A-Z_][A-Z0-9_]*)(?::-[^}]*)?\}/g)].map((m) => m[1]!)
 
 describe('docker-compose.yml and deploy/k8s', () => {
   it('run the commands of the multi-machine section: a scheduled `run` and N workers, on Postgres, next to the sandbox', () => {
-    const commands = invocations.map((i) => i.args[0])
-    expect(new Set(commands)).toEqual(new Set(['sandbox', 'run', 'worker']))
+    const commands = invocations.map((i) => commandOf(i.args).join(' '))
+    expect(new Set(commands)).toEqual(new Set(['sandbox', 'run', 'worker', 'webhooks receive']))
     expect(compose.services.worker?.deploy?.replicas).toBeGreaterThan(1)
     expect(compose.services.ledger).toBeDefined()
-    expect(k8s.map((d) => d.doc.kind).sort()).toEqual(['ConfigMap', 'CronJob', 'Deployment'])
-    expect(k8s.find((d) => d.doc.kind === 'Deployment')?.doc.spec?.replicas).toBeGreaterThan(1)
+    expect(k8s.map((d) => d.doc.kind).sort()).toEqual(['ConfigMap', 'CronJob', 'CronJob', 'Deployment', 'Deployment', 'Service'])
+    expect(k8s.find((d) => d.doc.metadata?.name === 'chatferry-worker')?.doc.spec?.replicas).toBeGreaterThan(1)
+  })
+
+  it('the cutover on Kubernetes: the bulk-load CronJob, then the delta CronJob (suspended until the bulk load is done) and the receiver', () => {
+    const cron = (name: string) => k8s.find((d) => d.doc.kind === 'CronJob' && d.doc.metadata?.name === name)?.doc
+    const argsOf = (name: string) => cron(name)?.spec?.jobTemplate?.spec.template.spec.containers[0]?.args
+    expect(argsOf('chatferry-run')).toEqual(['run', '--config', '/etc/chatferry/chatferry.yaml', '--json'])
+    expect(argsOf('chatferry-delta')).toEqual(['run', '--delta', '--config', '/etc/chatferry/chatferry.yaml', '--json'])
+    expect(cron('chatferry-delta')?.spec?.suspend).toBe(true)
+    const receiver = k8s.find((d) => d.doc.metadata?.name === 'chatferry-webhook-receiver' && d.doc.kind === 'Deployment')?.doc
+    expect(receiver?.spec?.replicas).toBe(1)
+    expect(receiver?.spec?.template?.spec.containers[0]?.args.slice(0, 2)).toEqual(['webhooks', 'receive'])
   })
 
   it.each(invocations)('$where: `chatferry $args.0` and each of its flags exist', ({ args }) => {
-    const [command, ...rest] = args
-    const help = chatferry([command!, '--help'])
+    const command = commandOf(args)
+    const help = chatferry([...command, '--help'])
     expect(help.status, help.out).toBe(0)
-    expect(help.out).toMatch(new RegExp(`^Usage: chatferry ${command} `, 'm'))
-    for (const flag of rest.filter((a) => a.startsWith('--'))) {
+    expect(help.out).toMatch(new RegExp(`^Usage: chatferry ${command.join(' ')} `, 'm'))
+    for (const flag of args.slice(command.length).filter((a) => a.startsWith('--'))) {
       expect(help.out, `${command} ${flag}`).toMatch(new RegExp(`(^|[\\s,])${flag}(?=[\\s=<])`, 'm'))
     }
   })
