@@ -2,6 +2,8 @@
  * Starts a sandbox on a fresh real Postgres database for one test file, and gives each test its
  * own app (own keys, data, quota and settings), a typed client for it and raw HTTP helpers.
  */
+import { afterAll, beforeAll } from 'vitest'
+
 import { type AppSettingsPatch, type Sandbox, type SandboxApp, type SandboxOptions, startSandbox } from '../../src/sandbox/index.ts'
 import { createManagementClient, createPlatformClient, type ManagementClient, type PlatformClient } from '../../src/target/client.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
@@ -118,5 +120,37 @@ export async function seedGroup(app: TestApp, guid: string, createdAt: number, o
   const r = res.results.get(guid)
   if (!r?.ok) {
     throw new Error(`seeding group ${guid} failed`)
+  }
+}
+
+/** A file's shared sandbox (started before its first test) and the cleanups its tests register. */
+export interface FileSandbox {
+  /** The sandbox; valid from the first test on. */
+  readonly tsb: TestSandbox
+  /** Run in reverse order after the file's last test, before the sandbox closes (failures ignored). */
+  readonly cleanups: (() => Promise<void>)[]
+}
+
+/** Starts one sandbox for the calling test file (in `beforeAll`) and closes it after its cleanups. */
+export function useFileSandbox(options: Partial<SandboxOptions> & { embedded?: boolean } = {}): FileSandbox {
+  let tsb: TestSandbox | undefined
+  const cleanups: (() => Promise<void>)[] = []
+  beforeAll(async () => {
+    tsb = await startTestSandbox(options)
+  })
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) {
+      await c().catch(() => {})
+    }
+    await tsb?.close()
+  })
+  return {
+    get tsb() {
+      if (tsb === undefined) {
+        throw new Error('the file sandbox is used before its beforeAll ran')
+      }
+      return tsb
+    },
+    cleanups,
   }
 }

@@ -8,7 +8,7 @@
  */
 import { dirname, join } from 'node:path'
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 import { messageMuid, placeholderUid, type PoliciesInput, PoliciesSchema, toPlatformId } from '../../mappings/index.ts'
 import { writeRocketChatDump } from '../fixtures/rocketchat/dump.ts'
@@ -20,7 +20,7 @@ import { dropWithin } from '../helpers/loader-harness.ts'
 import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
-import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
   readonly title: string
@@ -47,19 +47,7 @@ const CASES: Case[] = [
 const pid = toPlatformId
 const muid = messageMuid
 
-let tsb: TestSandbox
-const cleanups: (() => Promise<void>)[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-
-afterAll(async () => {
-  for (const c of cleanups.reverse()) {
-    await c().catch(() => {})
-  }
-  await tsb?.close()
-})
+const box = useFileSandbox()
 
 it('the sample configuration deploy/samples/rocketchat.yaml passes `chatferry config check`', async () => {
   const r = await runCli(['config', 'check', '-c', join(import.meta.dirname, '../../deploy/samples/rocketchat.yaml')]).done
@@ -77,8 +65,8 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
   beforeAll(async () => {
     path = writeRocketChatDump(seed)
     state = await createTestDatabase('cf_rc_state')
-    cleanups.push(() => dropWithin(state))
-    app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+    box.cleanups.push(() => dropWithin(state))
+    app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
     cfg = writeRunConfig({
       appId: app.id,
       apiKey: app.apiKey,
@@ -100,7 +88,7 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
     // The expectation holds the fixture's gotchas.
     expect(expected.items.messages.size).toBeGreaterThan(12)
     expect(expected.rejects.size).toBe(14)
-    const actual = await sandboxContents(tsb.sandbox, app.id)
+    const actual = await sandboxContents(box.tsb.sandbox, app.id)
     expect(compareWithExpected(expected.items, actual)).toEqual([])
     checkRejects(expected, await rejectsOf(cfg))
 
@@ -129,7 +117,7 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
     }
 
     // A second run changes nothing: the same contents, nothing sent again.
-    await expectRerunSendsNothing(tsb, app.id, cfg)
+    await expectRerunSendsNothing(box.tsb, app.id, cfg)
   }, 180_000)
 
   it('--delta over a later dump of the same server loads exactly the new user, membership, messages and placeholder; an edit of a loaded message is one chat write', async () => {
@@ -179,14 +167,14 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
     Object.assign(edited, { msg: 'Hi Alice, edited', editedAt: d(now), editedBy: { _id: RC.bob, username: 'bob' }, _updatedAt: d(now) })
     writeRocketChatDump(later, dirname(path))
 
-    const before = await sandboxContents(tsb.sandbox, app.id)
-    await tsb.sandbox.whenIdle()
-    const requestsBefore = (await tsb.sandbox.requests(app.id)).length
+    const before = await sandboxContents(box.tsb.sandbox, app.id)
+    await box.tsb.sandbox.whenIdle()
+    const requestsBefore = (await box.tsb.sandbox.requests(app.id)).length
     const res = await runCli(['run', '--config', cfg, '--delta']).done
     expect(res.code, res.stderr.slice(-3000)).toBe(3)
     expect(res.stdout).toMatch(/^messages\s+\d+ rows → 4 new, 0 updated, \d+ unchanged, 1 changed after loading,/m)
 
-    const after = await sandboxContents(tsb.sandbox, app.id)
+    const after = await sandboxContents(box.tsb.sandbox, app.id)
     const expected = expectMigration(expectedRocketChat(later, settings), policies, now)
     expect(expected.items.messages.get(muid('m03replyXXXXXXXXX'))?.data?.text).toContain('edited')
     expect(compareWithExpected(expected.items, after)).toEqual([])
@@ -209,7 +197,7 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
       ].sort(),
     )
     // Exactly those items went over the wire, once each, and one chat write: the edit.
-    expect(await sentSince(tsb, app.id, requestsBefore)).toEqual({ imported: 7, chatWrites: ['messages.update 200 1'] })
+    expect(await sentSince(box.tsb, app.id, requestsBefore)).toEqual({ imported: 7, chatWrites: ['messages.update 200 1'] })
     const reply = after.messages.find((m) => m.key === muid('m41replyXXXXXXXXX'))?.row.data as { text: string }
     expect(reply.text).toContain(`<@uid:${pid(zed)}>`)
   }, 180_000)

@@ -6,7 +6,7 @@
  * bad row must be in `chatferry rejects --json`, and a `--delta` run after new rows were added to
  * the source must load exactly those new rows and apply the edit of a loaded post with one chat write.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 import { placeholderUid, type PoliciesInput, PoliciesSchema } from '../../mappings/index.ts'
 import { expectedMattermost } from '../fixtures/mattermost/expected.ts'
@@ -27,7 +27,7 @@ import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
 import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
-import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
 const EXTENDED_RETENTION = { retentionDays: 100_000 }
@@ -54,19 +54,7 @@ const CASES: Case[] = [
   },
 ]
 
-let tsb: TestSandbox
-const cleanups: (() => Promise<void>)[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-
-afterAll(async () => {
-  for (const c of cleanups.reverse()) {
-    await c().catch(() => {})
-  }
-  await tsb?.close()
-})
+const box = useFileSandbox()
 
 describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandbox', ({ engine, policies, source: connectorSettings = {} }) => {
   const noServer = engine === 'mysql' && mysqlServerUrl() === undefined
@@ -81,11 +69,11 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       return
     }
     source = engine === 'postgres' ? await createTestDatabase('cf_mm_src') : await createMysqlTestDatabase('cf_mm_src')
-    cleanups.push(() => dropWithin(source))
+    box.cleanups.push(() => dropWithin(source))
     seed = await loadMattermostFixture(engine, source.url)
     state = await createTestDatabase('cf_mm_state')
-    cleanups.push(() => dropWithin(state))
-    app = await tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
+    box.cleanups.push(() => dropWithin(state))
+    app = await box.tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
     cfg = writeRunConfig({
       appId: app.id,
       apiKey: app.apiKey,
@@ -111,7 +99,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       // Sanity of the expectation itself: the fixture's gotchas are in it.
       expect(expected.items.messages.size).toBeGreaterThan(10)
       expect(expected.rejects.size).toBeGreaterThanOrEqual(engine === 'mysql' ? 9 : 7)
-      const actual = await sandboxContents(tsb.sandbox, app.id)
+      const actual = await sandboxContents(box.tsb.sandbox, app.id)
       expect(compareWithExpected(expected.items, actual)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))
 
@@ -135,8 +123,8 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       }
 
       // A second run changes nothing: the same contents, nothing sent again.
-      await expectRerunSendsNothing(tsb, app.id, cfg)
-      expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
+      await expectRerunSendsNothing(box.tsb, app.id, cfg)
+      expect(compareWithExpected(expected.items, await sandboxContents(box.tsb.sandbox, app.id))).toEqual([])
     },
     90_000,
   )
@@ -193,15 +181,15 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       }
       merged.posts = (merged.posts ?? []).map((p) => (p.id === 'p03tie' ? edited : p))
 
-      const before = await sandboxContents(tsb.sandbox, app.id)
-      await tsb.sandbox.whenIdle()
-      const requestsBefore = (await tsb.sandbox.requests(app.id)).length
+      const before = await sandboxContents(box.tsb.sandbox, app.id)
+      await box.tsb.sandbox.whenIdle()
+      const requestsBefore = (await box.tsb.sandbox.requests(app.id)).length
       const res = await runCli(['run', '--config', cfg, '--delta']).done
       // The job's earlier rejects are still there, so the run still ends with 3.
       expect(res.code, res.stderr.slice(-3000)).toBe(3)
 
       expect(res.stdout).toMatch(/^messages\s+\d+ rows → 4 new, 0 updated, \d+ unchanged, 1 changed after loading,/m)
-      const after = await sandboxContents(tsb.sandbox, app.id)
+      const after = await sandboxContents(box.tsb.sandbox, app.id)
       const expected = expectMigration(expectedMattermost(merged, connectorSettings), policies, now)
       // The edit after loading is on the platform too (the update lane's PUT /messages/{id}).
       expect(expected.items.messages.get('p03tie')?.data?.text).toContain('edited')
@@ -224,7 +212,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
         ].sort(),
       )
       // Exactly those items went over the wire, once each, and one chat write: the edit.
-      expect(await sentSince(tsb, app.id, requestsBefore)).toEqual({ imported: 7, chatWrites: ['messages.update 200 1'] })
+      expect(await sentSince(box.tsb, app.id, requestsBefore)).toEqual({ imported: 7, chatWrites: ['messages.update 200 1'] })
       expect(after.messages.find((m) => m.key === 'p33ghost')?.row.sender).toBe(ghost)
       // The mention of the new user resolved to its uid in the same delta.
       const reply = after.messages.find((m) => m.key === 'p31newreply')?.row.data as { text: string }

@@ -7,7 +7,7 @@
  * `meta_data`, a `message_edited` system message) loads exactly the new rows and applies the edit
  * with one chat write — all counted from the sandbox's request log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedNextcloud, type NextcloudExpectOptions } from '../fixtures/nextcloud-talk/expected.ts'
@@ -27,7 +27,7 @@ import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
-import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
   readonly engine: FixtureEngine
@@ -55,19 +55,7 @@ const CASES: Case[] = [
   },
 ]
 
-let tsb: TestSandbox
-const cleanups: (() => Promise<void>)[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-
-afterAll(async () => {
-  for (const c of cleanups.reverse()) {
-    await c().catch(() => {})
-  }
-  await tsb?.close()
-})
+const box = useFileSandbox()
 
 describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (prefix $prefix) → sandbox', (c) => {
   const noServer = c.engine === 'mysql' && mysqlServerUrl() === undefined
@@ -81,12 +69,12 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
       return
     }
     source = c.engine === 'postgres' ? await createTestDatabase('cf_nc_src') : await createMysqlTestDatabase('cf_nc_src')
-    cleanups.push(() => dropWithin(source))
+    box.cleanups.push(() => dropWithin(source))
     seed = await loadNextcloudFixture(c.engine, source.url, { prefix: c.prefix })
     const state = await createTestDatabase('cf_nc_state')
-    cleanups.push(() => dropWithin(state))
+    box.cleanups.push(() => dropWithin(state))
     // The fixture is from January 2024: the app keeps history that old.
-    app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+    app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
     cfg = writeRunConfig({
       appId: app.id,
       apiKey: app.apiKey,
@@ -109,7 +97,7 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
       const expected = expectMigration(expectedNextcloud(seed, c.expect), c.policies, started)
       expect(expected.items.messages.size).toBeGreaterThan(10)
       expect(expected.rejects.size).toBe(7)
-      const actual = await sandboxContents(tsb.sandbox, app.id)
+      const actual = await sandboxContents(box.tsb.sandbox, app.id)
       expect(compareWithExpected(expected.items, actual)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))
 
@@ -136,13 +124,13 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
         expect(row('messages', '1')).toBeUndefined()
       }
 
-      await tsb.sandbox.whenIdle()
-      const before = (await tsb.sandbox.requests(app.id)).length
+      await box.tsb.sandbox.whenIdle()
+      const before = (await box.tsb.sandbox.requests(app.id)).length
       const again = await runCli(['run', '--config', cfg]).done
       expect(again.code, again.stderr.slice(-3000)).toBe(3)
       expect(again.stdout).toMatch(/read completed by an earlier run/)
-      await tsb.sandbox.whenIdle()
-      expect((await tsb.sandbox.requests(app.id)).length).toBe(before)
+      await box.tsb.sandbox.whenIdle()
+      expect((await box.tsb.sandbox.requests(app.id)).length).toBe(before)
     },
     180_000,
   )
@@ -228,15 +216,15 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
       }
       merged.comments = (merged.comments ?? []).map((r: Row) => (r.id === 5 ? { ...r, message: 'Same second one, edited', meta_data: editMeta } : r))
 
-      const before = await sandboxContents(tsb.sandbox, app.id)
-      await tsb.sandbox.whenIdle()
-      const requestsBefore = (await tsb.sandbox.requests(app.id)).length
+      const before = await sandboxContents(box.tsb.sandbox, app.id)
+      await box.tsb.sandbox.whenIdle()
+      const requestsBefore = (await box.tsb.sandbox.requests(app.id)).length
       const res = await runCli(['run', '--config', cfg, '--delta']).done
       expect(res.code, res.stderr.slice(-3000)).toBe(3)
 
       const expected = expectMigration(expectedNextcloud(merged, c.expect), c.policies, now)
       expect(expected.items.messages.get('5')?.data?.text).toContain('edited')
-      const after = await sandboxContents(tsb.sandbox, app.id)
+      const after = await sandboxContents(box.tsb.sandbox, app.id)
       expect(compareWithExpected(expected.items, after)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))
 
@@ -252,8 +240,8 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
         ...(c.engine === 'mysql' ? ['messages 103'] : []),
       ]
       expect(fresh).toEqual(wantFresh.sort())
-      await tsb.sandbox.whenIdle()
-      const sent = (await tsb.sandbox.requests(app.id)).slice(requestsBefore)
+      await box.tsb.sandbox.whenIdle()
+      const sent = (await box.tsb.sandbox.requests(app.id)).slice(requestsBefore)
       const imports = sent.filter((r) => ['users', 'groups', 'members', 'messages'].includes(r.endpoint))
       expect(imports.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(wantFresh.length)
       const writes = sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)

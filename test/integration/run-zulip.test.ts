@@ -6,7 +6,7 @@
  * bad row must be in `chatferry rejects --json`; a second run sends nothing; and a `--delta` run
  * after new rows and an edit loads exactly the new rows and applies the edit with one chat write.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { expectedZulip, type ZulipExpectOptions } from '../fixtures/zulip/expected.ts'
@@ -28,7 +28,7 @@ import { dropWithin } from '../helpers/loader-harness.ts'
 import { expectRerunSendsNothing } from '../helpers/run-checks.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
-import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
 interface Case {
   readonly name: string
@@ -51,19 +51,7 @@ const CASES: Case[] = [
   },
 ]
 
-let tsb: TestSandbox
-const cleanups: (() => Promise<void>)[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-
-afterAll(async () => {
-  for (const c of cleanups.reverse()) {
-    await c().catch(() => {})
-  }
-  await tsb?.close()
-})
+const box = useFileSandbox()
 
 describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ policies, source: settings }) => {
   let source: TestDatabase
@@ -74,12 +62,12 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
 
   beforeAll(async () => {
     source = await createTestDatabase('cf_zulip_src')
-    cleanups.push(() => dropWithin(source))
+    box.cleanups.push(() => dropWithin(source))
     seed = await loadZulipFixture(source.url)
     state = await createTestDatabase('cf_zulip_state')
-    cleanups.push(() => dropWithin(state))
+    box.cleanups.push(() => dropWithin(state))
     // The fixture is from January 2024: older than the platform's default window.
-    app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+    app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
     cfg = writeRunConfig({
       appId: app.id,
       apiKey: app.apiKey,
@@ -101,7 +89,7 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
     const expected = expectMigration(expectedZulip(seed, settings), policies, started)
     expect(expected.items.messages.size).toBeGreaterThan(8)
     expect(expected.rejects.size).toBeGreaterThanOrEqual(7)
-    const actual = await sandboxContents(tsb.sandbox, app.id)
+    const actual = await sandboxContents(box.tsb.sandbox, app.id)
     expect(compareWithExpected(expected.items, actual)).toEqual([])
     checkRejects(expected, await rejectsOf(cfg))
 
@@ -130,7 +118,7 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
       expect(row('messages', '1011')).toBeUndefined()
     }
 
-    await expectRerunSendsNothing(tsb, app.id, cfg)
+    await expectRerunSendsNothing(box.tsb, app.id, cfg)
   }, 90_000)
 
   it('--delta after new rows and an edit loads exactly the new messages and DM group, and applies the edit with one chat write', async () => {
@@ -182,13 +170,13 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
     } finally {
       await w.close()
     }
-    const before = await sandboxContents(tsb.sandbox, app.id)
-    await tsb.sandbox.whenIdle()
-    const requestsBefore = (await tsb.sandbox.requests(app.id)).length
+    const before = await sandboxContents(box.tsb.sandbox, app.id)
+    await box.tsb.sandbox.whenIdle()
+    const requestsBefore = (await box.tsb.sandbox.requests(app.id)).length
     const res = await runCli(['run', '--config', cfg, '--delta']).done
     expect(res.code, res.stderr.slice(-3000)).toBe(3)
 
-    const after = await sandboxContents(tsb.sandbox, app.id)
+    const after = await sandboxContents(box.tsb.sandbox, app.id)
     const expected = expectMigration(expectedZulip(seed, settings), policies, now)
     expect(expected.items.messages.get('1006')?.data?.text).toContain('edited')
     expect(compareWithExpected(expected.items, after)).toEqual([])
@@ -198,8 +186,8 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
     const fresh = [...keysOf(after)].filter((k) => !old.has(k)).sort()
     const trioMembers = [ZU.alice, ZU.carol, ZU.gus].map((u) => `members dm-5_member_${u}`)
     expect(fresh).toEqual(['groups dm-5', ...trioMembers, 'messages 3001', 'messages 3002', 'messages 3003'].sort())
-    await tsb.sandbox.whenIdle()
-    const sent = (await tsb.sandbox.requests(app.id)).slice(requestsBefore)
+    await box.tsb.sandbox.whenIdle()
+    const sent = (await box.tsb.sandbox.requests(app.id)).slice(requestsBefore)
     const writes = sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)
     expect(writes).toEqual(['messages.update 200 1'])
     expect(text(after, '3001')).toContain(`<@uid:${ZU.carol}>`)
@@ -212,9 +200,9 @@ function text(c: Awaited<ReturnType<typeof sandboxContents>>, key: string): stri
 
 it('an unknown realm stops `chatferry plan` before any row is read: exit 2, naming the realms the database holds, never the password', async () => {
   const db = await createTestDatabase('cf_zulip_realm')
-  cleanups.push(() => dropWithin(db))
+  box.cleanups.push(() => dropWithin(db))
   await loadZulipFixture(db.url)
-  const app = await tsb.app({ retentionDays: 100_000 })
+  const app = await box.tsb.app({ retentionDays: 100_000 })
   const cfg = writeRunConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, source: { connector: 'zulip', url: db.url, realm: 'acne' } })
   const res = await runCli(['plan', '--config', cfg]).done
   expect(res.code, res.stderr).toBe(2)

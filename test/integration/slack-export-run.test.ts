@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 import { placeholderUid, type PoliciesInput, PoliciesSchema } from '../../mappings/index.ts'
 import { expectedSlack } from '../fixtures/slack-export/expected.ts'
@@ -20,7 +20,7 @@ import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { compareWithExpected, countsOf, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
+import { useFileSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
 const EXTENDED_RETENTION = { retentionDays: 100_000 }
@@ -45,18 +45,7 @@ const CASES: Case[] = [
   },
 ]
 
-let tsb: TestSandbox
-const cleanups: (() => Promise<void>)[] = []
-
-beforeAll(async () => {
-  tsb = await startTestSandbox()
-})
-afterAll(async () => {
-  for (const c of cleanups.reverse()) {
-    await c().catch(() => {})
-  }
-  await tsb?.close()
-})
+const box = useFileSandbox()
 
 /**
  * The documented mapping of the seed. One thing the mapping cannot know by itself: #café has no
@@ -85,10 +74,10 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
 
   beforeAll(async () => {
     fx = await writeSlackFixture(c.layout)
-    cleanups.push(() => fx.drop())
-    const app = await tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
+    box.cleanups.push(() => fx.drop())
+    const app = await box.tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
     const state = await createTestDatabase('cf_slack_state')
-    cleanups.push(() => dropWithin(state))
+    box.cleanups.push(() => dropWithin(state))
     appId = app.id
     cfgOptions = {
       appId: app.id,
@@ -112,7 +101,7 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
     const expected = expectation(fx.seed, fx, c, started)
     expect(expected.items.messages.size).toBeGreaterThan(20)
     expect(expected.rejects.size).toBeGreaterThanOrEqual(12)
-    const actual = await sandboxContents(tsb.sandbox, appId)
+    const actual = await sandboxContents(box.tsb.sandbox, appId)
     expect(compareWithExpected(expected.items, actual)).toEqual([])
     checkRejects(expected, await rejectsOf(cfg))
 
@@ -143,12 +132,12 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
     }
 
     // A second run changes nothing: nothing sent again.
-    await tsb.sandbox.whenIdle()
-    const before = (await tsb.sandbox.requests(appId)).length
+    await box.tsb.sandbox.whenIdle()
+    const before = (await box.tsb.sandbox.requests(appId)).length
     const again = await runCli(['run', '--config', cfg]).done
     expect(again.code, again.stderr.slice(-3000)).toBe(3)
-    await tsb.sandbox.whenIdle()
-    expect((await tsb.sandbox.requests(appId)).length).toBe(before)
+    await box.tsb.sandbox.whenIdle()
+    expect((await box.tsb.sandbox.requests(appId)).length).toBe(before)
   }, 120_000)
 
   it('--delta on a later export of the workspace loads exactly the new user and messages, and applies an edit with one chat write', async () => {
@@ -192,16 +181,16 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
       ],
     }
     const fx2 = await writeSlackFixture(c.layout, newer)
-    cleanups.push(() => fx2.drop())
+    box.cleanups.push(() => fx2.drop())
     const cfg2 = writeRunConfig({ ...cfgOptions, source: { ...cfgOptions.source, path: fx2.path }, dir: cfg.replace(/\/chatferry\.yaml$/, '') })
 
-    const before = await sandboxContents(tsb.sandbox, appId)
-    await tsb.sandbox.whenIdle()
-    const requestsBefore = (await tsb.sandbox.requests(appId)).length
+    const before = await sandboxContents(box.tsb.sandbox, appId)
+    await box.tsb.sandbox.whenIdle()
+    const requestsBefore = (await box.tsb.sandbox.requests(appId)).length
     const res = await runCli(['run', '--config', cfg2, '--delta']).done
     expect(res.code, res.stderr.slice(-3000)).toBe(3)
 
-    const after = await sandboxContents(tsb.sandbox, appId)
+    const after = await sandboxContents(box.tsb.sandbox, appId)
     const expected = expectation(newer, fx2, c, now)
     expect(compareWithExpected(expected.items, after)).toEqual([])
     const keys = (x: typeof after) => new Set(Object.entries(x).flatMap(([e, rows]) => rows.map((r) => `${e} ${r.key}`)))
@@ -216,8 +205,8 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
         ...[10, 20, 30, 40].map((s) => k('messages', `${s === 30 ? SL.dmAB : SL.general}:${ts(6 * 86_400 + s)}`)),
       ].sort(),
     )
-    await tsb.sandbox.whenIdle()
-    const sent = (await tsb.sandbox.requests(appId)).slice(requestsBefore)
+    await box.tsb.sandbox.whenIdle()
+    const sent = (await box.tsb.sandbox.requests(appId)).slice(requestsBefore)
     const imports = sent.filter((r) => ['users', 'groups', 'members', 'messages'].includes(r.endpoint))
     expect(imports.filter((r) => r.status === 200).reduce((n, r) => n + (r.itemCount ?? 0), 0)).toBe(6)
     expect(sent.filter((r) => r.endpoint.includes('.')).map((r) => `${r.endpoint} ${r.status} ${(r.items ?? []).length}`)).toEqual([
@@ -233,11 +222,11 @@ describe.each(CASES)('chatferry run: the Slack fixture as a $layout → sandbox'
 it('a run killed with SIGKILL while it reads the export resumes to exactly the expected contents', async () => {
   const seed = largeSlackSeed(3000)
   const fx = await writeSlackFixture('zip', seed)
-  cleanups.push(() => fx.drop())
+  box.cleanups.push(() => fx.drop())
   const policies: PoliciesInput = { retention: { oldMessages: 'send' }, threads: { quoteParent: true } }
-  const app = await tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
+  const app = await box.tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
   const state = await createTestDatabase('cf_slack_state')
-  cleanups.push(() => dropWithin(state))
+  box.cleanups.push(() => dropWithin(state))
   const cfg = writeRunConfig({
     appId: app.id,
     stateUrl: state.url,
@@ -255,13 +244,13 @@ it('a run killed with SIGKILL while it reads the export resumes to exactly the e
   const k = await first.done
   expect(k.signal).toBe('SIGKILL')
   expect(k.stdout).not.toMatch(/policy outcomes:/)
-  expect(countsOf(await sandboxContents(tsb.sandbox, app.id)).messages).toBe(0)
+  expect(countsOf(await sandboxContents(box.tsb.sandbox, app.id)).messages).toBe(0)
 
   const last = await runCli(['run', '--config', cfg]).done
   expect(last.code, last.stderr.slice(-3000)).toBe(3)
   const c: Case = { layout: 'zip', policies }
   const expected = expectation(seed, fx, c, started)
   expect(expected.items.messages.size).toBeGreaterThan(3000)
-  expect(compareWithExpected(expected.items, await sandboxContents(tsb.sandbox, app.id))).toEqual([])
+  expect(compareWithExpected(expected.items, await sandboxContents(box.tsb.sandbox, app.id))).toEqual([])
   checkRejects(expected, await rejectsOf(cfg))
 }, 300_000)
