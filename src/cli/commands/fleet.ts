@@ -1,8 +1,9 @@
 /**
  * `chatferry fleet …`: tenant fleets (src/fleet). `provision` and `deprovision` are here; the
- * loading and watching subcommands (`run`, `status`, `plan`) are added by their own modules.
- * Every fleet command needs `CHATFERRY_FLEET_KEY` (the tenants' app keys are sealed with it) and
- * refuses to start without it, before it reads anything.
+ * loading and watching subcommands (`run`, `worker`, `status`, `plan`, `verify`) are added by their
+ * own modules. The commands that open tenants' app keys (`provision`, `deprovision`, `run`,
+ * `worker`, `verify`) need `CHATFERRY_FLEET_KEY` (the keys are sealed with it) and refuse to start
+ * without it, before they read anything; `status` and `plan` read no key and do not need it.
  */
 import { type Command, Option } from 'commander'
 
