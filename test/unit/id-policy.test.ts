@@ -53,6 +53,20 @@ describe('toPlatformId', () => {
     expect(toPlatformId('ABC')).toBe('abc_9skeurmja')
   })
 
+  // Values from the first implementation (`Number#toString(36)`), pinned for the faster base-36
+  // conversion that replaced it: leading zeros, empty, astral, lone surrogate and long inputs.
+  it.each([
+    { input: '', hash: 'b6yap3xj7' },
+    { input: 'M1', hash: 'k079valu8' },
+    { input: 'C00000000:1704186270.000009', hash: 'o8tgmq2uh' },
+    { input: '\uD800', hash: 'krwq0hjnp' },
+    { input: 'é', hash: 'nz4pfyp5h' },
+    { input: 'x'.repeat(500), hash: 'ektjiuypf' },
+    { input: 'ABC\u00011', hash: 'mh8b9xebn' },
+    { input: 'id1787', hash: '00xg1yjdz' },
+    { input: 'id3668', hash: '00o5uz7es' },
+  ])('stableHash($input) = $hash', ({ input, hash }) => expect(h(input)).toBe(hash))
+
   it.each([
     { id: 'abc', valid: true },
     { id: '', valid: false },
