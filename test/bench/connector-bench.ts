@@ -46,11 +46,25 @@ type Check = (m: LegacyMessage) => boolean
 async function mapper(): Promise<{ name: string; check: Check }> {
   try {
     const m = await import('../../mappings/index.ts')
+    // Planned users and groups are looked up in maps, as a plan does (src/plan/known-records.ts:
+    // the ledger's planned rows, loaded once); here each is planned on its first lookup, with the
+    // id policy (Slack's `U0123` ids are not platform ids as they are). Thread parents are computed
+    // on every lookup: a plan keeps only the page's.
+    const planned = <T>(make: (id: string) => T) => {
+      const known = new Map<string, T>()
+      return (id: string): T => {
+        let v = known.get(id)
+        if (v === undefined) {
+          v = make(id)
+          known.set(id, v)
+        }
+        return v
+      }
+    }
     const ctx = {
       ...m.createMappingContext({ now: Date.UTC(2024, 6, 1), policies: { retention: { retentionDays: 100_000 } } as never }),
-      // Planned ids as the id policy makes them (Slack's `U0123` ids are not platform ids as they are).
-      user: (id: string) => ({ uid: m.toPlatformId(id), name: id }),
-      group: (id: string) => ({ guid: m.toPlatformId(id), name: id, type: 'public' as const }),
+      user: planned((id) => ({ uid: m.toPlatformId(id), name: id })),
+      group: planned((id) => ({ guid: m.toPlatformId(id), name: id, type: 'public' as const })),
       message: (id: string) => ({ muid: m.toPlatformId(id) }),
     }
     return { name: 'extract + mapMessage (zod-validated)', check: (rec) => m.mapMessage(rec, ctx as never).kind !== undefined }
