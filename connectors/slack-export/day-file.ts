@@ -13,14 +13,6 @@ export const DAY_FILE = /^\d{4}-\d{2}-\d{2}\.json$/
 
 export type ParsedItem = { readonly index: number; readonly value: unknown } | { readonly index: number; readonly error: string }
 
-async function bytesOf(stream: Readable): Promise<Buffer> {
-  const parts: Buffer[] = []
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    parts.push(chunk)
-  }
-  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
-}
-
 /** Parses one array element's text. */
 export function parseElement(index: number, text: string): ParsedItem {
   if (text === '') {
@@ -35,7 +27,7 @@ export function parseElement(index: number, text: string): ParsedItem {
 
 /** The items of a JSON array file read whole: its elements, or what could be salvaged and the break. */
 export async function readArrayFile(archive: ExportArchive, path: string): Promise<ParsedItem[]> {
-  const bytes = await bytesOf(await archive.open(path))
+  const bytes = await archive.read(path)
   let whole: unknown
   try {
     whole = JSON.parse(bytes.toString('utf8'))

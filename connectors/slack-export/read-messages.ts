@@ -45,28 +45,51 @@ function daysFrom(archive: ExportArchive, folder: string, after: Cursor | undefi
   return after?.c === folder && typeof after.d === 'string' ? days.filter((d) => d >= (after.d as string)) : days
 }
 
-/** The rows of each day file, one array per file (a day file is parsed whole anyway). */
-export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
+/** The day files to read, in order, from the cursor's on. */
+function* dayFiles(o: MessagesRead): Generator<{ folder: string; day: string }> {
   const afterFolder = typeof o.after?.c === 'string' ? o.after.c : undefined
   for (const folder of o.archive.folders()) {
-    if (afterFolder !== undefined && folder < afterFolder) {
-      continue
+    if (afterFolder === undefined || folder >= afterFolder) {
+      for (const day of daysFrom(o.archive, folder, o.after)) {
+        yield { folder, day }
+      }
     }
+  }
+}
+
+/** A day file being read, its failure kept for when it is awaited (not an unhandled rejection meanwhile). */
+function startReading(archive: ExportArchive, file: { folder: string; day: string } | undefined) {
+  if (file === undefined) {
+    return undefined
+  }
+  const items = readArrayFile(archive, `${file.folder}/${file.day}`)
+  items.catch(() => {})
+  return { ...file, items }
+}
+
+/**
+ * The rows of each day file, one array per file (a day file is parsed whole anyway). The next file
+ * is read while this one's rows are decoded and used, so the disk and the CPU overlap.
+ */
+export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
+  const files = dayFiles(o)
+  let next = startReading(o.archive, files.next().value ?? undefined)
+  while (next !== undefined) {
+    o.signal?.throwIfAborted()
+    const { folder, day, items } = next
+    next = startReading(o.archive, files.next().value ?? undefined)
     const conv = o.layout.byFolder.get(folder)
     const ctx: MessageContext | undefined = conv && { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
-    for (const day of daysFrom(o.archive, folder, o.after)) {
-      o.signal?.throwIfAborted()
-      const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
-      const sorted = sortDay(await readArrayFile(o.archive, `${folder}/${day}`))
-      const rows: PositionedRow<LegacyMessage>[] = []
-      for (let i = skipTo + 1; i < sorted.length; i++) {
-        const row = rowOf(o.since, ctx, folder, day, sorted, i)
-        if (row !== undefined) {
-          rows.push(row)
-        }
+    const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
+    const sorted = sortDay(await items)
+    const rows: PositionedRow<LegacyMessage>[] = []
+    for (let i = skipTo + 1; i < sorted.length; i++) {
+      const row = rowOf(o.since, ctx, folder, day, sorted, i)
+      if (row !== undefined) {
+        rows.push(row)
       }
-      yield rows
     }
+    yield rows
   }
 }
 

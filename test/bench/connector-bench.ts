@@ -7,6 +7,8 @@
  * Prints rows/s for both, how busy this process was during its read (near 100%: bound by our CPU,
  * not the source), their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat within
  * 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
+ * It also prints a floor: what validating the mapped items alone costs per row (`validationCost`),
+ * which with the raw read bounds the ratio any pipeline that validates every item can reach.
  *
  *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap]
  *   npm run bench -- connector --system mattermost
@@ -43,7 +45,15 @@ async function loadSystem(): Promise<ConnectorBenchSystem> {
 
 type Check = (m: LegacyMessage) => boolean
 
-async function mapper(): Promise<{ name: string; check: Check }> {
+interface Mapper {
+  readonly name: string
+  readonly check: Check
+  /** The mapped items' payloads of a record, and their validation alone (for the floor). */
+  readonly payloads?: (m: LegacyMessage) => readonly unknown[]
+  readonly validate?: (payload: unknown) => boolean
+}
+
+async function mapper(): Promise<Mapper> {
   try {
     const m = await import('../../mappings/index.ts')
     // Planned users and groups are looked up in maps, as a plan does (src/plan/known-records.ts:
@@ -67,7 +77,16 @@ async function mapper(): Promise<{ name: string; check: Check }> {
       group: planned((id) => ({ guid: m.toPlatformId(id), name: id, type: 'public' as const })),
       message: (id: string) => ({ muid: m.toPlatformId(id) }),
     }
-    return { name: 'extract + mapMessage (zod-validated)', check: (rec) => m.mapMessage(rec, ctx as never).kind !== undefined }
+    const { IMPORT_ITEM_SCHEMAS } = await import('../../src/target/schemas.ts')
+    return {
+      name: 'extract + mapMessage (zod-validated)',
+      check: (rec) => m.mapMessage(rec, ctx as never).kind !== undefined,
+      payloads: (rec) => {
+        const r = m.mapMessage(rec, ctx as never)
+        return r.kind === 'items' ? r.items.map((i) => i.payload) : []
+      },
+      validate: (payload) => IMPORT_ITEM_SCHEMAS.messages.safeParse(payload).success,
+    }
   } catch (err) {
     process.stderr.write(`mappings/ unavailable (${(err as Error).message}); validating canonical records only\n`)
     return {
@@ -114,16 +133,64 @@ async function extract(
   return { rows, problems, ms: performance.now() - started, busy, ...(gc ? { liveHeapMb: liveHeap / 2 ** 20 } : {}) }
 }
 
+/** Rows the validation floor is measured on: the first ones read (bounded, so it adds no memory that grows with the size). */
+const FLOOR_ROWS = 20_000
+
+/**
+ * What validating the mapped items alone costs per row read, in ms: the first {@link FLOOR_ROWS}
+ * rows read and mapped again, their items' payloads kept, then only `MessageImport.safeParse` timed
+ * over them (best of 5). With the raw read it is a floor for any pipeline that validates every item
+ * as chatferry does, so it says how close to the raw read the target lets a connector get at all.
+ */
+async function validationCost(config: Record<string, unknown>, map: Mapper): Promise<{ rows: number; items: number; msPerRow: number } | undefined> {
+  const { payloads, validate } = map
+  if (payloads === undefined || validate === undefined) {
+    return undefined
+  }
+  const source = createConnector(SourceConfigSchema.parse(config))
+  const session = await source.open()
+  const items: unknown[] = []
+  let rows = 0
+  try {
+    for await (const page of session.read('messages')) {
+      for (const r of page.rows) {
+        rows++
+        if (r.ok) {
+          items.push(...payloads(r.record))
+        }
+      }
+      if (rows >= FLOOR_ROWS) {
+        break
+      }
+    }
+  } finally {
+    await session.close()
+  }
+  let best = Number.POSITIVE_INFINITY
+  for (let round = 0; round < 5; round++) {
+    const started = performance.now()
+    for (const item of items) {
+      if (!validate(item)) {
+        throw new Error('a mapped item failed its validation on the second pass')
+      }
+    }
+    best = Math.min(best, performance.now() - started)
+  }
+  return { rows, items: items.length, msPerRow: best / rows }
+}
+
 async function child(size: number): Promise<void> {
   const system = await loadSystem()
-  const { name, check } = flag('no-map') ? { name: 'extract only', check: () => true } : await mapper()
+  const map: Mapper = flag('no-map') ? { name: 'extract only', check: () => true } : await mapper()
+  const { name, check } = map
   // chatferry's read runs first, so the peak RSS it reports is its own (the raw read comes after).
   await system.raw(size) // warm the database or file cache
   const baseRssMb = process.resourceUsage().maxRSS / 1024
   const ours = await extract(system.sourceConfig(size, pageSize), check)
   const peakRssMb = process.resourceUsage().maxRSS / 1024
   const raw = await system.raw(size)
-  process.stdout.write(`${JSON.stringify({ size, name, raw, ours, peakRssMb, baseRssMb })}\n`)
+  const validation = await validationCost(system.sourceConfig(size, pageSize), map)
+  process.stdout.write(`${JSON.stringify({ size, name, raw, ours, peakRssMb, baseRssMb, validation })}\n`)
 }
 
 async function main(): Promise<void> {
@@ -138,6 +205,7 @@ async function main(): Promise<void> {
     ours: { rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }
     peakRssMb: number
     baseRssMb: number
+    validation?: { rows: number; items: number; msPerRow: number }
   }[] = []
   const system = await loadSystem()
   for (const size of sizes) {
@@ -177,6 +245,16 @@ async function main(): Promise<void> {
         ` | ratio ${(ourRate / rawRate).toFixed(2)} (target ≥ 0.50) | peak RSS ${r.peakRssMb.toFixed(0)} MB (${r.baseRssMb.toFixed(0)} MB before the read)` +
         `${r.ours.liveHeapMb !== undefined ? ` | live heap after GC ≤ ${r.ours.liveHeapMb.toFixed(0)} MB (rates include the GCs)` : ''}\n`,
     )
+    if (r.validation !== undefined) {
+      const rawMsPerRow = r.raw.ms / r.raw.rows
+      process.stdout.write(
+        `  floor: validating the mapped items alone (MessageImport.safeParse, ${fmt(r.validation.items)} items of the first ${fmt(r.validation.rows)} rows) ` +
+          `costs ${(r.validation.msPerRow * 1000).toFixed(2)} µs per row, the raw read ${(rawMsPerRow * 1000).toFixed(2)} µs: ` +
+          `a pipeline that reads raw and validates every item with the import schemas (architecture.md: import items are zod-valid) reaches at most ` +
+          `ratio ${(rawMsPerRow / (rawMsPerRow + r.validation.msPerRow)).toFixed(2)}; chatferry's rate is ` +
+          `${((rawMsPerRow + r.validation.msPerRow) / (r.ours.ms / r.ours.rows)).toFixed(2)} of that floor's\n`,
+      )
+    }
   }
   if (results.length > 1) {
     const peaks = results.map((r) => r.peakRssMb)

@@ -21,8 +21,10 @@ export interface ExportArchive {
   folders(): readonly string[]
   /** The files directly in a top-level folder, sorted. */
   filesIn(folder: string): readonly string[]
-  /** The bytes of one file (`folder/name` or a top-level name). */
+  /** The bytes of one file (`folder/name` or a top-level name), streamed: for files of any size. */
   open(path: string): Promise<Readable>
+  /** The bytes of one file at once: for the day files, which are one day of one conversation. */
+  read(path: string): Promise<Buffer>
   close(): Promise<void>
 }
 
@@ -76,6 +78,15 @@ export function sortListing(listing: Listing): void {
   for (const list of listing.folders.values()) {
     list.sort(byCodeUnits)
   }
+}
+
+/** Every chunk of a stream, concatenated. */
+export async function bytesOf(stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    parts.push(chunk)
+  }
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
 }
 
 export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)

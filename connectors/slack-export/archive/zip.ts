@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream'
 import yauzl from 'yauzl'
 
 import { ChatferryError } from '../../../src/errors.ts'
-import { addToListing, byCodeUnits, type ExportArchive, type Listing, nestedRoot, sortListing } from './archive.ts'
+import { addToListing, byCodeUnits, bytesOf, type ExportArchive, type Listing, nestedRoot, sortListing } from './archive.ts'
 
 function nameOf(entry: yauzl.Entry): string {
   const raw = entry.fileName as unknown as Buffer | string
@@ -60,6 +60,13 @@ export async function openZipArchive(path: string): Promise<ExportArchive> {
   }
   sortListing(listing)
   const folders = [...listing.folders.keys()].sort(byCodeUnits)
+  const entryStream = async (p: string): Promise<Readable> => {
+    const entry = byPath.get(p)
+    if (entry === undefined) {
+      throw new ChatferryError('SOURCE_INVALID', `the Slack export ${path} has no file ${p}`)
+    }
+    return zip.openReadStreamPromise(entry)
+  }
   let open = true
   return {
     label: path,
@@ -67,13 +74,8 @@ export async function openZipArchive(path: string): Promise<ExportArchive> {
     hasFile: (name) => listing.top.has(name),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
-    async open(p: string): Promise<Readable> {
-      const entry = byPath.get(p)
-      if (entry === undefined) {
-        throw new ChatferryError('SOURCE_INVALID', `the Slack export ${path} has no file ${p}`)
-      }
-      return zip.openReadStreamPromise(entry)
-    },
+    open: entryStream,
+    read: async (p) => bytesOf(await entryStream(p)),
     async close() {
       if (open) {
         open = false

@@ -3,6 +3,7 @@ export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: imp
   mattermost: () => import('./mattermost.ts'),
   rocketchat: () => import('./rocketchat.ts'),
   'nextcloud-talk': () => import('./nextcloud-talk.ts'),
+  'nextcloud-talk-postgres': () => import('./nextcloud-talk.ts').then((m) => ({ default: m.onPostgres })),
   zulip: () => import('./zulip.ts'),
   'slack-export': () => import('./slack-export.ts'),
 }
