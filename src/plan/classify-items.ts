@@ -14,6 +14,7 @@ import {
   type SkippedItem,
 } from '../state/index.ts'
 import { changedFields } from './changed-fields.ts'
+import type { ConflictTally } from './conflict-preview.ts'
 import { type ReasonCount, SAMPLES_PER_REASON } from './plan-summary.ts'
 import { countMinute, type MinuteCounts } from './retention-edge.ts'
 
@@ -30,6 +31,11 @@ export interface DryRunEntity {
   samples: Partial<Record<Fate, { legacyId: string; targetKey: string }[]>>
   /** Messages a run would send, per minute of `sentAt` (for the retention edge). */
   toSendMinutes: MinuteCounts
+  /**
+   * Of the update intents a delta would record, the `apply` ones whose item changed on the platform
+   * after chatferry last wrote it, by kind and what `changes.conflicts` does with them (`conflict-preview.ts`).
+   */
+  conflicts: ConflictTally
 }
 
 export function emptyDryRunEntity(): DryRunEntity {
@@ -38,6 +44,7 @@ export function emptyDryRunEntity(): DryRunEntity {
     changedFields: {},
     samples: {},
     toSendMinutes: new Map(),
+    conflicts: {},
   }
 }
 

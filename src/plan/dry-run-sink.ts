@@ -1,11 +1,14 @@
 /**
  * The {@link PlanSink} of the dry run: writes no item state, no id decision and no cursor. Mapped
  * items are classified against the ledger ({@link classifyItems}); the page's messages are kept
- * as thread parents in the session's temporary table, where later pages look them up.
+ * as thread parents in the session's temporary table, where later pages look them up. The update
+ * intents of the page's changed loaded items are asked, read-only, which the conflict policy would
+ * act on ({@link previewPageConflicts}), as a delta asks where it records them.
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import { type DryRunSession, noUpdates, type PlanParentRow } from '../state/index.ts'
 import { type ClassifyInto, classifyItems, classifySkips } from './classify-items.ts'
+import { collectingClassifier, previewPageConflicts } from './conflict-preview.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import type { PlanSink } from './plan-job.ts'
 
@@ -33,8 +36,10 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
       if (entity === 'messages' && page.messages.size > 0) {
         await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m)))
       }
-      const counts = await classifyItems(into, entity, page.items, page.changes.classify)
-      await classifySkips(into, entity, page.skips, page.changes.classify)
+      const changes = collectingClassifier(page.changes.classify)
+      const counts = await classifyItems(into, entity, page.items, changes.classify)
+      await classifySkips(into, entity, page.skips, changes.classify)
+      await previewPageConflicts(into, entity, changes.found, page.changes.conflicts ?? 'report')
       counts.skipped = page.skips.length
       counts.rejected = page.rejects.length
       return counts

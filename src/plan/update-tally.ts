@@ -28,12 +28,22 @@ export function tallyIntents(
   intents: readonly { kind: UpdateKind; policy: UpdatePolicy; legacyId: string; targetKey: string; reason: string }[],
 ): void {
   for (const i of intents) {
-    const byPolicy = (tally[i.kind] ??= {})
-    const entry = (byPolicy[i.policy] ??= { count: 0, samples: [] })
-    entry.count++
-    if (entry.samples.length < UPDATE_SAMPLES) {
-      entry.samples.push({ legacyId: i.legacyId, targetKey: i.targetKey, reason: i.reason })
-    }
+    tallyOne(tally, i.kind, i.policy, i)
+  }
+}
+
+/** Counts one intent under `kind → column` (a policy, or what the conflict policy does with it), keeping a sample. */
+export function tallyOne<C extends string>(
+  tally: Partial<Record<UpdateKind, Partial<Record<C, UpdateTallyEntry>>>>,
+  kind: UpdateKind,
+  column: C,
+  sample: UpdateSample,
+): void {
+  const byColumn: Partial<Record<C, UpdateTallyEntry>> = (tally[kind] ??= {})
+  const entry = (byColumn[column] ??= { count: 0, samples: [] })
+  entry.count++
+  if (entry.samples.length < UPDATE_SAMPLES) {
+    entry.samples.push({ legacyId: sample.legacyId, targetKey: sample.targetKey, reason: sample.reason })
   }
 }
 

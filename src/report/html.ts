@@ -4,6 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
+import { conflictRows } from './conflict-rows.ts'
 import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
@@ -428,6 +429,13 @@ export function renderPlanHtml(r: PlanReport): string {
       ]),
     ),
   )
+  const conflictTable = conflictRows(r).map((c) => [
+    c.entity,
+    c.kind,
+    c.outcome,
+    c.count.count,
+    c.count.samples.map((x) => `${x.legacyId} → ${x.targetKey}: ${x.reason}`).join('; '),
+  ])
   const vanishedLine = LEGACY_ENTITIES.map(
     (e) =>
       `${e}: ${r.entities[e].vanished === null ? 'not compared' : n(r.entities[e].vanished ?? 0)}${r.entities[e].vanishedRefused ? ' (too many: none would be recorded, over changes.vanished.maxShare)' : ''}`,
@@ -499,6 +507,11 @@ ${
   )}
 <h2>Loaded but changed since (what changed)</h2>${tableHtml('changed', ['entity', 'field', 'count', 'sample legacy ids'], changedRows)}
 <h2>Updates a delta would record (changes:)</h2>${tableHtml('updates', ['entity', 'kind', 'policy', 'count', 'samples (legacy id → target key: reason)'], updateRows)}
+<h2>Of those, changed on the platform since chatferry wrote them (changes.conflicts)</h2>${tableHtml(
+    'conflicts',
+    ['entity', 'kind', 'what the delta would do', 'count', 'samples (legacy id → target key: reason, platform trigger, received)'],
+    conflictTable,
+  )}
 <p class="meta">Loaded items gone from the source: ${esc(vanishedLine)}.</p>
 <h2>Placeholders (${n(r.placeholders.count)}, owning ${n(r.placeholders.messages)} messages)</h2>${tableHtml(
     'placeholders',

@@ -104,6 +104,7 @@ function entityPlan(input: PlanReportInput, e: LegacyEntity): EntityPlan {
     samples: d.samples,
     cost: { requests, seconds: (requests / quota.requestsPerMinute) * 60 },
     updates: s.updates as EntityPlan['updates'],
+    conflicts: d.conflicts as EntityPlan['conflicts'],
     vanished: s.vanished,
     vanishedRefused: s.vanishedRefused,
   }

@@ -11,6 +11,9 @@ export const REPORT_SCHEMA_VERSION = 1
 
 const ENTITY_NAMES = ['users', 'groups', 'members', 'messages'] as const
 
+/** What `changes.conflicts` does with an update of an item changed on the platform (src/state/conflict-hold.ts). */
+export const CONFLICT_OUTCOMES = ['conflict', 'dropped', 'overwrites'] as const
+
 /** A count with up to five sample legacy ids. */
 export const ReasonCount = z.object({ count: z.number().int().nonnegative(), samples: z.array(z.string()) })
 export type ReasonCount = z.infer<typeof ReasonCount>
@@ -109,6 +112,16 @@ export const EntityPlan = z.object({
    * absent in older reports: none).
    */
   updates: z.record(z.string(), z.record(z.string(), UpdateCount)).default({}),
+  /**
+   * Of those, the `apply` intents whose item changed on the platform after chatferry last wrote it
+   * (an event `chatferry webhooks receive` stored), `kind → outcome → count + samples`, the outcome
+   * being what `changes.conflicts` would do: `conflict` (report: held back), `dropped`
+   * (platform-wins) or `overwrites` (source-wins: applied over the platform's change). Each sample's
+   * reason names the platform's trigger and when it was received, as a delta would record it. Added
+   * in schema version 1; absent in older reports (none) and empty when `plan` reads an embedded
+   * ledger through another process (no platform events there).
+   */
+  conflicts: z.record(z.string(), z.partialRecord(z.enum(CONFLICT_OUTCOMES), UpdateCount)).default({}),
   /** Loaded items whose legacy row is gone from the source (null: not compared; messages only with `--detect-deletes`). */
   vanished: z.number().int().nullable().default(null),
   /** True when so many were gone that a delta would record none of them (`changes.vanished.maxShare`). */

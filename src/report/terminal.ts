@@ -4,6 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
+import { conflictRows } from './conflict-rows.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
 const n = (v: number) => v.toLocaleString('en-US')
@@ -21,7 +22,10 @@ function table(rows: readonly (readonly string[])[]): string[] {
   )
 }
 
-/** The update intents a delta would record, per entity by kind and policy, and the vanished rows. */
+/**
+ * The update intents a delta would record, per entity by kind and policy; those whose item changed
+ * on the platform (what `changes.conflicts` would do with them); and the vanished rows.
+ */
 function updateLines(r: PlanReport): string[] {
   const out: string[] = []
   for (const e of LEGACY_ENTITIES) {
@@ -32,6 +36,13 @@ function updateLines(r: PlanReport): string[] {
     if (parts.length > 0) {
       out.push(`updates of loaded ${e}: ${parts.join(', ')}`)
     }
+  }
+  // Each line with its first sample in full: the reason names the platform's trigger and when it arrived.
+  for (const c of conflictRows(r)) {
+    const s = c.count.samples[0]
+    out.push(
+      `CHANGED ON THE PLATFORM: ${n(c.count.count)} ${c.kind} of loaded ${c.entity} ${c.outcome}${s ? ` — e.g. ${s.legacyId} → ${s.targetKey}: ${s.reason}` : ''}`,
+    )
   }
   const vanished = LEGACY_ENTITIES.filter((e) => (r.entities[e].vanished ?? 0) > 0).map(
     (e) =>

@@ -3,16 +3,21 @@
  * dedicated connection for the whole run; on it the ledger's items and id map are only read, and
  * the thread parents of earlier pages go into a temporary table of that connection (memory stays
  * flat for millions of messages), created empty at the start and dropped at the end, and so do
- * the source's keys of a vanished-item comparison. Nothing in the ledger's own tables changes.
+ * the source's keys of a vanished-item comparison. Nothing in the ledger's own tables changes. The
+ * conflict policy's question (`conflicts`: which intents a delta would hold back because their item
+ * changed on the platform) is asked with the rule a delta records by (conflict-hold.ts), read-only.
  *
  * A `plan` that reads an embedded ledger through the process holding it gets the same session from
  * {@link dryRunLedgerOver}: its ledger reads are that process's answers (one query each), its
  * thread parents a scratch file of its own (scratch-parents.ts); such a session does not compare
- * the source's keys with the ledger (no `vanished`: the report says "not compared").
+ * the source's keys with the ledger (no `vanished`: the report says "not compared") and asks no
+conflict question (no `conflicts`: an embedded ledger has no platform events — the webhook receiver
+needs Postgres).
  */
 import type { Kysely } from 'kysely'
 
-import type { StateDatabase } from './schema.ts'
+import { type ConflictCandidate, type ConflictPreview, previewConflicts } from './conflict-hold.ts'
+import type { ConflictPolicy, StateDatabase } from './schema.ts'
 import { openScratchParents } from './scratch-parents.ts'
 import { createPlanParentsTable } from './sql/create-plan-parents-table.ts'
 import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
@@ -24,7 +29,7 @@ import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items
 import { selectPlanParents } from './sql/select-plan-parents.ts'
 import { scanVanished, type VanishedGate, type VanishedItemRow, type VanishedScan } from './vanished-scan.ts'
 
-export type { KnownItemRow, LoadedItemRow, PlanParentRow }
+export type { ConflictCandidate, ConflictPreview, KnownItemRow, LoadedItemRow, PlanParentRow }
 
 /** What a dry run reads and keeps while it runs; every call goes through the session's connection. */
 export interface DryRunSession {
@@ -51,6 +56,12 @@ export interface DryRunSession {
     onPage: (items: VanishedItemRow[]) => void,
     allow?: VanishedGate,
   ): Promise<VanishedScan>
+  /**
+   * Which of these intents the conflict policy would act on (held back, dropped, or sent over a
+   * change made on the platform), without recording anything. Absent when the ledger is read through
+   * another process.
+   */
+  conflicts?<T extends ConflictCandidate>(jobId: string, entity: string, intents: readonly T[], policy: ConflictPolicy): Promise<ConflictPreview<T>[]>
 }
 
 export interface DryRunLedger {
@@ -73,6 +84,7 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
             loadedItems: (jobId, entity, legacyIds) => selectLoadedItems(conn, jobId, entity, legacyIds, false),
             vanished: (jobId, entity, sourceKeys, onPage, allow) =>
               scanVanished(conn, jobId, entity, sourceKeys, async (items) => onPage(items), allow),
+            conflicts: (jobId, entity, intents, policy) => previewConflicts(conn, jobId, entity, intents, policy),
           })
         } finally {
           await dropPlanParentsTable(conn).catch(() => {})

@@ -1,5 +1,15 @@
 /** The ledger (state store): see `store.ts`. */
-export type { DryRunLedger, DryRunReads, DryRunSession, KnownItemRow, LoadedItemRow, PlanParentRow } from './dry-run-ledger.ts'
+export type { ConflictOutcome } from './conflict-hold.ts'
+export type {
+  ConflictCandidate,
+  ConflictPreview,
+  DryRunLedger,
+  DryRunReads,
+  DryRunSession,
+  KnownItemRow,
+  LoadedItemRow,
+  PlanParentRow,
+} from './dry-run-ledger.ts'
 export { dryRunLedgerOver } from './dry-run-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
 export { placeholderKey } from './payload.ts'

@@ -37,6 +37,7 @@ function entity(toCreate: number, rejected: number, o: Partial<EntityPlan> = {})
     samples: {},
     cost: { requests: toCreate ? 1 : 0, seconds: toCreate ? 1 : 0 },
     updates: {},
+    conflicts: {},
     vanished: null,
     vanishedRefused: false,
     ...o,
