@@ -151,8 +151,9 @@ function verifySample(): VerifyReport {
 
 /**
  * The fixture's plan with what the fixture lacks and the defects needed: a pre-flight whose region
- * could not be observed, a system user (an extra item), a long reject reason naming a field, and two
- * years of months with the retention window starting mid-June 2024.
+ * could not be observed, a system user (an extra item), a long reject reason naming a field, an edit
+ * the conflict policy would hold back, and two years of months with the retention window starting
+ * mid-June 2024.
  */
 function planSample(base: PlanReport): PlanReport {
   const r = structuredClone(base)
@@ -186,6 +187,14 @@ function planSample(base: PlanReport): PlanReport {
   messages.sourceRows += 1
   messages.records += 1
   messages.rejected.byReason['text: invalid'] = { count: 1, samples: ['p26old'] }
+  // An edit the conflict policy would hold back: its item was edited on the platform (the reason as a delta records it).
+  const held = {
+    legacyId: 'p03tie',
+    targetKey: 'p03tie',
+    reason: 'text; changed on the platform after chatferry wrote it (message_edited received 2026-11-21T11:59:00.000Z) <b>',
+  }
+  messages.updates['message.edit'] = { apply: { count: 1, samples: [held] } }
+  messages.conflicts['message.edit'] = { conflict: { count: 1, samples: [held] } }
   const months = Array.from({ length: 24 }, (_, i) => {
     const month = `${2024 + Math.floor(i / 12)}-${String((i % 12) + 1).padStart(2, '0')}`
     return { month, messages: 10 + i, beyondRetention: i < 5 ? 10 + i : i === 5 ? 7 : 0 }
@@ -308,7 +317,7 @@ describe.skipIf(!haveChromium)(
       expect(existsSync(join(ARTIFACTS, 'plan-report.png'))).toBe(true)
     })
 
-    it('the plan report: the fixed rows (region, users total, rejects, retention marker) and no overlapping labels', async () => {
+    it('the plan report: the fixed rows (region, users total, rejects, conflicts, retention marker) and no overlapping labels', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'chatferry-html-fixed-'))
       const file = join(dir, 'plan-report.html')
       const plan = planSample(PlanReport.parse(JSON.parse(readFileSync(planJson, 'utf8'))))
@@ -361,6 +370,17 @@ describe.skipIf(!haveChromium)(
           field: 'channelid',
           problem: 'direct channel name "not-a-dm-name" is not <userId>__<userId>',
         },
+      ])
+
+      // The conflict preview: what the delta would do with an update of an item changed on the platform, escaped.
+      expect(r.rows.conflicts).toEqual([
+        [
+          'messages',
+          'message.edit',
+          'held back, status conflict (changes.conflicts: report)',
+          '1',
+          'p03tie → p03tie: text; changed on the platform after chatferry wrote it (message_edited received 2026-11-21T11:59:00.000Z) <b>',
+        ],
       ])
 
       // Retention: the marker sits inside June 2024's bar, half way (the window starts on the 16th).
