@@ -18,8 +18,11 @@
  * table of the dry run's own connection (memory stays flat for millions of messages) and vanish
  * with it: `store.dryRun` (`src/state/dry-run-ledger.ts`), which only reads the ledger's tables.
  *
+ * The `apply` intents are asked, read-only, which the conflict policy (`changes.conflicts`) would
+ * hold back, drop or send over a change made on the platform, with the rule a delta records by.
+ *
  * Parts: the sink (`dry-run-sink.ts`), the verdict per item (`classify-items.ts`), the changed
- * fields of a changed payload (`changed-fields.ts`).
+ * fields of a changed payload (`changed-fields.ts`), the conflict preview (`conflict-preview.ts`).
  */
 import type { AdjustFn, Policies } from '../../mappings/index.ts'
 import type { SourceSession } from '../model/connector.ts'

@@ -33,7 +33,9 @@ export function registerPlanCommand(program: Command): void {
     .description(
       'Dry run: read the legacy source, map and validate every record, and report what a run would do — ' +
         'per entity: to create, already loaded (unchanged / changed since), skipped by policy, rejected, referential ' +
-        'problems, placeholders, id renames, joinedAt clamps, retention; the cost at the quota; the diff against the ' +
+        'problems, placeholders, id renames, joinedAt clamps, retention; the update intents a delta would record for ' +
+        'loaded items, and those changes.conflicts would hold back, drop or apply over a change made on the platform; ' +
+        'the cost at the quota; the diff against the ' +
         'previous plan. Nothing is sent to the data-import interface and no item of the ledger changes. ' +
         'Writes <out>/plan-report.json and <out>/plan-report.html.',
     )
