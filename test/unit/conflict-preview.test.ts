@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { collectingClassifier, type ConflictTally } from '../../src/plan/conflict-preview.ts'
 import { tallyOne, UPDATE_SAMPLES } from '../../src/plan/update-tally.ts'
 import { conflictRows } from '../../src/report/conflict-rows.ts'
-import type { PlanReport } from '../../src/report/schema.ts'
+import { EntityPlan, type PlanReport } from '../../src/report/schema.ts'
 import { type ConflictCandidate, conflictOf } from '../../src/state/conflict-hold.ts'
 import type { ConflictPolicy } from '../../src/state/schema.ts'
 
@@ -77,5 +77,31 @@ describe('the report’s conflict rows', () => {
       ['messages', 'message.edit', 'overwrites a change made on the platform (changes.conflicts: source-wins)', 2],
     ])
     expect(conflictRows({ entities: { users: none, groups: none, members: none, messages: none } } as unknown as PlanReport)).toEqual([])
+  })
+})
+
+describe('the report schema keeps older reports readable', () => {
+  const older = {
+    sourceRows: 0,
+    items: 0,
+    fates: { new: 0, pending: 0, pendingChanged: 0, replanned: 0, loadedUnchanged: 0, loadedChanged: 0 },
+    toCreate: 0,
+    alreadyPresent: null,
+    changedFields: {},
+    skipped: { total: 0, byReason: {} },
+    rejected: { total: 0, byReason: {} },
+    outcomes: {},
+    referential: {},
+    extras: {},
+    changedSincePrevious: null,
+    samples: {},
+    cost: { requests: 0, seconds: 0 },
+  }
+  it('an entity written before the conflict preview reads as none (schema version 1, a field added)', () => {
+    expect(EntityPlan.parse(older).conflicts).toEqual({})
+  })
+  it('an outcome the policy cannot give is refused', () => {
+    const bad = { ...older, conflicts: { 'message.edit': { applied: { count: 1, samples: [] } } } }
+    expect(EntityPlan.safeParse(bad).success).toBe(false)
   })
 })
