@@ -11,8 +11,8 @@
  * {@link dryRunLedgerOver}: its ledger reads are that process's answers (one query each), its
  * thread parents a scratch file of its own (scratch-parents.ts); such a session does not compare
  * the source's keys with the ledger (no `vanished`: the report says "not compared") and asks no
-conflict question (no `conflicts`: an embedded ledger has no platform events — the webhook receiver
-needs Postgres).
+ * conflict question (no `conflicts`: an embedded ledger has no platform events — the webhook
+ * receiver needs Postgres).
  */
 import type { Kysely } from 'kysely'
 
