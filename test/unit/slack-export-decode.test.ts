@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest'
 import { SlackExportConfigSchema } from '../../connectors/slack-export/config.ts'
 import { compareTs, tsMs } from '../../connectors/slack-export/entities/fields.ts'
 import { mpimDisplayName } from '../../connectors/slack-export/entities/groups.ts'
-import { withoutToken } from '../../connectors/slack-export/entities/message-files.ts'
+import { filesOf, withoutToken } from '../../connectors/slack-export/entities/message-files.ts'
 import { convertText } from '../../connectors/slack-export/entities/message-text.ts'
+import { decodeMessage } from '../../connectors/slack-export/entities/messages.ts'
 import { jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
 
 const lookups = {
@@ -126,5 +127,29 @@ describe('SlackExportConfigSchema', () => {
     const r = SlackExportConfigSchema.safeParse({ connector: 'slack-export', ...o })
     expect(r.success).toBe(false)
     expect(r.error?.issues.map((i) => i.path.join('.'))).toContain(path)
+  })
+})
+
+describe('nothing of a message vanishes without a word', () => {
+  const ctx = { ...lookups, conversation: { id: 'C1', kind: 'channel' as const, folder: 'general' } }
+  const base = { type: 'message', user: 'U1', text: 'hi', ts: '1700000000.000100' }
+
+  // Slack's `users` may list fewer reactors than `count` (reactions.get: "might not always contain
+  // all users that have reacted … count … may be greater than users.length").
+  it.each([
+    ['users lists every reactor', [{ name: '+1', users: ['U1', 'U2'], count: 2 }], 2, undefined],
+    ['users lists fewer than count', [{ name: '+1', users: ['U1', 'U2'], count: 50 }], 2, [{ emoji: '+1', count: 48 }]],
+    ['users empty, count 3', [{ name: 'tada', users: [], count: 3 }], 0, [{ emoji: 'tada', count: 3 }]],
+    ['no count', [{ name: 'eyes', users: ['U2'] }], 1, undefined],
+  ])('reactions: %s', (_, reactions, listed, unlisted) => {
+    const m = decodeMessage({ ...base, reactions }, ctx)
+    expect(m.reactions?.length ?? 0).toBe(listed)
+    expect(m.metadata?.unlistedReactions).toEqual(unlisted)
+  })
+
+  it('a files entry that is not an object is listed as unavailable, not dropped', () => {
+    const files = filesOf({ files: ['F1', { id: 'F2', name: 'a.png', url_private: 'https://files.slack.com/a.png' }] }, { conversationId: 'C1' })
+    expect(files?.attachments.map((a) => a.name)).toEqual(['a.png'])
+    expect(files?.unavailable).toEqual([{ id: '?', reason: 'not a file object' }])
   })
 })
