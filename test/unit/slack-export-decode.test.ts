@@ -99,6 +99,10 @@ describe('jsonArrayItems: the same items whatever the chunk size', () => {
     ['', [], 'the file is empty'],
     ['{"a":1}', [], 'the file is not a JSON array'],
     [' \n[]', [], undefined],
+    ['[1] \n', ['1'], undefined],
+    // A second array after the first (files concatenated): its elements must not vanish silently.
+    ['[{"a":1}]\n[{"b":2}]', ['{"a":1}'], 'content after the array closes: the rest of the file cannot be read'],
+    ['[1]x', ['1'], 'content after the array closes: the rest of the file cannot be read'],
   ])('%j', async (text, elements, broken) => {
     for (const size of [1, 2, 3, 7, 1000]) {
       const items = await run(text, size)
