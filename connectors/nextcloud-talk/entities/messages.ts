@@ -135,6 +135,9 @@ function receiverOf(row: Record<string, unknown>, senderId: string, lossy: boole
   if (roomType === ROOM_TYPE.noteToSelf) {
     return { receiverType: 'user', receiverId: senderId }
   }
+  if (roomType !== ROOM_TYPE.group && roomType !== ROOM_TYPE.public && roomType !== ROOM_TYPE.changelog) {
+    throw new FieldProblem('talk_rooms.type', `conversation ${roomId} has room type ${roomType}, which this connector does not know`)
+  }
   return { receiverType: 'group', receiverId: roomId }
 }
 
