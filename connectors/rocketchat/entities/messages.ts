@@ -249,12 +249,19 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   if (msg.pinned === true) {
     metadata.pinned = true
   }
+  const own = optionalText('msg', msg.msg)
+  const caption = removed ? undefined : uploadCaption(msg)
+  // An upload with both a message and a description (`rooms.upload` takes both): the text is the
+  // message, and the caption is kept beside it rather than lost.
+  if (own && caption !== undefined && caption !== own) {
+    metadata.caption = caption
+  }
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id,
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: optionalText('msg', msg.msg) || (removed ? undefined : uploadCaption(msg)) || '',
+    text: own || caption || '',
     sentAt,
   }
   if (attachments !== undefined) {
