@@ -204,7 +204,14 @@ function fileShare(parameters: JsonObject, ctx: MessageDecodeContext): Body {
     extension: /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase(),
   })
   const kind = /^(image|audio|video)\//.exec(mimeType ?? '')?.[1] as 'image' | 'audio' | 'video' | undefined
-  return { type: kind ?? 'file', attachments: [attachment], metadata: compact({ share: shareId, messageType: metaData.messageType }) }
+  // The caption typed with the file (Talk 17.1+, `metaData.caption`) is the message's text.
+  const caption = typeof metaData.caption === 'string' && metaData.caption.trim() !== '' ? metaData.caption : undefined
+  return {
+    type: kind ?? 'file',
+    attachments: [attachment],
+    ...(caption !== undefined ? { text: caption } : {}),
+    metadata: compact({ share: shareId, messageType: metaData.messageType }),
+  }
 }
 
 export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyMessage {
