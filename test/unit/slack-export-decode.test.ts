@@ -28,6 +28,7 @@ describe('convertText', () => {
     ['in <#C1> and <#C2|random> and <#C3>', 'in #general and #random and #C3', [], {}, []],
     ['<!subteam^S1|@eng> <!subteam^S2>', '@eng @group', [], {}, []],
     ['<!date^1392734382^{date}|Feb 18, 2014>', 'Feb 18, 2014', [], {}, []],
+    ['due <!date^1392734382^{date}> ok', 'due <!date^1392734382^{date}> ok', [], {}, []],
     ['<https://x.example/a?b=1&amp;c=2|the plan>', 'the plan (https://x.example/a?b=1&c=2)', [], {}, []],
     ['<https://x.example>', 'https://x.example', [], {}, []],
     ['<https://x.example|https://x.example>', 'https://x.example', [], {}, []],
