@@ -58,7 +58,7 @@ class Splitter {
           continue
         }
         if (b === CLOSE_ARRAY) {
-          this.done = true
+          this.close(chunk, i + 1)
           return out
         }
         if (b === COMMA) {
@@ -77,7 +77,7 @@ class Splitter {
           this.depth--
         } else {
           out.push(this.take(chunk, from, i))
-          this.done = true
+          this.close(chunk, i + 1)
           return out
         }
       } else if (b === COMMA && this.depth === 0) {
@@ -88,6 +88,22 @@ class Splitter {
       this.pending.push(chunk.subarray(from))
     }
     return out
+  }
+
+  /** The array closed at `chunk[from - 1]`: whatever follows must be whitespace. */
+  close(chunk: Buffer, from: number): void {
+    this.done = true
+    this.trailing(chunk.subarray(from))
+  }
+
+  /**
+   * Checks bytes after the array's end: anything but whitespace (a second array of files
+   * concatenated, garbage) is content that would otherwise vanish without a word.
+   */
+  trailing(bytes: Buffer): void {
+    if (this.broken === undefined && bytes.some((b) => !isSpace(b))) {
+      this.broken = 'content after the array closes: the rest of the file cannot be read'
+    }
   }
 
   /** Skips to after the opening `[`; -1 when the chunk ends first or the file is not an array. */
@@ -126,7 +142,12 @@ export async function* jsonArrayItems(stream: Readable): AsyncGenerator<ArrayIte
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (s.done) {
-        break
+        // After the array: only whitespace may follow (checked to the end, or to the first byte that is not).
+        s.trailing(chunk)
+        if (s.broken !== undefined) {
+          break
+        }
+        continue
       }
       for (const text of s.feed(chunk)) {
         yield { kind: 'element', index: index++, text }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { actorId } from '../../connectors/nextcloud-talk/entities/decode-helpers.ts'
-import { mentionTokens, oneToOneReceiver } from '../../connectors/nextcloud-talk/entities/messages.ts'
+import { decodeMessage, mentionTokens, oneToOneReceiver } from '../../connectors/nextcloud-talk/entities/messages.ts'
 import { decodeSystemMessage } from '../../connectors/nextcloud-talk/entities/system-messages.ts'
 import { datetimeBound, roomTypes } from '../../connectors/nextcloud-talk/sql/queries.ts'
 import { FieldProblem } from '../../connectors/sql/decode.ts'
@@ -81,5 +81,26 @@ describe('small rules', () => {
   })
   it('a delta bound is floored to the second (MariaDB datetime)', () => {
     expect(datetimeBound(Date.UTC(2024, 0, 15, 9, 0, 1, 999))).toBe('2024-01-15 09:00:01')
+  })
+})
+
+describe('a shared file with a caption (Talk 17.1+: metaData.caption)', () => {
+  const lookups = { users: new Set<string>(), shares: new Map([['7', { fileId: '42', name: '/Photos/cat.jpg' }]]), reactions: new Map() }
+  const row = (metaData: Record<string, unknown>) => ({
+    id: 1,
+    actor_type: 'users',
+    actor_id: 'alice',
+    verb: 'object_shared',
+    message: JSON.stringify({ message: 'file_shared', parameters: { share: '7', metaData } }),
+    created: 1700000000,
+    object_id: '2',
+    room_type: 2,
+  })
+  it.each([
+    [{ mimeType: 'image/jpeg', messageType: 'comment' }, ''],
+    [{ mimeType: 'image/jpeg', messageType: 'comment', caption: 'Our cat' }, 'Our cat'],
+  ])('%j → text %j, the file attached', (metaData, text) => {
+    const m = decodeMessage(row(metaData), { lossy: false, siteUrl: 'https://cloud.example.com', lookups })
+    expect({ type: m.type, text: m.text, url: m.attachments?.[0]?.url }).toEqual({ type: 'image', text, url: 'https://cloud.example.com/f/42' })
   })
 })

@@ -172,3 +172,35 @@ describe('messages: uploads', () => {
     }
   })
 })
+
+describe('messages: integration cards', () => {
+  const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
+  const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0), msg: '' }
+  it.each([
+    {
+      name: 'a quote: title, text, links, author',
+      attachments: [{ text: 'q', message_link: 'https://c.example/x', author_name: 'bob' }],
+      want: [{ text: 'q', messageLink: 'https://c.example/x', authorName: 'bob' }],
+    },
+    {
+      name: 'a webhook card whose text is only in pretext and fields',
+      attachments: [{ color: '#f00', pretext: 'Build failed', fields: [{ title: 'Branch', value: 'main', short: true }, { short: true }] }],
+      want: [{ pretext: 'Build failed', fields: [{ title: 'Branch', value: 'main' }] }],
+    },
+  ])('$name', ({ attachments, want }) => {
+    expect(decodeMessage({ ...base, attachments }, ctx).metadata?.attachments).toEqual(want)
+  })
+})
+
+describe('messages: an upload with both a message and a caption', () => {
+  const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
+  const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0), file: { _id: 'f1', name: 'a.pdf' } }
+  it.each([
+    { name: 'caption only: the text', msg: '', description: 'the plan', want: { text: 'the plan', caption: undefined } },
+    { name: 'message and the same caption', msg: 'the plan', description: 'the plan', want: { text: 'the plan', caption: undefined } },
+    { name: 'message and another caption: both kept', msg: 'see this', description: 'Q3 plan', want: { text: 'see this', caption: 'Q3 plan' } },
+  ])('$name', ({ msg, description, want }) => {
+    const m = decodeMessage({ ...base, msg, attachments: [{ title: 'a.pdf', fileId: 'f1', description }] }, ctx)
+    expect({ text: m.text, caption: m.metadata?.caption }).toEqual(want)
+  })
+})

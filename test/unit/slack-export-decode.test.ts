@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest'
 import { SlackExportConfigSchema } from '../../connectors/slack-export/config.ts'
 import { compareTs, tsMs } from '../../connectors/slack-export/entities/fields.ts'
 import { mpimDisplayName } from '../../connectors/slack-export/entities/groups.ts'
-import { withoutToken } from '../../connectors/slack-export/entities/message-files.ts'
+import { filesOf, withoutToken } from '../../connectors/slack-export/entities/message-files.ts'
 import { convertText } from '../../connectors/slack-export/entities/message-text.ts'
+import { decodeMessage } from '../../connectors/slack-export/entities/messages.ts'
 import { jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
 
 const lookups = {
@@ -27,6 +28,7 @@ describe('convertText', () => {
     ['in <#C1> and <#C2|random> and <#C3>', 'in #general and #random and #C3', [], {}, []],
     ['<!subteam^S1|@eng> <!subteam^S2>', '@eng @group', [], {}, []],
     ['<!date^1392734382^{date}|Feb 18, 2014>', 'Feb 18, 2014', [], {}, []],
+    ['due <!date^1392734382^{date}> ok', 'due <!date^1392734382^{date}> ok', [], {}, []],
     ['<https://x.example/a?b=1&amp;c=2|the plan>', 'the plan (https://x.example/a?b=1&c=2)', [], {}, []],
     ['<https://x.example>', 'https://x.example', [], {}, []],
     ['<https://x.example|https://x.example>', 'https://x.example', [], {}, []],
@@ -98,6 +100,10 @@ describe('jsonArrayItems: the same items whatever the chunk size', () => {
     ['', [], 'the file is empty'],
     ['{"a":1}', [], 'the file is not a JSON array'],
     [' \n[]', [], undefined],
+    ['[1] \n', ['1'], undefined],
+    // A second array after the first (files concatenated): its elements must not vanish silently.
+    ['[{"a":1}]\n[{"b":2}]', ['{"a":1}'], 'content after the array closes: the rest of the file cannot be read'],
+    ['[1]x', ['1'], 'content after the array closes: the rest of the file cannot be read'],
   ])('%j', async (text, elements, broken) => {
     for (const size of [1, 2, 3, 7, 1000]) {
       const items = await run(text, size)
@@ -126,5 +132,29 @@ describe('SlackExportConfigSchema', () => {
     const r = SlackExportConfigSchema.safeParse({ connector: 'slack-export', ...o })
     expect(r.success).toBe(false)
     expect(r.error?.issues.map((i) => i.path.join('.'))).toContain(path)
+  })
+})
+
+describe('nothing of a message vanishes without a word', () => {
+  const ctx = { ...lookups, conversation: { id: 'C1', kind: 'channel' as const, folder: 'general' } }
+  const base = { type: 'message', user: 'U1', text: 'hi', ts: '1700000000.000100' }
+
+  // Slack's `users` may list fewer reactors than `count` (reactions.get: "might not always contain
+  // all users that have reacted … count … may be greater than users.length").
+  it.each([
+    ['users lists every reactor', [{ name: '+1', users: ['U1', 'U2'], count: 2 }], 2, undefined],
+    ['users lists fewer than count', [{ name: '+1', users: ['U1', 'U2'], count: 50 }], 2, [{ emoji: '+1', count: 48 }]],
+    ['users empty, count 3', [{ name: 'tada', users: [], count: 3 }], 0, [{ emoji: 'tada', count: 3 }]],
+    ['no count', [{ name: 'eyes', users: ['U2'] }], 1, undefined],
+  ])('reactions: %s', (_, reactions, listed, unlisted) => {
+    const m = decodeMessage({ ...base, reactions }, ctx)
+    expect(m.reactions?.length ?? 0).toBe(listed)
+    expect(m.metadata?.unlistedReactions).toEqual(unlisted)
+  })
+
+  it('a files entry that is not an object is listed as unavailable, not dropped', () => {
+    const files = filesOf({ files: ['F1', { id: 'F2', name: 'a.png', url_private: 'https://files.slack.com/a.png' }] }, { conversationId: 'C1' })
+    expect(files?.attachments.map((a) => a.name)).toEqual(['a.png'])
+    expect(files?.unavailable).toEqual([{ id: '?', reason: 'not a file object' }])
   })
 })

@@ -135,6 +135,9 @@ function receiverOf(row: Record<string, unknown>, senderId: string, lossy: boole
   if (roomType === ROOM_TYPE.noteToSelf) {
     return { receiverType: 'user', receiverId: senderId }
   }
+  if (roomType !== ROOM_TYPE.group && roomType !== ROOM_TYPE.public && roomType !== ROOM_TYPE.changelog) {
+    throw new FieldProblem('talk_rooms.type', `conversation ${roomId} has room type ${roomType}, which this connector does not know`)
+  }
   return { receiverType: 'group', receiverId: roomId }
 }
 
@@ -201,7 +204,14 @@ function fileShare(parameters: JsonObject, ctx: MessageDecodeContext): Body {
     extension: /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase(),
   })
   const kind = /^(image|audio|video)\//.exec(mimeType ?? '')?.[1] as 'image' | 'audio' | 'video' | undefined
-  return { type: kind ?? 'file', attachments: [attachment], metadata: compact({ share: shareId, messageType: metaData.messageType }) }
+  // The caption typed with the file (Talk 17.1+, `metaData.caption`) is the message's text.
+  const caption = typeof metaData.caption === 'string' && metaData.caption.trim() !== '' ? metaData.caption : undefined
+  return {
+    type: kind ?? 'file',
+    attachments: [attachment],
+    ...(caption !== undefined ? { text: caption } : {}),
+    metadata: compact({ share: shareId, messageType: metaData.messageType }),
+  }
 }
 
 export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyMessage {

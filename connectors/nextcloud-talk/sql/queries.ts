@@ -12,6 +12,18 @@ import type { NcSchema } from './tables.ts'
 /** Talk's conversation types (nextcloud-talk.readthedocs.io "Constants"). */
 export const ROOM_TYPE = { oneToOne: 1, group: 2, public: 3, changelog: 4, oneToOneFormer: 5, noteToSelf: 6 } as const
 
+/** Every type Talk defines; a room of any other type (a newer Talk's) is read as a group and refused. */
+const KNOWN_ROOM_TYPES: readonly number[] = Object.values(ROOM_TYPE)
+
+/**
+ * `r.type` in `types`, or a type this connector does not know: such a room, its members and its
+ * messages are read (and refused: see decodeGroup, receiverOf) rather than left out without a word.
+ */
+function typeIn(s: NcSchema, types: readonly number[]): string {
+  const type = s.col('r', 'type')
+  return `(${type} IN (${types.join(', ')}) OR ${type} NOT IN (${KNOWN_ROOM_TYPES.join(', ')}))`
+}
+
 /** The comment verbs that are reactions: folded into the message they react to, never messages. */
 export const REACTION_VERBS = ['reaction', 'reaction_deleted'] as const
 
@@ -72,7 +84,7 @@ export function groupsQuery(s: NcSchema, types: readonly number[]): NcEntityQuer
        (SELECT min(${s.col('o', 'actor_id')}) FROM ${t('talk_attendees')} o WHERE ${s.col('o', 'room_id')} = ${s.col('r', 'id')}
          AND ${s.col('o', 'actor_type')} = 'users' AND ${s.col('o', 'participant_type')} = 1) AS owner_id`,
     from: `${t('talk_rooms')} r`,
-    where: [`${s.col('r', 'type')} IN (${types.join(', ')})`],
+    where: [typeIn(s, types)],
     keys: [{ name: 'id', expr: s.col('r', 'id') }],
     ...(lastActivity === 'NULL' ? {} : { changedSince: (p: Params, since: number) => `${lastActivity} >= ${p.add(datetimeBound(since))}` }),
   }
@@ -85,7 +97,7 @@ export function membersQuery(s: NcSchema, types: readonly number[]): NcEntityQue
     from: `${t('talk_attendees')} a JOIN ${t('talk_rooms')} r ON ${s.col('r', 'id')} = ${s.col('a', 'room_id')}`,
     // Guests, e-mail guests, federated users, groups and teams (circles) are no user members; a
     // group's members are attendees of their own (Talk adds each one as a `users` row).
-    where: [`${s.col('a', 'actor_type')} = 'users'`, `${s.col('r', 'type')} IN (${types.join(', ')})`],
+    where: [`${s.col('a', 'actor_type')} = 'users'`, typeIn(s, types)],
     keys: [
       { name: 'room_id', expr: s.col('a', 'room_id') },
       { name: 'actor_id', expr: s.col('a', 'actor_id'), text: true },
@@ -122,9 +134,9 @@ export function messagesQuery(s: NcSchema, types: readonly number[]): NcEntityQu
     where: [
       `${c('object_type')} = 'chat'`,
       `(${c('verb')} IS NULL OR ${c('verb')} NOT IN (${REACTION_VERBS.map((v) => `'${v}'`).join(', ')}))`,
-      // A comment of a room that no longer exists is read (and refused: object_id); one of a
-      // skipped room type (changelog, note-to-self by default) is not.
-      `(${s.col('r', 'id')} IS NULL OR ${s.col('r', 'type')} IN (${types.join(', ')}))`,
+      // A comment of a room that no longer exists or of an unknown type is read (and refused:
+      // object_id, talk_rooms.type); one of a skipped room type (changelog, note-to-self by default) is not.
+      `(${s.col('r', 'id')} IS NULL OR ${typeIn(s, types)})`,
     ],
     keys: [{ name: 'id', expr: c('id') }],
     // New comments, and comments something happened to since: an edit, a deletion, a reaction or

@@ -168,14 +168,29 @@ function mentionsOf(msg: Doc, metadata: JsonObject): Mentions {
 
 const isUploadCard = (a: Doc) => typeof a.fileId === 'string' || (typeof a.title_link === 'string' && UPLOAD_PATH.test(a.title_link))
 
-/** Rich attachments that are no upload cards (quotes, link previews, integration cards), for the record. */
+/** An integration card's `fields` (`[{title, value, short}]`): their text, or undefined. */
+function cardFields(v: unknown): JsonObject[] | undefined {
+  const list = (Array.isArray(v) ? (v as unknown[]) : [])
+    .map((f) => (f ?? {}) as Doc)
+    .map((f) => compact<JsonObject>({ title: f.title as string | undefined, value: f.value as string | undefined }))
+    .filter((f) => Object.keys(f).length > 0)
+  return list.length > 0 ? list : undefined
+}
+
+/**
+ * Rich attachments that are no upload cards (quotes, link previews, integration cards), for the
+ * record. An integration card's text may be only in `pretext` or `fields` (webhooks write them so):
+ * kept too, or such a card vanished without a word.
+ */
 function richAttachmentsOf(msg: Doc): JsonObject[] | undefined {
   const list = (optionalArray('attachments', msg.attachments) ?? []).map((a) => (a ?? {}) as Doc).filter((a) => !isUploadCard(a))
   const kept = list
     .map((x) =>
       compact<JsonObject>({
         title: x.title as string | undefined,
+        pretext: x.pretext as string | undefined,
         text: x.text as string | undefined,
+        fields: cardFields(x.fields),
         titleLink: x.title_link as string | undefined,
         messageLink: x.message_link as string | undefined,
         authorName: x.author_name as string | undefined,
@@ -234,12 +249,19 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   if (msg.pinned === true) {
     metadata.pinned = true
   }
+  const own = optionalText('msg', msg.msg)
+  const caption = removed ? undefined : uploadCaption(msg)
+  // An upload with both a message and a description (`rooms.upload` takes both): the text is the
+  // message, and the caption is kept beside it rather than lost.
+  if (own && caption !== undefined && caption !== own) {
+    metadata.caption = caption
+  }
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id,
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: optionalText('msg', msg.msg) || (removed ? undefined : uploadCaption(msg)) || '',
+    text: own || caption || '',
     sentAt,
   }
   if (attachments !== undefined) {

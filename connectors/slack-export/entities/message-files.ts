@@ -53,6 +53,8 @@ export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | 
   const unavailable: JsonObject[] = []
   for (const f of list) {
     if (!isObject(f)) {
+      // Not dropped without a word: listed as a file the message had but that cannot be read.
+      unavailable.push({ id: '?', reason: 'not a file object' })
       continue
     }
     const id = str(f.id) ?? '?'

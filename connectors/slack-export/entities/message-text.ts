@@ -80,7 +80,9 @@ export function convertText(raw: string, lookups: TextLookups): ConvertedText {
       } else if (word === 'subteam') {
         out += shown ?? '@group'
       } else {
-        out += shown ?? ''
+        // A special without a fallback label (`<!date^…>` missing its `|fallback>`, one Slack adds
+        // later) stays as written rather than vanishing from the text.
+        out += shown ?? unescapeSlack(m[0])
       }
     } else {
       const url = unescapeSlack(target)

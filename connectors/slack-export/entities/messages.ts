@@ -66,11 +66,17 @@ export function changedAt(m: JsonObject): number {
   return edited !== undefined && edited > sent ? edited : sent
 }
 
-function reactionsOf(m: JsonObject): LegacyReaction[] | undefined {
+/**
+ * One reaction per listed user. Slack's `users` may name fewer reactors than `count` (its API caps
+ * the list; `count` is always the total): the reactors it does not name cannot become reactions, so
+ * how many there were is kept per emoji in `unlisted` rather than lost without a word.
+ */
+function reactionsOf(m: JsonObject): { reactions?: LegacyReaction[]; unlisted?: JsonObject[] } {
   if (!Array.isArray(m.reactions)) {
-    return undefined
+    return {}
   }
   const out: LegacyReaction[] = []
+  const unlisted: JsonObject[] = []
   for (const r of m.reactions) {
     if (!isObject(r) || typeof r.name !== 'string' || !Array.isArray(r.users)) {
       throw new FieldProblem('reactions', 'a reaction has no name or users')
@@ -78,8 +84,11 @@ function reactionsOf(m: JsonObject): LegacyReaction[] | undefined {
     for (const u of r.users) {
       out.push({ emoji: r.name, userId: slackId('reactions.users', u) })
     }
+    if (typeof r.count === 'number' && Number.isInteger(r.count) && r.count > r.users.length) {
+      unlisted.push({ emoji: r.name, count: r.count - r.users.length })
+    }
   }
-  return out.length > 0 ? out : undefined
+  return { ...(out.length > 0 ? { reactions: out } : {}), ...(unlisted.length > 0 ? { unlisted } : {}) }
 }
 
 function receiverOf(conv: Conversation, sender: string): { receiverType: 'user' | 'group'; receiverId: string } {
@@ -162,6 +171,10 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   if (Array.isArray(m.pinned_to) && m.pinned_to.length > 0) {
     metadata.pinned = true
   }
+  const { reactions, unlisted } = reactionsOf(m)
+  if (unlisted !== undefined) {
+    metadata.unlistedReactions = unlisted
+  }
   if (Object.keys(metadata).length > 0) {
     message.metadata = metadata
   }
@@ -173,7 +186,6 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
     tsMs('thread_ts', m.thread_ts)
     message.threadParentId = `${conv.id}:${m.thread_ts as string}`
   }
-  const reactions = reactionsOf(m)
   if (reactions !== undefined) {
     message.reactions = reactions
   }

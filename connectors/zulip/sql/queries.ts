@@ -63,16 +63,19 @@ function dmGroups(r: RealmIds): string {
 
 /**
  * The topics of the realm's streams: one row per (stream, lower(topic)), named as its latest message
- * names it; archived messages count when they are read.
+ * names it; archived messages count when they are read. `appeared_at` is when the topic came to
+ * be: its earliest message's send time, or, for a message moved into it (a move sets
+ * `last_edit_time`), the move — the earliest of each message's latest change. A topic made by
+ * moving old messages gets the move's time, so a delta sees it (its first message is older).
  */
 function topics(r: RealmIds, o: QueryOptions): string {
   const messages =
     o.archivedMessages === 'read'
-      ? `(SELECT id, recipient_id, realm_id, subject, date_sent FROM zerver_message
-          UNION ALL SELECT id, recipient_id, realm_id, subject, date_sent FROM zerver_archivedmessage)`
+      ? `(SELECT id, recipient_id, realm_id, subject, date_sent, last_edit_time FROM zerver_message
+          UNION ALL SELECT id, recipient_id, realm_id, subject, date_sent, last_edit_time FROM zerver_archivedmessage)`
       : 'zerver_message'
   return `(SELECT m.recipient_id, lower(m.subject) AS topic_key, (array_agg(m.subject ORDER BY m.id DESC))[1] AS topic,
-        min(m.date_sent) AS first_at
+        min(m.date_sent) AS first_at, min(greatest(m.date_sent, m.last_edit_time)) AS appeared_at
       FROM ${messages} m JOIN zerver_recipient r ON r.id = m.recipient_id AND r.type = 2
       WHERE m.realm_id = ${int(r.realm)} GROUP BY m.recipient_id, lower(m.subject)) t
     JOIN zerver_recipient tr ON tr.id = t.recipient_id JOIN zerver_stream s ON s.id = tr.type_id`
@@ -102,7 +105,8 @@ export function groupsQuery(r: RealmIds, o: QueryOptions): ZulipEntityQuery {
       NULL::text AS member_names
     FROM zerver_stream s WHERE s.realm_id = ${int(r.realm)}`
   const topicRows = `SELECT ${GROUP_KIND.topic} AS kind, s.id AS gid, t.topic_key, ${streamColumns.replace('s.date_created', 't.first_at AS date_created')},
-      t.topic, ${streamAudit('s.id')} AS archived_at, t.first_at AS changed_at, NULL::text AS member_names
+      t.topic, ${streamAudit('s.id')} AS archived_at,
+      greatest(t.appeared_at, ${audit('a.modified_stream_id = s.id')}) AS changed_at, NULL::text AS member_names
     FROM ${topics(r, o)}`
   const dms = `SELECT ${GROUP_KIND.dmGroup}, d.id, '', NULL, NULL, true, false, false, false, d.first_at, NULL, NULL, NULL,
       NULL, d.first_at, d.names
@@ -129,7 +133,8 @@ export function membersQuery(r: RealmIds, o: QueryOptions): ZulipEntityQuery {
       JOIN zerver_stream s ON s.id = sr.type_id
     WHERE s.realm_id = ${int(r.realm)} AND sub.active`
   const topicMembers = `SELECT ${GROUP_KIND.topic} AS kind, s.id AS gid, t.topic_key, sub.user_profile_id AS uid, s.creator_id,
-      ${joined('sub.user_profile_id', 's.id')} AS joined_at, t.first_at AS changed_at
+      ${joined('sub.user_profile_id', 's.id')} AS joined_at,
+      greatest(t.appeared_at, ${audit('a.modified_user_id = sub.user_profile_id AND a.modified_stream_id = s.id')}) AS changed_at
     FROM ${topics(r, o)} JOIN zerver_subscription sub ON sub.recipient_id = t.recipient_id AND sub.active`
   const dms = `SELECT ${GROUP_KIND.dmGroup}, d.id, '', sub.user_profile_id, NULL::int, d.first_at, d.first_at
     FROM ${dmGroups(r)} JOIN zerver_subscription sub ON sub.recipient_id = d.recipient_id`
@@ -170,8 +175,13 @@ const ARCHIVE: MessageTables = {
   },
 }
 
-/** A timestamptz as epoch milliseconds (the driver reads bigints as numbers: no date text to parse per row). */
-const epochMs = (t: string) => `(extract(epoch FROM ${t}) * 1000)::bigint`
+/**
+ * A timestamptz as epoch milliseconds (the driver reads bigints as numbers: no date text to parse
+ * per row), floored as the driver floors a Date: `::bigint` alone rounds, and a message's time
+ * rounded up became a watermark past the microseconds it was sent at, so a delta's `>= since`
+ * skipped a message sent later in that same millisecond.
+ */
+const epochMs = (t: string) => `floor(extract(epoch FROM ${t}) * 1000)::bigint`
 
 /** The columns a message row is decoded from; the derived table adds `changed_at` for delta conditions. */
 const MESSAGE_COLUMNS = [
