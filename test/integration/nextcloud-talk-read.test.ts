@@ -78,7 +78,7 @@ describe.each(CASES)('nextcloud-talk on $engine (prefix $prefix)', (c) => {
       users: 6,
       groups: c.engine === 'mysql' ? 5 : 4,
       members: c.engine === 'mysql' ? 12 : 11,
-      messages: c.engine === 'mysql' ? 29 : 27,
+      messages: c.engine === 'mysql' ? 30 : 28,
     }[entity]
     expect(want.length).toBe(planted)
     if (entity === 'messages') {
@@ -89,6 +89,7 @@ describe.each(CASES)('nextcloud-talk on $engine (prefix $prefix)', (c) => {
         '43:meta_data',
         '44:actor_id',
         '45:creation_timestamp',
+        '46:object_id',
       ])
     }
     expect(await session.count(entity)).toBe(want.length)

@@ -105,12 +105,16 @@ export function membersQuery(s: NcSchema, types: readonly number[]): NcEntityQue
   }
 }
 
-/** The room id of a chat comment (`object_id` is text), as the engine compares it with `talk_rooms.id`. */
+/**
+ * The room id of a chat comment (`object_id` is text), as the engine compares it with
+ * `talk_rooms.id`; NULL (no room: the comment is refused on `object_id`) unless it is all digits.
+ * MariaDB's `CAST('12abc' AS UNSIGNED)` is 12, which would put a malformed comment in room 12.
+ */
 function roomIdOf(s: NcSchema, alias: string): string {
   const objectId = s.col(alias, 'object_id')
   return s.dialect.engine === 'postgres'
     ? `(CASE WHEN ${objectId} ~ '^[0-9]{1,18}$' THEN CAST(${objectId} AS bigint) END)`
-    : `CAST(${objectId} AS UNSIGNED)`
+    : `(CASE WHEN ${objectId} REGEXP '^[0-9]{1,18}$' THEN CAST(${objectId} AS UNSIGNED) END)`
 }
 
 /** A `datetime`/`timestamp` column as Unix seconds (both engines read it as UTC: the session's time zone is UTC). */
