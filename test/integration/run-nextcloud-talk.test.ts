@@ -96,7 +96,7 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
 
       const expected = expectMigration(expectedNextcloud(seed, c.expect), c.policies, started)
       expect(expected.items.messages.size).toBeGreaterThan(10)
-      expect(expected.rejects.size).toBe(7)
+      expect(expected.rejects.size).toBe(8)
       const actual = await sandboxContents(box.tsb.sandbox, app.id)
       expect(compareWithExpected(expected.items, actual)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))
