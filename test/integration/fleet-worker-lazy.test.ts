@@ -5,6 +5,8 @@
  * tenant is planned, the worker alone loads it — every key once, the other tenant's app untouched —
  * and its loader ends when the tenant has no work left; an update recorded later for that tenant
  * starts its loader again, which applies it; the second tenant, planned last, is served the same way.
+ * A third tenant, whose key its platform refuses, has its loader stopped and started again after
+ * the worker's rest, as long as it has work.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -46,13 +48,20 @@ beforeAll(async () => {
   sbx = await startTestSandbox()
   store = await openLedger({ url: ledgerDb.url, poolSize: 8 })
   const dir = mkdtempSync(join(tmpdir(), 'cf-fleetlazy-'))
-  for (const id of ['alpha', 'beta']) {
+  for (const id of ['alpha', 'beta', 'gamma']) {
     const app = await sbx.app({ requestsPerMinute: (QUOTA * WINDOW_MS) / 60_000, windowMs: WINDOW_MS })
     apps.set(id, app)
     const file = join(dir, `${id}.db`)
     writeTenantLegacy(file, id, HISTORY)
     const yaml = stringify({
-      target: { appId: app.id, region: 'us', apiKey: app.apiKey, baseUrl: app.baseUrl, quota: { requestsPerMinute: QUOTA } },
+      // gamma's key is not its app's: the platform refuses it (401), which stops its loader.
+      target: {
+        appId: app.id,
+        region: 'us',
+        apiKey: id === 'gamma' ? `${app.apiKey}x` : app.apiKey,
+        baseUrl: app.baseUrl,
+        quota: { requestsPerMinute: QUOTA },
+      },
       state: { url: ledgerDb.url },
       source: tenantSource(file, id),
       load: { quotaWindowMs: WINDOW_MS, giveUpAfterMs: 10_000 },
@@ -100,7 +109,7 @@ async function loaderRuns(jobId: string): Promise<{ count: number; running: numb
 }
 
 it('a worker started before any plan runs no loader; it serves a tenant once it has work, ends the loader when the work is done, and starts it again for an update', async () => {
-  const [alpha, beta] = tenants as [FleetTenantJob, FleetTenantJob]
+  const [alpha, beta] = tenants as [FleetTenantJob, FleetTenantJob, FleetTenantJob]
   const stop = new AbortController()
   const serving = serveFleet({
     store,
@@ -158,7 +167,7 @@ it('a worker started before any plan runs no loader; it serves a tenant once it 
     await until('beta loaded', async () => (await created('beta')).length >= betaKeys.length)
     expect((await created('beta')).sort()).toEqual(betaKeys)
     expect((await created('alpha')).sort()).toEqual(alphaKeys)
-    for (const id of ['alpha', 'beta']) {
+    for (const id of ['alpha', 'beta', 'gamma']) {
       expect(
         (await sbx.sandbox.requests(apps.get(id)!.id)).filter((e) => e.status === 429),
         id,
@@ -169,3 +178,37 @@ it('a worker started before any plan runs no loader; it serves a tenant once it 
     await serving
   }
 }, 120_000)
+
+it("a tenant whose loader stops on its own (its key refused) is started again after the rest while it has work; the others' loaders are not touched", async () => {
+  const gamma = tenants[2]!
+  const stop = new AbortController()
+  const serving = serveFleet({
+    store,
+    boss,
+    tenants,
+    logger: pino({ level: 'silent' }),
+    signal: stop.signal,
+    workPollMs: POLL_MS,
+    idleStopAfterMs: IDLE_STOP_MS,
+    restartAfterMs: 500,
+  })
+  try {
+    await planFromSource(tenantContext(gamma, store), { mode: 'full', logger: pino({ level: 'silent' }) })
+    const failed = async () => (await store.listRuns(gamma.jobId, 100)).filter((r) => r.mode === 'worker' && r.status === 'failed').length
+    await until('gamma started again after its loader failed', async () => (await failed()) >= 2, 30_000)
+    expect(await created('gamma')).toEqual([])
+    // Each start after a failure comes after the rest (500 ms), not at once.
+    const starts = (await store.listRuns(gamma.jobId, 100))
+      .filter((r) => r.mode === 'worker')
+      .map((r) => r.startedAt.getTime())
+      .sort((a, b) => a - b)
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(500)
+    // alpha and beta are done: no loader of theirs started meanwhile.
+    for (const t of tenants.slice(0, 2)) {
+      expect((await loaderRuns(t.jobId)).running, t.tenantId).toBe(0)
+    }
+  } finally {
+    stop.abort()
+    await serving
+  }
+}, 60_000)
