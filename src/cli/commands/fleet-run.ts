@@ -169,8 +169,9 @@ function registerFleetWorker(fleet: Command): void {
         .command('worker')
         .summary("serve every tenant's load queue until stopped")
         .description(
-          "Serve the load queues of every tenant of the fleet until SIGINT/SIGTERM: each tenant has its own loader here, drawing on its own app's quota, " +
-            'with --concurrency batches in flight at most, so every tenant with work has lanes in every worker. Run any number, on any number of machines ' +
+          'Serve the load queues of every tenant of the fleet until SIGINT/SIGTERM: each tenant with work (items planned or in flight, updates pending; the ledger is asked every 2 s for all tenants at once) ' +
+            "has its own loader here, drawing on its own app's quota, with --concurrency batches in flight at most, so every tenant with work has lanes in every worker; " +
+            'a loader ends after 60 s without work. Run any number, on any number of machines ' +
             'sharing the fleet ledger. A tenant whose loader stops (its key refused, an outage past load.giveUpAfterMs) is started again 30 s later. ' +
             'Needs CHATFERRY_FLEET_KEY.',
         ),
@@ -182,7 +183,7 @@ function registerFleetWorker(fleet: Command): void {
       [2, 'usage or configuration error, or CHATFERRY_FLEET_KEY missing'],
     ],
     examples: [
-      ['fleet worker', 'one more loader for every tenant of ./fleet.yaml'],
+      ['fleet worker', 'one more loader for every tenant of ./fleet.yaml that has work'],
       ['fleet worker --fleet /etc/chatferry/fleet.yaml --concurrency 2', 'two batches in flight per tenant'],
     ],
   })
