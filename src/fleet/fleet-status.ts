@@ -52,11 +52,13 @@ export async function tenantStatus(
 ): Promise<TenantStatus> {
   const stats = known.has(t.jobId) ? await store.entityStats(t.jobId) : []
   const runs = known.has(t.jobId) ? await store.listRuns(t.jobId, 20) : []
+  // The newest `fleet run` attempt is looked up on its own: a worker's loader leaves a run row each
+  // time it starts for new work, and a trickle of deltas would push it out of the newest 20.
+  const [fleetRun] = known.has(t.jobId) ? await store.listRuns(t.jobId, 1, ['run', 'delta']) : []
   const sum = (pick: (s: (typeof stats)[number]) => number) => stats.reduce((a, s) => a + pick(s), 0)
   const remaining = sum((s) => s.remaining)
   const perMinute = t.quota.requestsPerMinute * t.quota.itemsPerRequest
   const itemsLastMinute = sum((s) => s.itemsLastMinute)
-  const fleetRun = runs.find((r) => r.mode === 'run' || r.mode === 'delta')
   const errored = runs.find((r) => r.error !== null && r.error !== '')
   return {
     tenantId: t.tenantId,

@@ -207,7 +207,8 @@ export interface LedgerStore {
   startRun(jobId: string, mode: RunMode, owner?: string): Promise<number>
   heartbeatRun(runId: number, stats?: unknown): Promise<void>
   finishRun(runId: number, status: Exclude<RunStatus, 'running'>, stats?: unknown, error?: string): Promise<void>
-  listRuns(jobId: string, limit?: number): Promise<RunRecord[]>
+  /** The job's newest runs, newest first; only those of `modes` when given. */
+  listRuns(jobId: string, limit?: number, modes?: readonly RunMode[]): Promise<RunRecord[]>
   /** Marks a `running` run whose process died as `interrupted`, ended at its last heartbeat; returns 1, or 0 when it was not running. */
   markRunDied(runId: number, why: string): Promise<number>
   /**
@@ -356,8 +357,12 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .where('id', '=', runId)
         .execute()
     },
-    async listRuns(jobId, limit = 20) {
-      const rows = await db.selectFrom('chatferry.runs').selectAll().where('job_id', '=', jobId).orderBy('id', 'desc').limit(limit).execute()
+    async listRuns(jobId, limit = 20, modes) {
+      let q = db.selectFrom('chatferry.runs').selectAll().where('job_id', '=', jobId)
+      if (modes !== undefined) {
+        q = q.where('mode', 'in', [...modes])
+      }
+      const rows = await q.orderBy('id', 'desc').limit(limit).execute()
       return rows.map((r) => ({
         id: Number(r.id),
         jobId: r.job_id,
