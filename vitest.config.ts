@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config'
  * and resume scenarios, webhook retries, pg-boss's minute slots), not computing, so several run at
  * once even on a 2-core machine; vitest's default (cores − 1) would run them one after another.
  * Every file has its own databases, sandbox, ports and temporary directories, so they do not meet.
- * `--maxWorkers N` on the command line overrides this; `CHATFERRY_TEST_WORKERS` too.
+ * `CHATFERRY_TEST_WORKERS=N` sets another number (1: one after another).
  */
 const integrationWorkers = Number(process.env.CHATFERRY_TEST_WORKERS ?? 4)
 
