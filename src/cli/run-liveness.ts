@@ -24,7 +24,10 @@ export function runOwnerProcess(owner: string | null): { host?: string; pid: num
   if (old) {
     return { pid: Number(old[1]) }
   }
-  const m = /^(.+)\/(\d+)(?:\/.*)?$/.exec(owner)
+  // The host is everything before the first slash (a host key has none): a greedy match would take
+  // a role of digits only (a loader's random id, about one in 40) for the pid, and the host for another
+  // machine's, so a SIGKILLed process would look alive until its heartbeat went stale.
+  const m = /^([^/]+)\/(\d+)(?:\/.*)?$/.exec(owner)
   return m ? { host: m[1] as string, pid: Number(m[2]) } : undefined
 }
 

@@ -6,9 +6,15 @@
  *
  * Node 24 is the project's `node` dev dependency; Node 22 is the registry's `node@22` package,
  * installed once into `node_modules/.cache/chatferry-node22` and reused by later runs.
+ *
+ * It packs a copy of the files the Dockerfile copies (with the checkout's node_modules linked in),
+ * as the image's build stage does, not the checkout itself: `prepack` writes dist/, and a dist/ in
+ * the checkout would make bin/chatferry.js run that compiled copy instead of the sources — in the
+ * other test files running at the same time (deploy-files.test.ts), half-written, and afterwards,
+ * stale.
  */
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -38,8 +44,16 @@ function installed(nodeBin: string, args: string[]) {
   return run(join(prefix, 'bin', 'chatferry'), args, { env, cwd: work, maxBuffer: 64 * 1024 * 1024 })
 }
 
+/** The Dockerfile's `COPY`s of its build stage. */
+const PACKED_FROM = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'connectors', 'mappings']
+
 beforeAll(async () => {
-  await run('npm', ['pack', '--pack-destination', work], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
+  const checkout = join(work, 'checkout')
+  for (const f of PACKED_FROM) {
+    cpSync(join(ROOT, f), join(checkout, f), { recursive: true })
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir')
+  await run('npm', ['pack', '--pack-destination', work], { cwd: checkout, maxBuffer: 64 * 1024 * 1024 })
   const tarball = readdirSync(work).find((f) => /^chatferry-.*\.tgz$/.test(f))
   expect(tarball, 'npm pack wrote no tarball').toBeDefined()
   await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball as string)], { cwd: work })

@@ -322,7 +322,13 @@ describe('chatferry webhooks receive', () => {
     await app.client.updateMessage(msg?.platformId as string, { data: { text: 'edited on the platform' } }, users.get('1')?.key)
     await app.client.updateGroup(r1, { name: 'Renamed on the platform' })
     await waitFor('both deliveries', async () => ((await events()).length >= seen + 2 ? true : undefined))
-    expect((await events()).slice(seen).map((e) => `${e.trigger} ${e.origin}`)).toEqual(['message_edited platform', 'group_updated platform'])
+    // Sorted: the platform promises no order between deliveries, and the sandbox sends them concurrently.
+    expect(
+      (await events())
+        .slice(seen)
+        .map((e) => `${e.trigger} ${e.origin}`)
+        .sort(),
+    ).toEqual(['group_updated platform', 'message_edited platform'])
 
     // The source changes the same message and group, and a user (users cannot conflict: no trigger).
     const now = Math.floor(Date.now() / 1000)

@@ -26,6 +26,8 @@ describe('run liveness', () => {
   it('reads the owners chatferry writes', () => {
     expect(runOwnerProcess('vm#d61fd577/16472/4010fc64')).toEqual({ host: 'vm#d61fd577', pid: 16472 })
     expect(runOwnerProcess('vm#d61fd577/16472/run')).toEqual({ host: 'vm#d61fd577', pid: 16472 })
+    // A loader's random id can be all digits: still the role, not the pid.
+    expect(runOwnerProcess('vm#d61fd577/16472/49293134')).toEqual({ host: 'vm#d61fd577', pid: 16472 })
     expect(runOwnerProcess('pid:77')).toEqual({ pid: 77 })
     expect(runOwnerProcess('me')).toBeUndefined()
     expect(runOwnerProcess(null)).toBeUndefined()
