@@ -22,6 +22,7 @@ import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { envelopeHash, platformChangesOf } from '../../src/target/webhook-changes.ts'
 import type { WebhookEnvelope } from '../../src/target/webhooks.ts'
+import { CHANGES_SCHEMA, changesSource } from '../fixtures/generic-sql/changes-source.ts'
 import { openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { ledgerKeys } from '../helpers/delta-e2e.ts'
@@ -29,34 +30,6 @@ import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
-
-const SCHEMA = [
-  `CREATE TABLE people (pid integer PRIMARY KEY, full_name text, handle text, joined_s bigint, modified_s bigint)`,
-  `CREATE TABLE rooms (rid text PRIMARY KEY, title text, visibility text, owner integer, created_s bigint, modified_s bigint)`,
-  `CREATE TABLE room_people (rid text, pid integer, role text, modified_s bigint, PRIMARY KEY (rid, pid))`,
-  `CREATE TABLE lines (lid integer PRIMARY KEY, author integer, room text, body text, posted_s bigint, edited_s bigint, modified_s bigint)`,
-]
-
-const SOURCE = (url: string) => ({
-  connector: 'generic-sql',
-  url,
-  entities: {
-    users: {
-      query: `SELECT pid AS id, full_name AS name, handle AS username, joined_s AS created_at, modified_s AS updated_at FROM people`,
-      timeFormat: 'epoch-s',
-    },
-    groups: {
-      query: `SELECT rid AS id, title AS name, visibility AS type, owner AS owner_id, created_s AS created_at, modified_s AS updated_at FROM rooms`,
-      timeFormat: 'epoch-s',
-    },
-    members: { query: `SELECT rid AS group_id, pid AS user_id, role AS scope, modified_s AS updated_at FROM room_people`, timeFormat: 'epoch-s' },
-    messages: {
-      query: `SELECT lid AS id, author AS sender_id, 'group' AS receiver_type, room AS receiver_id, body AS text, posted_s AS sent_at,
-                edited_s AS edited_at, modified_s AS updated_at FROM lines`,
-      timeFormat: 'epoch-s',
-    },
-  },
-})
 
 const T = Math.floor(Date.now() / 1000) - 86_400
 
@@ -74,7 +47,7 @@ function configWith(conflicts?: string): string {
     apiKey: app.apiKey,
     baseUrl: app.baseUrl,
     stateUrl: state.url,
-    source: SOURCE(source.url),
+    source: changesSource(source.url),
     policies: { retention: { oldMessages: 'send' } },
     ...(conflicts ? { changes: { conflicts } } : {}),
   })
@@ -133,7 +106,7 @@ beforeAll(async () => {
   state = await createTestDatabase('cf_planc_state')
   const w = await openGenericWriter('postgres', source.url)
   try {
-    for (const s of SCHEMA) {
+    for (const s of CHANGES_SCHEMA) {
       await w.exec(s)
     }
     await w.insert(

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { CONFLICT_TRIGGERS } from '../../src/target/webhook-changes.ts'
+import { CHANGES_SCHEMA, changesSource } from '../fixtures/generic-sql/changes-source.ts'
 import { openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { lastRequestId, ledgerKeys, receivedSince } from '../helpers/delta-e2e.ts'
@@ -27,34 +28,6 @@ import { dropWithin } from '../helpers/loader-harness.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { http, MGMT, startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
 import { runLaneOnce } from '../helpers/update-lane-harness.ts'
-
-const SCHEMA = [
-  `CREATE TABLE people (pid integer PRIMARY KEY, full_name text, handle text, joined_s bigint, modified_s bigint)`,
-  `CREATE TABLE rooms (rid text PRIMARY KEY, title text, visibility text, owner integer, created_s bigint, modified_s bigint)`,
-  `CREATE TABLE room_people (rid text, pid integer, role text, modified_s bigint, PRIMARY KEY (rid, pid))`,
-  `CREATE TABLE lines (lid integer PRIMARY KEY, author integer, room text, body text, posted_s bigint, edited_s bigint, modified_s bigint)`,
-]
-
-const SOURCE = (url: string) => ({
-  connector: 'generic-sql',
-  url,
-  entities: {
-    users: {
-      query: `SELECT pid AS id, full_name AS name, handle AS username, joined_s AS created_at, modified_s AS updated_at FROM people`,
-      timeFormat: 'epoch-s',
-    },
-    groups: {
-      query: `SELECT rid AS id, title AS name, visibility AS type, owner AS owner_id, created_s AS created_at, modified_s AS updated_at FROM rooms`,
-      timeFormat: 'epoch-s',
-    },
-    members: { query: `SELECT rid AS group_id, pid AS user_id, role AS scope, modified_s AS updated_at FROM room_people`, timeFormat: 'epoch-s' },
-    messages: {
-      query: `SELECT lid AS id, author AS sender_id, 'group' AS receiver_type, room AS receiver_id, body AS text, posted_s AS sent_at,
-                edited_s AS edited_at, modified_s AS updated_at FROM lines`,
-      timeFormat: 'epoch-s',
-    },
-  },
-})
 
 const MGMT_ENV = (url: string) => ({ CHATFERRY_MGMT_URL: url, CHATFERRY_MGMT_KEY: MGMT.key, CHATFERRY_MGMT_SECRET: MGMT.secret })
 const T = Math.floor(Date.now() / 1000) - 86_400
@@ -84,7 +57,7 @@ function configWith(changes?: Record<string, unknown>): string {
     apiKey: app.apiKey,
     baseUrl: app.baseUrl,
     stateUrl: state.url,
-    source: SOURCE(source.url),
+    source: changesSource(source.url),
     policies: { retention: { oldMessages: 'send' } },
     ...(changes ? { changes } : {}),
     load: { quotaWindowMs: 10_000 },
@@ -159,7 +132,7 @@ beforeAll(async () => {
   tsb = await startTestSandbox()
   source = await createTestDatabase('cf_whr_src')
   state = await createTestDatabase('cf_whr_state')
-  await source_(SCHEMA)
+  await source_(CHANGES_SCHEMA)
   const w = await openGenericWriter('postgres', source.url)
   await w.insert(
     'people',
