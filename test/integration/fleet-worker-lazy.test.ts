@@ -108,18 +108,15 @@ async function loaderRuns(jobId: string): Promise<{ count: number; running: numb
   return { count: runs.length, running: runs.filter((r) => r.status === 'running').length }
 }
 
+/** The three tenants served by one worker in this process, looking for work every POLL_MS. */
+function serve(signal: AbortSignal, o: { restartAfterMs?: number } = {}): Promise<void> {
+  return serveFleet({ store, boss, tenants, logger: pino({ level: 'silent' }), signal, workPollMs: POLL_MS, idleStopAfterMs: IDLE_STOP_MS, ...o })
+}
+
 it('a worker started before any plan runs no loader; it serves a tenant once it has work, ends the loader when the work is done, and starts it again for an update', async () => {
   const [alpha, beta] = tenants as [FleetTenantJob, FleetTenantJob, FleetTenantJob]
   const stop = new AbortController()
-  const serving = serveFleet({
-    store,
-    boss,
-    tenants,
-    logger: pino({ level: 'silent' }),
-    signal: stop.signal,
-    workPollMs: POLL_MS,
-    idleStopAfterMs: IDLE_STOP_MS,
-  })
+  const serving = serve(stop.signal)
   try {
     // Several looks at the ledger and no work: no loader for either tenant.
     await sleep(10 * POLL_MS)
@@ -182,16 +179,7 @@ it('a worker started before any plan runs no loader; it serves a tenant once it 
 it("a tenant whose loader stops on its own (its key refused) is started again after the rest while it has work; the others' loaders are not touched", async () => {
   const gamma = tenants[2]!
   const stop = new AbortController()
-  const serving = serveFleet({
-    store,
-    boss,
-    tenants,
-    logger: pino({ level: 'silent' }),
-    signal: stop.signal,
-    workPollMs: POLL_MS,
-    idleStopAfterMs: IDLE_STOP_MS,
-    restartAfterMs: 500,
-  })
+  const serving = serve(stop.signal, { restartAfterMs: 500 })
   try {
     await planFromSource(tenantContext(gamma, store), { mode: 'full', logger: pino({ level: 'silent' }) })
     const failed = async () => (await store.listRuns(gamma.jobId, 100)).filter((r) => r.mode === 'worker' && r.status === 'failed').length
