@@ -210,6 +210,12 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
     sandbox = await startSandbox(port, sandboxDir, apiKey)
     const delta = await cli('run', '--delta', '--json')
     expect(delta.code, delta.stderr.slice(-2000)).toBe(0)
+    // The job's updates applied so far: all by this delta (the outage's never reached its update lane).
+    const applied = Object.values((JSON.parse(delta.stdout) as { updates?: Record<string, { done: number }> }).updates ?? {}).reduce(
+      (a, u) => a + u.done,
+      0,
+    )
+    expect(applied).toBeGreaterThan(0)
 
     // The final delta while the legacy system is still written: exit 4, with counts.
     let next = 100
@@ -241,7 +247,20 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
     expect(Date.parse(clean.cutover?.readStartedAt ?? '')).toBeGreaterThan(Date.parse(warned.cutover?.readStartedAt ?? ''))
 
     // `runs` tells the final deltas apart and shows their cutover records.
-    const runs = JSON.parse((await cli('runs', '--json')).stdout) as { mode: string; final: boolean; cutover: Summary['cutover'] | null }[]
+    const runs = JSON.parse((await cli('runs', '--json')).stdout) as {
+      mode: string
+      status: string
+      final: boolean
+      cutover: Summary['cutover'] | null
+      counts: Record<string, number>
+    }[]
+    // …and what each run's update lane did: the delta after the outage applied every update.
+    const deltas = runs.filter((r) => r.mode === 'delta' && !r.final).reverse()
+    expect(deltas.map((r) => [r.status, r.counts.updatesDone])).toEqual([
+      ['failed', undefined],
+      ['succeeded', applied],
+    ])
+    expect(deltas[1]?.counts.chatRequests).toBeGreaterThanOrEqual(applied)
     // (each `run` also writes its loader's `load` rows)
     const finals = runs.filter((r) => r.final)
     expect(finals.map((r) => [r.mode, r.cutover?.sourceStillChanging])).toEqual([

@@ -91,9 +91,14 @@ export function registerRunCommand(program: Command): void {
           await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
           const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
           noteSummary({ runId })
-          const finalMark = opts.final ? { final: true } : {}
+          // The run row's stats, added to as the run goes (`runs` reads them): each write replaces the last.
+          let runStats: Record<string, unknown> = opts.final ? { final: true } : {}
+          const recordStats = (more: Record<string, unknown>) => {
+            runStats = { ...runStats, ...more }
+            return ctx.store.heartbeatRun(runId, runStats)
+          }
           if (opts.final) {
-            await ctx.store.heartbeatRun(runId, finalMark)
+            await recordStats({})
           }
           // Alive while planning and loading: `status` and `runs` call a silent run dead (run-liveness.ts).
           const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
@@ -114,8 +119,11 @@ export function registerRunCommand(program: Command): void {
             ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
             // The cutover time: when the final read's snapshot began (the source's clock).
             const started = opts.final ? { cutover: cutoverStarted(summary.snapshotAt) } : {}
-            await ctx.store.heartbeatRun(runId, { ...finalMark, ...started, plan: summary })
+            await recordStats({ ...started, plan: summary })
             const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
+            if (loaded.outcome.updates !== undefined) {
+              await recordStats({ updateLane: loaded.outcome.updates.counters })
+            }
             code = loaded.code
             loadCode = code
             const cutover =
@@ -123,7 +131,7 @@ export function registerRunCommand(program: Command): void {
                 ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger)
                 : undefined
             if (cutover) {
-              await ctx.store.heartbeatRun(runId, { ...finalMark, plan: summary, cutover: cutover.record })
+              await recordStats({ cutover: cutover.record })
               code = cutover.code
             }
             printSummary(

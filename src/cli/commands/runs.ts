@@ -25,7 +25,11 @@ export interface RunView {
   readonly heartbeatAt: string
   /** Until its end, its last heartbeat if it died, or now while it runs. */
   readonly durationMs: number
-  /** What it did, from the stats it recorded: source rows read and new items (a `run`'s planning); requests, items done, rejected, 429s (loading). */
+  /**
+   * What it did, from the stats it recorded: source rows read and new items (a `run`'s planning);
+   * requests, items done, rejected, 429s (loading); chat requests and updates done, rejected,
+   * reported, held back (a `run`'s update lane).
+   */
   readonly counts: Record<string, number>
   /** True for a `run --delta --final` (the cutover's last delta). */
   readonly final: boolean
@@ -61,7 +65,35 @@ export function runCounts(stats: unknown): Record<string, number> {
     out.sourceRows = rows
     out.newItems = inserted
   }
+  Object.assign(out, laneCounts(stats))
   return out
+}
+
+/** The sum of a per-kind count map (`{ 'message.edit': 2, … }`). */
+function total(byKind: unknown): number {
+  let n = 0
+  for (const v of Object.values(byKind !== null && typeof byKind === 'object' ? byKind : {})) {
+    n += typeof v === 'number' && Number.isFinite(v) ? v : 0
+  }
+  return n
+}
+
+/**
+ * What a `run`'s update lane did (its counters, `updateLane` in the stats, src/load/update-lane-run.ts):
+ * chat requests, and updates applied, rejected, reported instead, held back by the conflict policy.
+ */
+function laneCounts(stats: unknown): Record<string, number> {
+  const lane = stats !== null && typeof stats === 'object' ? (stats as { updateLane?: Record<string, unknown> }).updateLane : undefined
+  if (lane === null || typeof lane !== 'object') {
+    return {}
+  }
+  return {
+    chatRequests: numberAt(lane, 'requests') ?? 0,
+    updatesDone: total(lane.done),
+    updatesRejected: total(lane.rejected),
+    updatesReported: total(lane.reported),
+    updatesHeldBack: total(lane.heldBack),
+  }
 }
 
 /** The final mark and cutover record a `run --delta --final` writes into its stats. */
@@ -111,7 +143,7 @@ export function registerRunsCommand(program: Command): void {
     .summary("a job's runs, newest first: mode, start, end, duration, counts, outcome")
     .description(
       "A job's runs, newest first: mode, start and end, duration, what each did (source rows and new items planned; requests, " +
-        'items done and rejected, 429s), and its outcome. A run whose process died (SIGKILL, a lost machine) shows as ' +
+        'items done and rejected, 429s; chat requests and updates done, rejected, reported, held back), and its outcome. A run whose process died (SIGKILL, a lost machine) shows as ' +
         '`interrupted`. Needs no API key or source password, and works while a run holds the embedded store.',
     )
   withHelp(runs, {
