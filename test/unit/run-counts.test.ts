@@ -31,12 +31,17 @@ describe('runCounts: what a run row says it did', () => {
     {
       name: "a run's update lane (updates by kind summed)",
       stats: { updateLane: lane },
-      counts: { chatRequests: 7, updatesDone: 3, updatesRejected: 1, updatesReported: 0, updatesHeldBack: 2 },
+      counts: { chatRequests: 7, updatesDone: 3, updatesRejected: 1, updatesHeldBack: 2 },
     },
     {
       name: 'an update lane whose counts are not numbers',
       stats: { updateLane: { requests: 'x', done: { a: 'y', b: 2 }, rejected: null } },
-      counts: { chatRequests: 0, updatesDone: 2, updatesRejected: 0, updatesReported: 0, updatesHeldBack: 0 },
+      counts: { updatesDone: 2 },
+    },
+    {
+      name: 'an update lane that had nothing to do',
+      stats: { updateLane: { requests: 0, done: {}, rejected: {}, reported: {}, heldBack: {}, confirmed: 0 } },
+      counts: {},
     },
   ])('$name', ({ stats, counts }) => expect(runCounts(stats)).toEqual(counts))
 })

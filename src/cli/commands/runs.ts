@@ -80,20 +80,22 @@ function total(byKind: unknown): number {
 
 /**
  * What a `run`'s update lane did (its counters, `updateLane` in the stats, src/load/update-lane-run.ts):
- * chat requests, and updates applied, rejected, reported instead, held back by the conflict policy.
+ * chat requests, and updates applied, rejected, reported instead, held back by the conflict policy;
+ * only those that are not 0, so a run whose lane had nothing to do shows no lane counts at all.
  */
 function laneCounts(stats: unknown): Record<string, number> {
   const lane = stats !== null && typeof stats === 'object' ? (stats as { updateLane?: Record<string, unknown> }).updateLane : undefined
   if (lane === null || typeof lane !== 'object') {
     return {}
   }
-  return {
+  const counts: Record<string, number> = {
     chatRequests: numberAt(lane, 'requests') ?? 0,
     updatesDone: total(lane.done),
     updatesRejected: total(lane.rejected),
     updatesReported: total(lane.reported),
     updatesHeldBack: total(lane.heldBack),
   }
+  return Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0))
 }
 
 /** The final mark and cutover record a `run --delta --final` writes into its stats. */
