@@ -9,7 +9,7 @@ import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, So
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
 import { buildCountQuery } from '../sql/dialect.ts'
-import { readKeyPages } from '../sql/key-pages.ts'
+import { readQueryKeys } from '../sql/key-pages.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import { describeSource } from '../sql/source-url.ts'
@@ -153,16 +153,9 @@ class MattermostSession implements SourceSession {
   readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
     const unscoped = keysQuery(this.#conn.dialect, entity)
     const q = this.#scope === undefined ? unscoped : { ...unscoped, where: [...unscoped.where, this.#scope[entity]] }
-    return readKeyPages({
-      conn: this.#conn,
-      entity,
-      keys: q.keys,
-      idColumns: [],
-      query: { from: q.from, where: () => q.where },
-      pageSize: options.pageSize,
-      signal: options.signal,
-      legacyIdOf: (row) => (entity === 'members' ? `${printableId(row.channelid)}/${printableId(row.userid)}` : printableId(row.id)),
-    })
+    return readQueryKeys(this.#conn, entity, q, options, (row) =>
+      entity === 'members' ? `${printableId(row.channelid)}/${printableId(row.userid)}` : printableId(row.id),
+    )
   }
 
   /**

@@ -8,7 +8,7 @@ import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, So
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
 import { buildCountQuery, type Params } from '../sql/dialect.ts'
-import { readKeyPages } from '../sql/key-pages.ts'
+import { readQueryKeys } from '../sql/key-pages.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { NextcloudTalkConfig } from './config.ts'
@@ -142,17 +142,7 @@ class NextcloudTalkSession implements SourceSession {
    * message expiration or "clear history" vanish; a deleted message (`comment_deleted`) stays.
    */
   readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const q = this.#queries[entity]
-    return readKeyPages({
-      conn: this.#conn,
-      entity,
-      keys: q.keys,
-      idColumns: [],
-      query: { from: q.from, where: () => q.where },
-      pageSize: options.pageSize,
-      signal: options.signal,
-      legacyIdOf: legacyIdOf(entity),
-    })
+    return readQueryKeys(this.#conn, entity, this.#queries[entity], options, legacyIdOf(entity))
   }
 
   /** Per group room, its earliest chat comment: Talk rooms carry no creation time. */

@@ -8,7 +8,7 @@ import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } f
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { printableId } from '../sql/decode.ts'
 import { buildCountQuery, type Params } from '../sql/dialect.ts'
-import { readKeyPages } from '../sql/key-pages.ts'
+import { readQueryKeys } from '../sql/key-pages.ts'
 import { type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { ZulipConfig } from './config.ts'
@@ -132,17 +132,7 @@ class ZulipSession implements SourceSession {
    * archive (deleted) is gone, as is anything Zulip deleted for good.
    */
   readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const q = this.#query(entity)
-    return readKeyPages({
-      conn: this.#conn,
-      entity,
-      keys: q.keys,
-      idColumns: [],
-      query: { from: q.from, where: () => [] },
-      pageSize: options.pageSize,
-      signal: options.signal,
-      legacyIdOf: (row) => legacyIdOfRow(entity, row),
-    })
+    return readQueryKeys(this.#conn, entity, this.#query(entity), options, (row) => legacyIdOfRow(entity, row))
   }
 
   close(): Promise<void> {
