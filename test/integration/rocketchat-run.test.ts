@@ -14,11 +14,10 @@ import { messageMuid, placeholderUid, type PoliciesInput, PoliciesSchema, toPlat
 import { writeRocketChatDump } from '../fixtures/rocketchat/dump.ts'
 import { expectedRocketChat } from '../fixtures/rocketchat/expected.ts'
 import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, type RocketChatSeed, rocketChatSeed } from '../fixtures/rocketchat/seed.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
 import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
-import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
@@ -58,25 +57,17 @@ it('the sample configuration deploy/samples/rocketchat.yaml passes `chatferry co
 describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandbox ($title)', ({ policies, source: settings }) => {
   const seed = rocketChatSeed()
   let path: string
-  let state: TestDatabase
   let app: TestApp
   let cfg: string
 
   beforeAll(async () => {
     path = writeRocketChatDump(seed)
-    state = await createTestDatabase('cf_rc_state')
-    box.cleanups.push(() => dropWithin(state))
-    app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-    cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
+    ;({ app, cfg } = await fixtureRun(box, {
+      statePrefix: 'cf_rc_state',
       // Small pages: thread parents, placeholders and the truncated tail cross page boundaries.
       source: { connector: 'rocketchat', path, pageSize: 4, ...settings },
       policies,
-      load: { quotaWindowMs: 10_000 },
-    })
+    }))
   })
 
   it('migrates every user, group, member and message item by item; every bad document is rejected with its id and field', async () => {

@@ -21,16 +21,16 @@ import {
   T0,
 } from '../fixtures/mattermost/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
 import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
-import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
 /** The fixture is from January 2024: older than the platform's default window, so the app has extended retention. */
-const EXTENDED_RETENTION = { retentionDays: 100_000 }
 
 interface Case {
   readonly engine: MattermostEngine
@@ -59,7 +59,6 @@ const box = useFileSandbox()
 describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandbox', ({ engine, policies, source: connectorSettings = {} }) => {
   const noServer = engine === 'mysql' && mysqlServerUrl() === undefined
   let source: TestDatabase
-  let state: TestDatabase
   let app: TestApp
   let seed: MattermostSeed
   let cfg: string
@@ -71,19 +70,12 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
     source = engine === 'postgres' ? await createTestDatabase('cf_mm_src') : await createMysqlTestDatabase('cf_mm_src')
     box.cleanups.push(() => dropWithin(source))
     seed = await loadMattermostFixture(engine, source.url)
-    state = await createTestDatabase('cf_mm_state')
-    box.cleanups.push(() => dropWithin(state))
-    app = await box.tsb.app({ ...EXTENDED_RETENTION, requestsPerMinute: 6000, windowMs: 10_000 })
-    cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
+    ;({ app, cfg } = await fixtureRun(box, {
+      statePrefix: 'cf_mm_state',
       // Small pages: thread parents and placeholders cross page boundaries.
       source: { connector: 'mattermost', url: source.url, pageSize: 4, ...connectorSettings },
       policies,
-      load: { quotaWindowMs: 10_000 },
-    })
+    }))
   })
 
   it.skipIf(noServer)(

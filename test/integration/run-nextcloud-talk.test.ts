@@ -22,10 +22,11 @@ import {
   secs,
 } from '../fixtures/nextcloud-talk/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
-import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
@@ -71,20 +72,12 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
     source = c.engine === 'postgres' ? await createTestDatabase('cf_nc_src') : await createMysqlTestDatabase('cf_nc_src')
     box.cleanups.push(() => dropWithin(source))
     seed = await loadNextcloudFixture(c.engine, source.url, { prefix: c.prefix })
-    const state = await createTestDatabase('cf_nc_state')
-    box.cleanups.push(() => dropWithin(state))
-    // The fixture is from January 2024: the app keeps history that old.
-    app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-    cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
+    ;({ app, cfg } = await fixtureRun(box, {
+      statePrefix: 'cf_nc_state',
       // Small pages: reply parents, reactions and placeholders cross page boundaries.
       source: { connector: 'nextcloud-talk', url: source.url, tablePrefix: c.prefix, pageSize: 4, ...c.source },
       policies: c.policies,
-      load: { quotaWindowMs: 10_000 },
-    })
+    }))
   })
 
   it.skipIf(noServer)(

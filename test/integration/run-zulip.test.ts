@@ -23,6 +23,7 @@ import {
   type ZulipSeed,
 } from '../fixtures/zulip/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { expectRerunSendsNothing } from '../helpers/run-checks.ts'
@@ -55,7 +56,6 @@ const box = useFileSandbox()
 
 describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ policies, source: settings }) => {
   let source: TestDatabase
-  let state: TestDatabase
   let app: TestApp
   let seed: ZulipSeed
   let cfg: string
@@ -64,20 +64,12 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
     source = await createTestDatabase('cf_zulip_src')
     box.cleanups.push(() => dropWithin(source))
     seed = await loadZulipFixture(source.url)
-    state = await createTestDatabase('cf_zulip_state')
-    box.cleanups.push(() => dropWithin(state))
-    // The fixture is from January 2024: older than the platform's default window.
-    app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-    cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
+    ;({ app, cfg } = await fixtureRun(box, {
+      statePrefix: 'cf_zulip_state',
       // Small pages: every entity crosses page boundaries.
       source: { connector: 'zulip', url: source.url, realm: 'acme', pageSize: 3, ...settings },
       policies,
-      load: { quotaWindowMs: 10_000 },
-    })
+    }))
   })
 
   it('migrates every user, group, member and message item by item; every bad row is rejected with its id and field; a rerun sends nothing', async () => {
