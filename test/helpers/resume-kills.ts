@@ -9,9 +9,40 @@ import { setTimeout as sleep } from 'node:timers/promises'
 
 import { expect } from 'vitest'
 
+import type { PoliciesInput } from '../../mappings/index.ts'
 import { type CliRun, runCli } from './ledger-fixtures.ts'
-import { compareWithExpected, countsOf, type ExpectedMigration, sandboxContents } from './run-e2e.ts'
-import type { TestSandbox } from './sandbox.ts'
+import { compareWithExpected, countsOf, type ExpectedMigration, sandboxContents, writeRunConfig } from './run-e2e.ts'
+import type { TestApp, TestSandbox } from './sandbox.ts'
+
+/** The app's window: the sandbox counts `requestsPerMinute` per `windowMs`. */
+const WINDOW_MS = 2000
+/** Requests per window: slow enough that the kills land while the load is under way. */
+const PER_WINDOW = 60
+
+/**
+ * An app of `tsb` that keeps history as old as the fixtures, at the pace the scenario is timed
+ * for (60 requests of 15 items per 2 s window; the loader spreads its per-minute quota over that
+ * window), and a `chatferry.yaml` for `run` against it with 15 s leases, so that the items a kill
+ * leaves in flight are taken again within the test.
+ */
+export async function resumeRun(
+  tsb: TestSandbox,
+  o: { readonly stateUrl?: string; readonly source: Record<string, unknown>; readonly policies: PoliciesInput },
+): Promise<{ app: TestApp; cfg: string }> {
+  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
+  const cfg = writeRunConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    ...(o.stateUrl !== undefined ? { stateUrl: o.stateUrl } : {}),
+    source: o.source,
+    policies: o.policies,
+    requestsPerMinute: (PER_WINDOW * 60_000) / WINDOW_MS,
+    itemsPerRequest: 15,
+    load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
+  })
+  return { app, cfg }
+}
 
 async function kill(run: CliRun): Promise<{ stdout: string; stderr: string; signal: NodeJS.Signals | null; code: number | null }> {
   run.child.kill('SIGKILL')

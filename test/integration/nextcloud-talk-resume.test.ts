@@ -14,14 +14,11 @@ import { loadNextcloudFixture } from '../fixtures/nextcloud-talk/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
-import { killAndResume } from '../helpers/resume-kills.ts'
-import { expectMigration, writeRunConfig } from '../helpers/run-e2e.ts'
+import { killAndResume, resumeRun } from '../helpers/resume-kills.ts'
+import { expectMigration } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 const POLICIES: PoliciesInput = { retention: { oldMessages: 'send' }, threads: { quoteParent: true }, systemMessages: { mode: 'as-user' } }
-const WINDOW_MS = 2000
-const PER_WINDOW = 60
-const RPM = (PER_WINDOW * 60_000) / WINDOW_MS
 const ENGINE = mysqlServerUrl() === undefined ? 'postgres' : 'mysql'
 
 let tsb: TestSandbox
@@ -43,17 +40,10 @@ afterAll(async () => {
 it(`SIGKILL while reading and while loading, then a rerun: nothing missing, nothing duplicated (source: ${ENGINE})`, async () => {
   const seed = largeNextcloudSeed({ comments: 3000 })
   await loadNextcloudFixture(ENGINE, source.url, { prefix: 'nc_', seed })
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
-  const cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
+  const { app, cfg } = await resumeRun(tsb, {
     stateUrl: state.url,
     source: { connector: 'nextcloud-talk', url: source.url, tablePrefix: 'nc_', pageSize: 10 },
     policies: POLICIES,
-    requestsPerMinute: RPM,
-    itemsPerRequest: 15,
-    load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
   })
   const expected = expectMigration(expectedNextcloud(seed), POLICIES, Date.now())
   expect(expected.items.messages.size).toBeGreaterThan(2500)

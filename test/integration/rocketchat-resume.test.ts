@@ -19,14 +19,12 @@ import { largeRocketChatSeed } from '../fixtures/rocketchat/large.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { compareWithExpected, countsOf, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { resumeRun } from '../helpers/resume-kills.ts'
+import { compareWithExpected, countsOf, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 const POLICIES: PoliciesInput = { retention: { oldMessages: 'send' }, threads: { quoteParent: true }, systemMessages: { mode: 'as-user' } }
-const WINDOW_MS = 2000
-const PER_WINDOW = 60
-const RPM = (PER_WINDOW * 60_000) / WINDOW_MS
 
 let tsb: TestSandbox
 let state: TestDatabase
@@ -44,18 +42,7 @@ afterAll(async () => {
 it('SIGKILL mid-read of the messages file and again mid-load, then a rerun: nothing missing, nothing imported twice', async () => {
   const seed = largeRocketChatSeed(3000)
   const path = writeRocketChatDump(seed)
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
-  const cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
-    stateUrl: state.url,
-    source: { connector: 'rocketchat', path, pageSize: 10 },
-    policies: POLICIES,
-    requestsPerMinute: RPM,
-    itemsPerRequest: 15,
-    load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
-  })
+  const { app, cfg } = await resumeRun(tsb, { stateUrl: state.url, source: { connector: 'rocketchat', path, pageSize: 10 }, policies: POLICIES })
   const started = Date.now()
   const log: string[] = []
   const savedCursor = async (entity: string) => {

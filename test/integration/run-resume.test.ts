@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { type CliRun, runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { largeMattermostSeed } from '../helpers/mattermost-large.ts'
-import { killAndResume } from '../helpers/resume-kills.ts'
+import { killAndResume, resumeRun } from '../helpers/resume-kills.ts'
 import { expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
@@ -27,10 +27,6 @@ const POLICIES: PoliciesInput = {
   bots: { mode: 'skip' },
   archivedGroups: { mode: 'skip' },
 }
-const WINDOW_MS = 2000
-/** The sandbox counts `requestsPerMinute` per `windowMs`; the loader spreads its per-minute quota over its window. */
-const PER_WINDOW = 60
-const RPM = (PER_WINDOW * 60_000) / WINDOW_MS
 
 let tsb: TestSandbox
 let source: TestDatabase
@@ -65,17 +61,10 @@ it.each(['postgres', 'embedded'] as const)(
     const seed = largeMattermostSeed('postgres', { posts: 3000 })
     const sourceUrl = ledger === 'postgres' ? source.url : source2.url
     await loadMattermostFixture('postgres', sourceUrl, { seed })
-    const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
-    const cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
+    const { app, cfg } = await resumeRun(tsb, {
       ...(ledger === 'postgres' ? { stateUrl: state.url } : {}),
       source: { connector: 'mattermost', url: sourceUrl, pageSize: 10 },
       policies: POLICIES,
-      requestsPerMinute: RPM,
-      itemsPerRequest: 15,
-      load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
     })
     const expected = expectMigration(expectedMattermost(seed), POLICIES, Date.now())
     expect(expected.items.messages.size).toBeGreaterThan(2500)

@@ -13,14 +13,11 @@ import { largeZulipSeed } from '../fixtures/zulip/generate.ts'
 import { loadZulipFixture } from '../fixtures/zulip/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
-import { killAndResume } from '../helpers/resume-kills.ts'
-import { expectMigration, writeRunConfig } from '../helpers/run-e2e.ts'
+import { killAndResume, resumeRun } from '../helpers/resume-kills.ts'
+import { expectMigration } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 
 const POLICIES: PoliciesInput = { retention: { oldMessages: 'send' }, bots: { mode: 'skip' }, archivedGroups: { mode: 'skip' } }
-const WINDOW_MS = 2000
-const PER_WINDOW = 60
-const RPM = (PER_WINDOW * 60_000) / WINDOW_MS
 
 let tsb: TestSandbox
 let source: TestDatabase
@@ -41,17 +38,10 @@ afterAll(async () => {
 it('SIGKILL while reading messages and twice while loading, then a rerun: nothing missing, nothing duplicated', async () => {
   const seed = largeZulipSeed({ messages: 3000 })
   await loadZulipFixture(source.url, seed)
-  const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: PER_WINDOW, windowMs: WINDOW_MS })
-  const cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
+  const { app, cfg } = await resumeRun(tsb, {
     stateUrl: state.url,
     source: { connector: 'zulip', url: source.url, realm: 'acme', pageSize: 10 },
     policies: POLICIES,
-    requestsPerMinute: RPM,
-    itemsPerRequest: 15,
-    load: { quotaWindowMs: WINDOW_MS, leaseSeconds: 15 },
   })
   const expected = expectMigration(expectedZulip(seed), POLICIES, Date.now())
   expect(expected.items.messages.size).toBeGreaterThan(2500)
