@@ -125,6 +125,8 @@ it('a post committed late below the watermark arrives with the next delta; one s
   const after = await ledgerKeys(state.url, jobId, 'messages')
   expect(reconciled.imports).toEqual([`messages ${after.get('p41offline')?.key}`])
   expect(reconciled.writes).toEqual([])
+  // Each entity's keys were reconciled; only that post was never planned.
+  expect([...reconciled.output.matchAll(/keys reconciled: (\d+) rows?/g)].map((m) => Number(m[1]))).toEqual([0, 0, 0, 1])
   const clean = await verify()
   expect(clean.report.mismatches, clean.output).toEqual([])
   expect(clean.code).toBe(0)
