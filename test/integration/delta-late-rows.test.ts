@@ -209,3 +209,23 @@ it('without a change-time column, a line inserted later with an older sent_at is
   expect(clean.report.mismatches).toEqual([])
   expect(clean.code).toBe(0)
 }, 240_000)
+
+it('refuses --reconcile-keys without --delta, and a bad delta: section before any I/O, every problem listed', async () => {
+  // Nothing listens on the target's or the ledger's address: a command that touched either would fail otherwise.
+  const cfg = writeRunConfig({
+    appId: 'late-rows',
+    apiKey: 'k'.repeat(40),
+    baseUrl: 'http://127.0.0.1:9/apps/late-rows/v3',
+    stateUrl: 'postgres://nobody@127.0.0.1:9/none',
+    source: SOURCE('postgres://nobody@127.0.0.1:9/none', 'lines'),
+    delta: { lookbackSeconds: { messages: -5, posts: 60 }, reconcileKeysEvery: 'often' },
+  })
+  const check = await runCli(['config', 'check', '--config', cfg]).done
+  expect(check.code).toBe(2)
+  for (const path of ['delta.lookbackSeconds.messages', 'delta.lookbackSeconds', 'delta.reconcileKeysEvery']) {
+    expect(check.stdout + check.stderr).toContain(path)
+  }
+  const usage = await runCli(['run', '--config', cfg, '--reconcile-keys']).done
+  expect(usage.code).toBe(2)
+  expect(usage.stderr).toContain('--reconcile-keys needs --delta')
+}, 60_000)
