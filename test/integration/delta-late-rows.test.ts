@@ -11,6 +11,8 @@
  * Job B (messages without a change-time column: the delta reads by `sent_at`, its watermark is the
  * bulk read's snapshot time): a line inserted later with an older `sent_at` is not read by a delta;
  * the key reconciliation of the 2nd delta (`delta.reconcileKeysEvery: 2`) loads it.
+ * A change time a day ahead of the source's clock leaves the watermark at the snapshot: a line written
+ * after it still arrives.
  * Arrival and "nothing else sent" are read from the sandbox's request log.
  */
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -229,3 +231,28 @@ it('refuses --reconcile-keys without --delta, and a bad delta: section before an
   expect(usage.code).toBe(2)
   expect(usage.stderr).toContain('--reconcile-keys needs --delta')
 }, 60_000)
+
+it('a change time ahead of the source clock does not carry the watermark past the snapshot: later rows still arrive', async () => {
+  const { app, cfg } = await newJob('lines')
+  const jobId = app.id.toLowerCase()
+  const now = Math.floor(Date.now() / 1000)
+  const w = await openGenericWriter('postgres', source.url)
+  try {
+    // A client whose clock is a day ahead.
+    await w.insert('lines', [{ lid: 7, author: 1, room: 'r1', body: 'From the future', posted_s: now, modified_s: now + 86_400 }])
+  } finally {
+    await w.close()
+  }
+  const ahead = await sentBy(app, ['run', '--config', cfg, '--delta'])
+  expect(ahead.imports).toEqual([`messages ${(await ledgerKeys(state.url, jobId, 'messages')).get('7')?.key}`])
+  const w2 = await openGenericWriter('postgres', source.url)
+  try {
+    await w2.insert('lines', [{ lid: 8, author: 2, room: 'r1', body: 'Written after', posted_s: now + 1, modified_s: now + 1 }])
+  } finally {
+    await w2.close()
+  }
+  // Line 7 is read again (its time is still ahead) and costs nothing; line 8 arrives.
+  const next = await sentBy(app, ['run', '--config', cfg, '--delta'])
+  expect(next.imports).toEqual([`messages ${(await ledgerKeys(state.url, jobId, 'messages')).get('8')?.key}`])
+  expect(next.writes).toEqual([])
+}, 240_000)
