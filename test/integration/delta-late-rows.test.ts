@@ -10,7 +10,8 @@
  *   and `verify` is clean after.
  * Job B (messages without a change-time column: the delta reads by `sent_at`, its watermark is the
  * bulk read's snapshot time): a line inserted later with an older `sent_at` is not read by a delta;
- * the key reconciliation of the 2nd delta (`delta.reconcileKeysEvery: 2`) loads it.
+ * the key reconciliation of the 2nd delta (`delta.reconcileKeysEvery: 2`) loads it, and the final
+ * delta (out of turn) another.
  * A change time a day ahead of the source's clock leaves the watermark at the snapshot: a line written
  * after it still arrives.
  * Arrival and "nothing else sent" are read from the sandbox's request log.
@@ -207,6 +208,15 @@ it('without a change-time column, a line inserted later with an older sent_at is
   const fourth = await sentBy(app, ['run', '--config', cfg, '--delta'])
   expect(fourth.output).toMatch(/keys reconciled: 0 rows/)
   expect(fourth.imports).toEqual([])
+  // The final delta always reconciles, whatever the count says.
+  const w2 = await openGenericWriter('postgres', source.url)
+  try {
+    await w2.insert('memos', [{ mid: 5, author: 1, room: 'r1', body: 'Written offline a day ago', posted_s: T - 86_400 }])
+  } finally {
+    await w2.close()
+  }
+  const final = await sentBy(app, ['run', '--config', cfg, '--delta', '--final'])
+  expect(final.imports).toEqual([`messages ${(await ledgerKeys(state.url, jobId, 'messages')).get('5')?.key}`])
   const clean = await verify(cfg)
   expect(clean.report.mismatches).toEqual([])
   expect(clean.code).toBe(0)
