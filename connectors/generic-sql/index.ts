@@ -1,10 +1,14 @@
 /**
  * The generic SQL connector: reads an in-house schema through one plain SELECT per entity that
  * returns the canonical columns (README.md), on Postgres, MySQL/MariaDB or SQLite. Each query is
- * wrapped as a subquery and paged by its key columns inside one read-only snapshot; its columns are
- * checked (with `LIMIT 0`) when the session opens, before any row is read.
+ * wrapped as a subquery and paged by its key columns inside one read-only snapshot. Before the
+ * source is opened each query's text is checked (one statement, no locking read: `statement-check.ts`);
+ * when the session opens each is probed (with `LIMIT 0`) for its columns and for what the database
+ * refuses, every entity's problems reported at once, before any row is read. A statement the
+ * database refuses later (a function that writes, called on a row) stops the read as a
+ * configuration error naming the entity's query.
  */
-import { ChatferryError } from '../../src/errors.ts'
+import { ChatferryError, coerceError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { type EpochMs, LEGACY_ENTITIES, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
 import { decodeId, decodeTimestamp, FieldProblem, type TimeFormat } from '../sql/decode.ts'
@@ -12,8 +16,9 @@ import { buildCountQuery, type KeyColumn, Params } from '../sql/dialect.ts'
 import { findDuplicateIds, idsCanRepeat } from '../sql/duplicate-ids.ts'
 import { readKeyPages } from '../sql/key-pages.ts'
 import { NULL_KEYS_DONE, type PagedReadSpec, readPages } from '../sql/paged-read.ts'
+import { ReadOnlyRefusal } from '../sql/read-only.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
-import type { EntityQuery, GenericSqlConfig } from './config.ts'
+import { type EntityQuery, type GenericSqlConfig, queryExcerpt, queryTextProblems, stripQuery } from './config.ts'
 import type { EntitySpec } from './entities/entity-spec.ts'
 import { groups } from './entities/groups.ts'
 import { members } from './entities/members.ts'
@@ -29,6 +34,8 @@ export const ENTITY_SPECS: { readonly [E in LegacyEntity]: EntitySpec<E> } = { u
 interface PreparedEntity {
   readonly spec: EntitySpec<LegacyEntity>
   readonly query: EntityQuery
+  /** The session's connection, whose refusals name this entity's query. */
+  readonly conn: SnapshotConnection
   readonly from: string
   readonly keys: readonly KeyColumn[]
   /** The legacy id's columns. */
@@ -38,9 +45,45 @@ interface PreparedEntity {
   readonly columns: ReadonlySet<string>
 }
 
-/** The user's query without trailing semicolons, so it can be wrapped. */
-function stripQuery(sql: string): string {
-  return sql.trim().replace(/;+\s*$/, '')
+/** `source.entities.users.query (\`SELECT …\`)`: where a problem is, for messages. */
+function queryLabel(entity: LegacyEntity, query: EntityQuery): string {
+  return `source.entities.${entity}.query (\`${queryExcerpt(query.query)}\`)`
+}
+
+/** The connection as an entity's reads use it: a statement refused as read-only names the query. */
+function entityConnection(conn: SnapshotConnection, entity: LegacyEntity, query: EntityQuery): SnapshotConnection {
+  const named = (err: unknown): Error =>
+    err instanceof ReadOnlyRefusal
+      ? new ChatferryError('CONFIG_INVALID', `${queryLabel(entity, query)}: ${err.message}`, { cause: err })
+      : coerceError(err)
+  return {
+    dialect: conn.dialect,
+    snapshotAt: conn.snapshotAt,
+    lossyText: conn.lossyText,
+    query: (sql, params, what) => conn.query(sql, params, what).catch((err: unknown) => Promise.reject(named(err))),
+    probe: (sql, what) => conn.probe(sql, what).catch((err: unknown) => Promise.reject(named(err))),
+    close: () => conn.close(),
+  }
+}
+
+/** One error listing every problem the queries have: `CONFIG_INVALID`, or `SOURCE_INVALID` when the database refused one. */
+function queriesError(problems: readonly string[], sourceRefused: boolean): ChatferryError {
+  const code = sourceRefused ? 'SOURCE_INVALID' : 'CONFIG_INVALID'
+  if (problems.length === 1) {
+    return new ChatferryError(code, problems[0] as string)
+  }
+  return new ChatferryError(code, `${problems.length} problems in source.entities:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+}
+
+/** The configured queries' text problems (one statement, no locking read), before any I/O. */
+function checkQueryTexts(config: GenericSqlConfig): void {
+  const problems = queryTextProblems(config.url, config.entities).map((p) => {
+    const query = config.entities[p.entity as LegacyEntity] as EntityQuery
+    return `${queryLabel(p.entity as LegacyEntity, query)} is refused: chatferry reads the source read-only, and ${p.message}`
+  })
+  if (problems.length > 0) {
+    throw queriesError(problems, false)
+  }
 }
 
 /**
@@ -66,37 +109,69 @@ export function deltaBound(since: EpochMs, format: TimeFormat, engine: SnapshotC
   }
 }
 
+/** Probes one entity's query (`LIMIT 0`): its columns, or the problem it has. */
+async function prepareEntity(
+  conn: SnapshotConnection,
+  entity: LegacyEntity,
+  query: EntityQuery,
+): Promise<PreparedEntity | { problem: string; sourceRefused: boolean }> {
+  const q = (id: string) => conn.dialect.quote(id)
+  const spec = ENTITY_SPECS[entity] as EntitySpec<LegacyEntity>
+  // The newline keeps a trailing `-- comment` of the query from swallowing the wrapper's `)`.
+  const from = `(${stripQuery(query.query)}\n) AS src`
+  let probe: Awaited<ReturnType<SnapshotConnection['probe']>>
+  try {
+    probe = await conn.probe(`SELECT * FROM ${from} LIMIT 0`, `checking the ${entity} query`)
+  } catch (err) {
+    // The database refuses the query as written (a write, a lock, a missing table, a syntax
+    // error): a problem of this entity, reported with the others'.
+    if (err instanceof ChatferryError && err.code === 'SOURCE_INVALID') {
+      return { problem: `${queryLabel(entity, query)}: ${err.message}`, sourceRefused: !(err instanceof ReadOnlyRefusal) }
+    }
+    throw err
+  }
+  const columns = new Set(probe.columns)
+  const keyNames = query.keys ?? spec.defaultKeys
+  const missing = [...spec.required, ...keyNames].find((column) => !columns.has(column))
+  if (missing !== undefined) {
+    return {
+      problem: `source.entities.${entity}.query does not return the required column \`${missing}\` (it returns: ${probe.columns.join(', ') || 'nothing'})`,
+      sourceRefused: false,
+    }
+  }
+  const column = (name: string): KeyColumn => ({ name, expr: `src.${q(name)}`, text: probe.textColumns?.has(name) ?? false })
+  return {
+    spec,
+    query,
+    conn: entityConnection(conn, entity, query),
+    from,
+    keys: keyNames.map(column),
+    ids: spec.idColumns.map(column),
+    deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
+    columns,
+  }
+}
+
+/** Probes every entity's query; throws one error listing every entity's problem. */
 async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Promise<Map<LegacyEntity, PreparedEntity>> {
   const prepared = new Map<LegacyEntity, PreparedEntity>()
-  const q = (id: string) => conn.dialect.quote(id)
+  const problems: string[] = []
+  let sourceRefused = false
   for (const entity of LEGACY_ENTITIES) {
     const query = config.entities[entity]
     if (query === undefined) {
       continue
     }
-    const spec = ENTITY_SPECS[entity] as EntitySpec<LegacyEntity>
-    const from = `(${stripQuery(query.query)}) AS src`
-    const probe = await conn.query(`SELECT * FROM ${from} LIMIT 0`, [], `checking the ${entity} query`)
-    const columns = new Set(probe.columns)
-    const keyNames = query.keys ?? spec.defaultKeys
-    for (const column of [...spec.required, ...keyNames]) {
-      if (!columns.has(column)) {
-        throw new ChatferryError(
-          'CONFIG_INVALID',
-          `source.entities.${entity}.query does not return the required column \`${column}\` (it returns: ${probe.columns.join(', ') || 'nothing'})`,
-        )
-      }
+    const p = await prepareEntity(conn, entity, query)
+    if ('problem' in p) {
+      problems.push(p.problem)
+      sourceRefused ||= p.sourceRefused
+    } else {
+      prepared.set(entity, p)
     }
-    const column = (name: string): KeyColumn => ({ name, expr: `src.${q(name)}`, text: probe.textColumns?.has(name) ?? false })
-    prepared.set(entity, {
-      spec,
-      query,
-      from,
-      keys: keyNames.map(column),
-      ids: spec.idColumns.map(column),
-      deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
-      columns,
-    })
+  }
+  if (problems.length > 0) {
+    throw queriesError(problems, sourceRefused)
   }
   return prepared
 }
@@ -129,7 +204,7 @@ class GenericSqlSession implements SourceSession {
     }
     const where = this.#deltaWhere(p, options.since)
     const q = buildCountQuery(this.#conn.dialect, where ? { from: p.from, where } : { from: p.from })
-    const r = await this.#conn.query(q.sql, q.params, `counting ${entity}`)
+    const r = await p.conn.query(q.sql, q.params, `counting ${entity}`)
     return Number(r.rows[0]?.n ?? 0)
   }
 
@@ -151,7 +226,7 @@ class GenericSqlSession implements SourceSession {
     const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
     const spec = p.spec as unknown as EntitySpec<E>
     const read: PagedReadSpec<LegacyRecordOf[E]> = {
-      conn: this.#conn,
+      conn: p.conn,
       entity,
       keys: p.keys,
       pageSize: options.pageSize ?? this.#pageSize,
@@ -195,7 +270,7 @@ class GenericSqlSession implements SourceSession {
   async *#screened<T extends { readonly updatedAt?: EpochMs }>(read: PagedReadSpec<T>, p: PreparedEntity): AsyncGenerator<Page<T>, void, undefined> {
     read.signal?.throwIfAborted()
     const screen = await findDuplicateIds({
-      conn: this.#conn,
+      conn: p.conn,
       entity: read.entity,
       ids: p.ids,
       keys: p.keys,
@@ -246,7 +321,7 @@ class GenericSqlSession implements SourceSession {
     const params = new Params(this.#conn.dialect)
     const conditions = [`${q(idColumn)} IS NOT NULL`, `${q(timeColumn)} IS NOT NULL`, ...where(params)]
     const sql = `SELECT ${q(idColumn)} AS gid, min(${q(timeColumn)}) AS t FROM ${p.from} WHERE ${conditions.join(' AND ')} GROUP BY ${q(idColumn)}`
-    const r = await this.#conn.query(sql, params.values, `finding the earliest ${timeColumn} of each group`)
+    const r = await p.conn.query(sql, params.values, `finding the earliest ${timeColumn} of each group`)
     const earliest = new Map<string, number>()
     for (const row of r.rows) {
       try {
@@ -273,6 +348,7 @@ export function createGenericSqlConnector(config: GenericSqlConfig): SourceConne
   return {
     id: 'generic-sql',
     async open() {
+      checkQueryTexts(config)
       const conn = await openSnapshotConnection(config.url, { connectTimeoutMs: config.connectTimeoutMs })
       try {
         return new GenericSqlSession(conn, await prepare(conn, config), config.pageSize)
