@@ -205,8 +205,8 @@ async function openMysql(url: string, options: SnapshotOptions): Promise<Snapsho
       connectTimeout: options.connectTimeoutMs ?? 10_000,
     })
     conn.on('error', () => {})
-    const flags = (conn as unknown as { connection: { config: { clientFlags: number } } }).connection.config.clientFlags
-    if ((flags & MYSQL_MULTI_STATEMENTS) !== 0) {
+    const flags = (conn as unknown as { connection?: { config?: { clientFlags?: unknown } } }).connection?.config?.clientFlags
+    if (typeof flags !== 'number' || (flags & MYSQL_MULTI_STATEMENTS) !== 0) {
       throw new Error('the connection would allow several statements per query')
     }
     await conn.query("SET SESSION time_zone = '+00:00'")

@@ -12,7 +12,8 @@ import { join } from 'node:path'
 
 import { describe, expect, inject, it } from 'vitest'
 
-import type { GenericSqlConfigInput } from '../../connectors/generic-sql/config.ts'
+import { type GenericSqlConfigInput, GenericSqlConfigSchema } from '../../connectors/generic-sql/config.ts'
+import { createGenericSqlConnector } from '../../connectors/generic-sql/index.ts'
 import { type GenericEngine, genericSourceConfig, loadGenericSqlFixture, openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { ledgerRows, useCliSuite } from '../helpers/cli-suite.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
@@ -148,3 +149,20 @@ for (const engine of ['postgres', 'mysql', 'sqlite'] as const) {
     }, 120_000)
   })
 }
+
+it('a query ending in a `-- comment` or `;` still reads: the wrapper closes on a line of its own', async () => {
+  const url = await sourceUrl('sqlite')
+  await loadGenericSqlFixture('sqlite', url)
+  const config = GenericSqlConfigSchema.parse({
+    connector: 'generic-sql',
+    url,
+    entities: { users: { query: `${USERS} -- every person` }, groups: { query: `${GROUPS} ;` } },
+  })
+  const session = await createGenericSqlConnector(config).open()
+  try {
+    expect(await session.count('users')).toBeGreaterThan(0)
+    expect(await session.count('groups')).toBeGreaterThan(0)
+  } finally {
+    await session.close()
+  }
+})
