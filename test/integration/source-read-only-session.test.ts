@@ -9,7 +9,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import pg from 'pg'
+import { afterAll, describe, expect, inject, it, vi } from 'vitest'
 
 import { ReadOnlyRefusal } from '../../connectors/sql/read-only.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../../connectors/sql/snapshot-connection.ts'
@@ -147,4 +148,27 @@ it.skipIf(inject('mysqlUrl') === undefined)('a MySQL/MariaDB URL asking for seve
     code: 'CONFIG_INVALID',
     message: expect.stringMatching(/source\.url must not set `multipleStatements`/),
   })
+})
+
+it('Postgres: every statement of a session, its own included, goes through the extended protocol (one statement each)', async () => {
+  const url = await sourceUrl('postgres')
+  const calls: unknown[] = []
+  const original = pg.Client.prototype.query
+  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    calls.push(args[0])
+    return (original as (...a: unknown[]) => unknown).apply(this, args) as never
+  })
+  try {
+    const conn = await openSnapshotConnection(url)
+    await conn.query('SELECT 1 AS x')
+    await conn.probe('SELECT 2 AS x', 'a probe')
+    await conn.probe('SELECT nope FROM nowhere', 'a failing probe').catch(() => {})
+    await conn.close()
+  } finally {
+    spy.mockRestore()
+  }
+  expect(calls.length).toBeGreaterThanOrEqual(8)
+  for (const c of calls) {
+    expect(c, JSON.stringify(c)).toMatchObject({ queryMode: 'extended' })
+  }
 })
