@@ -1,8 +1,8 @@
 /**
  * One connection to the source database, inside one read-only transaction that sees one consistent
  * snapshot for its whole life, for each engine chatferry reads:
- * - Postgres: `SET SESSION default_transaction_read_only = on`, then
- *   `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` (the snapshot is taken by the first query,
+ * - Postgres: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` then
+ *   `SET SESSION default_transaction_read_only = on` (the snapshot is taken by the first query,
  *   which runs right away); every statement goes through the extended query protocol, which runs
  *   exactly one statement (the simple protocol would run `…; COMMIT; DELETE …`);
  * - MySQL/MariaDB: the `MULTI_STATEMENTS` capability off (checked after connecting),
@@ -130,8 +130,11 @@ async function openPostgres(url: string, options: SnapshotOptions): Promise<Snap
   let lossy: boolean
   try {
     await client.connect()
-    await run('SET SESSION default_transaction_read_only = on')
     await run('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    // Inside the transaction: should anything ever commit it, the setting is committed with it and
+    // every later statement is read-only too; our ROLLBACK undoes it, so nothing outlives the
+    // session even on a pooled server connection (PgBouncer in transaction mode).
+    await run('SET SESSION default_transaction_read_only = on')
     await run("SET LOCAL TIME ZONE 'UTC'")
     const r = await run<{ t: number; enc: string }>(
       "SELECT (extract(epoch FROM now()) * 1000)::float8 AS t, current_setting('server_encoding') AS enc",
