@@ -35,7 +35,7 @@ const ENTITY_NAMES = ['users', 'groups', 'members', 'messages'] as const
 
 /** The user's query without trailing semicolons, so it can be wrapped. */
 export function stripQuery(sql: string): string {
-  return sql.trim().replace(/;+\s*$/, '')
+  return sql.trim().replace(/(\s*;)+\s*$/, '')
 }
 
 /**

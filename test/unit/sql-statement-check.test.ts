@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest'
 
-import { GenericSqlConfigSchema, queryTextProblems } from '../../connectors/generic-sql/config.ts'
+import { GenericSqlConfigSchema, queryTextProblems, stripQuery } from '../../connectors/generic-sql/config.ts'
 import { urlReadOnlyProblems } from '../../connectors/sql/read-only.ts'
 import { sourceUrl } from '../../connectors/sql/source-config.ts'
 import type { SqlEngine } from '../../connectors/sql/source-url.ts'
@@ -128,6 +128,8 @@ describe('generic-sql configuration: query text refused before any I/O', () => {
 
   it('a trailing `;` is no second statement', () => {
     expect(queryTextProblems('sqlite:x.db', { users: { query: 'SELECT id, name FROM people ;; ' } })).toEqual([])
+    expect(queryTextProblems('sqlite:x.db', { users: { query: 'SELECT id, name FROM people;\n ;' } })).toEqual([])
+    expect(stripQuery('SELECT 1 ; ;\n')).toBe('SELECT 1')
   })
 })
 
