@@ -8,14 +8,15 @@
  * the platform's word about that row — its own per-item error, or a 500 to a request that held
  * only it — and the rows not found go again, arranged to isolate a bad row cheaply:
  *
- * - the first row not found, in request order, is the prime suspect (where a platform that stops at
- *   the bad row stopped): it goes **alone**;
- * - when every row found comes before every row not found (a prefix landed: a stop at a bad row, a
- *   cut-short commit, or a bad row that happens to be last), the others were most likely never
- *   reached: they are **planned again**, and the packer puts them into the next full batches;
- * - otherwise rows were skipped in the middle (a platform that writes every good row): each row
- *   not found is a suspect, and each goes **alone** (one request each, the least that can prove a
- *   row bad).
+ * - a row not found *before* the last row found (a hole: the platform went on past it, as one that
+ *   writes every good row does) is a suspect: up to {@link MAX_HOLES_ALONE} holes each go **alone**
+ *   (one request each, the least that can prove a row bad); of more holes (more bad rows in one
+ *   batch than is likely: rather a partial write of a good request) the first goes alone and the
+ *   others **together** in a batch of their own, which isolates again if it fails;
+ * - of the rows after the last row found (the tail: all of them when none was found), the first
+ *   is the prime suspect (where a platform that stops at the bad row stopped, or a write was cut
+ *   short): it goes **alone**; the others were most likely never reached, and are **planned
+ *   again**, so the packer puts them into the next full batches.
  */
 import type { ItemResult } from '../target/client.ts'
 import type { LandedRows, RowShape } from './landed-rows.ts'
@@ -23,11 +24,16 @@ import type { LandedRows, RowShape } from './landed-rows.ts'
 /** The code recorded on a batch the loader isolated (its single-row children are suspects: a 500 to one of them rejects it). */
 export const ISOLATION_CODE = 'BAD_ROW_ISOLATION'
 
+/** The most holes sent alone each; beyond, the first alone and the others together. */
+export const MAX_HOLES_ALONE = 2
+
 export interface Isolation {
   /** The rows found on the platform: done, with the listed message as the data. */
   readonly landed: ReadonlyMap<string, ItemResult>
   /** Rows sent next in a request of their own. */
   readonly alone: readonly string[]
+  /** Rows sent next together, in one batch of their own. */
+  readonly together: readonly string[]
   /** Rows planned again (packed with the next rows). */
   readonly again: readonly string[]
 }
@@ -35,30 +41,32 @@ export interface Isolation {
 /** Splits the batch's rows (in request order) by what the read-back found. */
 export function isolateRows(rows: readonly RowShape[], found: LandedRows): Isolation {
   const landed = new Map<string, ItemResult>()
-  const missing: string[] = []
-  let landedAfterMissing = false
-  for (const r of rows) {
+  const missing: { key: string; at: number }[] = []
+  let lastLanded = -1
+  for (const [at, r] of rows.entries()) {
     if (found.has(r.key)) {
       landed.set(r.key, { ok: true, data: found.listed(r.key) })
-      landedAfterMissing ||= missing.length > 0
+      lastLanded = at
     } else {
-      missing.push(r.key)
+      missing.push({ key: r.key, at })
     }
   }
-  if (missing.length === 0) {
-    return { landed, alone: [], again: [] }
+  const holes = missing.filter((m) => m.at < lastLanded).map((m) => m.key)
+  const tail = missing.filter((m) => m.at > lastLanded).map((m) => m.key)
+  const holesAlone = holes.length <= MAX_HOLES_ALONE ? holes : holes.slice(0, 1)
+  return {
+    landed,
+    alone: [...holesAlone, ...tail.slice(0, 1)],
+    together: holes.length <= MAX_HOLES_ALONE ? [] : holes.slice(1),
+    again: tail.slice(1),
   }
-  if (landedAfterMissing) {
-    return { landed, alone: missing, again: [] }
-  }
-  return { landed, alone: missing.slice(0, 1), again: missing.slice(1) }
 }
 
 /** The reason recorded on the isolated batch. */
 export function isolationMessage(batchId: number, rows: number, iso: Isolation, platformCode: string): string {
   return (
     `HTTP 500 ${platformCode} to ${rows} rows; read back: ${iso.landed.size} written; ` +
-    `${iso.alone.length} sent alone (${iso.alone.join(', ')}), ${iso.again.length} planned again (batch ${batchId})`
+    `${iso.alone.length} sent alone (${iso.alone.join(', ')}), ${iso.together.length} together, ${iso.again.length} planned again (batch ${batchId})`
   )
 }
 

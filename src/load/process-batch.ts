@@ -85,15 +85,15 @@ async function isolateBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, iso:
     new Map(iso.landed),
   )
   const message = isolationMessage(c.batchId, c.items.length, iso, platformCode)
-  const rows = { landed, alone: iso.alone, again: iso.again }
+  const rows = { landed, alone: iso.alone, together: iso.together, again: iso.again }
   const ok = await run.store.batches.isolate(
     run.jobId,
     { report: c, entity: c.entity },
     rows,
     { code: ISOLATION_CODE, message },
-    async (trx, alone) => {
-      if (alone.length > 0) {
-        await queue.enqueue(trx, alone)
+    async (trx, batchIds) => {
+      if (batchIds.length > 0) {
+        await queue.enqueue(trx, batchIds)
       }
       await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
     },
@@ -105,7 +105,10 @@ async function isolateBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, iso:
   run.counters.batchesSplit++
   run.counters.itemsDone += landed.length
   run.counters.itemsRequeued += iso.again.length
-  run.log.info({ batch: c.batchId, landed: landed.length, alone: iso.alone, again: iso.again.length }, 'rows of a failed message request isolated')
+  run.log.info(
+    { batch: c.batchId, landed: landed.length, alone: iso.alone, together: iso.together.length, again: iso.again.length },
+    'rows of a failed message request isolated',
+  )
 }
 
 /** Hands the batch back: its items stay `sent`, and its job fails so that pg-boss offers it again a second later. */

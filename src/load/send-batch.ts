@@ -93,7 +93,7 @@ async function afterBadRowAnswer(run: LoaderRun, c: Claim, err: unknown): Promis
       return undefined
     }
     const isolation = isolateRows(found.rows, found.landed)
-    if (isolation.alone.length === 0) {
+    if (isolation.alone.length + isolation.together.length + isolation.again.length === 0) {
       return { kind: 'results', result: { status: 500, results: new Map(isolation.landed), missing: [], rateLimit: {} } }
     }
     return { kind: 'isolate', isolation, code: err.code }

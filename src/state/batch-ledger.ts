@@ -116,13 +116,13 @@ export interface BatchLedger {
    * Fenced: finishes a failed message batch the loader read back (src/load/isolate-rows.ts), in one
    * transaction: the rows found on the platform become `done/created`; each key of `alone` moves
    * into a new open batch of its own (pointing at this one, which is marked `split` with `error`);
-   * the keys of `again` are planned again. `jobs` gets the new batches' ids. Returns false when
-   * fenced out (then nothing was written).
+   * the keys of `together` (when any) move into one new batch; the keys of `again` are planned
+   * again. `jobs` gets the new batches' ids. Returns false when fenced out (then nothing was written).
    */
   isolate(
     jobId: string,
     batch: { report: BatchReport; entity: Entity },
-    rows: { landed: readonly ItemSettlement[]; alone: readonly string[]; again: readonly string[] },
+    rows: { landed: readonly ItemSettlement[]; alone: readonly string[]; together: readonly string[]; again: readonly string[] },
     error: { code: string; message: string },
     jobs: InTransaction<[batchIds: number[]]>,
   ): Promise<boolean>
@@ -251,14 +251,15 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
         const from = batch.report.batchId
         const landed = rows.landed.map((i) => ({ id: i.id, hash: i.hash, platformId: i.platformId ?? null }))
         await settleLandedItems(trx, { jobId, fromBatch: from, items: landed })
-        const alone: number[] = []
-        for (const key of rows.alone) {
-          const id = await insertSplitBatch(trx, { jobId, entity: batch.entity, itemCount: 1, parentId: from })
-          alone.push(id)
-          await moveItems(trx, { jobId, entity: batch.entity, keys: [key], fromBatch: from, toBatch: id })
+        const created: number[] = []
+        const groups = [...rows.alone.map((key) => [key]), ...(rows.together.length > 0 ? [rows.together] : [])]
+        for (const keys of groups) {
+          const id = await insertSplitBatch(trx, { jobId, entity: batch.entity, itemCount: keys.length, parentId: from })
+          created.push(id)
+          await moveItems(trx, { jobId, entity: batch.entity, keys, fromBatch: from, toBatch: id })
         }
         await replanBatchItems(trx, { jobId, entity: batch.entity, keys: rows.again, fromBatch: from })
-        await jobs(ledgerTransaction(trx), alone)
+        await jobs(ledgerTransaction(trx), created)
       }),
 
     release: (report, error, fail) =>

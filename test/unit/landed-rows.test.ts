@@ -163,13 +163,22 @@ describe('isolateRows: a row not found is never rejected; it goes again, arrange
     expect(iso.alone).toEqual(['r1', 'r4'])
     expect(iso.again).toEqual([])
   })
+  it('a hole and a tail (a bad row skipped, then the write cut short): the hole alone, the first of the tail alone, the rest again', () => {
+    const iso = isolateRows(rows, found(0, 2))
+    expect(iso.alone).toEqual(['r1', 'r3'])
+    expect(iso.again).toEqual(['r4', 'r5'])
+  })
+  it('more holes than are likely bad rows (a partial write of a good request): the first alone, the others together', () => {
+    const iso = isolateRows(rows, found(0, 5))
+    expect(iso).toMatchObject({ alone: ['r1'], together: ['r2', 'r3', 'r4'], again: [] })
+  })
   it('the request order decides, not sentAt: the last row missing is a suffix', () => {
     const reversed = [...rows].reverse()
     const l = new LandedRows(reversed, 'legacy')
     for (const r of reversed.slice(0, 5)) {
       l.see(listed(r))
     }
-    expect(isolateRows(reversed, l)).toMatchObject({ alone: ['r0'], again: [] })
+    expect(isolateRows(reversed, l)).toMatchObject({ alone: ['r0'], together: [], again: [] })
   })
 })
 
