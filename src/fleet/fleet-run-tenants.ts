@@ -13,13 +13,15 @@ import { type FleetFile, tenantJobConfig } from './fleet-file.ts'
 import type { FleetTenantJob } from './fleet-run.ts'
 import { reasonOf } from './fleet-run-outcome.ts'
 import type { TenantStatusInput } from './fleet-status.ts'
-import type { KeyVault } from './key-vault.ts'
+import { type KeyVault, VaultError } from './key-vault.ts'
 import { boundAppOf, unboundReason } from './tenant-app.ts'
 
 export interface UnusableTenant {
   readonly tenantId: string
   readonly jobId: string
   readonly reason: string
+  /** The tenant's stored key did not open with this fleet key. */
+  readonly keyRefused: boolean
 }
 
 export interface FleetTenantJobs {
@@ -54,7 +56,7 @@ export async function fleetTenantJobs(
       const config = tenantJobConfig(fleet, t.id, boundAppOf(bindings.get(t.id), vault), env)
       jobs.push({ tenantId: t.id, jobId: t.jobId, config, load: resolveLoadConfig(config.load ?? {}, options.loadFlags ?? {}, env, config.file) })
     } catch (err) {
-      unusable.push({ tenantId: t.id, jobId: t.jobId, reason: reasonOf(err) })
+      unusable.push({ tenantId: t.id, jobId: t.jobId, reason: reasonOf(err), keyRefused: err instanceof VaultError })
     }
   }
   return { jobs, unusable }

@@ -9,7 +9,7 @@ import { runFleet } from '../../fleet/fleet-run.ts'
 import { fleetExitCode, type TenantOutcome } from '../../fleet/fleet-run-outcome.ts'
 import { buildFleetRunSummary, formatFleetRunSummary } from '../../fleet/fleet-run-summary.ts'
 import { fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
-import { serveFleet } from '../../fleet/fleet-worker.ts'
+import { servedTenants, serveFleet } from '../../fleet/fleet-worker.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
@@ -180,7 +180,10 @@ function registerFleetWorker(fleet: Command): void {
   withHelp(worker, {
     exits: [
       [0, 'stopped by SIGINT/SIGTERM: how a worker is meant to stop'],
-      [2, 'usage or configuration error, or CHATFERRY_FLEET_KEY missing'],
+      [
+        2,
+        'usage or configuration error, CHATFERRY_FLEET_KEY missing, or no tenant it can serve (the fleet key opens no tenant’s stored key, none provisioned)',
+      ],
     ],
     examples: [
       ['fleet worker', 'one more loader for every tenant of ./fleet.yaml that has work'],
@@ -196,12 +199,13 @@ function registerFleetWorker(fleet: Command): void {
         const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 12 })
         try {
           const { jobs, unusable } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [], loadFlags: loadFlags(opts) })
+          const health = servedTenants(ctx.fleet.file, jobs, unusable)
           for (const u of unusable) {
             logger.warn({ tenant: u.tenantId }, `tenant ${u.tenantId} is not served: ${u.reason}`)
           }
           const boss = await startFleetBoss(ctx, jobs, logger)
           try {
-            logger.info({ tenants: jobs.length }, 'fleet worker serving')
+            logger.info({ tenants: jobs.length, ...health }, 'fleet worker serving')
             await serveFleet({ store: ctx.store, boss, tenants: jobs, logger, signal: stopper.signal })
           } finally {
             await boss.stop()

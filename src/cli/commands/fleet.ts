@@ -130,7 +130,10 @@ function registerDeprovision(fleet: Command): void {
     exits: [
       [0, 'the app was deleted (or already was)'],
       EXITS.error,
-      [2, 'no --yes, an unknown tenant or one without an app, a paid app the platform keeps, or a configuration problem'],
+      [
+        2,
+        'no --yes, an unknown tenant or one without an app, a fleet key that does not open the tenant’s stored key (nothing deleted), a paid app the platform keeps, or a configuration problem',
+      ],
     ],
     examples: [['fleet deprovision --tenant acme --yes', "delete acme's app (archived at once, removed for good after 30 days)"]],
   })
@@ -150,7 +153,7 @@ function registerDeprovision(fleet: Command): void {
       }
       const ctx = await openFleetContext(opts)
       try {
-        const outcome = await deprovisionTenant(ctx.fleet, ctx.store, managementOf(ctx.fleet), opts.tenant)
+        const outcome = await deprovisionTenant(ctx.fleet, ctx.store, managementOf(ctx.fleet), ctx.vault, opts.tenant)
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ ...outcome, meaning: deletionMeaning(outcome) })}\n`)
         } else {
