@@ -98,7 +98,8 @@ export async function ensureTenantApp(
     region: tenant.region,
     steps: { ...binding.steps, createSent: true },
   })
-  const created = await mgmt.createApp({ name: tenant.appName, region: tenant.region, version: tenant.version })
+  // Empty: without skipSampleData the platform fills the app with its sample users (management-apis.json, create app).
+  const created = await mgmt.createApp({ name: tenant.appName, region: tenant.region, version: tenant.version, skipSampleData: true })
   if (created.region !== tenant.region) {
     throw new TenantProblem(`the platform created app ${created.appId} in region ${created.region}, not ${tenant.region}`)
   }

@@ -6,11 +6,13 @@
  * (absent: a legacy webhook, `2`: the new implementation). Management error codes beyond the
  * published table (`ERR_WEBHOOK_NOT_FOUND`, `ERR_BAD_REQUEST`, `ERR_TRIGGER_NOT_FOUND`,
  * `AUTH_ERR_EMPTY_AUTH_HEADER`) and every HTTP status are assumed (README). Creations and
- * deletions of apps are in the app's request log (endpoint `apps`).
+ * deletions of apps are in the app's request log (endpoint `apps`). A created app holds the
+ * platform's sample users unless the body says `skipSampleData: true` (create app, published).
  */
 import { type Selectable, sql } from 'kysely'
 import { z } from 'zod'
 
+import { SAMPLE_USERS } from '../target/sample-data.ts'
 import { CreateAppRequest } from '../target/schemas.ts'
 import {
   CreateWebhookRequest,
@@ -27,7 +29,7 @@ import { appOf, badRequest, logged, parseWith } from './management-kit.ts'
 import { managementTeamRoutes } from './management-team-routes.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
-import type { WebhooksTable } from './sandbox-store.ts'
+import { toJson, type WebhooksTable } from './sandbox-store.ts'
 
 async function createApp(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   authenticateManagement(ctx, services.management)
@@ -48,8 +50,36 @@ async function createApp(services: SandboxServices, ctx: RequestContext): Promis
     )
   }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
+  // As published: a new app holds the platform's sample users unless the body says skipSampleData.
+  if (parsed.data.skipSampleData !== true) {
+    await fillSampleData(services, app.id)
+  }
   logAppCall(services, ctx, app.id, 200)
   return { status: 200, body: { data: services.registry.record(app) } }
+}
+
+/** The platform's sample users in a new app (src/target/sample-data.ts). */
+async function fillSampleData(services: SandboxServices, appId: string): Promise<void> {
+  const now = Math.floor(Date.now() / 1000)
+  await services.db
+    .insertInto('users')
+    .values(
+      SAMPLE_USERS.map((u) => ({
+        app_id: appId,
+        uid: u.uid,
+        name: u.name,
+        avatar: null,
+        link: null,
+        role: 'default',
+        metadata: null,
+        tags: toJson([]),
+        created_at: now,
+        updated_at: now,
+        last_active_at: null,
+        deactivated_at: null,
+      })),
+    )
+    .execute()
 }
 
 /** A creation or deletion in the app's request log (endpoint `apps`): a test proves from it how often an app was created. */
