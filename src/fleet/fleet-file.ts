@@ -133,8 +133,11 @@ export const FleetFileSchema = z
         url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL: a fleet needs the shared Postgres ledger'),
       })
       .strict(),
-    /** The management interface (provision, deprovision). */
-    management: ManagementSchema.optional(),
+    /** The management interface (provision, deprovision), and the pace of its calls (src/fleet/management-pacer.ts). */
+    management: ManagementSchema.extend({
+      requestsPerMinute: z.number().positive().max(6000).optional(),
+      giveUpAfterMs: z.number().int().positive().optional(),
+    }).optional(),
     defaults: DefaultsSchema.prefault({}),
     /** Shared legacy databases the tenants' `source: {template: …}` name. */
     sources: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a source name is 1–64 of A-Z, a-z, 0-9, - and _'), SharedSourceSchema).default({}),

@@ -55,6 +55,8 @@ export interface PublishedFleetOptions {
   readonly management?: Record<string, unknown>
   /** The management URL when not the sandbox's own (a proxy). */
   readonly managementUrl?: string
+  /** `defaults.app` of the fleet file (extensions, team, webhooks). */
+  readonly app?: Record<string, unknown>
 }
 
 export async function createPublishedFleet(o: PublishedFleetOptions): Promise<PublishedFleet> {
@@ -84,6 +86,7 @@ export async function createPublishedFleet(o: PublishedFleetOptions): Promise<Pu
         region: 'us',
         target: { baseUrl: `${sbx.sandbox.url}/apps/{appId}/v3`, quota: { requestsPerMinute: 1200 }, timeoutMs: 5000 },
         load: { quotaWindowMs: 2000, leaseSeconds: 10 },
+        ...(o.app ? { app: o.app } : {}),
       },
       tenants,
     }),
