@@ -3,7 +3,8 @@
  * `tenantValue` (or team, or a query that selects nothing) reads zero rows, plans nothing and
  * loads nothing, which would otherwise end as a tenant migrated. Its outcome is `failed`, needing a
  * fix, and the reason names what selected nothing: the tenant value and the query it filters, or
- * the team, or the entity queries. A delta run reads changes only, so zero rows there is normal.
+ * the team, or the entity queries. A delta run, or a rerun of a tenant whose ledger already holds
+ * items, reads only what is new, so zero rows there is normal.
  */
 import type { PlanJobSummary } from '../plan/plan-job.ts'
 
@@ -28,9 +29,18 @@ function selection(source: unknown): string {
     : 'its source has no rows: check the source'
 }
 
-/** The reason a full run's plan shows a tenant with no source rows at all, or undefined when it read some. */
-export function emptySourceReason(tenantId: string, source: unknown, plan: PlanJobSummary, mode: 'full' | 'delta'): string | undefined {
-  if (mode !== 'full') {
+/**
+ * The reason a tenant's source has yielded no rows at all — none read by this full run's plan, and
+ * no item in its ledger from an earlier one (a rerun reads only what is new) — or undefined.
+ */
+export function emptySourceReason(
+  tenantId: string,
+  source: unknown,
+  plan: PlanJobSummary,
+  mode: 'full' | 'delta',
+  ledgerItems: number,
+): string | undefined {
+  if (mode !== 'full' || ledgerItems > 0) {
     return undefined
   }
   const rows = Object.values(plan.entities).reduce((n, e) => n + e.sourceRows, 0)

@@ -102,7 +102,8 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
       return await end({ state: 'stopped', needsFix: false, reason: 'stopped by a signal before its plan finished' })
     }
     await store.heartbeatRun(id, { plan })
-    const empty = emptySourceReason(t.tenantId, t.config.source, plan, options.mode)
+    const items = (await store.entityStats(t.jobId)).reduce((n, e) => n + e.total, 0)
+    const empty = emptySourceReason(t.tenantId, t.config.source, plan, options.mode, items)
     if (empty !== undefined) {
       return await end({ state: 'failed', needsFix: true, reason: empty })
     }

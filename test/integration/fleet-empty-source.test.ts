@@ -65,9 +65,12 @@ it('the mistyped tenant run alone: needs a fix, naming its value and query; exit
   expect(status.stdout).toContain('its source yielded no rows at all')
 })
 
-it('the correctly typed tenant loads its rows and exits 0', async () => {
+it('the correctly typed tenant loads its rows and exits 0, and again on a rerun', async () => {
   const r = await fleet.cli(['run', '--tenant', 'acme']).done
   expect(r.code, r.stdout + r.stderr.slice(-2000)).toBe(0)
   const apps = await fleet.appIds()
   expect(await fleet.heldKeys(apps.get('acme') as string)).toEqual(['a1', 'a2'])
+  // A rerun reads only what is new (none): its ledger's items say the source is not empty.
+  const again = await fleet.cli(['run', '--tenant', 'acme']).done
+  expect(again.code, again.stdout + again.stderr.slice(-2000)).toBe(0)
 })
