@@ -375,8 +375,13 @@ function schemaProblems(raw: Record<string, unknown>, error: z.ZodError, prefix:
  * Parses a fleet file's text. Throws {@link ConfigError} listing every problem (file syntax,
  * schema, duplicate ids and app names, each tenant's composed job configuration); does no I/O.
  */
-export function parseFleetFile(text: string, file: string, env: NodeJS.ProcessEnv = process.env): FleetFile {
+export function parseFleetFile(text: string, file: string, env: NodeJS.ProcessEnv = process.env, options: FleetFileOptions = {}): FleetFile {
   const raw = parseYamlMapping(text, file)
+  if (options.management === 'ignored') {
+    // Commands that send nothing to the management interface neither read nor check its block:
+    // its key and secret (\${VAR}) need not be set where they run.
+    delete raw.management
+  }
   const problems: ConfigProblem[] = []
   const interpolated = interpolate(raw, env, problems) as Record<string, unknown>
   const secrets = [...secretValuesOf(interpolated), ...secretValuesOf(raw)]
@@ -423,7 +428,13 @@ export function parseFleetFile(text: string, file: string, env: NodeJS.ProcessEn
 }
 
 /** Reads and parses a fleet file (see {@link parseFleetFile}); a missing file is a {@link ConfigError}. */
-export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<FleetFile> {
+/** How a command reads the fleet file. */
+export interface FleetFileOptions {
+  /** `ignored`: the command sends nothing to the management interface (run, worker, status, plan, verify). @default 'needed' */
+  readonly management?: 'needed' | 'ignored'
+}
+
+export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = process.env, options: FleetFileOptions = {}): Promise<FleetFile> {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -431,7 +442,7 @@ export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = proce
     const code = (err as NodeJS.ErrnoException).code
     throw new ConfigError(path, [{ path: '', message: code === 'ENOENT' ? 'file not found (pass --fleet FILE)' : (err as Error).message }])
   }
-  return parseFleetFile(text, path, env)
+  return parseFleetFile(text, path, env, options)
 }
 
 /**

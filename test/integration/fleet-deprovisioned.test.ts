@@ -52,3 +52,15 @@ it('named with --tenant, the deprovisioned tenant fails, needing a fix (exit 2)'
   expect(r.code, r.stdout).toBe(2)
   expect(r.stdout).toContain('was deprovisioned (deleted)')
 })
+
+it('fleet plan and fleet status need no management credentials (they send nothing to it); provision does', async () => {
+  const without = { CF_MGMT_KEY: '', CF_MGMT_SECRET: '' }
+  const plan = await fleet.cli(['plan', '--out', `${fleet.dir}/plan`], without).done
+  expect(plan.code, plan.stdout + plan.stderr.slice(-2000)).toBe(0)
+  expect(plan.stderr).not.toContain('management')
+  const status = await fleet.cli(['status'], without).done
+  expect(status.code, status.stderr).toBe(0)
+  const provision = await fleet.cli(['provision'], without).done
+  expect(provision.code).toBe(2)
+  expect(provision.stderr).toContain('management.key')
+})
