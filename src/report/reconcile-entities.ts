@@ -150,6 +150,7 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
       item.updates.filter((u) => /\.(add|reactivate)$/.test(u.kind)),
       false,
       'done in the ledger, absent on the platform',
+      run.advice,
     )
     add({
       entity,

@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { parse, stringify } from 'yaml'
@@ -15,10 +16,12 @@ import { tenantSource, writeTenantLegacy } from '../helpers/fleet-legacy.ts'
 import { createPublishedFleet, type PublishedFleet } from '../helpers/fleet-published.ts'
 
 let fleet: PublishedFleet
+let legacyFile: string
 
 beforeAll(async () => {
   fleet = await createPublishedFleet({ tenants: [{ id: 'acme', source: { connector: 'generic-sql', url: 'sqlite:/nonexistent' } }] })
   const file = join(fleet.dir, 'acme-dup.db')
+  legacyFile = file
   writeTenantLegacy(file, 'acme', { users: 4, groups: 1, membersPerGroup: 2, messages: 6 })
   const source = tenantSource(file, 'acme') as { entities: { users: { query: string } } }
   // The last user repeated, word for word, as a join gone wrong would.
@@ -44,4 +47,20 @@ it('the repeated row is rejected by the plan and verify accounts for it: clean',
   expect(report.mismatches.filter((m) => !m.explained)).toEqual([])
   expect(report.mismatches.some((m) => m.note?.includes('never planned'))).toBe(false)
   expect(r.code, r.stdout).toBe(0)
+})
+
+it("a row added at the source since: verify names it and advises the fleet's command for the tenant, which fixes it", async () => {
+  const db = new DatabaseSync(legacyFile)
+  db.prepare('INSERT INTO people VALUES (?, ?, ?)').run('acme-u9', 'acme user 9', Date.now())
+  db.close()
+  const out = join(fleet.dir, 'verify2')
+  const before = await fleet.cli(['verify', '--out', out]).done
+  expect(before.code, before.stdout).toBe(3)
+  const report = JSON.parse(readFileSync(join(out, 'tenants', 'acme', 'verify-report.json'), 'utf8')) as VerifyReport
+  const advised = `chatferry fleet run --delta --fleet ${fleet.file} --tenant acme`
+  expect(report.mismatches.map((m) => m.note)).toEqual([`the source has 1 users the ledger never planned (run \`${advised}\`)`])
+  const fix = await fleet.cli(['run', '--delta', '--tenant', 'acme']).done
+  expect([0, 3], fix.stdout + fix.stderr.slice(-2000)).toContain(fix.code)
+  const after = await fleet.cli(['verify', '--out', join(fleet.dir, 'verify3')]).done
+  expect(after.code, after.stdout).toBe(0)
 })

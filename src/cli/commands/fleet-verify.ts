@@ -47,6 +47,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
           outDir: resolveConfigPath(opts.out),
           sample: Number(opts.sample),
           signal: stopper.signal,
+          fleetFile: ctx.fleet.file,
         })
         const all = [
           ...unusable.map((u) => ({ ...u, verdict: 'failed' as const, mismatches: 0, unexplained: 0, report: null, needsFix: true })),
