@@ -28,6 +28,7 @@ beforeAll(async () => {
       { id: 'globex', history: HISTORY },
       { id: 'legacyco', history: HISTORY },
     ],
+    app: { extensions: ['polls', 'reactions'], team: { admins: ['ops@vendor.example'] } },
   })
   // legacyco's app was created elsewhere, the platform's way: with its sample data.
   const created = await fleet.sbx.mgmt.createApp({ name: `${fleet.fleetId} legacyco`, region: 'us' })
@@ -48,7 +49,12 @@ it('provisioned apps hold exactly their tenant’s data; fleet verify passes the
   expect(provision.code, provision.stdout + provision.stderr).toBe(0)
   const apps = await fleet.appIds()
   for (const id of ['acme', 'globex']) {
-    expect(await fleet.heldKeys(apps.get(id) as string), id).toEqual([])
+    const appId = apps.get(id) as string
+    expect(await fleet.heldKeys(appId), id).toEqual([])
+    // Its setup, exactly: the extensions and the team member the fleet file names.
+    const extensions = (await fleet.sbx.mgmt.listExtensions(appId)).filter((e) => e.enabled).map((e) => e.id)
+    expect(extensions.sort(), id).toEqual(['polls', 'reactions'])
+    expect((await fleet.sbx.mgmt.listCollaborators(appId)).map((c) => [c.email, c.role])).toEqual([['ops@vendor.example', 'admin']])
   }
 
   const run = await fleet.cli(['run']).done
