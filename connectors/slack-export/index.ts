@@ -93,7 +93,16 @@ class SlackExportSession implements SourceSession {
         const lookups = await this.#lookups()
         const fileUrl = this.#config.fileUrl
         const maxElementBytes = archive.limits.maxElementBytes
-        yield* messageRows({ archive, layout: this.#layout, lookups, maxElementBytes, after, since, signal, ...(fileUrl !== undefined ? { fileUrl } : {}) })
+        yield* messageRows({
+          archive,
+          layout: this.#layout,
+          lookups,
+          maxElementBytes,
+          after,
+          since,
+          signal,
+          ...(fileUrl !== undefined ? { fileUrl } : {}),
+        })
       }
     }
   }

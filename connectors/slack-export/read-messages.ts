@@ -170,7 +170,12 @@ function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: A
   if (firstDay !== undefined) {
     return {
       pos,
-      row: problem(legacyId, 'ts', `${where}: a message with ts ${ts} is in ${folder}/${firstDay} too: the first, in ${folder}/${firstDay}, is read`, where),
+      row: problem(
+        legacyId,
+        'ts',
+        `${where}: a message with ts ${ts} is in ${folder}/${firstDay} too: the first, in ${folder}/${firstDay}, is read`,
+        where,
+      ),
     }
   }
   const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))

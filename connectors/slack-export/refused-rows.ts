@@ -20,7 +20,11 @@ const ENTITY_OF_FILE: Readonly<Record<string, LegacyEntity>> = {
 
 /** The entity whose read reports a refused entry (by its last name part). */
 export function entityOfEntry(name: string): LegacyEntity {
-  const base = name.split(/[/\\]/).filter((p) => p !== '').at(-1) ?? ''
+  const base =
+    name
+      .split(/[/\\]/)
+      .filter((p) => p !== '')
+      .at(-1) ?? ''
   return ENTITY_OF_FILE[base] ?? 'messages'
 }
 

@@ -37,7 +37,15 @@ async function job(source: Record<string, unknown>) {
   const app = await box.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
   const state = await createTestDatabase('cf_slack_hostile')
   box.cleanups.push(() => dropWithin(state))
-  const cfg = writeRunConfig({ appId: app.id, stateUrl: state.url, apiKey: app.apiKey, baseUrl: app.baseUrl, source, policies: POLICIES, load: { quotaWindowMs: 10_000 } })
+  const cfg = writeRunConfig({
+    appId: app.id,
+    stateUrl: state.url,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    source,
+    policies: POLICIES,
+    load: { quotaWindowMs: 10_000 },
+  })
   return { app, cfg }
 }
 
@@ -52,6 +60,7 @@ async function migratesAroundTheDamage(cfg: string, appId: string, extra: Expect
   const started = Date.now()
   const plan = await runCli(['plan', '--config', cfg]).done
   expect(plan.code, plan.stderr.slice(-3000)).toBe(0)
+  expect(plan.stdout).toContain('unreadable file')
   const run = await runCli(['run', '--config', cfg]).done
   expect(run.code, run.stderr.slice(-3000)).toBe(3)
 
@@ -85,9 +94,20 @@ const reject = (entity: 'users' | 'groups' | 'members' | 'messages', legacyId: s
 describe('chatferry on a hostile Slack export ZIP', () => {
   const seed = slackSeed()
   const repeated = seed.messages.find((m) => m.folder === 'general' && m.raw.ts === ts(60)) as { day: string }
-  const firstGeneralDay = seed.messages.filter((m) => m.folder === 'general').map((m) => m.day).sort()[0] as string
-  const bomb = Buffer.concat([Buffer.from(`[${JSON.stringify(msg(900, 'x')).slice(0, -1)}, "pad": "`), Buffer.alloc(64 * MiB, 'a'), Buffer.from('"}]')])
-  const latin1 = Buffer.concat([Buffer.from(`[{"type":"message","user":"${SL.alice}","text":"caf`), Buffer.from([0xe9]), Buffer.from(`","ts":"${ts(903)}"}]`)])
+  const firstGeneralDay = seed.messages
+    .filter((m) => m.folder === 'general')
+    .map((m) => m.day)
+    .sort()[0] as string
+  const bomb = Buffer.concat([
+    Buffer.from(`[${JSON.stringify(msg(900, 'x')).slice(0, -1)}, "pad": "`),
+    Buffer.alloc(64 * MiB, 'a'),
+    Buffer.from('"}]'),
+  ])
+  const latin1 = Buffer.concat([
+    Buffer.from(`[{"type":"message","user":"${SL.alice}","text":"caf`),
+    Buffer.from([0xe9]),
+    Buffer.from(`","ts":"${ts(903)}"}]`),
+  ])
   const entries: HostileEntry[] = [
     ...[...exportFiles(seed)].map(([name, content]) => ({ name: `${NEST}/${name}`, content })),
     { name: '/users.json', content: JSON.stringify([{ id: 'U66EVIL', name: 'evil', real_name: 'Evil' }]) },
@@ -165,16 +185,20 @@ describe('chatferry on an unpacked Slack export with symbolic links', () => {
 })
 
 describe('chatferry on a Slack export without its metadata files', () => {
-  it.each(['users.json', 'channels.json'])('an export without %s stops before any load (exit 2), naming the file', async (file) => {
-    const files = exportFiles(slackSeed())
-    files.delete(file)
-    const zip = await writeExportZip(join(tmp(), 'export.zip'), files)
-    const { app, cfg } = await job({ connector: 'slack-export', path: zip })
-    for (const command of ['plan', 'run']) {
-      const res = await runCli([command, '--config', cfg]).done
-      expect(res.code, res.stderr.slice(-2000)).toBe(2)
-      expect(res.stderr).toContain(`no ${file}`)
-    }
-    expect(await box.tsb.sandbox.requests(app.id)).toEqual([])
-  }, 60_000)
+  it.each(['users.json', 'channels.json'])(
+    'an export without %s stops before any load (exit 2), naming the file',
+    async (file) => {
+      const files = exportFiles(slackSeed())
+      files.delete(file)
+      const zip = await writeExportZip(join(tmp(), 'export.zip'), files)
+      const { app, cfg } = await job({ connector: 'slack-export', path: zip })
+      for (const command of ['plan', 'run']) {
+        const res = await runCli([command, '--config', cfg]).done
+        expect(res.code, res.stderr.slice(-2000)).toBe(2)
+        expect(res.stderr).toContain(`no ${file}`)
+      }
+      expect(await box.tsb.sandbox.requests(app.id)).toEqual([])
+    },
+    60_000,
+  )
 })

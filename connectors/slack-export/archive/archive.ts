@@ -12,8 +12,8 @@ import type { RefusedEntry } from './entries.ts'
 import { openFolderArchive } from './folder.ts'
 import { openZipArchive } from './zip.ts'
 
-export { EntryUnreadable } from './guard.ts'
 export type { RefusedEntry } from './entries.ts'
+export { EntryUnreadable } from './guard.ts'
 
 export interface ExportArchive {
   /** What to call the export in messages: its path. */

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 
 import { ChatferryError } from '../../../src/errors.ts'
 import type { ArchiveLimits, ExportArchive } from './archive.ts'
-import { byCodeUnits, buildListing, nestedRoot, type RawEntry } from './entries.ts'
+import { buildListing, byCodeUnits, nestedRoot, type RawEntry } from './entries.ts'
 import { EntryUnreadable, guarded } from './guard.ts'
 
 const kindOf = (d: Dirent): RawEntry<string>['kind'] | undefined =>
@@ -45,9 +45,13 @@ export function openFolderArchive(path: string, limits: ArchiveLimits): { archiv
       raw = walk(join(path, nested))
     }
   } catch (err) {
-    throw new ChatferryError('SOURCE_UNAVAILABLE', `cannot list the Slack export folder ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      cause: err,
-    })
+    throw new ChatferryError(
+      'SOURCE_UNAVAILABLE',
+      `cannot list the Slack export folder ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      {
+        cause: err,
+      },
+    )
   }
   const listing = buildListing(raw)
   let modifiedAt = 0

@@ -10,7 +10,7 @@ import yauzl from 'yauzl'
 
 import { ChatferryError } from '../../../src/errors.ts'
 import type { ArchiveLimits, ExportArchive } from './archive.ts'
-import { byCodeUnits, buildListing, type RawEntry } from './entries.ts'
+import { buildListing, byCodeUnits, type RawEntry } from './entries.ts'
 import { bytesOf, EntryUnreadable, guarded } from './guard.ts'
 
 function nameOf(entry: yauzl.Entry): string {
@@ -72,7 +72,10 @@ export async function openZipArchive(path: string, limits: ArchiveLimits): Promi
     const entry = entryOf(p)
     const name = `entry ${p} of ${path}`
     if (entry.uncompressedSize > limits.maxEntryBytes) {
-      throw new EntryUnreadable(name, `inflates to ${entry.uncompressedSize} bytes by the ZIP's directory, over source.maxEntryBytes (${limits.maxEntryBytes}): not read`)
+      throw new EntryUnreadable(
+        name,
+        `inflates to ${entry.uncompressedSize} bytes by the ZIP's directory, over source.maxEntryBytes (${limits.maxEntryBytes}): not read`,
+      )
     }
     let stream: AsyncIterable<Buffer>
     try {
