@@ -56,7 +56,7 @@ async function orderOf(archive: ExportArchive, path: string, maxElementBytes: nu
 }
 
 /** A large file's items in read order, in batches. */
-async function* streamedSorted(archive: ExportArchive, path: string, maxElementBytes: number): AsyncGenerator<ParsedItem[]> {
+async function* streamedSorted(archive: ExportArchive, path: string, maxElementBytes: number, windowBytes: number): AsyncGenerator<ParsedItem[]> {
   const found = await orderOf(archive, path, maxElementBytes)
   if ('broken' in found) {
     yield [found.broken]
@@ -81,7 +81,7 @@ async function* streamedSorted(archive: ExportArchive, path: string, maxElementB
   for (const [rank, index] of order.entries()) {
     rankOf[index] = rank
   }
-  const perWindow = Math.max(1, Math.floor(WINDOW_BYTES / Math.max(1, archive.sizeOf(path) / Math.max(1, order.length))))
+  const perWindow = Math.max(1, Math.floor(windowBytes / Math.max(1, archive.sizeOf(path) / Math.max(1, order.length))))
   for (let from = 0; from < order.length; from += perWindow) {
     const to = Math.min(order.length, from + perWindow)
     const window: ParsedItem[] = new Array<ParsedItem>(to - from)
@@ -100,10 +100,15 @@ async function* streamedSorted(archive: ExportArchive, path: string, maxElementB
 }
 
 /** A day file's items in read order, in batches (one for a small file). */
-export async function* sortedDay(archive: ExportArchive, path: string, maxElementBytes: number): AsyncGenerator<ParsedItem[]> {
+export async function* sortedDay(
+  archive: ExportArchive,
+  path: string,
+  maxElementBytes: number,
+  windowBytes = WINDOW_BYTES,
+): AsyncGenerator<ParsedItem[]> {
   if (readsWhole(archive, path, maxElementBytes)) {
     yield sortDay(await readArrayFile(archive, path, maxElementBytes))
   } else {
-    yield* streamedSorted(archive, path, maxElementBytes)
+    yield* streamedSorted(archive, path, maxElementBytes, windowBytes)
   }
 }

@@ -113,7 +113,7 @@ class Splitter {
         out.push(this.take(chunk, from, i))
       }
     }
-    if (this.inElement && !this.oversized) {
+    if (this.inElement) {
       this.pendingBytes += chunk.length - from
       if (this.pendingBytes > this.maxElementBytes) {
         this.oversized = true
