@@ -3,16 +3,18 @@
  * elements after it are read, whatever the chunk size; a large day file read in windows yields
  * the same items in the same order as the whole file sorted in memory.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
+import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { openArchive } from '../../connectors/slack-export/archive/archive.ts'
 import type { ParsedItem } from '../../connectors/slack-export/day-file.ts'
 import { sortDay, sortedDay } from '../../connectors/slack-export/day-sort.ts'
 import { type ArrayItem, jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
+import type { Cursor } from '../../src/model/connector.ts'
 import { writeExportFolder } from '../fixtures/slack-export/generate.ts'
 
 async function items(bytes: Buffer, chunk: number, max: number): Promise<ArrayItem[]> {
@@ -69,5 +71,54 @@ describe('sortedDay: a large day file streamed in windows reads as the whole fil
     }
     expect(got).toEqual(sortDay(whole))
     expect(got.at(-1)).toMatchObject({ index: 300, error: 'the file breaks off before the array closes' })
+  })
+})
+
+describe('slack-export: a read resumed from any cursor yields exactly the rest of a full read', () => {
+  it('across refused entries, streamed day files and a ts repeated in a later day file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cf-slack-resume-'))
+    try {
+      const msg = (s: number, text: string) => ({ type: 'message', user: 'U1', text, ts: `1700000${String(s).padStart(3, '0')}.000100` })
+      const large = Array.from({ length: 40 }, (_, i) => msg(100 + ((i * 17) % 40), `large ${i} ${'z'.repeat(100)}`))
+      const root = writeExportFolder(join(dir, 'export'), [
+        ['users.json', JSON.stringify([{ id: 'U1', name: 'u1', real_name: 'U One' }])],
+        ['channels.json', JSON.stringify([{ id: 'C1', name: 'general', created: 1700000000, members: ['U1'] }])],
+        ['general/2024-01-01.json', JSON.stringify([msg(1, 'a'), msg(2, 'b')])],
+        ['general/2024-01-02.json', JSON.stringify(large)],
+        ['general/2024-01-03.json', JSON.stringify([msg(2, 'b again'), msg(120, 'large again'), msg(300, 'c')])],
+      ])
+      symlinkSync(join(root, 'general', '2024-01-01.json'), join(root, 'general', '2024-01-04.json'))
+      symlinkSync(join(root, 'users.json'), join(root, 'org_users.json'))
+      const connector = createConnector(SourceConfigSchema.parse({ connector: 'slack-export', path: root, maxElementBytes: 1024 }))
+      const session = await connector.open()
+      try {
+        for (const entity of ['users', 'messages'] as const) {
+          const pages: { rows: unknown[]; cursor: Cursor }[] = []
+          for await (const page of session.read(entity, { pageSize: 1 })) {
+            pages.push({ rows: [...page.rows], cursor: page.cursor })
+          }
+          const all = pages.flatMap((p) => p.rows)
+          expect(all.length).toBe(await session.count(entity))
+          for (const [n, page] of pages.entries()) {
+            const rest: unknown[] = []
+            for await (const p of session.read(entity, { pageSize: 7, after: page.cursor })) {
+              rest.push(...p.rows)
+            }
+            expect(rest, `${entity} after ${JSON.stringify(page.cursor)}`).toEqual(all.slice(n + 1))
+          }
+          if (entity === 'messages') {
+            const problems = all.filter((r) => !(r as { ok: boolean }).ok) as { legacyId: string; reason: string }[]
+            expect(problems.map((p) => p.legacyId).sort()).toEqual(['C1:1700000002.000100', 'C1:1700000120.000100', 'entry:general/2024-01-04.json'])
+            expect(problems.find((p) => p.legacyId === 'C1:1700000120.000100')?.reason).toContain('general/2024-01-02.json')
+          } else {
+            expect(all.filter((r) => !(r as { ok: boolean }).ok)).toMatchObject([{ legacyId: 'entry:org_users.json', field: 'file' }])
+          }
+        }
+      } finally {
+        await session.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
