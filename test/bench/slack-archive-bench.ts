@@ -63,6 +63,22 @@ async function* dayFile(variant: Variant): AsyncGenerator<Buffer> {
       ts: `${T0S + Math.floor(k / 100)}.${String(k % 100).padStart(6, '0')}`,
       text: `message ${k} in the usual chatter of a very busy day, with a mention of <@${uid((k * 7) % 500)}>`,
       team: 'T01ACME',
+      // Slack repeats the text as rich-text blocks: about 600 bytes a message, as in real exports.
+      blocks: [
+        {
+          type: 'rich_text',
+          block_id: `b${k}`,
+          elements: [
+            {
+              type: 'rich_text_section',
+              elements: [
+                { type: 'text', text: `message ${k} in the usual chatter of a very busy day, with a mention of` },
+                { type: 'user', user_id: uid((k * 7) % 500) },
+              ],
+            },
+          ],
+        },
+      ],
     }
     const text = `${k === 0 ? '' : ','}\n    ${JSON.stringify(m)}`
     written += Buffer.byteLength(text)
