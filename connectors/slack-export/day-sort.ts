@@ -30,29 +30,64 @@ export function sortDay(items: ParsedItem[]): ParsedItem[] {
   return [...timed.map((k) => k.item), ...keyed.filter((k) => k.ts === undefined).map((k) => k.item)]
 }
 
+/** Seconds below this make `seconds × 10⁶ + micros` exact in a double (up to the year 2255). */
+const EXACT_SECONDS = 9_000_000_000
+
 /** A `ts` as a number that orders like it (monotonic: equal numbers are told apart by compareTs). */
-function tsKey(ts: string): number {
+function tsNumber(ts: string): number {
   const [s, m = ''] = ts.split('.')
   return Number(s) * 1e6 + Number(m.padEnd(6, '0'))
 }
 
+/** A key equal for equal `ts` values and different for different ones: a number (8 bytes) when exact, else the text. */
+export function tsKey(ts: string): number | string {
+  const n = tsNumber(ts)
+  return n < EXACT_SECONDS * 1e6 ? n : ts
+}
+
 /** The read order of a large file from one pass: file indexes, by `ts` then untimed; or one broken item. */
-async function orderOf(archive: ExportArchive, path: string, maxElementBytes: number): Promise<{ order: number[] } | { broken: ParsedItem }> {
-  const timed: { key: number; ts: string; index: number }[] = []
-  const untimed: number[] = []
+async function orderOf(archive: ExportArchive, path: string, maxElementBytes: number): Promise<{ order: Int32Array } | { broken: ParsedItem }> {
+  // One double per element (its ts as a number, NaN when it has none), and the text only for the rare ts too large to be exact.
+  let keys = new Float64Array(1024)
+  const inexact = new Map<number, string>()
+  let n = 0
   for await (const item of streamItems(archive, path, maxElementBytes)) {
     if ('error' in item && item.wholeFile === true) {
       return { broken: { index: 0, error: item.error } }
     }
+    if (n === keys.length) {
+      const grown = new Float64Array(keys.length * 2)
+      grown.set(keys)
+      keys = grown
+    }
     const ts = tsOf(item)
-    if (ts === undefined) {
-      untimed.push(item.index)
-    } else {
-      timed.push({ key: tsKey(ts), ts, index: item.index })
+    keys[n] = ts === undefined ? Number.NaN : tsNumber(ts)
+    if (ts !== undefined && typeof tsKey(ts) === 'string') {
+      inexact.set(n, ts)
+    }
+    n++
+  }
+  const order = new Int32Array(n)
+  let timed = 0
+  for (let i = 0; i < n; i++) {
+    if (!Number.isNaN(keys[i] as number)) {
+      order[timed++] = i
     }
   }
-  timed.sort((a, b) => a.key - b.key || compareTs(a.ts, b.ts) || a.index - b.index)
-  return { order: [...timed.map((t) => t.index), ...untimed] }
+  let untimed = timed
+  for (let i = 0; i < n; i++) {
+    if (Number.isNaN(keys[i] as number)) {
+      order[untimed++] = i
+    }
+  }
+  const k = keys
+  const exact = (a: number, b: number) => {
+    const ta = inexact.get(a)
+    const tb = inexact.get(b)
+    return ta !== undefined && tb !== undefined ? compareTs(ta, tb) : 0
+  }
+  order.subarray(0, timed).sort((a, b) => (k[a] as number) - (k[b] as number) || exact(a, b) || a - b)
+  return { order }
 }
 
 /** A large file's items in read order, in batches. */
@@ -78,9 +113,9 @@ async function* streamedSorted(archive: ExportArchive, path: string, maxElementB
     return
   }
   const rankOf = new Int32Array(order.length)
-  for (const [rank, index] of order.entries()) {
+  order.forEach((index, rank) => {
     rankOf[index] = rank
-  }
+  })
   const perWindow = Math.max(1, Math.floor(windowBytes / Math.max(1, archive.sizeOf(path) / Math.max(1, order.length))))
   for (let from = 0; from < order.length; from += perWindow) {
     const to = Math.min(order.length, from + perWindow)

@@ -9,7 +9,7 @@ import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
 import { DAY_FILE, type ParsedItem, readsWhole } from './day-file.ts'
-import { sortedDay, tsOf } from './day-sort.ts'
+import { sortedDay, tsKey, tsOf } from './day-sort.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { Layout } from './layout.ts'
@@ -68,8 +68,8 @@ function startReading(o: MessagesRead, file: { folder: string; day: string } | u
   return { ...file, batches }
 }
 
-/** `ts` → the day file it was first read in, for one conversation. */
-type SeenTs = Map<string, string>
+/** `ts` ({@link tsKey}) → the day file it was first read in, for one conversation. */
+type SeenTs = Map<number | string, string>
 
 /** The `ts` of a folder's day files before `day` (a read resumed in the middle of a conversation). */
 async function tsBefore(o: MessagesRead, folder: string, day: string): Promise<SeenTs> {
@@ -77,14 +77,20 @@ async function tsBefore(o: MessagesRead, folder: string, day: string): Promise<S
   for (const d of o.archive.filesIn(folder).filter((f) => DAY_FILE.test(f) && f < day)) {
     for await (const batch of sortedDay(o.archive, `${folder}/${d}`, o.maxElementBytes)) {
       for (const item of batch) {
-        const ts = tsOf(item)
-        if (ts !== undefined && !seen.has(ts)) {
-          seen.set(ts, d)
-        }
+        remember(seen, tsOf(item), d)
       }
     }
   }
   return seen
+}
+
+function remember(seen: SeenTs, ts: string | undefined, day: string): void {
+  if (ts !== undefined) {
+    const key = tsKey(ts)
+    if (!seen.has(key)) {
+      seen.set(key, day)
+    }
+  }
 }
 
 /**
@@ -109,7 +115,6 @@ export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRo
     const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
     let rank = 0
     let previous: string | undefined
-    const fileTs: string[] = []
     for await (const batch of batches()) {
       const rows: PositionedRow<LegacyMessage>[] = []
       for (const item of batch) {
@@ -121,16 +126,9 @@ export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRo
           }
         }
         previous = tsOf(item)
-        if (previous !== undefined) {
-          fileTs.push(previous)
-        }
+        remember(seen, previous, day)
       }
       yield rows
-    }
-    for (const ts of fileTs) {
-      if (!seen.has(ts)) {
-        seen.set(ts, day)
-      }
     }
   }
 }
@@ -166,8 +164,9 @@ function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: A
   if (at.previous === ts) {
     return { pos, row: problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where) }
   }
-  const firstDay = at.seen.get(ts)
-  if (firstDay !== undefined) {
+  // The same day is this file: a second copy in it is told by `previous` (the file is sorted).
+  const firstDay = at.seen.get(tsKey(ts))
+  if (firstDay !== undefined && firstDay !== day) {
     return {
       pos,
       row: problem(
