@@ -8,7 +8,7 @@
  */
 import type { ExportArchive } from './archive/archive.ts'
 import { type ParsedItem, readArrayFile, readsWhole, STREAM_BATCH, streamItems } from './day-file.ts'
-import { compareTs, isObject, isTs } from './entities/fields.ts'
+import { compareTs, isObject, isTs, tsNumber } from './entities/fields.ts'
 
 /** About how many bytes of elements one pass over an unsorted large file keeps. */
 export const WINDOW_BYTES = 32 * 1024 * 1024
@@ -30,21 +30,6 @@ export function sortDay(items: ParsedItem[]): ParsedItem[] {
   return [...timed.map((k) => k.item), ...keyed.filter((k) => k.ts === undefined).map((k) => k.item)]
 }
 
-/** Seconds below this make `seconds × 10⁶ + micros` exact in a double (up to the year 2255). */
-const EXACT_SECONDS = 9_000_000_000
-
-/** A `ts` as a number that orders like it (monotonic: equal numbers are told apart by compareTs). */
-function tsNumber(ts: string): number {
-  const [s, m = ''] = ts.split('.')
-  return Number(s) * 1e6 + Number(m.padEnd(6, '0'))
-}
-
-/** A key equal for equal `ts` values and different for different ones: a number (8 bytes) when exact, else the text. */
-export function tsKey(ts: string): number | string {
-  const n = tsNumber(ts)
-  return n < EXACT_SECONDS * 1e6 ? n : ts
-}
-
 /** The read order of a large file from one pass: file indexes, by `ts` then untimed; or one broken item. */
 async function orderOf(archive: ExportArchive, path: string, maxElementBytes: number): Promise<{ order: Int32Array } | { broken: ParsedItem }> {
   // One double per element (its ts as a number, NaN when it has none), and the text only for the rare ts too large to be exact.
@@ -62,7 +47,7 @@ async function orderOf(archive: ExportArchive, path: string, maxElementBytes: nu
     }
     const ts = tsOf(item)
     keys[n] = ts === undefined ? Number.NaN : tsNumber(ts)
-    if (ts !== undefined && typeof tsKey(ts) === 'string') {
+    if (ts !== undefined && (keys[n] as number) >= 9e15) {
       inexact.set(n, ts)
     }
     n++

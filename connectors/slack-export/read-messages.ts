@@ -1,15 +1,16 @@
 /**
  * The messages entity: every conversation folder (sorted by name), its day files (sorted by date),
  * each file's messages sorted by `ts`. Position: `{c, d, i}` (folder, day file, index in the sorted
- * file). A small day file is parsed whole, a large one streamed (day-sort.ts); besides, the `ts`
- * of the conversation's earlier day files are held, to tell a `ts` repeated in a later day file
- * (a problem naming both files; the first copy is read).
+ * file). A small day file is parsed whole, a large one streamed (day-sort.ts); a `ts` repeated in
+ * a later day file of the conversation is a problem naming both files, the first copy is read
+ * (conversation-ts.ts).
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
+import { ConversationTs } from './conversation-ts.ts'
 import { DAY_FILE, type ParsedItem, readsWhole } from './day-file.ts'
-import { sortedDay, tsKey, tsOf } from './day-sort.ts'
+import { sortedDay, tsOf } from './day-sort.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { Layout } from './layout.ts'
@@ -68,31 +69,6 @@ function startReading(o: MessagesRead, file: { folder: string; day: string } | u
   return { ...file, batches }
 }
 
-/** `ts` ({@link tsKey}) → the day file it was first read in, for one conversation. */
-type SeenTs = Map<number | string, string>
-
-/** The `ts` of a folder's day files before `day` (a read resumed in the middle of a conversation). */
-async function tsBefore(o: MessagesRead, folder: string, day: string): Promise<SeenTs> {
-  const seen: SeenTs = new Map()
-  for (const d of o.archive.filesIn(folder).filter((f) => DAY_FILE.test(f) && f < day)) {
-    for await (const batch of sortedDay(o.archive, `${folder}/${d}`, o.maxElementBytes)) {
-      for (const item of batch) {
-        remember(seen, tsOf(item), d)
-      }
-    }
-  }
-  return seen
-}
-
-function remember(seen: SeenTs, ts: string | undefined, day: string): void {
-  if (ts !== undefined) {
-    const key = tsKey(ts)
-    if (!seen.has(key)) {
-      seen.set(key, day)
-    }
-  }
-}
-
 /**
  * The rows of each day file, one array per file (per batch of a large file). The next small file
  * is read while this one's rows are decoded and used, so the disk and the CPU overlap.
@@ -100,16 +76,21 @@ function remember(seen: SeenTs, ts: string | undefined, day: string): void {
 export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
   const files = dayFiles(o)
   let next = startReading(o, files.next().value ?? undefined)
-  let seen: SeenTs = new Map()
+  let seen: ConversationTs | undefined
   let seenFolder: string | undefined
   while (next !== undefined) {
     o.signal?.throwIfAborted()
     const { folder, day, batches } = next
     next = startReading(o, files.next().value ?? undefined)
-    if (seenFolder !== folder) {
-      seen = o.after?.c === folder && typeof o.after.d === 'string' ? await tsBefore(o, folder, o.after.d) : new Map()
+    if (seenFolder !== folder || seen === undefined) {
+      seen = new ConversationTs(o.archive, folder, o.maxElementBytes)
       seenFolder = folder
+      if (o.after?.c === folder && typeof o.after.d === 'string') {
+        const before = o.after.d
+        await seen.readBefore(o.archive.filesIn(folder).filter((f) => DAY_FILE.test(f) && f < before))
+      }
     }
+    seen.startDay(day)
     const conv = o.layout.byFolder.get(folder)
     const ctx: MessageContext | undefined = conv && { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
     const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
@@ -119,14 +100,15 @@ export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRo
       const rows: PositionedRow<LegacyMessage>[] = []
       for (const item of batch) {
         const i = rank++
+        const ts = tsOf(item)
+        const firstDay = await seen.firstDayOf(item)
         if (i > skipTo) {
-          const row = rowOf(o.since, ctx, { folder, day, i, item, previous, seen })
+          const row = rowOf(o.since, ctx, { folder, day, i, item, ts, previous, firstDay })
           if (row !== undefined) {
             rows.push(row)
           }
         }
-        previous = tsOf(item)
-        remember(seen, previous, day)
+        previous = ts
       }
       yield rows
     }
@@ -139,18 +121,19 @@ interface At {
   /** The item's place in the sorted file. */
   readonly i: number
   readonly item: ParsedItem
+  /** Its valid `ts`, if any. */
+  readonly ts: string | undefined
   /** The `ts` of the item before it in the sorted file. */
   readonly previous: string | undefined
-  /** The `ts` of the conversation's earlier day files. */
-  readonly seen: SeenTs
+  /** The earlier day file of the conversation that had this `ts` first. */
+  readonly firstDay: string | undefined
 }
 
 function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: At) {
-  const { folder, day, i, item } = at
+  const { folder, day, i, item, ts, firstDay } = at
   const conv = ctx?.conversation
   const pos = { c: folder, d: day, i }
   const where = `${folder}/${day}#${item.index}`
-  const ts = tsOf(item)
   const legacyId = conv !== undefined && ts !== undefined ? `${conv.id}:${ts}` : `${conv?.id ?? folder}/${day}#${item.index}`
   if (!('value' in item)) {
     return { pos, row: problem(legacyId, 'file', `${where}: ${item.error}`) }
@@ -164,9 +147,7 @@ function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: A
   if (at.previous === ts) {
     return { pos, row: problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where) }
   }
-  // The same day is this file: a second copy in it is told by `previous` (the file is sorted).
-  const firstDay = at.seen.get(tsKey(ts))
-  if (firstDay !== undefined && firstDay !== day) {
+  if (firstDay !== undefined) {
     return {
       pos,
       row: problem(
