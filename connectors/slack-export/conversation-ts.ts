@@ -42,8 +42,11 @@ export class ConversationTs {
     this.#day = day
   }
 
-  /** An item of the current day file: the earlier day file that had its `ts` first, if one did. */
-  async firstDayOf(item: ParsedItem): Promise<string | undefined> {
+  /**
+   * An item of the current day file: the earlier day file that had its `ts` first, if one did.
+   * Answered at once when the `ts` is after every earlier range (nearly always), else a promise.
+   */
+  firstDayOf(item: ParsedItem): string | undefined | Promise<string | undefined> {
     const ts = tsOf(item)
     if (ts === undefined) {
       return undefined
@@ -51,9 +54,10 @@ export class ConversationTs {
     const n = tsNumber(ts)
     this.#min = Math.min(this.#min, n)
     this.#max = Math.max(this.#max, n)
-    if (n > this.#maxSoFar) {
-      return undefined
-    }
+    return n > this.#maxSoFar ? undefined : this.#search(ts, n)
+  }
+
+  async #search(ts: string, n: number): Promise<string | undefined> {
     for (const r of this.#ranges) {
       if (n >= r.min && n <= r.max && (await this.#tsOf(r.day)).has(ts)) {
         return r.day
