@@ -7,7 +7,6 @@
  * (once, then kept for the rest of the conversation) to decide exactly.
  */
 import type { ExportArchive } from './archive/archive.ts'
-import type { ParsedItem } from './day-file.ts'
 import { sortedDay, tsOf } from './day-sort.ts'
 import { tsNumber } from './entities/fields.ts'
 
@@ -43,11 +42,10 @@ export class ConversationTs {
   }
 
   /**
-   * An item of the current day file: the earlier day file that had its `ts` first, if one did.
+   * The `ts` of an item of the current day file: the earlier day file that had it first, if one did.
    * Answered at once when the `ts` is after every earlier range (nearly always), else a promise.
    */
-  firstDayOf(item: ParsedItem): string | undefined | Promise<string | undefined> {
-    const ts = tsOf(item)
+  firstDayOf(ts: string | undefined): string | undefined | Promise<string | undefined> {
     if (ts === undefined) {
       return undefined
     }
@@ -99,7 +97,7 @@ export class ConversationTs {
       this.startDay(day)
       for await (const batch of sortedDay(this.#archive, `${this.#folder}/${day}`, this.#maxElementBytes)) {
         for (const item of batch) {
-          await this.firstDayOf(item)
+          await this.firstDayOf(tsOf(item))
         }
       }
     }

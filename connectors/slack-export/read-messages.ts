@@ -101,7 +101,7 @@ export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRo
       for (const item of batch) {
         const i = rank++
         const ts = tsOf(item)
-        const found = seen.firstDayOf(item)
+        const found = seen.firstDayOf(ts)
         const firstDay = found instanceof Promise ? await found : found
         if (i > skipTo) {
           const row = rowOf(o.since, ctx, { folder, day, i, item, ts, previous, firstDay })
