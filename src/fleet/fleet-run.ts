@@ -42,6 +42,8 @@ export interface FleetRunOptions {
   readonly boss: Promise<SharedBoss>
   readonly tenants: readonly FleetTenantJob[]
   readonly mode: 'full' | 'delta'
+  /** Delta runs: plan every source row each tenant's ledger never planned (`fleet run --delta --reconcile-keys`). */
+  readonly reconcileKeys?: boolean
   /** Tenants planned at once (each holds one source snapshot while it plans). */
   readonly planConcurrency: number
   readonly logger: Logger
@@ -96,7 +98,7 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
         return undefined
       }
       options.onTenant?.(t.tenantId, 'planning')
-      return planFromSource(ctx, { mode: options.mode, logger: log, signal })
+      return planFromSource(ctx, { mode: options.mode, reconcileKeys: options.reconcileKeys === true, logger: log, signal })
     })
     if (plan === undefined || signal.aborted) {
       return await end({ state: 'stopped', needsFix: false, reason: 'stopped by a signal before its plan finished' })

@@ -43,6 +43,7 @@ export function tenantAdvice(t: Pick<FleetTenantJob, 'tenantId' | 'jobId'>, flee
   const fleet = fleetFile === undefined ? '' : ` --fleet ${fleetFile}`
   return {
     delta: `chatferry fleet run --delta${fleet} --tenant ${t.tenantId}`,
+    reconcile: `chatferry fleet run --delta --reconcile-keys${fleet} --tenant ${t.tenantId}`,
     load: `chatferry fleet run${fleet} --tenant ${t.tenantId}`,
     rejects: `chatferry rejects --job ${t.jobId}`,
   }

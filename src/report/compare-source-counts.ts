@@ -29,7 +29,7 @@ export async function compareSourceCounts(run: VerifyRun, source: SourceConfig):
           explained: false,
           note:
             rowsInSource > ledgerRecords
-              ? `the source has ${rowsInSource - ledgerRecords} ${e} the ledger never planned (run \`${run.advice.delta}\`)`
+              ? `the source has ${rowsInSource - ledgerRecords} ${e} the ledger never planned (run \`${run.advice.reconcile}\`)`
               : `the ledger has ${ledgerRecords - rowsInSource} ${e} the source no longer has`,
         })
       }

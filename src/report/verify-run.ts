@@ -12,6 +12,8 @@ import type { Mismatch, VerifyReport } from './schema.ts'
 export interface VerifyAdvice {
   /** Plans and loads what the source has beyond the ledger. */
   readonly delta: string
+  /** Plans and loads the source's rows the ledger never planned, whatever their change time (the key reconciliation). */
+  readonly reconcile: string
   /** Sends what is planned. */
   readonly load: string
   /** Lists what the platform refused. */
@@ -19,7 +21,12 @@ export interface VerifyAdvice {
 }
 
 /** A single job's commands. */
-export const JOB_ADVICE: VerifyAdvice = { delta: 'chatferry run --delta', load: 'chatferry load', rejects: 'chatferry rejects' }
+export const JOB_ADVICE: VerifyAdvice = {
+  delta: 'chatferry run --delta',
+  reconcile: 'chatferry run --delta --reconcile-keys',
+  load: 'chatferry load',
+  rejects: 'chatferry rejects',
+}
 
 export interface VerifyRun {
   readonly jobId: string

@@ -57,9 +57,9 @@ it("a row added at the source since: verify names it and advises the fleet's com
   const before = await fleet.cli(['verify', '--out', out]).done
   expect(before.code, before.stdout).toBe(3)
   const report = JSON.parse(readFileSync(join(out, 'tenants', 'acme', 'verify-report.json'), 'utf8')) as VerifyReport
-  const advised = `chatferry fleet run --delta --fleet ${fleet.file} --tenant acme`
+  const advised = `chatferry fleet run --delta --reconcile-keys --fleet ${fleet.file} --tenant acme`
   expect(report.mismatches.map((m) => m.note)).toEqual([`the source has 1 users the ledger never planned (run \`${advised}\`)`])
-  const fix = await fleet.cli(['run', '--delta', '--tenant', 'acme']).done
+  const fix = await fleet.cli(['run', '--delta', '--reconcile-keys', '--tenant', 'acme']).done
   expect([0, 3], fix.stdout + fix.stderr.slice(-2000)).toContain(fix.code)
   const after = await fleet.cli(['verify', '--out', join(fleet.dir, 'verify3')]).done
   expect(after.code, after.stdout).toBe(0)

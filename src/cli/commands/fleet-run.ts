@@ -16,6 +16,7 @@ import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
+import { UsageError } from '../usage-error.ts'
 import { fleetOption } from './fleet.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
@@ -93,6 +94,7 @@ function registerFleetRun(fleet: Command): void {
     ),
   )
     .option('--delta', "read only rows added or changed since each tenant's last completed read")
+    .option('--reconcile-keys', "with --delta: also plan every source row a tenant's ledger never planned (a keys-only read of each entity)")
     .addOption(new Option('--plan-concurrency <n>', 'tenants planned at once (each holds one source read open)').argParser(int).default(8))
     .option('--json', 'print one JSON summary object on stdout (status, exitCode, fleet, durationMs, tenants[]); logs on stderr')
   withHelp(run, {
@@ -111,7 +113,10 @@ function registerFleetRun(fleet: Command): void {
       ['fleet run --delta', "catch every tenant up on its source's changes"],
     ],
   })
-  run.action(async (opts: FleetFlags & { delta?: boolean; planConcurrency: number }) => {
+  run.action(async (opts: FleetFlags & { delta?: boolean; reconcileKeys?: boolean; planConcurrency: number }) => {
+    if (opts.reconcileKeys && !opts.delta) {
+      throw new UsageError('--reconcile-keys needs --delta: a full run reads every row anyway (fleet run --delta --reconcile-keys)')
+    }
     const logger = createLogger()
     const startedAt = Date.now()
     const code = await runStoppable(logger, 'the batches in flight', async (stopper) => {
@@ -136,6 +141,7 @@ function registerFleetRun(fleet: Command): void {
             boss,
             tenants: jobs,
             mode: opts.delta ? 'delta' : 'full',
+            reconcileKeys: opts.reconcileKeys === true,
             planConcurrency: opts.planConcurrency,
             logger,
             signal: stopper.signal,

@@ -36,6 +36,10 @@ export function registerRunCommand(program: Command): void {
         'with --delta: also find messages hard-deleted from the source (one keys-only scan of the messages table; users, groups and members are always compared)',
       )
       .option(
+        '--reconcile-keys',
+        'with --delta: also plan every source row the ledger never planned (a keys-only read of each entity; on every delta.reconcileKeysEvery-th delta and in the final delta anyway)',
+      )
+      .option(
         '--final',
         "with --delta: the cutover's last delta; refused while the bulk load has work, records when its read began, and after its load counts source rows changed since (exit 4 when any)",
       ),
@@ -60,6 +64,7 @@ export function registerRunCommand(program: Command): void {
       ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
       ['run --delta', 'catch up on rows added or changed since the last completed read'],
       ['run --delta --detect-deletes', 'catch up, and also find messages deleted from the source'],
+      ['run --delta --reconcile-keys', 'catch up, and also load rows that appeared below the watermark (late commits, no change-time column)'],
       ['run --delta --final --json', 'the cutover: the last delta after the legacy system was frozen'],
       ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
     ],
@@ -70,9 +75,12 @@ export function registerRunCommand(program: Command): void {
         'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
       ),
     )
-    .action(async (opts: LoaderFlags & { delta?: boolean; detectDeletes?: boolean; final?: boolean }) => {
+    .action(async (opts: LoaderFlags & { delta?: boolean; detectDeletes?: boolean; reconcileKeys?: boolean; final?: boolean }) => {
       if (opts.detectDeletes && !opts.delta) {
         throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
+      }
+      if (opts.reconcileKeys && !opts.delta) {
+        throw new UsageError('--reconcile-keys needs --delta: a full run reads every row anyway (run --delta --reconcile-keys)')
       }
       startSummary('run', opts.json === true)
       requireDeltaForFinal(opts)
@@ -112,6 +120,8 @@ export function registerRunCommand(program: Command): void {
             const summary = await planFromSource(ctx, {
               mode: opts.delta ? 'delta' : 'full',
               detectDeletes: opts.detectDeletes === true,
+              // The final delta always reconciles: no row the ledger never planned is left behind.
+              reconcileKeys: opts.reconcileKeys === true || opts.final === true,
               logger,
               signal: stopper.signal,
               onPage: progress.onPage,
