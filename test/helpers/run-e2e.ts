@@ -91,6 +91,8 @@ export interface ExpectedMigration {
   readonly rejects: Map<string, { entity: LegacyEntity; legacyId: string; field: string }>
   /** Records a policy skipped: `entity legacyId` → policy. */
   readonly skipped: Map<string, string>
+  /** Every record's mapping result: `entity legacyId` → result (items, outcomes…). */
+  readonly results: Map<string, MapResult>
 }
 
 /**
@@ -109,6 +111,7 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
   const legacyOfKey = new Map<string, string>()
   const rejects: ExpectedMigration['rejects'] = new Map()
   const skipped = new Map<string, string>()
+  const results = new Map<string, MapResult>()
 
   for (const entity of LEGACY_ENTITIES) {
     const list = [...rows[entity]]
@@ -130,6 +133,7 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
       const record = row.record as LegacyRecordOf[LegacyEntity]
       const legacyId = legacyIdOf(entity, record)
       const result = mapRecord(entity, record as never, ctx) as MapResult
+      results.set(`${entity} ${legacyId}`, result)
       if (result.kind === 'rejected') {
         rejects.set(`${entity} ${legacyId}`, { entity, legacyId, field: result.field })
         remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
@@ -155,7 +159,7 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
       remember(entity, record, result.items[0]?.payload, undefined)
     }
   }
-  return { items, legacyOfKey, rejects, skipped }
+  return { items, legacyOfKey, rejects, skipped, results }
 
   function remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], payload: unknown, skip: SkippedRef | undefined): void {
     if (entity === 'users') {
