@@ -48,7 +48,7 @@ const hasValue = (v: unknown) => v !== null && v !== undefined && v !== false &&
  * out: a resolved one is carried as the platform's mention of the user (`<@uid:…>`), an unresolved
  * one stays as written, and its words are then checked like any other.
  */
-function words(v: unknown): string[] {
+export function words(v: unknown): string[] {
   if (typeof v === 'string') {
     const t = v.trim()
     if ((t.startsWith('{') || t.startsWith('[')) && t.length > 1) {

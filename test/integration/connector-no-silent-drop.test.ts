@@ -9,10 +9,14 @@ import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { createMattermostConnector, MattermostConfigSchema } from '../../connectors/mattermost/index.ts'
+import { createNextcloudTalkConnector, NextcloudTalkConfigSchema } from '../../connectors/nextcloud-talk/index.ts'
 import { mattermostFieldFates } from '../fixtures/mattermost/field-fates.ts'
 import { groundedMattermostSeed } from '../fixtures/mattermost/grounded.ts'
 import { loadMattermostFixture } from '../fixtures/mattermost/load.ts'
 import { mattermostSeed } from '../fixtures/mattermost/seed.ts'
+import { nextcloudFieldFates } from '../fixtures/nextcloud-talk/field-fates.ts'
+import { groundedNextcloudSeed } from '../fixtures/nextcloud-talk/grounded.ts'
+import { loadNextcloudFixture } from '../fixtures/nextcloud-talk/load.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { fieldLosses } from '../helpers/field-fates.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -38,6 +42,21 @@ describe('mattermost: no field of a source row is dropped silently', () => {
     const session = await createMattermostConnector(MattermostConfigSchema.parse({ connector: 'mattermost', url: db.url })).open()
     try {
       expect(await fieldLosses(session, seed, mattermostFieldFates(seed), readme('mattermost'), POLICIES)).toEqual([])
+    } finally {
+      await session.close()
+    }
+  })
+})
+
+describe('nextcloud-talk: no field of a source row is dropped silently', () => {
+  it.each([{ name: 'the grounded fixture', seed: groundedNextcloudSeed() }])('$name', async ({ seed }) => {
+    const db = await createTestDatabase('cf_nc_drop')
+    dbs.push(db)
+    await loadNextcloudFixture('postgres', db.url, { seed })
+    const config = NextcloudTalkConfigSchema.parse({ connector: 'nextcloud-talk', url: db.url, siteUrl: 'https://cloud.example.com' })
+    const session = await createNextcloudTalkConnector(config).open()
+    try {
+      expect(await fieldLosses(session, seed, nextcloudFieldFates(seed), readme('nextcloud-talk'), POLICIES)).toEqual([])
     } finally {
       await session.close()
     }
