@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { createMattermostConnector, MattermostConfigSchema } from '../../connectors/mattermost/index.ts'
 import { createNextcloudTalkConnector, NextcloudTalkConfigSchema } from '../../connectors/nextcloud-talk/index.ts'
+import { createZulipConnector, ZulipConfigSchema } from '../../connectors/zulip/index.ts'
 import { mattermostFieldFates } from '../fixtures/mattermost/field-fates.ts'
 import { groundedMattermostSeed } from '../fixtures/mattermost/grounded.ts'
 import { loadMattermostFixture } from '../fixtures/mattermost/load.ts'
@@ -17,6 +18,9 @@ import { mattermostSeed } from '../fixtures/mattermost/seed.ts'
 import { nextcloudFieldFates } from '../fixtures/nextcloud-talk/field-fates.ts'
 import { groundedNextcloudSeed } from '../fixtures/nextcloud-talk/grounded.ts'
 import { loadNextcloudFixture } from '../fixtures/nextcloud-talk/load.ts'
+import { zulipFieldFates } from '../fixtures/zulip/field-fates.ts'
+import { loadZulipFixture } from '../fixtures/zulip/load.ts'
+import { REALM } from '../fixtures/zulip/seed.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { fieldLosses } from '../helpers/field-fates.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -57,6 +61,20 @@ describe('nextcloud-talk: no field of a source row is dropped silently', () => {
     const session = await createNextcloudTalkConnector(config).open()
     try {
       expect(await fieldLosses(session, seed, nextcloudFieldFates(seed), readme('nextcloud-talk'), POLICIES)).toEqual([])
+    } finally {
+      await session.close()
+    }
+  })
+})
+
+describe('zulip: no field of a source row is dropped silently', () => {
+  it('the hand-made fixture (realm acme, default settings)', async () => {
+    const db = await createTestDatabase('cf_zu_drop')
+    dbs.push(db)
+    const seed = await loadZulipFixture(db.url)
+    const session = await createZulipConnector(ZulipConfigSchema.parse({ connector: 'zulip', url: db.url, realm: 'acme' })).open()
+    try {
+      expect(await fieldLosses(session, seed, zulipFieldFates(seed, REALM.acme), readme('zulip'), POLICIES)).toEqual([])
     } finally {
       await session.close()
     }
