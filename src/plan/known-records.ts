@@ -54,6 +54,11 @@ export class KnownRecords {
     }
   }
 
+  /** Remembers a group whose source row was rejected (`field: reason`), for the records that refer to it. */
+  rememberRejectedGroup(legacyId: string, reason: string): void {
+    this.#groups.set(legacyId, { skipped: true, policy: 'dependencies', rejected: reason })
+  }
+
   /** Remembers a record as mapped (its first item) or skipped, for the records that refer to it. */
   remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], item: MappedItem | undefined, skip: SkippedRef | undefined): void {
     if (entity === 'users') {

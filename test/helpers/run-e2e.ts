@@ -128,6 +128,10 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
     for (const row of list) {
       if (!row.ok) {
         rejects.set(`${entity} ${row.legacyId}`, { entity, legacyId: row.legacyId, field: row.field })
+        if (entity === 'groups') {
+          // As planning does: what refers to a rejected group is rejected naming that group's reason.
+          groups.set(row.legacyId, { skipped: true, policy: 'dependencies', rejected: row.field })
+        }
         continue
       }
       const record = row.record as LegacyRecordOf[LegacyEntity]

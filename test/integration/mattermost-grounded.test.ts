@@ -16,6 +16,7 @@ import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
 import { type SandboxContents, sandboxContents } from '../helpers/run-e2e.ts'
+import { type ListedReject, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
 const box = useFileSandbox()
@@ -29,6 +30,7 @@ describe.each<MattermostEngine>(['postgres', 'mysql'])('chatferry run: a Matterm
   let app: TestApp
   let cfg: string
   let got: SandboxContents
+  let rejects: ListedReject[] = []
 
   beforeAll(async () => {
     if (noServer) {
@@ -43,7 +45,9 @@ describe.each<MattermostEngine>(['postgres', 'mysql'])('chatferry run: a Matterm
       policies: { retention: { oldMessages: 'send' } },
     }))
     const res = await runCli(['run', '--config', cfg]).done
-    expect(res.code, res.stderr.slice(-3000)).toBe(0)
+    // The damaged channel and its post are rejected: exit 3.
+    expect(res.code, res.stderr.slice(-3000)).toBe(3)
+    rejects = await rejectsOf(cfg)
     got = await sandboxContents(box.tsb.sandbox, app.id)
   }, 90_000)
 
@@ -77,5 +81,12 @@ describe.each<MattermostEngine>(['postgres', 'mysql'])('chatferry run: a Matterm
       expect((u.row.metadata as { email?: string } | null)?.email, u.key).toBe(GROUNDED_EXPECT.emails[u.key])
     }
     expect(got.users).toHaveLength(5)
+  })
+
+  it.skipIf(noServer)("a post of a rejected channel is rejected naming the channel's own reason, not as to an unknown group", () => {
+    const post = rejects.find((r) => r.legacyId === 'gp08lost')
+    expect(post?.message).toMatch(/gc99noname.*was rejected \(displayname: /)
+    expect(post?.message).not.toMatch(/unknown group/)
+    expect(rejects.find((r) => r.legacyId === 'gc99noname')?.message).toMatch(/^displayname: /)
   })
 })
