@@ -19,8 +19,9 @@ import { nextcloudFieldFates } from '../fixtures/nextcloud-talk/field-fates.ts'
 import { groundedNextcloudSeed } from '../fixtures/nextcloud-talk/grounded.ts'
 import { loadNextcloudFixture } from '../fixtures/nextcloud-talk/load.ts'
 import { zulipFieldFates } from '../fixtures/zulip/field-fates.ts'
+import { groundedZulipSeed } from '../fixtures/zulip/grounded.ts'
 import { loadZulipFixture } from '../fixtures/zulip/load.ts'
-import { REALM } from '../fixtures/zulip/seed.ts'
+import { REALM, zulipSeed } from '../fixtures/zulip/seed.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { fieldLosses } from '../helpers/field-fates.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -68,13 +69,16 @@ describe('nextcloud-talk: no field of a source row is dropped silently', () => {
 })
 
 describe('zulip: no field of a source row is dropped silently', () => {
-  it('the hand-made fixture (realm acme, default settings)', async () => {
+  it.each([
+    { name: 'the hand-made fixture (realm acme, default settings)', seed: zulipSeed(), realm: 'acme', realmId: REALM.acme },
+    { name: 'the grounded fixture', seed: groundedZulipSeed(), realm: 'grounded', realmId: 7 },
+  ])('$name', async ({ seed, realm, realmId }) => {
     const db = await createTestDatabase('cf_zu_drop')
     dbs.push(db)
-    const seed = await loadZulipFixture(db.url)
-    const session = await createZulipConnector(ZulipConfigSchema.parse({ connector: 'zulip', url: db.url, realm: 'acme' })).open()
+    await loadZulipFixture(db.url, seed)
+    const session = await createZulipConnector(ZulipConfigSchema.parse({ connector: 'zulip', url: db.url, realm })).open()
     try {
-      expect(await fieldLosses(session, seed, zulipFieldFates(seed, REALM.acme), readme('zulip'), POLICIES)).toEqual([])
+      expect(await fieldLosses(session, seed, zulipFieldFates(seed, realmId), readme('zulip'), POLICIES)).toEqual([])
     } finally {
       await session.close()
     }
