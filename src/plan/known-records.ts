@@ -54,9 +54,14 @@ export class KnownRecords {
     }
   }
 
-  /** Remembers a group whose source row was rejected (`field: reason`), for the records that refer to it. */
+  /**
+   * Remembers a group whose source row was rejected (`field: reason`), for the records that refer
+   * to it — unless a row of that legacy id is already planned (a rejected twin of a valid row).
+   */
   rememberRejectedGroup(legacyId: string, reason: string): void {
-    this.#groups.set(legacyId, { skipped: true, policy: 'dependencies', rejected: reason })
+    if (!this.#groups.has(legacyId)) {
+      this.#groups.set(legacyId, { skipped: true, policy: 'dependencies', rejected: reason })
+    }
   }
 
   /** Remembers a record as mapped (its first item) or skipped, for the records that refer to it. */

@@ -128,7 +128,7 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
     for (const row of list) {
       if (!row.ok) {
         rejects.set(`${entity} ${row.legacyId}`, { entity, legacyId: row.legacyId, field: row.field })
-        if (entity === 'groups') {
+        if (entity === 'groups' && !groups.has(row.legacyId)) {
           // As planning does: what refers to a rejected group is rejected naming that group's reason.
           groups.set(row.legacyId, { skipped: true, policy: 'dependencies', rejected: row.field })
         }
