@@ -21,6 +21,9 @@ export function mapMember(record: LegacyMember, ctx: MappingContext): MapResult<
     if (group === undefined) {
       throw new Rejection('groupId', `unknown group ${JSON.stringify(record.groupId)}`)
     }
+    if (isSkippedRef(group) && group.rejected !== undefined) {
+      throw new Rejection('groupId', `its group ${JSON.stringify(record.groupId)} was rejected (${group.rejected})`)
+    }
     if (isSkippedRef(group)) {
       throw new Skip('dependencies', `group-skipped-by-${group.policy}`, `its group was skipped (${group.policy})`)
     }

@@ -2,7 +2,7 @@
  * Sender and receiver of `mapMessage`, with the `missingUsers` policy (an unknown sender or
  * one-to-one receiver becomes a placeholder user, or rejects the message) and the dependencies (a
  * sender, receiver or group that a policy skipped skips the message too). An unknown group is
- * always a rejection. The system user of system messages is in `message-system.ts`.
+ * always a rejection; so is a group whose source row was rejected, naming that row's reason. The system user of system messages is in `message-system.ts`.
  */
 import { LIMITS } from '../src/target/schemas.ts'
 import { compact, cutText, type Outcomes, Rejection, Skip, validated } from './common.ts'
@@ -25,6 +25,9 @@ export function receiverOf({ record, ctx, out }: MessageScope, extraItems: Mappe
     const g = ctx.group(record.receiverId)
     if (g === undefined) {
       throw new Rejection('receiverId', `unknown group ${JSON.stringify(record.receiverId)}`)
+    }
+    if (isSkippedRef(g) && g.rejected !== undefined) {
+      throw new Rejection('receiverId', `its group ${JSON.stringify(record.receiverId)} was rejected (${g.rejected})`)
     }
     if (isSkippedRef(g)) {
       throw new Skip('dependencies', `group-skipped-by-${g.policy}`, `its group was skipped (${g.policy})`)

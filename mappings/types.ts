@@ -93,6 +93,11 @@ export interface PlannedMessage {
 export interface SkippedRef {
   readonly skipped: true
   readonly policy: PolicyName
+  /**
+   * Set when the source row itself was rejected (`field: reason`): records that refer to it are
+   * rejected naming that reason, never as referring to an unknown record.
+   */
+  readonly rejected?: string
 }
 
 export type Lookup<T> = (legacyId: string) => T | SkippedRef | undefined

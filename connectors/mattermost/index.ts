@@ -121,7 +121,7 @@ class MattermostSession implements SourceSession {
       case 'groups':
         spec = {
           ...common,
-          decode: (row) => decodeGroup(row, { lossy, groupName: cfg.groupName }),
+          decode: (row) => decodeGroup(row, { lossy, groupName: cfg.groupName, teamSuffix: cfg.team === undefined }),
           legacyIdOf: (row) => printableId(row.id),
         }
         break

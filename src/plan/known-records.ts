@@ -54,6 +54,16 @@ export class KnownRecords {
     }
   }
 
+  /**
+   * Remembers a group whose source row was rejected (`field: reason`), for the records that refer
+   * to it — unless a row of that legacy id is already planned (a rejected twin of a valid row).
+   */
+  rememberRejectedGroup(legacyId: string, reason: string): void {
+    if (!this.#groups.has(legacyId)) {
+      this.#groups.set(legacyId, { skipped: true, policy: 'dependencies', rejected: reason })
+    }
+  }
+
   /** Remembers a record as mapped (its first item) or skipped, for the records that refer to it. */
   remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], item: MappedItem | undefined, skip: SkippedRef | undefined): void {
     if (entity === 'users') {

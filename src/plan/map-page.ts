@@ -62,8 +62,11 @@ export function mapPage(
 }
 
 /** A row that could not become a record: counted and rejected with its field and reason. */
-function rejectProblem({ entity, summary, rejects }: PageState, row: RowProblem): void {
+function rejectProblem({ run, entity, summary, rejects }: PageState, row: RowProblem): void {
   summary.problems++
+  if (entity === 'groups') {
+    run.known.rememberRejectedGroup(row.legacyId, `${row.field}: ${row.reason}`)
+  }
   const targetKey = problemKey(row)
   noteReject(summary, problemReason(row), { legacyId: row.legacyId, targetKey, field: row.field, problem: row.reason })
   if (row.reason.startsWith('unknown ')) {

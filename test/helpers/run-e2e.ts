@@ -94,6 +94,8 @@ export interface ExpectedMigration {
   readonly rejects: Map<string, { entity: LegacyEntity; legacyId: string; field: string }>
   /** Records a policy skipped: `entity legacyId` → policy. */
   readonly skipped: Map<string, string>
+  /** Every record's mapping result: `entity legacyId` → result (items, outcomes…). */
+  readonly results: Map<string, MapResult>
 }
 
 /**
@@ -112,6 +114,7 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
   const legacyOfKey = new Map<string, string>()
   const rejects: ExpectedMigration['rejects'] = new Map()
   const skipped = new Map<string, string>()
+  const results = new Map<string, MapResult>()
 
   for (const entity of LEGACY_ENTITIES) {
     const list = [...rows[entity]]
@@ -128,11 +131,16 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
     for (const row of list) {
       if (!row.ok) {
         rejects.set(`${entity} ${row.legacyId}`, { entity, legacyId: row.legacyId, field: row.field })
+        if (entity === 'groups' && !groups.has(row.legacyId)) {
+          // As planning does: what refers to a rejected group is rejected naming that group's reason.
+          groups.set(row.legacyId, { skipped: true, policy: 'dependencies', rejected: row.field })
+        }
         continue
       }
       const record = row.record as LegacyRecordOf[LegacyEntity]
       const legacyId = legacyIdOf(entity, record)
       const result = mapRecord(entity, record as never, ctx) as MapResult
+      results.set(`${entity} ${legacyId}`, result)
       if (result.kind === 'rejected') {
         rejects.set(`${entity} ${legacyId}`, { entity, legacyId, field: result.field })
         remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
@@ -158,7 +166,7 @@ export function expectMigration(rows: ExpectedRows, policies: PoliciesInput, now
       remember(entity, record, result.items[0]?.payload, undefined)
     }
   }
-  return { items, legacyOfKey, rejects, skipped }
+  return { items, legacyOfKey, rejects, skipped, results }
 
   function remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], payload: unknown, skip: SkippedRef | undefined): void {
     if (entity === 'users') {

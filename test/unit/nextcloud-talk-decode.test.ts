@@ -104,3 +104,44 @@ describe('a shared file with a caption (Talk 17.1+: metaData.caption)', () => {
     expect({ type: m.type, text: m.text, url: m.attachments?.[0]?.url }).toEqual({ type: 'image', text, url: 'https://cloud.example.com/f/42' })
   })
 })
+
+describe('as Talk and Nextcloud write them (issue 26)', () => {
+  const lookups = { users: new Set<string>(), shares: new Map(), reactions: new Map() }
+  const base = { id: 1, actor_type: 'users', actor_id: 'bob', message: 'hi', created: 1_700_000_000, object_id: '5', room_type: 2 }
+  const decode = (o: Record<string, unknown>) => decodeMessage({ ...base, ...o }, { lossy: false, lookups })
+
+  it.each(['[]', ' [] ', [] as unknown])('meta_data %j (PHP empty array) is no metadata, not a problem', (meta) => {
+    expect(decode({ meta_data: meta })).toMatchObject({ text: 'hi', senderId: 'bob' })
+  })
+  it('meta_data that is a list of values is still a problem on meta_data', () => {
+    expect(() => decode({ meta_data: '[1]' })).toThrow(FieldProblem)
+  })
+  it('system parameters [] read as none', () => {
+    expect(decodeSystemMessage('{"message":"conversation_created","parameters":[]}', 'alice', false)).toMatchObject({
+      kind: 'conversation_created',
+      parameters: {},
+    })
+  })
+
+  it.each([
+    { name: 'the remaining user writes to the deleted one', actor: ['users', 'bob'], sender: 'bob', receiver: 'deleted_users/Zed Zulu' },
+    {
+      name: 'the deleted user writes to the remaining one',
+      actor: ['deleted_users', 'deleted_users'],
+      sender: 'deleted_users/Zed Zulu',
+      receiver: 'bob',
+    },
+  ])('former one-to-one room renamed after its deleted user: $name', ({ actor, sender, receiver }) => {
+    const m = decode({ room_type: 5, room_name: 'Zed Zulu', former_peer: 'bob', actor_type: actor[0], actor_id: actor[1] })
+    expect(m).toMatchObject({ senderId: sender, receiverType: 'user', receiverId: receiver })
+  })
+  it("a former one-to-one room with no remaining user: the deleted user's message is a problem that says so", () => {
+    try {
+      decode({ room_type: 5, room_name: 'Zed Zulu', former_peer: null, actor_type: 'deleted_users', actor_id: 'deleted_users' })
+      expect.unreachable()
+    } catch (e) {
+      expect((e as FieldProblem).field).toBe('object_id')
+      expect((e as FieldProblem).message).toMatch(/no remaining user/)
+    }
+  })
+})

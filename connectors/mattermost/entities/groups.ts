@@ -1,6 +1,7 @@
 /**
  * Mattermost channels (except direct ones) → `LegacyGroup`: `O` public, `P` private, `G` (group
- * DM) private. Team channels are named by the configured rule; archived channels (`deleteat > 0`,
+ * DM) private. Team channels are named by the configured rule (plus ` (team)` when channels of
+ * other teams share the display name and the rule names no team); archived channels (`deleteat > 0`,
  * or a deleted team) get `archivedAt`.
  */
 import type { JsonObject, LegacyGroup, LegacyGroupType } from '../../../src/model/records.ts'
@@ -11,6 +12,11 @@ export interface GroupDecodeContext {
   readonly lossy: boolean
   /** The naming rule, e.g. `{team}-{channel}`. */
   readonly groupName: string
+  /**
+   * Whether a channel whose display name channels of other teams share gets its team's display
+   * name appended (` (Engineering)`) when the rule names no team: false when one team is read.
+   */
+  readonly teamSuffix: boolean
 }
 
 const TYPES: Readonly<Record<string, LegacyGroupType>> = { O: 'public', P: 'private', G: 'private' }
@@ -38,9 +44,13 @@ export function decodeGroup(row: Record<string, unknown>, ctx: GroupDecodeContex
   }
   const team = decodeOptionalText('teams.name', row.team_name, lossy) ?? ''
   const teamDisplayName = decodeOptionalText('teams.displayname', row.team_displayname, lossy) ?? ''
-  const name =
+  const rendered =
     channelType === 'G' ? displayName : renderGroupName(ctx.groupName, { team, teamDisplayName, channel: displayName, channelName }) || displayName
+  const suffixed =
+    ctx.teamSuffix && Number(row.name_in_other_teams ?? 0) > 0 && !/\{team(DisplayName)?\}/.test(ctx.groupName) && (teamDisplayName || team) !== ''
+  const name = suffixed ? `${rendered} (${teamDisplayName || team})` : rendered
   const metadata = compact<JsonObject>({
+    nameWithTeam: suffixed ? true : undefined,
     mattermostType: channelType,
     channelName: channelName || undefined,
     team: team || undefined,

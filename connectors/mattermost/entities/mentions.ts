@@ -3,12 +3,14 @@
  * text the same way: a mention is `@` not preceded by a word character (so e-mail addresses are not
  * mentions) followed by a username (`[a-z0-9._-]`, starting with a letter or digit). Trailing `.`,
  * `-` and `_` may be sentence punctuation, so the name with them trimmed is tried as well.
+ * A user of a shared channel's remote cluster is stored as `name:remote` (Mattermost's
+ * sharedchannel `mungUsername`, with `~n`/`-n` suffixes on collision), and mentioned so.
  */
 
 /** `@channel`, `@all`, `@here`: they notify a whole channel, not a user. */
 export const CHANNEL_MENTIONS = ['channel', 'all', 'here'] as const
 
-const MENTION = /(?<![\p{L}\p{N}_@.-])@([a-z0-9][a-z0-9._-]*)/giu
+const MENTION = /(?<![\p{L}\p{N}_@.-])@([a-z0-9][a-z0-9._~-]*(?::[a-z0-9][a-z0-9._~-]*)?)/giu
 
 export interface ParsedMentions {
   /** Usernames to look up (lowercase), each with its trimmed variant, in order of appearance. */

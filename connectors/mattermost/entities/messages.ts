@@ -4,6 +4,7 @@
  * - other channels: to the group (channel id);
  * - `system_*` types → `systemKind`; `custom_*` plugin types → `custom` with the props as customData;
  * - `rootid` → threadParentId, `editat` → editedAt, `deleteat` → deletedAt (text kept);
+ * - integration content (`props.attachments`: webhooks, Jira, GitLab…) rendered after the text;
  * - reactions (not soft-deleted), files (`fileinfo`, URL = fileBaseUrl + path, in `fileids` order);
  * - `@username` mentions resolved to user ids (same snapshot), `@channel/@all/@here` in metadata.
  */
@@ -22,6 +23,7 @@ import {
   FieldProblem,
 } from '../../sql/decode.ts'
 import { mmRequiredTime, mmTime } from './decode-helpers.ts'
+import { integrationText } from './integration-text.ts'
 import { parseMentions, resolveMentions } from './mentions.ts'
 
 export interface MessageDecodeContext {
@@ -99,17 +101,35 @@ function reactionsOf(row: Record<string, unknown>, lossy: boolean): LegacyReacti
   return reactions
 }
 
+/**
+ * The post's text with its `props.attachments` (integration content) rendered after it, and the
+ * props with only what was not rendered left in `attachments` (see integration-text.ts).
+ */
+function withIntegrationText(message: string, props: JsonObject | undefined): { text: string; props: JsonObject | undefined; rendered: number } {
+  if (props === undefined || !Array.isArray(props.attachments)) {
+    return { text: message, props, rendered: 0 }
+  }
+  const it = integrationText(props.attachments)
+  const { attachments: _rendered, ...rest } = props
+  const left = it.leftover === undefined ? rest : { ...rest, attachments: it.leftover }
+  const text = it.text === '' ? message : message.trim() === '' ? it.text : `${message}\n\n${it.text}`
+  return { text, props: left, rendered: it.rendered }
+}
+
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** The usernames a page of raw posts mentions, to look up before decoding. */
 export function mentionCandidates(rows: readonly Record<string, unknown>[]): string[] {
   const all = new Set<string>()
   for (const row of rows) {
-    if (typeof row.message !== 'string' || !row.message.includes('@')) {
-      continue
-    }
-    for (const c of parseMentions(row.message).candidates) {
-      all.add(c)
+    // Integration content (props.attachments) becomes text too: its mentions are looked up as well.
+    for (const source of [row.message, typeof row.props === 'object' && row.props !== null ? JSON.stringify(row.props) : row.props]) {
+      if (typeof source !== 'string' || !source.includes('@')) {
+        continue
+      }
+      for (const c of parseMentions(source).candidates) {
+        all.add(c)
+      }
     }
   }
   return [...all]
@@ -126,13 +146,14 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   }
   const direct = channelType === 'D'
   const receiverId = direct ? directReceiver(String(row.channel_name ?? ''), senderId) : channelId
-  const text = decodeText('message', row.message, lossy) ?? ''
+  const message0 = decodeText('message', row.message, lossy) ?? ''
   const postType = decodeOptionalText('type', row.post_type, lossy)
-  const props = decodeJson('props', row.props, 'object', lossy)
-  const hasProps = props !== undefined && Object.keys(props).length > 0
+  const rawProps = decodeJson('props', row.props, 'object', lossy)
   const attachments = attachmentsOf(row, ctx)
   const systemKind = postType?.startsWith('system_') ? postType : undefined
   const custom = postType?.startsWith('custom_') === true
+  const { text, props, rendered } = custom ? { text: message0, props: rawProps, rendered: 0 } : withIntegrationText(message0, rawProps)
+  const hasProps = props !== undefined && Object.keys(props).length > 0
   let mentions: string[] | undefined
   let mentionHandles: Record<string, string> | undefined
   let channelMentions: readonly string[] | undefined
@@ -155,6 +176,9 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   }
   if (postType !== undefined && systemKind === undefined && !custom) {
     metadata.postType = postType
+  }
+  if (rendered > 0) {
+    metadata.attachmentsAsText = rendered
   }
   if (hashtags) {
     metadata.hashtags = hashtags.split(/\s+/)

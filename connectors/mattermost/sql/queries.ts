@@ -50,9 +50,18 @@ export function groupsQuery(d: Dialect): MmEntityQuery {
       `c.{id} AS id, c.{type} AS channel_type, c.{name} AS channel_name, c.{displayname} AS displayname,
        c.{header} AS header, c.{purpose} AS purpose, c.{creatorid} AS creatorid, c.{createat} AS createat,
        c.{updateat} AS updateat, c.{deleteat} AS deleteat, c.{teamid} AS teamid, t.{name} AS team_name,
-       t.{displayname} AS team_displayname, t.{deleteat} AS team_deleteat`,
+       t.{displayname} AS team_displayname, t.{deleteat} AS team_deleteat,
+       CASE WHEN tw.dn IS NULL THEN 0 ELSE 1 END AS name_in_other_teams`,
     ),
-    from: mmSql(d, `{channels} c LEFT JOIN {teams} t ON t.{id} = c.{teamid}`),
+    // Each team has its own "Town Square" (and often "Off-Topic"): a display name that open or
+    // private channels of more than one team share is marked, so the group name can say its team.
+    from: mmSql(
+      d,
+      `{channels} c LEFT JOIN {teams} t ON t.{id} = c.{teamid}
+       LEFT JOIN (SELECT cc.{displayname} AS dn FROM {channels} cc WHERE cc.{type} IN ('O', 'P')
+                  GROUP BY cc.{displayname} HAVING count(DISTINCT cc.{teamid}) > 1) tw
+         ON tw.dn = c.{displayname} AND c.{type} IN ('O', 'P')`,
+    ),
     // Direct channels are not groups: their posts become one-to-one messages.
     where: [mmSql(d, `c.{type} <> 'D'`)],
     keys: [{ name: 'id', expr: mmSql(d, 'c.{id}'), text: true }],
@@ -86,6 +95,8 @@ export function messagesQuery(d: Dialect): MmEntityQuery {
   // not used) come as NULL, which decodes the same and costs the driver nothing to parse (reading
   // 1M posts without mapping: 13% less CPU). Text columns are not NULLIF'd against '': under
   // MySQL's PAD SPACE collations that would also turn whitespace-only values into NULL.
+  // Reactions.DeleteAt and FileInfo.DeleteAt are nullable (added by ALTER TABLE in Mattermost's
+  // migrations 000016/000047; rows older than the column hold NULL): NULL means "not deleted".
   const agg = d.engine === 'postgres' ? 'json_agg(json_build_array' : 'JSON_ARRAYAGG(JSON_ARRAY'
   return {
     select: mmSql(
@@ -96,9 +107,9 @@ export function messagesQuery(d: Dialect): MmEntityQuery {
        NULLIF(p.{fileids}, '[]') AS fileids, p.{hashtags} AS hashtags, p.{ispinned} AS ispinned,
        c.{type} AS channel_type, CASE WHEN c.{type} = 'D' THEN c.{name} END AS channel_name,
        (SELECT ${agg}(r.{emojiname}, r.{userid}, r.{createat})) FROM {reactions} r
-         WHERE r.{postid} = p.{id} AND r.{deleteat} = 0) AS reactions,
+         WHERE r.{postid} = p.{id} AND (r.{deleteat} = 0 OR r.{deleteat} IS NULL)) AS reactions,
        (SELECT ${agg}(f.{id}, f.{name}, f.{path}, f.{extension}, f.{size}, f.{mimetype})) FROM {fileinfo} f
-         WHERE f.{postid} = p.{id} AND f.{deleteat} = 0) AS files`,
+         WHERE f.{postid} = p.{id} AND (f.{deleteat} = 0 OR f.{deleteat} IS NULL)) AS files`,
     ),
     from: mmSql(d, `{posts} p LEFT JOIN {channels} c ON c.{id} = p.{channelid}`),
     // Edit-history copies (originalid set) are not live posts: counting them would double messages.

@@ -15,9 +15,25 @@ export function unixSeconds(field: string, value: unknown): EpochMs | undefined 
   return decodeTimestamp(field, value, 'epoch-s')
 }
 
-/** A JSON object column; a broken one is a problem on `field`. */
+/**
+ * A JSON object column written by PHP's `json_encode`; a broken one is a problem on `field`. PHP
+ * encodes an empty associative array as `[]`, so an empty JSON array is an empty object here
+ * (Talk writes `meta_data` `[]` for messages without metadata, e.g. every non-moderator message
+ * in a room where only moderators may mention everyone).
+ */
 export function jsonObject(field: string, value: unknown, lossy: boolean): JsonObject | undefined {
-  return decodeJson(field, value, 'object', lossy)
+  if (typeof value === 'string' && value.length < 8 && value.trim() === '[]') {
+    return {}
+  }
+  try {
+    return decodeJson(field, value, 'object', lossy)
+  } catch (err) {
+    // A parsed empty array (a JSON column the driver decodes): the same empty PHP array.
+    if (Array.isArray(value) && value.length === 0) {
+      return {}
+    }
+    throw err
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
  * Talk chat messages (`oc_comments` rows with `object_type = 'chat'`, `object_id` = room id) →
  * `LegacyMessage`:
- * - one-to-one rooms (type 1, and 5 after one user was deleted): to the other user, read from the
- *   room name (the JSON list of both uids); note-to-self (6, `rooms.noteToSelf: self`): to oneself;
+ * - one-to-one rooms (type 1): to the other user, read from the room name (the JSON list of both
+ *   uids); former one-to-one rooms (type 5, a user deleted: see formerOneToOne); note-to-self (6, `rooms.noteToSelf: self`): to oneself;
  *   other rooms: to the group (room id);
  * - verb `comment` (and any other plain verb): text; `system`: JSON `{message, parameters}` →
  *   `systemKind` (see system-messages.ts); `comment_deleted`: `deletedAt` from its JSON `deleted_on`
@@ -65,9 +65,18 @@ export function lookupsNeeded(rows: readonly Record<string, unknown>[]): { uids:
     }
     if (row.verb === 'object_shared' && row.message.includes('file_shared')) {
       try {
-        const share = (JSON.parse(row.message) as { parameters?: { share?: unknown } }).parameters?.share
+        const parameters = (JSON.parse(row.message) as { parameters?: { share?: unknown; metaData?: { caption?: unknown } } }).parameters
+        const share = parameters?.share
         if (typeof share === 'string' || typeof share === 'number') {
           shares.add(String(share))
+        }
+        // The caption typed with the file is the message's text: its mentions are looked up too,
+        // whatever else the page holds.
+        const caption = parameters?.metaData?.caption
+        if (typeof caption === 'string' && caption.includes('@')) {
+          for (const t of mentionTokens(caption)) {
+            uids.add(t.id)
+          }
         }
       } catch {
         // decodeMessage names the broken JSON.
@@ -122,15 +131,52 @@ function reactionsOf(raw: readonly RawReaction[] | undefined): LegacyReaction[] 
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** The receiver of a comment from its room. */
-function receiverOf(row: Record<string, unknown>, senderId: string, lossy: boolean): Pick<LegacyMessage, 'receiverType' | 'receiverId'> {
+/** Talk's actor for comments of a deleted user (Nextcloud's ICommentsManager::DELETED_USER, as type and id). */
+const DELETED_USER = 'deleted_users/deleted_users'
+
+/**
+ * Sender and receiver in a former one-to-one room (type 5). When a user is deleted, Nextcloud
+ * rewrites their comments' actor to `deleted_users` and Talk renames the room from the JSON pair
+ * of uids to the deleted user's display name (Manager::removeUserFromAllRooms). The deleted user
+ * becomes `deleted_users/<that name>` on both sides of the conversation; the other side is the
+ * room's remaining user attendee. A room Talk has not renamed (still the JSON pair) reads as type 1.
+ */
+function formerOneToOne(row: Record<string, unknown>, senderId: string, lossy: boolean): { senderId: string; receiverId: string } {
+  const name = decodeOptionalText('talk_rooms.name', row.room_name, lossy)?.trim() ?? ''
+  if (name.startsWith('[')) {
+    return { senderId, receiverId: oneToOneReceiver(row.room_name, senderId) }
+  }
+  const departed = `deleted_users/${name === '' ? 'unknown' : name}`
+  if (senderId !== DELETED_USER) {
+    return { senderId, receiverId: departed }
+  }
+  const peer = decodeOptionalText('talk_attendees.actor_id', row.former_peer, lossy)
+  if (peer === undefined) {
+    throw new FieldProblem(
+      'object_id',
+      `former one-to-one conversation ${String(row.object_id)} (type 5) has no remaining user to receive the deleted user's message`,
+    )
+  }
+  return { senderId: departed, receiverId: peer }
+}
+
+/** The receiver of a comment from its room (and, in a former one-to-one room, who the deleted sender was). */
+function receiverOf(
+  row: Record<string, unknown>,
+  senderId: string,
+  lossy: boolean,
+): Pick<LegacyMessage, 'receiverType' | 'receiverId'> & { senderId?: string } {
   const roomId = decodeId('object_id', row.object_id, lossy)
   const roomType = decodeCount('talk_rooms.type', row.room_type)
   if (roomType === undefined) {
     throw new FieldProblem('object_id', `unknown conversation ${roomId}: no talk_rooms row has that id`)
   }
-  if (roomType === ROOM_TYPE.oneToOne || roomType === ROOM_TYPE.oneToOneFormer) {
+  if (roomType === ROOM_TYPE.oneToOne) {
     return { receiverType: 'user', receiverId: oneToOneReceiver(row.room_name, senderId) }
+  }
+  if (roomType === ROOM_TYPE.oneToOneFormer) {
+    const pair = formerOneToOne(row, senderId, lossy)
+    return { receiverType: 'user', ...pair }
   }
   if (roomType === ROOM_TYPE.noteToSelf) {
     return { receiverType: 'user', receiverId: senderId }
@@ -217,8 +263,9 @@ function fileShare(parameters: JsonObject, ctx: MessageDecodeContext): Body {
 export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeContext): LegacyMessage {
   const { lossy } = ctx
   const id = decodeId('id', row.id, lossy)
-  const senderId = actorId(decodeId('actor_type', row.actor_type, lossy), decodeId('actor_id', row.actor_id, lossy))
-  const receiver = receiverOf(row, senderId, lossy)
+  const actor = actorId(decodeId('actor_type', row.actor_type, lossy), decodeId('actor_id', row.actor_id, lossy))
+  const receiver = receiverOf(row, actor, lossy)
+  const senderId = receiver.senderId ?? actor
   const sentAt = unixSeconds('creation_timestamp', row.created)
   if (sentAt === undefined) {
     throw new FieldProblem('creation_timestamp', 'is null')

@@ -1,6 +1,7 @@
 /**
  * Nextcloud users (`oc_users`) → `LegacyUser`. The display name is `users.displayname`, else the
- * account's `displayname` (`oc_accounts.data`), else the uid; the e-mail is the account's. A user
+ * account's `displayname` (`oc_accounts.data`), else the uid; the e-mail is the account's, else the
+ * `settings/email` preference (where Nextcloud keeps it). A user
  * disabled by an admin (`oc_preferences` core/enabled = 'false') is deactivated: Nextcloud keeps no
  * time for that, so `deactivatedAt` is the last login (login/lastLogin) or, for a user who never
  * logged in, the snapshot's time.
@@ -40,7 +41,9 @@ export function decodeUser(row: Record<string, unknown>, ctx: UserDecodeContext)
     id,
     name,
     username: id,
-    email: accountValue(account, 'email'),
+    // Nextcloud keeps the address in oc_preferences (settings/email, IUser::getSystemEMailAddress)
+    // and mirrors it into the account data; the account's value is the one the user sees.
+    email: accountValue(account, 'email') ?? (decodeOptionalText('preferences.email', row.pref_email, lossy)?.trim() || undefined),
     avatar: ctx.siteUrl ? `${ctx.siteUrl}/avatar/${encodeURIComponent(id)}/512` : undefined,
     metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
     lastActiveAt: lastLogin,

@@ -65,7 +65,7 @@ export function usersQuery(s: NcSchema): NcEntityQuery {
        AND p.${s.dialect.quote('appid')} = '${app}' AND p.${s.dialect.quote('configkey')} = '${key}')`
   return {
     select: `${s.col('u', 'uid')} AS uid, ${s.col('u', 'displayname')} AS displayname, ${s.col('a', 'data')} AS account,
-       ${pref('core', 'enabled')} AS enabled, ${pref('login', 'lastLogin')} AS last_login`,
+       ${pref('core', 'enabled')} AS enabled, ${pref('login', 'lastLogin')} AS last_login, ${pref('settings', 'email')} AS pref_email`,
     from: `${t('users')} u LEFT JOIN ${t('accounts')} a ON ${s.col('a', 'uid')} = ${s.col('u', 'uid')}`,
     where: [],
     keys: [{ name: 'uid', expr: s.col('u', 'uid'), text: true }],
@@ -127,13 +127,17 @@ export function messagesQuery(s: NcSchema, types: readonly number[]): NcEntityQu
   const c = (name: string) => s.col('c', name)
   // The values most comments have (no parent, verb `comment`, and the room name of a room that is
   // no one-to-one room, which is not used) come as NULL, which costs the driver nothing to parse.
+  // A former one-to-one room (type 5: Talk renamed it to the deleted user's display name) also
+  // brings the user who stayed (its one `users` attendee).
   // Reactions are read per page (reactionsQuery), not per row.
   return {
     select: `${c('id')} AS id, NULLIF(${c('parent_id')}, 0) AS parent_id, ${c('actor_type')} AS actor_type, ${c('actor_id')} AS actor_id,
        ${c('message')} AS message, NULLIF(${c('verb')}, 'comment') AS verb, ${epochSeconds(s, c('creation_timestamp'))} AS created,
        ${c('object_id')} AS object_id, ${s.column('comments', 'c', 'meta_data')} AS meta_data, ${s.column('comments', 'c', 'reference_id')} AS reference_id,
        ${s.col('r', 'type')} AS room_type,
-       CASE WHEN ${s.col('r', 'type')} IN (${ROOM_TYPE.oneToOne}, ${ROOM_TYPE.oneToOneFormer}) THEN ${s.col('r', 'name')} END AS room_name`,
+       CASE WHEN ${s.col('r', 'type')} IN (${ROOM_TYPE.oneToOne}, ${ROOM_TYPE.oneToOneFormer}) THEN ${s.col('r', 'name')} END AS room_name,
+       CASE WHEN ${s.col('r', 'type')} = ${ROOM_TYPE.oneToOneFormer} THEN (SELECT min(${s.col('fa', 'actor_id')}) FROM ${t('talk_attendees')} fa
+         WHERE ${s.col('fa', 'room_id')} = ${s.col('r', 'id')} AND ${s.col('fa', 'actor_type')} = 'users') END AS former_peer`,
     from: `${t('comments')} c LEFT JOIN ${t('talk_rooms')} r ON ${s.col('r', 'id')} = ${roomIdOf(s, 'c')}`,
     where: [
       `${c('object_type')} = 'chat'`,
