@@ -8,6 +8,7 @@ import type { RunStatus } from '../../state/schema.ts'
 import { buildSummary, jsonRequested, noteSummary, printSummary, printSummaryIfMissing, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
 import { withHelp } from '../help.ts'
+import { admitJob, type AdmittedJob, forgetJobIfPhantom } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { jsonOption } from '../options.ts'
 import { createPlanProgress } from '../progress-drawer.ts'
@@ -16,7 +17,7 @@ import { runLoaderWithOutcome } from '../run-loader-command.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
-import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_OPTION_HELP } from './load.ts'
+import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_FLAG_HELP, NEW_JOB_OPTION_HELP } from './load.ts'
 import { checkSourceAfterFinal, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
@@ -30,6 +31,7 @@ export function registerRunCommand(program: Command): void {
           'ledger, then load at the quota. Rerun the same command after any failure: it resumes from the ledger. ' +
           'Creates the job on its first run. Ends with a summary (one JSON object on stdout with --json).',
       )
+      .option('--new-job', NEW_JOB_FLAG_HELP)
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)')
       .option(
         '--detect-deletes',
@@ -52,7 +54,7 @@ export function registerRunCommand(program: Command): void {
       [4, 'run --delta --final finished, but the source changed after its read began: freeze the legacy system and run it again'],
       [
         2,
-        'nothing a rerun can fix: usage or configuration error; --final while the bulk load still has work (the message names the command to run); the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
+        'nothing a rerun can fix: usage or configuration error; a job the ledger does not hold while it holds others, without --new-job; --final while the bulk load still has work (the message names the command to run); the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
       ],
     ],
     examples: [
@@ -70,7 +72,7 @@ export function registerRunCommand(program: Command): void {
         'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
       ),
     )
-    .action(async (opts: LoaderFlags & { delta?: boolean; detectDeletes?: boolean; final?: boolean }) => {
+    .action(async (opts: LoaderFlags & { newJob?: boolean; delta?: boolean; detectDeletes?: boolean; final?: boolean }) => {
       if (opts.detectDeletes && !opts.delta) {
         throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
       }
@@ -79,8 +81,12 @@ export function registerRunCommand(program: Command): void {
       const logger = createLogger()
       const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
         const ctx = await openCommandContext(loaderContextOptions(opts))
+        let admitted: AdmittedJob | undefined
+        let ended: number | undefined
         try {
           noteSummary({ jobId: ctx.jobId })
+          // Before the platform or the source is asked anything: a mistyped --job starts nothing.
+          admitted = await admitJob(ctx, opts.newJob === true)
           if (opts.final) {
             await refuseFinalWhileBusy(ctx)
           }
@@ -144,6 +150,7 @@ export function registerRunCommand(program: Command): void {
                 ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
               }),
             )
+            ended = code
             return code
           } catch (err) {
             failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
@@ -154,7 +161,10 @@ export function registerRunCommand(program: Command): void {
             await ctx.store.finishRun(runId, runStatusOf(loadCode, stoppedBy(stopper) !== undefined), undefined, failure)
           }
         } finally {
-          await ctx.close()
+          // Best effort: the command's own error matters more than a failed clean-up.
+          await forgetJobIfPhantom(ctx, admitted, ended)
+            .catch(() => undefined)
+            .finally(() => ctx.close())
         }
       })
       // A signal that ended the work before its summary: say so (one JSON object with --json).
