@@ -6,12 +6,12 @@
  * typo would otherwise read and send the whole history again), and a new job that a failed
  * command left without a single item is removed again, so no phantom job stays behind.
  */
+import { closestName } from '../did-you-mean.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { defaultJobId } from '../load/config.ts'
 import { redactUrl } from '../logger.ts'
 import { INVOCATION } from '../version.ts'
 import { CliError } from './cli-error.ts'
-import { closestName } from './did-you-mean.ts'
 import { EXIT } from './exit-codes.ts'
 
 /** The job the configuration file itself names (`job.id`, else the target app id). */

@@ -115,7 +115,9 @@ it('status, rejects and runs answer during a load on the embedded store, without
   expect(rejects.code, rejects.stderr).toBe(0)
   expect(JSON.parse(rejects.stdout)).toMatchObject([{ legacyId: 'broken-1', targetKey: '~legacy:broken-1', code: 'MAPPING_INVALID' }])
   const rejectsTable = await runCli(['rejects', '--config', file], readerEnv).done
-  expect(rejectsTable.stdout).toMatch(/^messages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/)
+  expect(rejectsTable.stdout).toMatch(
+    /^entity or update\tlegacy id\ttarget key\tcode\treason\nmessages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/,
+  )
 
   const runs = await runCli(['runs', '--config', file, '--json'], readerEnv).done
   expect(runs.code, runs.stderr).toBe(0)
@@ -150,7 +152,9 @@ it('status, rejects and runs answer during a load on the embedded store, without
   expect(ended[0]!.counts.requests).toBeGreaterThan(0)
   expect(ended[0]!.counts.itemsDone).toBeGreaterThan(0)
   const text = await runCli(['runs', '--config', file], readerEnv).done
-  expect(text.stdout).toMatch(/^#\d+\tload\tinterrupted\t\S+ → \S+\t\S+\trequests \d+, itemsDone \d+/)
+  expect(text.stdout).toMatch(
+    /^run\tmode\toutcome\tstarted → ended\tduration\tcounts\n#\d+\tload\tinterrupted\t\S+ → \S+\t\S+\trequests \d+, itemsDone \d+/,
+  )
 
   const noYes = await runCli(['purge', '--config', file, '--job', 'watch-live'], readerEnv).done
   expect(noYes.code).toBe(2)

@@ -57,6 +57,7 @@ export function registerRejectsCommand(program: Command): void {
           process.stdout.write('no rejected items\n')
           return
         }
+        process.stdout.write('entity or update\tlegacy id\ttarget key\tcode\treason\n')
         for (const r of all) {
           process.stdout.write(`${r.label}\t${r.legacyId}\t${r.targetKey}\t${r.code ?? ''}\t${(r.message ?? '').replace(/\s+/g, ' ')}\n`)
         }
