@@ -1,4 +1,4 @@
-import type { Command } from 'commander'
+import { type Command, Option } from 'commander'
 
 import { cutoverStarted } from '../../job/final-delta.ts'
 import { planFromSource } from '../../job/plan-from-source.ts'
@@ -18,7 +18,7 @@ import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_FLAG_HELP, NEW_JOB_OPTION_HELP } from './load.ts'
-import { checkSourceAfterFinal, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
+import { checkSourceAfterFinal, parseQuietPeriod, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
 export function registerRunCommand(program: Command): void {
@@ -40,6 +40,12 @@ export function registerRunCommand(program: Command): void {
       .option(
         '--final',
         "with --delta: the cutover's last delta; refused while the bulk load has work, records when its read began, and after its load counts source rows changed since (exit 4 when any)",
+      )
+      .addOption(
+        new Option(
+          '--quiet-period <duration>',
+          'with --final: when no source row changed since the read began, wait this long (90s, 5m, 1h) and check again, so "frozen" covers at least that (default: 0, one check)',
+        ).argParser(parseQuietPeriod),
       ),
     NEW_JOB_OPTION_HELP,
   )
@@ -51,7 +57,10 @@ export function registerRunCommand(program: Command): void {
         1,
         'stopped by an outage of the source or the platform, or by SIGINT/SIGTERM (or the death of its parent): run the same command again, it resumes',
       ],
-      [4, 'run --delta --final finished, but the source changed after its read began: freeze the legacy system and run it again'],
+      [
+        4,
+        'run --delta --final finished, but the source changed after its read began (or during --quiet-period): freeze the legacy system and run it again',
+      ],
       [
         2,
         'nothing a rerun can fix: usage or configuration error; a job the ledger does not hold while it holds others, without --new-job; --final while the bulk load still has work (the message names the command to run); the platform refused the API key or does not know the app (checked before the source is read); the source refused a query or login (missing table or column, bad credentials)',
@@ -62,7 +71,7 @@ export function registerRunCommand(program: Command): void {
       ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
       ['run --delta', 'catch up on rows added or changed since the last completed read'],
       ['run --delta --detect-deletes', 'catch up, and also find messages deleted from the source'],
-      ['run --delta --final --json', 'the cutover: the last delta after the legacy system was frozen'],
+      ['run --delta --final --quiet-period 5m --json', 'the cutover: the last delta; frozen means 5 minutes without a change'],
       ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
     ],
   })
@@ -72,12 +81,15 @@ export function registerRunCommand(program: Command): void {
         'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
       ),
     )
-    .action(async (opts: LoaderFlags & { newJob?: boolean; delta?: boolean; detectDeletes?: boolean; final?: boolean }) => {
+    .action(async (opts: LoaderFlags & { newJob?: boolean; delta?: boolean; detectDeletes?: boolean; final?: boolean; quietPeriod?: number }) => {
       if (opts.detectDeletes && !opts.delta) {
         throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
       }
       startSummary('run', opts.json === true)
       requireDeltaForFinal(opts)
+      if (opts.quietPeriod !== undefined && !opts.final) {
+        throw new UsageError('--quiet-period needs --delta --final: it is how long the final check waits for the source to stay frozen')
+      }
       const logger = createLogger()
       const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
         const ctx = await openCommandContext(loaderContextOptions(opts))
@@ -134,7 +146,7 @@ export function registerRunCommand(program: Command): void {
             loadCode = code
             const cutover =
               opts.final && (code === EXIT.OK || code === EXIT.REJECTED)
-                ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger)
+                ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger, { periodMs: opts.quietPeriod ?? 0, signal: stopper.signal })
                 : undefined
             if (cutover) {
               await recordStats({ cutover: cutover.record })
