@@ -14,7 +14,7 @@ export type DoneReason = (typeof DONE_REASONS)[number]
 export const RUN_MODES = ['plan', 'run', 'delta', 'load', 'worker'] as const
 export type RunMode = (typeof RUN_MODES)[number]
 
-/** `interrupted`: stopped by SIGINT/SIGTERM after finishing the work in hand; rerunning resumes. `stopped` is kept for rows written before it existed. */
+/** `interrupted`: stopped by SIGINT/SIGTERM after finishing the work in hand; rerunning resumes. `stopped`: a `worker` ended by SIGINT/SIGTERM, the way a worker is meant to end (and rows written before `interrupted` existed). */
 export const RUN_STATUSES = ['running', 'succeeded', 'rejected', 'failed', 'stopped', 'interrupted'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 

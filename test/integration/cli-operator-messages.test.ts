@@ -6,7 +6,8 @@
  * `npm run` is clean with `-s` and warned about without it; a DNS failure is named as such, not
  * blamed on the key; the plan summary lists every reject reason or says how many more;
  * `runs`/`rejects` have headers; the top-level help has exit 4; a mistyped configuration key
- * gets "did you mean"; an unknown command is exit 2 also with --help.
+ * gets "did you mean"; an unknown command is exit 2 also with --help; a worker ended by SIGINT
+ * is `stopped`, not `interrupted`.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
@@ -16,9 +17,10 @@ import { join, resolve } from 'node:path'
 
 import { describe, expect, it } from 'vitest'
 
+import { openLedger } from '../../src/state/store.ts'
 import { G0, genericSeed, genericSourceConfig, loadGenericSqlFixture, sqlTime } from '../fixtures/generic-sql/fixture.ts'
-import { ledgerRows, oneJsonObject, useCliSuite } from '../helpers/cli-suite.ts'
-import { runCli } from '../helpers/ledger-fixtures.ts'
+import { ledgerRows, oneJsonObject, runsOf, useCliSuite } from '../helpers/cli-suite.ts'
+import { runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { recordOutput } from '../helpers/secrets.ts'
 
@@ -188,6 +190,25 @@ describe('Node, npm and the help', () => {
     expect(r.stderr).toContain('source.entities: unknown key: mesages (did you mean messages?)')
     expect(r.stderr).toMatch(/changes: unknown keys: conflcits \(did you mean conflicts\?\), zzz\n/)
   })
+})
+
+describe('worker', () => {
+  it('a worker ended by SIGINT is recorded as stopped, the way it is meant to end, not interrupted', async () => {
+    const state = await suite.freshDb('cf_msg_worker')
+    const app = await suite.tsb.app({ requestsPerMinute: 6000 })
+    const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 6000 })
+    const store = await openLedger({ url: state.url })
+    await store.ensureJob(app.id, app.id)
+    await store.planItems(app.id, 'users', users(3))
+    await store.close()
+    const worker = runCli(['worker', '--config', cfg])
+    await worker.waitFor('loader started', 30_000)
+    worker.child.kill('SIGINT')
+    const done = await worker.done
+    expect(done.code, done.stderr.slice(-2000)).toBe(0)
+    expect((await runsOf(state.url, app.id)).filter((r) => r.mode === 'worker').map((r) => r.status)).toEqual(['stopped'])
+    expect((await runCli(['runs', '--config', cfg]).done).stdout).toMatch(/^#\d+\tworker\tstopped\t/m)
+  }, 60_000)
 })
 
 describe('plan, runs and rejects', () => {
