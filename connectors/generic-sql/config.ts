@@ -6,6 +6,8 @@ import { z } from 'zod'
 
 import { TIME_FORMATS } from '../sql/decode.ts'
 import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
+import { engineOf } from '../sql/source-url.ts'
+import { statementProblems } from '../sql/statement-check.ts'
 
 const columnName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain column name (letters, digits, _)')
 
@@ -29,6 +31,38 @@ export const EntityQuerySchema = z
   .strict()
 export type EntityQuery = z.output<typeof EntityQuerySchema>
 
+const ENTITY_NAMES = ['users', 'groups', 'members', 'messages'] as const
+
+/** The user's query without trailing semicolons, so it can be wrapped. */
+export function stripQuery(sql: string): string {
+  return sql.trim().replace(/(\s*;)+\s*$/, '')
+}
+
+/**
+ * Why each configured query cannot be run as one read-only statement inside its wrapper
+ * (`statement-check.ts`), by entity: checked when the file is read and again before the source is
+ * opened, so nothing of such a query reaches the database.
+ */
+export function queryTextProblems(
+  url: string,
+  entities: Partial<Record<(typeof ENTITY_NAMES)[number], { query: string }>>,
+): { entity: string; message: string }[] {
+  const engine = engineOf(url)
+  if (engine === undefined) {
+    return []
+  }
+  return ENTITY_NAMES.flatMap((entity) => {
+    const query = entities[entity]?.query
+    return query === undefined ? [] : statementProblems(stripQuery(query), engine).map((p) => ({ entity, message: `the query ${p}` }))
+  })
+}
+
+/** The start of a query for a message: white space collapsed, at most 80 characters. */
+export function queryExcerpt(sql: string): string {
+  const s = sql.trim().replace(/\s+/g, ' ')
+  return s.length > 80 ? `${s.slice(0, 79)}…` : s
+}
+
 export const GenericSqlConfigSchema = z
   .object({
     connector: z.literal('generic-sql'),
@@ -49,5 +83,14 @@ export const GenericSqlConfigSchema = z
       .strict(),
   })
   .strict()
+  .superRefine((config, ctx) => {
+    for (const p of queryTextProblems(config.url, config.entities)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['entities', p.entity, 'query'],
+        message: `refused: chatferry reads the source read-only, and ${p.message}`,
+      })
+    }
+  })
 export type GenericSqlConfig = z.output<typeof GenericSqlConfigSchema>
 export type GenericSqlConfigInput = z.input<typeof GenericSqlConfigSchema>

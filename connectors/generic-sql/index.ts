@@ -1,48 +1,23 @@
 /**
  * The generic SQL connector: reads an in-house schema through one plain SELECT per entity that
  * returns the canonical columns (README.md), on Postgres, MySQL/MariaDB or SQLite. Each query is
- * wrapped as a subquery and paged by its key columns inside one read-only snapshot; its columns are
- * checked (with `LIMIT 0`) when the session opens, before any row is read.
+ * wrapped as a subquery and paged by its key columns inside one read-only snapshot. Each query's
+ * text is checked before the source is opened and its columns probed (with `LIMIT 0`) when the
+ * session opens, before any row is read (`prepare.ts`).
  */
-import { ChatferryError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
-import { type EpochMs, LEGACY_ENTITIES, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { decodeId, decodeTimestamp, FieldProblem, type TimeFormat } from '../sql/decode.ts'
-import { buildCountQuery, type KeyColumn, Params } from '../sql/dialect.ts'
+import { buildCountQuery, Params } from '../sql/dialect.ts'
 import { findDuplicateIds, idsCanRepeat } from '../sql/duplicate-ids.ts'
 import { readKeyPages } from '../sql/key-pages.ts'
 import { NULL_KEYS_DONE, type PagedReadSpec, readPages } from '../sql/paged-read.ts'
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
-import type { EntityQuery, GenericSqlConfig } from './config.ts'
+import type { GenericSqlConfig } from './config.ts'
 import type { EntitySpec } from './entities/entity-spec.ts'
-import { groups } from './entities/groups.ts'
-import { members } from './entities/members.ts'
-import { messages } from './entities/messages.ts'
-import { users } from './entities/users.ts'
+import { checkQueryTexts, prepare, type PreparedEntity } from './prepare.ts'
 
 export { type GenericSqlConfig, type GenericSqlConfigInput, GenericSqlConfigSchema } from './config.ts'
-
-/** @internal */
-export const ENTITY_SPECS: { readonly [E in LegacyEntity]: EntitySpec<E> } = { users, groups, members, messages }
-
-/** An entity's query after the probe: its keys and the delta column it has. */
-interface PreparedEntity {
-  readonly spec: EntitySpec<LegacyEntity>
-  readonly query: EntityQuery
-  readonly from: string
-  readonly keys: readonly KeyColumn[]
-  /** The legacy id's columns. */
-  readonly ids: readonly KeyColumn[]
-  readonly deltaColumn: string | undefined
-  /** The columns the query returns. */
-  readonly columns: ReadonlySet<string>
-}
-
-/** The user's query without trailing semicolons, so it can be wrapped. */
-function stripQuery(sql: string): string {
-  return sql.trim().replace(/;+\s*$/, '')
-}
-
 /**
  * The value `since` is compared with, in the column's own representation. Delta mode keeps rows
  * changed *at or after* `since`, so rows sharing the watermark's instant are read again, never lost.
@@ -64,41 +39,6 @@ export function deltaBound(since: EpochMs, format: TimeFormat, engine: SnapshotC
       return engine === 'postgres' ? iso : iso.replace('T', ' ').replace('Z', '')
     }
   }
-}
-
-async function prepare(conn: SnapshotConnection, config: GenericSqlConfig): Promise<Map<LegacyEntity, PreparedEntity>> {
-  const prepared = new Map<LegacyEntity, PreparedEntity>()
-  const q = (id: string) => conn.dialect.quote(id)
-  for (const entity of LEGACY_ENTITIES) {
-    const query = config.entities[entity]
-    if (query === undefined) {
-      continue
-    }
-    const spec = ENTITY_SPECS[entity] as EntitySpec<LegacyEntity>
-    const from = `(${stripQuery(query.query)}) AS src`
-    const probe = await conn.query(`SELECT * FROM ${from} LIMIT 0`, [], `checking the ${entity} query`)
-    const columns = new Set(probe.columns)
-    const keyNames = query.keys ?? spec.defaultKeys
-    for (const column of [...spec.required, ...keyNames]) {
-      if (!columns.has(column)) {
-        throw new ChatferryError(
-          'CONFIG_INVALID',
-          `source.entities.${entity}.query does not return the required column \`${column}\` (it returns: ${probe.columns.join(', ') || 'nothing'})`,
-        )
-      }
-    }
-    const column = (name: string): KeyColumn => ({ name, expr: `src.${q(name)}`, text: probe.textColumns?.has(name) ?? false })
-    prepared.set(entity, {
-      spec,
-      query,
-      from,
-      keys: keyNames.map(column),
-      ids: spec.idColumns.map(column),
-      deltaColumn: spec.deltaColumns.find((c) => columns.has(c)),
-      columns,
-    })
-  }
-  return prepared
 }
 
 class GenericSqlSession implements SourceSession {
@@ -129,7 +69,7 @@ class GenericSqlSession implements SourceSession {
     }
     const where = this.#deltaWhere(p, options.since)
     const q = buildCountQuery(this.#conn.dialect, where ? { from: p.from, where } : { from: p.from })
-    const r = await this.#conn.query(q.sql, q.params, `counting ${entity}`)
+    const r = await p.conn.query(q.sql, q.params, `counting ${entity}`)
     return Number(r.rows[0]?.n ?? 0)
   }
 
@@ -151,7 +91,7 @@ class GenericSqlSession implements SourceSession {
     const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
     const spec = p.spec as unknown as EntitySpec<E>
     const read: PagedReadSpec<LegacyRecordOf[E]> = {
-      conn: this.#conn,
+      conn: p.conn,
       entity,
       keys: p.keys,
       pageSize: options.pageSize ?? this.#pageSize,
@@ -195,7 +135,7 @@ class GenericSqlSession implements SourceSession {
   async *#screened<T extends { readonly updatedAt?: EpochMs }>(read: PagedReadSpec<T>, p: PreparedEntity): AsyncGenerator<Page<T>, void, undefined> {
     read.signal?.throwIfAborted()
     const screen = await findDuplicateIds({
-      conn: this.#conn,
+      conn: p.conn,
       entity: read.entity,
       ids: p.ids,
       keys: p.keys,
@@ -246,7 +186,7 @@ class GenericSqlSession implements SourceSession {
     const params = new Params(this.#conn.dialect)
     const conditions = [`${q(idColumn)} IS NOT NULL`, `${q(timeColumn)} IS NOT NULL`, ...where(params)]
     const sql = `SELECT ${q(idColumn)} AS gid, min(${q(timeColumn)}) AS t FROM ${p.from} WHERE ${conditions.join(' AND ')} GROUP BY ${q(idColumn)}`
-    const r = await this.#conn.query(sql, params.values, `finding the earliest ${timeColumn} of each group`)
+    const r = await p.conn.query(sql, params.values, `finding the earliest ${timeColumn} of each group`)
     const earliest = new Map<string, number>()
     for (const row of r.rows) {
       try {
@@ -273,6 +213,7 @@ export function createGenericSqlConnector(config: GenericSqlConfig): SourceConne
   return {
     id: 'generic-sql',
     async open() {
+      checkQueryTexts(config)
       const conn = await openSnapshotConnection(config.url, { connectTimeoutMs: config.connectTimeoutMs })
       try {
         return new GenericSqlSession(conn, await prepare(conn, config), config.pageSize)

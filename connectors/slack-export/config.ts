@@ -7,6 +7,16 @@ import { z } from 'zod'
 export const DEFAULT_SLACK_PAGE_SIZE = 1000
 export const MAX_SLACK_PAGE_SIZE = 50_000
 
+const MiB = 1024 * 1024
+const GiB = 1024 * MiB
+
+/** Largest inflated size of one file of the export (a day file, `users.json`, …). */
+export const DEFAULT_MAX_ENTRY_BYTES = 4 * GiB
+/** Largest inflated size of the whole export: the sum of its files. */
+export const DEFAULT_MAX_ARCHIVE_BYTES = 64 * GiB
+/** Largest single element of a JSON array file (one message, one user, one channel). */
+export const DEFAULT_MAX_ELEMENT_BYTES = 64 * MiB
+
 /** The placeholders an attachment URL template may use. */
 export const FILE_URL_PLACEHOLDERS = ['id', 'name', 'conversation'] as const
 
@@ -33,6 +43,16 @@ export const SlackExportConfigSchema = z
         message: `unknown placeholder; use ${FILE_URL_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}`,
       })
       .optional(),
+    /**
+     * Refuse a file of the export that inflates to more than this many bytes (checked against the
+     * ZIP's declared size and again while inflating): the file is a problem, the rest is read.
+     * @default 4 GiB
+     */
+    maxEntryBytes: z.number().int().min(1024).default(DEFAULT_MAX_ENTRY_BYTES),
+    /** Refuse an export whose files add up to more than this many bytes, inflated (exit 2). @default 64 GiB */
+    maxArchiveBytes: z.number().int().min(1024).default(DEFAULT_MAX_ARCHIVE_BYTES),
+    /** Refuse one array element (a message, a user) over this many bytes: a problem, the file reads on. @default 64 MiB */
+    maxElementBytes: z.number().int().min(1024).default(DEFAULT_MAX_ELEMENT_BYTES),
   })
   .strict()
 export type SlackExportConfig = z.output<typeof SlackExportConfigSchema>

@@ -10,7 +10,7 @@ import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, So
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
 import { type ExportArchive, openArchive } from './archive/archive.ts'
 import type { SlackExportConfig } from './config.ts'
-import { DAY_FILE, readArrayFile } from './day-file.ts'
+import { arrayFileBatches, DAY_FILE } from './day-file.ts'
 import { isObject, isTs, tsMs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { type Layout, readLayout } from './layout.ts'
@@ -18,6 +18,7 @@ import { pagesOf, type PositionedRow, single } from './paging.ts'
 import { groupRows, memberRows } from './read-groups.ts'
 import { messageRows } from './read-messages.ts'
 import { handlesById, userRows } from './read-users.ts'
+import { inRefused, refusedRows } from './refused-rows.ts'
 
 export { type SlackExportConfig, type SlackExportConfigInput, SlackExportConfigSchema } from './config.ts'
 
@@ -41,9 +42,8 @@ class SlackExportSession implements SourceSession {
   async #archivedAt(folder: string): Promise<number> {
     const days = this.#archive.filesIn(folder).filter((f) => DAY_FILE.test(f))
     for (const day of days.toReversed()) {
-      const items = await readArrayFile(this.#archive, `${folder}/${day}`)
       let found: number | undefined
-      for (const item of items) {
+      for await (const item of this.#items(`${folder}/${day}`)) {
         if ('value' in item && isObject(item.value) && ARCHIVE_SUBTYPES.has(String(item.value.subtype))) {
           try {
             found = Math.max(found ?? 0, tsMs('ts', item.value.ts))
@@ -59,6 +59,13 @@ class SlackExportSession implements SourceSession {
     return this.snapshotAt
   }
 
+  /** A day file's items in file order, whatever its size. */
+  async *#items(path: string) {
+    for await (const batch of arrayFileBatches(this.#archive, path, this.#archive.limits.maxElementBytes)) {
+      yield* batch
+    }
+  }
+
   async #lookups(): Promise<TextLookups> {
     this.#handles ??= handlesById(this.#archive, this.#layout.usersFile)
     const handles = await this.#handles
@@ -69,7 +76,9 @@ class SlackExportSession implements SourceSession {
   /** The entity's rows in batches (one per day file for messages, one row for the others). */
   async *#rows(entity: LegacyEntity, options: ReadOptions): AsyncGenerator<PositionedRow<LegacyRecordOf[LegacyEntity]>[]> {
     const archive = this.#archive
-    const { after, since, signal } = options
+    yield* single(refusedRows(archive, entity, options.after))
+    const after = inRefused(options.after) ? undefined : options.after
+    const { since, signal } = options
     switch (entity) {
       case 'users':
         yield* single(userRows({ archive, file: this.#layout.usersFile, exportTime: this.snapshotAt, after, since }))
@@ -83,7 +92,17 @@ class SlackExportSession implements SourceSession {
       case 'messages': {
         const lookups = await this.#lookups()
         const fileUrl = this.#config.fileUrl
-        yield* messageRows({ archive, layout: this.#layout, lookups, after, since, signal, ...(fileUrl !== undefined ? { fileUrl } : {}) })
+        const maxElementBytes = archive.limits.maxElementBytes
+        yield* messageRows({
+          archive,
+          layout: this.#layout,
+          lookups,
+          maxElementBytes,
+          after,
+          since,
+          signal,
+          ...(fileUrl !== undefined ? { fileUrl } : {}),
+        })
       }
     }
   }
@@ -101,7 +120,7 @@ class SlackExportSession implements SourceSession {
         continue
       }
       let earliest: number | undefined
-      for (const item of await readArrayFile(this.#archive, `${conv.folder}/${first}`)) {
+      for await (const item of this.#items(`${conv.folder}/${first}`)) {
         if ('value' in item && isObject(item.value) && isTs(item.value.ts)) {
           const t = tsMs('ts', item.value.ts)
           earliest = earliest === undefined ? t : Math.min(earliest, t)
@@ -163,7 +182,8 @@ export function createSlackExportConnector(config: SlackExportConfig): SourceCon
   return {
     id: 'slack-export',
     async open() {
-      const archive = await openArchive(resolve(config.path))
+      const { maxEntryBytes, maxArchiveBytes, maxElementBytes } = config
+      const archive = await openArchive(resolve(config.path), { maxEntryBytes, maxArchiveBytes, maxElementBytes })
       try {
         return new SlackExportSession(archive, await readLayout(archive), config)
       } catch (err) {

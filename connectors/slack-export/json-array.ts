@@ -1,14 +1,33 @@
 /**
  * Reads the elements of a JSON array file one by one from a byte stream, without holding the file:
- * Slack's `users.json` and `channels.json` can be hundreds of megabytes. Each element is yielded as
- * its JSON text; a file that breaks off or is not an array ends with one `broken` item saying where.
+ * Slack's `users.json` and `channels.json` can be hundreds of megabytes, a day file can be a
+ * gigabyte. Each element is yielded as its JSON text; memory is bounded by one element, and an
+ * element over `maxElementBytes` is skipped (its bytes dropped as they come) and yielded as `bad`,
+ * as is one that is not UTF-8. A file that breaks off, is not an array, or cannot be read on (an
+ * {@link EntryUnreadable}: corrupt, over a cap) ends with one `broken` item saying where.
  * The same bytes always yield the same items, so a count and a read agree.
  */
-import type { Readable } from 'node:stream'
+import { isUtf8 } from 'node:buffer'
+
+import { EntryUnreadable } from './archive/guard.ts'
 
 export type ArrayItem =
   | { readonly kind: 'element'; readonly index: number; readonly text: string }
-  | { readonly kind: 'broken'; readonly index: number; readonly reason: string }
+  /** One element that cannot be read (too large, not UTF-8); the elements after it are read. */
+  | { readonly kind: 'bad'; readonly index: number; readonly reason: string }
+  /** The read ends here; `prefixValid: false` when the items before it cannot be trusted either (a wrong CRC-32). */
+  | { readonly kind: 'broken'; readonly index: number; readonly reason: string; readonly prefixValid?: false }
+
+/** An element's text, or why it cannot be read. */
+type Taken = string | { readonly bad: string }
+
+/** Where the first byte that is not UTF-8 is, for the message (`byte 0xE9 at offset 12`). */
+export function notUtf8(bytes: Buffer): string {
+  const text = bytes.toString('utf8')
+  const at = text.indexOf('\uFFFD')
+  const offset = at < 0 ? 0 : Buffer.byteLength(text.slice(0, at))
+  return `not UTF-8 text: byte 0x${(bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0')} at offset ${offset} of the element (Latin-1 or another legacy encoding?)`
+}
 
 const OPEN_ARRAY = 0x5b // [
 const CLOSE_ARRAY = 0x5d // ]
@@ -31,11 +50,21 @@ class Splitter {
   inElement = false
   /** Bytes of the current element from earlier chunks. */
   pending: Buffer[] = []
+  pendingBytes = 0
+  /** The current element is over the cap: its bytes are dropped, it ends as a bad item. */
+  oversized = false
   broken: string | undefined
+  prefixValid = true
+
+  readonly maxElementBytes: number
+
+  constructor(maxElementBytes: number) {
+    this.maxElementBytes = maxElementBytes
+  }
 
   /** Feeds one chunk; returns the texts of the elements it completed. */
-  feed(chunk: Buffer): string[] {
-    const out: string[] = []
+  feed(chunk: Buffer): Taken[] {
+    const out: Taken[] = []
     let i = this.started ? 0 : this.skipOpening(chunk)
     if (i < 0) {
       return out
@@ -85,7 +114,13 @@ class Splitter {
       }
     }
     if (this.inElement) {
-      this.pending.push(chunk.subarray(from))
+      this.pendingBytes += chunk.length - from
+      if (this.pendingBytes > this.maxElementBytes) {
+        this.oversized = true
+        this.pending = []
+      } else {
+        this.pending.push(chunk.subarray(from))
+      }
     }
     return out
   }
@@ -125,22 +160,29 @@ class Splitter {
     return i + 1
   }
 
-  /** The element's text: the pending bytes and `chunk[from, end)`. */
-  take(chunk: Buffer, from: number, end: number): string {
+  /** The element's text (the pending bytes and `chunk[from, end)`), or why it cannot be read. */
+  take(chunk: Buffer, from: number, end: number): Taken {
+    const size = this.pendingBytes + end - from
+    const oversized = this.oversized || size > this.maxElementBytes
     const tail = chunk.subarray(from, end)
-    const bytes = this.pending.length > 0 ? Buffer.concat([...this.pending, tail]) : tail
+    const bytes = oversized ? tail : this.pending.length > 0 ? Buffer.concat([...this.pending, tail]) : tail
     this.pending = []
+    this.pendingBytes = 0
+    this.oversized = false
     this.inElement = false
-    return bytes.toString('utf8').trimEnd()
+    if (oversized) {
+      return { bad: `an element of ${size} bytes, over source.maxElementBytes (${this.maxElementBytes}): not read` }
+    }
+    return isUtf8(bytes) ? bytes.toString('utf8').trimEnd() : { bad: notUtf8(bytes) }
   }
 }
 
 /** The items of a JSON array read from `stream`, in order. */
-export async function* jsonArrayItems(stream: Readable): AsyncGenerator<ArrayItem> {
-  const s = new Splitter()
+export async function* jsonArrayItems(stream: AsyncIterable<Buffer> | Iterable<Buffer>, maxElementBytes = Infinity): AsyncGenerator<ArrayItem> {
+  const s = new Splitter(maxElementBytes)
   let index = 0
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of stream) {
       if (s.done) {
         // After the array: only whitespace may follow (checked to the end, or to the first byte that is not).
         s.trailing(chunk)
@@ -150,14 +192,19 @@ export async function* jsonArrayItems(stream: Readable): AsyncGenerator<ArrayIte
         continue
       }
       for (const text of s.feed(chunk)) {
-        yield { kind: 'element', index: index++, text }
+        const i = index++
+        yield typeof text === 'string' ? { kind: 'element', index: i, text } : { kind: 'bad', index: i, reason: text.bad }
       }
     }
-  } finally {
-    stream.destroy()
+  } catch (err) {
+    if (!(err instanceof EntryUnreadable)) {
+      throw err
+    }
+    s.broken ??= `the file cannot be read from here on: ${err.message}`
+    s.prefixValid = err.prefixValid
   }
   if (s.broken !== undefined) {
-    yield { kind: 'broken', index, reason: s.broken }
+    yield { kind: 'broken', index, reason: s.broken, ...(s.prefixValid ? {} : { prefixValid: false as const }) }
   } else if (!s.started) {
     yield { kind: 'broken', index, reason: 'the file is empty' }
   } else if (!s.done) {

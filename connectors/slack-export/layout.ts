@@ -6,11 +6,10 @@
  * messages of an unknown conversation.
  */
 import type { ExportArchive } from './archive/archive.ts'
-import { parseElement } from './day-file.ts'
+import { streamItems } from './day-file.ts'
 import { isObject, str } from './entities/fields.ts'
 import { GROUP_FILES, KIND_OF_FILE } from './entities/groups.ts'
 import type { Conversation } from './entities/messages.ts'
-import { jsonArrayItems } from './json-array.ts'
 
 export interface Layout {
   /** The conversation a folder holds. */
@@ -23,11 +22,8 @@ export interface Layout {
 
 /** Parsed elements of a top-level JSON array file, streamed; nothing when the file is absent. */
 export async function* metadataElements(archive: ExportArchive, file: string) {
-  if (!archive.hasFile(file)) {
-    return
-  }
-  for await (const item of jsonArrayItems(await archive.open(file))) {
-    yield item.kind === 'element' ? parseElement(item.index, item.text) : { index: item.index, error: item.reason }
+  if (archive.hasFile(file)) {
+    yield* streamItems(archive, file, archive.limits.maxElementBytes)
   }
 }
 

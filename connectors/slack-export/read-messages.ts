@@ -1,13 +1,16 @@
 /**
  * The messages entity: every conversation folder (sorted by name), its day files (sorted by date),
  * each file's messages sorted by `ts`. Position: `{c, d, i}` (folder, day file, index in the sorted
- * file). A day file is parsed whole (one day of one conversation); nothing else is held.
+ * file). A small day file is parsed whole, a large one streamed (day-sort.ts); a `ts` repeated in
+ * a later day file of the conversation is a problem naming both files, the first copy is read
+ * (conversation-ts.ts).
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
-import { DAY_FILE, type ParsedItem, readArrayFile } from './day-file.ts'
-import { compareTs, isObject, isTs } from './entities/fields.ts'
+import { ConversationTs } from './conversation-ts.ts'
+import { DAY_FILE, type ParsedItem, readsWhole } from './day-file.ts'
+import { sortedDay, tsOf } from './day-sort.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { decodeMessage, type MessageContext } from './entities/messages.ts'
 import type { Layout } from './layout.ts'
@@ -18,25 +21,10 @@ export interface MessagesRead {
   readonly layout: Layout
   readonly lookups: TextLookups
   readonly fileUrl?: string
+  readonly maxElementBytes: number
   readonly after?: Cursor
   readonly since?: number
   readonly signal?: AbortSignal
-}
-
-const tsOf = (item: ParsedItem): string | undefined => ('value' in item && isObject(item.value) && isTs(item.value.ts) ? item.value.ts : undefined)
-
-/** A day file's items: those with a valid `ts` by `ts` (stable), then the rest in file order. */
-export function sortDay(items: ParsedItem[]): ParsedItem[] {
-  const keyed = items.map((item) => ({ item, ts: tsOf(item) }))
-  const timed = keyed.filter((k) => k.ts !== undefined)
-  let sorted = true
-  for (let i = 1; i < timed.length && sorted; i++) {
-    sorted = compareTs((timed[i - 1] as { ts: string }).ts, (timed[i] as { ts: string }).ts) <= 0
-  }
-  if (!sorted) {
-    timed.sort((a, b) => compareTs(a.ts as string, b.ts as string) || a.item.index - b.item.index)
-  }
-  return [...timed.map((k) => k.item), ...keyed.filter((k) => k.ts === undefined).map((k) => k.item)]
 }
 
 /** The day files of a folder to read, from the cursor's on. */
@@ -57,48 +45,96 @@ function* dayFiles(o: MessagesRead): Generator<{ folder: string; day: string }> 
   }
 }
 
-/** A day file being read, its failure kept for when it is awaited (not an unhandled rejection meanwhile). */
-function startReading(archive: ExportArchive, file: { folder: string; day: string } | undefined) {
+/**
+ * A day file being read: a small one is read whole at once, its failure kept for when it is
+ * awaited (not an unhandled rejection meanwhile), so the next file is read while this one's rows
+ * are decoded; a large one is streamed when its turn comes.
+ */
+function startReading(o: MessagesRead, file: { folder: string; day: string } | undefined) {
   if (file === undefined) {
     return undefined
   }
-  const items = readArrayFile(archive, `${file.folder}/${file.day}`)
-  items.catch(() => {})
-  return { ...file, items }
+  const path = `${file.folder}/${file.day}`
+  if (!readsWhole(o.archive, path, o.maxElementBytes)) {
+    return { ...file, batches: () => sortedDay(o.archive, path, o.maxElementBytes) }
+  }
+  const whole = sortedDay(o.archive, path, o.maxElementBytes).next()
+  whole.catch(() => {})
+  async function* batches() {
+    const r = await whole
+    if (!r.done) {
+      yield r.value
+    }
+  }
+  return { ...file, batches }
 }
 
 /**
- * The rows of each day file, one array per file (a day file is parsed whole anyway). The next file
+ * The rows of each day file, one array per file (per batch of a large file). The next small file
  * is read while this one's rows are decoded and used, so the disk and the CPU overlap.
  */
 export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
   const files = dayFiles(o)
-  let next = startReading(o.archive, files.next().value ?? undefined)
+  let next = startReading(o, files.next().value ?? undefined)
+  let seen: ConversationTs | undefined
+  let seenFolder: string | undefined
   while (next !== undefined) {
     o.signal?.throwIfAborted()
-    const { folder, day, items } = next
-    next = startReading(o.archive, files.next().value ?? undefined)
+    const { folder, day, batches } = next
+    next = startReading(o, files.next().value ?? undefined)
+    if (seenFolder !== folder || seen === undefined) {
+      seen = new ConversationTs(o.archive, folder, o.maxElementBytes)
+      seenFolder = folder
+      if (o.after?.c === folder && typeof o.after.d === 'string') {
+        const before = o.after.d
+        await seen.readBefore(o.archive.filesIn(folder).filter((f) => DAY_FILE.test(f) && f < before))
+      }
+    }
+    seen.startDay(day)
     const conv = o.layout.byFolder.get(folder)
     const ctx: MessageContext | undefined = conv && { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
     const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
-    const sorted = sortDay(await items)
-    const rows: PositionedRow<LegacyMessage>[] = []
-    for (let i = skipTo + 1; i < sorted.length; i++) {
-      const row = rowOf(o.since, ctx, folder, day, sorted, i)
-      if (row !== undefined) {
-        rows.push(row)
+    let rank = 0
+    let previous: string | undefined
+    for await (const batch of batches()) {
+      const rows: PositionedRow<LegacyMessage>[] = []
+      for (const item of batch) {
+        const i = rank++
+        const ts = tsOf(item)
+        const found = seen.firstDayOf(ts)
+        const firstDay = found instanceof Promise ? await found : found
+        if (i > skipTo) {
+          const row = rowOf(o.since, ctx, { folder, day, i, item, ts, previous, firstDay })
+          if (row !== undefined) {
+            rows.push(row)
+          }
+        }
+        previous = ts
       }
+      yield rows
     }
-    yield rows
   }
 }
 
-function rowOf(since: number | undefined, ctx: MessageContext | undefined, folder: string, day: string, sorted: ParsedItem[], i: number) {
+interface At {
+  readonly folder: string
+  readonly day: string
+  /** The item's place in the sorted file. */
+  readonly i: number
+  readonly item: ParsedItem
+  /** Its valid `ts`, if any. */
+  readonly ts: string | undefined
+  /** The `ts` of the item before it in the sorted file. */
+  readonly previous: string | undefined
+  /** The earlier day file of the conversation that had this `ts` first. */
+  readonly firstDay: string | undefined
+}
+
+function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: At) {
+  const { folder, day, i, item, ts, firstDay } = at
   const conv = ctx?.conversation
-  const item = sorted[i] as ParsedItem
   const pos = { c: folder, d: day, i }
   const where = `${folder}/${day}#${item.index}`
-  const ts = tsOf(item)
   const legacyId = conv !== undefined && ts !== undefined ? `${conv.id}:${ts}` : `${conv?.id ?? folder}/${day}#${item.index}`
   if (!('value' in item)) {
     return { pos, row: problem(legacyId, 'file', `${where}: ${item.error}`) }
@@ -109,9 +145,19 @@ function rowOf(since: number | undefined, ctx: MessageContext | undefined, folde
   if (ts === undefined) {
     return { pos, row: problem(legacyId, 'ts', `${where}: the message has no valid ts ("seconds.micros")`) }
   }
-  const previous = i > 0 ? tsOf(sorted[i - 1] as ParsedItem) : undefined
-  if (previous === ts) {
+  if (at.previous === ts) {
     return { pos, row: problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where) }
+  }
+  if (firstDay !== undefined) {
+    return {
+      pos,
+      row: problem(
+        legacyId,
+        'ts',
+        `${where}: a message with ts ${ts} is in ${folder}/${firstDay} too: the first, in ${folder}/${firstDay}, is read`,
+        where,
+      ),
+    }
   }
   const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))
   // A delta keeps the messages changed since; a row that cannot be read is reported on every read.

@@ -4,8 +4,9 @@
  *    rows (fewer where a key group would straddle two pages, more where one key has more rows than
  *    a page), the next page's query sent while the current one is decoded. A page never
  *    ends inside a group of rows sharing one key (the next page starts strictly after the key), and
- *    the second and later rows of such a group become duplicate-key problems naming the first,
- *    and the first goes through the spec's `screen` (a legacy id repeated under another key);
+ *    one row of such a group is the record — the first that decodes, so a valid copy is never lost
+ *    behind an invalid one — and the others become duplicate-key problems naming it; a group's
+ *    first row goes through the spec's `screen` (a legacy id repeated under another key);
  * 2. the NULL-key pass: rows with a NULL in a key column cannot be ordered or resumed by key, so
  *    they are read afterwards, `pageSize` at a time, each one a problem naming the column.
  * The cursor says where the read stands: key values during the keyset pass, `{'#nullKeys': n}`
@@ -79,8 +80,11 @@ export function decodeRow<T, E>(spec: PagedReadSpec<T, E>, row: Row, extra: E): 
   }
 }
 
-/** The problem of the `n`-th extra row (n ≥ 2) sharing the key of `first`. */
-export function duplicateKeyProblem<T, E>(spec: PagedReadSpec<T, E>, first: Row, row: Row, n: number): RowProblem {
+/**
+ * The problem of the `n`-th extra row (n ≥ 2) sharing the key of `first`, the row read for the key
+ * (`kept`: its record; otherwise it is a problem of its own too).
+ */
+export function duplicateKeyProblem<T, E>(spec: PagedReadSpec<T, E>, first: Row, row: Row, n: number, kept = true): RowProblem {
   const names = spec.keys.map((k) => k.name).join(', ')
   const key = JSON.stringify(Object.values(cursorOf(row, spec.keys)))
   const firstId = legacyIdOrUnknown(spec, first)
@@ -89,7 +93,11 @@ export function duplicateKeyProblem<T, E>(spec: PagedReadSpec<T, E>, first: Row,
     ok: false,
     legacyId,
     field: names,
-    reason: `duplicate key (${names}) = ${key}: legacy rows ${firstId} and ${legacyId} share it; the first read (${firstId}) is kept, this one is not imported`,
+    reason:
+      `duplicate key (${names}) = ${key}: legacy rows ${firstId} and ${legacyId} share it; ` +
+      (kept
+        ? `the first readable one (${firstId}) is kept, this one is not imported`
+        : `${firstId} has a problem of its own, and this one is not imported either`),
     instance: `duplicate-${n}`,
   }
 }
@@ -210,8 +218,8 @@ async function pageOfWholeGroups<T, E>(spec: PagedReadSpec<T, E>, raw: Row[], li
 }
 
 /**
- * Decodes a page; the second and later rows of a key group become duplicate-key problems, and a
- * group's first row the screen refuses becomes its problem.
+ * Decodes a page, key group by key group (rows sharing one key are adjacent: the keyset orders by
+ * the key, and a page never splits a group).
  */
 function decodePage<T extends { readonly updatedAt?: EpochMs }, E>(
   spec: PagedReadSpec<T, E>,
@@ -220,28 +228,52 @@ function decodePage<T extends { readonly updatedAt?: EpochMs }, E>(
   state: ReadState,
 ): SourceRow<T>[] {
   const rows: SourceRow<T>[] = new Array(raw.length)
-  let first: Row | undefined
-  let twins = 1
-  for (let i = 0; i < raw.length; i++) {
-    const row = raw[i] as Row
-    if (first !== undefined && sameKey(first, row, spec.keys)) {
-      rows[i] = duplicateKeyProblem(spec, first, row, ++twins)
-      continue
+  for (let start = 0; start < raw.length;) {
+    let end = start + 1
+    while (end < raw.length && sameKey(raw[start] as Row, raw[end] as Row, spec.keys)) {
+      end++
     }
-    first = row
-    twins = 1
-    const screened = spec.screen?.(row)
-    if (screened !== undefined) {
-      rows[i] = screened
-      continue
+    const group = end - start === 1 ? decodeSingle(spec, raw[start] as Row, extra) : decodeGroup(spec, raw.slice(start, end), extra)
+    for (const [i, r] of group.entries()) {
+      rows[start + i] = r
+      if (r.ok && r.record.updatedAt !== undefined && (state.watermark === undefined || r.record.updatedAt > state.watermark)) {
+        state.watermark = r.record.updatedAt
+      }
     }
-    const r = decodeRow(spec, row, extra)
-    if (r.ok && r.record.updatedAt !== undefined && (state.watermark === undefined || r.record.updatedAt > state.watermark)) {
-      state.watermark = r.record.updatedAt
-    }
-    rows[i] = r
+    start = end
   }
   return rows
+}
+
+/** A row alone with its key: the screen's problem (a legacy id held by another key), or the row decoded. */
+function decodeSingle<T, E>(spec: PagedReadSpec<T, E>, row: Row, extra: E): [SourceRow<T>] {
+  return [spec.screen?.(row) ?? decodeRow(spec, row, extra)]
+}
+
+/**
+ * Rows sharing one key: one of them is the record, every other one a duplicate-key problem naming
+ * it. The record is the first row that decodes — not merely the first read — so a valid copy is
+ * never lost behind an invalid one (the order of rows within a key is the database's, so "first"
+ * alone would keep either). A duplicate that is unreadable as well says so. When no row decodes,
+ * the first carries its own problem and the others are its duplicates. A group whose key the
+ * screen refuses (its legacy id is held by another key) is refused whole.
+ */
+function decodeGroup<T, E>(spec: PagedReadSpec<T, E>, group: readonly Row[], extra: E): SourceRow<T>[] {
+  const screened = spec.screen?.(group[0] as Row)
+  if (screened !== undefined) {
+    return group.map((row, i) => (i === 0 ? screened : duplicateKeyProblem(spec, group[0] as Row, row, i + 1, false)))
+  }
+  const decoded = group.map((row) => decodeRow(spec, row, extra))
+  const readable = decoded.findIndex((r) => r.ok)
+  const kept = Math.max(0, readable)
+  let twins = 1
+  return decoded.map((r, i) => {
+    if (i === kept) {
+      return r
+    }
+    const problem = duplicateKeyProblem(spec, group[kept] as Row, group[i] as Row, ++twins, readable >= 0)
+    return r.ok ? problem : { ...problem, reason: `${problem.reason} (it is also unreadable: ${r.field}: ${r.reason})` }
+  })
 }
 
 async function* nullKeyPages<T, E>(

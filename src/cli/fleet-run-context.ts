@@ -26,7 +26,8 @@ export interface FleetLedgerContext {
 export async function openFleetLedger(file: string, options: { keys: boolean; poolSize: number }): Promise<FleetLedgerContext> {
   // The fleet key first (as every fleet command: nothing read without it), then the fleet file.
   const vault = options.keys ? openKeyVault(process.env) : undefined
-  const fleet = await loadFleetFile(resolveConfigPath(file), process.env)
+  // These commands send nothing to the management interface: its credentials need not be set.
+  const fleet = await loadFleetFile(resolveConfigPath(file), process.env, { management: 'ignored' })
   const store = await openLedger({ url: fleet.stateUrl, poolSize: options.poolSize })
   return {
     fleet,

@@ -6,12 +6,16 @@
  * support): the app stops answering at once, its data and keys with it, and is removed for good
  * after 30 days; the management interface has no call that brings it back. The binding keeps the
  * app id and the date, forgets the sealed key, and the tenant is not provisioned again.
+ *
+ * The fleet key is proven first: the tenant's sealed key must open with it (the key that
+ * `provision` would refuse is refused here too), or nothing is sent and the command exits 2.
  */
 import { ChatferryError } from '../errors.ts'
 import type { FleetBinding, LedgerStore } from '../state/index.ts'
 import type { ManagementClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import type { FleetFile } from './fleet-file.ts'
+import { type KeyVault, proveFleetKey } from './key-vault.ts'
 import { isCredentialsRefusal, selectTenants } from './provision.ts'
 
 /** What deprovisioning did. */
@@ -41,10 +45,17 @@ function gone(err: unknown): boolean {
 }
 
 /**
- * Deletes the tenant's app and records it. Throws when the tenant has no app, or the platform
- * refuses (`ERR_APP_DELETION`: a paid subscription; credentials: see {@link isCredentialsRefusal}).
+ * Deletes the tenant's app and records it. Throws when the tenant has no app, its stored key does
+ * not open with the fleet key (nothing sent), or the platform refuses (`ERR_APP_DELETION`: a paid
+ * subscription; credentials: see {@link isCredentialsRefusal}).
  */
-export async function deprovisionTenant(fleet: FleetFile, store: LedgerStore, mgmt: ManagementClient, tenantId: string): Promise<DeprovisionOutcome> {
+export async function deprovisionTenant(
+  fleet: FleetFile,
+  store: LedgerStore,
+  mgmt: ManagementClient,
+  vault: KeyVault,
+  tenantId: string,
+): Promise<DeprovisionOutcome> {
   const [tenant] = selectTenants(fleet, [tenantId])
   const binding: FleetBinding | undefined = await store.fleet.binding(fleet.id, tenantId)
   if (binding?.appId === undefined) {
@@ -57,6 +68,13 @@ export async function deprovisionTenant(fleet: FleetFile, store: LedgerStore, mg
   if (binding.state === 'deleted') {
     return { ...base, scheduledDeleteAt: binding.scheduledDeleteAt, how: 'already deleted' }
   }
+  if (binding.sealedKey === undefined) {
+    throw new ChatferryError(
+      'CONFIG_INVALID',
+      `tenant ${tenantId}'s binding has app ${binding.appId} but no stored key: the fleet key cannot be proven; nothing was deleted`,
+    )
+  }
+  proveFleetKey(vault, binding.sealedKey, { fleetId: fleet.id, tenantId, appId: binding.appId })
   let scheduledDeleteAt: Date | undefined
   let how: DeprovisionOutcome['how'] = 'deleted'
   try {

@@ -133,8 +133,11 @@ export const FleetFileSchema = z
         url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL: a fleet needs the shared Postgres ledger'),
       })
       .strict(),
-    /** The management interface (provision, deprovision). */
-    management: ManagementSchema.optional(),
+    /** The management interface (provision, deprovision), and the pace of its calls (src/fleet/management-pacer.ts). */
+    management: ManagementSchema.extend({
+      requestsPerMinute: z.number().positive().max(6000).optional(),
+      giveUpAfterMs: z.number().int().positive().optional(),
+    }).optional(),
     defaults: DefaultsSchema.prefault({}),
     /** Shared legacy databases the tenants' `source: {template: …}` name. */
     sources: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a source name is 1–64 of A-Z, a-z, 0-9, - and _'), SharedSourceSchema).default({}),
@@ -372,8 +375,13 @@ function schemaProblems(raw: Record<string, unknown>, error: z.ZodError, prefix:
  * Parses a fleet file's text. Throws {@link ConfigError} listing every problem (file syntax,
  * schema, duplicate ids and app names, each tenant's composed job configuration); does no I/O.
  */
-export function parseFleetFile(text: string, file: string, env: NodeJS.ProcessEnv = process.env): FleetFile {
+export function parseFleetFile(text: string, file: string, env: NodeJS.ProcessEnv = process.env, options: FleetFileOptions = {}): FleetFile {
   const raw = parseYamlMapping(text, file)
+  if (options.management === 'ignored') {
+    // Commands that send nothing to the management interface neither read nor check its block:
+    // its key and secret (\${VAR}) need not be set where they run.
+    delete raw.management
+  }
   const problems: ConfigProblem[] = []
   const interpolated = interpolate(raw, env, problems) as Record<string, unknown>
   const secrets = [...secretValuesOf(interpolated), ...secretValuesOf(raw)]
@@ -420,7 +428,13 @@ export function parseFleetFile(text: string, file: string, env: NodeJS.ProcessEn
 }
 
 /** Reads and parses a fleet file (see {@link parseFleetFile}); a missing file is a {@link ConfigError}. */
-export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<FleetFile> {
+/** How a command reads the fleet file. */
+export interface FleetFileOptions {
+  /** `ignored`: the command sends nothing to the management interface (run, worker, status, plan, verify). @default 'needed' */
+  readonly management?: 'needed' | 'ignored'
+}
+
+export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = process.env, options: FleetFileOptions = {}): Promise<FleetFile> {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -428,7 +442,7 @@ export async function loadFleetFile(path: string, env: NodeJS.ProcessEnv = proce
     const code = (err as NodeJS.ErrnoException).code
     throw new ConfigError(path, [{ path: '', message: code === 'ENOENT' ? 'file not found (pass --fleet FILE)' : (err as Error).message }])
   }
-  return parseFleetFile(text, path, env)
+  return parseFleetFile(text, path, env, options)
 }
 
 /**

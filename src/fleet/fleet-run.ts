@@ -9,7 +9,8 @@
  * Every tenant's attempt is a run row of its job (mode `run` or `delta`), written like `chatferry
  * run` writes its own: started before the pre-flight, its heartbeat while it plans and loads, the
  * plan summary in its stats once planned, finished with its status and the reason it failed.
- * `fleet status` reads those rows. Rerunning resumes every tenant from its ledger.
+ * `fleet status` reads those rows. Rerunning resumes every tenant from its ledger. A tenant whose
+ * source yields no rows at all in a full run fails, needing a fix (empty-source.ts), never `done`.
  */
 import PQueue from 'p-queue'
 import type { Logger } from 'pino'
@@ -24,6 +25,7 @@ import { hostKey } from '../load/host-key.ts'
 import type { SharedBoss } from '../load/work-queue.ts'
 import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
+import { emptySourceReason } from './empty-source.ts'
 import { endOfLoad, needsFix, reasonOf, type TenantOutcome } from './fleet-run-outcome.ts'
 
 /** One tenant as a job: its id, its job id in the ledger, its job configuration and its loader settings. */
@@ -40,6 +42,8 @@ export interface FleetRunOptions {
   readonly boss: Promise<SharedBoss>
   readonly tenants: readonly FleetTenantJob[]
   readonly mode: 'full' | 'delta'
+  /** Delta runs: plan every source row each tenant's ledger never planned (`fleet run --delta --reconcile-keys`). */
+  readonly reconcileKeys?: boolean
   /** Tenants planned at once (each holds one source snapshot while it plans). */
   readonly planConcurrency: number
   readonly logger: Logger
@@ -94,12 +98,17 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
         return undefined
       }
       options.onTenant?.(t.tenantId, 'planning')
-      return planFromSource(ctx, { mode: options.mode, logger: log, signal })
+      return planFromSource(ctx, { mode: options.mode, reconcileKeys: options.reconcileKeys === true, logger: log, signal })
     })
     if (plan === undefined || signal.aborted) {
       return await end({ state: 'stopped', needsFix: false, reason: 'stopped by a signal before its plan finished' })
     }
     await store.heartbeatRun(id, { plan })
+    const items = (await store.entityStats(t.jobId)).reduce((n, e) => n + e.total, 0)
+    const empty = emptySourceReason(t.tenantId, t.config.source, plan, options.mode, items)
+    if (empty !== undefined) {
+      return await end({ state: 'failed', needsFix: true, reason: empty })
+    }
     options.onTenant?.(t.tenantId, 'loading')
     const loaded = await runJobLoader(ctx, { mode: 'load', logger: log, signal, sharedBoss: await options.boss })
     const state = endOfLoad(loaded.status)

@@ -2,7 +2,7 @@
  * `chatferry fleet status`: one line per tenant, from the ledger only (no API key, no source):
  * its state (from its newest `run`/`delta` row, written by `fleet run`, and whether a loader of it
  * is alive), done/remaining per entity, its rate in the last minute against its app's quota, the ETA
- * at that quota, its rejects and its last error. Whether a `running` row's process died is the
+ * at that quota, its rejects and its last error (none older than its newest finished run). Whether a `running` row's process died is the
  * caller's rule (src/cli/run-liveness.ts), passed in as `deadReason`.
  */
 import { formatDuration } from '../format-duration.ts'
@@ -59,7 +59,9 @@ export async function tenantStatus(
   const remaining = sum((s) => s.remaining)
   const perMinute = t.quota.requestsPerMinute * t.quota.itemsPerRequest
   const itemsLastMinute = sum((s) => s.itemsLastMinute)
-  const errored = runs.find((r) => r.error !== null && r.error !== '')
+  // An error older than the tenant's newest finished run (a loader that died, a failed attempt) is stale: not shown.
+  const finished = runs.findIndex((r) => r.status === 'succeeded' || r.status === 'rejected')
+  const errored = runs.slice(0, finished === -1 ? runs.length : finished).find((r) => r.error !== null && r.error !== '')
   return {
     tenantId: t.tenantId,
     jobId: t.jobId,

@@ -2,13 +2,15 @@
  * `chatferry fleet verify`: `verify` (src/report/verify.ts) for every tenant, at most
  * `concurrency` at once, each against its own app with its own key and chat quota; each tenant's
  * report under `<outDir>/tenants/<tenant>/`. A tenant whose verify cannot run (its app unreachable,
- * its job never loaded) is a line with its reason; the others go on.
+ * its job never loaded) is a line with its reason; the others go on. The reports' notes advise the
+ * fleet's commands for the tenant (`fleet run --delta --tenant …`), not a single job's.
  */
 import { join } from 'node:path'
 
 import PQueue from 'p-queue'
 
 import { runVerify } from '../report/verify.ts'
+import type { VerifyAdvice } from '../report/verify-run.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { type FleetTenantJob, tenantContext } from './fleet-run.ts'
 import { needsFix, reasonOf } from './fleet-run-outcome.ts'
@@ -32,6 +34,19 @@ export interface FleetVerifyOptions {
   readonly outDir: string
   readonly sample?: number
   readonly signal?: AbortSignal
+  /** The fleet file, for the commands the reports advise. */
+  readonly fleetFile?: string
+}
+
+/** What a tenant's verify notes advise: the fleet's commands for that tenant (its job has no file of its own). */
+export function tenantAdvice(t: Pick<FleetTenantJob, 'tenantId' | 'jobId'>, fleetFile: string | undefined): VerifyAdvice {
+  const fleet = fleetFile === undefined ? '' : ` --fleet ${fleetFile}`
+  return {
+    delta: `chatferry fleet run --delta${fleet} --tenant ${t.tenantId}`,
+    reconcile: `chatferry fleet run --delta --reconcile-keys${fleet} --tenant ${t.tenantId}`,
+    load: `chatferry fleet run${fleet} --tenant ${t.tenantId}`,
+    rejects: `chatferry rejects --job ${t.jobId}`,
+  }
 }
 
 export async function runFleetVerify(options: FleetVerifyOptions): Promise<TenantVerdict[]> {
@@ -54,6 +69,7 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
         try {
           const result = await runVerify(tenantContext(t, options.store), {
             outDir: join(options.outDir, 'tenants', t.tenantId),
+            advice: tenantAdvice(t, options.fleetFile),
             ...(options.sample !== undefined ? { sample: options.sample } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
           })

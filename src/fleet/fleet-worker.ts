@@ -19,15 +19,24 @@
  * A tenant's loader that stops on its own (its platform refused the key, an outage past
  * `load.giveUpAfterMs`) is logged and started again after {@link RESTART_AFTER_MS} (when its tenant
  * still has work); the others go on.
+ *
+ * Before it serves, the worker proves the fleet key ({@link servedTenants}): a tenant whose stored
+ * key does not open (or that is not provisioned) is not served, and is named with its reason in the
+ * worker's health line (`fleet worker serving`, fields `served` and `notServed`); a worker that can
+ * serve no tenant at all — a wrong fleet key opens no tenant's key — exits 2 at once instead of
+ * running for ever and looking healthy.
  */
 import type { Logger } from 'pino'
 
+import { ConfigError } from '../errors.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
 import { sleep } from '../load/sleep.ts'
 import type { SharedBoss } from '../load/work-queue.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { type FleetTenantJob, tenantContext } from './fleet-run.ts'
 import { reasonOf } from './fleet-run-outcome.ts'
+import type { UnusableTenant } from './fleet-run-tenants.ts'
+import { FLEET_KEY_ENV } from './key-vault.ts'
 import { type TenantWorkWatch, watchTenantWork } from './tenant-work-watch.ts'
 
 /** How long a tenant's loader that stopped on its own rests before it starts again. */
@@ -57,6 +66,36 @@ export interface FleetWorkerOptions {
   readonly workPollMs?: number
   /** @default IDLE_STOP_AFTER_MS */
   readonly idleStopAfterMs?: number
+}
+
+/** The worker's health line: which tenants it serves, and why each other one is not served. */
+export interface FleetWorkerHealth {
+  readonly served: string[]
+  readonly notServed: Record<string, string>
+}
+
+/**
+ * The worker's health, or a {@link ConfigError} (exit 2) when it can serve no tenant: every reason
+ * listed, the fleet key named first when it is the one that opens no tenant's stored key.
+ */
+export function servedTenants(file: string, jobs: readonly FleetTenantJob[], unusable: readonly UnusableTenant[]): FleetWorkerHealth {
+  const notServed = Object.fromEntries(unusable.map((u) => [u.tenantId, u.reason]))
+  if (jobs.length > 0) {
+    return { served: jobs.map((j) => j.tenantId), notServed }
+  }
+  const keyRefused = unusable.filter((u) => u.keyRefused)
+  throw new ConfigError(file, [
+    ...(keyRefused.length > 0
+      ? [
+          {
+            path: FLEET_KEY_ENV,
+            message: `opens no tenant's stored key (${keyRefused.map((u) => u.tenantId).join(', ')}): set the fleet's key; nothing was served`,
+          },
+        ]
+      : []),
+    ...unusable.filter((u) => !u.keyRefused).map((u) => ({ path: `tenants.${u.tenantId}`, message: `is not served: ${u.reason}` })),
+    ...(unusable.length === 0 ? [{ path: 'tenants', message: 'no tenant to serve' }] : []),
+  ])
 }
 
 /** Serves every tenant with work until the signal; resolves when every loader has stopped. */

@@ -68,6 +68,22 @@ export function openKeyVault(env: NodeJS.ProcessEnv = process.env): KeyVault {
   return keyVault(parsed.key)
 }
 
+/**
+ * Proves the fleet key on a tenant's stored key before a command touches the tenant: throws
+ * {@link ConfigError} (exit 2) naming the tenant when the sealed key does not open. The opened
+ * key is dropped at once; nothing carries key material.
+ */
+export function proveFleetKey(vault: KeyVault, sealed: string, context: SealContext): void {
+  try {
+    vault.open(sealed, context)
+  } catch (err) {
+    if (!(err instanceof VaultError)) {
+      throw err
+    }
+    throw new ConfigError('environment', [{ path: FLEET_KEY_ENV, message: `${err.message}; nothing was sent: set the fleet's key` }])
+  }
+}
+
 export function keyVault(key: Buffer): KeyVault {
   const keyId = createHash('sha256').update('chatferry-fleet-key-id').update(key).digest('hex').slice(0, 12)
   return {

@@ -5,8 +5,10 @@
  * with the tenant's name that this ledger never asked for is not taken over: provisioning stops for
  * that tenant and says so. The app's fullAccess key is sealed before it is stored.
  */
+import { sleep } from '../load/sleep.ts'
 import type { FleetBinding, FleetLedger } from '../state/index.ts'
-import type { ManagementClient } from '../target/client.ts'
+import type { CreatedApp, ManagementClient } from '../target/client.ts'
+import { PlatformError } from '../target/errors.ts'
 import type { AppRecord } from '../target/schemas.ts'
 import type { FleetTenant } from './fleet-file.ts'
 import type { KeyVault } from './key-vault.ts'
@@ -53,6 +55,18 @@ async function bind(ledger: FleetLedger, vault: KeyVault, b: FleetBinding, appId
   return (await ledger.binding(b.fleetId, b.tenantId)) as FleetBinding
 }
 
+/** Binds an app found again by name (its key from the list answer). */
+async function bindFound(ledger: FleetLedger, vault: KeyVault, tenant: FleetTenant, b: FleetBinding, existing: AppRecord): Promise<FleetBinding> {
+  const key = fullAccessKey(existing)
+  if (key === undefined) {
+    throw new TenantProblem(`its app ${existing.id} was found again by name, but the list gives no key of scope fullAccess for it`)
+  }
+  if (existing.region !== tenant.region) {
+    throw new TenantProblem(`its app ${existing.id} was found again by name in region ${existing.region}, but the fleet file says ${tenant.region}`)
+  }
+  return bind(ledger, vault, b, existing.id, key)
+}
+
 /** The tenant's app, bound in the ledger with its key sealed: kept, found again, or created. */
 export async function ensureTenantApp(
   ledger: FleetLedger,
@@ -83,14 +97,7 @@ export async function ensureTenantApp(
     )
   }
   if (existing !== undefined) {
-    const key = fullAccessKey(existing)
-    if (key === undefined) {
-      throw new TenantProblem(`its app ${existing.id} was found again by name, but the list gives no key of scope fullAccess for it`)
-    }
-    if (existing.region !== tenant.region) {
-      throw new TenantProblem(`its app ${existing.id} was found again by name in region ${existing.region}, but the fleet file says ${tenant.region}`)
-    }
-    return { binding: await bind(ledger, vault, binding, existing.id, key), how: 'found again' }
+    return { binding: await bindFound(ledger, vault, tenant, binding, existing), how: 'found again' }
   }
   await ledger.update(binding.fleetId, binding.tenantId, {
     state: 'creating',
@@ -98,10 +105,48 @@ export async function ensureTenantApp(
     region: tenant.region,
     steps: { ...binding.steps, createSent: true },
   })
-  const created = await mgmt.createApp({ name: tenant.appName, region: tenant.region, version: tenant.version })
+  const created = await createOnce(mgmt, tenant)
+  if (created.how === 'found again') {
+    return { binding: await bindFound(ledger, vault, tenant, binding, created.app), how: 'found again' }
+  }
   if (created.region !== tenant.region) {
     throw new TenantProblem(`the platform created app ${created.appId} in region ${created.region}, not ${tenant.region}`)
   }
   const fresh = (await ledger.binding(binding.fleetId, binding.tenantId)) as FleetBinding
   return { binding: await bind(ledger, vault, fresh, created.appId, created.restApiKey), how: 'created' }
+}
+
+/** Create attempts after which a create whose fate stays unknown fails the tenant for this pass. */
+const CREATE_ATTEMPTS = 4
+
+/**
+ * Creates the app, empty: without skipSampleData the platform fills it with its sample users
+ * (management-apis.json, create app). The management client does not repeat a create that failed
+ * with its fate unknown (a 5xx, a timeout): here the app is looked up by name first — found, it is
+ * the one the lost answer would have named — and only then created again.
+ */
+async function createOnce(
+  mgmt: ManagementClient,
+  tenant: FleetTenant,
+): Promise<(CreatedApp & { how: 'created' }) | { how: 'found again'; app: AppRecord }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const created = await mgmt.createApp({ name: tenant.appName, region: tenant.region, version: tenant.version, skipSampleData: true })
+      return { ...created, how: 'created' }
+    } catch (err) {
+      if (!(err instanceof PlatformError) || !err.retryable || err.status === 429 || attempt >= CREATE_ATTEMPTS) {
+        throw err
+      }
+      const named = await appsNamed(mgmt, tenant.appName)
+      if (named.length > 1) {
+        throw new TenantProblem(
+          `${named.length} apps are named ${JSON.stringify(tenant.appName)} after a create whose answer was lost: delete the extra ones`,
+        )
+      }
+      if (named[0] !== undefined) {
+        return { how: 'found again', app: named[0] }
+      }
+      await sleep(1000 * attempt)
+    }
+  }
 }

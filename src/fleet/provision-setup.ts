@@ -6,6 +6,7 @@
  */
 import type { FleetBinding, FleetLedger, ProvisionSteps } from '../state/index.ts'
 import type { ManagementClient } from '../target/client.ts'
+import { PlatformError } from '../target/errors.ts'
 import type { CollaboratorResult, ExtensionResult } from '../target/management-schemas.ts'
 import type { FleetTenant, FleetWebhook } from './fleet-file.ts'
 import { TenantProblem } from './provision-app.ts'
@@ -90,7 +91,18 @@ async function configureWebhook(mgmt: ManagementClient, appId: string, w: FleetW
   if (exists) {
     await mgmt.updateWebhook(appId, w.id, fields)
   } else {
-    await mgmt.createWebhook(appId, { id: w.id, ...fields })
+    try {
+      await mgmt.createWebhook(appId, { id: w.id, ...fields })
+    } catch (err) {
+      // A create whose fate is unknown (5xx, timeout) is not repeated by the client: made after all, it is updated.
+      if (!(err instanceof PlatformError) || !err.retryable || err.status === 429) {
+        throw err
+      }
+      if (!(await mgmt.listWebhooks(appId, { perPage: 100 })).some((x) => x.id === w.id)) {
+        throw err
+      }
+      await mgmt.updateWebhook(appId, w.id, fields)
+    }
   }
   const have = new Set((await mgmt.listWebhookTriggers(appId, w.id)).map((t) => t.id))
   const missing = w.triggers.filter((id) => !have.has(id))

@@ -3,12 +3,12 @@
  * template over one shared legacy database named under `sources:`:
  * - generic-sql: the shared block names `tenantColumn`, a column every entity query returns; the
  *   tenant's `tenantValue` keeps the rows whose column holds it (each query is wrapped as
- *   `SELECT * FROM (<query>) AS chatferry_tenant WHERE chatferry_tenant.<column> = <value>`);
+ *   `SELECT * FROM (<query>\n) AS chatferry_tenant WHERE chatferry_tenant.<column> = <value>`);
  * - mattermost: the tenant's `team` (a Mattermost team name) becomes the connector's `team:`.
  */
 import { z } from 'zod'
 
-import { GenericSqlConfigSchema } from '../../connectors/generic-sql/config.ts'
+import { GenericSqlConfigSchema, stripQuery } from '../../connectors/generic-sql/config.ts'
 import { MATTERMOST_TEAM_NAME, MattermostConfigSchema } from '../../connectors/mattermost/config.ts'
 
 const columnName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain column name (letters, digits, _)')
@@ -83,7 +83,9 @@ export function tenantSourceBlock(
     const entities = Object.fromEntries(
       Object.entries(block.entities).map(([entity, q]) => [
         entity,
-        q && { ...q, query: `SELECT * FROM (${q.query}) AS chatferry_tenant WHERE ${where}` },
+        // The template's query as generic-sql wraps it: trailing semicolons off, and the closing
+        // parenthesis on a line of its own so that a trailing `-- comment` cannot swallow it.
+        q && { ...q, query: `SELECT * FROM (${stripQuery(q.query)}\n) AS chatferry_tenant WHERE ${where}` },
       ]),
     )
     return { source: { ...block, entities } }

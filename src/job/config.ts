@@ -17,6 +17,7 @@ import type { DeepReadonly } from '../lib.ts'
 import { JobConfigSchema, leaseProblems, LoadConfigSchema, resolveLoadConfig } from '../load/config.ts'
 import { SECRET_KEYS } from '../logger.ts'
 import { ChangesSchema } from '../plan/changes-config.ts'
+import { DeltaSchema } from '../plan/delta-config.ts'
 import { defaultBaseUrl, ManagementSchema, TargetSchema } from '../target/config.ts'
 import { zodProblems } from '../zod-problems.ts'
 
@@ -43,6 +44,8 @@ export const ConfigSchema = z
     policies: PoliciesSchema.default(PoliciesSchema.parse({})),
     /** What a delta run does with changes to items already on the platform; see mappings/README.md "Changes after the bulk load". */
     changes: ChangesSchema.prefault({}),
+    /** How far back before its watermark a delta reads, and how often it reconciles the keys; see README.md "Changes after the bulk load". */
+    delta: DeltaSchema.prefault({}),
     /** The ledger job; see src/load/README.md. */
     job: JobConfigSchema.optional(),
     /** Loader settings (concurrency, leases, retries); see src/load/README.md. */

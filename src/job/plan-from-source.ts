@@ -13,6 +13,8 @@ export interface PlanFromSourceOptions {
   readonly mode?: 'full' | 'delta'
   /** Delta runs: also compare the messages' keys with the ledger (`run --delta --detect-deletes`). */
   readonly detectDeletes?: boolean
+  /** Delta runs: plan every source key the ledger never planned now (`run --delta --reconcile-keys`, the final delta). */
+  readonly reconcileKeys?: boolean
   readonly logger?: Logger
   readonly signal?: AbortSignal
   /** The run's clock. @default Date.now() */
@@ -38,6 +40,8 @@ export async function planFromSource(ctx: LedgerContext, options: PlanFromSource
       mode: options.mode ?? 'full',
       changes: config.changes,
       detectDeletes: options.detectDeletes === true,
+      delta: config.delta,
+      reconcileKeys: options.reconcileKeys === true,
       ...(source.adjust ? { adjust: source.adjust } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.logger ? { logger: options.logger } : {}),

@@ -24,6 +24,8 @@ export interface Claim {
   firstFailureAt: number | undefined
   /** When the batch this one was split from was split (local clock), for split halves. */
   parentSplitAt: number | undefined
+  /** The error code of the batch this one was split from (isolate-rows.ts `ISOLATION_CODE`: a suspect sent alone). */
+  parentCode: string | undefined
 }
 
 /** Claims the fetched batches with fresh lease tokens (SQL: src/state/sql/claim-batches.ts). Batches no longer open are absent. */
@@ -50,6 +52,7 @@ export async function claimBatches(run: LoaderRun, batchIds: readonly number[]):
       lastRetryAfterMs: undefined,
       firstFailureAt: undefined,
       parentSplitAt: b.parentSplitAgeMs === undefined ? undefined : b.claimedAt - b.parentSplitAgeMs,
+      parentCode: b.parentCode,
     })
   }
   return claims

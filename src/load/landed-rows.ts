@@ -6,11 +6,7 @@
  * matched at most once, so two identical rows need two listed messages.
  */
 import type { BatchItem } from '../state/batch-ledger.ts'
-import type { ItemResult } from '../target/client.ts'
 import { MessageIndex, type MessageShape } from '../target/message-match.ts'
-
-/** The code of a row that did not land in a request that answered 500 while other rows of it did. */
-export const NOT_LANDED_CODE = 'NOT_LANDED_IN_FAILED_REQUEST'
 
 /** A row of the batch with the fields the list shows. */
 export interface RowShape {
@@ -129,16 +125,4 @@ export type LandedVerdict = 'none' | 'some' | 'all'
 
 export function landedVerdict(rows: number, landed: number): LandedVerdict {
   return landed === 0 ? 'none' : landed === rows ? 'all' : 'some'
-}
-
-/**
- * The per-row results a read-back amounts to: a row found on the platform succeeded (its listed
- * message as the data); one not found is refused with {@link NOT_LANDED_CODE} and `why`.
- */
-export function landedResults(rows: readonly RowShape[], landed: LandedRows, why: string): Map<string, ItemResult> {
-  const results = new Map<string, ItemResult>()
-  for (const r of rows) {
-    results.set(r.key, landed.has(r.key) ? { ok: true, data: landed.listed(r.key) } : { ok: false, code: NOT_LANDED_CODE, message: why })
-  }
-  return results
 }

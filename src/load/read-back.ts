@@ -1,9 +1,10 @@
 /**
- * After a message request answers HTTP 500 `ERR_EXCEPTION`, the platform's documented answer to a
+ * After a message request answers HTTP 500 `ERR_EXCEPTION` — the platform's documented answer to a
  * bad row ("aborts the whole request with HTTP 500 (`ERR_EXCEPTION`) after the good rows have
- * already imported": the vendor's migration guidance, src/sandbox/README.md gap 2), find out which
- * rows landed by reading them back through the chat interface (`GET /messages`), instead of
- * sending the request again (which would answer the same 500: the bad row is still in it).
+ * already imported": the vendor's migration guidance, src/sandbox/README.md gap 2), which names no
+ * row — find out which rows landed by reading them back through the chat interface
+ * (`GET /messages`), instead of sending the request again (which would answer the same 500: the
+ * bad row is still in it). What becomes of the rows is isolate-rows.ts's decision.
  *
  * Bounded: only the batch's sentAt ranges are listed (landed-rows.ts `readBackWindows`, at most
  * {@link MAX_WINDOWS}), at most {@link MAX_PAGES} pages of 1000 per range, each request taking a
@@ -14,19 +15,9 @@
  * the landed rows answer "already exists" (never a second copy), the bad row fails the request
  * the same way, and the same read-back gives the same outcome.
  */
-import type { ImportResult } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import type { Claim } from './claim.ts'
-import {
-  landedResults,
-  LandedRows,
-  landedVerdict,
-  mergeWindows,
-  type ReadBackWindow,
-  readBackWindows,
-  type RowShape,
-  rowShapes,
-} from './landed-rows.ts'
+import { LandedRows, landedVerdict, mergeWindows, type ReadBackWindow, readBackWindows, type RowShape, rowShapes } from './landed-rows.ts'
 import type { LoaderRun } from './loader-run.ts'
 
 /** Rows further apart than this (seconds) are listed in separate ranges. */
@@ -49,13 +40,18 @@ export function isBadRowAnswer(c: Claim, err: unknown): err is PlatformError {
   )
 }
 
+/** What a read-back found: the batch's rows in request order, and which of them the platform shows. */
+export interface ReadBack {
+  readonly rows: readonly RowShape[]
+  readonly landed: LandedRows
+}
+
 /**
- * Reads the batch's rows back after a bad-row 500. Returns per-row results when some or all of
- * them landed (found: done; not found: rejected with `NOT_LANDED_IN_FAILED_REQUEST`), or undefined
- * when none did, or when the read-back could not decide (a chat read failed, a range too full):
- * then the failure takes the ordinary path (retry, then split), which is always safe.
+ * Reads the batch's rows back after a bad-row 500. Returns what it found, or undefined when it
+ * could not decide (a payload it cannot read, a chat read failed, a range too full): then the
+ * failure takes the ordinary path (retry, then split), which is always safe.
  */
-export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError): Promise<ImportResult | undefined> {
+export async function readBackBatch(run: LoaderRun, c: Claim): Promise<ReadBack | undefined> {
   const rows = rowShapes(c.items)
   if (rows === undefined) {
     return undefined
@@ -80,15 +76,7 @@ export async function readBackBatch(run: LoaderRun, c: Claim, err: PlatformError
     { batch: c.batchId, rows: rows.length, landed: landed?.size, verdict, pages: pages.read },
     'read back a message batch after HTTP 500 ERR_EXCEPTION',
   )
-  if (landed === undefined || verdict === 'none') {
-    return undefined
-  }
-  const why =
-    `the platform answered HTTP 500 ${err.code} to the request of batch ${c.batchId} (${rows.length} rows), and reading the messages ` +
-    `back showed ${landed.size} of its rows on the platform but not this one: the platform refused it (its answer to a bad row, ` +
-    `e.g. a sender or receiver it does not know, or a sentAt outside its retention window). See \`chatferry rejects\`; ` +
-    `after fixing the cause, \`chatferry retry-rejected\` plans it again and the next load sends it`
-  return { status: 500, results: landedResults(rows, landed, why), missing: [], rateLimit: {} }
+  return landed === undefined ? undefined : { rows, landed }
 }
 
 /** Lists the batch's sentAt ranges and matches what they hold with its rows; undefined when a range was too full to finish. */

@@ -2,8 +2,9 @@
  * Sending one claimed batch: one request per attempt at a quota slot, retried with jittered
  * backoff, then a decision on what to do with the batch (see {@link Settlement}). The stop signal
  * cuts quota waits and backoffs short but never a request in flight. A message request answered
- * with the platform's bad-row 500 is read back before anything else (read-back.ts): when some of
- * its rows landed, their fates are settled from what the platform shows, without sending again.
+ * with the platform's bad-row 500 is read back before anything else (read-back.ts): the rows found
+ * are done, and the others go again arranged to isolate the bad row (isolate-rows.ts); a suspect
+ * sent alone that the platform answers with the same 500 is rejected with that answer.
  */
 import pRetry, { AbortError } from 'p-retry'
 
@@ -12,13 +13,17 @@ import { PlatformError } from '../target/errors.ts'
 import type { Claim } from './claim.ts'
 import { describeCause, judgeFailure } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
+import { isolateRows, type Isolation, ISOLATION_CODE, suspectRejection } from './isolate-rows.ts'
 import type { LoaderRun } from './loader-run.ts'
 import { pauseOnRateLimit } from './pause-on-rate-limit.ts'
 import { isBadRowAnswer, readBackBatch } from './read-back.ts'
 
-/** What to do with a batch after sending it: settle its answer, split it, or hand it back. */
+/** What to do with a batch after sending it: settle its answer, split it, isolate its rows after a read-back, or hand it back. */
 export type Settlement =
-  { kind: 'results'; result: ImportResult } | { kind: 'split'; code: string; message: string } | { kind: 'release'; code: string; message: string }
+  | { kind: 'results'; result: ImportResult }
+  | { kind: 'split'; code: string; message: string }
+  | { kind: 'isolate'; isolation: Isolation; code: string }
+  | { kind: 'release'; code: string; message: string }
 
 class LeaseExpiringError extends Error {
   constructor() {
@@ -34,18 +39,17 @@ class LeaseExpiringError extends Error {
 export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
   const { settings, log } = run
   let answer: ImportResult | undefined
-  // Per-row results a read-back found after a bad-row 500 (read-back.ts): they end the retries.
-  let readBack: ImportResult | undefined
+  // What a read-back after a bad-row 500 decided (read-back.ts, isolate-rows.ts), or the platform's
+  // refusal of a suspect sent alone: either ends the retries.
+  let decided: Settlement | undefined
   const send = async (): Promise<ImportResult> => {
     try {
       answer = await sendOnce(run, c)
       return answer
     } catch (err) {
-      if (isBadRowAnswer(c, err)) {
-        readBack = await readBackBatch(run, c, err)
-        if (readBack !== undefined) {
-          throw new AbortError(err)
-        }
+      decided = await afterBadRowAnswer(run, c, err)
+      if (decided !== undefined) {
+        throw new AbortError(err as Error)
       }
       throw err
     }
@@ -68,11 +72,56 @@ export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
     if (answer !== undefined) {
       return { kind: 'results', result: answer }
     }
-    if (readBack !== undefined) {
-      return { kind: 'results', result: readBack }
+    if (decided !== undefined) {
+      return decided
     }
     return afterFailure(run, c, err)
   }
+}
+
+/**
+ * The platform's 500 `ERR_EXCEPTION` to a message request, before any retry. Several rows: read
+ * back; when some landed (the platform writes), or none did while other requests succeed (so it is
+ * this request's content), isolate — every row found is done, the rest go again (isolate-rows.ts).
+ * A suspect alone (a row isolated so): the platform's word about that row, it is rejected with it.
+ * Undefined: the ordinary path (retry, then split or hand back).
+ */
+async function afterBadRowAnswer(run: LoaderRun, c: Claim, err: unknown): Promise<Settlement | undefined> {
+  if (isBadRowAnswer(c, err)) {
+    const found = await readBackBatch(run, c)
+    if (found === undefined || (found.landed.size === 0 && !healthySince(run, c))) {
+      return undefined
+    }
+    const isolation = isolateRows(found.rows, found.landed)
+    if (isolation.alone.length + isolation.together.length + isolation.again.length === 0) {
+      return { kind: 'results', result: { status: 500, results: new Map(isolation.landed), missing: [], rateLimit: {} } }
+    }
+    return { kind: 'isolate', isolation, code: err.code }
+  }
+  if (isSuspectRefused(c, err)) {
+    const item = c.items[0] as Claim['items'][number]
+    const results = new Map([[item.key, { ok: false as const, code: err.code, message: suspectRejection(err.message) }]])
+    return { kind: 'results', result: { status: 500, results, missing: [], rateLimit: {} } }
+  }
+  return undefined
+}
+
+/** A message row isolated after a failed request (isolate-rows.ts), sent alone and answered 500 `ERR_EXCEPTION`. */
+function isSuspectRefused(c: Claim, err: unknown): err is PlatformError {
+  return (
+    c.entity === 'messages' &&
+    c.items.length === 1 &&
+    c.parentCode === ISOLATION_CODE &&
+    err instanceof PlatformError &&
+    err.kind === 'http' &&
+    err.status === 500 &&
+    err.code === 'ERR_EXCEPTION'
+  )
+}
+
+/** The platform answered another request successfully since this batch (or the one it was split from) started failing. */
+function healthySince(run: LoaderRun, c: Claim): boolean {
+  return run.watch.succeededAfter(Math.min(c.firstFailureAt ?? Date.now(), c.parentSplitAt ?? Infinity))
 }
 
 /** The batch's last attempt failed: hand it back, split it, or stop the run (failure-rule.ts decides). */
@@ -93,7 +142,7 @@ function afterFailure(run: LoaderRun, c: Claim, err: unknown): Settlement {
     kind: err.kind,
     status: err.status,
     retryable: err.retryable,
-    healthyMeanwhile: run.watch.succeededAfter(Math.min(c.firstFailureAt ?? Date.now(), c.parentSplitAt ?? Infinity)),
+    healthyMeanwhile: healthySince(run, c),
   })
   if (verdict === 'stop') {
     const why = err.kind === 'http' && err.status !== undefined && err.status >= 400 ? 'the platform refused the request' : 'cannot send'

@@ -44,6 +44,9 @@ export function formatPlanSummary(summary: PlanJobSummary): string {
     for (const [reason, r] of Object.entries(s.rejected)) {
       lines.push(`            rejected ${r.count} × ${reason} (e.g. ${r.samples.join(', ')})`)
     }
+    if (s.unplanned !== null) {
+      lines.push(`            keys reconciled: ${s.unplanned} row${s.unplanned === 1 ? '' : 's'} the ledger never planned, planned now`)
+    }
     const updates = updateLine(s)
     if (updates !== '') {
       lines.push(`            updates of loaded items: ${updates}`)

@@ -37,6 +37,9 @@ export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
         changes: page.changes,
       }),
     vanished: (entity, sourceKeys, decide, allow) => store.updatePlan.recordVanished(jobId, entity, sourceKeys, decide, allow),
+    compareKeys: (entity, sourceKeys, want) => store.updatePlan.compareKeys(jobId, entity, sourceKeys, want),
+    deltasSinceReconciliation: () => store.updatePlan.deltasSinceReconciliation(jobId),
+    recordDeltasSinceReconciliation: (deltas) => store.updatePlan.recordDeltasSinceReconciliation(jobId, deltas),
     finishEntity: (entity, cursor, watermark) => store.saveCursor(jobId, entity, { ...(cursor ?? {}), complete: 1 }, watermark),
   }
 }

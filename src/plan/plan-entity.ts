@@ -1,19 +1,19 @@
 /**
- * The read of one entity: page by page from where its cursor stands, each page mapped and handed
- * to the sink with its cursor; then the read is marked complete and, when asked, the source's own
- * count is compared with the rows read.
+ * The read of one entity: page by page from where its cursor stands (a delta: from its watermark
+ * less its lookback), each page mapped and handed to the sink with its cursor (`plan-page.ts`);
+ * then the read is marked complete and, when asked, the source's own count is compared with the
+ * rows read; then the source's keys are compared with the ledger's (vanished rows, and the key
+ * reconciliation when due: `key-reconciliation.ts`).
  */
-import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
-import type { Cursor, Page, SourceRow } from '../model/connector.ts'
-import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
-import { addRecorded, type VanishedItemRow } from '../state/index.ts'
-import { changeClassifier } from './change-classifier.ts'
+import type { Cursor } from '../model/connector.ts'
+import type { LegacyEntity } from '../model/index.ts'
+import { addRecorded, type VanishedItemRow, type VanishedOutcome } from '../state/index.ts'
 import { vanishedAllowed } from './changes-config.ts'
-import { mapPage } from './map-page.ts'
-import type { PlanSink } from './plan-job.ts'
+import { DEFAULT_DELTA, lookbackMs } from './delta-config.ts'
+import { planUnplanned } from './key-reconciliation.ts'
+import { planPage } from './plan-page.ts'
 import type { PlanRun } from './plan-run.ts'
-import { addCounts } from './plan-summary.ts'
-import { type ReadWindow, readWindow } from './read-window.ts'
+import { readWindow } from './read-window.ts'
 import { tallyIntents } from './update-tally.ts'
 import { vanishedIntents } from './vanished-intents.ts'
 
@@ -22,7 +22,8 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
   const { options, sink } = run
   const { session, signal, logger } = options
   const summary = run.entities[entity]
-  const window = readWindow(entity, run.mode, sink.resumable ? await sink.getCursor(entity) : undefined)
+  const lookback = lookbackMs(options.delta ?? DEFAULT_DELTA, entity)
+  const window = readWindow(entity, run.mode, sink.resumable ? await sink.getCursor(entity) : undefined, lookback)
   if (window.alreadyRead) {
     summary.alreadyRead = true
     return
@@ -39,13 +40,19 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
     signal?.throwIfAborted()
     lastCursor = page.cursor
     if (typeof page.watermark === 'number') {
-      watermark = Math.max(watermark ?? 0, page.watermark)
+      // Never past the snapshot: a change time ahead of the source's clock (a client's clock
+      // ahead) would make later deltas skip rows changed before it.
+      watermark = Math.max(watermark ?? 0, Math.min(page.watermark, session.snapshotAt))
     }
-    await planPage(run, entity, page, window, watermark)
+    // Mid-delta, the entity's watermark stays where the delta started: rows come in key order,
+    // not change order, so a higher one could skip unread rows after a crash.
+    const cursor = run.mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor
+    await planPage(run, entity, page, cursor, run.mode === 'delta' ? undefined : watermark)
   }
-  // The read is complete: later full runs skip it, delta runs start from its watermark.
+  // The read is complete: later full runs skip it, delta runs start from its watermark (less the
+  // lookback). Without any change time read, the snapshot's time: rows that appear later with an
+  // older time (or in a table without a change-time column) are the key reconciliation's.
   await sink.finishEntity(entity, lastCursor, watermark ?? session.snapshotAt)
-  await compareKeys(run, entity)
   if (options.countSource && after === undefined) {
     summary.sourceCount = await session.count(entity, since !== undefined ? { since } : {})
     if (summary.sourceCount !== summary.sourceRows) {
@@ -55,18 +62,23 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
       )
     }
   }
+  await compareKeys(run, entity, { ...(lastCursor ?? {}), complete: 1 })
   logger?.info({ entity, rows: summary.sourceRows, ledger: summary.ledger }, `planned ${entity}`)
 }
 
 /**
- * The key-set comparison after a read (delta runs and the dry run; messages only with
- * `detectDeletes`): loaded items whose legacy row is gone get a `changes.vanished` intent.
+ * The key-set comparisons after a read, on one keys-only read of the source: vanished items (delta
+ * runs and the dry run; messages only with `detectDeletes`) get a `changes.vanished` intent, and
+ * when this delta reconciles the keys, the source's keys the ledger never planned are planned
+ * (`key-reconciliation.ts`), each page saved with `finished`, the entity's completed cursor.
  */
-async function compareKeys(run: PlanRun, entity: LegacyEntity): Promise<void> {
+async function compareKeys(run: PlanRun, entity: LegacyEntity, finished: Cursor): Promise<void> {
   const { sink, options } = run
   const { session, signal, logger } = options
   const wanted = run.mode === 'delta' || !sink.resumable
-  if (!wanted || !sink.vanished || !session.readKeys || (entity === 'messages' && options.detectDeletes !== true)) {
+  const vanished = wanted && sink.vanished !== undefined && (entity !== 'messages' || options.detectDeletes === true)
+  const reconcile = run.reconcileKeys && sink.compareKeys !== undefined
+  if ((!vanished && !reconcile) || !session.readKeys) {
     return
   }
   const summary = run.entities[entity]
@@ -81,80 +93,45 @@ async function compareKeys(run: PlanRun, entity: LegacyEntity): Promise<void> {
     tallyIntents(summary.updates, intents)
     return intents
   }
-  const outcome = await sink.vanished(entity, keys, decide, (gone, loaded) => vanishedAllowed(changes.vanished.maxShare, gone, loaded))
+  const allow = (gone: number, loaded: number) => vanishedAllowed(changes.vanished.maxShare, gone, loaded)
+  if (!reconcile) {
+    noteVanished(run, entity, await (sink.vanished as NonNullable<typeof sink.vanished>)(entity, keys, decide, allow))
+  } else {
+    const found = await (sink.compareKeys as NonNullable<typeof sink.compareKeys>)(entity, keys, {
+      ...(vanished ? { vanished: { decide, allow } } : {}),
+      unplanned: true,
+    })
+    if (found.vanished) {
+      noteVanished(run, entity, found.vanished)
+    }
+    summary.unplanned = found.unplanned.length > 0 ? await planUnplanned(run, entity, found.unplanned, finished) : 0
+    if (summary.unplanned < found.unplanned.length) {
+      // A key the keys-only read yields but the entity's read does not (its query filters more):
+      // nothing to plan; it is found again by the next reconciliation.
+      logger?.warn(
+        { entity, keys: found.unplanned.length, read: summary.unplanned, sample: found.unplanned.slice(0, 5) },
+        `the source's ${entity} keys hold ${found.unplanned.length} the ledger never planned, but its read returned only ${summary.unplanned} of them`,
+      )
+    }
+  }
+  logger?.info(
+    { entity, vanished: summary.vanished, unplanned: summary.unplanned, ms: Date.now() - started },
+    `compared the source's ${entity} keys with the ledger`,
+  )
+}
+
+/** A vanished-item comparison's outcome, into the entity's summary (and a warning when refused). */
+function noteVanished(run: PlanRun, entity: LegacyEntity, outcome: VanishedOutcome): void {
+  const summary = run.entities[entity]
+  const { changes } = run.changePolicies
   summary.vanished = outcome.vanished
   summary.vanishedRefused = outcome.refused
   const { planned, superseded, reported, ignored, repeated, conflicts, dropped } = outcome
   addRecorded(summary.updatesRecorded, { planned, superseded, reported, ignored, repeated, conflicts, dropped })
   if (outcome.refused) {
-    logger?.warn(
+    run.options.logger?.warn(
       { entity, vanished: outcome.vanished, loaded: outcome.loaded, maxShare: changes.vanished.maxShare },
       `${outcome.vanished} of ${outcome.loaded} loaded ${entity} are gone from the source: more than changes.vanished.maxShare (${changes.vanished.maxShare}), so none is recorded — check that the source is the right database and its ${entity} query still returns its rows; raise changes.vanished.maxShare if the deletion is real`,
     )
   }
-  logger?.info({ entity, vanished: outcome.vanished, ms: Date.now() - started }, `compared the source's ${entity} keys with the ledger`)
-}
-
-/** Maps a page and hands it to the sink; `watermark` is the entity's, this page included. */
-async function planPage(run: PlanRun, entity: LegacyEntity, page: Page<unknown>, window: ReadWindow, watermark: number | undefined): Promise<void> {
-  const { sink, mode } = run
-  const summary = run.entities[entity]
-  summary.sourceRows += page.rows.length
-  run.known.startPage(entity === 'messages' ? await parentsOf(page.rows, sink, run.known.nameOfUid) : new Map())
-  if (
-    entity === 'groups' &&
-    (await run.groupCreation.prepare(run.options.session, page.rows as readonly SourceRow<LegacyGroup>[], run.options.signal))
-  ) {
-    run.options.logger?.info(
-      { groups: run.groupCreation.groupsWithActivity },
-      'read the earliest member join and group message of each group, for groups without a creation time',
-    )
-  }
-  if (entity === 'members' && mode === 'delta' && run.memberLimits && sink.countedMembers) {
-    // Changed memberships come again: those the ledger counted already must not count twice.
-    const ids = page.rows.flatMap((r) => (r.ok ? [legacyIdOf('members', (r as unknown as { record: LegacyMember }).record)] : []))
-    run.memberLimits.counted = await sink.countedMembers(ids)
-  }
-  const mapped = mapPage(run, entity, page.rows as Parameters<typeof mapPage>[2], summary)
-  // Id decisions are saved before the page: the cursor must never run ahead of them.
-  await sink.saveIds(run.ids)
-  if (mapped.extras.length > 0) {
-    addCounts(run.entities.users.ledger, await sink.writeExtras(mapped.extras))
-  }
-  // Mid-delta, the entity's watermark stays where the delta started: rows come in key order,
-  // not change order, so a higher one could skip unread rows after a crash.
-  const counts = await sink.writePage(entity, {
-    items: mapped.items,
-    skips: mapped.skips,
-    rejects: mapped.rejects,
-    cursor: mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor,
-    watermark: mode === 'delta' ? undefined : watermark,
-    messages: run.known.thisPage,
-    changes: {
-      classify: changeClassifier(entity, run.changePolicies, summary.updates),
-      recorded: summary.updatesRecorded,
-      conflicts: run.changePolicies.changes.conflicts,
-    },
-  })
-  addCounts(summary.ledger, counts)
-  run.options.onPage?.(entity, summary)
-}
-
-/** Thread parents of a page that were planned on earlier pages: one lookup. */
-async function parentsOf(
-  rows: readonly { ok: boolean }[],
-  sink: PlanSink,
-  nameOfUid: (uid: string) => string | undefined,
-): Promise<Map<string, PlannedMessage | SkippedRef>> {
-  const parentIds = new Set<string>()
-  for (const r of rows) {
-    const parent = r.ok ? (r as unknown as { record: LegacyMessage }).record.threadParentId : undefined
-    if (parent !== undefined && parent !== null && parent !== '') {
-      parentIds.add(parent)
-    }
-  }
-  if (parentIds.size === 0) {
-    return new Map()
-  }
-  return sink.parents([...parentIds], nameOfUid)
 }

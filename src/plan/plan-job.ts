@@ -33,6 +33,7 @@ import type { Cursor, SourceSession } from '../model/connector.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type {
   CursorState,
+  KeyComparison,
   LedgerStore,
   PlanCounts,
   PlannedChanges,
@@ -44,6 +45,7 @@ import type {
   VanishedOutcome,
 } from '../state/index.ts'
 import type { ChangesConfig } from './changes-config.ts'
+import type { DeltaConfig } from './delta-config.ts'
 import type { PlaceholderInfo } from './extras-tally.ts'
 import type { MemberLimitsConfig, MembershipCounts } from './member-limits.ts'
 import { planEntity } from './plan-entity.ts'
@@ -107,6 +109,20 @@ export interface PlanSink {
     decide: VanishedDecider,
     allow?: VanishedGate,
   ): Promise<VanishedOutcome>
+  /**
+   * One keys-only read of `entity` compared for what is asked: the vanished items (as
+   * {@link vanished}) and the source's keys the ledger never planned (the key reconciliation:
+   * `key-reconciliation.ts`). Absent: no key reconciliation (the dry run reads every row anyway).
+   */
+  compareKeys?(
+    entity: LegacyEntity,
+    sourceKeys: AsyncIterable<readonly string[]>,
+    want: { readonly vanished?: { readonly decide: VanishedDecider; readonly allow?: VanishedGate }; readonly unplanned?: boolean },
+  ): Promise<KeyComparison>
+  /** Deltas that completed their read since the job's last key reconciliation. */
+  deltasSinceReconciliation?(): Promise<number>
+  /** Records that count after a delta's read (0: this one reconciled). */
+  recordDeltasSinceReconciliation?(deltas: number): Promise<void>
 }
 
 /**
@@ -150,6 +166,13 @@ export interface PlanJobSettings {
    * `run --delta --detect-deletes`). Users, groups and members are compared on every delta.
    */
   readonly detectDeletes?: boolean
+  /** How far back before each watermark a delta reads, and how often it reconciles the keys (`delta:`). @default every default of `delta-config.ts` */
+  readonly delta?: DeltaConfig
+  /**
+   * Delta runs: plan every source key the ledger never planned now, whatever
+   * `delta.reconcileKeysEvery` says (`run --delta --reconcile-keys`, the final delta).
+   */
+  readonly reconcileKeys?: boolean
   readonly signal?: AbortSignal
   readonly logger?: Logger
   /** Called after every page, for progress lines. */
@@ -183,6 +206,9 @@ export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> 
   const run = await startPlanRun(options)
   for (const entity of LEGACY_ENTITIES) {
     await planEntity(run, entity)
+  }
+  if (run.deltasSinceReconciliation !== undefined) {
+    await run.sink.recordDeltasSinceReconciliation?.(run.reconcileKeys ? 0 : run.deltasSinceReconciliation + 1)
   }
   const { entities, outcomes, months, retentionStart, extras } = run
   return {

@@ -5,6 +5,7 @@ import type { ChangePolicies } from './change-intents.ts'
 import { DEFAULT_CHANGES } from './changes-config.ts'
 import { ExtrasTally } from './extras-tally.ts'
 import { GroupCreation } from './group-creation.ts'
+import { reconciliationOf } from './key-reconciliation.ts'
 import { KnownRecords } from './known-records.ts'
 import { createLedgerSink } from './ledger-sink.ts'
 import { MemberLimits } from './member-limits.ts'
@@ -34,6 +35,10 @@ export interface PlanRun {
   readonly memberLimits: MemberLimits | undefined
   /** What changes of loaded items become (`changes:` and the mapping policies they depend on). */
   readonly changePolicies: ChangePolicies
+  /** True when this delta plans the source's keys the ledger never planned (`key-reconciliation.ts`). */
+  readonly reconcileKeys: boolean
+  /** Deltas since the job's last key reconciliation, before this one; undefined when not a delta into a ledger. */
+  readonly deltasSinceReconciliation: number | undefined
 }
 
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
@@ -52,6 +57,7 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
   const groupCreation = new GroupCreation(sink.resumable ? groups : ((await sink.ledgerGroups?.()) ?? new Map()))
   const limits = options.memberLimits
   const memberLimits = limits ? new MemberLimits(limits, await sink.loadMemberships?.()) : undefined
+  const reconciliation = await reconciliationOf(options, sink)
   const entities = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, emptySummary()])) as Record<LegacyEntity, EntityPlanSummary>
   return {
     options,
@@ -72,5 +78,7 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
       deletesMode: policies.deletes.mode,
       metadataKey: policies.legacyMetadata.key,
     },
+    reconcileKeys: reconciliation.due,
+    deltasSinceReconciliation: reconciliation.deltasSince,
   }
 }

@@ -62,6 +62,11 @@ export interface EntityPlanSummary {
   vanished: number | null
   /** True when so many were gone that nothing was recorded (`changes.vanished.maxShare`). */
   vanishedRefused: boolean
+  /**
+   * Source rows the ledger had never planned, found by the key reconciliation and planned in this
+   * run (counted in {@link sourceRows} and {@link ledger} too); null when the keys were not reconciled.
+   */
+  unplanned: number | null
 }
 
 /** Zero counts. */
@@ -85,6 +90,7 @@ export function emptySummary(): EntityPlanSummary {
     updatesRecorded: noUpdates(),
     vanished: null,
     vanishedRefused: false,
+    unplanned: null,
   }
 }
 

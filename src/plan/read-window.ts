@@ -1,7 +1,9 @@
 /**
  * Where the read of an entity starts, from its saved cursor and the run's mode: a full run resumes
  * after the saved key and skips an entity whose read completed; a delta run reads rows changed
- * since the entity's watermark, resuming an interrupted delta from its key and start time.
+ * since the entity's watermark less its lookback (`delta.lookbackSeconds`: rows that became visible
+ * late with a change time below the watermark), resuming an interrupted delta from its key and
+ * start time.
  */
 import { ChatferryError } from '../errors.ts'
 import type { Cursor } from '../model/connector.ts'
@@ -12,14 +14,17 @@ export interface ReadWindow {
   readonly alreadyRead: boolean
   /** Resume after this key (undefined: from the beginning). */
   readonly after: Cursor | undefined
-  /** Delta runs: rows changed at or after this time. */
+  /** Delta runs: rows changed at or after this time (the watermark less the lookback). */
   readonly since: number | undefined
   /** The entity's saved watermark. */
   readonly watermark: number | undefined
 }
 
-/** The window of a read; throws when a delta run finds no completed full read of the entity. */
-export function readWindow(entity: string, mode: 'full' | 'delta', state: CursorState | undefined): ReadWindow {
+/**
+ * The window of a read; throws when a delta run finds no completed full read of the entity.
+ * `lookbackMs`: how far before the watermark a delta starts (never before 0).
+ */
+export function readWindow(entity: string, mode: 'full' | 'delta', state: CursorState | undefined, lookbackMs = 0): ReadWindow {
   const watermark = typeof state?.watermark === 'number' ? state.watermark : undefined
   if (mode === 'full' && isComplete(state?.cursor)) {
     return { alreadyRead: true, after: undefined, since: undefined, watermark }
@@ -34,9 +39,14 @@ export function readWindow(entity: string, mode: 'full' | 'delta', state: Cursor
   // (`delta: <since>`) beside its key: the next delta run resumes it from that key and time.
   const saved = (state?.cursor ?? undefined) as (Cursor & { complete?: unknown; delta?: unknown }) | undefined
   const resumingDelta = mode === 'delta' && typeof saved?.delta === 'number'
-  const since = mode !== 'delta' ? undefined : resumingDelta ? (saved?.delta as number) : watermark
+  const since = mode !== 'delta' ? undefined : resumingDelta ? (saved?.delta as number) : lookedBack(watermark, lookbackMs)
   const after = mode === 'full' && saved ? (saved as Cursor) : resumingDelta && saved ? keyOf(saved) : undefined
   return { alreadyRead: false, after, since, watermark }
+}
+
+/** `watermark` less `lookbackMs`, not before 0; undefined stays undefined (no watermark: read every row). */
+function lookedBack(watermark: number | undefined, lookbackMs: number): number | undefined {
+  return watermark === undefined ? undefined : Math.max(0, watermark - lookbackMs)
 }
 
 /** The cursor of an entity whose read finished: `{…last key, complete: 1}`. */

@@ -38,6 +38,7 @@ function compareFields(
       item.updates,
       item.changed,
       `differs from the ledger's payload and the updates applied to ${entity === 'members' ? 'the membership' : 'it'}`,
+      run.advice,
     )
     run.add({
       entity,

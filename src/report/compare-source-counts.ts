@@ -33,7 +33,7 @@ export async function compareSourceCounts(run: VerifyRun, source: SourceConfig, 
           explained: false,
           note:
             rowsInSource > ledgerRecords
-              ? `the source has ${rowsInSource - ledgerRecords} ${e} the ledger never planned (run \`chatferry run --delta\`)`
+              ? `the source has ${rowsInSource - ledgerRecords} ${e} the ledger never planned (run \`${run.advice.reconcile}\`)`
               : `the ledger has ${ledgerRecords - rowsInSource} ${e} the source no longer has (removed items are not counted): ` +
                 `\`chatferry run --delta${e === 'messages' ? ' --detect-deletes' : ''}\` finds them and records their removal as changes.vanished says`,
         })

@@ -7,6 +7,7 @@
  * and {@link explainDifference} says which differences an update not applied yet explains.
  */
 import type { UpdateKind, UpdateStatus } from '../state/index.ts'
+import { JOB_ADVICE, type VerifyAdvice } from './verify-run.ts'
 
 /** One update intent of the item, oldest first. */
 export interface ItemUpdate {
@@ -113,14 +114,19 @@ export interface Explanation {
  * rejects`); an item whose payload changed after loading without an update (a ledger from before
  * updates existed) is explained as before. Otherwise the difference is unexplained.
  */
-export function explainDifference(updates: readonly ItemUpdate[], changed: boolean, otherwise: string): Explanation {
+export function explainDifference(
+  updates: readonly ItemUpdate[],
+  changed: boolean,
+  otherwise: string,
+  advice: Pick<VerifyAdvice, 'load' | 'rejects'> = JOB_ADVICE,
+): Explanation {
   const waiting = updates.filter((u) => u.status === 'planned' || u.status === 'sent')
   if (waiting.length > 0) {
-    return { explained: true, note: `${kindsOf(waiting)} not applied yet (${waiting[0]?.status}): run \`chatferry load\`` }
+    return { explained: true, note: `${kindsOf(waiting)} not applied yet (${waiting[0]?.status}): run \`${advice.load}\`` }
   }
   const rejected = updates.filter((u) => u.status === 'rejected')
   if (rejected.length > 0) {
-    return { explained: false, note: `${kindsOf(rejected)} rejected by the platform: see \`chatferry rejects\`` }
+    return { explained: false, note: `${kindsOf(rejected)} rejected by the platform: see \`${advice.rejects}\`` }
   }
   if (changed) {
     return { explained: true, note: 'the source changed after loading and no update was recorded for it: the platform has the older version' }

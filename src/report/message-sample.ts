@@ -98,7 +98,7 @@ export function compareSampledMessage(run: VerifyRun, sample: MessageSample, m: 
     if (same) {
       continue
     }
-    const why = explainDifference(s.updates, s.changed, 'differs from what the ledger sent and the updates applied to it')
+    const why = explainDifference(s.updates, s.changed, 'differs from what the ledger sent and the updates applied to it', run.advice)
     run.add({
       entity: 'messages',
       kind: 'field',

@@ -2,9 +2,12 @@
  * Verify, users, groups and members: each listed in full from the platform (deactivated users and
  * banned members included), compared id by id with the ledger's items, and each done item's listed
  * copy field by field with what its payload and its done updates say (`compare-entity-fields.ts`):
- * an item a done update removed (a group deleted, a member kicked) must be gone, not missing.
+ * an item a done update removed (a group deleted, a member kicked) must be gone, not missing. A
+ * listed user the ledger does not know whose uid is one of the platform's sample users
+ * (src/target/sample-data.ts) is named as such: an app created elsewhere without skipSampleData.
  */
 import type { ItemUpdateRow } from '../state/index.ts'
+import { isSampleUid } from '../target/sample-data.ts'
 import { type ChatGroup, type ChatUser, memberKey } from '../target/schemas.ts'
 import { pagedList } from './chat-pacer.ts'
 import { compareGroup, compareMember, compareUser, type DoneItem, type ListedMember } from './compare-entity-fields.ts'
@@ -147,6 +150,7 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
       item.updates.filter((u) => /\.(add|reactivate)$/.test(u.kind)),
       false,
       'done in the ledger, absent on the platform',
+      run.advice,
     )
     add({
       entity,
@@ -166,6 +170,14 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
 /** A listed key the ledger does not call present: unknown, not loaded yet, or removed by a done update. */
 function unexpected(entity: KeyedEntity, key: string, item: LedgerItem | undefined, removed: boolean) {
   const base = { entity, kind: 'unexpected' as const, targetKey: key, field: null, expected: null, actual: key }
+  if (item === undefined && entity === 'users' && isSampleUid(key)) {
+    return {
+      ...base,
+      legacyId: null,
+      explained: false,
+      note: "the platform's sample user, not from the source: its app was created without skipSampleData: true; delete it (DELETE /users/{uid}, permanent: true) for the app to hold only the migrated data",
+    }
+  }
   if (item === undefined) {
     return { ...base, legacyId: null, explained: false, note: 'on the platform, unknown to the ledger' }
   }

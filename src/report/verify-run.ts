@@ -5,8 +5,33 @@ import type { PlatformClient } from '../target/client.ts'
 import type { ChatPacer } from './chat-pacer.ts'
 import type { Mismatch, VerifyReport } from './schema.ts'
 
+/**
+ * The commands a verify's notes advise, as the operator runs them: a single job's by default, a
+ * fleet tenant's from `fleet verify` (its job has no configuration file of its own).
+ */
+export interface VerifyAdvice {
+  /** Plans and loads what the source has beyond the ledger. */
+  readonly delta: string
+  /** Plans and loads the source's rows the ledger never planned, whatever their change time (the key reconciliation). */
+  readonly reconcile: string
+  /** Sends what is planned. */
+  readonly load: string
+  /** Lists what the platform refused. */
+  readonly rejects: string
+}
+
+/** A single job's commands. */
+export const JOB_ADVICE: VerifyAdvice = {
+  delta: 'chatferry run --delta',
+  reconcile: 'chatferry run --delta --reconcile-keys',
+  load: 'chatferry load',
+  rejects: 'chatferry rejects',
+}
+
 export interface VerifyRun {
   readonly jobId: string
+  /** The commands the notes advise. */
+  readonly advice: VerifyAdvice
   readonly lookups: VerifyLookups
   readonly client: PlatformClient
   /** Every chat read goes through it (paced below the chat rate limit). */

@@ -36,7 +36,7 @@ import { reconcileEntities } from './reconcile-entities.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
 import { type PlanReport, VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
-import { emptyVerifyEntities, type VerifyRun } from './verify-run.ts'
+import { emptyVerifyEntities, JOB_ADVICE, type VerifyAdvice, type VerifyRun } from './verify-run.ts'
 
 export { MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 export { conversationOf } from './message-list.ts'
@@ -56,6 +56,8 @@ export interface VerifyOptions {
   readonly outDir?: string
   readonly client?: PlatformClient
   readonly signal?: AbortSignal
+  /** The commands the notes advise. @default a single job's (JOB_ADVICE) */
+  readonly advice?: VerifyAdvice
 }
 
 export interface VerifyResult {
@@ -75,6 +77,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   const mismatches = createMismatchList()
   const run: VerifyRun = {
     jobId,
+    advice: options.advice ?? JOB_ADVICE,
     lookups: store.verifyLookups,
     client,
     pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),

@@ -164,7 +164,9 @@ export function createAppRegistry(db: SandboxDb, defaults: AppSettings, archiveD
       await registry.purgeExpired()
       const rows = await db.selectFrom('apps').selectAll().where('state', '=', 'active').orderBy('seq').execute()
       for (const r of rows) {
-        const parsed = AppSettings.safeParse({ ...DEFAULT_APP_SETTINGS, ...(r.settings as object) })
+        // Knobs added since the app was stored take their defaults (fault knobs too).
+        const stored = r.settings as Partial<AppSettings>
+        const parsed = AppSettings.safeParse({ ...DEFAULT_APP_SETTINGS, ...stored, faults: { ...DEFAULT_APP_SETTINGS.faults, ...stored.faults } })
         apps.set(r.id, {
           id: r.id,
           name: r.name,

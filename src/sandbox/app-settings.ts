@@ -17,11 +17,18 @@ export const FaultSettings = z
     /** Probability of a 429 even under the limit (the request is not processed and not counted). */
     extra429: Probability,
     /**
-     * Probability of committing a random non-empty proper subset of the batch's good items and
-     * then answering 500 `ERR_EXCEPTION` without per-item results (the behaviour CometChat's own
-     * migration skill reports).
+     * Probability of a transient 500 after a partial commit of a request with no bad row: some of
+     * the batch's good items are written (see `partialCommitShape`), then 500 `ERR_EXCEPTION`
+     * without per-item results. A request of one item never gets it (a 500 to a request that held
+     * only one row is the platform's word about that row).
      */
     partialCommit500: Probability,
+    /**
+     * Which good items a `partialCommit500` writes: `subset`, a random non-empty proper subset;
+     * `prefix`, the first 0 to n−1 good items in request order (a write cut short).
+     * @default 'subset'
+     */
+    partialCommitShape: z.enum(['subset', 'prefix']),
     /** Probability of destroying the connection before anything is processed. */
     dropBeforeCommit: Probability,
     /** Probability of committing everything and then destroying the connection without an answer. */
@@ -78,6 +85,14 @@ export const AppSettings = z
      */
     badRow500: z.array(z.enum(ENTITIES)).max(ENTITIES.length),
     /**
+     * On a `badRow500` endpoint, which good rows of a request holding a bad row are written before
+     * the 500: `all-good-rows` (as published: "after the good rows have already imported"), or
+     * `stop-at-bad-row` (assumed, the stricter reading: the rows before the first bad row in
+     * request order, none after it).
+     * @default 'all-good-rows'
+     */
+    badRowCommit: z.enum(['all-good-rows', 'stop-at-bad-row']),
+    /**
      * Send `X-RateLimit-*` on every import answer and `Retry-After` on a 429. The data-import
      * documentation promises none: off, the wait is only in the 429's text.
      * @default false (as published; chatferry's loader reads the wait from the text)
@@ -133,12 +148,13 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
   webhooksOnImport: false,
   roles: [],
   badRow500: ['messages'],
+  badRowCommit: 'all-good-rows',
   rateLimitHeaders: false,
   maxGroupsPerUser: LIMITS.GROUPS_PER_USER_MAX,
   maxMembersPerGroup: LIMITS.MEMBERS_PER_GROUP_MAX,
   webhookTimeoutMs: 2_000,
   webhookRetryDelaysMs: [10_000, 30_000],
-  faults: { extra429: 0, partialCommit500: 0, dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
+  faults: { extra429: 0, partialCommit500: 0, partialCommitShape: 'subset', dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
   chatFaults: { extra429: 0, dropBeforeCommit: 0, dropAfterCommit: 0 },
 }) as AppSettings
 

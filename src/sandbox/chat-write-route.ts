@@ -75,7 +75,13 @@ function safeKeys(spec: ChatWriteSpec, ctx: RequestContext): string[] {
 /** The chat-fault dice of one call (their own random source, seeded like the import faults). */
 function chatFault(services: SandboxServices, app: AppInfo): FaultKind | undefined {
   const { chatFaults, faults } = app.settings
-  const settings = { ...chatFaults, partialCommit500: 0, latencyMs: { min: 0, max: 0 }, ...(faults.seed !== undefined ? { seed: faults.seed } : {}) }
+  const settings = {
+    ...chatFaults,
+    partialCommit500: 0,
+    partialCommitShape: 'subset' as const,
+    latencyMs: { min: 0, max: 0 },
+    ...(faults.seed !== undefined ? { seed: faults.seed } : {}),
+  }
   return services.faults.plan(`chat:${app.id}`, settings).fault
 }
 

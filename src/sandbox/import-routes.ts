@@ -47,8 +47,11 @@ interface ProcessInput {
   readonly app: AppInfo
   readonly entries: readonly (readonly [string, unknown])[]
   readonly nowSeconds: number
-  /** Which of the items that would succeed are written: all of them, or a partial-commit fault's subset. */
-  readonly choose: <T>(good: readonly T[]) => T[]
+  /**
+   * Which of the items that would succeed (in request order) are written, knowing the refusals so
+   * far: all of them, a partial-commit fault's subset or prefix, or those before the first bad row.
+   */
+  readonly choose: <T extends { readonly key: string }>(good: readonly T[], refusals: ReadonlyMap<string, ItemResult>) => T[]
   /** A partial commit must choose among items that will succeed, so duplicates are looked up first. */
   readonly partial: boolean
 }
@@ -107,7 +110,7 @@ const importUsers: Processor = async ({ db, app, entries, nowSeconds, choose }) 
     results.set(g.key, alreadyExists('ERR_UID_ALREADY_EXISTS', `The user ${g.item.uid}`))
     return false
   })
-  const chosen = choose(fresh)
+  const chosen = choose(fresh, results)
   const rows =
     chosen.length === 0
       ? []
@@ -179,7 +182,7 @@ const importGroups: Processor = async ({ db, app, entries, nowSeconds, choose })
     }
     return false
   })
-  const chosen = choose(fresh)
+  const chosen = choose(fresh, results)
   const rows =
     chosen.length === 0
       ? []
@@ -349,7 +352,7 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
       fresh.push({ key, item, joinedAt })
     }
   }
-  const chosen = choose(fresh)
+  const chosen = choose(fresh, results)
   const rows =
     chosen.length === 0
       ? []
@@ -488,7 +491,7 @@ const importMessages: Processor = async ({ db, app, entries, nowSeconds, choose,
       fresh.push(g)
     }
   }
-  const chosen = choose(fresh)
+  const chosen = choose(fresh, results)
   const importedAt = Date.now()
   const values = chosen.map(({ item }) => ({
     app_id: app.id,
@@ -636,6 +639,31 @@ function tooManyRequests(limit: number, retryAfterSeconds: number, headers: Head
   return new HttpError(429, 'ERR_TOO_MANY_REQUESTS', tooManyRequestsMessage(limit, retryAfterSeconds), { headers })
 }
 
+/** The first 0 to n−1 of the good items, in request order: a write cut short (`partialCommitShape: prefix`). */
+function goodPrefix<T>(good: readonly T[], random: () => number): T[] {
+  return good.slice(0, Math.floor(random() * good.length))
+}
+
+/**
+ * `badRowCommit: stop-at-bad-row`: the good items before the first row the platform refuses (not
+ * "already exists") in request order; all of them when none is refused.
+ */
+function beforeFirstBadRow<T extends { readonly key: string }>(
+  entries: readonly (readonly [string, unknown])[],
+  good: readonly T[],
+  refusals: ReadonlyMap<string, ItemResult>,
+): T[] {
+  const firstBad = entries.findIndex(([key]) => {
+    const r = refusals.get(key)
+    return r !== undefined && !r.success && !ALREADY_EXISTS_CODES.has(r.error.code)
+  })
+  if (firstBad < 0) {
+    return [...good]
+  }
+  const before = new Set(entries.slice(0, firstBad).map(([key]) => key))
+  return good.filter((g) => before.has(g.key))
+}
+
 /** The rows of a processed request the platform refuses (not "already exists"): they make a `badRow500` request fail. */
 function badRows(results: ReadonlyMap<string, ItemResult>): number {
   let n = 0
@@ -700,7 +728,9 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
   try {
     const entries = readItems(entity, ctx, settings.itemsPerRequest)
     entry.itemCount = entries.length
-    const partial = plan.fault === 'partialCommit500'
+    // A partial commit needs two rows: a 500 to a request of one row is the platform's word about that row.
+    const partial = plan.fault === 'partialCommit500' && entries.length >= 2
+    const stopAtBadRow = settings.badRow500.includes(entity) && settings.badRowCommit === 'stop-at-bad-row'
     // Every processor writes with exactly one statement, after all its checks: the request is
     // atomic without a transaction (and a refused request has written nothing).
     const outcome = await PROCESSORS[entity]({
@@ -708,8 +738,12 @@ async function handleImport(services: SandboxServices, entity: Entity, ctx: Requ
       app,
       entries,
       nowSeconds: Math.floor(Date.now() / 1000),
-      choose: partial ? (good) => properSubset(good, plan.random) : (good) => [...good],
-      partial,
+      choose: partial
+        ? (good) => (settings.faults.partialCommitShape === 'prefix' ? goodPrefix(good, plan.random) : properSubset(good, plan.random))
+        : stopAtBadRow
+          ? (good, refusals) => beforeFirstBadRow(entries, good, refusals)
+          : (good) => [...good],
+      partial: partial || stopAtBadRow,
     })
     entry.committed = outcome.committed
     entry.items = itemOutcomes(entries, outcome.results)

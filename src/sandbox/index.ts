@@ -22,6 +22,7 @@ import { chatWriteRoutes } from './chat-write-route.ts'
 import { createFaultInjector } from './fault-injector.ts'
 import { groupWriteSpecs } from './group-write-routes.ts'
 import { importRoutes } from './import-routes.ts'
+import { createManagementFaults, type ManagementFaults, type ManagementFaultSettings } from './management-faults.ts'
 import { managementRoutes } from './management-routes.ts'
 import { memberWriteSpecs } from './member-write-routes.ts'
 import { messageWriteSpecs } from './message-write-routes.ts'
@@ -38,6 +39,7 @@ import { createWebhookDispatcher } from './webhook-dispatcher.ts'
 export type { CreateAppInput, Region } from './app-registry.ts'
 export type { AppSettings, AppSettingsPatch, FaultSettings } from './app-settings.ts'
 export { DEFAULT_APP_SETTINGS } from './app-settings.ts'
+export type { ManagementCall, ManagementFaults, ManagementFaultSettings } from './management-faults.ts'
 export type { RequestLogEntry } from './request-log.ts'
 export type { DeliveryLogEntry } from './sandbox-routes.ts'
 export type { SandboxDatabase, SandboxDb } from './sandbox-store.ts'
@@ -75,6 +77,8 @@ export interface SandboxOptions {
    * published. @default 5 (assumed)
    */
   readonly maxApps?: number
+  /** The management interface's 429s (management-faults.ts). @default none */
+  readonly managementFaults?: Partial<ManagementFaultSettings>
   /** Days a deleted app stays archived (`ERR_APP_ARCHIVED`) before it is removed; fractions allowed. @default 30 (documented) */
   readonly archiveDays?: number
 }
@@ -110,6 +114,8 @@ export interface Sandbox {
   requests(appId: string): Promise<(RequestLogEntry & { id: number })[]>
   /** The webhook delivery log of an app, oldest first. */
   deliveries(appId: string): Promise<DeliveryLogEntry[]>
+  /** The management interface's fault setting and its call log (every call, account-wide). */
+  readonly management: ManagementFaults
   /** Resolves when no webhook delivery is queued or in flight and the request log is written. */
   whenIdle(): Promise<void>
   /** Stops listening, ends open connections, aborts webhook deliveries and closes the store. */
@@ -140,8 +146,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       management: options.management ?? { key: DEFAULT_MANAGEMENT_KEY, secret: DEFAULT_MANAGEMENT_SECRET },
       maxApps: options.maxApps ?? DEFAULT_MAX_APPS,
     }
+    const management = createManagementFaults(services.management, options.managementFaults)
     const router = createRouter([
-      ...managementRoutes(services),
+      ...managementRoutes(services).map(management.guard),
       ...importRoutes(services),
       ...chatRoutes(services),
       ...chatWriteRoutes(services, [
@@ -189,6 +196,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       port,
       store: db,
       createApp,
+      management: management.faults,
       async settings(appId, patch) {
         const app = registry.get(appId)
         if (!app) {

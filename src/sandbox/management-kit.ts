@@ -6,7 +6,7 @@
 import type { z } from 'zod'
 
 import type { AppInfo } from './app-registry.ts'
-import { authenticateManagement, throwIfArchived } from './auth.ts'
+import { authenticateManagement } from './auth.ts'
 import { HttpError, type Reply, type RequestContext, zodDetails } from './http-kit.ts'
 import type { SandboxServices } from './sandbox-services.ts'
 
@@ -14,11 +14,18 @@ export function badRequest(message: string, details?: Record<string, string[]>):
   return new HttpError(400, 'ERR_BAD_REQUEST', message, details ? { details } : {})
 }
 
+/**
+ * The app a management path names. A deleted (archived) app is not found here: 404 with the
+ * documented `ERR_APP_ARCHIVED` (the management interface answers 404 for a deleted app, as the
+ * independent emulator of the published interface does; the app interfaces keep their 403).
+ */
 export function appOf(services: SandboxServices, ctx: RequestContext): AppInfo {
   const appId = ctx.params.appId ?? ''
   const app = services.registry.get(appId)
   if (!app) {
-    throwIfArchived(services.registry, appId)
+    if (services.registry.archivedUntil(appId) !== undefined) {
+      throw new HttpError(404, 'ERR_APP_ARCHIVED', `The app ${appId} has been archived and will be permanently deleted after 30 days.`)
+    }
     throw new HttpError(404, 'ERR_APP_NOT_FOUND', `The app ${appId} does not exist or has been deleted.`)
   }
   return app

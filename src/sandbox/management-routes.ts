@@ -6,11 +6,13 @@
  * (absent: a legacy webhook, `2`: the new implementation). Management error codes beyond the
  * published table (`ERR_WEBHOOK_NOT_FOUND`, `ERR_BAD_REQUEST`, `ERR_TRIGGER_NOT_FOUND`,
  * `AUTH_ERR_EMPTY_AUTH_HEADER`) and every HTTP status are assumed (README). Creations and
- * deletions of apps are in the app's request log (endpoint `apps`).
+ * deletions of apps are in the app's request log (endpoint `apps`). A created app holds the
+ * platform's sample users unless the body says `skipSampleData: true` (create app, published).
  */
 import { type Selectable, sql } from 'kysely'
 import { z } from 'zod'
 
+import { SAMPLE_USERS } from '../target/sample-data.ts'
 import { CreateAppRequest } from '../target/schemas.ts'
 import {
   CreateWebhookRequest,
@@ -27,7 +29,7 @@ import { appOf, badRequest, logged, parseWith } from './management-kit.ts'
 import { managementTeamRoutes } from './management-team-routes.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
-import type { WebhooksTable } from './sandbox-store.ts'
+import { toJson, type WebhooksTable } from './sandbox-store.ts'
 
 async function createApp(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   authenticateManagement(ctx, services.management)
@@ -48,8 +50,36 @@ async function createApp(services: SandboxServices, ctx: RequestContext): Promis
     )
   }
   const app = await services.registry.create({ name: parsed.data.name, region: parsed.data.region })
+  // As published: a new app holds the platform's sample users unless the body says skipSampleData.
+  if (parsed.data.skipSampleData !== true) {
+    await fillSampleData(services, app.id)
+  }
   logAppCall(services, ctx, app.id, 200)
   return { status: 200, body: { data: services.registry.record(app) } }
+}
+
+/** The platform's sample users in a new app (src/target/sample-data.ts). */
+async function fillSampleData(services: SandboxServices, appId: string): Promise<void> {
+  const now = Math.floor(Date.now() / 1000)
+  await services.db
+    .insertInto('users')
+    .values(
+      SAMPLE_USERS.map((u) => ({
+        app_id: appId,
+        uid: u.uid,
+        name: u.name,
+        avatar: null,
+        link: null,
+        role: 'default',
+        metadata: null,
+        tags: toJson([]),
+        created_at: now,
+        updated_at: now,
+        last_active_at: null,
+        deactivated_at: null,
+      })),
+    )
+    .execute()
 }
 
 /** A creation or deletion in the app's request log (endpoint `apps`): a test proves from it how often an app was created. */
@@ -262,6 +292,30 @@ async function deleteWebhook(services: SandboxServices, ctx: RequestContext): Pr
 
 const TriggerIdsBody = z.object({ triggerIds: z.array(z.string()).min(1) }).strict()
 
+/** The trigger ids of a body, in order, each once. */
+function requestedTriggers(ctx: RequestContext): string[] {
+  return [...new Set(parseWith(TriggerIdsBody, jsonBody(ctx), 'request').triggerIds)]
+}
+
+/**
+ * The webhook a triggers call names, addressed with its own implementation: the triggers
+ * sub-resource is the version-2 webhooks' (`X-Webhook-Version: 2`); without the header the call
+ * addresses the legacy webhooks, among which a version-2 webhook is not found (404).
+ */
+async function findTriggersWebhook(services: SandboxServices, app: AppInfo, ctx: RequestContext) {
+  const version = versionOf(ctx)
+  const row = await findWebhook(services, app, ctx)
+  if (row.version !== version) {
+    const id = row.id.slice(0, 60)
+    throw new HttpError(
+      404,
+      'ERR_WEBHOOK_NOT_FOUND',
+      `The webhook ${id} does not exist${version === 'legacy' ? ` among the legacy webhooks: send ${WEBHOOK_VERSION_HEADER}: 2` : ''}.`,
+    )
+  }
+  return row
+}
+
 /** The trigger ids of a body; any id not in the documented list → ERR_TRIGGER_NOT_FOUND, nothing changes. */
 function triggerIdsOf(ctx: RequestContext): string[] {
   const { triggerIds } = parseWith(TriggerIdsBody, jsonBody(ctx), 'request')
@@ -281,21 +335,27 @@ function describeTrigger(id: string): string {
 
 async function addTriggers(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   return logged(services, ctx, 'webhook-triggers', async (app) => {
-    versionOf(ctx)
-    const row = await findWebhook(services, app, ctx)
-    const ids = triggerIdsOf(ctx)
-    const added = await services.db
-      .insertInto('webhook_triggers')
-      .values(ids.map((trigger_id) => ({ app_id: app.id, webhook_id: row.id, trigger_id })))
-      .onConflict((oc) => oc.columns(['app_id', 'webhook_id', 'trigger_id']).doNothing())
-      .returning('trigger_id')
-      .execute()
+    const row = await findTriggersWebhook(services, app, ctx)
+    const ids = requestedTriggers(ctx)
+    const known = ids.filter((id) => isWebhookTrigger(id))
+    const added =
+      known.length === 0
+        ? []
+        : await services.db
+            .insertInto('webhook_triggers')
+            .values(known.map((trigger_id) => ({ app_id: app.id, webhook_id: row.id, trigger_id })))
+            .onConflict((oc) => oc.columns(['app_id', 'webhook_id', 'trigger_id']).doNothing())
+            .returning('trigger_id')
+            .execute()
     const fresh = new Set(added.map((r) => r.trigger_id))
+    // Per trigger, as published: an unknown id fails alone, the others are added.
     const data: Record<string, unknown> = {}
     for (const id of ids) {
-      data[id] = fresh.has(id)
-        ? { success: true, message: 'Triggers has been added successfully.' }
-        : { success: false, error: { code: 'ERR_BAD_REQUEST', message: `The trigger ${id} is already added to the webhook.` } }
+      data[id] = !isWebhookTrigger(id)
+        ? { success: false, error: { code: 'ERR_TRIGGER_NOT_FOUND', message: `Trigger ${id.slice(0, 60)} does not exist.` } }
+        : fresh.has(id)
+          ? { success: true, message: 'Triggers has been added successfully.' }
+          : { success: false, error: { code: 'ERR_BAD_REQUEST', message: `The trigger ${id} is already added to the webhook.` } }
     }
     return { status: 200, body: { data } }
   })
@@ -303,8 +363,7 @@ async function addTriggers(services: SandboxServices, ctx: RequestContext): Prom
 
 async function listTriggers(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   return logged(services, ctx, 'webhook-triggers', async (app) => {
-    versionOf(ctx)
-    const row = await findWebhook(services, app, ctx)
+    const row = await findTriggersWebhook(services, app, ctx)
     const perPage = intParam(ctx.query, 'perPage', 100, 1, 1000)
     const page = intParam(ctx.query, 'page', 1, 1, 10_000_000)
     const rows = await services.db
@@ -327,8 +386,7 @@ async function listTriggers(services: SandboxServices, ctx: RequestContext): Pro
 
 async function removeTriggers(services: SandboxServices, ctx: RequestContext): Promise<Reply> {
   return logged(services, ctx, 'webhook-triggers', async (app) => {
-    versionOf(ctx)
-    const row = await findWebhook(services, app, ctx)
+    const row = await findTriggersWebhook(services, app, ctx)
     const ids = triggerIdsOf(ctx)
     await services.db.transaction().execute(async (trx) => {
       const present = await trx

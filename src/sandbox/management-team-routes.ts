@@ -5,9 +5,9 @@
  * - `GET /apps/:appId/extensions`: the published extension list, each with `enabled` for this app
  *   (assumed: the published example shows no per-app state);
  * - `POST /apps/:appId/extensions` `{enabled: [ids], disabled: [ids]}`: per id `{success, message}`
- *   (documented); an id not in the published list refuses the whole call with
- *   `ERR_EXTENSION_NOT_FOUND` and changes nothing (documented code; the whole-call refusal and 404
- *   are assumed, the stricter reading); enabling an enabled one succeeds again (assumed);
+ *   (documented); an id not in the published list fails alone, `{success: false, error: {code:
+ *   ERR_EXTENSION_NOT_FOUND}}`, the others applied (the answer is per id as published; the code
+ *   documented); enabling an enabled one succeeds again (assumed);
  * - `GET /apps/:appId/collaborators`: `{id, name, email, role, createdAt}` (documented example);
  * - `POST /apps/:appId/collaborators` `{admins, moderators, collaboratorsToRemove}` (emails): per
  *   role and email `{success}` (documented); the app owner's email → `ERR_ALREADY_AN_OWNER`,
@@ -26,7 +26,7 @@ import {
   SetExtensionsRequest,
 } from '../target/management-schemas.ts'
 import type { AppInfo } from './app-registry.ts'
-import { HttpError, jsonBody, type Reply, type RequestContext } from './http-kit.ts'
+import { jsonBody, type Reply, type RequestContext } from './http-kit.ts'
 import { badRequest, logged, parseWith } from './management-kit.ts'
 import type { Route } from './router.ts'
 import type { SandboxServices } from './sandbox-services.ts'
@@ -73,21 +73,29 @@ async function setExtensions(services: SandboxServices, ctx: RequestContext): Pr
         disabled: both.map((id) => `${id} is also in enabled`),
       })
     }
-    const unknown = [...on, ...off].filter((id) => !isExtensionId(id))
-    if (unknown.length > 0) {
-      throw new HttpError(404, 'ERR_EXTENSION_NOT_FOUND', `The extension ${unknown.map((id) => id.slice(0, 60)).join(', ')} does not exist.`, {
-        details: { extensions: unknown.map((id) => `${id.slice(0, 60)} does not correspond to any extension`) },
-      })
-    }
     const now = nowSeconds()
-    const rows = [...on.map((id) => ({ id, enabled: true })), ...off.map((id) => ({ id, enabled: false }))]
-    await services.db
-      .insertInto('app_extensions')
-      .values(rows.map((r) => ({ app_id: app.id, extension_id: r.id, enabled: r.enabled, updated_at: now })))
-      .onConflict((oc) => oc.columns(['app_id', 'extension_id']).doUpdateSet((eb) => ({ enabled: eb.ref('excluded.enabled'), updated_at: now })))
-      .execute()
+    const rows = [...on.map((id) => ({ id, enabled: true })), ...off.map((id) => ({ id, enabled: false }))].filter((r) => isExtensionId(r.id))
+    if (rows.length > 0) {
+      await services.db
+        .insertInto('app_extensions')
+        .values(rows.map((r) => ({ app_id: app.id, extension_id: r.id, enabled: r.enabled, updated_at: now })))
+        .onConflict((oc) => oc.columns(['app_id', 'extension_id']).doUpdateSet((eb) => ({ enabled: eb.ref('excluded.enabled'), updated_at: now })))
+        .execute()
+    }
+    // Per id, as published: an id not in the list fails alone, the others are applied.
     const result = (ids: string[], verb: string) =>
-      Object.fromEntries(ids.map((id) => [id, { success: true, message: `The extension ${id} has been ${verb} successfully.` }]))
+      Object.fromEntries(
+        ids.map((id) => [
+          id,
+          isExtensionId(id)
+            ? { success: true, message: `The extension ${id} has been ${verb} successfully.` }
+            : {
+                success: false,
+                message: `The extension ${id.slice(0, 60)} does not exist.`,
+                error: { code: 'ERR_EXTENSION_NOT_FOUND', message: `${id.slice(0, 60)} does not correspond to any existing microservice.` },
+              },
+        ]),
+      )
     return { status: 200, body: { data: { enabled: result(on, 'enabled'), disabled: result(off, 'disabled') } } }
   })
 }

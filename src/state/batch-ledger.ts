@@ -26,12 +26,14 @@ import { lockOpenBatches } from './sql/lock-open-batches.ts'
 import { moveItems } from './sql/move-items.ts'
 import { rejectBatchItems } from './sql/reject-batch-items.ts'
 import { renewLeases } from './sql/renew-leases.ts'
+import { replanBatchItems } from './sql/replan-batch-items.ts'
 import { selectBatchItems } from './sql/select-batch-items.ts'
 import { selectCurrentEntity } from './sql/select-current-entity.ts'
 import { selectLeasedBatches } from './sql/select-leased-batches.ts'
 import { selectOpenBatches } from './sql/select-open-batches.ts'
 import { selectPlannedItems } from './sql/select-planned-items.ts'
 import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
+import { settleLandedItems } from './sql/settle-landed-items.ts'
 import { skipAgedOutItems } from './sql/skip-aged-out-items.ts'
 
 export type { BatchReport, BatchSettlement, ItemSettlement, LedgerTransaction }
@@ -53,6 +55,8 @@ export interface ClaimedBatch {
   readonly entity: Entity
   /** How long ago its parent was split (ms), for a split half. */
   readonly parentSplitAgeMs: number | undefined
+  /** The error code recorded on its parent when it was split (the loader's bad-row isolation marks its batches so). */
+  readonly parentCode: string | undefined
   /** The local clock when the claim statement returned (the lease runs from about then). */
   readonly claimedAt: number
   readonly items: BatchItem[]
@@ -107,6 +111,20 @@ export interface BatchLedger {
     batch: { report: BatchReport; entity: Entity; keys: readonly string[] },
     error: { code: string; message: string },
     jobs: InTransaction<[halves: number[]]>,
+  ): Promise<boolean>
+  /**
+   * Fenced: finishes a failed message batch the loader read back (src/load/isolate-rows.ts), in one
+   * transaction: the rows found on the platform become `done/created`; each key of `alone` moves
+   * into a new open batch of its own (pointing at this one, which is marked `split` with `error`);
+   * the keys of `together` (when any) move into one new batch; the keys of `again` are planned
+   * again. `jobs` gets the new batches' ids. Returns false when fenced out (then nothing was written).
+   */
+  isolate(
+    jobId: string,
+    batch: { report: BatchReport; entity: Entity },
+    rows: { landed: readonly ItemSettlement[]; alone: readonly string[]; together: readonly string[]; again: readonly string[] },
+    error: { code: string; message: string },
+    jobs: InTransaction<[batchIds: number[]]>,
   ): Promise<boolean>
   /** Fenced: hands a batch back (open, lease cleared, its items stay `sent`), recording the error. */
   release(report: BatchReport, error: { code: string; message: string }, fail: InTransaction): Promise<boolean>
@@ -226,6 +244,22 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
           }
         }
         await jobs(ledgerTransaction(trx), halves)
+      }),
+
+    isolate: (jobId, batch, rows, error, jobs) =>
+      fenced(batch.report, { status: 'split', errorCode: error.code, errorMessage: error.message }, async (trx) => {
+        const from = batch.report.batchId
+        const landed = rows.landed.map((i) => ({ id: i.id, hash: i.hash, platformId: i.platformId ?? null }))
+        await settleLandedItems(trx, { jobId, fromBatch: from, items: landed })
+        const created: number[] = []
+        const groups = [...rows.alone.map((key) => [key]), ...(rows.together.length > 0 ? [rows.together] : [])]
+        for (const keys of groups) {
+          const id = await insertSplitBatch(trx, { jobId, entity: batch.entity, itemCount: keys.length, parentId: from })
+          created.push(id)
+          await moveItems(trx, { jobId, entity: batch.entity, keys, fromBatch: from, toBatch: id })
+        }
+        await replanBatchItems(trx, { jobId, entity: batch.entity, keys: rows.again, fromBatch: from })
+        await jobs(ledgerTransaction(trx), created)
       }),
 
     release: (report, error, fail) =>

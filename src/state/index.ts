@@ -29,6 +29,7 @@ export type { OpenWorkRow, StatusLookups } from './status-lookups.ts'
 export * from './store.ts'
 export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject } from './update-lane-ledger.ts'
 export type {
+  KeyComparison,
   RecordedUpdates,
   UpdateCountRow,
   UpdateIntent,

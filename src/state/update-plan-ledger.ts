@@ -9,10 +9,12 @@ import type { Kysely } from 'kysely'
 import type { StateDatabase } from './schema.ts'
 import { countUpdates, type UpdateCountRow } from './sql/count-updates.ts'
 import { addRecorded, insertUpdateIntents, noUpdates, type RecordedUpdates, type UpdateIntent } from './sql/insert-update-intents.ts'
+import { selectKeyReconciliation } from './sql/select-key-reconciliation.ts'
 import { selectUpdateSamples, type UpdateSampleRow } from './sql/select-update-samples.ts'
 import { VANISHED_REASON } from './sql/select-vanished-items.ts'
 import { updateItemsVanished } from './sql/update-items-vanished.ts'
-import { scanVanished, type VanishedGate, type VanishedItemRow } from './vanished-scan.ts'
+import { upsertKeyReconciliation } from './sql/upsert-key-reconciliation.ts'
+import { scanKeys, type VanishedGate, type VanishedItemRow } from './vanished-scan.ts'
 
 export type { RecordedUpdates, UpdateCountRow, UpdateIntent, UpdateSampleRow, VanishedGate, VanishedItemRow }
 export { addRecorded, noUpdates, VANISHED_REASON }
@@ -25,6 +27,14 @@ export interface VanishedOutcome extends RecordedUpdates {
   loaded: number
   /** True when the gate refused the comparison's result: nothing was recorded. */
   refused: boolean
+}
+
+/** What one read of the source's keys found (`compareKeys`). */
+export interface KeyComparison {
+  /** Absent when vanished items were not asked for. */
+  readonly vanished: VanishedOutcome | undefined
+  /** The source's legacy ids the ledger holds no item of (any status); empty when not asked for. */
+  readonly unplanned: string[]
 }
 
 /** Turns a page of vanished items into the intents their policy asks for (pure; see `src/plan/vanished-intents.ts`). */
@@ -52,32 +62,48 @@ export interface UpdatePlanLedger {
     decide: VanishedDecider,
     allow?: VanishedGate,
   ): Promise<VanishedOutcome>
+  /**
+   * One read of `sourceKeys` for what is asked: the vanished items as {@link recordVanished} records
+   * them, and/or the source's keys the ledger never planned (the key reconciliation, any item status).
+   */
+  compareKeys(
+    jobId: string,
+    entity: string,
+    sourceKeys: AsyncIterable<readonly string[]>,
+    want: { readonly vanished?: { readonly decide: VanishedDecider; readonly allow?: VanishedGate }; readonly unplanned?: boolean },
+  ): Promise<KeyComparison>
+  /** How many deltas completed their read since the job's last key reconciliation. */
+  deltasSinceReconciliation(jobId: string): Promise<number>
+  /** Records that count after a delta's read (0: it reconciled the keys). */
+  recordDeltasSinceReconciliation(jobId: string, deltas: number): Promise<void>
 }
 
 export function createUpdatePlanLedger(db: Kysely<StateDatabase>): UpdatePlanLedger {
+  const compareKeys: UpdatePlanLedger['compareKeys'] = (jobId, entity, sourceKeys, want) =>
+    db.connection().execute(async (conn) => {
+      const out: VanishedOutcome = { ...noUpdates(), vanished: 0, loaded: 0, refused: false }
+      const onPage = async (items: VanishedItemRow[]) => {
+        const intents = (want.vanished as { decide: VanishedDecider }).decide(items)
+        await conn.transaction().execute(async (trx) => {
+          addRecorded(out, await insertUpdateIntents(trx, jobId, entity, intents))
+          const removed = intents.filter((i) => i.policy === 'apply').map((i) => i.targetKey)
+          await updateItemsVanished(trx, jobId, entity, removed)
+        })
+      }
+      const scan = await scanKeys(conn, jobId, entity, sourceKeys, {
+        ...(want.vanished ? { vanished: { onPage, ...(want.vanished.allow ? { allow: want.vanished.allow } : {}) } } : {}),
+        unplanned: want.unplanned === true,
+      })
+      return { vanished: scan.vanished ? { ...out, ...scan.vanished } : undefined, unplanned: scan.unplanned }
+    })
   return {
     record: (jobId, entity, intents) => db.transaction().execute((trx) => insertUpdateIntents(trx, jobId, entity, intents)),
     counts: (jobId) => countUpdates(db, jobId),
     samples: (jobId, perKind) => selectUpdateSamples(db, jobId, perKind),
-    recordVanished: (jobId, entity, sourceKeys, decide, allow) =>
-      db.connection().execute(async (conn) => {
-        const out: VanishedOutcome = { ...noUpdates(), vanished: 0, loaded: 0, refused: false }
-        const scan = await scanVanished(
-          conn,
-          jobId,
-          entity,
-          sourceKeys,
-          async (items) => {
-            const intents = decide(items)
-            await conn.transaction().execute(async (trx) => {
-              addRecorded(out, await insertUpdateIntents(trx, jobId, entity, intents))
-              const removed = intents.filter((i) => i.policy === 'apply').map((i) => i.targetKey)
-              await updateItemsVanished(trx, jobId, entity, removed)
-            })
-          },
-          allow,
-        )
-        return { ...out, ...scan }
-      }),
+    recordVanished: async (jobId, entity, sourceKeys, decide, allow) =>
+      (await compareKeys(jobId, entity, sourceKeys, { vanished: { decide, ...(allow ? { allow } : {}) } })).vanished as VanishedOutcome,
+    compareKeys,
+    deltasSinceReconciliation: (jobId) => selectKeyReconciliation(db, jobId),
+    recordDeltasSinceReconciliation: (jobId, deltas) => upsertKeyReconciliation(db, jobId, deltas),
   }
 }

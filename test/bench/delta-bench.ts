@@ -215,15 +215,18 @@ async function history(size: number): Promise<{ size: number; changed: number; d
     const bulkMs = performance.now() - bulkStart
     // Several deltas in a row, 1,000 changes each: the median is what a scheduled delta costs.
     const times: number[] = []
+    // Rows each delta read: the changes, and those the lookback (`delta.lookbackSeconds`) read again.
+    const read: number[] = []
     let changed = 0
     for (let round = 0; round < repeat; round++) {
       changed = await changeSource(src, size, round)
       const started = performance.now()
-      await planFromSource(ctx, { mode: 'delta', ...(flag('verbose') ? { logger: createLogger() } : {}) })
+      const summary = await planFromSource(ctx, { mode: 'delta', ...(flag('verbose') ? { logger: createLogger() } : {}) })
       times.push(performance.now() - started)
+      read.push(Object.values(summary.entities).reduce((a, e) => a + e.sourceRows, 0))
     }
     const deltaMs = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0
-    process.stdout.write(`  ${size.toLocaleString('en')}: deltas ${times.map(fmt).join(', ')}\n`)
+    process.stdout.write(`  ${size.toLocaleString('en')}: deltas ${times.map((t, i) => `${fmt(t)} (${read[i]} rows read)`).join(', ')}\n`)
     const intents = await sql<{ n: number }>`select count(*)::int as n from chatferry.updates where job_id = ${ctx.jobId}`.execute(db)
     return { size, changed, deltaMs, bulkMs, intents: intents.rows[0]?.n ?? 0 }
   } finally {

@@ -4,7 +4,10 @@
  * then the job's done items walked through `items_done_legacy_idx` and probed against it) — on a
  * Postgres ledger holding N done messages, with 100 of them gone from the source. Prints the time
  * of each phase and the ids per second per size (the cost grows with the ledger's messages: it is
- * why messages are compared only on request).
+ * why messages are compared only on request). Then the key reconciliation's side (issue 24:
+ * `store.updatePlan.compareKeys` for the source's keys the ledger never planned, the same temporary
+ * table anti-joined with the job's items), alone and together with the vanished comparison on one
+ * read of the keys, with 100 source keys the ledger does not hold.
  *
  *   node test/bench/vanished-bench.ts [--sizes 100000,1000000]
  *   npm run bench -- vanished
@@ -35,6 +38,12 @@ async function* keys(n: number, page: number): AsyncIterable<readonly string[]> 
     }
     yield ids
   }
+}
+
+/** The source's keys of {@link keys} plus {@link GONE} the ledger never planned (`n<k>`). */
+async function* keysWithNew(n: number, page: number): AsyncIterable<readonly string[]> {
+  yield* keys(n, page)
+  yield Array.from({ length: GONE }, (_, k) => `n${k}`)
 }
 
 async function once(n: number): Promise<void> {
@@ -69,6 +78,22 @@ async function once(n: number): Promise<void> {
     process.stdout.write(
       `${n.toLocaleString('en')} done messages: ledger filled in ${(fill / 1000).toFixed(1)} s; comparison ${(scan / 1000).toFixed(2)} s ` +
         `(${Math.round(n / (scan / 1000)).toLocaleString('en')} ids/s), ${out.vanished} vanished, ${out.reported} recorded\n`,
+    )
+    t = performance.now()
+    const alone = await store.updatePlan.compareKeys('bench', 'messages', keysWithNew(n, 10_000), { unplanned: true })
+    const reconcile = performance.now() - t
+    t = performance.now()
+    const both = await store.updatePlan.compareKeys('bench', 'messages', keysWithNew(n, 10_000), {
+      unplanned: true,
+      vanished: { decide: () => [] },
+    })
+    const together = performance.now() - t
+    if (alone.unplanned.length !== GONE || both.unplanned.length !== GONE) {
+      throw new Error(`expected ${GONE} keys never planned, found ${alone.unplanned.length} and ${both.unplanned.length}`)
+    }
+    process.stdout.write(
+      `${n.toLocaleString('en')} done messages: key reconciliation ${(reconcile / 1000).toFixed(2)} s (${alone.unplanned.length} never planned); ` +
+        `with the vanished comparison on the same read ${(together / 1000).toFixed(2)} s\n`,
     )
   } finally {
     await store.close()

@@ -41,6 +41,8 @@ export interface RunConfigOptions {
   readonly policies?: PoliciesInput
   /** The `changes:` section (update policies of delta runs). */
   readonly changes?: Record<string, unknown>
+  /** The `delta:` section (lookback, key reconciliation). */
+  readonly delta?: Record<string, unknown>
   readonly load?: Record<string, unknown>
   readonly requestsPerMinute?: number
   readonly itemsPerRequest?: number
@@ -67,6 +69,7 @@ export function writeRunConfig(o: RunConfigOptions): string {
       source: o.source,
       ...(o.policies !== undefined ? { policies: o.policies } : {}),
       ...(o.changes !== undefined ? { changes: o.changes } : {}),
+      ...(o.delta !== undefined ? { delta: o.delta } : {}),
       ...(o.load !== undefined ? { load: o.load } : {}),
     }),
   )

@@ -142,6 +142,42 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     expect(await counts('split1')).toEqual({ planned: 0, sent: 0, done: 0, rejected: 1 })
   })
 
+  it('isolates a read-back batch in one fenced step: found rows done, suspects in batches of their own, the rest planned again', async () => {
+    const [id] = await packed('iso', 8)
+    const [stale] = await claim('iso', [id as number], 'h/1/a')
+    const [b] = await claim('iso', [id as number], 'h/2/b')
+    const keys = b!.items.map((i) => i.key)
+    const landed = (c: ClaimedBatch): ItemSettlement[] =>
+      c.items
+        .slice(0, 2)
+        .map((i) => ({ id: i.id, status: 'done', doneReason: 'created', code: null, message: null, hash: i.hash, platformId: `p-${i.key}` }))
+    const rows = (c: ClaimedBatch) => ({
+      landed: landed(c),
+      alone: [keys[2]!, keys[5]!],
+      together: [keys[3]!, keys[4]!],
+      again: [keys[6]!, keys[7]!],
+    })
+    const error = { code: 'BAD_ROW_ISOLATION', message: 'read back: 2 written' }
+    let created: number[] = []
+    // The stale holder's lease was taken over: it records nothing, and its callback never runs.
+    expect(
+      await batches().isolate('iso', { report: report(stale!), entity: 'users' }, rows(stale!), error, async (_t, ids) => void (created = ids)),
+    ).toBe(false)
+    expect(created).toEqual([])
+    expect(await counts('iso')).toEqual({ planned: 0, sent: 8, done: 0, rejected: 0 })
+
+    expect(await batches().isolate('iso', { report: report(b!), entity: 'users' }, rows(b!), error, async (_t, ids) => void (created = ids))).toBe(
+      true,
+    )
+    expect(created).toHaveLength(3)
+    expect(await counts('iso')).toEqual({ planned: 2, sent: 4, done: 2, rejected: 0 })
+    const parts = await claim('iso', created)
+    expect(parts.map((p) => p.items.map((i) => i.key))).toEqual([[keys[2]], [keys[5]], [keys[3], keys[4]]])
+    // Each knows it was isolated from the batch (a 500 to a suspect alone is the platform's word about it).
+    expect(parts.map((p) => p.parentCode)).toEqual(['BAD_ROW_ISOLATION', 'BAD_ROW_ISOLATION', 'BAD_ROW_ISOLATION'])
+    expect(await claim('iso', [id as number])).toEqual([])
+  })
+
   it('a release keeps the items sent and the batch open for the next claim', async () => {
     const [id] = await packed('release', 4)
     const [b] = await claim('release', [id as number])

@@ -42,13 +42,13 @@ describe('extensions', () => {
     expect(log.map((r) => `${r.method} ${r.status}`)).toEqual(['POST 200', 'GET 200', 'POST 200', 'GET 200'])
   })
 
-  it('an id not in the published list refuses the whole call (ERR_EXTENSION_NOT_FOUND) and changes nothing', async () => {
+  it('an id not in the published list fails alone (ERR_EXTENSION_NOT_FOUND), per id as published; the others are enabled', async () => {
     const app = await t.app()
     const res = await mgmtRaw(t.sandbox, `/apps/${app.id}/extensions`, { body: { enabled: ['polls', 'pollz'] } })
-    expect(res.status).toBe(404)
-    expect(res.body.error.code).toBe('ERR_EXTENSION_NOT_FOUND')
-    expect(res.body.error.message).toContain('pollz')
-    expect((await t.mgmt.listExtensions(app.id)).some((e) => e.enabled)).toBe(false)
+    expect(res.status).toBe(200)
+    expect(res.body.data.enabled.polls).toMatchObject({ success: true })
+    expect(res.body.data.enabled.pollz).toMatchObject({ success: false, error: { code: 'ERR_EXTENSION_NOT_FOUND' } })
+    expect((await t.mgmt.listExtensions(app.id)).filter((e) => e.enabled).map((e) => e.id)).toEqual(['polls'])
   })
 
   it('refuses an empty call and an id both enabled and disabled (400)', async () => {

@@ -42,3 +42,18 @@ it.each([
   expect(s.state).toBe(state)
   expect(s.lastRun).toMatchObject({ id: run, mode: 'run', status: 'succeeded' })
 })
+
+it('an error older than the newest finished run is stale: not shown; a newer one is', async () => {
+  const jobId = 'fleet_stale'
+  await store.ensureJob(jobId, 'app1')
+  const input = { tenantId: 'stale', jobId, appId: 'app1', quota: { requestsPerMinute: 10, itemsPerRequest: 50 } }
+  const status = () => tenantStatus(store, input, () => undefined, new Set([jobId]))
+  await store.finishRun(await store.startRun(jobId, 'worker', 'host/2/loader'), 'failed', {}, 'process died (host/2/loader)')
+  await store.finishRun(await store.startRun(jobId, 'run', 'host/1/fleet-run'), 'failed', {}, 'the source refused the login')
+  expect((await status()).lastError).toBe('the source refused the login')
+  await store.finishRun(await store.startRun(jobId, 'run', 'host/1/fleet-run'), 'succeeded', {})
+  expect((await status()).state).toBe('done')
+  expect((await status()).lastError).toBeNull()
+  await store.finishRun(await store.startRun(jobId, 'worker', 'host/3/loader'), 'failed', {}, 'the platform refused the key')
+  expect((await status()).lastError).toBe('the platform refused the key')
+})

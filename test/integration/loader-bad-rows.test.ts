@@ -2,18 +2,18 @@
  * The loader against the sandbox's published default for bad message rows (issue 12): a request
  * holding a row the platform refuses writes its good rows and answers 500 `ERR_EXCEPTION` with no
  * per-item results. The loader reads such a batch back through the chat interface
- * (src/load/read-back.ts): the rows it finds are done, the others rejected
- * (`NOT_LANDED_IN_FAILED_REQUEST`), and the batch costs one import request. The request log shows
- * what the sandbox received: every good row exactly once. A stop in the middle of a read-back ends
- * the same way after a rerun (a SIGKILL: loader-crash.test.ts; a 500 where nothing landed keeps
- * the retry-then-split path: loader-faults.test.ts, the poison item); and rows chatferry's own
- * validation knows to be bad never cost a request.
+ * (src/load/read-back.ts): the rows it finds are done; each row not found goes alone
+ * (src/load/isolate-rows.ts), and is rejected only on the platform's 500 to that request of its
+ * own, with that answer (issue 24). The request log shows what the sandbox received: every good
+ * row exactly once, each bad row twice (its batch, then alone). A stop in the middle of a
+ * read-back ends the same way after a rerun (a SIGKILL: loader-crash.test.ts; the other bad-row
+ * behaviours and SIGKILLs during the isolation: loader-bad-row-semantics.test.ts); and rows
+ * chatferry's own validation knows to be bad never cost a request.
  */
 import { describe, expect, it } from 'vitest'
 
 import { createMappingContext } from '../../mappings/context.ts'
 import { mapMessage } from '../../mappings/map-message.ts'
-import { NOT_LANDED_CODE } from '../../src/load/landed-rows.ts'
 import type { LegacyMessage } from '../../src/model/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { PlannedItem, RejectedItem } from '../../src/state/store.ts'
@@ -73,10 +73,9 @@ describe('loader against the bad-row 500 default', () => {
     const rejects = await fx.store.listRejects('badrows')
     expect(rejects.map((r) => r.targetKey).sort()).toEqual(Object.keys(bad).sort())
     for (const r of rejects) {
-      expect(r.code, r.targetKey).toBe(NOT_LANDED_CODE)
-      expect(r.message, r.targetKey).toMatch(
-        /HTTP 500 ERR_EXCEPTION to the request of batch \d+ \(50 rows\).*not this one.*chatferry rejects.*retry-rejected/,
-      )
+      // The platform's own answer to a request that held only this row.
+      expect(r.code, r.targetKey).toBe('ERR_EXCEPTION')
+      expect(r.message, r.targetKey).toMatch(/sent alone.*refused this row alone: .*\(HTTP 500\): ERR_EXCEPTION: .*chatferry rejects.*retry-rejected/)
     }
     const stored = await sandboxKeys(fx.sb, app.id, 'messages')
     expect(stored.size).toBe(240 - Object.keys(bad).length - 1)
@@ -90,8 +89,9 @@ describe('loader against the bad-row 500 default', () => {
     await fx.sb.whenIdle()
     const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
     expect(log.filter((r) => r.items?.some((i) => i.key === 'm130'))).toEqual([])
-    // One import request per batch: 239 rows to send, 5 requests, every row carried exactly once.
-    expect(log).toHaveLength(Math.ceil(239 / 50))
+    // One import request per batch and one per bad row alone: 239 rows to send, 5 + 4 requests;
+    // every good row carried exactly once, each bad row twice (its batch, then alone).
+    expect(log).toHaveLength(Math.ceil(239 / 50) + Object.keys(bad).length)
     const carried = new Map<string, number>()
     for (const r of log) {
       for (const i of r.items ?? []) {
@@ -99,12 +99,18 @@ describe('loader against the bad-row 500 default', () => {
       }
     }
     expect(carried.size).toBe(239)
-    expect([...carried].filter(([, n]) => n !== 1)).toEqual([])
+    expect([...carried].filter(([k, n]) => n !== (k in bad ? 2 : 1))).toEqual([])
     // The three batches holding a bad row answered 500 after committing their good rows, were read
-    // back (chat requests, not import requests) and settled; nothing was split.
+    // back (chat requests, not import requests); each bad row went alone and was refused so.
     const failed = log.filter((r) => r.status === 500 && r.code === 'ERR_EXCEPTION')
-    expect(failed.map((r) => r.committed).sort()).toEqual([48, 49, 49])
-    expect(out.counters).toMatchObject({ readBacks: 3, batchesSplit: 0 })
+    expect(failed.map((r) => r.committed).sort()).toEqual([0, 0, 0, 0, 48, 49, 49])
+    expect(
+      failed
+        .filter((r) => r.itemCount === 1)
+        .map((r) => r.items?.[0]?.key)
+        .sort(),
+    ).toEqual(Object.keys(bad).sort())
+    expect(out.counters).toMatchObject({ readBacks: 3, batchesSplit: 3 })
     expect(out.counters.chatRequests).toBeGreaterThanOrEqual(3)
     const report = await auditDeliveries({
       sb: fx.sb,
@@ -116,7 +122,8 @@ describe('loader against the bad-row 500 default', () => {
       timeoutMs: 3000,
     })
     expect(report.violations, describeViolations(report)).toEqual([])
-    expect(report.stats.resends).toBe(0)
+    // The re-sends: each bad row alone, after its batch gave no per-item answer.
+    expect(report.stats.resends).toBe(Object.keys(bad).length)
     const stats = await fx.store.entityStats('badrows')
     const m = stats.find((s) => s.entity === 'messages')
     expect(m).toMatchObject({ done: 240 - Object.keys(bad).length - 1, created: 240 - Object.keys(bad).length - 1, skipped: 1, remaining: 0 })
@@ -160,14 +167,16 @@ describe('loader against the bad-row 500 default', () => {
     await fx.sb.settings(app.id, { chatRequestsPerMinute: 10_000 })
     const out = await run('stopreadback', app)
     expect(out.status).toBe('rejected')
-    expect(out.counters).toMatchObject({ readBacks: 1, batchesSplit: 0 })
-    expect((await fx.store.listRejects('stopreadback')).map((r) => [r.targetKey, r.code])).toEqual([['m20', NOT_LANDED_CODE]])
+    expect(out.counters).toMatchObject({ readBacks: 1, batchesSplit: 1 })
+    expect((await fx.store.listRejects('stopreadback')).map((r) => [r.targetKey, r.code])).toEqual([['m20', 'ERR_EXCEPTION']])
     await fx.sb.whenIdle()
     const log = (await fx.sb.requests(app.id)).filter((r) => r.endpoint === 'messages')
-    // Sent again after the stop: the 49 rows answered "already exists" (no second copy), the bad row failed it again.
-    expect(log.map((r) => [r.status, r.committed])).toEqual([
-      [500, 49],
-      [500, 0],
+    // Sent again after the stop: the 49 rows answered "already exists" (no second copy), the bad row
+    // failed it again; then the bad row alone.
+    expect(log.map((r) => [r.itemCount, r.status, r.committed])).toEqual([
+      [50, 500, 49],
+      [50, 500, 0],
+      [1, 500, 0],
     ])
     expect(log[1]?.items?.filter((i) => i.result === 'exists')).toHaveLength(49)
     const m = (await fx.store.entityStats('stopreadback')).find((s) => s.entity === 'messages')

@@ -197,7 +197,7 @@ it('mutant: settlement disabled → the audit must fail', async () => {
  * interface. The sandbox app's chat limit is cut to one request a window once the loader has
  * started, so the read-back waits on a 429, and the loader is SIGKILLed there. The rerun takes the batch over,
  * sends it again (the 49 answer "already exists", never a second copy; the bad row fails it the same
- * way), reads it back, and ends as an uninterrupted run does: 49 done, the bad row rejected.
+ * way), reads it back, and ends as an uninterrupted run does: 49 done, the bad row sent alone and rejected.
  */
 it('SIGKILLed while reading a batch back after a bad-row 500: the rerun ends the same way, nothing created twice', async () => {
   // A 10 s window: the chat 429 names a wait of a few seconds, which pauses the app's chat budget
@@ -259,13 +259,14 @@ it('SIGKILLed while reading a batch back after a bad-row 500: the rerun ends the
   expect(log.map((r) => [r.itemCount, r.status, r.code, r.committed])).toEqual([
     [50, 500, 'ERR_EXCEPTION', 49],
     [50, 500, 'ERR_EXCEPTION', 0],
+    [1, 500, 'ERR_EXCEPTION', 0],
   ])
   const created = log.flatMap((r) => (r.items ?? []).filter((i) => i.result === 'created').map((i) => i.key))
   expect(created).toHaveLength(49)
   expect(new Set(created).size).toBe(49)
   expect(created).not.toContain('m7')
   const rejects = await fx.store.listRejects('readback')
-  expect(rejects.map((r) => [r.targetKey, r.code])).toEqual([['m7', 'NOT_LANDED_IN_FAILED_REQUEST']])
+  expect(rejects.map((r) => [r.targetKey, r.code])).toEqual([['m7', 'ERR_EXCEPTION']])
   const m = (await fx.store.entityStats('readback')).find((s) => s.entity === 'messages')
   expect(m).toMatchObject({ done: 49, created: 49, rejected: 1, remaining: 0 })
   const report = await auditDeliveries({ sb: fx.sb, appId: app.id, ledger, jobId: 'readback', kills, concurrency: CONCURRENCY, timeoutMs: 3000 })

@@ -177,9 +177,10 @@ describe('a poison item among healthy ones', () => {
     const rejects = await fx.store.listRejects('lonepoison')
     expect(rejects.map((r) => r.targetKey)).toEqual(['m17'])
     // The sandbox commits the good rows before its 500 (the published bad-row answer): the loader
-    // reads the batch back and rejects the row that did not land, naming the platform's code.
-    expect(rejects[0]?.code).toBe('NOT_LANDED_IN_FAILED_REQUEST')
-    expect(rejects[0]?.message).toMatch(/HTTP 500 ERR_/)
+    // reads the batch back, sends the row that did not land alone, and rejects it on the
+    // platform's 500 to that request, with the platform's code.
+    expect(rejects[0]?.code).toBe('ERR_EXCEPTION')
+    expect(rejects[0]?.message).toMatch(/refused this row alone: .*HTTP 500\): ERR_EXCEPTION/)
     const loaded = await sandboxKeys(fx.sb, app.id, 'messages')
     expect(loaded.size).toBe(29)
     expect(loaded.has('m17')).toBe(false)

@@ -57,6 +57,34 @@ describe('faults', () => {
     expect(await storedUids(app)).toHaveLength(10)
   })
 
+  it('partialCommit500 with partialCommitShape prefix: the first 0 to n−1 items in request order are written, then 500', async () => {
+    const app = await t.app({ faults: { partialCommit500: 1, partialCommitShape: 'prefix', seed: 3 } })
+    const counts: number[] = []
+    for (let round = 0; round < 6; round++) {
+      const batch = users(`r${round}p`, 10)
+      const err = await app.client.importUsers(batch).catch((e: unknown) => e)
+      expect(err).toMatchObject({ status: 500, code: 'ERR_EXCEPTION' })
+      const written = (await storedUids(app)).filter((u) => u.startsWith(`r${round}p`))
+      // A prefix of the request: the first k uids, k < 10.
+      expect(written).toEqual(
+        batch
+          .slice(0, written.length)
+          .map((u) => u.uid)
+          .sort(),
+      )
+      expect(written.length).toBeLessThan(10)
+      counts.push(written.length)
+    }
+    expect(new Set(counts).size, `prefix lengths ${counts.join(', ')}`).toBeGreaterThan(1)
+  })
+
+  it('partialCommit500 never strikes a request of one item (a 500 to one row alone is the platform’s word about it)', async () => {
+    const app = await t.app({ faults: { partialCommit500: 1, seed: 2 } })
+    const res = await app.client.importUsers(users('solo', 1))
+    expect([...res.results.values()].every((r) => r.ok)).toBe(true)
+    expect((await t.sandbox.requests(app.id))[0]).toMatchObject({ status: 200, fault: null, committed: 1 })
+  })
+
   it('partialCommit500 never writes items that would have failed', async () => {
     const app = await t.app({ faults: { partialCommit500: 1, seed: 3 } })
     const res = await importRaw(app, 'users', { users: { a: { uid: 'a', name: 'A' }, b: { uid: 'b' }, c: { uid: 'c', name: 'C' } } })

@@ -89,6 +89,27 @@ describe('a bad message row (vendor migration guidance)', () => {
     expect(await storedMuids(app)).toEqual(['dup', 'good1', 'good2', 'good3'])
   })
 
+  it('badRowCommit stop-at-bad-row (the stricter reading): only the good rows before the first bad row are written, then the 500', async () => {
+    const app = await chatApp({ badRowCommit: 'stop-at-bad-row' })
+    expect((await importRaw(app, 'messages', { messages: { dup: text('dup') } })).status).toBe(200)
+    const res = await importRaw(app, 'messages', mixedBody())
+    expect(res.status).toBe(500)
+    expect(res.body.error).toMatchObject({ code: 'ERR_EXCEPTION' })
+    // good1 comes before the first bad row (old); good2 and good3 after it are not written.
+    expect(await storedMuids(app)).toEqual(['dup', 'good1'])
+    const last = (await t.sandbox.requests(app.id)).at(-1)
+    expect(last).toMatchObject({ status: 500, committed: 1, itemCount: 8 })
+    expect(Object.fromEntries((last?.items ?? []).map((i) => [i.key, i.code ?? i.result]))).toMatchObject({
+      good1: 'created',
+      good2: 'unwritten',
+      dup: 'ERR_IMPORT_MUID_ALREADY_EXISTS',
+      good3: 'unwritten',
+    })
+    // Without a bad row, every row is written.
+    expect((await importRaw(app, 'messages', { messages: { good2: text('good2'), good3: text('good3') } })).status).toBe(200)
+    expect(await storedMuids(app)).toEqual(['dup', 'good1', 'good2', 'good3'])
+  })
+
   it('"already exists" is not a bad row: a request of good and already-imported rows answers 200', async () => {
     const app = await chatApp()
     await importRaw(app, 'messages', { messages: { a: text('a') } })

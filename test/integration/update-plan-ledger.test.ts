@@ -2,7 +2,9 @@
  * `store.updatePlan` on Postgres and on the embedded PGlite store: intents recorded with their
  * policy's status, a newer planned intent of the same item and kind superseding the planned one
  * (a sent one left alone), reported changes counted once, and the key-set comparison of vanished
- * items (planned once, reported once, extras never).
+ * items (planned once, reported once, extras never), and the key reconciliation's comparison (the
+ * source's keys the ledger holds no item of, in any status; on the same read as the vanished one)
+ * with its count of deltas since the last one.
  */
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
@@ -113,6 +115,37 @@ describe.each(stores)('store.updatePlan on $name', (entry) => {
     const marked = await sql<{ target_key: string }>`
       select target_key from chatferry.items where job_id = 'van' and vanished_at is not null`.execute(inspectLedger(s))
     expect(marked.rows.map((r) => r.target_key)).toEqual([all[0]!.target_key])
+  })
+
+  it('the key reconciliation: source keys with no item in any status, alone or on the vanished read; the deltas since the last one', async () => {
+    const s = store()
+    await s.ensureJob('rec', 'app')
+    const item = (n: number) => ({ legacyId: `m${n}`, targetKey: `msg-${n}`, payload: { muid: `msg-${n}` } })
+    await s.planItems('rec', 'messages', [item(1), item(2), item(3)])
+    await sql`update chatferry.items set status = 'done', loaded_hash = payload_hash where job_id = 'rec' and legacy_id = 'm1'`.execute(
+      inspectLedger(s),
+    )
+    await s.skipItems('rec', 'messages', [{ legacyId: 'm4', reason: 'policy:retention' }])
+    await s.rejectItems('rec', 'messages', [{ legacyId: 'm5', code: 'MAPPING_INVALID', message: 'text: too long' }])
+    // Another job's item of the same legacy id is no item of this job; a users item is no message.
+    await s.ensureJob('other', 'app2')
+    await s.planItems('other', 'messages', [item(6)])
+    await s.planItems('rec', 'users', [{ legacyId: 'm7', targetKey: 'user-7', payload: { uid: 'user-7' } }])
+    const source = ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']
+    const alone = await s.updatePlan.compareKeys('rec', 'messages', pages(source), { unplanned: true })
+    expect(alone).toEqual({ vanished: undefined, unplanned: ['m6', 'm7', 'm8'] })
+    // On one read with the vanished comparison: m1 (done) gone from the source is found too.
+    const both = await s.updatePlan.compareKeys('rec', 'messages', pages(['m2', 'm9']), { unplanned: true, vanished: { decide: () => [] } })
+    expect(both.unplanned).toEqual(['m9'])
+    expect(both.vanished).toMatchObject({ vanished: 1, loaded: 1, refused: false })
+    expect(await s.updatePlan.compareKeys('rec', 'messages', pages(source), {})).toEqual({ vanished: undefined, unplanned: [] })
+
+    expect(await s.updatePlan.deltasSinceReconciliation('rec')).toBe(0)
+    await s.updatePlan.recordDeltasSinceReconciliation('rec', 3)
+    expect(await s.updatePlan.deltasSinceReconciliation('rec')).toBe(3)
+    expect(await s.updatePlan.deltasSinceReconciliation('other')).toBe(0)
+    // Its row is no entity's cursor.
+    expect(await s.getCursor('rec', 'messages')).toBeUndefined()
   })
 
   it('planning a changed done item: an applied change advances the payload, a newer one supersedes it, a reported one is kept and applied once its policy is apply', async () => {

@@ -91,10 +91,23 @@ describe('tenant job configurations', () => {
     const source = c.source as { connector: string; entities: Record<string, { query: string } | undefined> }
     expect(source.connector).toBe('generic-sql')
     expect(source.entities.users?.query).toBe(
-      'SELECT * FROM (SELECT id, name, org_id FROM users) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42',
+      'SELECT * FROM (SELECT id, name, org_id FROM users\n) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42',
     )
-    expect(source.entities.messages?.query).toBe('SELECT * FROM (SELECT * FROM posts) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42')
+    expect(source.entities.messages?.query).toBe('SELECT * FROM (SELECT * FROM posts\n) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42')
     expect(Object.isFrozen(c)).toBe(true)
+  })
+
+  it('a template query ending in semicolons or a line comment is wrapped whole, as generic-sql wraps its own', () => {
+    const d = doc()
+    const shared = (d.sources as { shared: { entities: Record<string, { query: string }> } }).shared
+    shared.entities = { users: { query: 'SELECT id, name, org_id FROM users ;; ' }, messages: { query: 'SELECT * FROM posts -- every post' } }
+    const source = tenantJobConfig(parse(d), 'one', APP).source as { entities: Record<string, { query: string } | undefined> }
+    expect(source.entities.users?.query).toBe(
+      'SELECT * FROM (SELECT id, name, org_id FROM users\n) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42',
+    )
+    expect(source.entities.messages?.query).toBe(
+      'SELECT * FROM (SELECT * FROM posts -- every post\n) AS chatferry_tenant WHERE chatferry_tenant.org_id = 42',
+    )
   })
 
   it('a Mattermost template reads one team; a full block is used as is; tenant policies win', () => {

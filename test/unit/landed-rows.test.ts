@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest'
 
 import type { Claim } from '../../src/load/claim.ts'
-import {
-  landedResults,
-  LandedRows,
-  landedVerdict,
-  mergeWindows,
-  NOT_LANDED_CODE,
-  readBackWindows,
-  type RowShape,
-  rowShapes,
-} from '../../src/load/landed-rows.ts'
+import { isolateRows } from '../../src/load/isolate-rows.ts'
+import { LandedRows, landedVerdict, mergeWindows, readBackWindows, type RowShape, rowShapes } from '../../src/load/landed-rows.ts'
 import { isBadRowAnswer } from '../../src/load/read-back.ts'
 import type { BatchItem } from '../../src/state/batch-ledger.ts'
 import { PlatformError } from '../../src/target/errors.ts'
@@ -128,7 +120,7 @@ describe('LandedRows: which rows a list shows', () => {
   })
 })
 
-describe('landedVerdict and landedResults', () => {
+describe('landedVerdict', () => {
   it.each<[number, number, string]>([
     [50, 0, 'none'],
     [50, 49, 'some'],
@@ -138,15 +130,55 @@ describe('landedVerdict and landedResults', () => {
   ])('%d rows, %d landed: %s', (rows, n, want) => {
     expect(landedVerdict(rows, n)).toBe(want)
   })
+})
 
-  it('a row found succeeded with its listed message; a row not found is refused with NOT_LANDED_IN_FAILED_REQUEST and the reason', () => {
-    const a = row('a', 1)
-    const b = row('b', 2)
-    const landed = new LandedRows([a, b], 'legacy')
-    landed.see(listed(a, { id: '42' }))
-    const results = landedResults([a, b], landed, 'why')
-    expect(results.get('a')).toEqual({ ok: true, data: listed(a, { id: '42' }) })
-    expect(results.get('b')).toEqual({ ok: false, code: NOT_LANDED_CODE, message: 'why' })
+describe('isolateRows: a row not found is never rejected; it goes again, arranged to isolate the bad row', () => {
+  const rows = Array.from({ length: 6 }, (_, i) => row(`r${i}`, i + 1))
+  const found = (...idx: number[]) => {
+    const l = new LandedRows(rows, 'legacy')
+    for (const i of idx) {
+      l.see(listed(rows[i] as RowShape, { id: `p${i}` }))
+    }
+    return l
+  }
+  it('a row found is done with its listed message (the platform id comes from it)', () => {
+    const iso = isolateRows(rows, found(0, 1, 2, 3, 4, 5))
+    expect(iso.alone).toEqual([])
+    expect(iso.again).toEqual([])
+    expect(iso.landed.get('r2')).toEqual({ ok: true, data: listed(rows[2] as RowShape, { id: 'p2' }) })
+  })
+  it('a prefix landed (a stop at a bad row, a cut-short commit): the first row not found alone, the rest planned again', () => {
+    const iso = isolateRows(rows, found(0, 1))
+    expect([...iso.landed.keys()]).toEqual(['r0', 'r1'])
+    expect(iso.alone).toEqual(['r2'])
+    expect(iso.again).toEqual(['r3', 'r4', 'r5'])
+  })
+  it('nothing landed: the first row alone, the rest planned again', () => {
+    const iso = isolateRows(rows, found())
+    expect(iso.alone).toEqual(['r0'])
+    expect(iso.again).toEqual(['r1', 'r2', 'r3', 'r4', 'r5'])
+  })
+  it('rows skipped in the middle (a platform that writes every good row): each row not found alone', () => {
+    const iso = isolateRows(rows, found(0, 2, 3, 5))
+    expect(iso.alone).toEqual(['r1', 'r4'])
+    expect(iso.again).toEqual([])
+  })
+  it('a hole and a tail (a bad row skipped, then the write cut short): the hole alone, the first of the tail alone, the rest again', () => {
+    const iso = isolateRows(rows, found(0, 2))
+    expect(iso.alone).toEqual(['r1', 'r3'])
+    expect(iso.again).toEqual(['r4', 'r5'])
+  })
+  it('more holes than are likely bad rows (a partial write of a good request): the first alone, the others together', () => {
+    const iso = isolateRows(rows, found(0, 5))
+    expect(iso).toMatchObject({ alone: ['r1'], together: ['r2', 'r3', 'r4'], again: [] })
+  })
+  it('the request order decides, not sentAt: the last row missing is a suffix', () => {
+    const reversed = [...rows].reverse()
+    const l = new LandedRows(reversed, 'legacy')
+    for (const r of reversed.slice(0, 5)) {
+      l.see(listed(r))
+    }
+    expect(isolateRows(reversed, l)).toMatchObject({ alone: ['r0'], together: [], again: [] })
   })
 })
 

@@ -43,11 +43,35 @@ describe('reading a .bson file document by document', () => {
     { name: 'a tail too short for a length prefix', parts: [a, Uint8Array.from([1, 2])], want: ['a@0', `damage@${a.length}: truncated`] },
     { name: 'a document cut short', parts: [a, b.subarray(0, 10)], want: ['a@0', `damage@${a.length}: truncated`] },
     {
-      name: 'a length prefix that is no document length: the rest of the file',
-      parts: [a, Uint8Array.from([0xff, 0xff, 0xff, 0x7f]), b],
+      name: 'a length prefix that is no document length: the bytes to the next readable document',
+      parts: [a, Uint8Array.from([0xff, 0xff, 0xff, 0x7f]), b, c],
       want: [
         'a@0',
-        `damage@${a.length}: length prefix 2147483647 at byte ${a.length} is not a BSON document's; the remaining ${4 + b.length} bytes cannot be read`,
+        `damage@${a.length}: length prefix 2147483647 at byte ${a.length} is not a BSON document's; bytes ${a.length}–${a.length + 4} (4) skipped to the next readable document, at byte ${a.length + 4}`,
+        `b@${a.length + 4}`,
+        `c@${a.length * 2 + 4}`,
+      ],
+    },
+    {
+      name: "a document's own length prefix damaged: that document, the next ones read",
+      parts: [a, Uint8Array.from([0x00, 0x00, 0x00, 0x70]), b.subarray(4), c],
+      want: [
+        'a@0',
+        `damage@${a.length}: length prefix 1879048192 at byte ${a.length} is not a BSON document's; bytes ${a.length}–${a.length * 2} (${a.length}) skipped to the next readable document, at byte ${a.length * 2}`,
+        `c@${a.length * 2}`,
+      ],
+    },
+    {
+      name: 'garbage between documents, with a length that fits in the file',
+      parts: [a, Uint8Array.from([0x10, 0x00, 0x00, 0x00, 0x41, 0x42, 0x43]), b],
+      want: ['a@0', `damage@${a.length}: invalid BSON at byte ${a.length}`, `b@${a.length + 7}`],
+    },
+    {
+      name: 'a damaged prefix with nothing readable after it: the rest of the file, as a byte range',
+      parts: [a, Uint8Array.from([0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4, 5, 6])],
+      want: [
+        'a@0',
+        `damage@${a.length}: length prefix 2147483647 at byte ${a.length} is not a BSON document's; no readable document follows: bytes ${a.length}–${a.length + 10} (10) cannot be read`,
       ],
     },
     {

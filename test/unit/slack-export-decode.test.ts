@@ -120,6 +120,9 @@ describe('SlackExportConfigSchema', () => {
       connector: 'slack-export',
       path: 'x.zip',
       pageSize: 1000,
+      maxEntryBytes: 4 * 1024 ** 3,
+      maxArchiveBytes: 64 * 1024 ** 3,
+      maxElementBytes: 64 * 1024 ** 2,
     })
   })
   it.each([
@@ -127,6 +130,9 @@ describe('SlackExportConfigSchema', () => {
     [{ path: 'x', fileUrl: 'https://f.example/{id}/{size}' }, 'fileUrl'],
     [{ path: 'x', fileUrl: 'https://f.example/static' }, 'fileUrl'],
     [{ path: 'x', pageSize: 0 }, 'pageSize'],
+    [{ path: 'x', maxEntryBytes: 0 }, 'maxEntryBytes'],
+    [{ path: 'x', maxArchiveBytes: '1GiB' }, 'maxArchiveBytes'],
+    [{ path: 'x', maxElementBytes: 1.5 }, 'maxElementBytes'],
     [{ path: 'x', url: 'postgres://x' }, ''],
   ])('refuses %j', (o, path) => {
     const r = SlackExportConfigSchema.safeParse({ connector: 'slack-export', ...o })

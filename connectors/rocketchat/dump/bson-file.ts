@@ -1,12 +1,18 @@
 /**
  * Reading one `mongodump` collection file (`<collection>.bson`: BSON documents back to back, each
  * starting with its int32 little-endian length) document by document from a byte position, with a
- * fixed read buffer: never the whole file in memory. A document is deserialised only when the
- * caller asks; a damaged one is reported at its position and the read goes on where it can.
+ * fixed read buffer: never the whole file in memory (at most one document, ≤ 16 MiB, beyond it).
+ * Damage (a length prefix that is no document's, a document cut short, invalid BSON) is reported
+ * at its position with the exact byte range it costs, and the read goes on at the next document
+ * that can be read (resync.ts); only when none follows is the rest of the file lost, and it says so.
  */
 import { open } from 'node:fs/promises'
 
 import { deserialize, type Document } from 'bson'
+
+import { MAX_DOCUMENT_BYTES, MIN_DOCUMENT_BYTES, readsOnAt, resync } from './resync.ts'
+
+export { MAX_DOCUMENT_BYTES } from './resync.ts'
 
 /** Where a read stands: the byte offset of the next document and how many documents came before it. */
 export interface DumpPosition {
@@ -28,13 +34,17 @@ export interface DumpDocument {
   readonly damage?: string
 }
 
-/** MongoDB refuses documents over 16 MiB; mongodump writes none larger (some slack for its own fields). */
-export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024 + 16 * 1024
-const MIN_DOCUMENT_BYTES = 5
 const CHUNK_BYTES = 1024 * 1024
 
 /** Deserialisation as the connector wants it: Int64 as numbers, binary left as it is. */
 const OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false } as const
+
+/** The bytes a damage costs: to the next readable document, or to the end. */
+function skipped(from: number, to: number | undefined, size: number): string {
+  return to === undefined
+    ? `no readable document follows: bytes ${from}–${size} (${size - from}) cannot be read`
+    : `bytes ${from}–${to} (${to - from}) skipped to the next readable document, at byte ${to}`
+}
 
 /**
  * The documents of `file` from `from` to the end, in the file's order, in batches: the documents
@@ -73,32 +83,30 @@ export async function* readDumpDocuments(file: string, from: DumpPosition = STAR
         await fill(offset, 4)
       }
       const length = buf.readInt32LE(offset - bufStart)
-      if (length < MIN_DOCUMENT_BYTES || length > MAX_DOCUMENT_BYTES) {
-        batch.push({
-          at,
-          next: end,
-          damage: `length prefix ${length} at byte ${offset} is not a BSON document's; the remaining ${size - offset} bytes cannot be read`,
-        })
-        break
-      }
-      if (offset + length > size) {
-        batch.push({
-          at,
-          next: end,
-          damage: `truncated: the document at byte ${offset} declares ${length} bytes, the file ends after ${size - offset}`,
-        })
-        break
-      }
-      if (!has(offset, length)) {
-        yield* flush()
-        await fill(offset, length)
-      }
-      const start = offset - bufStart
-      const next = { offset: offset + length, index: index + 1 }
-      try {
-        batch.push({ at, next, doc: deserialize(buf.subarray(start, start + length), OPTIONS) })
-      } catch (err) {
-        batch.push({ at, next, damage: `invalid BSON at byte ${offset}: ${(err as Error).message}` })
+      const fits = length >= MIN_DOCUMENT_BYTES && length <= MAX_DOCUMENT_BYTES && offset + length <= size
+      let next = { offset: offset + length, index: index + 1 }
+      if (fits) {
+        if (!has(offset, length)) {
+          yield* flush()
+          await fill(offset, length)
+        }
+        const start = offset - bufStart
+        try {
+          batch.push({ at, next, doc: deserialize(buf.subarray(start, start + length), OPTIONS) })
+        } catch (err) {
+          // A sound length leads to the next document: skip this one; else its length is damaged too.
+          const skipTo = (await readsOnAt(fh, size, offset + length)) ? offset + length : await resync(fh, size, offset + 1, signal)
+          next = { offset: skipTo ?? size, index: index + 1 }
+          batch.push({ at, next, damage: `invalid BSON at byte ${offset}: ${(err as Error).message}; ${skipped(offset, skipTo, size)}` })
+        }
+      } else {
+        const skipTo = await resync(fh, size, offset + 1, signal)
+        next = { offset: skipTo ?? size, index: index + 1 }
+        const what =
+          length >= MIN_DOCUMENT_BYTES && length <= MAX_DOCUMENT_BYTES
+            ? `truncated: the document at byte ${offset} declares ${length} bytes, the file ends after ${size - offset}`
+            : `length prefix ${length} at byte ${offset} is not a BSON document's`
+        batch.push({ at, next, damage: `${what}; ${skipped(offset, skipTo, size)}` })
       }
       offset = next.offset
       index = next.index

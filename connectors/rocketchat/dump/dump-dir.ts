@@ -5,7 +5,7 @@
  * username → user id (`users.bson`; reactions and old direct rooms name users by username) and
  * room id → {@link RoomKind} (`rocketchat_room.bson`; subscriptions and messages need their room's type).
  */
-import { stat } from 'node:fs/promises'
+import { lstat, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 
 import { ChatferryError } from '../../../src/errors.ts'
@@ -25,7 +25,8 @@ export type DumpFiles = { readonly [K in keyof typeof COLLECTIONS]: string }
 
 /**
  * The collection files under `path`: SOURCE_UNAVAILABLE when the directory cannot be reached,
- * SOURCE_INVALID naming every missing file. Returns their newest mtime too (the dump's time).
+ * SOURCE_INVALID naming every missing file (or one that is a symbolic link: a dump is read from
+ * its own files only). Returns their newest mtime too (the dump's time).
  */
 export async function openDumpDir(path: string): Promise<{ files: DumpFiles; writtenAt: EpochMs }> {
   const dir = resolve(path)
@@ -44,8 +45,10 @@ export async function openDumpDir(path: string): Promise<{ files: DumpFiles; wri
   let writtenAt = 0
   for (const file of Object.values(files)) {
     try {
-      const s = await stat(file)
-      if (!s.isFile()) {
+      const s = await lstat(file)
+      if (s.isSymbolicLink()) {
+        missing.push(`${file} (a symbolic link, never followed: copy the file itself into the dump)`)
+      } else if (!s.isFile()) {
         missing.push(`${file} (not a file)`)
       }
       writtenAt = Math.max(writtenAt, s.mtimeMs)
@@ -60,7 +63,7 @@ export async function openDumpDir(path: string): Promise<{ files: DumpFiles; wri
   if (missing.length > 0) {
     throw new ChatferryError(
       'SOURCE_INVALID',
-      `source.path ${dir} is not the database directory of a Rocket.Chat mongodump (dump/<db>/): missing ${missing.join(', ')}`,
+      `source.path ${dir} is not the database directory of a Rocket.Chat mongodump (dump/<db>/): missing or unusable ${missing.join(', ')}`,
     )
   }
   return { files, writtenAt: Math.floor(writtenAt) }

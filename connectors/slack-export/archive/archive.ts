@@ -1,101 +1,62 @@
 /**
  * One Slack export, whether a ZIP or the folder it unpacks to: the same read-only view of its
  * files by their path inside the export (`users.json`, `general/2024-01-02.json`). Opening it
- * reads the file listing only (a ZIP's central directory); file contents are streamed on demand.
+ * reads the file listing only (a ZIP's central directory); file contents are streamed on demand,
+ * each checked against the caps as it is inflated (guard.ts). Entries that are never read (bad
+ * names, duplicates, symbolic links) are listed in `refused` (entries.ts).
  */
 import { statSync } from 'node:fs'
-import type { Readable } from 'node:stream'
 
 import { ChatferryError } from '../../../src/errors.ts'
+import type { RefusedEntry } from './entries.ts'
 import { openFolderArchive } from './folder.ts'
 import { openZipArchive } from './zip.ts'
+
+export type { RefusedEntry } from './entries.ts'
+export { EntryUnreadable } from './guard.ts'
 
 export interface ExportArchive {
   /** What to call the export in messages: its path. */
   readonly label: string
   /** The newest modification time of the export (the ZIP file, or the folder's top-level files), epoch ms. */
   readonly modifiedAt: number
+  /** The caps it is read with. */
+  readonly limits: ArchiveLimits
+  /** Entries that are never read, with the reason: each is a problem of a read. */
+  readonly refused: readonly RefusedEntry[]
   /** True when the export has this top-level file. */
   hasFile(name: string): boolean
   /** The top-level folders, sorted. */
   folders(): readonly string[]
   /** The files directly in a top-level folder, sorted. */
   filesIn(folder: string): readonly string[]
-  /** The bytes of one file (`folder/name` or a top-level name), streamed: for files of any size. */
-  open(path: string): Promise<Readable>
-  /** The bytes of one file at once: for the day files, which are one day of one conversation. */
+  /** A file's inflated size as listed (declared by the ZIP; checked again while reading). */
+  sizeOf(path: string): number
+  /**
+   * The bytes of one file (`folder/name` or a top-level name), streamed. A file that cannot be
+   * read for good (over a cap, corrupt) fails the iteration with an EntryUnreadable.
+   */
+  open(path: string): Promise<AsyncIterable<Buffer>>
+  /** The bytes of one file at once (small files only: the caller checks {@link sizeOf}). */
   read(path: string): Promise<Buffer>
   close(): Promise<void>
 }
 
-/** The listing both kinds share once read: top-level files and each folder's files. */
-export interface Listing {
-  readonly top: Set<string>
-  readonly folders: Map<string, string[]>
+export interface ArchiveLimits {
+  /** Most inflated bytes of one file. */
+  readonly maxEntryBytes: number
+  /** Most inflated bytes of all files together. */
+  readonly maxArchiveBytes: number
+  /** Most bytes of one element of a JSON array file (the readers' cap; memory is bounded by it). */
+  readonly maxElementBytes: number
 }
-
-/** Files that mark the root of a Slack export. */
-const ROOT_MARKERS = ['channels.json', 'users.json', 'org_users.json']
-
-/**
- * Adds a path (relative to the export, `/`-separated) to a listing. Only top-level files and the
- * files one folder deep are kept: that is all a Slack export has that chatferry reads.
- */
-export function addToListing(listing: Listing, path: string): void {
-  const parts = path.split('/').filter((p) => p !== '')
-  if (parts.length === 1) {
-    listing.top.add(parts[0] as string)
-  } else if (parts.length === 2) {
-    const [folder, name] = parts as [string, string]
-    const list = listing.folders.get(folder)
-    if (list === undefined) {
-      listing.folders.set(folder, [name])
-    } else {
-      list.push(name)
-    }
-  }
-}
-
-/**
- * Some tools zip the export inside one top-level folder (`Acme Slack export Jan 1 2024/users.json`).
- * Returns that folder's name when the root has no marker file and exactly one folder does.
- */
-export function nestedRoot(paths: Iterable<string>): string | undefined {
-  const rootMarkers = new Set<string>()
-  const nested = new Set<string>()
-  for (const p of paths) {
-    const parts = p.split('/').filter((x) => x !== '')
-    if (parts.length === 1 && ROOT_MARKERS.includes(parts[0] as string)) {
-      rootMarkers.add(p)
-    } else if (parts.length === 2 && ROOT_MARKERS.includes(parts[1] as string)) {
-      nested.add(parts[0] as string)
-    }
-  }
-  return rootMarkers.size === 0 && nested.size === 1 ? [...nested][0] : undefined
-}
-
-export function sortListing(listing: Listing): void {
-  for (const list of listing.folders.values()) {
-    list.sort(byCodeUnits)
-  }
-}
-
-/** Every chunk of a stream, concatenated. */
-export async function bytesOf(stream: Readable): Promise<Buffer> {
-  const parts: Buffer[] = []
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    parts.push(chunk)
-  }
-  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
-}
-
-export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /**
  * Opens the export at `path` (a ZIP file or a folder). Fails with SOURCE_UNAVAILABLE when it cannot
- * be read, SOURCE_INVALID when it is not a Slack export (no `channels.json` / `users.json`).
+ * be read, SOURCE_INVALID when it is not a Slack export (no `channels.json`, no users file), or
+ * declares more bytes than `maxArchiveBytes` in all.
  */
-export async function openArchive(path: string): Promise<ExportArchive> {
+export async function openArchive(path: string, limits: ArchiveLimits): Promise<ExportArchive> {
   let isDir: boolean
   try {
     isDir = statSync(path).isDirectory()
@@ -104,13 +65,22 @@ export async function openArchive(path: string): Promise<ExportArchive> {
       cause: err,
     })
   }
-  const archive = isDir ? openFolderArchive(path) : await openZipArchive(path)
-  if (!archive.hasFile('channels.json') && !archive.hasFile('users.json') && !archive.hasFile('org_users.json')) {
+  const { archive, totalBytes } = isDir ? openFolderArchive(path, limits) : await openZipArchive(path, limits)
+  const missing = [
+    archive.hasFile('channels.json') ? undefined : 'channels.json',
+    archive.hasFile('users.json') || archive.hasFile('org_users.json') ? undefined : 'users.json (org_users.json on Enterprise Grid)',
+  ].filter((m) => m !== undefined)
+  const problem =
+    missing.length > 0
+      ? `${path} is not a complete Slack export: it has no ${missing.join(' and no ')} at its root` +
+        (archive.refused.length > 0 ? ` (entries not read: ${archive.refused.map((r) => `${r.name}: ${r.reason}`).join('; ')})` : '') +
+        ` (set source.path to the export's ZIP or the folder it unpacks to)`
+      : totalBytes > limits.maxArchiveBytes
+        ? `the Slack export ${path} inflates to ${totalBytes} bytes in all, over source.maxArchiveBytes (${limits.maxArchiveBytes}): raise it if the export is genuine`
+        : undefined
+  if (problem !== undefined) {
     await archive.close()
-    throw new ChatferryError(
-      'SOURCE_INVALID',
-      `${path} is not a Slack export: it has no channels.json, users.json or org_users.json at its root (set source.path to the export's ZIP or the folder it unpacks to)`,
-    )
+    throw new ChatferryError('SOURCE_INVALID', problem)
   }
   return archive
 }

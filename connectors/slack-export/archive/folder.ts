@@ -1,40 +1,48 @@
-/** A Slack export unpacked into a folder. */
-import { createReadStream, readdirSync, statSync } from 'node:fs'
+/**
+ * A Slack export unpacked into a folder: its top-level files and the files of its top-level
+ * folders. Symbolic links (to files or folders) are listed as refused, never followed: an export
+ * is read from its own files only.
+ */
+import { createReadStream, type Dirent, readdirSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Readable } from 'node:stream'
 
 import { ChatferryError } from '../../../src/errors.ts'
-import { addToListing, byCodeUnits, type ExportArchive, type Listing, nestedRoot, sortListing } from './archive.ts'
+import type { ArchiveLimits, ExportArchive } from './archive.ts'
+import { buildListing, byCodeUnits, nestedRoot, type RawEntry } from './entries.ts'
+import { EntryUnreadable, guarded } from './guard.ts'
 
-function list(root: string): Listing {
-  const listing: Listing = { top: new Set(), folders: new Map() }
-  for (const d of readdirSync(root, { withFileTypes: true })) {
-    if (d.isFile()) {
-      addToListing(listing, d.name)
-    } else if (d.isDirectory()) {
-      listing.folders.set(d.name, [])
-      for (const f of readdirSync(join(root, d.name), { withFileTypes: true })) {
-        if (f.isFile()) {
-          addToListing(listing, `${d.name}/${f.name}`)
-        }
+const kindOf = (d: Dirent): RawEntry<string>['kind'] | undefined =>
+  d.isSymbolicLink() ? 'symlink' : d.isFile() ? 'file' : d.isDirectory() ? 'dir' : undefined
+
+/** The entries of `root` two levels deep (top-level files and folders, the folders' files). */
+function walk(root: string): RawEntry<string>[] {
+  const entries: RawEntry<string>[] = []
+  const add = (d: Dirent, name: string) => {
+    const kind = kindOf(d)
+    const full = join(root, ...name.split('/'))
+    if (kind !== undefined) {
+      entries.push({ name, kind, size: kind === 'file' ? statSync(full).size : 0, ref: full })
+    }
+    return kind
+  }
+  for (const d of readdirSync(root, { withFileTypes: true }).sort((a, b) => byCodeUnits(a.name, b.name))) {
+    if (add(d, d.name) === 'dir') {
+      for (const f of readdirSync(join(root, d.name), { withFileTypes: true }).sort((a, b) => byCodeUnits(a.name, b.name))) {
+        add(f, `${d.name}/${f.name}`)
       }
     }
   }
-  sortListing(listing)
-  return listing
+  return entries
 }
 
-export function openFolderArchive(path: string): ExportArchive {
-  let root = path
-  let listing: Listing
+export function openFolderArchive(path: string, limits: ArchiveLimits): { archive: ExportArchive; totalBytes: number } {
+  let raw: RawEntry<string>[]
   try {
-    listing = list(root)
-    const paths = [...listing.top, ...[...listing.folders].flatMap(([d, files]) => files.map((f) => `${d}/${f}`))]
-    const nested = nestedRoot(paths)
+    raw = walk(path)
+    const nested = nestedRoot(raw.filter((e) => e.kind === 'file').map((e) => e.name))
     if (nested !== undefined) {
-      root = join(path, nested)
-      listing = list(root)
+      raw = walk(join(path, nested))
     }
   } catch (err) {
     throw new ChatferryError(
@@ -45,25 +53,47 @@ export function openFolderArchive(path: string): ExportArchive {
       },
     )
   }
+  const listing = buildListing(raw)
   let modifiedAt = 0
   for (const name of listing.top) {
-    modifiedAt = Math.max(modifiedAt, statSync(join(root, name)).mtimeMs)
+    modifiedAt = Math.max(modifiedAt, statSync(listing.byPath.get(name)?.ref as string).mtimeMs)
   }
   const folders = [...listing.folders.keys()].sort(byCodeUnits)
-  return {
+  const fileOf = (p: string) => {
+    const found = listing.byPath.get(p)
+    if (found === undefined) {
+      throw new ChatferryError('SOURCE_INVALID', `the Slack export ${path} has no file ${p}`)
+    }
+    if (found.size > limits.maxEntryBytes) {
+      throw new EntryUnreadable(`entry ${p} of ${path}`, `is ${found.size} bytes, over source.maxEntryBytes (${limits.maxEntryBytes}): not read`)
+    }
+    return found.ref
+  }
+  const cap = { maxBytes: limits.maxEntryBytes, capName: 'source.maxEntryBytes' }
+  const archive: ExportArchive = {
     label: path,
     modifiedAt: Math.floor(modifiedAt),
+    limits,
+    refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
-    open: (p): Promise<Readable> =>
+    sizeOf: (p) => listing.byPath.get(p)?.size ?? 0,
+    open: (p) =>
       new Promise((resolve, reject) => {
-        const s = createReadStream(join(root, ...p.split('/')))
-        s.once('open', () => resolve(s))
+        const s = createReadStream(fileOf(p))
+        s.once('open', () => resolve(guarded(s, { entry: `entry ${p} of ${path}`, ...cap })))
         s.once('error', reject)
       }),
     // One read of the whole file: a stream would read a day file in 64 KiB chunks, one round trip each.
-    read: (p) => readFile(join(root, ...p.split('/'))),
+    read: async (p) => {
+      const bytes = await readFile(fileOf(p))
+      if (bytes.length > limits.maxEntryBytes) {
+        throw new EntryUnreadable(`entry ${p} of ${path}`, `grew to ${bytes.length} bytes, over source.maxEntryBytes (${limits.maxEntryBytes})`)
+      }
+      return bytes
+    },
     close: async () => {},
   }
+  return { archive, totalBytes: listing.totalBytes }
 }

@@ -4,83 +4,105 @@
  *
  * Slack writes its entry names in UTF-8 without setting the ZIP's UTF-8 flag, so a reader that
  * follows the spec decodes `café` as CP437 mojibake: names are read as raw bytes and decoded as
- * UTF-8 here.
+ * UTF-8 here (yauzl checks names only when it decodes them, so entries.ts checks them instead).
  */
-import type { Readable } from 'node:stream'
-
 import yauzl from 'yauzl'
 
 import { ChatferryError } from '../../../src/errors.ts'
-import { addToListing, byCodeUnits, bytesOf, type ExportArchive, type Listing, nestedRoot, sortListing } from './archive.ts'
+import type { ArchiveLimits, ExportArchive } from './archive.ts'
+import { buildListing, byCodeUnits, type RawEntry } from './entries.ts'
+import { bytesOf, EntryUnreadable, guarded } from './guard.ts'
 
 function nameOf(entry: yauzl.Entry): string {
   const raw = entry.fileName as unknown as Buffer | string
   return typeof raw === 'string' ? raw : raw.toString('utf8')
 }
 
-async function readDirectory(zip: yauzl.ZipFile): Promise<Map<string, yauzl.Entry>> {
-  const entries = new Map<string, yauzl.Entry>()
+const S_IFMT = 0o170000
+const S_IFLNK = 0o120000
+const S_IFDIR = 0o040000
+
+/** What an entry is: a Unix-made ZIP records the file type in the high half of the external attributes. */
+function kindOf(entry: yauzl.Entry, name: string): RawEntry<yauzl.Entry>['kind'] {
+  const madeOnUnix = entry.versionMadeBy >> 8 === 3
+  const type = (entry.externalFileAttributes >>> 16) & S_IFMT
+  if (madeOnUnix && type === S_IFLNK) {
+    return 'symlink'
+  }
+  return name.endsWith('/') || (madeOnUnix && type === S_IFDIR) ? 'dir' : 'file'
+}
+
+async function readDirectory(zip: yauzl.ZipFile): Promise<RawEntry<yauzl.Entry>[]> {
+  const entries: RawEntry<yauzl.Entry>[] = []
   for await (const entry of zip.eachEntry()) {
     const name = nameOf(entry)
-    if (!name.endsWith('/') && !name.split('/').includes('..')) {
-      entries.set(name, entry)
-    }
+    entries.push({ name, kind: kindOf(entry, name), size: entry.uncompressedSize, ref: entry })
   }
   return entries
 }
 
-export async function openZipArchive(path: string): Promise<ExportArchive> {
+export async function openZipArchive(path: string, limits: ArchiveLimits): Promise<{ archive: ExportArchive; totalBytes: number }> {
   let zip: yauzl.ZipFile
-  let entries: Map<string, yauzl.Entry>
+  let raw: RawEntry<yauzl.Entry>[]
   try {
-    zip = await yauzl.openPromise(path, { autoClose: false, decodeStrings: false, lazyEntries: true })
+    zip = await yauzl.openPromise(path, { autoClose: false, decodeStrings: false, lazyEntries: true, validateEntrySizes: true })
   } catch (err) {
     throw new ChatferryError('SOURCE_INVALID', `cannot open the Slack export ${path} as a ZIP file: ${(err as Error).message}`, { cause: err })
   }
   try {
-    entries = await readDirectory(zip)
+    raw = await readDirectory(zip)
   } catch (err) {
     zip.close()
     throw new ChatferryError('SOURCE_INVALID', `cannot read the ZIP directory of the Slack export ${path}: ${(err as Error).message}`, { cause: err })
   }
-  const prefix = nestedRoot(entries.keys())
-  const listing: Listing = { top: new Set(), folders: new Map() }
-  const byPath = new Map<string, yauzl.Entry>()
+  const listing = buildListing(raw)
   let modifiedAt = 0
-  for (const [name, entry] of entries) {
-    if (prefix !== undefined && !name.startsWith(`${prefix}/`)) {
-      continue
-    }
-    const inner = prefix === undefined ? name : name.slice(prefix.length + 1)
-    addToListing(listing, inner)
-    byPath.set(inner, entry)
-    if (!inner.includes('/')) {
-      modifiedAt = Math.max(modifiedAt, entry.getLastModDate().getTime())
-    }
+  for (const name of listing.top) {
+    modifiedAt = Math.max(modifiedAt, (listing.byPath.get(name)?.ref as yauzl.Entry).getLastModDate().getTime())
   }
-  sortListing(listing)
   const folders = [...listing.folders.keys()].sort(byCodeUnits)
-  const entryStream = async (p: string): Promise<Readable> => {
-    const entry = byPath.get(p)
-    if (entry === undefined) {
+  const entryOf = (p: string) => {
+    const found = listing.byPath.get(p)
+    if (found === undefined) {
       throw new ChatferryError('SOURCE_INVALID', `the Slack export ${path} has no file ${p}`)
     }
-    return zip.openReadStreamPromise(entry)
+    return found.ref
   }
-  let open = true
-  return {
+  const open = async (p: string): Promise<AsyncIterable<Buffer>> => {
+    const entry = entryOf(p)
+    const name = `entry ${p} of ${path}`
+    if (entry.uncompressedSize > limits.maxEntryBytes) {
+      throw new EntryUnreadable(
+        name,
+        `inflates to ${entry.uncompressedSize} bytes by the ZIP's directory, over source.maxEntryBytes (${limits.maxEntryBytes}): not read`,
+      )
+    }
+    let stream: AsyncIterable<Buffer>
+    try {
+      stream = await zip.openReadStreamPromise(entry)
+    } catch (err) {
+      throw new EntryUnreadable(name, `is corrupt: ${(err as Error).message}`, { cause: err })
+    }
+    return guarded(stream, { entry: name, maxBytes: entry.uncompressedSize, capName: 'the size the ZIP declares for it', crc: entry.crc32 })
+  }
+  let isOpen = true
+  const archive: ExportArchive = {
     label: path,
     modifiedAt,
+    limits,
+    refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
-    open: entryStream,
-    read: async (p) => bytesOf(await entryStream(p)),
+    sizeOf: (p) => entryOf(p).uncompressedSize,
+    open,
+    read: async (p) => bytesOf(await open(p)),
     async close() {
-      if (open) {
-        open = false
+      if (isOpen) {
+        isOpen = false
         zip.close()
       }
     },
   }
+  return { archive, totalBytes: listing.totalBytes }
 }

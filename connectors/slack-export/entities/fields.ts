@@ -51,6 +51,16 @@ export function compareTs(a: string, b: string): number {
   return Number(as) - Number(bs) || Number(am.padEnd(6, '0')) - Number(bm.padEnd(6, '0'))
 }
 
+/** A `ts` as a number that orders like it; rounding (beyond the year 2255) only widens a range check. */
+export function tsNumber(ts: string): number {
+  const dot = ts.indexOf('.')
+  if (dot < 0) {
+    return Number(ts) * 1e6
+  }
+  const micros = ts.slice(dot + 1)
+  return Number(ts.slice(0, dot)) * 1e6 + Number(micros) * 10 ** (6 - micros.length)
+}
+
 /** Epoch seconds (`created`, `updated`: integers) in milliseconds; 0 or absent is "unknown". */
 export function secondsMs(field: string, v: unknown): EpochMs | undefined {
   if (v === undefined || v === null || v === 0) {

@@ -73,7 +73,7 @@ export function registerAppsCommand(program: Command): void {
       ],
     ],
   })
-    .description('Create an app; prints its app id and its fullAccess REST API key.')
+    .description('Create an empty app (without the platform’s sample users); prints its app id and its fullAccess REST API key.')
     .requiredOption('--name <name>', 'display name of the app (at most 100 characters)')
     .addOption(new Option('--region <region>', 'region of the app').choices(REGIONS).default('us'))
     .addOption(jsonOption())
@@ -81,7 +81,8 @@ export function registerAppsCommand(program: Command): void {
       if (!(REGIONS as readonly string[]).includes(opts.region)) {
         throw new ConfigError('--region', [{ path: 'region', message: `expected one of ${REGIONS.join(', ')}, got ${opts.region}` }])
       }
-      const created = await management(opts).createApp({ name: opts.name, region: opts.region as Region, version: '3' })
+      // Empty, for a migration: the platform otherwise fills a new app with its sample users.
+      const created = await management(opts).createApp({ name: opts.name, region: opts.region as Region, version: '3', skipSampleData: true })
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ appId: created.appId, region: created.region, apiKey: created.restApiKey })}\n`)
       } else {

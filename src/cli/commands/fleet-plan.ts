@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander'
 
 import { runFleetPlan } from '../../fleet/fleet-plan.ts'
-import { keylessTenantJobs } from '../../fleet/fleet-run-tenants.ts'
+import { deprovisionedNote, keylessTenantJobs } from '../../fleet/fleet-run-tenants.ts'
 import { createLogger } from '../../logger.ts'
 import { formatFleetPlanReport } from '../../report/fleet-plan-report.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -10,7 +10,7 @@ import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { resolveConfigPath } from '../load-config.ts'
 import { runStoppable } from '../signals.ts'
-import { addFleetOptions, type FleetFlags } from './fleet-run.ts'
+import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet-run.ts'
 
 export function registerFleetPlanCommand(fleet: Command): void {
   const plan = addFleetOptions(
@@ -42,7 +42,8 @@ export function registerFleetPlanCommand(fleet: Command): void {
     process.exitCode = await runStoppable(createLogger(), 'the tenants being planned', async (stopper) => {
       const ctx = await openFleetLedger(opts.fleet, { keys: false, poolSize: 4 + opts.concurrency })
       try {
-        const tenants = await keylessTenantJobs(ctx.fleet, ctx.store, opts.tenant ?? [])
+        const { jobs: tenants, deprovisioned } = await keylessTenantJobs(ctx.fleet, ctx.store, opts.tenant ?? [])
+        printLeftOut(deprovisionedNote(ctx.fleet, deprovisioned))
         const result = await runFleetPlan({
           fleet: ctx.fleet.id,
           store: ctx.store,

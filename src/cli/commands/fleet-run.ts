@@ -8,14 +8,15 @@ import { Command, Option } from 'commander'
 import { runFleet } from '../../fleet/fleet-run.ts'
 import { fleetExitCode, type TenantOutcome } from '../../fleet/fleet-run-outcome.ts'
 import { buildFleetRunSummary, formatFleetRunSummary } from '../../fleet/fleet-run-summary.ts'
-import { fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
-import { serveFleet } from '../../fleet/fleet-worker.ts'
+import { deprovisionedNote, fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
+import { servedTenants, serveFleet } from '../../fleet/fleet-worker.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
+import { UsageError } from '../usage-error.ts'
 import { fleetOption } from './fleet.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
@@ -35,6 +36,13 @@ const int = (v: string) => {
     throw new Error(`must be a positive integer, got ${v}`)
   }
   return n
+}
+
+/** Prints the fleet's one line about the deprovisioned tenants it left out (stderr: stdout stays the command's answer). */
+export function printLeftOut(note: string | undefined): void {
+  if (note !== undefined) {
+    process.stderr.write(`chatferry: ${note}\n`)
+  }
 }
 
 /** The options every fleet subcommand of this file shares: the fleet file and the tenants. */
@@ -86,6 +94,7 @@ function registerFleetRun(fleet: Command): void {
     ),
   )
     .option('--delta', "read only rows added or changed since each tenant's last completed read")
+    .option('--reconcile-keys', "with --delta: also plan every source row a tenant's ledger never planned (a keys-only read of each entity)")
     .addOption(new Option('--plan-concurrency <n>', 'tenants planned at once (each holds one source read open)').argParser(int).default(8))
     .option('--json', 'print one JSON summary object on stdout (status, exitCode, fleet, durationMs, tenants[]); logs on stderr')
   withHelp(run, {
@@ -104,13 +113,20 @@ function registerFleetRun(fleet: Command): void {
       ['fleet run --delta', "catch every tenant up on its source's changes"],
     ],
   })
-  run.action(async (opts: FleetFlags & { delta?: boolean; planConcurrency: number }) => {
+  run.action(async (opts: FleetFlags & { delta?: boolean; reconcileKeys?: boolean; planConcurrency: number }) => {
+    if (opts.reconcileKeys && !opts.delta) {
+      throw new UsageError('--reconcile-keys needs --delta: a full run reads every row anyway (fleet run --delta --reconcile-keys)')
+    }
     const logger = createLogger()
     const startedAt = Date.now()
     const code = await runStoppable(logger, 'the batches in flight', async (stopper) => {
       const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 12 })
       try {
-        const { jobs, unusable } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [], loadFlags: loadFlags(opts) })
+        const { jobs, unusable, deprovisioned } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), {
+          only: opts.tenant ?? [],
+          loadFlags: loadFlags(opts),
+        })
+        printLeftOut(deprovisionedNote(ctx.fleet, deprovisioned))
         for (const j of jobs) {
           await markDeadRuns(ctx.store, j.jobId).catch(() => 0)
         }
@@ -125,6 +141,7 @@ function registerFleetRun(fleet: Command): void {
             boss,
             tenants: jobs,
             mode: opts.delta ? 'delta' : 'full',
+            reconcileKeys: opts.reconcileKeys === true,
             planConcurrency: opts.planConcurrency,
             logger,
             signal: stopper.signal,
@@ -180,7 +197,10 @@ function registerFleetWorker(fleet: Command): void {
   withHelp(worker, {
     exits: [
       [0, 'stopped by SIGINT/SIGTERM: how a worker is meant to stop'],
-      [2, 'usage or configuration error, or CHATFERRY_FLEET_KEY missing'],
+      [
+        2,
+        'usage or configuration error, CHATFERRY_FLEET_KEY missing, or no tenant it can serve (the fleet key opens no tenant’s stored key, none provisioned)',
+      ],
     ],
     examples: [
       ['fleet worker', 'one more loader for every tenant of ./fleet.yaml that has work'],
@@ -195,13 +215,18 @@ function registerFleetWorker(fleet: Command): void {
       async (stopper) => {
         const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 12 })
         try {
-          const { jobs, unusable } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [], loadFlags: loadFlags(opts) })
+          const { jobs, unusable, deprovisioned } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), {
+            only: opts.tenant ?? [],
+            loadFlags: loadFlags(opts),
+          })
+          printLeftOut(deprovisionedNote(ctx.fleet, deprovisioned))
+          const health = servedTenants(ctx.fleet.file, jobs, unusable)
           for (const u of unusable) {
             logger.warn({ tenant: u.tenantId }, `tenant ${u.tenantId} is not served: ${u.reason}`)
           }
           const boss = await startFleetBoss(ctx, jobs, logger)
           try {
-            logger.info({ tenants: jobs.length }, 'fleet worker serving')
+            logger.info({ tenants: jobs.length, ...health }, 'fleet worker serving')
             await serveFleet({ store: ctx.store, boss, tenants: jobs, logger, signal: stopper.signal })
           } finally {
             await boss.stop()

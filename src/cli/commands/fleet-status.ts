@@ -1,12 +1,12 @@
 /** `chatferry fleet status`: one line per tenant of the fleet, from the ledger (no key, no source). */
 import type { Command } from 'commander'
 
-import { keylessTenantJobs, statusInput } from '../../fleet/fleet-run-tenants.ts'
+import { deprovisionedNote, keylessTenantJobs, statusInput } from '../../fleet/fleet-run-tenants.ts'
 import { formatFleetStatus, tenantStatus } from '../../fleet/fleet-status.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { deadRunReason } from '../run-liveness.ts'
-import { addFleetOptions, type FleetFlags } from './fleet-run.ts'
+import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet-run.ts'
 
 export function registerFleetStatusCommand(fleet: Command): void {
   const status = addFleetOptions(
@@ -36,7 +36,9 @@ export function registerFleetStatusCommand(fleet: Command): void {
   status.action(async (opts: FleetFlags) => {
     const ctx = await openFleetLedger(opts.fleet, { keys: false, poolSize: 4 })
     try {
-      const inputs = (await keylessTenantJobs(ctx.fleet, ctx.store, opts.tenant ?? [])).map(statusInput)
+      const { jobs, deprovisioned } = await keylessTenantJobs(ctx.fleet, ctx.store, opts.tenant ?? [])
+      printLeftOut(deprovisionedNote(ctx.fleet, deprovisioned))
+      const inputs = jobs.map(statusInput)
       const known = new Set((await ctx.store.listJobs()).map((j) => j.id))
       const now = Date.now()
       const lines = []

@@ -1,7 +1,7 @@
 /** `chatferry fleet verify`: reconcile every tenant's app with its ledger and source (verify, per tenant). */
 import type { Command } from 'commander'
 
-import { fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
+import { deprovisionedNote, fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
 import { runFleetVerify } from '../../fleet/fleet-verify.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -9,7 +9,7 @@ import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { resolveConfigPath } from '../load-config.ts'
 import { runStoppable } from '../signals.ts'
-import { addFleetOptions, type FleetFlags } from './fleet-run.ts'
+import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet-run.ts'
 
 export function registerFleetVerifyCommand(fleet: Command): void {
   const verify = addFleetOptions(
@@ -38,7 +38,8 @@ export function registerFleetVerifyCommand(fleet: Command): void {
     process.exitCode = await runStoppable(createLogger(), 'the requests in hand', async (stopper) => {
       const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 6 })
       try {
-        const { jobs, unusable } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [] })
+        const { jobs, unusable, deprovisioned } = await fleetTenantJobs(ctx.fleet, ctx.store, ctx.vault(), { only: opts.tenant ?? [] })
+        printLeftOut(deprovisionedNote(ctx.fleet, deprovisioned))
         const verdicts = await runFleetVerify({
           store: ctx.store,
           tenants: jobs,
@@ -46,6 +47,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
           outDir: resolveConfigPath(opts.out),
           sample: Number(opts.sample),
           signal: stopper.signal,
+          fleetFile: ctx.fleet.file,
         })
         const all = [
           ...unusable.map((u) => ({ ...u, verdict: 'failed' as const, mismatches: 0, unexplained: 0, report: null, needsFix: true })),

@@ -11,9 +11,10 @@ import { ConfigError } from '../../errors.ts'
 import { deletionMeaning, deprovisionTenant } from '../../fleet/deprovision.ts'
 import { type FleetFile, loadFleetFile } from '../../fleet/fleet-file.ts'
 import { type KeyVault, openKeyVault } from '../../fleet/key-vault.ts'
+import { fleetManagement } from '../../fleet/management-pacer.ts'
 import { provisionFleet, type TenantOutcome } from '../../fleet/provision.ts'
 import { type LedgerStore, openLedger } from '../../state/index.ts'
-import { createManagementClient, type ManagementClient } from '../../target/client.ts'
+import type { ManagementClient } from '../../target/client.ts'
 import { EXIT } from '../exit-codes.ts'
 import { EXITS, withHelp } from '../help.ts'
 import { resolveConfigPath } from '../load-config.ts'
@@ -51,13 +52,14 @@ export async function openFleetContext(opts: FleetOptions, env: NodeJS.ProcessEn
   return { vault, fleet, store }
 }
 
-function managementOf(fleet: FleetFile): ManagementClient {
+/** The fleet's management interface, paced and retried on the fleet's ledger (src/fleet/management-pacer.ts). */
+async function managementOf(fleet: FleetFile, store: LedgerStore): Promise<ManagementClient> {
   if (fleet.management === undefined) {
     throw new ConfigError(fleet.file, [
       { path: 'management', message: 'is required to provision (url, key, secret: use ${VAR} for the key and secret)' },
     ])
   }
-  return createManagementClient(fleet.management)
+  return (await fleetManagement(fleet.management, store.quota)).client
 }
 
 function describeOutcome(o: TenantOutcome): string {
@@ -106,7 +108,7 @@ function registerProvision(fleet: Command): void {
     .action(async (opts: FleetOptions & { tenant?: string[] }) => {
       const ctx = await openFleetContext(opts)
       try {
-        const mgmt = managementOf(ctx.fleet)
+        const mgmt = await managementOf(ctx.fleet, ctx.store)
         const outcomes = await provisionFleet({
           fleet: ctx.fleet,
           store: ctx.store,
@@ -130,7 +132,10 @@ function registerDeprovision(fleet: Command): void {
     exits: [
       [0, 'the app was deleted (or already was)'],
       EXITS.error,
-      [2, 'no --yes, an unknown tenant or one without an app, a paid app the platform keeps, or a configuration problem'],
+      [
+        2,
+        'no --yes, an unknown tenant or one without an app, a fleet key that does not open the tenant’s stored key (nothing deleted), a paid app the platform keeps, or a configuration problem',
+      ],
     ],
     examples: [['fleet deprovision --tenant acme --yes', "delete acme's app (archived at once, removed for good after 30 days)"]],
   })
@@ -150,7 +155,7 @@ function registerDeprovision(fleet: Command): void {
       }
       const ctx = await openFleetContext(opts)
       try {
-        const outcome = await deprovisionTenant(ctx.fleet, ctx.store, managementOf(ctx.fleet), opts.tenant)
+        const outcome = await deprovisionTenant(ctx.fleet, ctx.store, await managementOf(ctx.fleet, ctx.store), ctx.vault, opts.tenant)
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ ...outcome, meaning: deletionMeaning(outcome) })}\n`)
         } else {

@@ -38,6 +38,10 @@ export function registerRunCommand(program: Command): void {
         'with --delta: also find messages hard-deleted from the source (one keys-only scan of the messages table; users, groups and members are always compared)',
       )
       .option(
+        '--reconcile-keys',
+        'with --delta: also plan every source row the ledger never planned (a keys-only read of each entity; on every delta.reconcileKeysEvery-th delta and in the final delta anyway)',
+      )
+      .option(
         '--final',
         "with --delta: the cutover's last delta; refused while the bulk load has work, records when its read began, and after its load counts source rows changed since (exit 4 when any)",
       )
@@ -71,6 +75,7 @@ export function registerRunCommand(program: Command): void {
       ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
       ['run --delta', 'catch up on rows added or changed since the last completed read'],
       ['run --delta --detect-deletes', 'catch up, and also find messages deleted from the source'],
+      ['run --delta --reconcile-keys', 'catch up, and also load rows that appeared below the watermark (late commits, no change-time column)'],
       ['run --delta --final --quiet-period 5m --json', 'the cutover: the last delta; frozen means 5 minutes without a change'],
       ['run --concurrency 8 --lease-seconds 180', 'more batches in flight per process'],
     ],
@@ -81,108 +86,124 @@ export function registerRunCommand(program: Command): void {
         'print one JSON summary object on stdout (status, exitCode, jobId, runId, durationMs, entities); the plan summary and logs go to stderr',
       ),
     )
-    .action(async (opts: LoaderFlags & { newJob?: boolean; delta?: boolean; detectDeletes?: boolean; final?: boolean; quietPeriod?: number }) => {
-      if (opts.detectDeletes && !opts.delta) {
-        throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
-      }
-      startSummary('run', opts.json === true)
-      requireDeltaForFinal(opts)
-      if (opts.quietPeriod !== undefined && !opts.final) {
-        throw new UsageError('--quiet-period needs --delta --final: it is how long the final check waits for the source to stay frozen')
-      }
-      const logger = createLogger()
-      const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
-        const ctx = await openCommandContext(loaderContextOptions(opts))
-        let admitted: AdmittedJob | undefined
-        let ended: number | undefined
-        try {
-          noteSummary({ jobId: ctx.jobId })
-          // Before the platform or the source is asked anything: a mistyped --job starts nothing.
-          admitted = await admitJob(ctx, opts.newJob === true)
-          if (opts.final) {
-            await refuseFinalWhileBusy(ctx)
-          }
-          // Before any source read: a key the platform refuses would otherwise be found only
-          // after the whole extraction.
-          await requireTargetAccess(ctx, logger, stopper.signal)
-          // The run row references the job: a first run on a fresh ledger must create the job first.
-          await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
-          const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
-          noteSummary({ runId })
-          // The run row's stats, added to as the run goes (`runs` reads them): each write replaces the last.
-          let runStats: Record<string, unknown> = opts.final ? { final: true } : {}
-          const recordStats = (more: Record<string, unknown>) => {
-            runStats = { ...runStats, ...more }
-            return ctx.store.heartbeatRun(runId, runStats)
-          }
-          if (opts.final) {
-            await recordStats({})
-          }
-          // Alive while planning and loading: `status` and `runs` call a silent run dead (run-liveness.ts).
-          const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
-          let code: number = EXIT.ERROR
-          // The run row's status comes from the load, also when a final delta exits 4.
-          let loadCode: number = EXIT.ERROR
-          let failure: string | undefined
-          const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
-          try {
-            const progress = createPlanProgress(ctx.config.target.quota, logger)
-            const summary = await planFromSource(ctx, {
-              mode: opts.delta ? 'delta' : 'full',
-              detectDeletes: opts.detectDeletes === true,
-              logger,
-              signal: stopper.signal,
-              onPage: progress.onPage,
-            }).finally(() => progress.stop())
-            ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
-            // The cutover time: when the final read's snapshot began (the source's clock).
-            const started = opts.final ? { cutover: cutoverStarted(summary.snapshotAt) } : {}
-            await recordStats({ ...started, plan: summary })
-            const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
-            if (loaded.outcome.updates !== undefined) {
-              await recordStats({ updateLane: loaded.outcome.updates.counters })
-            }
-            code = loaded.code
-            loadCode = code
-            const cutover =
-              opts.final && (code === EXIT.OK || code === EXIT.REJECTED)
-                ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger, { periodMs: opts.quietPeriod ?? 0, signal: stopper.signal })
-                : undefined
-            if (cutover) {
-              await recordStats({ cutover: cutover.record })
-              code = cutover.code
-            }
-            printSummary(
-              buildSummary({
-                exitCode: code,
-                interrupted: stoppedBy(stopper) !== undefined,
-                stats: loaded.outcome.stats,
-                ...(cutover ? { cutover: cutover.record } : {}),
-                updates: loaded.updates,
-                ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
-              }),
-            )
-            ended = code
-            return code
-          } catch (err) {
-            failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
-            throw err
-          } finally {
-            clearInterval(heartbeat)
-            removeQuitHook()
-            await ctx.store.finishRun(runId, runStatusOf(loadCode, stoppedBy(stopper) !== undefined), undefined, failure)
-          }
-        } finally {
-          // Best effort: the command's own error matters more than a failed clean-up.
-          await forgetJobIfPhantom(ctx, admitted, ended)
-            .catch(() => undefined)
-            .finally(() => ctx.close())
+    .action(
+      async (
+        opts: LoaderFlags & {
+          newJob?: boolean
+          delta?: boolean
+          detectDeletes?: boolean
+          reconcileKeys?: boolean
+          final?: boolean
+          quietPeriod?: number
+        },
+      ) => {
+        if (opts.detectDeletes && !opts.delta) {
+          throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
         }
-      })
-      // A signal that ended the work before its summary: say so (one JSON object with --json).
-      printSummaryIfMissing(code, true)
-      process.exitCode = code
-    })
+        if (opts.reconcileKeys && !opts.delta) {
+          throw new UsageError('--reconcile-keys needs --delta: a full run reads every row anyway (run --delta --reconcile-keys)')
+        }
+        startSummary('run', opts.json === true)
+        requireDeltaForFinal(opts)
+        if (opts.quietPeriod !== undefined && !opts.final) {
+          throw new UsageError('--quiet-period needs --delta --final: it is how long the final check waits for the source to stay frozen')
+        }
+        const logger = createLogger()
+        const code = await runStoppable(logger, 'the page being planned, then closing the source read', async (stopper) => {
+          const ctx = await openCommandContext(loaderContextOptions(opts))
+          let admitted: AdmittedJob | undefined
+          let ended: number | undefined
+          try {
+            noteSummary({ jobId: ctx.jobId })
+            // Before the platform or the source is asked anything: a mistyped --job starts nothing.
+            admitted = await admitJob(ctx, opts.newJob === true)
+            if (opts.final) {
+              await refuseFinalWhileBusy(ctx)
+            }
+            // Before any source read: a key the platform refuses would otherwise be found only
+            // after the whole extraction.
+            await requireTargetAccess(ctx, logger, stopper.signal)
+            // The run row references the job: a first run on a fresh ledger must create the job first.
+            await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
+            const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
+            noteSummary({ runId })
+            // The run row's stats, added to as the run goes (`runs` reads them): each write replaces the last.
+            let runStats: Record<string, unknown> = opts.final ? { final: true } : {}
+            const recordStats = (more: Record<string, unknown>) => {
+              runStats = { ...runStats, ...more }
+              return ctx.store.heartbeatRun(runId, runStats)
+            }
+            if (opts.final) {
+              await recordStats({})
+            }
+            // Alive while planning and loading: `status` and `runs` call a silent run dead (run-liveness.ts).
+            const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
+            let code: number = EXIT.ERROR
+            // The run row's status comes from the load, also when a final delta exits 4.
+            let loadCode: number = EXIT.ERROR
+            let failure: string | undefined
+            const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
+            try {
+              const progress = createPlanProgress(ctx.config.target.quota, logger)
+              const summary = await planFromSource(ctx, {
+                mode: opts.delta ? 'delta' : 'full',
+                detectDeletes: opts.detectDeletes === true,
+                // The final delta always reconciles: no row the ledger never planned is left behind.
+                reconcileKeys: opts.reconcileKeys === true || opts.final === true,
+                logger,
+                signal: stopper.signal,
+                onPage: progress.onPage,
+              }).finally(() => progress.stop())
+              ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
+              // The cutover time: when the final read's snapshot began (the source's clock).
+              const started = opts.final ? { cutover: cutoverStarted(summary.snapshotAt) } : {}
+              await recordStats({ ...started, plan: summary })
+              const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
+              if (loaded.outcome.updates !== undefined) {
+                await recordStats({ updateLane: loaded.outcome.updates.counters })
+              }
+              code = loaded.code
+              loadCode = code
+              const cutover =
+                opts.final && (code === EXIT.OK || code === EXIT.REJECTED)
+                  ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger, { periodMs: opts.quietPeriod ?? 0, signal: stopper.signal })
+                  : undefined
+              if (cutover) {
+                await recordStats({ cutover: cutover.record })
+                code = cutover.code
+              }
+              printSummary(
+                buildSummary({
+                  exitCode: code,
+                  interrupted: stoppedBy(stopper) !== undefined,
+                  stats: loaded.outcome.stats,
+                  ...(cutover ? { cutover: cutover.record } : {}),
+                  updates: loaded.updates,
+                  ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
+                }),
+              )
+              ended = code
+              return code
+            } catch (err) {
+              failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
+              throw err
+            } finally {
+              clearInterval(heartbeat)
+              removeQuitHook()
+              await ctx.store.finishRun(runId, runStatusOf(loadCode, stoppedBy(stopper) !== undefined), undefined, failure)
+            }
+          } finally {
+            // Best effort: the command's own error matters more than a failed clean-up.
+            await forgetJobIfPhantom(ctx, admitted, ended)
+              .catch(() => undefined)
+              .finally(() => ctx.close())
+          }
+        })
+        // A signal that ended the work before its summary: say so (one JSON object with --json).
+        printSummaryIfMissing(code, true)
+        process.exitCode = code
+      },
+    )
 }
 
 /** The run row's status: a signal's stop wins over whatever the interrupted phase returned. */
