@@ -60,7 +60,7 @@ export function barLine(phase: string, row: ProgressRow, unit: string, progress:
   if (full.length <= columns) {
     return full
   }
-  const pct = known && row.total! > 0 ? `${((row.value / row.total!) * 100).toFixed(1)}%` : n(row.value)
+  const pct = known && row.total! > 0 ? `${((row.value / row.total!) * 100).toFixed(1)}%` : `${n(row.value)} ${unit}`
   const short = `${row.entity} ${pct} ${n(row.perMinute)}/min ${row.eta}`
   for (const text of [`${short}${row.note ? `  ${row.note}` : ''}`, short, `${row.entity} ${pct} ${row.eta}`]) {
     const room = columns - phase.length - text.length - 2
@@ -72,6 +72,11 @@ export function barLine(phase: string, row: ProgressRow, unit: string, progress:
     }
   }
   return `${row.entity} ${pct} ${row.eta}`.slice(0, columns)
+}
+
+/** The terminal's width: what it reports, else $COLUMNS (a pseudo-terminal may report 0), else 80. */
+function terminalColumns(): number {
+  return process.stderr.columns || Number(process.env.COLUMNS) || 80
 }
 
 export interface ProgressOptions {
@@ -102,8 +107,7 @@ function barView(options: ProgressOptions): ProgressView {
       autopadding: true,
       barsize: 24,
       fps: 4,
-      format: (_opts, params, payload: { row: ProgressRow }) =>
-        barLine(options.phase, payload.row, options.unit, params.progress, process.stderr.columns ?? 80),
+      format: (_opts, params, payload: { row: ProgressRow }) => barLine(options.phase, payload.row, options.unit, params.progress, terminalColumns()),
     },
     undefined,
   )
