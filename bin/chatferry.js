@@ -4,6 +4,27 @@
 // stripping (Node >= 22.18 outside node_modules), so no build is needed between edit and run.
 import { existsSync } from 'node:fs'
 
+// Refuse an older Node with what to run instead, before anything that would die with a stack trace
+// on it (Node 20 cannot load the sources, and lacks node:sqlite and the APIs the compiled code uses).
+const [major, minor] = process.versions.node.split('.').map(Number)
+const compiled = new URL('../dist/src/cli/main.js', import.meta.url)
+const stripsTypes = major > 22 || (major === 22 && minor >= 18)
+const fromCheckout = 'from a checkout, `npm run chatferry -- <command>` runs it on the Node 24 that `npm ci` installs'
+if (major < 22 || (major === 22 && minor < 13)) {
+  process.stderr.write(
+    `chatferry: this is Node ${process.versions.node} (${process.execPath}); chatferry needs Node 22.13 or newer (24 recommended): ` +
+      `install it (e.g. \`nvm install 24\`), or ${fromCheckout}\n`,
+  )
+  process.exit(2)
+}
+if (!existsSync(compiled) && !stripsTypes) {
+  process.stderr.write(
+    `chatferry: Node ${process.versions.node} cannot run the TypeScript sources of a checkout (that needs Node 22.18 or newer): ` +
+      `${fromCheckout}, or build it once with \`npm run build\`\n`,
+  )
+  process.exit(2)
+}
+
 // Node 22 flags node:sqlite (the SQLite connector and the demo's legacy database) as experimental
 // on every start; that line is noise to an operator. Every other warning is still printed.
 const printWarnings = process.listeners('warning')
@@ -17,5 +38,4 @@ process.on('warning', (warning) => {
   }
 })
 
-const compiled = new URL('../dist/src/cli/main.js', import.meta.url)
 await import(existsSync(compiled) ? compiled.href : new URL('../src/cli/main.ts', import.meta.url).href)

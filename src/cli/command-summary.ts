@@ -19,6 +19,8 @@ export interface EntitySummary {
   alreadyPresent: number
   skipped: number
   rejected: number
+  /** Rejects an operator accepted (`accept-rejects`): not in `rejected`, no exit 3. */
+  accepted: number
   remaining: number
 }
 
@@ -90,6 +92,7 @@ export function entitySummaries(stats: readonly EntityStats[]): Record<string, E
       alreadyPresent: s.alreadyPresent,
       skipped: s.skipped,
       rejected: s.rejected,
+      accepted: s.accepted,
       remaining: s.remaining,
     }
   }
@@ -145,7 +148,7 @@ export function formatSummary(s: CommandSummary): string {
         ? `all ${n(total)} items of job ${s.jobId} are done or skipped`
         : `job ${s.jobId}: ${n(remaining)} items remaining`
       : s.status === 'rejected'
-        ? `finished with ${n(rejected)} rejected item(s) or update(s): see \`chatferry rejects\`, fix the cause, \`chatferry retry-rejected\`, then load again`
+        ? `finished with ${n(rejected)} rejected item(s) or update(s): see \`chatferry rejects\`, fix the cause, \`chatferry retry-rejected\`, then load again (or accept judged ones: \`chatferry accept-rejects --reason …\`)`
         : s.status === 'interrupted'
           ? `interrupted: run the same command again to resume`
           : s.status === 'source-changing'
@@ -158,7 +161,7 @@ export function formatSummary(s: CommandSummary): string {
   ]
   for (const [entity, e] of rows) {
     lines.push(
-      `  ${entity.padEnd(8)} ${n(e.done).padStart(9)} done (${n(e.created)} created, ${n(e.alreadyPresent)} already present)  ${n(e.skipped)} skipped  ${n(e.rejected)} rejected  ${n(e.remaining)} remaining`,
+      `  ${entity.padEnd(8)} ${n(e.done).padStart(9)} done (${n(e.created)} created, ${n(e.alreadyPresent)} already present)  ${n(e.skipped)} skipped  ${n(e.rejected)} rejected${e.accepted > 0 ? ` (+${n(e.accepted)} accepted)` : ''}  ${n(e.remaining)} remaining`,
     )
   }
   for (const [kind, u] of updates) {

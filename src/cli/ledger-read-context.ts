@@ -11,9 +11,8 @@
  */
 import { ChatferryError } from '../errors.ts'
 import type { ResolvedConfig } from '../job/config.ts'
-import { openLedgerContext } from '../job/ledger-context.ts'
+import { openLedgerContext, openLedgerServer } from '../job/ledger-context.ts'
 import { defaultJobId, resolveLoadConfig } from '../load/config.ts'
-import { openLedger } from '../state/store.ts'
 import { connectReadSocket, type LedgerAnswers, type LedgerReader, readerOf, readSocketPath } from './ledger-read-socket.ts'
 import { loadConfig } from './load-config.ts'
 import { holdEmbedded, type LockHolder, readLockHolder } from './open-command-context.ts'
@@ -40,7 +39,7 @@ export async function openReadContext(options: ReadContextOptions): Promise<Read
   const config = loadConfig(options.config, process.env, { ledgerOnly: true })
   const jobId = options.job ?? process.env.CHATFERRY_JOB_ID ?? config.job?.id ?? defaultJobId(config.target.appId)
   if (config.state.url !== undefined) {
-    const store = await openLedger({ url: config.state.url, poolSize: 2 })
+    const store = await openLedgerServer(config, 2)
     return { config, jobId, store: readerOf(store), close: () => store.close() }
   }
   return reachEmbedded<ReadContext>(config.state.dir, {

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import { PlanReport } from '../report/schema.ts'
+import type { AcceptedReject } from '../state/accepted-rejects-ledger.ts'
 import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
 import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
@@ -27,6 +28,8 @@ export interface LedgerReader {
   listJobs(): Promise<{ id: string; appId: string }[]>
   entityStats(jobId: string): Promise<EntityStats[]>
   listRejects(jobId: string, filter?: { code?: string; entity?: Entity; limit?: number }): Promise<RejectRecord[]>
+  /** The rejects an operator accepted, with who, when and why (`rejects --accepted`). */
+  listAcceptedRejects(jobId: string, filter?: { code?: string; entity?: Entity; limit?: number }): Promise<AcceptedReject[]>
   listRuns(jobId: string, limit?: number): Promise<RunRecord[]>
   /** Messages still to send, per minute of `sentAt` (`status`'s retention-edge warning). */
   openMessagesPerMinute(jobId: string): Promise<[number, number][]>
@@ -60,6 +63,7 @@ const OPERATIONS = [
   'listJobs',
   'entityStats',
   'listRejects',
+  'listAcceptedRejects',
   'listRuns',
   'openMessagesPerMinute',
   'listUpdateRejects',
@@ -75,8 +79,8 @@ const OPERATIONS = [
 type Operation = (typeof OPERATIONS)[number]
 
 /** The operations whose answers carry dates, and those fields (JSON carries them as ISO strings). */
-const DATED_OPERATIONS: ReadonlySet<Operation> = new Set(['listRuns', 'listRejects', 'listUpdateRejects', 'updateConflicts'])
-const DATE_FIELDS = new Set(['startedAt', 'heartbeatAt', 'finishedAt', 'updatedAt', 'settledAt'])
+const DATED_OPERATIONS: ReadonlySet<Operation> = new Set(['listRuns', 'listRejects', 'listAcceptedRejects', 'listUpdateRejects', 'updateConflicts'])
+const DATE_FIELDS = new Set(['startedAt', 'heartbeatAt', 'finishedAt', 'updatedAt', 'settledAt', 'acceptedAt'])
 
 /**
  * Where the holder of the embedded store in `dir` listens. A Unix socket path is limited to about
@@ -96,6 +100,7 @@ export function readerOf(store: LedgerStore): LedgerAnswers {
     listJobs: () => store.listJobs(),
     entityStats: (jobId) => store.entityStats(jobId),
     listRejects: (jobId, filter) => store.listRejects(jobId, filter),
+    listAcceptedRejects: (jobId, filter) => store.acceptedRejects.list(jobId, filter),
     listRuns: (jobId, limit) => store.listRuns(jobId, limit),
     openMessagesPerMinute: (jobId) => store.statusLookups.openMessagesPerMinute(jobId),
     listUpdateRejects: (jobId, filter) => store.updateLane.rejects(jobId, filter),
@@ -212,6 +217,7 @@ export async function connectReadSocket(path: string): Promise<LedgerAnswers & {
     listJobs: call('listJobs'),
     entityStats: call('entityStats'),
     listRejects: call('listRejects'),
+    listAcceptedRejects: call('listAcceptedRejects'),
     listRuns: call('listRuns'),
     openMessagesPerMinute: call('openMessagesPerMinute'),
     listUpdateRejects: call('listUpdateRejects'),

@@ -3,7 +3,7 @@
  * `register…Command(program)` function; program.ts wires them up, this file runs the program and
  * maps errors to exit codes.
  */
-import { CommanderError } from 'commander'
+import { type Command, CommanderError } from 'commander'
 
 import { ChatferryError, coerceError, ConfigError } from '../errors.ts'
 import { CliError } from './cli-error.ts'
@@ -29,9 +29,10 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     process.chdir(caller)
   }
   exitQuietlyWithoutReader()
+  warnOfNpmBanner(argv)
   const program = buildProgram()
   try {
-    await program.parseAsync([...argv])
+    await program.parseAsync(withoutHelpOfUnknownCommand(program, argv))
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -55,6 +56,44 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     printErrorSummary(code, message)
     return code
   }
+}
+
+/**
+ * `npm run chatferry -- … --json` prints npm's banner (`> chatferry@… chatferry`) on stdout before
+ * the JSON, which a program reading it then fails to parse; `npm run -s` (loglevel silent) does
+ * not. The banner is already out when this runs: say on stderr how to get clean output.
+ */
+function warnOfNpmBanner(argv: readonly string[]): void {
+  const { npm_lifecycle_event: script, npm_package_name: pkg, npm_config_loglevel: loglevel } = process.env
+  if (argv.includes('--json') && script === 'chatferry' && pkg === 'chatferry' && loglevel !== 'silent') {
+    process.stderr.write(
+      'chatferry: npm run printed its banner on stdout before this JSON; for output a program reads, run `npm run -s chatferry -- …` (or the installed `chatferry`)\n',
+    )
+  }
+}
+
+/**
+ * `chatferry nosuch --help` (or `fleet nosuch --help`): commander would print the help of the
+ * nearest known command and exit 0, so a script's typo looks like a success. Without the help flag
+ * the unknown command fails as `chatferry nosuch` does: exit 2, with "Did you mean …?".
+ */
+function withoutHelpOfUnknownCommand(program: Command, argv: readonly string[]): string[] {
+  const [node = '', script = '', ...args] = argv
+  let command = program
+  for (const arg of args) {
+    if (command.commands.length === 0) {
+      break
+    }
+    if (arg.startsWith('-')) {
+      continue
+    }
+    const next = command.commands.find((c) => c.name() === arg || c.aliases().includes(arg))
+    if (next === undefined) {
+      return arg === 'help' ? [...argv] : [node, script, ...args.filter((a) => a !== '--help' && a !== '-h')]
+    }
+    command = next
+  }
+  return [...argv]
 }
 
 /** The exit code of an error that ended a command, and its message (no URL password). */

@@ -21,6 +21,7 @@ import { loadConfig } from './load-config.ts'
 import { type LockHolder, openCommandContext } from './open-command-context.ts'
 
 export interface PlanCommandContext extends PlanContext {
+  readonly store: PlanContext['store'] & { listJobs(): Promise<{ id: string }[]> }
   /** The live process whose embedded store this plan reads through, when another process holds it. */
   readonly holder?: LockHolder
   close(): Promise<void>
@@ -38,7 +39,13 @@ export async function openPlanContext(options: PlanContextOptions): Promise<Plan
   }
   const jobId = options.job ?? process.env.CHATFERRY_JOB_ID ?? config.job?.id ?? defaultJobId(config.target.appId)
   return reachEmbedded<PlanCommandContext>(config.state.dir, {
-    throughHolder: (remote, holder) => ({ config, jobId, store: planLedgerThrough(remote), holder, close: async () => remote.close() }),
+    throughHolder: (remote, holder) => ({
+      config,
+      jobId,
+      store: { ...planLedgerThrough(remote), listJobs: remote.listJobs },
+      holder,
+      close: async () => remote.close(),
+    }),
     takeIt: () => openCommandContext(options),
   })
 }

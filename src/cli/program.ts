@@ -33,6 +33,10 @@ export function buildProgram(): Command {
         'nothing a rerun can fix: usage or configuration error, unknown job, nothing planned, the platform refused the API key, the source refused a query or login (missing table or column)',
       ],
       [EXIT.REJECTED, 'finished, some items rejected (plan: a --fail-on gate or the pre-flight; verify: unexplained mismatches)'],
+      [
+        EXIT.SOURCE_CHANGING,
+        'run --delta --final finished, but the source changed after its read began: freeze the legacy system and run the final delta again',
+      ],
     ],
     examples: [
       ['demo', 'a complete demo migration on embedded defaults'],

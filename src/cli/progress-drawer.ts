@@ -9,7 +9,7 @@ import type { Logger } from 'pino'
 import { buildReport, type EntityReport, type QuotaInfo } from '../load/progress.ts'
 import { updateReport, updateTotals } from '../load/update-progress.ts'
 import type { EntityPlanSummary } from '../plan/plan-summary.ts'
-import type { LedgerStore } from '../state/store.ts'
+import type { EntityStats, LedgerStore } from '../state/store.ts'
 import { createProgressView, createRateMeter, etaText, type ProgressRow } from './progress.ts'
 
 /** The rows of the loading progress: entities with work. */
@@ -28,6 +28,14 @@ export function loadingRows(report: readonly EntityReport[], ratePerMinute: Read
         note: `rejected ${r.rejected.toLocaleString('en-US')}`,
       }
     })
+}
+
+/**
+ * Items per minute of each entity as `status` counts them (items settled done in the last minute,
+ * from the ledger), so the bars and `status` show one rate figure, not two that disagree.
+ */
+export function ledgerRates(stats: readonly EntityStats[]): Map<string, number> {
+  return new Map(stats.map((s) => [s.entity, s.itemsLastMinute]))
 }
 
 export interface ProgressDrawer {
@@ -49,7 +57,7 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
       // The update lane's row: updates of loaded items settled (done or rejected) of those to apply.
       const u = updateTotals(updateReport(await store.updatePlan.counts(jobId)))
       const applied = u.done + u.rejected
-      const perMinute = rates(new Map([...stats.map((s): [string, number] => [s.entity, s.done + s.rejected + s.skipped]), ['updates', applied]]))
+      const perMinute = rates(new Map([['updates', applied]]))
       const updates =
         applied + u.remaining === 0
           ? []
@@ -64,7 +72,7 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
                 note: `rejected ${u.rejected.toLocaleString('en-US')}`,
               },
             ]
-      view.update([...loadingRows(buildReport(stats, quota), perMinute), ...updates])
+      view.update([...loadingRows(buildReport(stats, quota), ledgerRates(stats)), ...updates])
     } catch {
       // progress is best effort
     }

@@ -45,6 +45,40 @@ function describe(row: ProgressRow, unit: string): string {
   return `${row.entity} ${of} ${unit}${pct}  ${n(row.perMinute)} ${unit}/min${quota}  ${row.eta}${row.note ? `  ${row.note}` : ''}`
 }
 
+/**
+ * One bar's line in at most `columns` characters, never cutting a fact in half: the full line when
+ * it fits; else the short form (percent, rate, ETA, note) beside a narrower bar; then without the
+ * bar, then without the note. The ETA stays on every form: it is what a person looks for.
+ */
+export function barLine(phase: string, row: ProgressRow, unit: string, progress: number, columns: number): string {
+  const known = row.total !== undefined
+  const bar = (size: number) => {
+    const filled = known ? Math.round(Math.min(1, Math.max(0, progress)) * size) : 0
+    return known ? `${'█'.repeat(filled)}${'░'.repeat(size - filled)}` : '·'.repeat(size)
+  }
+  const full = `${phase} ${bar(24)} ${describe(row, unit)}`
+  if (full.length <= columns) {
+    return full
+  }
+  const pct = known && row.total! > 0 ? `${((row.value / row.total!) * 100).toFixed(1)}%` : `${n(row.value)} ${unit}`
+  const short = `${row.entity} ${pct} ${n(row.perMinute)}/min ${row.eta}`
+  for (const text of [`${short}${row.note ? `  ${row.note}` : ''}`, short, `${row.entity} ${pct} ${row.eta}`]) {
+    const room = columns - phase.length - text.length - 2
+    if (room >= 6) {
+      return `${phase} ${bar(Math.min(24, room))} ${text}`
+    }
+    if (`${phase} ${text}`.length <= columns) {
+      return `${phase} ${text}`
+    }
+  }
+  return `${row.entity} ${pct} ${row.eta}`.slice(0, columns)
+}
+
+/** The terminal's width: what it reports, else $COLUMNS (a pseudo-terminal may report 0), else 80. */
+function terminalColumns(): number {
+  return process.stderr.columns || Number(process.env.COLUMNS) || 80
+}
+
 export interface ProgressOptions {
   /** `planning` or `loading`: the first word of every plain line. */
   readonly phase: string
@@ -73,12 +107,7 @@ function barView(options: ProgressOptions): ProgressView {
       autopadding: true,
       barsize: 24,
       fps: 4,
-      format: (opts, params, payload: { text: string; known: boolean }) => {
-        const size = opts.barsize ?? 24
-        const filled = payload.known ? Math.round(params.progress * size) : 0
-        const bar = payload.known ? `${'█'.repeat(filled)}${'░'.repeat(size - filled)}` : '·'.repeat(size)
-        return `${options.phase} ${bar} ${payload.text}`
-      },
+      format: (_opts, params, payload: { row: ProgressRow }) => barLine(options.phase, payload.row, options.unit, params.progress, terminalColumns()),
     },
     undefined,
   )
@@ -97,7 +126,7 @@ function barView(options: ProgressOptions): ProgressView {
         return
       }
       for (const row of rows) {
-        const payload = { text: describe(row, options.unit), known: row.total !== undefined }
+        const payload = { row }
         const total = row.total ?? Math.max(row.value, 1)
         const bar = bars.get(row.entity)
         if (bar) {

@@ -17,7 +17,8 @@ import type { ResolvedConfig } from './config.ts'
 export type TargetAccess =
   | { readonly status: 'ok' }
   | { readonly status: 'refused'; readonly message: string; readonly fix: string }
-  | { readonly status: 'unavailable'; readonly message: string }
+  /** `answered`: false when no answer came at all (DNS, connection, timeout), true for a 429/5xx. */
+  | { readonly status: 'unavailable'; readonly message: string; readonly answered: boolean }
 
 function reason(err: PlatformError): string {
   return `${err.code}${err.status !== undefined ? ` (HTTP ${err.status})` : ''}: ${err.message.replace(/^.*?: [A-Za-z_]+: /, '')}`
@@ -45,7 +46,11 @@ export async function checkTargetAccess(
       throw err
     }
     if (err.retryable) {
-      return { status: 'unavailable', message: `the platform at ${redactUrl(t.baseUrl)} did not answer the pre-flight: ${reason(err)}` }
+      return {
+        status: 'unavailable',
+        message: `the platform at ${redactUrl(t.baseUrl)} did not answer the pre-flight: ${reason(err)}`,
+        answered: err.status !== undefined,
+      }
     }
     if (err.code === 'AUTH_ERR_INVALID_APPID' || err.status === 404) {
       return {

@@ -274,7 +274,10 @@ export function checkConfigObject(
   env: NodeJS.ProcessEnv,
 ): { ok: true; data: Parsed } | { ok: false; problems: ConfigProblem[] } {
   const parsed = ConfigSchema.safeParse(interpolated)
-  const problems = [...(parsed.success ? [] : zodProblems(parsed.error)), ...crossFieldProblems(interpolated, env)]
+  const problems = [
+    ...(parsed.success ? [] : zodProblems(parsed.error, [], { schema: ConfigSchema, input: interpolated })),
+    ...crossFieldProblems(interpolated, env),
+  ]
   return parsed.success && problems.length === 0 ? { ok: true, data: parsed.data } : { ok: false, problems }
 }
 

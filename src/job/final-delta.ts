@@ -25,6 +25,10 @@ export interface CutoverRecord {
   /** Rows changed after the read began, all entities: > 0 means freeze the source and run the final delta again. */
   readonly changedRows?: number
   readonly sourceStillChanging?: boolean
+  /** The quiet period the operator asked for (`--quiet-period`), in ms: the source was checked again after it. */
+  readonly quietPeriodMs?: number
+  /** How long the source was seen unchanged: from the read's start to the last check, in ms. */
+  readonly quietForMs?: number
 }
 
 const n = (v: number) => v.toLocaleString('en-US')
@@ -95,7 +99,12 @@ export function cutoverStarted(readStartedAt: number): CutoverRecord {
 }
 
 /** The cutover record once the source was checked. */
-export function cutoverChecked(readStartedAt: number, changes: SourceChanges, checkedAt: number): CutoverRecord {
+export function cutoverChecked(
+  readStartedAt: number,
+  changes: SourceChanges,
+  checkedAt: number,
+  quiet: { periodMs?: number; forMs?: number } = {},
+): CutoverRecord {
   const changedRows = LEGACY_ENTITIES.reduce((a, e) => a + (changes[e] ?? 0), 0)
   return {
     final: true,
@@ -104,6 +113,8 @@ export function cutoverChecked(readStartedAt: number, changes: SourceChanges, ch
     changedAfterRead: changes,
     changedRows,
     sourceStillChanging: changedRows > 0,
+    ...(quiet.periodMs !== undefined ? { quietPeriodMs: quiet.periodMs } : {}),
+    ...(quiet.forMs !== undefined ? { quietForMs: quiet.forMs } : {}),
   }
 }
 

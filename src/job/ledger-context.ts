@@ -4,6 +4,7 @@
  * (src/cli/open-command-context.ts) read the configuration file, layer flags and environment on
  * it, and hold the embedded store's lock file around this.
  */
+import { ConfigError } from '../errors.ts'
 import type { LoadConfig } from '../load/config.ts'
 import { type LedgerStore, openLedger } from '../state/store.ts'
 import type { ResolvedConfig } from './config.ts'
@@ -26,9 +27,7 @@ export interface LedgerSettings {
 export async function openLedgerContext(config: ResolvedConfig, settings: LedgerSettings): Promise<LedgerContext> {
   const { jobId, load } = settings
   const store =
-    config.state.url !== undefined
-      ? await openLedger({ url: config.state.url, poolSize: Math.max(10, load.concurrency + 6) })
-      : await openLedger({ dir: config.state.dir })
+    config.state.url !== undefined ? await openLedgerServer(config, Math.max(10, load.concurrency + 6)) : await openLedger({ dir: config.state.dir })
   return {
     config,
     jobId,
@@ -36,4 +35,41 @@ export async function openLedgerContext(config: ResolvedConfig, settings: Ledger
     store,
     close: () => store.close(),
   }
+}
+
+/**
+ * Opens the ledger on the Postgres server of `state.url`. A database that does not exist there is
+ * a configuration error (exit 2) naming the command that creates it, not an outage to rerun.
+ */
+export async function openLedgerServer(config: Pick<ResolvedConfig, 'file' | 'state'>, poolSize: number): Promise<LedgerStore> {
+  const url = config.state.url ?? ''
+  try {
+    return await openLedger({ url, poolSize })
+  } catch (err) {
+    // invalid_catalog_name: the server answered, the database is not there.
+    if (pgCodeOf(err) === '3D000') {
+      throw new ConfigError(config.file, [{ path: 'state.url', message: missingDatabase(url) }])
+    }
+    throw err
+  }
+}
+
+/** The Postgres error code of an error or of one it was caused by (the migration wraps the driver's). */
+function pgCodeOf(err: unknown): unknown {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if ('code' in e && typeof e.code === 'string') {
+      return e.code
+    }
+  }
+  return undefined
+}
+
+function missingDatabase(url: string): string {
+  const u = new URL(url)
+  const name = decodeURIComponent(u.pathname.replace(/^\//, ''))
+  const args = [u.hostname && `-h ${u.hostname}`, u.port && `-p ${u.port}`, u.username && `-U ${decodeURIComponent(u.username)}`].filter(Boolean)
+  return (
+    `the ledger database "${name}" does not exist on ${u.hostname || 'the server'}${u.port ? `:${u.port}` : ''}: ` +
+    `create it with \`createdb ${[...args, name].join(' ')}\` (or \`CREATE DATABASE "${name}"\` in psql); chatferry creates its tables on first use`
+  )
 }

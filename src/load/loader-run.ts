@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
+import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import type { Entity } from '../target/schemas.ts'
@@ -262,13 +263,22 @@ export class LoaderRun {
     } else if (status === 'done' && stats.some((s) => s.rejected > 0)) {
       status = 'rejected'
     }
-    await this.store
-      .finishRun(this.runId, status === 'done' ? 'succeeded' : status === 'stopped' ? 'interrupted' : status, { counters, stats }, fatal?.message)
-      .catch(() => {})
+    await this.store.finishRun(this.runId, runStatusOf(status, this.options.mode), { counters, stats }, fatal?.message).catch(() => {})
     await this.store.workers.remove(this.workerId).catch(() => {})
     await this.queue.stop().catch(() => {})
     this.options.onTick?.(counters)
     this.log.info({ status, ...counters }, 'loader finished')
     return { status, counters, stats, ...(fatal !== undefined ? { error: fatal } : {}) }
   }
+}
+
+/**
+ * The run row's status: a signal ends a worker the way it is meant to end (`stopped`, exit 0);
+ * it interrupts a `load`, which the next run resumes (`interrupted`).
+ */
+function runStatusOf(status: LoadOutcomeStatus, mode: LoaderOptions['mode']): Exclude<RunStatus, 'running'> {
+  if (status === 'stopped') {
+    return mode === 'worker' ? 'stopped' : 'interrupted'
+  }
+  return status === 'done' ? 'succeeded' : status
 }

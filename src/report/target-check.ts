@@ -101,6 +101,11 @@ async function checkApiKey(
       apiKey.works = true
       apiKey.fullAccess = false
       problems.push(`the apiKey has no full access (${apiKey.error}): data import needs a REST API key with fullAccess scope`)
+    } else if (err instanceof PlatformError && err.status === undefined) {
+      // No answer at all (DNS, connection, timeout): nothing is known about the key.
+      problems.push(
+        `the platform at ${redactUrl(baseUrl)} could not be reached, so the apiKey was not checked: ${apiKey.error}; check target.baseUrl and this machine's network and DNS`,
+      )
     } else {
       problems.push(`the apiKey does not work against ${redactUrl(baseUrl)}: ${apiKey.error}`)
     }

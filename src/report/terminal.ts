@@ -54,12 +54,16 @@ function updateLines(r: PlanReport): string[] {
   return out
 }
 
+/** The `k` most frequent reasons, then how many more there are (the JSON and HTML reports list them all). */
 function top(map: Record<string, ReasonCount>, k = 3): string {
-  return Object.entries(map)
-    .sort((a, b) => b[1].count - a[1].count)
-    .slice(0, k)
-    .map(([reason, r]) => `${n(r.count)} × ${reason} (e.g. ${r.samples.slice(0, 2).join(', ')})`)
-    .join('; ')
+  const sorted = Object.entries(map).sort((a, b) => b[1].count - a[1].count)
+  const shown = sorted.slice(0, k).map(([reason, r]) => `${n(r.count)} × ${reason} (e.g. ${r.samples.slice(0, 2).join(', ')})`)
+  const rest = sorted.slice(k)
+  if (rest.length > 0) {
+    const items = rest.reduce((a, [, r]) => a + r.count, 0)
+    shown.push(`+${rest.length} more ${rest.length === 1 ? 'reason' : 'reasons'} (${n(items)}; all in plan-report.json)`)
+  }
+  return shown.join('; ')
 }
 
 function when(iso: string): string {

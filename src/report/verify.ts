@@ -95,7 +95,9 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   const namedMissing = await drillConversations(run, messages.toRelist)
   const sampleUnmatched = reportUnmatchedSample(run, messages, namedMissing)
   const snapshotAt =
-    config.source !== undefined && options.source !== false ? await compareSourceCounts(run, config.source as SourceConfig) : undefined
+    config.source !== undefined && options.source !== false
+      ? await compareSourceCounts(run, config.source as SourceConfig, await lastCutoverAt(store, jobId))
+      : undefined
 
   const report = buildVerifyReport({ config, jobId, runId, snapshotAt, startedAt }, run, messages, sampleSize, sampleUnmatched, mismatches)
   report.actualVsPlan = actualVsPlan(await latestReport<PlanReport>(store, jobId, 'plan'), await store.entityStats(jobId), run.entities)
@@ -103,6 +105,17 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   await saveReport(store, 'verify', report)
   const files = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
   return { report, text: formatVerifyReport(report), files, passed: mismatches.unexplained === 0 }
+}
+
+/** When the job's last final delta (`run --delta --final`) began its read, if it ran: the cutover verify re-checks. */
+async function lastCutoverAt(store: LedgerContext['store'], jobId: string): Promise<number | undefined> {
+  for (const r of await store.listRuns(jobId, 100)) {
+    const cutover = (r.stats as { final?: unknown; cutover?: { readStartedAt?: unknown } } | null)?.cutover
+    if (typeof cutover?.readStartedAt === 'string') {
+      return Date.parse(cutover.readStartedAt)
+    }
+  }
+  return undefined
 }
 
 /** The report of a finished verify. */

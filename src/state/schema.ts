@@ -14,7 +14,7 @@ export type DoneReason = (typeof DONE_REASONS)[number]
 export const RUN_MODES = ['plan', 'run', 'delta', 'load', 'worker'] as const
 export type RunMode = (typeof RUN_MODES)[number]
 
-/** `interrupted`: stopped by SIGINT/SIGTERM after finishing the work in hand; rerunning resumes. `stopped` is kept for rows written before it existed. */
+/** `interrupted`: stopped by SIGINT/SIGTERM after finishing the work in hand; rerunning resumes. `stopped`: a `worker` ended by SIGINT/SIGTERM, the way a worker is meant to end (and rows written before `interrupted` existed). */
 export const RUN_STATUSES = ['running', 'succeeded', 'rejected', 'failed', 'stopped', 'interrupted'] as const
 export type RunStatus = (typeof RUN_STATUSES)[number]
 
@@ -154,6 +154,20 @@ export interface UpdatesTable {
   settled_at: Date | null
 }
 
+/** A rejected item an operator accepted, with who, when and why (`chatferry.accepted_rejects`). */
+export interface AcceptedRejectsTable {
+  job_id: string
+  entity: string
+  target_key: string
+  legacy_id: string
+  /** The reject's code when it was accepted: the acceptance holds while the item is rejected with it. */
+  code: string | null
+  message: string | null
+  reason: string
+  accepted_by: string
+  accepted_at: ColumnType<Date, Date | string | undefined, Date | string>
+}
+
 /** One item a webhook delivery said was changed on the platform (`chatferry.platform_events`). */
 export interface PlatformEventsTable {
   id: Generated<number>
@@ -277,4 +291,5 @@ export interface StateDatabase {
   'chatferry.fleet_tenants': FleetTenantsTable
   'chatferry.platform_events': PlatformEventsTable
   'chatferry.webhook_receivers': WebhookReceiversTable
+  'chatferry.accepted_rejects': AcceptedRejectsTable
 }

@@ -10,6 +10,7 @@ import { type MigrationResult, Migrator } from 'kysely/migration'
 
 import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
+import { type AcceptedRejectsLedger, createAcceptedRejectsLedger } from './accepted-rejects-ledger.ts'
 import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
 import { recordSkippedChanges } from './changed-items.ts'
 import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
@@ -24,6 +25,7 @@ import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
 import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
+import { type RejectStanding, rejectStanding } from './sql/reject-standing.ts'
 import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
 import { type PlannedChanges, upsertPlannedItems } from './sql/upsert-planned-items.ts'
@@ -120,7 +122,10 @@ export interface EntityStats {
   created: number
   alreadyPresent: number
   skipped: number
+  /** Rejected and not accepted: what makes a run exit 3 (rejects of rows loaded since under their key are not counted at all). */
   rejected: number
+  /** Rejected, and accepted by an operator (`chatferry accept-rejects`): counted in `total`, not in `rejected`. */
+  accepted: number
   /** planned + sent */
   remaining: number
   loadedButChanged: number
@@ -141,6 +146,8 @@ export interface RejectRecord {
   message: string | null
   attempts: number
   updatedAt: Date
+  /** Whether the item has a payload `retry-rejected` can send again (a row that could not be mapped has none). */
+  resendable: boolean
 }
 
 export interface RunRecord {
@@ -187,6 +194,8 @@ export interface LedgerStore {
   readonly updateLane: UpdateLaneLedger
   /** Update intents of items already on the platform: record, count, vanished items (`update-plan-ledger.ts`). */
   readonly updatePlan: UpdatePlanLedger
+  /** The rejects an operator accepted, with who, when and why (`accept-rejects`). */
+  readonly acceptedRejects: AcceptedRejectsLedger
   /** The tenant → app bindings of fleets, keys sealed (`fleet-ledger.ts`). */
   readonly fleet: FleetLedger
   /** Changes made on the platform, from webhook deliveries, and the receiver's registration (`platform-events-ledger.ts`). */
@@ -304,6 +313,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     sessions: createLedgerSessions(database),
     updateLane: createUpdateLaneLedger(db),
     updatePlan: createUpdatePlanLedger(db),
+    acceptedRejects: createAcceptedRejectsLedger(db),
     fleet: createFleetLedger(db),
     platformEvents: createPlatformEventsLedger(db),
     async ensureJob(jobId, appId) {
@@ -404,10 +414,18 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       return out
     },
     async entityStats(jobId) {
-      const items = await sql<{ entity: Entity; status: ItemStatus; done_reason: DoneReason | null; changed: boolean; n: number }>`
-        select entity, status, done_reason, (status = 'done' and loaded_hash is distinct from payload_hash) as changed, count(*)::int as n
-        from chatferry.items where job_id = ${jobId}
-        group by 1, 2, 3, 4`.execute(db)
+      const items = await sql<{
+        entity: Entity
+        status: ItemStatus
+        done_reason: DoneReason | null
+        changed: boolean
+        standing: RejectStanding | null
+        n: number
+      }>`
+        select entity, status, done_reason, (status = 'done' and loaded_hash is distinct from payload_hash) as changed,
+          case when status = 'rejected' then ${rejectStanding('i')} end as standing, count(*)::int as n
+        from chatferry.items i where job_id = ${jobId}
+        group by 1, 2, 3, 4, 5`.execute(db)
       const batches = await sql<{ entity: Entity; requests: number; rate_limited: number; batches: number; recent: number; recent_items: number }>`
         select entity, coalesce(sum(requests), 0)::int as requests, coalesce(sum(rate_limited), 0)::int as rate_limited,
           count(*)::int as batches,
@@ -429,6 +447,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
           alreadyPresent: 0,
           skipped: 0,
           rejected: 0,
+          accepted: 0,
           remaining: 0,
           loadedButChanged: 0,
           requests: 0,
@@ -440,11 +459,11 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       }
       for (const r of items.rows) {
         const s = out.get(r.entity)
-        if (!s) {
+        if (!s || r.standing === 'superseded') {
           continue
         }
         s.total += r.n
-        s[r.status] += r.n
+        s[r.standing === 'accepted' ? 'accepted' : r.status] += r.n
         if (r.status === 'done') {
           if (r.done_reason === 'already_present') {
             s.alreadyPresent += r.n
@@ -481,8 +500,11 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       let q = db
         .selectFrom('chatferry.items')
         .select(['entity', 'legacy_id', 'target_key', 'last_error_code', 'last_error_message', 'attempts', 'updated_at'])
+        .select(sql<boolean>`payload is not null`.as('resendable'))
         .where('job_id', '=', jobId)
         .where('status', '=', 'rejected')
+        // Open rejects only: `acceptedRejects.list` has the accepted ones; a row loaded since is no reject.
+        .where(sql<boolean>`${rejectStanding('items')} = 'open'`)
       if (filter.code !== undefined) {
         q = q.where('last_error_code', '=', filter.code)
       }
@@ -501,6 +523,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         message: r.last_error_message,
         attempts: r.attempts,
         updatedAt: new Date(r.updated_at),
+        resendable: r.resendable,
       }))
     },
     async retryRejected(jobId, filter = {}) {

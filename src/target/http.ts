@@ -215,8 +215,8 @@ function redirectRefused(req: HttpRequest, res: Response): PlatformError {
 const NETWORK_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host name lookup failed',
+  ENOTFOUND: 'DNS lookup failed: no such host name',
+  EAI_AGAIN: 'DNS lookup failed: the name server did not answer',
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ETIMEDOUT: 'connection timed out',

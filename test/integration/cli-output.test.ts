@@ -92,6 +92,20 @@ describe('progress', () => {
     expect(res.out).not.toContain(apiKey)
   })
 
+  it('on an 80-column terminal: every bar line fits, with its ETA whole (issue 28)', async () => {
+    const { cfg } = await freshConfig()
+    const res = await onTerminal(['run', '--config', cfg], { COLUMNS: '80' })
+    expect(res.code, res.out.slice(-3000)).toBe(3)
+    // eslint-disable-next-line no-control-regex
+    const text = res.out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+    const bars = text.split(/\r?\n|\r/).filter((l) => /^loading .*messages/.test(l))
+    expect(bars.length).toBeGreaterThan(0)
+    for (const line of bars) {
+      expect(line.length, line).toBeLessThanOrEqual(80)
+      expect(line).toMatch(/ (ETA(@quota)? \S+( \S+)?|done)( {2}rejected [\d,]+)?$/)
+    }
+  })
+
   it('without a terminal: plain progress lines, no control characters', async () => {
     const { cfg } = await freshConfig()
     const res = await runCli(['run', '--config', cfg, '--log-format', 'pretty'], { CHATFERRY_PROGRESS_SECONDS: '1' }).done

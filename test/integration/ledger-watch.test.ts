@@ -115,7 +115,9 @@ it('status, rejects and runs answer during a load on the embedded store, without
   expect(rejects.code, rejects.stderr).toBe(0)
   expect(JSON.parse(rejects.stdout)).toMatchObject([{ legacyId: 'broken-1', targetKey: '~legacy:broken-1', code: 'MAPPING_INVALID' }])
   const rejectsTable = await runCli(['rejects', '--config', file], readerEnv).done
-  expect(rejectsTable.stdout).toMatch(/^messages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/)
+  expect(rejectsTable.stdout).toMatch(
+    /^entity or update\tlegacy id\ttarget key\tcode\treason\nmessages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/,
+  )
 
   const runs = await runCli(['runs', '--config', file, '--json'], readerEnv).done
   expect(runs.code, runs.stderr).toBe(0)
@@ -150,7 +152,9 @@ it('status, rejects and runs answer during a load on the embedded store, without
   expect(ended[0]!.counts.requests).toBeGreaterThan(0)
   expect(ended[0]!.counts.itemsDone).toBeGreaterThan(0)
   const text = await runCli(['runs', '--config', file], readerEnv).done
-  expect(text.stdout).toMatch(/^#\d+\tload\tinterrupted\t\S+ → \S+\t\S+\trequests \d+, itemsDone \d+/)
+  expect(text.stdout).toMatch(
+    /^run\tmode\toutcome\tstarted → ended\tduration\tcounts\n#\d+\tload\tinterrupted\t\S+ → \S+\t\S+\trequests \d+, itemsDone \d+/,
+  )
 
   const noYes = await runCli(['purge', '--config', file, '--job', 'watch-live'], readerEnv).done
   expect(noYes.code).toBe(2)
@@ -158,7 +162,7 @@ it('status, rejects and runs answer during a load on the embedded store, without
   const purged = await runCli(['purge', '--config', file, '--job', 'watch-live', '--yes'], readerEnv).done
   expect(purged.code, purged.stderr).toBe(0)
   expect(purged.stdout).toMatch(
-    /^purged job watch-live from the embedded store in .*: 2004 items, 0 update intents, \d+ batches, 0 cursors, 1 runs, 0 reports, 0 id mappings, \d+ worker rows, 1 job row; pg-boss queue \S+ deleted/,
+    /^purged job watch-live from the embedded store in .*: 2004 items, 0 update intents, \d+ batches, 0 cursors, 1 runs, 0 reports, 0 id mappings, \d+ worker rows, 0 accepted rejects, 1 job row; pg-boss queue \S+ deleted/,
   )
   const gone = await runCli(['status', '--config', file, '--job', 'watch-live'], readerEnv).done
   expect(gone.code).toBe(2)
@@ -264,7 +268,7 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
     expect(purged.code, purged.stderr).toBe(0)
     expect(JSON.parse(purged.stdout)).toEqual({
       jobId: 'watch-pg',
-      removed: { items: 3, updates: 0, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, jobs: 1 },
+      removed: { items: 3, updates: 0, batches: 0, cursors: 0, runs: 2, reports: 0, idMap: 0, workers: 0, acceptedRejects: 0, jobs: 1 },
       queue: null,
       schedule: null,
     })

@@ -138,7 +138,7 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
   })
 
   it('plan --check-target for a job whose ledger is empty predicts every user, group and member as already present', async () => {
-    const { code, stderr, report } = await planCli(['--check-target', '--job', 'fresh-job'])
+    const { code, stderr, report } = await planCli(['--check-target', '--new-job', '--job', 'fresh-job'])
     expect(code, stderr).toBe(0)
     expect(report.target?.ok).toBe(true)
     expect(report.target?.region).toMatchObject({ configured: 'us' })
@@ -153,7 +153,9 @@ describe('plan and verify after a full load of the Mattermost fixture', () => {
     const bad = cfg.replace(/chatferry\.yaml$/, 'bad-key.yaml')
     writeFileSync(bad, readFileSync(cfg, 'utf8').replace(app.apiKey, 'f'.repeat(40)))
     const out = mkdtempSync(join(tmpdir(), 'chatferry-plan-out-'))
-    const r = await runCli(['plan', '--config', bad, '--out', out, '--check-target', '--job', 'bad-key-job'], { CHATFERRY_LOG_LEVEL: 'error' }).done
+    const r = await runCli(['plan', '--config', bad, '--out', out, '--check-target', '--new-job', '--job', 'bad-key-job'], {
+      CHATFERRY_LOG_LEVEL: 'error',
+    }).done
     expect(r.code, r.stderr).toBe(3)
     const report = PlanReport.parse(JSON.parse(readFileSync(join(out, 'plan-report.json'), 'utf8')))
     expect(report.target).toMatchObject({ ok: false, apiKey: { works: false } })

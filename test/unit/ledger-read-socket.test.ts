@@ -21,6 +21,19 @@ const reader: LedgerAnswers = {
       message: null,
       attempts: 1,
       updatedAt: started,
+      resendable: true,
+    },
+  ],
+  listAcceptedRejects: async (jobId) => [
+    {
+      entity: 'messages',
+      legacyId: `${jobId}:m1`,
+      targetKey: '~legacy:m1',
+      code: 'MAPPING_INVALID',
+      message: 'receiver is missing',
+      reason: 'lines without a room',
+      acceptedBy: 'ops@host',
+      acceptedAt: started,
     },
   ],
   listRuns: async () => {
@@ -78,6 +91,9 @@ it('answers the read-only operations with their dates, passes errors on, refuses
   const [reject] = await client.listRejects('j', { code: 'X' })
   expect(reject).toMatchObject({ legacyId: 'j:X', code: 'X' })
   expect(reject!.updatedAt).toEqual(started)
+  const [accepted] = await client.listAcceptedRejects('j')
+  expect(accepted).toMatchObject({ legacyId: 'j:m1', reason: 'lines without a room', acceptedBy: 'ops@host' })
+  expect(accepted!.acceptedAt).toEqual(started)
   await expect(client.listRuns('j')).rejects.toThrow('the ledger could not be read')
   const [refused] = await client.listUpdateRejects('j')
   expect(refused).toMatchObject({ kind: 'user.update', legacyId: 'j:u1', code: 'ERR_BAD_REQUEST', httpStatus: 400 })

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 
+import { registerAcceptRejectsCommand } from './accept-rejects.ts'
 import { registerAppsCommand } from './apps.ts'
 import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
@@ -43,6 +44,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerRejectsCommand,
   registerRunsCommand,
   registerRetryRejectedCommand,
+  registerAcceptRejectsCommand,
   registerVerifyCommand,
   registerPurgeCommand,
   registerCompletionCommand,

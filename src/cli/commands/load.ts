@@ -21,8 +21,12 @@ const int = (v: string) => {
 
 export const JOB_OPTION_HELP = 'ledger job id; must be a job of the ledger (default: $CHATFERRY_JOB_ID, else job.id, else the target app id)'
 
-/** `--job` of the commands that create their job (`run`, `plan`). */
-export const NEW_JOB_OPTION_HELP = 'ledger job id; a new id starts a new job (default: $CHATFERRY_JOB_ID, else job.id, else the target app id)'
+/** `--job` of the commands that may start a new job (`run`, `plan`). */
+export const NEW_JOB_OPTION_HELP =
+  'ledger job id; one the ledger does not hold needs --new-job while it holds others (default: $CHATFERRY_JOB_ID, else job.id, else the target app id)'
+
+/** `--new-job` of `run` and `plan`. */
+export const NEW_JOB_FLAG_HELP = 'start the job --job names although the ledger holds other jobs (a new job reads and sends the whole history)'
 
 /** Flags shared by `load`, `run` and `worker`. */
 export function addLoaderOptions(cmd: Command, jobHelp: string = JOB_OPTION_HELP): Command {

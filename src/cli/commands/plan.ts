@@ -5,6 +5,7 @@ import { createLogger } from '../../logger.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { withHelp } from '../help.ts'
+import { admitJob } from '../job-guard.ts'
 import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
 import { openPlanContext } from '../plan-ledger-context.ts'
@@ -12,11 +13,12 @@ import { createPlanProgress } from '../progress-drawer.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
-import { NEW_JOB_OPTION_HELP } from './load.ts'
+import { NEW_JOB_FLAG_HELP, NEW_JOB_OPTION_HELP } from './load.ts'
 
 interface PlanFlags {
   config: string
   job?: string
+  newJob?: boolean
   out: string
   failOn: string[]
   checkTarget?: boolean
@@ -44,7 +46,10 @@ export function registerPlanCommand(program: Command): void {
       [0, 'report written, every gate passed'],
       [3, 'a --fail-on gate failed, or the --check-target pre-flight found a problem'],
       [1, 'stopped by an error (source unreachable) or by SIGINT/SIGTERM'],
-      [2, 'usage or configuration error; the source refused a query or login (missing table or column)'],
+      [
+        2,
+        'usage or configuration error; a job the ledger does not hold while it holds others, without --new-job; the source refused a query or login (missing table or column)',
+      ],
     ],
     examples: [
       ['plan', 'the terminal summary; reports in ./chatferry-reports'],
@@ -56,6 +61,7 @@ export function registerPlanCommand(program: Command): void {
   plan
     .addOption(configOption())
     .option('--job <id>', NEW_JOB_OPTION_HELP)
+    .option('--new-job', NEW_JOB_FLAG_HELP)
     .option('--out <dir>', 'directory of the JSON and HTML reports', 'chatferry-reports')
     .addOption(
       new Option(
@@ -91,6 +97,8 @@ export function registerPlanCommand(program: Command): void {
         }
         const progress = createPlanProgress(ctx.config.target.quota, logger)
         try {
+          // Before the source is read: a mistyped --job is no new job to report on.
+          await admitJob(ctx, opts.newJob === true)
           const result = await runPlan(ctx, {
             onPage: progress.onPage,
             signal: stopper.signal,

@@ -96,6 +96,7 @@ function describeRows(rows: PurgedRows): string {
     reports: 'reports',
     idMap: 'id mappings',
     workers: 'worker rows',
+    acceptedRejects: 'accepted rejects',
     jobs: 'job row',
   }
   return (Object.keys(names) as (keyof PurgedRows)[]).map((k) => `${rows[k]} ${names[k]}`).join(', ')

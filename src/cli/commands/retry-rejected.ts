@@ -1,7 +1,9 @@
 import { type Command, Option } from 'commander'
 
+import type { RejectRecord } from '../../state/store.ts'
 import { ENTITIES, type Entity } from '../../target/schemas.ts'
 import { INVOCATION } from '../../version.ts'
+import { CliError } from '../cli-error.ts'
 import { buildSummary, noteSummary, printSummary, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
 import { withHelp } from '../help.ts'
@@ -20,7 +22,10 @@ export function registerRetryRejectedCommand(program: Command): void {
     exits: [
       [0, 'planned again (also when there were none)'],
       [1, 'the ledger could not be written'],
-      [2, 'usage or configuration error, unknown job'],
+      [
+        2,
+        'usage or configuration error, unknown job; the selected rejects have no payload to send again (their source rows could not be mapped: the message says how to retry or accept them)',
+      ],
     ],
     examples: [
       ['retry-rejected --code ERR_UID_NOT_FOUND', 'only the items rejected with that code'],
@@ -45,10 +50,15 @@ export function registerRetryRejectedCommand(program: Command): void {
         noteSummary({ jobId: ctx.jobId })
         await requireKnownJob(ctx)
         const filter = { ...(opts.code !== undefined ? { code: opts.code } : {}), ...(opts.entity !== undefined ? { entity: opts.entity } : {}) }
+        // Rejects without a payload (a row that could not be mapped) cannot be sent again: only a new read can retry them.
+        const unsendable = opts.conflicts ? [] : (await ctx.store.listRejects(ctx.jobId, filter)).filter((r) => !r.resendable)
         const items = opts.conflicts ? 0 : await ctx.store.retryRejected(ctx.jobId, filter)
         // Rejected updates of loaded items too (or, with --conflicts, the held-back ones): the next load's update lane sends them.
         const updates = await ctx.store.updateLane.retryRejected(ctx.jobId, { ...filter, ...(opts.conflicts ? { held: 'conflict' as const } : {}) })
         const n = items + updates
+        if (n === 0 && unsendable.length > 0) {
+          throw new CliError(noPayload(unsendable, ctx.config.file, opts.code))
+        }
         if (opts.json) {
           printSummary(buildSummary({ exitCode: EXIT.OK, stats: await ctx.store.entityStats(ctx.jobId), replanned: n }))
         } else {
@@ -58,9 +68,30 @@ export function registerRetryRejectedCommand(program: Command): void {
               ? `${items} rejected item(s) and ${updates} rejected update(s)`
               : `${items} rejected item(s)`
           process.stdout.write(`${what} planned again${n > 0 ? `; run \`${INVOCATION} load -c ${ctx.config.file}\` to send them` : ''}\n`)
+          if (unsendable.length > 0) {
+            process.stdout.write(`not planned: ${noPayload(unsendable, ctx.config.file, opts.code)}\n`)
+          }
         }
       } finally {
         await ctx.close()
       }
     })
+}
+
+/**
+ * Why rejects without a payload were not planned again, and the two ways out: fix the source rows
+ * and read them again, or accept them.
+ */
+function noPayload(rejects: readonly RejectRecord[], file: string, code: string | undefined): string {
+  const byEntity = new Map<string, number>()
+  for (const r of rejects) {
+    byEntity.set(r.entity, (byEntity.get(r.entity) ?? 0) + 1)
+  }
+  const codes = [...new Set(rejects.map((r) => r.code ?? '(no code)'))]
+  return (
+    `${rejects.length} reject(s) of ${codes.join(', ')} (${[...byEntity].map(([e, k]) => `${e} ${k}`).join(', ')}) have no payload to send again: ` +
+    `their source rows could not be mapped (\`${INVOCATION} rejects -c ${file}\` gives each reason, e.g. ${rejects[0]?.legacyId}: ${rejects[0]?.message ?? '-'}); ` +
+    `fix those rows in the source, then \`${INVOCATION} run --delta -c ${file}\` reads rows added or changed since the last read and plans them again; ` +
+    `rows that stay as they are: \`${INVOCATION} accept-rejects${code !== undefined ? ` --code ${code}` : ' --all'} --reason '…' -c ${file}\``
+  )
 }

@@ -189,6 +189,7 @@ export function registerRunsCommand(program: Command): void {
           process.stdout.write(`no runs of job ${ctx.jobId} yet\n`)
           return
         }
+        process.stdout.write('run\tmode\toutcome\tstarted → ended\tduration\tcounts\n')
         for (const v of views) {
           const counts = Object.entries(v.counts)
             .map(([k, n]) => `${k} ${n}`)

@@ -83,6 +83,10 @@ export function registerStatusCommand(program: Command): void {
             `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
           )
           process.stdout.write(`${formatStatusTable(report)}\n`)
+          const accepted = stats.reduce((n, e) => n + e.accepted, 0)
+          if (accepted > 0) {
+            process.stdout.write(`accepted rejects: ${accepted} (not counted as rejected; rejects --accepted lists them with who, when and why)\n`)
+          }
           for (const line of [...formatStatusUpdates(updates), ...formatStatusConflicts(updates)]) {
             process.stdout.write(`${line}\n`)
           }

@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { createLogger } from '../../logger.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
+import { INVOCATION } from '../../version.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
@@ -71,7 +72,16 @@ export function registerVerifyCommand(program: Command): void {
             source: opts.source !== false,
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
-          return printReportResult(result, opts.json)
+          const code = printReportResult(result, opts.json)
+          // The rejects an operator accepted are not on the platform by decision: say so, with where to read why.
+          const accepted = (await ctx.store.entityStats(ctx.jobId)).filter((e) => e.accepted > 0)
+          if (accepted.length > 0) {
+            ;(opts.json ? process.stderr : process.stdout).write(
+              `accepted rejects, not on the platform by decision: ${accepted.map((e) => `${e.entity} ${e.accepted}`).join(', ')} ` +
+                `(\`${INVOCATION} rejects --accepted -c ${ctx.config.file}\` says who accepted them, when and why)\n`,
+            )
+          }
+          return code
         } finally {
           await ctx.close()
         }

@@ -6,6 +6,7 @@ import * as runStatusInterrupted from './2026_11_23_1400_run_status_interrupted.
 import * as createUpdates from './2026_11_26_0900_create_updates.ts'
 import * as createFleetTenants from './2026_11_26_1200_create_fleet_tenants.ts'
 import * as createPlatformEvents from './2026_11_26_1500_create_platform_events.ts'
+import * as createAcceptedRejects from './2026_11_27_0300_create_accepted_rejects.ts'
 
 /** Every ledger migration, by name; names sort in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -15,4 +16,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026_11_26_0900_create_updates': createUpdates,
   '2026_11_26_1200_create_fleet_tenants': createFleetTenants,
   '2026_11_26_1500_create_platform_events': createPlatformEvents,
+  '2026_11_27_0300_create_accepted_rejects': createAcceptedRejects,
 }

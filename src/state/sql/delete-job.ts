@@ -12,13 +12,14 @@ export interface PurgedRows {
   reports: number
   idMap: number
   workers: number
+  acceptedRejects: number
   jobs: number
 }
 
 /**
  * Deletes everything the ledger holds for one job — its items (with their payloads: message
  * bodies, names, e-mail addresses), update intents (with their bodies), batches, cursors, runs, plan and verify reports, id map, worker
- * rows and the job row — in one statement per table, so the caller's transaction removes all or
+ * rows, the operator's accepted rejects (with their reasons) and the job row — in one statement per table, so the caller's transaction removes all or
  * nothing. The apps' quota budgets are not the job's (they hold only timings) and stay.
  */
 export async function deleteJob(db: Kysely<StateDatabase>, jobId: string): Promise<PurgedRows> {
@@ -38,6 +39,7 @@ export async function deleteJob(db: Kysely<StateDatabase>, jobId: string): Promi
     reports: await count('reports'),
     idMap: await count('id_map'),
     workers: await count('workers'),
+    acceptedRejects: await count('accepted_rejects'),
     jobs: await count('jobs'),
   }
 }

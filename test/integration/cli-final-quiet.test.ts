@@ -1,0 +1,90 @@
+/**
+ * Issue 28, item 5: a final delta whose "frozen" means frozen. Through the CLI as a process (a
+ * SQLite in-house source, a Postgres ledger, the sandbox): with `--quiet-period`, the final delta
+ * that found the source unchanged right after its load waits the period and checks again, so a
+ * writer that wrote just after the first check is caught (exit 4, the row counted); once the
+ * writer stops, the final delta — its bad rows accepted — exits 0 with the quiet window recorded,
+ * `verify` says verified, and a row written after the cutover makes `verify` fail (it re-checks).
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { expect, it } from 'vitest'
+
+import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
+import { oneJsonObject, useCliSuite } from '../helpers/cli-suite.ts'
+import { runCli } from '../helpers/ledger-fixtures.ts'
+import { writeRunConfig } from '../helpers/run-e2e.ts'
+
+const suite = useCliSuite()
+
+interface Cutover {
+  readonly changedRows?: number
+  readonly sourceStillChanging?: boolean
+  readonly changedAfterRead?: Record<string, number | null>
+  readonly quietPeriodMs?: number
+  readonly quietForMs?: number
+}
+
+it('the quiet period catches a writer that slipped past the first check; a frozen source then passes with exit 0', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cf-quiet-'))
+  const sourceUrl = `sqlite:${join(dir, 'legacy.db')}`
+  await loadGenericSqlFixture('sqlite', sourceUrl)
+  const state = await suite.freshDb('cf_quiet')
+  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+  const cfg = writeRunConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    stateUrl: state.url,
+    source: genericSourceConfig(sourceUrl) as unknown as Record<string, unknown>,
+    policies: { retention: { oldMessages: 'send' } },
+    load: { quotaWindowMs: 10_000 },
+    dir,
+  })
+  expect((await runCli(['run', '--config', cfg]).done).code).toBe(3)
+  const accept = await runCli(['accept-rejects', '--all', '--reason', 'known bad rows', '--config', cfg]).done
+  expect(accept.code, accept.stderr).toBe(0)
+
+  expect((await runCli(['run', '--delta', '--config', cfg, '--quiet-period', '1s']).done).stderr).toContain('--quiet-period needs --delta --final')
+  expect((await runCli(['run', '--delta', '--final', '--config', cfg, '--quiet-period', 'soon']).done).code).toBe(2)
+
+  // The writer writes right after the first check found nothing: only the second check can see it.
+  const final = runCli(['run', '--delta', '--final', '--quiet-period', '4s', '--config', cfg, '--json'])
+  await final.waitFor('waiting the quiet period', 60_000)
+  const w = await openGenericWriter('sqlite', sourceUrl)
+  const now = sqlTime(Date.now())
+  await w.insert('chat_lines', [{ lid: 900, author: 1, room: 'r-general', to_pid: null, body: 'one more', kind: 'text', posted: now, modified: now }])
+  await w.close()
+  const caught = await final.done
+  expect(caught.code, caught.stderr.slice(-2000)).toBe(4)
+  const warned = oneJsonObject(caught.stdout) as { status: string; cutover: Cutover }
+  expect(warned.status).toBe('source-changing')
+  expect(warned.cutover).toMatchObject({ sourceStillChanging: true, quietPeriodMs: 4000 })
+  expect(warned.cutover.changedAfterRead?.messages).toBe(1)
+
+  // Frozen now: the final delta loads the late line and stays clean through its quiet period.
+  const clean = await runCli(['run', '--delta', '--final', '--quiet-period', '1s', '--config', cfg, '--json']).done
+  expect(clean.code, clean.stderr.slice(-2000)).toBe(0)
+  const done = oneJsonObject(clean.stdout) as { cutover: Cutover }
+  expect(done.cutover).toMatchObject({ changedRows: 0, sourceStillChanging: false, quietPeriodMs: 1000 })
+  expect(done.cutover.quietForMs).toBeGreaterThanOrEqual(1000)
+  expect(clean.stderr).toMatch(/no source row changed in the \S+ since the final read began: the source is frozen/)
+
+  // verify re-checks the cutover: clean now; a row written after it is a mismatch (exit 3).
+  const out = mkdtempSync(join(tmpdir(), 'cf-quiet-verify-'))
+  const verified = await runCli(['verify', '--config', cfg, '--out', out]).done
+  expect(verified.code, verified.stdout + verified.stderr.slice(-2000)).toBe(0)
+  const w2 = await openGenericWriter('sqlite', sourceUrl)
+  const later = sqlTime(Date.now())
+  await w2.insert('chat_lines', [
+    { lid: 901, author: 1, room: 'r-general', to_pid: null, body: 'after the cutover', kind: 'text', posted: later, modified: later },
+  ])
+  await w2.close()
+  const after = await runCli(['verify', '--config', cfg, '--out', out]).done
+  expect(after.code, after.stdout).toBe(3)
+  expect(after.stdout).toMatch(
+    /1 messages changed in the source after the final delta's read began at \S+ \(the cutover\): the legacy system is still written/,
+  )
+}, 180_000)

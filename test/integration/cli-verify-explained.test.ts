@@ -1,0 +1,66 @@
+/**
+ * Issue 28, item 2: `verify` does not cry wolf over what the ledger knows. Through the CLI as a
+ * process (a SQLite in-house source, a Postgres ledger, the sandbox): a member removed in the
+ * source and kicked on the platform by the next delta is no "member the source no longer has";
+ * with the bad rows accepted, verify says verified (exit 0). A member the source lost that no
+ * delta has seen yet is still a mismatch, and its advice — the delta — clears it.
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { expect, it } from 'vitest'
+
+import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
+import { useCliSuite } from '../helpers/cli-suite.ts'
+import { runCli } from '../helpers/ledger-fixtures.ts'
+import { sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+
+const suite = useCliSuite()
+
+it('a member removed in the source: verify names the delta that fixes it; after the delta kicked it, verified', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cf-verify-'))
+  const sourceUrl = `sqlite:${join(dir, 'legacy.db')}`
+  await loadGenericSqlFixture('sqlite', sourceUrl)
+  const state = await suite.freshDb('cf_verify_kick')
+  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+  const cfg = writeRunConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    stateUrl: state.url,
+    source: genericSourceConfig(sourceUrl) as unknown as Record<string, unknown>,
+    policies: { retention: { oldMessages: 'send' } },
+    load: { quotaWindowMs: 10_000 },
+    dir,
+  })
+  const out = mkdtempSync(join(tmpdir(), 'cf-verify-out-'))
+  const cli = (...args: string[]) => runCli([...args, '--config', cfg]).done
+  expect((await cli('run')).code).toBe(3)
+  expect((await cli('accept-rejects', '--all', '--reason', 'known bad rows')).code).toBe(0)
+  const first = await cli('verify', '--out', out)
+  expect(first.code, first.stdout).toBe(0)
+  expect(first.stdout).toMatch(
+    /^accepted rejects, not on the platform by decision: users 2, groups 2, members 1, messages \d+ \(`.* rejects --accepted -c \S+` says who accepted them, when and why\)$/m,
+  )
+
+  // The helper bot (3) leaves r-general in the source.
+  const w = await openGenericWriter('sqlite', sourceUrl)
+  await w.exec(`DELETE FROM room_people WHERE rid = 'r-general' AND pid = 3`)
+  await w.close()
+  const stale = await cli('verify', '--out', out)
+  expect(stale.code, stale.stdout).toBe(3)
+  expect(stale.stdout).toMatch(
+    /the ledger has 1 members the source no longer has \(removed items are not counted\): `chatferry run --delta` finds them/,
+  )
+
+  // The advice: the delta kicks her on the platform, and verify is clean again.
+  const delta = await cli('run', '--delta')
+  expect(delta.code, delta.stderr.slice(-2000)).toBe(0)
+  const on = await sandboxContents(suite.tsb.sandbox, app.id)
+  const general = on.members.filter((m) => m.key.startsWith('r-general_member_')).map((m) => m.key)
+  expect(general.length).toBeGreaterThan(1)
+  expect(general).not.toContain('r-general_member_3')
+  const clean = await cli('verify', '--out', out)
+  expect(clean.code, clean.stdout).toBe(0)
+}, 180_000)
