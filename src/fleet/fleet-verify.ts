@@ -22,6 +22,8 @@ export interface TenantVerdict {
   readonly verdict: 'passed' | 'mismatches' | 'failed'
   readonly mismatches: number
   readonly unexplained: number
+  /** The tenant's rejects an operator accepted: no mismatch, said beside the verdict. */
+  readonly accepted: number
   readonly report: string | null
   readonly reason: string | null
   readonly needsFix: boolean
@@ -61,6 +63,7 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
             verdict: 'failed',
             mismatches: 0,
             unexplained: 0,
+            accepted: 0,
             report: null,
             reason: 'never run: run `chatferry fleet run` first',
             needsFix: true,
@@ -74,17 +77,28 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
             ...(options.signal ? { signal: options.signal } : {}),
           })
           const { mismatches, unexplained } = result.report.totals
+          const accepted = Object.values(result.report.acceptedRejects?.entities ?? {}).reduce((a, b) => a + b, 0)
           return {
             ...who,
             verdict: result.passed ? 'passed' : 'mismatches',
             mismatches,
             unexplained,
+            accepted,
             report: result.files?.html ?? null,
             reason: null,
             needsFix: false,
           }
         } catch (err) {
-          return { ...who, verdict: 'failed', mismatches: 0, unexplained: 0, report: null, reason: reasonOf(err), needsFix: needsFix(err) }
+          return {
+            ...who,
+            verdict: 'failed',
+            mismatches: 0,
+            unexplained: 0,
+            accepted: 0,
+            report: null,
+            reason: reasonOf(err),
+            needsFix: needsFix(err),
+          }
         }
       }),
     ),

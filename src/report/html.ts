@@ -4,6 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
+import { acceptedRejectsLine } from './accepted-rejects-line.ts'
 import { conflictRows } from './conflict-rows.ts'
 import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
@@ -653,6 +654,7 @@ ${tableHtml(
   }),
 )}
 <p class="meta">${n(r.messages.conversations)} conversations, ${n(r.messages.conversationsMismatched)} with a different message count; ${n(r.messages.sampleCompared)} of ${n(r.messages.sampleRequested)} sampled messages compared on ${esc(r.messages.fields.join(', '))}${r.messages.sampleComparedBy ? ` (${n(r.messages.sampleComparedBy.legacyId)} matched by legacy id, ${n(r.messages.sampleComparedBy.fingerprint)} by fingerprint)` : ''}${r.messages.sampleUnmatched ? `; <strong>${n(r.messages.sampleUnmatched)} sampled messages matched no listed message</strong> (listed as missing)` : ''}. Chat reads: ${n(r.chat.requests)} at ≤ ${n(r.chat.requestsPerMinute)}/min.</p>
+${acceptedRejectsLine(r) === undefined ? '' : `<p class="meta">${esc(acceptedRejectsLine(r) as string)}</p>`}
 ${actualVsPlanSection(r)}
 <h2>Charts</h2>
 <div class="charts">

@@ -320,5 +320,11 @@ export const VerifyReport = ReportHeader.extend({
   totals: z.object({ mismatches: z.number().int(), unexplained: z.number().int() }),
   /** The sign-off: plan vs ledger vs platform (absent in reports written before it existed). */
   actualVsPlan: ActualVsPlan.optional(),
+  /**
+   * Rejects an operator accepted (`chatferry accept-rejects`), per entity: not on the platform by
+   * decision, so no mismatch; `command` lists them with who accepted them, when and why. Absent
+   * when there are none (and in reports written before accepted rejects existed).
+   */
+  acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
 })
 export type VerifyReport = z.infer<typeof VerifyReport>

@@ -4,6 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
+import { acceptedRejectsLine } from './accepted-rejects-line.ts'
 import { conflictRows } from './conflict-rows.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
@@ -218,6 +219,10 @@ export function formatVerifyReport(r: VerifyReport): string {
   const more = r.mismatches.length - shown.length + r.mismatchesNotListed
   if (more > 0) {
     lines.push(`  … and ${n(more)} more (see the JSON or HTML report)`)
+  }
+  const accepted = acceptedRejectsLine(r)
+  if (accepted !== undefined) {
+    lines.push(accepted)
   }
   lines.push(
     r.totals.unexplained === 0

@@ -100,11 +100,30 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
       : undefined
 
   const report = buildVerifyReport({ config, jobId, runId, snapshotAt, startedAt }, run, messages, sampleSize, sampleUnmatched, mismatches)
-  report.actualVsPlan = actualVsPlan(await latestReport<PlanReport>(store, jobId, 'plan'), await store.entityStats(jobId), run.entities)
+  const stats = await store.entityStats(jobId)
+  report.actualVsPlan = actualVsPlan(await latestReport<PlanReport>(store, jobId, 'plan'), stats, run.entities)
+  const accepted = acceptedRejectsOf(stats, run.advice)
+  if (accepted !== undefined) {
+    report.acceptedRejects = accepted
+  }
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
   const files = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
   return { report, text: formatVerifyReport(report), files, passed: mismatches.unexplained === 0 }
+}
+
+/** The rejects the operator accepted, per entity, and the command that says who, when and why; undefined when none. */
+function acceptedRejectsOf(
+  stats: readonly { entity: string; accepted: number }[],
+  advice: VerifyAdvice,
+): NonNullable<VerifyReport['acceptedRejects']> | undefined {
+  const entities = { users: 0, groups: 0, members: 0, messages: 0 }
+  for (const s of stats) {
+    if (s.entity in entities) {
+      entities[s.entity as LegacyEntity] += s.accepted
+    }
+  }
+  return Object.values(entities).some((v) => v > 0) ? { entities, command: `${advice.rejects} --accepted` } : undefined
 }
 
 /** When the job's last final delta (`run --delta --final`) began its read, if it ran: the cutover verify re-checks. */

@@ -41,7 +41,7 @@ it('a member removed in the source: verify names the delta that fixes it; after 
   const first = await cli('verify', '--out', out)
   expect(first.code, first.stdout).toBe(0)
   expect(first.stdout).toMatch(
-    /^accepted rejects, not on the platform by decision: users 2, groups 2, members 1, messages \d+ \(`.* rejects --accepted -c \S+` says who accepted them, when and why\)$/m,
+    /^accepted rejects, not on the platform by decision: users 2, groups 2, members 1, messages \d+ \(`.* rejects -c \S+ --accepted` says who accepted them, when and why\)$/m,
   )
 
   // The helper bot (3) leaves r-general in the source.

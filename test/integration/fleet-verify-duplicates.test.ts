@@ -1,7 +1,8 @@
 /**
  * `fleet verify` on a tenant whose source repeats a row (the same user id twice): the plan rejects
  * the repeated row with its reason, and verify accounts for it — no "the ledger never planned"
- * false alarm advising `--delta` — so the tenant verifies clean. As processes against the sandbox
+ * false alarm advising `--delta` — so the tenant verifies clean; once the operator accepts that
+ * reject, `fleet verify` names it beside the verdict and in the tenant's report. As processes against the sandbox
  * in its published defaults, on a real Postgres ledger.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -14,6 +15,7 @@ import { parse, stringify } from 'yaml'
 import type { VerifyReport } from '../../src/report/schema.ts'
 import { tenantSource, writeTenantLegacy } from '../helpers/fleet-legacy.ts'
 import { createPublishedFleet, type PublishedFleet } from '../helpers/fleet-published.ts'
+import { runCli, writeConfig } from '../helpers/ledger-fixtures.ts'
 
 let fleet: PublishedFleet
 let legacyFile: string
@@ -63,4 +65,26 @@ it("a row added at the source since: verify names it and advises the fleet's com
   expect([0, 3], fix.stdout + fix.stderr.slice(-2000)).toContain(fix.code)
   const after = await fleet.cli(['verify', '--out', join(fleet.dir, 'verify3')]).done
   expect(after.code, after.stdout).toBe(0)
+})
+
+it('the repeated row accepted by the operator: fleet verify still passes and names the accepted reject, with where to read why', async () => {
+  // accept-rejects reads the fleet's ledger through any configuration naming it; the target is not called.
+  const cfg = writeConfig({ appId: 'unused', apiKey: 'unused', baseUrl: fleet.sbx.sandbox.url, stateUrl: fleet.ledger.url })
+  const jobId = `${fleet.fleetId}_acme`
+  const accept = await runCli(['accept-rejects', '--job', jobId, '--all', '--reason', 'a join repeated the row', '--config', cfg]).done
+  expect(accept.code, accept.stdout + accept.stderr).toBe(0)
+  const out = join(fleet.dir, 'verify4')
+  const r = await fleet.cli(['verify', '--out', out]).done
+  expect(r.code, r.stdout).toBe(0)
+  expect(r.stdout).toMatch(
+    new RegExp(`^acme {2}passed {2}0 mismatches \\(0 unexplained\\), 1 accepted rejects \\(\`chatferry rejects --accepted --job ${jobId}\`\\)`, 'm'),
+  )
+  const report = JSON.parse(readFileSync(join(out, 'tenants', 'acme', 'verify-report.json'), 'utf8')) as VerifyReport
+  expect(report.acceptedRejects).toEqual({
+    entities: { users: 1, groups: 0, members: 0, messages: 0 },
+    command: `chatferry rejects --job ${jobId} --accepted`,
+  })
+  expect(readFileSync(join(out, 'tenants', 'acme', 'verify-report.html'), 'utf8')).toContain(
+    'accepted rejects, not on the platform by decision: users 1',
+  )
 })

@@ -24,7 +24,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
     .option('--out <dir>', "directory of the tenants' verify reports", 'chatferry-reports')
     .option('--sample <n>', 'messages compared field by field per tenant', '1000')
     .option('--concurrency <n>', 'tenants verified at once', '4')
-    .option('--json', 'print one JSON object: fleet, exitCode, tenants[] (verdict, mismatches, unexplained, report, reason)')
+    .option('--json', 'print one JSON object: fleet, exitCode, tenants[] (verdict, mismatches, unexplained, accepted, report, reason)')
   withHelp(verify, {
     exits: [
       [0, 'every tenant verified: no unexplained mismatch'],
@@ -50,7 +50,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
           fleetFile: ctx.fleet.file,
         })
         const all = [
-          ...unusable.map((u) => ({ ...u, verdict: 'failed' as const, mismatches: 0, unexplained: 0, report: null, needsFix: true })),
+          ...unusable.map((u) => ({ ...u, verdict: 'failed' as const, mismatches: 0, unexplained: 0, accepted: 0, report: null, needsFix: true })),
           ...verdicts,
         ]
         const code = all.some((v) => v.verdict === 'failed' && v.needsFix)
@@ -65,7 +65,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
         } else {
           for (const v of all) {
             process.stdout.write(
-              `${v.tenantId}  ${v.verdict}  ${v.mismatches} mismatches (${v.unexplained} unexplained)${v.report ? `  ${v.report}` : ''}${v.reason ? `  — ${v.reason}` : ''}\n`,
+              `${v.tenantId}  ${v.verdict}  ${v.mismatches} mismatches (${v.unexplained} unexplained)${v.accepted > 0 ? `, ${v.accepted} accepted rejects (\`chatferry rejects --accepted --job ${v.jobId}\`)` : ''}${v.report ? `  ${v.report}` : ''}${v.reason ? `  — ${v.reason}` : ''}\n`,
             )
           }
           process.stdout.write(`fleet ${ctx.fleet.id}: ${all.filter((v) => v.verdict === 'passed').length} of ${all.length} tenants verified\n`)

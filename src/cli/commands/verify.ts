@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { createLogger } from '../../logger.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
+import { JOB_ADVICE } from '../../report/verify-run.ts'
 import { INVOCATION } from '../../version.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
@@ -70,18 +71,11 @@ export function registerVerifyCommand(program: Command): void {
             sample,
             outDir: opts.out,
             source: opts.source !== false,
+            advice: { ...JOB_ADVICE, rejects: `${INVOCATION} rejects -c ${ctx.config.file}` },
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
-          const code = printReportResult(result, opts.json)
-          // The rejects an operator accepted are not on the platform by decision: say so, with where to read why.
-          const accepted = (await ctx.store.entityStats(ctx.jobId)).filter((e) => e.accepted > 0)
-          if (accepted.length > 0) {
-            ;(opts.json ? process.stderr : process.stdout).write(
-              `accepted rejects, not on the platform by decision: ${accepted.map((e) => `${e.entity} ${e.accepted}`).join(', ')} ` +
-                `(\`${INVOCATION} rejects --accepted -c ${ctx.config.file}\` says who accepted them, when and why)\n`,
-            )
-          }
-          return code
+          // The report names the rejects the operator accepted, with the command that says who, when and why.
+          return printReportResult(result, opts.json)
         } finally {
           await ctx.close()
         }
