@@ -44,6 +44,8 @@ export interface Conversation {
   readonly folder: string
   /** A DM's two members (`dms.json`). */
   readonly members?: readonly string[]
+  /** Why its entry could not become a group (`channels.json#3: created: …`): its messages are problems naming it. */
+  readonly refused?: string
 }
 
 export interface MessageContext extends TextLookups {
