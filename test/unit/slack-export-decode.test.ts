@@ -9,6 +9,7 @@ import { mpimDisplayName } from '../../connectors/slack-export/entities/groups.t
 import { filesOf, withoutToken } from '../../connectors/slack-export/entities/message-files.ts'
 import { convertText } from '../../connectors/slack-export/entities/message-text.ts'
 import { decodeMessage } from '../../connectors/slack-export/entities/messages.ts'
+import { withoutSecrets } from '../../connectors/slack-export/entities/url-secrets.ts'
 import { jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
 
 const lookups = {
@@ -45,8 +46,32 @@ describe('withoutToken', () => {
     ['https://files.slack.com/files-pri/T1-F1/a.png?t=xoxe-123&v=2', 'https://files.slack.com/files-pri/T1-F1/a.png?v=2'],
     ['https://files.slack.com/files-pri/T1-F1/a.png', 'https://files.slack.com/files-pri/T1-F1/a.png'],
     ['https://docs.example/d?id=1', 'https://docs.example/d?id=1'],
+    // Current exports spell it `token` on files-pri/ URLs; a public link carries pub_secret.
+    ['https://files.slack.com/files-pri/T1-F1/a.pdf?token=xoxe-123', 'https://files.slack.com/files-pri/T1-F1/a.pdf'],
+    ['https://files.slack.com/files-pri/T1-F1/a.pdf?origin_team=T1&token=xoxe-123', 'https://files.slack.com/files-pri/T1-F1/a.pdf?origin_team=T1'],
+    ['https://slack-files.com/T1-F1-abc?pub_secret=0a1b', 'https://slack-files.com/T1-F1-abc'],
+    ['https://cdn.example/a.png?sig=xoxp-99-abc', 'https://cdn.example/a.png'],
+    ['not a url ?token=xoxe-1&v=2', 'not a url ?v=2'],
   ])('%s', (url, want) => {
     expect(withoutToken(url)).toBe(want)
+  })
+})
+
+describe('withoutSecrets (links, avatars)', () => {
+  it.each([
+    ['https://files.slack.com/files-pri/T1-F1/a.png?t=xoxe-123', 'https://files.slack.com/files-pri/T1-F1/a.png'],
+    ['https://example.slack.com/archives/C1/p1?thread_ts=1.2&token=xoxe-1', 'https://example.slack.com/archives/C1/p1?thread_ts=1.2'],
+    ['https://video.example/v?t=42', 'https://video.example/v?t=42'],
+    ['https://api.example/x?access=xoxb-1-2', 'https://api.example/x'],
+  ])('%s', (url, want) => {
+    expect(withoutSecrets(url)).toBe(want)
+  })
+
+  it('a link and its URL label lose the token in the text', () => {
+    const url = 'https://files.slack.com/files-pri/T1-F1/a.png?token=xoxe-9'
+    expect(convertText(`<${url}|${url}> <${url}|a.png>`, lookups).text).toBe(
+      'https://files.slack.com/files-pri/T1-F1/a.png a.png (https://files.slack.com/files-pri/T1-F1/a.png)',
+    )
   })
 })
 

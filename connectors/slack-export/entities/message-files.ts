@@ -1,11 +1,15 @@
 /**
  * The files a Slack message shares (`files`, or `file` in old `file_share` messages) → attachments
  * by reference. Slack's `url_private` needs a Slack login (or a token); official exports append
- * the export's own token (`?t=xoxe-…`) to it, which is a secret: it is always removed here. With
+ * the export's own token (`?token=xoxe-…`, `?t=xoxe-…`) to it, which is a secret: it is always
+ * removed here (url-secrets.ts). With
  * `fileUrl` set, the URL is built from the operator's copy of the files instead.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessageType } from '../../../src/model/records.ts'
 import { isObject, str } from './fields.ts'
+import { withoutToken } from './url-secrets.ts'
+
+export { withoutToken } from './url-secrets.ts'
 
 /** File modes and access states Slack uses for files whose content is gone or hidden. */
 const UNAVAILABLE_MODES = new Set(['tombstone', 'hidden_by_limit'])
@@ -21,20 +25,6 @@ export interface MessageFiles {
   readonly attachments: LegacyAttachment[]
   /** Files listed without content: `{id, reason}`. */
   readonly unavailable: JsonObject[]
-}
-
-/** `url` without its `t` query parameter (the export token); other parameters stay. */
-export function withoutToken(url: string): string {
-  try {
-    const u = new URL(url)
-    if (!u.searchParams.has('t')) {
-      return url
-    }
-    u.searchParams.delete('t')
-    return u.toString()
-  } catch {
-    return url.replace(/([?&])t=[^&#]*&?/, '$1').replace(/[?&]$/, '')
-  }
 }
 
 function fill(template: string, id: string, name: string, conversationId: string): string {
