@@ -1,5 +1,5 @@
 /**
- * Legacy user → `UserImport`. Policies: bots, deactivatedUsers, roles, fieldLimits, names, ids.
+ * Legacy user → `UserImport`. Policies: bots, deactivatedUsers, roles, userEmails, fieldLimits, names, ids.
  */
 import type { JsonObject, LegacyUser } from '../src/model/index.ts'
 import { cleanRecord } from './clean-record.ts'
@@ -71,6 +71,16 @@ export function mapUser(record: LegacyUser, ctx: MappingContext): MapResult<'use
       tags.push(p.bots.tag)
     }
 
+    // The import has no e-mail field (platform-spec: uid, name, avatar, link, role, …, metadata).
+    const extra: JsonObject = {}
+    if (typeof record.email === 'string' && record.email.trim() !== '') {
+      if (p.userEmails === 'metadata') {
+        extra.email = record.email.trim()
+        out.add('userEmails', 'in-metadata')
+      } else {
+        out.add('userEmails', 'dropped')
+      }
+    }
     const own: JsonObject = {}
     if (p.legacyMetadata.ids) {
       own.id = record.id
@@ -94,7 +104,7 @@ export function mapUser(record: LegacyUser, ctx: MappingContext): MapResult<'use
       role,
       createdAt: optionalSeconds(record.createdAt, 'createdAt', ctx, out),
       lastActiveAt: optionalSeconds(record.lastActiveAt, 'lastActiveAt', ctx, out),
-      metadata: userGroupMetadata(record.metadata, {}, own, ctx, out),
+      metadata: userGroupMetadata(record.metadata, extra, own, ctx, out),
       tags: fixTags(tags, 'tags', ctx, out),
       deactivatedAt,
     })

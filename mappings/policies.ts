@@ -239,6 +239,12 @@ export const PoliciesSchema = z
     /** The import has no group description: keep it in `metadata.description`, or `drop` it. @default 'metadata' */
     groupDescription: z.enum(['metadata', 'drop']).default('metadata'),
     /**
+     * The user import has no e-mail field: keep a legacy user's e-mail in `metadata.email`, or `drop`
+     * it (counted either way). User metadata can be read by the app's users through the chat API.
+     * @default 'metadata'
+     */
+    userEmails: z.enum(['metadata', 'drop']).default('metadata'),
+    /**
      * An optional field the platform would refuse (URL over 3,000 characters, more than 25 tags or a
      * tag over 100, metadata over 5 KB, an invalid optional timestamp): `fix` (drop or trim it,
      * counted), or `reject` the record.
