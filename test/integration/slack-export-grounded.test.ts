@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path'
 import pg from 'pg'
 import { beforeAll, describe, expect, it } from 'vitest'
 
-import { GROUNDED_TOKEN, type GroundedFixture, writeGroundedSlack } from '../fixtures/slack-export/grounded.ts'
+import { GR, GROUNDED_TOKEN, type GroundedFixture, groundedMessageId, writeGroundedSlack } from '../fixtures/slack-export/grounded.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -104,5 +104,68 @@ describe.each(['zip', 'folder'] as const)('chatferry run: a Slack export as genu
     }
     // The files are still there, without the token.
     expect(places['the platform']).toContain('https://files.slack.com/files-pri/T061A1R1R-F06FILE001/report.pdf')
+  })
+
+  const legacyOf = (row: Record<string, unknown>) =>
+    ((row.metadata ?? (row.data as Record<string, unknown>)?.metadata) as { legacy?: { id?: string } } | null)?.legacy?.id
+  const userByLegacy = () => new Map(got.users.map((u) => [legacyOf(u.row), u]))
+
+  it("users: e-mails in metadata.email (userEmails: metadata); every integration bot under its name, none 'Unknown user'", () => {
+    const users = userByLegacy()
+    // Hand-written from the fixture: profile.email → metadata.email; bots named by README rules 1-4.
+    const want: Record<string, { name: string; email?: string; bot?: boolean }> = {
+      [GR.alice]: { name: 'Alice Adams', email: 'alice@acme.example' },
+      [GR.bob]: { name: 'Bob Brown', email: 'bob@acme.example' },
+      [GR.carol]: { name: 'Carol Chen' },
+      [GR.jenkins]: { name: 'Jenkins CI', bot: true }, // bot_add's bot_link label
+      [GR.github]: { name: 'GitHub', bot: true }, // bot_profile.name
+      [GR.circle]: { name: 'circleci', bot: true }, // the username it posted as
+      [GR.deploy]: { name: 'Deploy Bot', bot: true }, // integration_logs.json app_type of its app_id
+    }
+    expect([...users.keys()].sort()).toEqual(Object.keys(want).sort())
+    for (const [id, w] of Object.entries(want)) {
+      const row = users.get(id)?.row as { name: string; metadata: { email?: string }; tags: string[] }
+      expect(row.name, id).toBe(w.name)
+      expect(row.metadata.email, id).toBe(w.email)
+      expect(row.tags.includes('bot'), id).toBe(w.bot === true)
+    }
+  })
+
+  it('groups: created written as a string is the creation time; the refused one and its rows are rejects naming its cause', () => {
+    const created = Object.fromEntries(got.groups.map((g) => [legacyOf(g.row), Number(g.row.created_at)]))
+    expect(created).toEqual({ [GR.random]: 1_709_546_400 - 900_000, [GR.general]: 1_709_546_400 - 800_000 })
+    expect(got.members).toHaveLength(5)
+    expect(outputs).toContain('created is not a time in epoch seconds')
+    expect(outputs).not.toContain('unknown group')
+  })
+
+  it('messages: every piece of text arrives as the README renders it', () => {
+    const byLegacy = new Map(got.messages.map((m) => [legacyOf(m.row), m.row]))
+    const users = userByLegacy()
+    const uid = (legacy: string) => users.get(legacy)?.key
+    const file = (id: string, name: string) => `https://files.slack.com/files-pri/T061A1R1R-${id}/${name}`
+    // [message n, sender, text] — written by hand from the fixture and the README's rules.
+    const want: [number, string, string][] = [
+      [1, GR.jenkins, 'Nightly build\nBuild #42 (https://ci.acme.example/job/42)\nFailed in stage *test*\nBranch: main\nDuration: 4 min\nJenkins'],
+      [2, GR.github, '1 new commit pushed to `main`\n\n`a1b2c3d` Fix the login race - Alice\nacme/app (https://github.com/acme/app)'],
+      [3, GR.circle, 'Deploy finished'],
+      [4, GR.bob, 'Q1 numbers:\n\nRegion | Sales\nEMEA | 120'],
+      [5, GR.alice, 'see #random and #random and #C0UNKNOWN1, mail ops@acme.example, https://acme.example/wiki'],
+      [6, GR.alice, `here is the report report.pdf (${file(GR.file, 'report.pdf')})`],
+      [8, GR.bob, 'hello'],
+      [9, GR.deploy, 'Deployed v7'],
+    ]
+    // The bot_add (0) is a system message (systemMessages: skip); the refused conversation's (7) a reject.
+    expect([...byLegacy.keys()].sort()).toEqual(want.map(([n]) => groundedMessageId(n)).sort())
+    for (const [n, sender, text] of want) {
+      const row = byLegacy.get(groundedMessageId(n)) as { sender: string; data: { text: string } }
+      expect(row.data.text, `message ${n}`).toBe(text)
+      expect(row.sender, `message ${n}`).toBe(uid(sender))
+    }
+    const files = (byLegacy.get(groundedMessageId(6)) as { data: { attachments: { url: string; name: string }[] } }).data.attachments
+    expect(files.map((f) => [f.name, f.url])).toEqual([
+      ['report.pdf', file(GR.file, 'report.pdf')],
+      ['demo.mp4', file(GR.video, 'demo.mp4')],
+    ])
   })
 })

@@ -69,7 +69,8 @@ export function convertText(raw: string, lookups: TextLookups): ConvertedText {
         out += `@${shown?.replace(/^@/, '') ?? id}`
       }
     } else if (target.startsWith('#')) {
-      out += `#${shown ?? lookups.channelNameOf(target.slice(1)) ?? target.slice(1)}`
+      // Current exports write `<#C123|>` (no name): the name comes from the export's conversations.
+      out += `#${(shown !== undefined && shown !== '' ? shown : undefined) ?? lookups.channelNameOf(target.slice(1)) ?? target.slice(1)}`
     } else if (target.startsWith('!')) {
       const special = target.slice(1)
       const word = special.split('^')[0] as string
