@@ -150,7 +150,7 @@ describe.each(['zip', 'folder'] as const)('chatferry run: a Slack export as genu
       [2, GR.github, '1 new commit pushed to `main`\n\n`a1b2c3d` Fix the login race - Alice\nacme/app (https://github.com/acme/app)'],
       [3, GR.circle, 'Deploy finished'],
       [4, GR.bob, 'Q1 numbers:\n\nRegion | Sales\nEMEA | 120'],
-      [5, GR.alice, 'see #random and #random and #C0UNKNOWN1, mail ops@acme.example, https://acme.example/wiki'],
+      [5, GR.alice, 'see #random and #random and #random and #C0UNKNOWN1, mail ops@acme.example, https://acme.example/wiki'],
       [6, GR.alice, `here is the report report.pdf (${file(GR.file, 'report.pdf')})`],
       [8, GR.bob, 'hello'],
       [9, GR.deploy, 'Deployed v7'],
