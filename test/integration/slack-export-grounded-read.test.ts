@@ -58,4 +58,29 @@ describe.each(['zip', 'folder'] as const)('slack-export on the grounded export a
     // The other channels' members all read.
     expect((await readAll(session, 'members')).filter((r) => r.ok)).toHaveLength(5)
   })
+
+  it('users: the users file, then each integration bot the export names; resumable from any cursor, bots included', async () => {
+    const all = await readAll(session, 'users')
+    expect(all.map((r) => (r.ok ? r.record.id : '!'))).toEqual([GR.alice, GR.bob, GR.carol, GR.jenkins, GR.github, GR.circle, GR.deploy])
+    expect(await session.count('users')).toBe(7)
+    // Resume after every page (page size 2): the cursor of a page among the bots is `{b}`.
+    const resumed: unknown[] = []
+    let after: Record<string, unknown> | undefined
+    for (;;) {
+      const it = session.read('users', { pageSize: 2, ...(after !== undefined ? { after } : {}) })[Symbol.asyncIterator]()
+      const next = await it.next()
+      await it.return?.()
+      if (next.done === true) {
+        break
+      }
+      resumed.push(...next.value.rows)
+      after = next.value.cursor as Record<string, unknown>
+    }
+    expect(resumed).toEqual(all)
+    const keys: string[] = []
+    for await (const page of session.readKeys('users')) {
+      keys.push(...page)
+    }
+    expect(keys).toEqual(all.map((r) => (r.ok ? r.record.id : '')))
+  })
 })
