@@ -183,6 +183,15 @@ describe('nothing of a message vanishes without a word', () => {
     expect(m.metadata?.unlistedReactions).toEqual(unlisted)
   })
 
+  it('files nested in attachments (bot and unfurl posts) are attachments too, without the token', () => {
+    const nested = { id: 'F3', name: 'log.txt', url_private: 'https://files.slack.com/files-pri/T1-F3/log.txt?token=xoxe-1' }
+    const files = filesOf(
+      { files: [{ id: 'F2', name: 'a.png', url_private: 'https://files.slack.com/a.png' }], attachments: [{ text: 'x', files: [nested] }] },
+      { conversationId: 'C1' },
+    )
+    expect(files?.attachments.map((a) => a.url)).toEqual(['https://files.slack.com/a.png', 'https://files.slack.com/files-pri/T1-F3/log.txt'])
+  })
+
   it('a files entry that is not an object is listed as unavailable, not dropped', () => {
     const files = filesOf({ files: ['F1', { id: 'F2', name: 'a.png', url_private: 'https://files.slack.com/a.png' }] }, { conversationId: 'C1' })
     expect(files?.attachments.map((a) => a.name)).toEqual(['a.png'])

@@ -1,5 +1,6 @@
 /**
- * The files a Slack message shares (`files`, or `file` in old `file_share` messages) → attachments
+ * The files a Slack message shares (`files`, or `file` in old `file_share` messages, and the files
+ * bot and unfurl posts nest in `attachments[].files[]`) → attachments
  * by reference. Slack's `url_private` needs a Slack login (or a token); official exports append
  * the export's own token (`?token=xoxe-…`, `?t=xoxe-…`) to it, which is a secret: it is always
  * removed here (url-secrets.ts). With
@@ -35,7 +36,10 @@ function fill(template: string, id: string, name: string, conversationId: string
 }
 
 export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | undefined {
-  const list = Array.isArray(message.files) ? message.files : isObject(message.file) ? [message.file] : []
+  const own = Array.isArray(message.files) ? message.files : isObject(message.file) ? [message.file] : []
+  // Bot and unfurl posts nest hosted files in their attachments (`attachments[].files[]`).
+  const nested = Array.isArray(message.attachments) ? message.attachments.flatMap((a) => (isObject(a) && Array.isArray(a.files) ? a.files : [])) : []
+  const list = [...own, ...nested]
   if (list.length === 0) {
     return undefined
   }
