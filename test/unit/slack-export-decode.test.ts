@@ -34,6 +34,9 @@ describe('convertText', () => {
     ['<https://x.example>', 'https://x.example', [], {}, []],
     ['<https://x.example|https://x.example>', 'https://x.example', [], {}, []],
     ['<mailto:a@b.example|a@b.example>', 'a@b.example', [], {}, []],
+    ['<mailto:a@b.example|Ann>', 'Ann (mailto:a@b.example)', [], {}, []],
+    ['<https://x.example|>', 'https://x.example', [], {}, []],
+    ['<#C1|> and <#C2|>', '#general and #C2', [], {}, []],
     ['a < b > c', 'a < b > c', [], {}, []],
   ])('%s', (raw, text, mentions, handles, channelMentions) => {
     expect(convertText(raw, lookups)).toEqual({ text, mentions, handles, channelMentions })
