@@ -15,6 +15,7 @@ import { isObject, isTs, tsMs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { type Layout, readLayout } from './layout.ts'
 import { pagesOf, type PositionedRow, single } from './paging.ts'
+import { botRows } from './read-bots.ts'
 import { groupRows, memberRows } from './read-groups.ts'
 import { messageRows } from './read-messages.ts'
 import { handlesById, userRows } from './read-users.ts'
@@ -81,7 +82,11 @@ class SlackExportSession implements SourceSession {
     const { since, signal } = options
     switch (entity) {
       case 'users':
-        yield* single(userRows({ archive, file: this.#layout.usersFile, exportTime: this.snapshotAt, after, since }))
+        // The integration bots (read-bots.ts) come after the users file: a cursor `{b}` is among them.
+        if (typeof after?.b !== 'number') {
+          yield* single(userRows({ archive, file: this.#layout.usersFile, exportTime: this.snapshotAt, after, since }))
+        }
+        yield* single(botRows(archive, this.#layout.usersFile, after))
         return
       case 'groups':
         yield* single(groupRows({ archive, after, archivedAt: (folder) => this.#archivedAt(folder) }))

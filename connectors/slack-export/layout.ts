@@ -2,13 +2,14 @@
  * Which conversation each folder of the export holds, read once per session from the metadata
  * files: `channels.json` and `groups.json` (folder = the channel's name), `mpims.json` (folder =
  * the group DM's name) and `dms.json` (folder = the DM's id, members = its two users). Entries that
- * cannot be read are left out here (the groups read reports them); a folder no entry names holds
+ * cannot be read are left out here (the groups read reports them); an entry that is read but cannot
+ * become a group keeps the reason, which its messages' problems name; a folder no entry names holds
  * messages of an unknown conversation.
  */
 import type { ExportArchive } from './archive/archive.ts'
 import { streamItems } from './day-file.ts'
 import { isObject, str } from './entities/fields.ts'
-import { GROUP_FILES, KIND_OF_FILE } from './entities/groups.ts'
+import { GROUP_FILES, groupRefusal, KIND_OF_FILE } from './entities/groups.ts'
 import type { Conversation } from './entities/messages.ts'
 
 export interface Layout {
@@ -52,7 +53,9 @@ export async function readLayout(archive: ExportArchive): Promise<Layout> {
       if (name !== undefined) {
         nameById.set(id, name)
         if (!byFolder.has(name)) {
-          byFolder.set(name, { id, kind: KIND_OF_FILE[file], folder: name })
+          const refusal = groupRefusal(item.value, file)
+          const refused = refusal === undefined ? undefined : `${file}#${item.index}: ${refusal}`
+          byFolder.set(name, { id, kind: KIND_OF_FILE[file], folder: name, ...(refused !== undefined ? { refused } : {}) })
         }
       }
     }

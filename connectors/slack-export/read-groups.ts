@@ -10,7 +10,7 @@ import type { LegacyGroup, LegacyMember } from '../../src/model/records.ts'
 import type { ExportArchive } from './archive/archive.ts'
 import { type ParsedItem } from './day-file.ts'
 import { isObject, str } from './entities/fields.ts'
-import { decodeGroup, GROUP_FILES, type GroupFile, membersOf } from './entities/groups.ts'
+import { decodeGroup, GROUP_FILES, type GroupFile, groupRefusal, membersOf } from './entities/groups.ts'
 import { metadataElements } from './layout.ts'
 import { at, decodeRow, type PositionedRow, problem } from './paging.ts'
 
@@ -75,6 +75,7 @@ export async function* memberRows(archive: ExportArchive, after?: Cursor): Async
     }
     const skipTo = e.f === at(after, 'f') && e.item.index === at(after, 'i') ? at(after, 'm') : -1
     const seen = new Map<string, number>()
+    const refusal = groupRefusal(e.item.value, e.file)
     for (const [m, userId] of membersOf(e.item.value).entries()) {
       const pos = { f: e.f, i: e.item.index, m }
       const valid = typeof userId === 'string' && userId !== ''
@@ -86,7 +87,10 @@ export async function* memberRows(archive: ExportArchive, after?: Cursor): Async
         continue
       }
       const where = `${e.file}#${e.item.index} members[${m}]`
-      if (!valid) {
+      if (refusal !== undefined) {
+        const reason = `${where}: its conversation ${e.id} was not read (${e.file}#${e.item.index}: ${refusal})`
+        yield { pos, row: problem(`${e.id}/${valid ? userId : '?'}`, 'groupId', reason, where) }
+      } else if (!valid) {
         yield { pos, row: problem(`${e.id}/?`, 'members', `${where} is not a user id: ${JSON.stringify(userId)?.slice(0, 40)}`, where) }
       } else if (earlier !== undefined) {
         yield {

@@ -142,6 +142,9 @@ function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: A
   if (conv === undefined || ctx === undefined) {
     return { pos, row: problem(legacyId, 'channel', `folder ${folder} is no conversation of channels.json, groups.json, mpims.json or dms.json`) }
   }
+  if (conv.refused !== undefined) {
+    return { pos, row: problem(legacyId, 'channel', `${where}: its conversation ${conv.id} was not read (${conv.refused})`, where) }
+  }
   if (ts === undefined) {
     return { pos, row: problem(legacyId, 'ts', `${where}: the message has no valid ts ("seconds.micros")`) }
   }

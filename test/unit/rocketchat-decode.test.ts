@@ -228,3 +228,39 @@ describe('messages: an upload with both a message and a caption', () => {
     expect({ text: m.text, caption: m.metadata?.caption }).toEqual(want)
   })
 })
+
+describe('messages: integration posts and shared locations without text of their own', () => {
+  const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
+  const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0), msg: '' }
+
+  it('an integration post (GitHub, Jira, CI) is its cards: pretext, title (link), text, fields; cards apart', () => {
+    const attachments = [
+      { title: 'acme/app #12 Fix login', title_link: 'https://github.com/acme/app/pull/12', text: 'Merged by alice', color: '#2cbe4e' },
+      {
+        pretext: 'Build failed',
+        fields: [
+          { title: 'Branch', value: 'main', short: true },
+          { title: 'Stage', value: 'test' },
+        ],
+      },
+    ]
+    expect(decodeMessage({ ...base, attachments }, ctx).text).toBe(
+      'acme/app #12 Fix login (https://github.com/acme/app/pull/12)\nMerged by alice\n\nBuild failed\nBranch: main\nStage: test',
+    )
+  })
+
+  it('a card without any text leaves the text empty; a message of its own is never replaced', () => {
+    expect(decodeMessage({ ...base, attachments: [{ color: '#f00', image_url: '/x.png' }] }, ctx).text).toBe('')
+    expect(decodeMessage({ ...base, msg: 'see', attachments: [{ text: 'card' }] }, ctx).text).toBe('see')
+  })
+
+  it('a shared location (GeoJSON [longitude, latitude]) is its text and metadata.location', () => {
+    const m = decodeMessage({ ...base, location: { type: 'Point', coordinates: [13.405, 52.52] } }, ctx)
+    expect(m.text).toBe('Location: 52.52, 13.405 (https://www.openstreetmap.org/?mlat=52.52&mlon=13.405)')
+    expect(m.metadata?.location).toEqual({ latitude: 52.52, longitude: 13.405 })
+  })
+
+  it('a location that is no point is a problem on location', () => {
+    expect(() => decodeMessage({ ...base, location: { type: 'Point', coordinates: ['x', 1] } }, ctx)).toThrow(FieldProblem)
+  })
+})

@@ -9,6 +9,7 @@ import { mpimDisplayName } from '../../connectors/slack-export/entities/groups.t
 import { filesOf, withoutToken } from '../../connectors/slack-export/entities/message-files.ts'
 import { convertText } from '../../connectors/slack-export/entities/message-text.ts'
 import { decodeMessage } from '../../connectors/slack-export/entities/messages.ts'
+import { withoutSecrets } from '../../connectors/slack-export/entities/url-secrets.ts'
 import { jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
 
 const lookups = {
@@ -33,6 +34,9 @@ describe('convertText', () => {
     ['<https://x.example>', 'https://x.example', [], {}, []],
     ['<https://x.example|https://x.example>', 'https://x.example', [], {}, []],
     ['<mailto:a@b.example|a@b.example>', 'a@b.example', [], {}, []],
+    ['<mailto:a@b.example|Ann>', 'Ann (mailto:a@b.example)', [], {}, []],
+    ['<https://x.example|>', 'https://x.example', [], {}, []],
+    ['<#C1|> and <#C2|>', '#general and #C2', [], {}, []],
     ['a < b > c', 'a < b > c', [], {}, []],
   ])('%s', (raw, text, mentions, handles, channelMentions) => {
     expect(convertText(raw, lookups)).toEqual({ text, mentions, handles, channelMentions })
@@ -45,8 +49,32 @@ describe('withoutToken', () => {
     ['https://files.slack.com/files-pri/T1-F1/a.png?t=xoxe-123&v=2', 'https://files.slack.com/files-pri/T1-F1/a.png?v=2'],
     ['https://files.slack.com/files-pri/T1-F1/a.png', 'https://files.slack.com/files-pri/T1-F1/a.png'],
     ['https://docs.example/d?id=1', 'https://docs.example/d?id=1'],
+    // Current exports spell it `token` on files-pri/ URLs; a public link carries pub_secret.
+    ['https://files.slack.com/files-pri/T1-F1/a.pdf?token=xoxe-123', 'https://files.slack.com/files-pri/T1-F1/a.pdf'],
+    ['https://files.slack.com/files-pri/T1-F1/a.pdf?origin_team=T1&token=xoxe-123', 'https://files.slack.com/files-pri/T1-F1/a.pdf?origin_team=T1'],
+    ['https://slack-files.com/T1-F1-abc?pub_secret=0a1b', 'https://slack-files.com/T1-F1-abc'],
+    ['https://cdn.example/a.png?sig=xoxp-99-abc', 'https://cdn.example/a.png'],
+    ['not a url ?token=xoxe-1&v=2', 'not a url ?v=2'],
   ])('%s', (url, want) => {
     expect(withoutToken(url)).toBe(want)
+  })
+})
+
+describe('withoutSecrets (links, avatars)', () => {
+  it.each([
+    ['https://files.slack.com/files-pri/T1-F1/a.png?t=xoxe-123', 'https://files.slack.com/files-pri/T1-F1/a.png'],
+    ['https://example.slack.com/archives/C1/p1?thread_ts=1.2&token=xoxe-1', 'https://example.slack.com/archives/C1/p1?thread_ts=1.2'],
+    ['https://video.example/v?t=42', 'https://video.example/v?t=42'],
+    ['https://api.example/x?access=xoxb-1-2', 'https://api.example/x'],
+  ])('%s', (url, want) => {
+    expect(withoutSecrets(url)).toBe(want)
+  })
+
+  it('a link and its URL label lose the token in the text', () => {
+    const url = 'https://files.slack.com/files-pri/T1-F1/a.png?token=xoxe-9'
+    expect(convertText(`<${url}|${url}> <${url}|a.png>`, lookups).text).toBe(
+      'https://files.slack.com/files-pri/T1-F1/a.png a.png (https://files.slack.com/files-pri/T1-F1/a.png)',
+    )
   })
 })
 
@@ -156,6 +184,15 @@ describe('nothing of a message vanishes without a word', () => {
     const m = decodeMessage({ ...base, reactions }, ctx)
     expect(m.reactions?.length ?? 0).toBe(listed)
     expect(m.metadata?.unlistedReactions).toEqual(unlisted)
+  })
+
+  it('files nested in attachments (bot and unfurl posts) are attachments too, without the token', () => {
+    const nested = { id: 'F3', name: 'log.txt', url_private: 'https://files.slack.com/files-pri/T1-F3/log.txt?token=xoxe-1' }
+    const files = filesOf(
+      { files: [{ id: 'F2', name: 'a.png', url_private: 'https://files.slack.com/a.png' }], attachments: [{ text: 'x', files: [nested] }] },
+      { conversationId: 'C1' },
+    )
+    expect(files?.attachments.map((a) => a.url)).toEqual(['https://files.slack.com/a.png', 'https://files.slack.com/files-pri/T1-F3/log.txt'])
   })
 
   it('a files entry that is not an object is listed as unavailable, not dropped', () => {

@@ -12,7 +12,8 @@
  * - `reactions` `{":emoji:": {usernames}}` → one reaction per user (usernames resolved through
  *   `users.bson`; an unknown one is kept in metadata); `mentions` → ids and handles, `all`/`here`
  *   in metadata; `files` (or the older single `file`) → attachments by URL, generated thumbnails
- *   left out, an upload's caption (its card's `description`) the text when `msg` is empty.
+ *   left out; when `msg` is empty the text is an upload's caption (its card's `description`), else
+ *   the integration cards' text, else a shared `location`.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
 import type { RoomKind } from './room-kind.ts'
@@ -209,6 +210,44 @@ function uploadCaption(msg: Doc): string | undefined {
   return captions.length > 0 ? captions.join('\n') : undefined
 }
 
+/**
+ * The text of a message whose `msg` is empty (an integration post: GitHub, Jira, CI cards): its
+ * cards as lines — `pretext`; `title` (`title (title_link)`); `text`; each field `title: value` —
+ * cards separated by a blank line. Undefined when they have no text.
+ */
+function cardsText(rich: readonly JsonObject[] | undefined): string | undefined {
+  const cards = (rich ?? []).map((c) => {
+    const title = typeof c.title === 'string' && typeof c.titleLink === 'string' ? `${c.title} (${c.titleLink})` : c.title
+    const fields = Array.isArray(c.fields)
+      ? c.fields.map((f) => [(f as JsonObject).title, (f as JsonObject).value].filter((x) => typeof x === 'string').join(': '))
+      : []
+    return [c.pretext, title, c.text, ...fields].filter((x): x is string => typeof x === 'string' && x.trim() !== '').join('\n')
+  })
+  const text = cards.filter((c) => c !== '').join('\n\n')
+  return text === '' ? undefined : text
+}
+
+/**
+ * A shared location (`location: {type: 'Point', coordinates: [longitude, latitude]}`, GeoJSON
+ * order): `metadata.location` `{latitude, longitude}` and, for a message without text, the text
+ * `Location: <lat>, <lon> (https://www.openstreetmap.org/?mlat=<lat>&mlon=<lon>)`.
+ */
+function locationOf(msg: Doc): { latitude: number; longitude: number } | undefined {
+  const loc = optionalDoc('location', msg.location)
+  const c = loc?.coordinates
+  if (!Array.isArray(c) || c.length < 2) {
+    return undefined
+  }
+  const [longitude, latitude] = c as unknown[]
+  if (typeof latitude !== 'number' || typeof longitude !== 'number' || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+    throw new FieldProblem('location', `is not a point [longitude, latitude]: ${JSON.stringify(c).slice(0, 60)}`)
+  }
+  return { latitude, longitude }
+}
+
+const locationText = (l: { latitude: number; longitude: number }) =>
+  `Location: ${l.latitude}, ${l.longitude} (https://www.openstreetmap.org/?mlat=${l.latitude}&mlon=${l.longitude})`
+
 export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessage {
   const id = requiredId('_id', msg._id)
   const rid = requiredId('rid', msg.rid)
@@ -251,6 +290,12 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   }
   const own = optionalText('msg', msg.msg)
   const caption = removed ? undefined : uploadCaption(msg)
+  const location = removed ? undefined : locationOf(msg)
+  if (location !== undefined) {
+    metadata.location = location
+  }
+  // A message without text of its own is its caption, else its cards' text, else its location.
+  const fallback = caption ?? cardsText(rich) ?? (location !== undefined ? locationText(location) : undefined)
   // An upload with both a message and a description (`rooms.upload` takes both): the text is the
   // message, and the caption is kept beside it rather than lost.
   if (own && caption !== undefined && caption !== own) {
@@ -261,7 +306,7 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: own || caption || '',
+    text: own || fallback || '',
     sentAt,
   }
   if (attachments !== undefined) {

@@ -61,13 +61,18 @@ export function tsNumber(ts: string): number {
   return Number(ts.slice(0, dot)) * 1e6 + Number(micros) * 10 ** (6 - micros.length)
 }
 
-/** Epoch seconds (`created`, `updated`: integers) in milliseconds; 0 or absent is "unknown". */
+/**
+ * Epoch seconds (`created`, `updated`) in milliseconds; 0 or absent is "unknown". Slack writes a
+ * number, but genuine exports also write the digits as a string (`"created": "1452837318"`, seen
+ * in Zulip's and others' published fixtures): both are read.
+ */
 export function secondsMs(field: string, v: unknown): EpochMs | undefined {
-  if (v === undefined || v === null || v === 0) {
+  const n = typeof v === 'string' && /^\d{1,15}(\.\d+)?$/.test(v) ? Number(v) : v
+  if (n === undefined || n === null || n === 0 || n === '') {
     return undefined
   }
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 253_402_300_799) {
-    throw new FieldProblem(field, `${field} is not a time in epoch seconds: ${JSON.stringify(v)?.slice(0, 40)}`)
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 253_402_300_799) {
+    throw new FieldProblem(field, `${field} is not a time in epoch seconds (a number or a string of digits): ${JSON.stringify(v)?.slice(0, 40)}`)
   }
-  return Math.floor(v * 1000)
+  return Math.floor(n * 1000)
 }

@@ -78,3 +78,19 @@ export function decodeGroup(c: unknown, file: GroupFile, archivedAt: number): Le
 export function membersOf(c: unknown): unknown[] {
   return isObject(c) && Array.isArray(c.members) ? c.members : []
 }
+
+/**
+ * Why a conversation entry cannot become a group (`field: reason`), or undefined when it can: its
+ * members and messages are problems that name this cause, never "unknown group".
+ */
+export function groupRefusal(c: unknown, file: GroupFile): string | undefined {
+  try {
+    decodeGroup(c, file, 0)
+    return undefined
+  } catch (err) {
+    if (err instanceof FieldProblem) {
+      return `${err.field}: ${err.message}`
+    }
+    throw err
+  }
+}

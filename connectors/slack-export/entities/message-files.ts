@@ -1,11 +1,16 @@
 /**
- * The files a Slack message shares (`files`, or `file` in old `file_share` messages) → attachments
+ * The files a Slack message shares (`files`, or `file` in old `file_share` messages, and the files
+ * bot and unfurl posts nest in `attachments[].files[]`) → attachments
  * by reference. Slack's `url_private` needs a Slack login (or a token); official exports append
- * the export's own token (`?t=xoxe-…`) to it, which is a secret: it is always removed here. With
+ * the export's own token (`?token=xoxe-…`, `?t=xoxe-…`) to it, which is a secret: it is always
+ * removed here (url-secrets.ts). With
  * `fileUrl` set, the URL is built from the operator's copy of the files instead.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessageType } from '../../../src/model/records.ts'
 import { isObject, str } from './fields.ts'
+import { withoutToken } from './url-secrets.ts'
+
+export { withoutToken } from './url-secrets.ts'
 
 /** File modes and access states Slack uses for files whose content is gone or hidden. */
 const UNAVAILABLE_MODES = new Set(['tombstone', 'hidden_by_limit'])
@@ -23,20 +28,6 @@ export interface MessageFiles {
   readonly unavailable: JsonObject[]
 }
 
-/** `url` without its `t` query parameter (the export token); other parameters stay. */
-export function withoutToken(url: string): string {
-  try {
-    const u = new URL(url)
-    if (!u.searchParams.has('t')) {
-      return url
-    }
-    u.searchParams.delete('t')
-    return u.toString()
-  } catch {
-    return url.replace(/([?&])t=[^&#]*&?/, '$1').replace(/[?&]$/, '')
-  }
-}
-
 function fill(template: string, id: string, name: string, conversationId: string): string {
   return template
     .replaceAll('{id}', encodeURIComponent(id))
@@ -45,7 +36,10 @@ function fill(template: string, id: string, name: string, conversationId: string
 }
 
 export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | undefined {
-  const list = Array.isArray(message.files) ? message.files : isObject(message.file) ? [message.file] : []
+  const own = Array.isArray(message.files) ? message.files : isObject(message.file) ? [message.file] : []
+  // Bot and unfurl posts nest hosted files in their attachments (`attachments[].files[]`).
+  const nested = Array.isArray(message.attachments) ? message.attachments.flatMap((a) => (isObject(a) && Array.isArray(a.files) ? a.files : [])) : []
+  const list = [...own, ...nested]
   if (list.length === 0) {
     return undefined
   }

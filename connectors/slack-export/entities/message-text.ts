@@ -7,8 +7,9 @@
  * - `<#C123|general>` → `#general`; `<!here>`, `<!channel>`, `<!everyone>` → `@here`… (listed in
  *   `channelMentions`); `<!subteam^S1|@eng>` → `@eng`; `<!date^…|fallback>` → the fallback;
  * - `<https://x|label>` → `label (https://x)`; `<https://x>` → `https://x`; `<mailto:a@b|a@b>` → `a@b`.
- * Pure.
+ * Every link's URL loses its credential parameters (url-secrets.ts). Pure.
  */
+import { withoutSecrets } from './url-secrets.ts'
 
 export interface TextLookups {
   /** A user's handle (Slack `name`) by id, if the export has the user. */
@@ -68,7 +69,8 @@ export function convertText(raw: string, lookups: TextLookups): ConvertedText {
         out += `@${shown?.replace(/^@/, '') ?? id}`
       }
     } else if (target.startsWith('#')) {
-      out += `#${shown ?? lookups.channelNameOf(target.slice(1)) ?? target.slice(1)}`
+      // Current exports write `<#C123|>` (no name): the name comes from the export's conversations.
+      out += `#${(shown !== undefined && shown !== '' ? shown : undefined) ?? lookups.channelNameOf(target.slice(1)) ?? target.slice(1)}`
     } else if (target.startsWith('!')) {
       const special = target.slice(1)
       const word = special.split('^')[0] as string
@@ -85,13 +87,15 @@ export function convertText(raw: string, lookups: TextLookups): ConvertedText {
         out += shown ?? unescapeSlack(m[0])
       }
     } else {
-      const url = unescapeSlack(target)
-      if (shown === undefined || shown === url) {
+      const url = withoutSecrets(unescapeSlack(target))
+      // A label that is itself the URL (`<https://x?token=…|https://x?token=…>`) loses the same parameters.
+      const label = shown !== undefined && /^https?:\/\//i.test(shown) ? withoutSecrets(shown) : shown
+      if (label === undefined || label === '' || label === url) {
         out += url
-      } else if (url.startsWith('mailto:') && url.slice(7) === shown) {
-        out += shown
+      } else if (url.startsWith('mailto:') && url.slice(7) === label) {
+        out += label
       } else {
-        out += `${shown} (${url})`
+        out += `${label} (${url})`
       }
     }
   }

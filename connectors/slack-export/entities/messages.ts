@@ -4,6 +4,7 @@
  */
 import type { JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import { FieldProblem, isObject, slackId, str, tsMs } from './fields.ts'
+import { extrasOf } from './message-extras.ts'
 import { filesOf, typeOfAttachments } from './message-files.ts'
 import { convertText, type TextLookups, unescapeSlack } from './message-text.ts'
 
@@ -44,6 +45,8 @@ export interface Conversation {
   readonly folder: string
   /** A DM's two members (`dms.json`). */
   readonly members?: readonly string[]
+  /** Why its entry could not become a group (`channels.json#3: created: …`): its messages are problems naming it. */
+  readonly refused?: string
 }
 
 export interface MessageContext extends TextLookups {
@@ -105,17 +108,6 @@ function receiverOf(conv: Conversation, sender: string): { receiverType: 'user' 
   return { receiverType: 'user', receiverId: sender === a ? b : a }
 }
 
-/** Text of a message without its own text: its attachments' fallbacks (bot and app posts). */
-function fallbackText(m: JsonObject): string {
-  if (!Array.isArray(m.attachments)) {
-    return ''
-  }
-  return m.attachments
-    .map((a) => (isObject(a) ? (str(a.fallback) ?? str(a.text) ?? str(a.pretext) ?? '') : ''))
-    .filter((t) => t !== '')
-    .join('\n')
-}
-
 export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   if (!isObject(m)) {
     throw new FieldProblem('message', 'the entry is not a JSON object')
@@ -129,15 +121,18 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   }
   const senderId = slackId('user', senderRaw)
   const subtype = str(m.subtype)
-  const raw = typeof m.text === 'string' && m.text !== '' ? m.text : fallbackText(m)
+  const own = typeof m.text === 'string' ? m.text : ''
+  const extras = extrasOf(m, own, ctx.handleOf)
+  const raw = [own, extras.attachmentText].filter((t) => t !== '').join('\n\n')
   const converted = convertText(raw, ctx)
+  const text = [converted.text, extras.blockText].filter((t) => t !== '').join('\n\n')
   const files = filesOf(m, { template: ctx.fileUrl, conversationId: conv.id })
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id: messageId(conv.id, ts),
     senderId,
     ...receiverOf(conv, senderId),
     type: files !== undefined && files.attachments.length > 0 ? typeOfAttachments(files.attachments) : 'text',
-    text: converted.text,
+    text,
     sentAt,
   }
   if (files !== undefined && files.attachments.length > 0) {
@@ -156,6 +151,12 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   }
   if (files !== undefined && files.unavailable.length > 0) {
     metadata.unavailableFiles = files.unavailable
+  }
+  if (extras.linkPreviews.length > 0) {
+    metadata.linkPreviews = extras.linkPreviews
+  }
+  if (extras.otherBlocks.length > 0) {
+    metadata.otherBlocks = extras.otherBlocks
   }
   if (converted.channelMentions.length > 0) {
     metadata.channelMentions = converted.channelMentions

@@ -4,6 +4,7 @@
  */
 import type { JsonObject, LegacyUser } from '../../../src/model/records.ts'
 import { FieldProblem, isObject, secondsMs, slackId, str } from './fields.ts'
+import { withoutSecrets } from './url-secrets.ts'
 
 /** Slackbot's fixed id: a bot, though Slack does not flag it `is_bot`. */
 export const SLACKBOT_ID = 'USLACKBOT'
@@ -64,7 +65,7 @@ export function decodeUser(u: unknown, exportTime: number): LegacyUser {
   }
   const avatar = str(profile.image_512) ?? str(profile.image_192) ?? str(profile.image_72)
   if (avatar !== undefined) {
-    user.avatar = avatar
+    user.avatar = withoutSecrets(avatar)
   }
   if (Object.keys(metadata).length > 0) {
     user.metadata = metadata
