@@ -197,23 +197,66 @@ describe('messages: uploads', () => {
   })
 })
 
-describe('messages: integration cards', () => {
+describe('messages: integration cards and shared locations arrive as text', () => {
   const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
   const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0), msg: '' }
   it.each([
     {
-      name: 'a quote: title, text, links, author',
+      name: 'a quote: its author and text after the message, its link kept',
+      msg: 'agreed',
       attachments: [{ text: 'q', message_link: 'https://c.example/x', author_name: 'bob' }],
-      want: [{ text: 'q', messageLink: 'https://c.example/x', authorName: 'bob' }],
+      want: { text: 'agreed\n\nbob\nq', cards: [{ message_link: 'https://c.example/x' }], asText: 1 },
     },
     {
-      name: 'a webhook card whose text is only in pretext and fields',
+      name: 'a webhook card whose text is only in pretext and fields (msg empty)',
+      msg: '',
       attachments: [{ color: '#f00', pretext: 'Build failed', fields: [{ title: 'Branch', value: 'main', short: true }, { short: true }] }],
-      want: [{ pretext: 'Build failed', fields: [{ title: 'Branch', value: 'main' }] }],
+      want: { text: 'Build failed\nBranch: main', cards: [{ color: '#f00' }], asText: 1 },
     },
-  ])('$name', ({ attachments, want }) => {
-    expect(decodeMessage({ ...base, attachments }, ctx).metadata?.attachments).toEqual(want)
+    {
+      name: 'a GitHub card: title with its link, text, image; two cards a blank line apart',
+      msg: '',
+      attachments: [
+        {
+          title: 'PR #7 merged',
+          title_link: 'https://gh.example/pr/7',
+          text: 'Fix it',
+          image_url: 'https://gh.example/i.png',
+          author_icon: 'https://gh.example/a.png',
+        },
+        { fallback: 'CI: green' },
+      ],
+      want: {
+        text: 'PR #7 merged (https://gh.example/pr/7)\nFix it\nhttps://gh.example/i.png\n\nCI: green',
+        cards: [{ author_icon: 'https://gh.example/a.png' }],
+        asText: 2,
+      },
+    },
+    {
+      name: 'a card with nothing readable: kept in metadata, no text',
+      msg: 'hi',
+      attachments: [{ color: 'good', actions: [{ type: 'button', text: '' }] }],
+      want: { text: 'hi', cards: [{ color: 'good', actions: [{ type: 'button', text: '' }] }], asText: undefined },
+    },
+  ])('$name', ({ msg, attachments, want }) => {
+    const m = decodeMessage({ ...base, msg, attachments }, ctx)
+    expect({ text: m.text, cards: m.metadata?.attachments, asText: m.metadata?.attachmentsAsText }).toEqual(want)
   })
+
+  it('a shared location (msg empty) is a map link, its coordinates in metadata', () => {
+    const m = decodeMessage({ ...base, location: { type: 'Point', coordinates: [13.405, 52.52] } }, ctx)
+    expect({ text: m.text, location: m.metadata?.location }).toEqual({
+      text: 'Shared location: https://maps.google.com/maps?daddr=52.52,13.405',
+      location: { latitude: 52.52, longitude: 13.405 },
+    })
+  })
+
+  it.each([[{ type: 'Point' }], [{ type: 'Point', coordinates: ['13', 52] }], [{ type: 'Point', coordinates: [200, 52] }]])(
+    'a location without readable coordinates is a problem on location.coordinates: %j',
+    (location) => {
+      expect(() => decodeMessage({ ...base, location }, ctx)).toThrow(expect.objectContaining({ field: 'location.coordinates' }) as Error)
+    },
+  )
 })
 
 describe('messages: an upload with both a message and a caption', () => {

@@ -12,15 +12,17 @@
  * - `reactions` `{":emoji:": {usernames}}` → one reaction per user (usernames resolved through
  *   `users.bson`; an unknown one is kept in metadata); `mentions` → ids and handles, `all`/`here`
  *   in metadata; `files` (or the older single `file`) → attachments by URL, generated thumbnails
- *   left out, an upload's caption (its card's `description`) the text when `msg` is empty.
+ *   left out, an upload's caption (its card's `description`) the text when `msg` is empty;
+ * - other cards (integration posts, quotes: `attachments[]`) and a shared `location` rendered as
+ *   text after it (card-text.ts), what is not rendered kept in `metadata.attachments`.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
+import { type CardText, cardText, sharedLocation } from './card-text.ts'
 import type { RoomKind } from './room-kind.ts'
 import {
   compact,
   type Doc,
   FieldProblem,
-  jsonSafe,
   optionalArray,
   optionalDoc,
   optionalId,
@@ -168,36 +170,12 @@ function mentionsOf(msg: Doc, metadata: JsonObject): Mentions {
 
 const isUploadCard = (a: Doc) => typeof a.fileId === 'string' || (typeof a.title_link === 'string' && UPLOAD_PATH.test(a.title_link))
 
-/** An integration card's `fields` (`[{title, value, short}]`): their text, or undefined. */
-function cardFields(v: unknown): JsonObject[] | undefined {
-  const list = (Array.isArray(v) ? (v as unknown[]) : [])
-    .map((f) => (f ?? {}) as Doc)
-    .map((f) => compact<JsonObject>({ title: f.title as string | undefined, value: f.value as string | undefined }))
-    .filter((f) => Object.keys(f).length > 0)
-  return list.length > 0 ? list : undefined
-}
-
 /**
- * Rich attachments that are no upload cards (quotes, link previews, integration cards), for the
- * record. An integration card's text may be only in `pretext` or `fields` (webhooks write them so):
- * kept too, or such a card vanished without a word.
+ * The cards that are no upload cards (integration cards, quotes, link previews), rendered as text
+ * (card-text.ts): an integration post's content is often only there, with `msg` empty.
  */
-function richAttachmentsOf(msg: Doc): JsonObject[] | undefined {
-  const list = (optionalArray('attachments', msg.attachments) ?? []).map((a) => (a ?? {}) as Doc).filter((a) => !isUploadCard(a))
-  const kept = list
-    .map((x) =>
-      compact<JsonObject>({
-        title: x.title as string | undefined,
-        pretext: x.pretext as string | undefined,
-        text: x.text as string | undefined,
-        fields: cardFields(x.fields),
-        titleLink: x.title_link as string | undefined,
-        messageLink: x.message_link as string | undefined,
-        authorName: x.author_name as string | undefined,
-      }),
-    )
-    .filter((a) => Object.keys(a).length > 0)
-  return kept.length > 0 ? (jsonSafe(kept) as JsonObject[]) : undefined
+function cardsOf(msg: Doc): CardText {
+  return cardText((optionalArray('attachments', msg.attachments) ?? []).filter((a) => !isUploadCard((a ?? {}) as Doc)))
 }
 
 /** The caption typed with an upload: Rocket.Chat keeps it in the upload card's `description`, `msg` empty. */
@@ -235,9 +213,16 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   if (drid) {
     metadata.discussionId = drid
   }
-  const rich = removed ? undefined : richAttachmentsOf(msg)
-  if (rich !== undefined) {
-    metadata.attachments = rich
+  const cards = removed ? undefined : cardsOf(msg)
+  if (cards?.leftover !== undefined) {
+    metadata.attachments = cards.leftover
+  }
+  if (cards !== undefined && cards.rendered > 0) {
+    metadata.attachmentsAsText = cards.rendered
+  }
+  const location = removed ? undefined : sharedLocation(msg.location)
+  if (location !== undefined) {
+    metadata.location = { latitude: location.latitude, longitude: location.longitude }
   }
   const alias = optionalText('alias', msg.alias)
   if (alias) {
@@ -261,7 +246,7 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: own || caption || '',
+    text: [own || caption || '', cards?.text ?? '', location?.text ?? ''].filter((t) => t !== '').join('\n\n'),
     sentAt,
   }
   if (attachments !== undefined) {
