@@ -233,6 +233,14 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   }
   if (msg.pinned === true) {
     metadata.pinned = true
+    const pinnedAt = optionalTime('pinnedAt', msg.pinnedAt)
+    if (pinnedAt !== undefined) {
+      metadata.pinnedAt = new Date(pinnedAt).toISOString()
+    }
+    const pinnedBy = userRef('pinnedBy', msg.pinnedBy, false)
+    if (pinnedBy !== undefined) {
+      metadata.pinnedBy = pinnedBy.id
+    }
   }
   const own = optionalText('msg', msg.msg)
   const caption = removed ? undefined : uploadCaption(msg)
