@@ -243,6 +243,27 @@ describe('messages: integration cards and shared locations arrive as text', () =
     expect({ text: m.text, cards: m.metadata?.attachments, asText: m.metadata?.attachmentsAsText }).toEqual(want)
   })
 
+  it("an app's UI-kit blocks (msg empty) arrive as text; buttons and dividers give none", () => {
+    const blocks = [
+      { type: 'section', text: { type: 'mrkdwn', text: '*Deploy* requested' }, fields: [{ type: 'plain_text', text: 'env: prod' }] },
+      { type: 'divider' },
+      {
+        type: 'context',
+        elements: [
+          { type: 'plain_text', text: 'by alice' },
+          { type: 'image', imageUrl: 'https://x.example/a.png', altText: 'avatar' },
+        ],
+      },
+      { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Approve' }, actionId: 'ok' }] },
+      { type: 'conditional', when: { engine: ['rocket.chat'] }, render: [{ type: 'image', imageUrl: 'https://x.example/g.png', altText: 'graph' }] },
+    ]
+    const m = decodeMessage({ ...base, blocks }, ctx)
+    expect({ text: m.text, n: m.metadata?.blocksAsText }).toEqual({
+      text: '*Deploy* requested\nenv: prod\n\nby alice\navatar\n\ngraph\nhttps://x.example/g.png',
+      n: 3,
+    })
+  })
+
   it('a shared location (msg empty) is a map link, its coordinates in metadata', () => {
     const m = decodeMessage({ ...base, location: { type: 'Point', coordinates: [13.405, 52.52] } }, ctx)
     expect({ text: m.text, location: m.metadata?.location }).toEqual({

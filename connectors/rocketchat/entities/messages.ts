@@ -13,10 +13,12 @@
  *   `users.bson`; an unknown one is kept in metadata); `mentions` → ids and handles, `all`/`here`
  *   in metadata; `files` (or the older single `file`) → attachments by URL, generated thumbnails
  *   left out, an upload's caption (its card's `description`) the text when `msg` is empty;
- * - other cards (integration posts, quotes: `attachments[]`) and a shared `location` rendered as
- *   text after it (card-text.ts), what is not rendered kept in `metadata.attachments`.
+ * - an app's UI-kit `blocks` (block-text.ts), other cards (integration posts, quotes:
+ *   `attachments[]`) and a shared `location` rendered as text after it (card-text.ts), what is not
+ *   rendered kept in `metadata.attachments`.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
+import { blockText } from './block-text.ts'
 import { type CardText, cardText, sharedLocation } from './card-text.ts'
 import type { RoomKind } from './room-kind.ts'
 import {
@@ -220,6 +222,10 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   if (cards !== undefined && cards.rendered > 0) {
     metadata.attachmentsAsText = cards.rendered
   }
+  const blocks = removed ? undefined : blockText(msg.blocks)
+  if (blocks !== undefined && blocks.rendered > 0) {
+    metadata.blocksAsText = blocks.rendered
+  }
   const location = removed ? undefined : sharedLocation(msg.location)
   if (location !== undefined) {
     metadata.location = { latitude: location.latitude, longitude: location.longitude }
@@ -254,7 +260,7 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: [own || caption || '', cards?.text ?? '', location?.text ?? ''].filter((t) => t !== '').join('\n\n'),
+    text: [own || caption || '', blocks?.text ?? '', cards?.text ?? '', location?.text ?? ''].filter((t) => t !== '').join('\n\n'),
     sentAt,
   }
   if (attachments !== undefined) {
