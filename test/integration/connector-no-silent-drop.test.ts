@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { createMattermostConnector, MattermostConfigSchema } from '../../connectors/mattermost/index.ts'
 import { createNextcloudTalkConnector, NextcloudTalkConfigSchema } from '../../connectors/nextcloud-talk/index.ts'
+import { createRocketChatConnector, RocketChatConfigSchema } from '../../connectors/rocketchat/index.ts'
 import { createZulipConnector, ZulipConfigSchema } from '../../connectors/zulip/index.ts'
 import { mattermostFieldFates } from '../fixtures/mattermost/field-fates.ts'
 import { groundedMattermostSeed } from '../fixtures/mattermost/grounded.ts'
@@ -18,6 +19,9 @@ import { mattermostSeed } from '../fixtures/mattermost/seed.ts'
 import { nextcloudFieldFates } from '../fixtures/nextcloud-talk/field-fates.ts'
 import { groundedNextcloudSeed } from '../fixtures/nextcloud-talk/grounded.ts'
 import { loadNextcloudFixture } from '../fixtures/nextcloud-talk/load.ts'
+import { writeRocketChatDump } from '../fixtures/rocketchat/dump.ts'
+import { rocketchatFieldFates, rocketchatRows } from '../fixtures/rocketchat/field-fates.ts'
+import { groundedRocketChatSeed } from '../fixtures/rocketchat/grounded.ts'
 import { zulipFieldFates } from '../fixtures/zulip/field-fates.ts'
 import { groundedZulipSeed } from '../fixtures/zulip/grounded.ts'
 import { loadZulipFixture } from '../fixtures/zulip/load.ts'
@@ -79,6 +83,18 @@ describe('zulip: no field of a source row is dropped silently', () => {
     const session = await createZulipConnector(ZulipConfigSchema.parse({ connector: 'zulip', url: db.url, realm })).open()
     try {
       expect(await fieldLosses(session, seed, zulipFieldFates(seed, realmId), readme('zulip'), POLICIES)).toEqual([])
+    } finally {
+      await session.close()
+    }
+  })
+})
+
+describe('rocketchat: no field of a source document is dropped silently', () => {
+  it.each([{ name: 'the grounded fixture', seed: groundedRocketChatSeed() }])('$name', async ({ seed }) => {
+    const path = writeRocketChatDump(seed)
+    const session = await createRocketChatConnector(RocketChatConfigSchema.parse({ connector: 'rocketchat', path })).open()
+    try {
+      expect(await fieldLosses(session, rocketchatRows(seed), rocketchatFieldFates(seed), readme('rocketchat'), POLICIES)).toEqual([])
     } finally {
       await session.close()
     }

@@ -197,23 +197,87 @@ describe('messages: uploads', () => {
   })
 })
 
-describe('messages: integration cards', () => {
+describe('messages: integration cards and shared locations arrive as text', () => {
   const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
   const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0), msg: '' }
   it.each([
     {
-      name: 'a quote: title, text, links, author',
+      name: 'a quote: its author and text after the message, its link kept',
+      msg: 'agreed',
       attachments: [{ text: 'q', message_link: 'https://c.example/x', author_name: 'bob' }],
-      want: [{ text: 'q', messageLink: 'https://c.example/x', authorName: 'bob' }],
+      want: { text: 'agreed\n\nbob\nq', cards: [{ message_link: 'https://c.example/x' }], asText: 1 },
     },
     {
-      name: 'a webhook card whose text is only in pretext and fields',
+      name: 'a webhook card whose text is only in pretext and fields (msg empty)',
+      msg: '',
       attachments: [{ color: '#f00', pretext: 'Build failed', fields: [{ title: 'Branch', value: 'main', short: true }, { short: true }] }],
-      want: [{ pretext: 'Build failed', fields: [{ title: 'Branch', value: 'main' }] }],
+      want: { text: 'Build failed\nBranch: main', cards: [{ color: '#f00' }], asText: 1 },
     },
-  ])('$name', ({ attachments, want }) => {
-    expect(decodeMessage({ ...base, attachments }, ctx).metadata?.attachments).toEqual(want)
+    {
+      name: 'a GitHub card: title with its link, text, image; two cards a blank line apart',
+      msg: '',
+      attachments: [
+        {
+          title: 'PR #7 merged',
+          title_link: 'https://gh.example/pr/7',
+          text: 'Fix it',
+          image_url: 'https://gh.example/i.png',
+          author_icon: 'https://gh.example/a.png',
+        },
+        { fallback: 'CI: green' },
+      ],
+      want: {
+        text: 'PR #7 merged (https://gh.example/pr/7)\nFix it\nhttps://gh.example/i.png\n\nCI: green',
+        cards: [{ author_icon: 'https://gh.example/a.png' }],
+        asText: 2,
+      },
+    },
+    {
+      name: 'a card with nothing readable: kept in metadata, no text',
+      msg: 'hi',
+      attachments: [{ color: 'good', actions: [{ type: 'button', text: '' }] }],
+      want: { text: 'hi', cards: [{ color: 'good', actions: [{ type: 'button', text: '' }] }], asText: undefined },
+    },
+  ])('$name', ({ msg, attachments, want }) => {
+    const m = decodeMessage({ ...base, msg, attachments }, ctx)
+    expect({ text: m.text, cards: m.metadata?.attachments, asText: m.metadata?.attachmentsAsText }).toEqual(want)
   })
+
+  it("an app's UI-kit blocks (msg empty) arrive as text; buttons and dividers give none", () => {
+    const blocks = [
+      { type: 'section', text: { type: 'mrkdwn', text: '*Deploy* requested' }, fields: [{ type: 'plain_text', text: 'env: prod' }] },
+      { type: 'divider' },
+      {
+        type: 'context',
+        elements: [
+          { type: 'plain_text', text: 'by alice' },
+          { type: 'image', imageUrl: 'https://x.example/a.png', altText: 'avatar' },
+        ],
+      },
+      { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Approve' }, actionId: 'ok' }] },
+      { type: 'conditional', when: { engine: ['rocket.chat'] }, render: [{ type: 'image', imageUrl: 'https://x.example/g.png', altText: 'graph' }] },
+    ]
+    const m = decodeMessage({ ...base, blocks }, ctx)
+    expect({ text: m.text, n: m.metadata?.blocksAsText }).toEqual({
+      text: '*Deploy* requested\nenv: prod\n\nby alice\navatar\n\ngraph\nhttps://x.example/g.png',
+      n: 3,
+    })
+  })
+
+  it('a shared location (msg empty) is a map link, its coordinates in metadata', () => {
+    const m = decodeMessage({ ...base, location: { type: 'Point', coordinates: [13.405, 52.52] } }, ctx)
+    expect({ text: m.text, location: m.metadata?.location }).toEqual({
+      text: 'Shared location: https://maps.google.com/maps?daddr=52.52,13.405',
+      location: { latitude: 52.52, longitude: 13.405 },
+    })
+  })
+
+  it.each([[{ type: 'Point' }], [{ type: 'Point', coordinates: ['13', 52] }], [{ type: 'Point', coordinates: [200, 52] }]])(
+    'a location without readable coordinates is a problem on location.coordinates: %j',
+    (location) => {
+      expect(() => decodeMessage({ ...base, location }, ctx)).toThrow(expect.objectContaining({ field: 'location.coordinates' }) as Error)
+    },
+  )
 })
 
 describe('messages: an upload with both a message and a caption', () => {
@@ -226,41 +290,5 @@ describe('messages: an upload with both a message and a caption', () => {
   ])('$name', ({ msg, description, want }) => {
     const m = decodeMessage({ ...base, msg, attachments: [{ title: 'a.pdf', fileId: 'f1', description }] }, ctx)
     expect({ text: m.text, caption: m.metadata?.caption }).toEqual(want)
-  })
-})
-
-describe('messages: integration posts and shared locations without text of their own', () => {
-  const ctx = { roomOf: () => ({ kind: 'channel' }) as const, idOfUsername: () => undefined, uploadsBaseUrl: 'https://f.example' }
-  const base = { _id: 'm1', rid: 'GENERAL', u: { _id: 'A', username: 'alice' }, ts: new Date(0), msg: '' }
-
-  it('an integration post (GitHub, Jira, CI) is its cards: pretext, title (link), text, fields; cards apart', () => {
-    const attachments = [
-      { title: 'acme/app #12 Fix login', title_link: 'https://github.com/acme/app/pull/12', text: 'Merged by alice', color: '#2cbe4e' },
-      {
-        pretext: 'Build failed',
-        fields: [
-          { title: 'Branch', value: 'main', short: true },
-          { title: 'Stage', value: 'test' },
-        ],
-      },
-    ]
-    expect(decodeMessage({ ...base, attachments }, ctx).text).toBe(
-      'acme/app #12 Fix login (https://github.com/acme/app/pull/12)\nMerged by alice\n\nBuild failed\nBranch: main\nStage: test',
-    )
-  })
-
-  it('a card without any text leaves the text empty; a message of its own is never replaced', () => {
-    expect(decodeMessage({ ...base, attachments: [{ color: '#f00', image_url: '/x.png' }] }, ctx).text).toBe('')
-    expect(decodeMessage({ ...base, msg: 'see', attachments: [{ text: 'card' }] }, ctx).text).toBe('see')
-  })
-
-  it('a shared location (GeoJSON [longitude, latitude]) is its text and metadata.location', () => {
-    const m = decodeMessage({ ...base, location: { type: 'Point', coordinates: [13.405, 52.52] } }, ctx)
-    expect(m.text).toBe('Location: 52.52, 13.405 (https://www.openstreetmap.org/?mlat=52.52&mlon=13.405)')
-    expect(m.metadata?.location).toEqual({ latitude: 52.52, longitude: 13.405 })
-  })
-
-  it('a location that is no point is a problem on location', () => {
-    expect(() => decodeMessage({ ...base, location: { type: 'Point', coordinates: ['x', 1] } }, ctx)).toThrow(FieldProblem)
   })
 })

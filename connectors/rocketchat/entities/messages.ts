@@ -12,16 +12,19 @@
  * - `reactions` `{":emoji:": {usernames}}` → one reaction per user (usernames resolved through
  *   `users.bson`; an unknown one is kept in metadata); `mentions` → ids and handles, `all`/`here`
  *   in metadata; `files` (or the older single `file`) → attachments by URL, generated thumbnails
- *   left out; when `msg` is empty the text is an upload's caption (its card's `description`), else
- *   the integration cards' text, else a shared `location`.
+ *   left out, an upload's caption (its card's `description`) the text when `msg` is empty;
+ * - an app's UI-kit `blocks` (block-text.ts), other cards (integration posts, quotes:
+ *   `attachments[]`) and a shared `location` rendered as text after it (card-text.ts), what is not
+ *   rendered kept in `metadata.attachments`.
  */
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
+import { blockText } from './block-text.ts'
+import { type CardText, cardText, sharedLocation } from './card-text.ts'
 import type { RoomKind } from './room-kind.ts'
 import {
   compact,
   type Doc,
   FieldProblem,
-  jsonSafe,
   optionalArray,
   optionalDoc,
   optionalId,
@@ -169,36 +172,12 @@ function mentionsOf(msg: Doc, metadata: JsonObject): Mentions {
 
 const isUploadCard = (a: Doc) => typeof a.fileId === 'string' || (typeof a.title_link === 'string' && UPLOAD_PATH.test(a.title_link))
 
-/** An integration card's `fields` (`[{title, value, short}]`): their text, or undefined. */
-function cardFields(v: unknown): JsonObject[] | undefined {
-  const list = (Array.isArray(v) ? (v as unknown[]) : [])
-    .map((f) => (f ?? {}) as Doc)
-    .map((f) => compact<JsonObject>({ title: f.title as string | undefined, value: f.value as string | undefined }))
-    .filter((f) => Object.keys(f).length > 0)
-  return list.length > 0 ? list : undefined
-}
-
 /**
- * Rich attachments that are no upload cards (quotes, link previews, integration cards), for the
- * record. An integration card's text may be only in `pretext` or `fields` (webhooks write them so):
- * kept too, or such a card vanished without a word.
+ * The cards that are no upload cards (integration cards, quotes, link previews), rendered as text
+ * (card-text.ts): an integration post's content is often only there, with `msg` empty.
  */
-function richAttachmentsOf(msg: Doc): JsonObject[] | undefined {
-  const list = (optionalArray('attachments', msg.attachments) ?? []).map((a) => (a ?? {}) as Doc).filter((a) => !isUploadCard(a))
-  const kept = list
-    .map((x) =>
-      compact<JsonObject>({
-        title: x.title as string | undefined,
-        pretext: x.pretext as string | undefined,
-        text: x.text as string | undefined,
-        fields: cardFields(x.fields),
-        titleLink: x.title_link as string | undefined,
-        messageLink: x.message_link as string | undefined,
-        authorName: x.author_name as string | undefined,
-      }),
-    )
-    .filter((a) => Object.keys(a).length > 0)
-  return kept.length > 0 ? (jsonSafe(kept) as JsonObject[]) : undefined
+function cardsOf(msg: Doc): CardText {
+  return cardText((optionalArray('attachments', msg.attachments) ?? []).filter((a) => !isUploadCard((a ?? {}) as Doc)))
 }
 
 /** The caption typed with an upload: Rocket.Chat keeps it in the upload card's `description`, `msg` empty. */
@@ -209,44 +188,6 @@ function uploadCaption(msg: Doc): string | undefined {
     .map((a) => a.description as string)
   return captions.length > 0 ? captions.join('\n') : undefined
 }
-
-/**
- * The text of a message whose `msg` is empty (an integration post: GitHub, Jira, CI cards): its
- * cards as lines — `pretext`; `title` (`title (title_link)`); `text`; each field `title: value` —
- * cards separated by a blank line. Undefined when they have no text.
- */
-function cardsText(rich: readonly JsonObject[] | undefined): string | undefined {
-  const cards = (rich ?? []).map((c) => {
-    const title = typeof c.title === 'string' && typeof c.titleLink === 'string' ? `${c.title} (${c.titleLink})` : c.title
-    const fields = Array.isArray(c.fields)
-      ? c.fields.map((f) => [(f as JsonObject).title, (f as JsonObject).value].filter((x) => typeof x === 'string').join(': '))
-      : []
-    return [c.pretext, title, c.text, ...fields].filter((x): x is string => typeof x === 'string' && x.trim() !== '').join('\n')
-  })
-  const text = cards.filter((c) => c !== '').join('\n\n')
-  return text === '' ? undefined : text
-}
-
-/**
- * A shared location (`location: {type: 'Point', coordinates: [longitude, latitude]}`, GeoJSON
- * order): `metadata.location` `{latitude, longitude}` and, for a message without text, the text
- * `Location: <lat>, <lon> (https://www.openstreetmap.org/?mlat=<lat>&mlon=<lon>)`.
- */
-function locationOf(msg: Doc): { latitude: number; longitude: number } | undefined {
-  const loc = optionalDoc('location', msg.location)
-  const c = loc?.coordinates
-  if (!Array.isArray(c) || c.length < 2) {
-    return undefined
-  }
-  const [longitude, latitude] = c as unknown[]
-  if (typeof latitude !== 'number' || typeof longitude !== 'number' || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
-    throw new FieldProblem('location', `is not a point [longitude, latitude]: ${JSON.stringify(c).slice(0, 60)}`)
-  }
-  return { latitude, longitude }
-}
-
-const locationText = (l: { latitude: number; longitude: number }) =>
-  `Location: ${l.latitude}, ${l.longitude} (https://www.openstreetmap.org/?mlat=${l.latitude}&mlon=${l.longitude})`
 
 export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessage {
   const id = requiredId('_id', msg._id)
@@ -274,9 +215,20 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   if (drid) {
     metadata.discussionId = drid
   }
-  const rich = removed ? undefined : richAttachmentsOf(msg)
-  if (rich !== undefined) {
-    metadata.attachments = rich
+  const cards = removed ? undefined : cardsOf(msg)
+  if (cards?.leftover !== undefined) {
+    metadata.attachments = cards.leftover
+  }
+  if (cards !== undefined && cards.rendered > 0) {
+    metadata.attachmentsAsText = cards.rendered
+  }
+  const blocks = removed ? undefined : blockText(msg.blocks)
+  if (blocks !== undefined && blocks.rendered > 0) {
+    metadata.blocksAsText = blocks.rendered
+  }
+  const location = removed ? undefined : sharedLocation(msg.location)
+  if (location !== undefined) {
+    metadata.location = { latitude: location.latitude, longitude: location.longitude }
   }
   const alias = optionalText('alias', msg.alias)
   if (alias) {
@@ -287,15 +239,17 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   }
   if (msg.pinned === true) {
     metadata.pinned = true
+    const pinnedAt = optionalTime('pinnedAt', msg.pinnedAt)
+    if (pinnedAt !== undefined) {
+      metadata.pinnedAt = new Date(pinnedAt).toISOString()
+    }
+    const pinnedBy = userRef('pinnedBy', msg.pinnedBy, false)
+    if (pinnedBy !== undefined) {
+      metadata.pinnedBy = pinnedBy.id
+    }
   }
   const own = optionalText('msg', msg.msg)
   const caption = removed ? undefined : uploadCaption(msg)
-  const location = removed ? undefined : locationOf(msg)
-  if (location !== undefined) {
-    metadata.location = location
-  }
-  // A message without text of its own is its caption, else its cards' text, else its location.
-  const fallback = caption ?? cardsText(rich) ?? (location !== undefined ? locationText(location) : undefined)
   // An upload with both a message and a description (`rooms.upload` takes both): the text is the
   // message, and the caption is kept beside it rather than lost.
   if (own && caption !== undefined && caption !== own) {
@@ -306,7 +260,7 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
     senderId: sender.id,
     ...receiver,
     type: attachments !== undefined ? typeOfFiles(attachments) : 'text',
-    text: own || fallback || '',
+    text: [own || caption || '', blocks?.text ?? '', cards?.text ?? '', location?.text ?? ''].filter((t) => t !== '').join('\n\n'),
     sentAt,
   }
   if (attachments !== undefined) {

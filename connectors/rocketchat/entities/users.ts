@@ -2,7 +2,9 @@
  * `users` documents → `LegacyUser`. The display name is `name`, else `username`. `type: 'bot'`
  * (e.g. `rocket.cat`), `type: 'app'` (Apps-Engine users) or the `bot` role make a bot. `active:
  * false` is a deactivated user; Rocket.Chat keeps no deactivation time, so `deactivatedAt` is the
- * document's `_updatedAt` (else its `createdAt`). `services` (password hashes, login tokens) is
+ * document's `_updatedAt` (else its `createdAt`). The e-mail is the first verified address of
+ * `emails[]`, else the first (`metadata.emailVerified` says which; the mappings' `userEmails`
+ * policy decides whether it is carried). `services` (password hashes, login tokens) is
  * never read.
  */
 import type { JsonObject, LegacyUser } from '../../../src/model/records.ts'
@@ -15,11 +17,12 @@ export interface UserDecodeContext {
 
 const BOT_TYPES = new Set(['bot', 'app'])
 
-/** The first verified address, else the first one. */
-function emailOf(user: Doc): string | undefined {
+/** The first verified address, else the first one, and whether Rocket.Chat verified it. */
+function emailOf(user: Doc): { address?: string; verified?: boolean } {
   const emails = (optionalArray('emails', user.emails) ?? []).map((e, i) => optionalDoc(`emails.${i}`, e) ?? {})
   const pick = emails.find((e) => e.verified === true && typeof e.address === 'string') ?? emails.find((e) => typeof e.address === 'string')
-  return pick === undefined ? undefined : optionalText('emails.address', pick.address)
+  const address = pick === undefined ? undefined : optionalText('emails.address', pick.address)?.trim()
+  return address ? { address, verified: pick?.verified === true } : {}
 }
 
 export function decodeUser(user: Doc, ctx: UserDecodeContext): LegacyUser {
@@ -34,6 +37,7 @@ export function decodeUser(user: Doc, ctx: UserDecodeContext): LegacyUser {
   const isBot = (type !== undefined && BOT_TYPES.has(type)) || roles.includes('bot')
   const createdAt = optionalTime('createdAt', user.createdAt)
   const updatedAt = optionalTime('_updatedAt', user._updatedAt)
+  const email = emailOf(user)
   const metadata = compact<JsonObject>({
     roles: roles.length > 0 ? roles : undefined,
     userType: type,
@@ -42,12 +46,13 @@ export function decodeUser(user: Doc, ctx: UserDecodeContext): LegacyUser {
     bio: optionalText('bio', user.bio)?.trim() || undefined,
     language: optionalText('language', user.language) || undefined,
     ldap: user.ldap === true ? true : undefined,
+    emailVerified: email.verified,
   })
   return compact<LegacyUser>({
     id,
     name,
     username,
-    email: emailOf(user),
+    email: email.address,
     avatar: ctx.siteUrl && username ? `${ctx.siteUrl}/avatar/${encodeURIComponent(username)}` : undefined,
     metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
     createdAt,
