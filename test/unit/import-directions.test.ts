@@ -22,6 +22,7 @@ const SHARED = [
   'src/db.ts',
   'src/version.ts',
   'src/zod-problems.ts',
+  'src/did-you-mean.ts',
   'src/format-duration.ts',
   'src/terminal-output.ts',
 ]
