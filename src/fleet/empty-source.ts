@@ -20,7 +20,8 @@ function selection(source: unknown): string {
     (q): q is readonly [(typeof ENTITY_ORDER)[number], string] => q[1] !== undefined,
   )
   const filter = queries.map(([, q]) => /AS chatferry_tenant WHERE (chatferry_tenant\.\S+ = .+)$/s.exec(q)?.[1]).find((w) => w !== undefined)
-  const first = queries[0]
+  // The query on one line: the wrapper puts its closing parenthesis on a line of its own.
+  const first = queries[0] && ([queries[0][0], queries[0][1].replace(/\s+/g, ' ')] as const)
   if (filter !== undefined && first !== undefined) {
     return `its tenant value selects nothing (${filter}, e.g. the ${first[0]} query: ${first[1]}): check tenantValue and the shared source's tenantColumn`
   }

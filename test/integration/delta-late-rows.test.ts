@@ -119,7 +119,8 @@ async function newJob(messages: 'lines' | 'memos', delta?: Record<string, unknow
     load: { quotaWindowMs: 10_000 },
     ...(delta ? { delta } : {}),
   })
-  const bulk = await runCli(['run', '--config', cfg]).done
+  // Every test's job shares the one ledger: each is a new job on purpose.
+  const bulk = await runCli(['run', '--new-job', '--config', cfg]).done
   expect(bulk.code, bulk.stderr.slice(-3000)).toBe(0)
   return { app, cfg }
 }

@@ -57,7 +57,7 @@ it('the mistyped tenant run alone: needs a fix, naming its value and query; exit
   expect(r.stdout).toContain('some tenants need a fix first')
   expect(r.stdout).toContain('tenant globex: its source yielded no rows at all')
   expect(r.stdout).toContain(`chatferry_tenant.org = 'globx'`)
-  expect(r.stdout).toContain('SELECT * FROM (SELECT id, name, org FROM people)')
+  expect(r.stdout).toContain("SELECT * FROM (SELECT id, name, org FROM people ) AS chatferry_tenant WHERE chatferry_tenant.org = 'globx'")
   expect(r.stdout).not.toMatch(/globex\s+done/)
   const apps = await fleet.appIds()
   expect(await fleet.heldKeys(apps.get('globex') as string)).toEqual([])

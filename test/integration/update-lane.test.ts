@@ -75,8 +75,12 @@ it('applies each recorded update with one call, rejects refusals with their code
   expect(new Map(recorded.map((r) => [r.k, r.p]))).toEqual(ids)
   // m3 as if loaded before platform ids were recorded: found through the chat list by its legacy id.
   await sql`update chatferry.items set platform_id = null where job_id = ${jobId} and target_key = 'm3'`.execute(db)
-  // m9: a done item the platform never received.
-  await fx.store.planItems(jobId, 'messages', [{ ...messages(1, 5, 'm9')[0]!, targetKey: 'm9', legacyId: '9' }])
+  // m9: a done item the platform never received. Its own text, so that its fingerprint (sender,
+  // receiver, sentAt second, text) cannot equal m0's when both are made within one second.
+  const m9 = messages(1, 5, 'm9')[0]!
+  await fx.store.planItems(jobId, 'messages', [
+    { ...m9, targetKey: 'm9', legacyId: '9', payload: { ...(m9.payload as Record<string, unknown>), data: { text: 'never imported' } } },
+  ])
   await sql`update chatferry.items set status = 'done', loaded_hash = payload_hash where job_id = ${jobId} and target_key = 'm9'`.execute(db)
 
   await fx.store.updatePlan.record(jobId, 'users', [
