@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { registerAppsCommand } from './apps.ts'
 import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
+import { registerDashboardCommand } from './dashboard.ts'
 import { registerDemoCommand } from './demo.ts'
 import { registerFleetCommand } from './fleet.ts'
 import { registerFleetRunCommands } from './fleet-run.ts'
@@ -42,6 +43,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerStatusCommand,
   registerRejectsCommand,
   registerRunsCommand,
+  registerDashboardCommand,
   registerRetryRejectedCommand,
   registerVerifyCommand,
   registerPurgeCommand,
