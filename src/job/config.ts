@@ -19,6 +19,7 @@ import { SECRET_KEYS } from '../logger.ts'
 import { ChangesSchema } from '../plan/changes-config.ts'
 import { defaultBaseUrl, ManagementSchema, TargetSchema } from '../target/config.ts'
 import { zodProblems } from '../zod-problems.ts'
+import { NotifySchema } from './notify/config.ts'
 
 const StateSchema = z
   .object({
@@ -47,6 +48,8 @@ export const ConfigSchema = z
     job: JobConfigSchema.optional(),
     /** Loader settings (concurrency, leases, retries); see src/load/README.md. */
     load: LoadConfigSchema.optional(),
+    /** Notification hooks (team chat, generic JSON webhooks); see src/job/notify/config.ts. */
+    notify: NotifySchema.optional(),
   })
   .strict()
 
