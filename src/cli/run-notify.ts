@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { createNotifier } from '../job/notify/notifier.ts'
-import { runEndNotifications } from '../job/notify/run-events.ts'
+import { runEndNotifications, verifyNotification } from '../job/notify/run-events.ts'
 import { secretsOf } from '../job/notify/secrets.ts'
 
 /** The job's rejected items now (undefined when nobody is to be told, to spare the query). */
@@ -58,5 +58,28 @@ export async function notifyRunEnd(
   } catch (err) {
     logger.warn(`notifications not sent: the ledger could not be read (${err instanceof Error ? err.message : String(err)})`)
   }
+  await notifier.flush()
+}
+
+/** `verify` tells the hooks its result (`verify.result`), then waits at most the grace. */
+export async function notifyVerify(
+  ctx: LedgerContext,
+  logger: Logger,
+  result: { report: { runId: string; totals: { mismatches: number; unexplained: number } }; passed: boolean; files?: { json: string } | undefined },
+): Promise<void> {
+  if (ctx.config.notify === undefined) {
+    return
+  }
+  const notifier = createNotifier(ctx.config.notify, logger, secretsOf(ctx.config))
+  notifier.send(
+    verifyNotification({
+      jobId: ctx.jobId,
+      runId: result.report.runId,
+      passed: result.passed,
+      mismatches: result.report.totals.mismatches,
+      unexplained: result.report.totals.unexplained,
+      ...(result.files ? { reportFile: result.files.json } : {}),
+    }),
+  )
   await notifier.flush()
 }

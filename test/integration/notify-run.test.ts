@@ -3,13 +3,14 @@
  * the sandbox, with local HTTP receivers. A JSON hook gets `run.finished` with the counts
  * `status --json` shows and `rejects.threshold` with the run's new rejects; a Slack-format hook
  * gets `{"text": …}`; the final delta sends `delta.final.done` and no `rejects.threshold` (it
- * rejected nothing new). A hook that always answers 500 is retried and given up; a hook that never
+ * rejected nothing new); `verify` sends `verify.result`. A hook that always answers 500 is retried and given up; a hook that never
  * answers does not keep the run from exiting (it exits while that request is still open). No
  * body carries the API key or a hook's secret header. A bad hook URL fails `config check`.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { dirname, join } from 'node:path'
 
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { parse, stringify } from 'yaml'
@@ -136,6 +137,13 @@ it('run and the final delta notify each event; failing and hanging hooks neither
   expect(String(slack[0]?.body.text)).toMatch(
     new RegExp(`^chatferry run\\.finished — job ${app.id}: run #\\d+ rejected: \\d+ of \\d+ done, \\d+ rejected, 0 remaining$`),
   )
+
+  // verify tells its result (verify exits 0 when it passed, 3 when it found unexplained mismatches).
+  const verified = await runCli(['verify', '--config', cfg, '--no-source', '--out', join(dirname(cfg), 'reports')]).done
+  expect([0, 3], verified.stderr.slice(-2000)).toContain(verified.code)
+  const verdict = received.find((r) => r.path === '/json' && r.body.event === 'verify.result')?.body
+  expect(verdict).toMatchObject({ jobId: app.id, passed: verified.code === 0 })
+  expect(typeof verdict?.mismatches).toBe('number')
 
   // The final delta: its own event, and nothing new rejected, so no rejects.threshold.
   const before = received.length

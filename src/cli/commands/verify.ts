@@ -8,6 +8,7 @@ import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
+import { notifyVerify } from '../run-notify.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
 import { JOB_OPTION_HELP } from './load.ts'
@@ -60,7 +61,8 @@ export function registerVerifyCommand(program: Command): void {
         throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
       }
       const chatRpm = parseChatRpm(opts.chatRpm)
-      process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
+      const logger = createLogger()
+      process.exitCode = await runStoppable(logger, 'the request in hand', async (stopper) => {
         const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         try {
           await requireKnownJob(ctx)
@@ -71,7 +73,9 @@ export function registerVerifyCommand(program: Command): void {
             source: opts.source !== false,
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
-          return printReportResult(result, opts.json)
+          const code = printReportResult(result, opts.json)
+          await notifyVerify(ctx, logger, result)
+          return code
         } finally {
           await ctx.close()
         }

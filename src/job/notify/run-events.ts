@@ -68,3 +68,22 @@ export function runEndNotifications(r: RunEnd): Notification[] {
   }
   return out
 }
+
+/** `verify`'s result: passed or not, with its mismatches. */
+export function verifyNotification(v: {
+  jobId: string
+  runId: string
+  passed: boolean
+  mismatches: number
+  unexplained: number
+  reportFile?: string
+}): Notification {
+  return {
+    event: 'verify.result',
+    jobId: v.jobId,
+    summary: v.passed
+      ? `verify ${v.runId} passed (${n(v.mismatches)} mismatch(es), all explained)`
+      : `verify ${v.runId} FAILED: ${n(v.unexplained)} unexplained mismatch(es) of ${n(v.mismatches)}${v.reportFile ? ` — report ${v.reportFile}` : ''}`,
+    details: { runId: v.runId, passed: v.passed, mismatches: v.mismatches, unexplained: v.unexplained },
+  }
+}
