@@ -50,6 +50,16 @@ export const ConfigSchema = z
     load: LoadConfigSchema.optional(),
     /** Notification hooks (team chat, generic JSON webhooks); see src/job/notify/config.ts. */
     notify: NotifySchema.optional(),
+    /** Prometheus metrics of `run`, `load` and `worker`; see src/load/metrics.ts. */
+    metrics: z
+      .object({
+        /** Port of `GET /metrics` (0: any free port, logged). Absent: no endpoint. */
+        port: z.number().int().min(0).max(65535).optional(),
+        /** @default 127.0.0.1 */
+        host: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
 
