@@ -5,7 +5,7 @@
  * quota) as gauges read from the ledger when Prometheus scrapes, not on the loader's path. Served
  * by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
  */
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 
 import type { EntityStats } from '../state/store.ts'
 import type { LoaderCounters } from './loader.ts'
@@ -29,8 +29,25 @@ export function createLoaderMetrics(options: {
 }): LoaderMetrics {
   const registry = new Registry()
   registry.setDefaultLabels({ job_id: options.jobId, app_id: options.appId })
-  // The process's CPU, memory and event-loop lag (process_*, nodejs_*): the loader's own cost.
-  collectDefaultMetrics({ register: registry })
+  // The process's own cost, read at the scrape only (prom-client's default metrics keep a GC
+  // observer and an event-loop monitor running all the time: not on the loader's path).
+  new Gauge({
+    name: 'process_cpu_seconds_total',
+    help: 'User and system CPU seconds of this process',
+    registers: [registry],
+    collect() {
+      const u = process.cpuUsage()
+      this.set((u.user + u.system) / 1e6)
+    },
+  })
+  new Gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory of this process',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage.rss())
+    },
+  })
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
   const requests = counter('chatferry_loader_requests_total', 'Import requests this process sent')
   const rateLimited = counter('chatferry_loader_rate_limited_total', 'Import requests answered 429 (each pauses every process)')
