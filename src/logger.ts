@@ -94,6 +94,10 @@ export function withoutSecrets(value: unknown, path: readonly string[] = []): un
   if (path[0] !== 'policies' && SECRET_KEYS.has(key) && value !== undefined && value !== null) {
     return '<secret>'
   }
+  // A notification hook's URL is its own key (a Slack webhook's path), its headers carry tokens.
+  if (path[0] === 'notify' && path[1] === 'hooks' && path.length === 4 && (key === 'url' || key === 'headers')) {
+    return '<secret>'
+  }
   if (typeof value === 'string') {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
       try {

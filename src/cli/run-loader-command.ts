@@ -12,6 +12,7 @@ import { type UpdateKindReport, updateReport, updateTotals } from '../load/updat
 import { createLogger } from '../logger.ts'
 import { PlatformError } from '../target/errors.ts'
 import { EXIT } from './exit-codes.ts'
+import { startMetricsEndpoint } from './metrics-server.ts'
 import { createProgressDrawer } from './progress-drawer.ts'
 import { stopOnSignals, type Stopper } from './signals.ts'
 
@@ -54,14 +55,19 @@ export async function runLoaderWithOutcome(
     }
   })
   let outcome: JobLoadOutcome
+  const endpoint = await startMetricsEndpoint(ctx, logger)
   try {
     outcome = await runJobLoader(ctx, {
       mode,
       logger: tty ? logger.child({}, { level: 'warn' }) : logger,
       signal: stop.signal,
-      onTick: () => void drawer.draw(),
+      onTick: (counters) => {
+        endpoint?.metrics.onTick(counters)
+        void drawer.draw()
+      },
     })
   } finally {
+    await endpoint?.stop()
     removeQuitHook()
     await drawer.stop()
     if (stopper === undefined) {

@@ -20,6 +20,7 @@ import { ChangesSchema } from '../plan/changes-config.ts'
 import { DeltaSchema } from '../plan/delta-config.ts'
 import { defaultBaseUrl, ManagementSchema, TargetSchema } from '../target/config.ts'
 import { zodProblems } from '../zod-problems.ts'
+import { NotifySchema } from './notify/config.ts'
 
 const StateSchema = z
   .object({
@@ -50,6 +51,18 @@ export const ConfigSchema = z
     job: JobConfigSchema.optional(),
     /** Loader settings (concurrency, leases, retries); see src/load/README.md. */
     load: LoadConfigSchema.optional(),
+    /** Notification hooks (team chat, generic JSON webhooks); see src/job/notify/config.ts. */
+    notify: NotifySchema.optional(),
+    /** Prometheus metrics of `run`, `load` and `worker`; see src/load/metrics.ts. */
+    metrics: z
+      .object({
+        /** Port of `GET /metrics` (0: any free port, logged). Absent: no endpoint. */
+        port: z.number().int().min(0).max(65535).optional(),
+        /** @default 127.0.0.1 */
+        host: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
 

@@ -14,6 +14,7 @@ import { jsonOption } from '../options.ts'
 import { createPlanProgress } from '../progress-drawer.ts'
 import { RUN_HEARTBEAT_MS, runOwnerOfThisProcess } from '../run-liveness.ts'
 import { runLoaderWithOutcome } from '../run-loader-command.ts'
+import { notifyRunEnd, rejectedNow } from '../run-notify.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
@@ -125,6 +126,8 @@ export function registerRunCommand(program: Command): void {
             await requireTargetAccess(ctx, logger, stopper.signal)
             // The run row references the job: a first run on a fresh ledger must create the job first.
             await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
+            const rejectedBefore = await rejectedNow(ctx)
+            const startedAt = Date.now()
             const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
             noteSummary({ runId })
             // The run row's stats, added to as the run goes (`runs` reads them): each write replaces the last.
@@ -142,6 +145,7 @@ export function registerRunCommand(program: Command): void {
             // The run row's status comes from the load, also when a final delta exits 4.
             let loadCode: number = EXIT.ERROR
             let failure: string | undefined
+            let loadError: string | undefined
             const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
             try {
               const progress = createPlanProgress(ctx.config.target.quota, logger)
@@ -164,6 +168,7 @@ export function registerRunCommand(program: Command): void {
               }
               code = loaded.code
               loadCode = code
+              loadError = loaded.outcome.error?.message
               const cutover =
                 opts.final && (code === EXIT.OK || code === EXIT.REJECTED)
                   ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger, { periodMs: opts.quietPeriod ?? 0, signal: stopper.signal })
@@ -190,7 +195,18 @@ export function registerRunCommand(program: Command): void {
             } finally {
               clearInterval(heartbeat)
               removeQuitHook()
-              await ctx.store.finishRun(runId, runStatusOf(loadCode, stoppedBy(stopper) !== undefined), undefined, failure)
+              const status = runStatusOf(loadCode, stoppedBy(stopper) !== undefined)
+              await ctx.store.finishRun(runId, status, undefined, failure)
+              await notifyRunEnd(ctx, logger, {
+                command: opts.delta ? (opts.final ? 'run --delta --final' : 'run --delta') : 'run',
+                runId,
+                status: code === EXIT.SOURCE_CHANGING ? 'source-changing' : status,
+                exitCode: code,
+                startedAt,
+                final: opts.final === true,
+                ...((failure ?? loadError) !== undefined ? { error: failure ?? loadError } : {}),
+                ...(rejectedBefore !== undefined ? { rejectedBefore } : {}),
+              })
             }
           } finally {
             // Best effort: the command's own error matters more than a failed clean-up.

@@ -1,15 +1,14 @@
 import type { Command } from 'commander'
 
-import { buildReport, formatStatusTable } from '../../load/progress.ts'
-import { formatUpdateTable, updateReport } from '../../load/update-progress.ts'
+import { formatStatusTable } from '../../load/progress.ts'
+import { formatUpdateTable } from '../../load/update-progress.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
 import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
-import { statusRetentionEdge } from '../status-retention-edge.ts'
-import { formatStatusConflicts, formatStatusUpdates, statusUpdates } from '../status-updates.ts'
+import { statusSnapshot } from '../status-snapshot.ts'
+import { formatStatusConflicts, formatStatusUpdates } from '../status-updates.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** `chatferry status`: where the job stands, per entity. */
@@ -45,45 +44,17 @@ export function registerStatusCommand(program: Command): void {
       const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
       try {
         await requireKnownJob(ctx)
-        const { quota } = ctx.config.target
-        const stats = await ctx.store.entityStats(ctx.jobId)
-        const report = buildReport(stats, quota)
-        const now = Date.now()
-        const runs = (await ctx.store.listRuns(ctx.jobId, 5)).map((r) => {
-          const died = deadRunReason(r, now)
-          return died !== undefined ? { ...r, status: 'interrupted' as const, died } : r
-        })
-        // Items a dead process left `sent`: nobody is sending them; the next run takes them over.
-        const inFlight = stats.reduce((n, s) => n + s.sent, 0)
-        const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
-        const retentionEdge = await statusRetentionEdge(ctx.store, ctx.jobId, ctx.config, report, now)
-        const updates = await statusUpdates(ctx.store, ctx.jobId)
-        const updateLane = updateReport(updates.byKind)
+        const snap = await statusSnapshot(ctx.store, ctx.jobId, ctx.config)
+        const { quota } = snap
+        const { entities: report, runs, inFlightWhenDied: orphaned, retentionEdge, updates, updateLane } = snap
         if (opts.json) {
-          process.stdout.write(
-            `${JSON.stringify(
-              {
-                jobId: ctx.jobId,
-                appId: ctx.config.target.appId,
-                quota,
-                chatQuota: ctx.config.target.chatQuota,
-                entities: report,
-                runs,
-                inFlightWhenDied: orphaned,
-                retentionEdge,
-                updates,
-                updateLane,
-              },
-              null,
-              2,
-            )}\n`,
-          )
+          process.stdout.write(`${JSON.stringify(snap, null, 2)}\n`)
         } else {
           process.stdout.write(
             `job ${ctx.jobId} → app ${ctx.config.target.appId} (quota ${quota.requestsPerMinute} requests/min × ${quota.itemsPerRequest} items)\n`,
           )
           process.stdout.write(`${formatStatusTable(report)}\n`)
-          const accepted = stats.reduce((n, e) => n + e.accepted, 0)
+          const accepted = report.reduce((n, e) => n + e.accepted, 0)
           if (accepted > 0) {
             process.stdout.write(`accepted rejects: ${accepted} (not counted as rejected; rejects --accepted lists them with who, when and why)\n`)
           }

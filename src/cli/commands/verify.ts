@@ -10,6 +10,7 @@ import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
+import { notifyVerify } from '../run-notify.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
 import { JOB_OPTION_HELP } from './load.ts'
@@ -62,7 +63,8 @@ export function registerVerifyCommand(program: Command): void {
         throw new UsageError(`--sample: expected a whole number ≥ 0, got ${opts.sample}`)
       }
       const chatRpm = parseChatRpm(opts.chatRpm)
-      process.exitCode = await runStoppable(createLogger(), 'the request in hand', async (stopper) => {
+      const logger = createLogger()
+      process.exitCode = await runStoppable(logger, 'the request in hand', async (stopper) => {
         const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         try {
           await requireKnownJob(ctx)
@@ -75,7 +77,9 @@ export function registerVerifyCommand(program: Command): void {
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
           })
           // The report names the rejects the operator accepted, with the command that says who, when and why.
-          return printReportResult(result, opts.json)
+          const code = printReportResult(result, opts.json)
+          await notifyVerify(ctx, logger, result)
+          return code
         } finally {
           await ctx.close()
         }

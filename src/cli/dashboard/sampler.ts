@@ -1,0 +1,125 @@
+/**
+ * The dashboard's view of one job, refreshed on a timer: the job's status snapshot (the same
+ * function `status --json` prints, src/cli/status-snapshot.ts), its rejects by code with a few
+ * samples each, and the throughput series the chart draws (items settled in the last minute, one
+ * point per refresh, kept in memory for as long as the dashboard runs). However many pages are
+ * open, the ledger is read once per interval: a page asks for the last view, never the ledger.
+ */
+import type { ResolvedConfig } from '../../job/config.ts'
+import { type StatusSnapshot, statusSnapshot } from '../status-snapshot.ts'
+import type { LedgerSource } from './ledger-source.ts'
+
+export interface RejectReason {
+  readonly code: string
+  readonly count: number
+  /** Up to {@link SAMPLES_PER_REASON} rejected items of this code: entity, legacy id, message. */
+  readonly samples: { entity: string; legacyId: string; message: string }[]
+}
+
+export interface ThroughputPoint {
+  /** Epoch milliseconds of the reading. */
+  readonly t: number
+  /** Items settled done in the minute before `t`, all entities. */
+  readonly itemsPerMinute: number
+  readonly done: number
+}
+
+export interface DashboardView {
+  readonly at: string
+  readonly status: StatusSnapshot
+  readonly quotaItemsPerMinute: number
+  /** Seconds to finish what remains at the rate of the last minute; null when nothing moved. */
+  readonly etaSecondsObserved: number | null
+  readonly etaSecondsAtQuota: number
+  readonly rejects: { readonly listed: number; readonly capped: boolean; readonly reasons: RejectReason[] }
+  readonly series: ThroughputPoint[]
+  /** How the ledger was reached (or why the view is not refreshing). */
+  readonly via: string
+  /** The last reading's failure (the ledger could not be read); the view is the one before. */
+  readonly error?: string
+}
+
+export const SAMPLES_PER_REASON = 3
+/** Rejected items read per refresh to group by code (the counts per entity are the snapshot's, exact). */
+export const REJECTS_READ = 5000
+/** Points kept: a week at one a minute would be 10 080; past this the oldest half is thinned. */
+const MAX_POINTS = 4000
+
+export interface Sampler {
+  current(): DashboardView | undefined
+  /** Reads the ledger now (the timer calls it; the first reading is awaited before serving). */
+  refresh(): Promise<void>
+  stop(): void
+}
+
+export function startSampler(source: LedgerSource, jobId: string, config: Pick<ResolvedConfig, 'target' | 'policies'>, intervalMs: number): Sampler {
+  let view: DashboardView | undefined
+  const series: ThroughputPoint[] = []
+  let running: Promise<void> | undefined
+  const read = async () => {
+    let read
+    try {
+      read = await source.reader()
+      if (read === undefined) {
+        if (view !== undefined) {
+          view = { ...view, via: `no process holds the embedded store: the reading of ${view.at}` }
+        }
+        return
+      }
+      const { store } = read
+      const status = await statusSnapshot(store, jobId, config, { runs: 20 })
+      const rejected = await store.listRejects(jobId, { limit: REJECTS_READ })
+      const done = status.entities.reduce((n, e) => n + e.done, 0)
+      const perMinute = status.entities.reduce((n, e) => n + e.itemsLastMinute, 0)
+      const remaining = status.entities.reduce((n, e) => n + e.remaining, 0)
+      const quotaPerMinute = status.quota.requestsPerMinute * status.quota.itemsPerRequest
+      series.push({ t: Date.now(), itemsPerMinute: perMinute, done })
+      if (series.length > MAX_POINTS) {
+        const half = Math.floor(MAX_POINTS / 2)
+        series.splice(0, half, ...series.slice(0, half).filter((_, i) => i % 2 === 0))
+      }
+      view = {
+        at: new Date().toISOString(),
+        status,
+        quotaItemsPerMinute: quotaPerMinute,
+        etaSecondsObserved: perMinute > 0 ? Math.ceil((remaining / perMinute) * 60) : remaining === 0 ? 0 : null,
+        etaSecondsAtQuota: quotaPerMinute > 0 ? Math.ceil((remaining / quotaPerMinute) * 60) : 0,
+        rejects: { listed: rejected.length, capped: rejected.length >= REJECTS_READ, reasons: byReason(rejected) },
+        series: [...series],
+        via: read.via,
+      }
+    } catch (err) {
+      source.failed()
+      if (view !== undefined) {
+        view = { ...view, error: scrubUrls(err instanceof Error ? err.message : String(err)) }
+      } else {
+        throw err
+      }
+    } finally {
+      await read?.release?.()
+    }
+  }
+  const refresh = () => (running ??= read().finally(() => (running = undefined)))
+  const timer = setInterval(() => void refresh().catch(() => {}), intervalMs)
+  timer.unref()
+  return { current: () => view, refresh, stop: () => clearInterval(timer) }
+}
+
+function byReason(rejected: readonly { entity: string; legacyId: string; code: string | null; message: string | null }[]): RejectReason[] {
+  const out = new Map<string, { code: string; count: number; samples: RejectReason['samples'] }>()
+  for (const r of rejected) {
+    const code = r.code ?? 'unknown'
+    const reason = out.get(code) ?? { code, count: 0, samples: [] }
+    reason.count++
+    if (reason.samples.length < SAMPLES_PER_REASON) {
+      reason.samples.push({ entity: r.entity, legacyId: r.legacyId, message: (r.message ?? '').slice(0, 300) })
+    }
+    out.set(code, reason)
+  }
+  return [...out.values()].sort((a, b) => b.count - a.count)
+}
+
+/** An error's text with any URL's credentials hidden (a connection error may quote its URL). */
+function scrubUrls(text: string): string {
+  return text.replace(/\/\/([^:/@\s]+):[^@\s]*@/g, '//$1:***@')
+}

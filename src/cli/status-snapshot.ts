@@ -1,0 +1,59 @@
+/**
+ * What `status --json` prints, computed in one place: `status` prints it, `dashboard` serves it
+ * (src/cli/dashboard/), so the page and the command agree by construction. Reads only the ledger
+ * (through {@link LedgerReader}: local, or the holder's socket while a run holds the embedded store).
+ */
+import type { ResolvedConfig } from '../job/config.ts'
+import { buildReport, type EntityReport } from '../load/progress.ts'
+import { type UpdateKindReport, updateReport } from '../load/update-progress.ts'
+import type { RunRecord } from '../state/store.ts'
+import type { LedgerReader } from './ledger-read-socket.ts'
+import { deadRunReason } from './run-liveness.ts'
+import { type StatusRetentionEdge, statusRetentionEdge } from './status-retention-edge.ts'
+import { type StatusUpdates, statusUpdates } from './status-updates.ts'
+
+export interface StatusSnapshot {
+  readonly jobId: string
+  readonly appId: string
+  readonly quota: ResolvedConfig['target']['quota']
+  readonly chatQuota: ResolvedConfig['target']['chatQuota']
+  readonly entities: EntityReport[]
+  /** The last runs, newest first; a run whose process died shows `interrupted` with `died`. */
+  readonly runs: (RunRecord | (Omit<RunRecord, 'status'> & { status: 'interrupted'; died: string }))[]
+  /** Items a dead process left `sent`: nobody is sending them; the next run takes them over. */
+  readonly inFlightWhenDied: number
+  readonly retentionEdge: StatusRetentionEdge
+  readonly updates: StatusUpdates
+  readonly updateLane: UpdateKindReport[]
+}
+
+export async function statusSnapshot(
+  store: LedgerReader,
+  jobId: string,
+  config: Pick<ResolvedConfig, 'target' | 'policies'>,
+  options: { runs?: number; now?: number } = {},
+): Promise<StatusSnapshot> {
+  const { quota, chatQuota, appId } = config.target
+  const now = options.now ?? Date.now()
+  const report = buildReport(await store.entityStats(jobId), quota)
+  const runs = (await store.listRuns(jobId, options.runs ?? 5)).map((r) => {
+    const died = deadRunReason(r, now)
+    return died !== undefined ? { ...r, status: 'interrupted' as const, died } : r
+  })
+  const inFlight = report.reduce((n, s) => n + s.sent, 0)
+  const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
+  const retentionEdge = await statusRetentionEdge(store, jobId, config, report, now)
+  const updates = await statusUpdates(store, jobId)
+  return {
+    jobId,
+    appId,
+    quota,
+    chatQuota,
+    entities: report,
+    runs,
+    inFlightWhenDied: orphaned,
+    retentionEdge,
+    updates,
+    updateLane: updateReport(updates.byKind),
+  }
+}
