@@ -51,6 +51,11 @@ export function tenantAdvice(t: Pick<FleetTenantJob, 'tenantId' | 'jobId'>, flee
   }
 }
 
+/** A tenant whose verify could not run, with the reason. */
+export function failedVerdict(who: Pick<TenantVerdict, 'tenantId' | 'jobId'>, reason: string, fix: boolean): TenantVerdict {
+  return { ...who, verdict: 'failed', mismatches: 0, unexplained: 0, accepted: 0, report: null, reason, needsFix: fix }
+}
+
 export async function runFleetVerify(options: FleetVerifyOptions): Promise<TenantVerdict[]> {
   const slots = new PQueue({ concurrency: Math.max(1, options.concurrency) })
   return Promise.all(
@@ -58,16 +63,7 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
       slots.add(async (): Promise<TenantVerdict> => {
         const who = { tenantId: t.tenantId, jobId: t.jobId }
         if (!(await options.store.listJobs()).some((j) => j.id === t.jobId)) {
-          return {
-            ...who,
-            verdict: 'failed',
-            mismatches: 0,
-            unexplained: 0,
-            accepted: 0,
-            report: null,
-            reason: 'never run: run `chatferry fleet run` first',
-            needsFix: true,
-          }
+          return failedVerdict(who, 'never run: run `chatferry fleet run` first', true)
         }
         try {
           const result = await runVerify(tenantContext(t, options.store), {
@@ -89,16 +85,7 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
             needsFix: false,
           }
         } catch (err) {
-          return {
-            ...who,
-            verdict: 'failed',
-            mismatches: 0,
-            unexplained: 0,
-            accepted: 0,
-            report: null,
-            reason: reasonOf(err),
-            needsFix: needsFix(err),
-          }
+          return failedVerdict(who, reasonOf(err), needsFix(err))
         }
       }),
     ),

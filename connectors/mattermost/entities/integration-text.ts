@@ -4,14 +4,13 @@
  * `props.attachments` — Mattermost's "message attachments", Slack's attachment format
  * (model/slack_attachment.go: `pretext`, `author_name`, `title`, `title_link`, `text`,
  * `fields[{title, value, short}]`, `footer`, `fallback`, …) — and often leave `message` empty.
- * This renders each attachment as plain lines, in the order Mattermost shows them, and returns
+ * This renders each attachment as plain lines, in the order Mattermost shows them
+ * (connectors/cards/attachment-lines.ts, shared with Rocket.Chat), and returns
  * the attachment keys it did not render (colour, images, buttons…) so the caller keeps them in the
  * post's metadata rather than losing them.
  */
 import type { JsonObject } from '../../../src/model/records.ts'
-
-/** The attachment keys rendered into text (`fallback` only when nothing else is). */
-const RENDERED = ['pretext', 'author_name', 'title', 'title_link', 'text', 'fields', 'footer'] as const
+import { attachmentLines } from '../../cards/attachment-lines.ts'
 
 export interface IntegrationText {
   /** The rendered text: attachments separated by a blank line; '' when none has readable content. */
@@ -20,56 +19,6 @@ export interface IntegrationText {
   readonly rendered: number
   /** Each attachment's keys that were not rendered (empty objects left out), or undefined if none. */
   readonly leftover: JsonObject[] | undefined
-}
-
-const str = (v: unknown): string | undefined => {
-  if (typeof v === 'string') {
-    return v.trim() === '' ? undefined : v.trim()
-  }
-  return typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined
-}
-
-function fieldLines(fields: unknown): string[] {
-  if (!Array.isArray(fields)) {
-    return []
-  }
-  const lines: string[] = []
-  for (const f of fields) {
-    if (f === null || typeof f !== 'object' || Array.isArray(f)) {
-      continue
-    }
-    const { title: t, value: v } = f as JsonObject
-    const title = str(t)
-    const value = str(v)
-    if (title !== undefined || value !== undefined) {
-      lines.push(title !== undefined && value !== undefined ? `${title}: ${value}` : (title ?? value ?? ''))
-    }
-  }
-  return lines
-}
-
-function renderOne(a: JsonObject): { lines: string[]; rendered: Set<string> } {
-  const lines: string[] = []
-  const rendered = new Set<string>(RENDERED)
-  const push = (v: string | undefined) => {
-    if (v !== undefined) {
-      lines.push(v)
-    }
-  }
-  push(str(a.pretext))
-  push(str(a.author_name))
-  const title = str(a.title)
-  const link = str(a.title_link)
-  push(title !== undefined && link !== undefined ? `${title} (${link})` : (title ?? link))
-  push(str(a.text))
-  lines.push(...fieldLines(a.fields))
-  push(str(a.footer))
-  const fallback = str(a.fallback)
-  if (lines.length === 0 && fallback !== undefined) {
-    lines.push(fallback)
-    rendered.add('fallback')
-  }
-  return { lines, rendered }
 }
 
 /** Renders `props.attachments` (anything else there is ignored: not an array → nothing rendered). */
@@ -83,7 +32,7 @@ export function integrationText(attachments: unknown): IntegrationText {
     if (a === null || typeof a !== 'object' || Array.isArray(a)) {
       continue
     }
-    const { lines, rendered } = renderOne(a as JsonObject)
+    const { lines, rendered } = attachmentLines(a as JsonObject)
     if (lines.length > 0) {
       blocks.push(lines.join('\n'))
     }

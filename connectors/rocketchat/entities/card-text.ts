@@ -7,14 +7,16 @@
  * location is `location: {type: 'Point', coordinates: [lng, lat]}` with `msg` empty. Upload cards
  * (the upload's own card) are not cards here: the upload is the message's file.
  *
- * Each card becomes plain lines in the order Rocket.Chat shows them; the keys not rendered
+ * Each card becomes plain lines in the order Rocket.Chat shows them (connectors/cards/
+ * attachment-lines.ts, shared with Mattermost); the keys not rendered
  * (colour, icons, buttons, nested quotes…) are returned so the caller keeps them in metadata.
  */
 import type { JsonObject } from '../../../src/model/records.ts'
+import { attachmentLines } from '../../cards/attachment-lines.ts'
 import { type Doc, FieldProblem, jsonSafe } from './values.ts'
 
-/** The card keys rendered into text (`fallback` only when nothing else is). */
-const RENDERED = ['pretext', 'author_name', 'title', 'title_link', 'text', 'fields', 'image_url', 'audio_url', 'video_url', 'footer'] as const
+/** The media URL keys a Rocket.Chat card renders as lines of their own. */
+const MEDIA = ['image_url', 'audio_url', 'video_url'] as const
 
 export interface CardText {
   /** The rendered text: cards separated by a blank line; '' when none has readable content. */
@@ -25,55 +27,6 @@ export interface CardText {
   readonly leftover: JsonObject[] | undefined
 }
 
-const str = (v: unknown): string | undefined => {
-  if (typeof v === 'string') {
-    return v.trim() === '' ? undefined : v.trim()
-  }
-  return typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined
-}
-
-function fieldLines(fields: unknown): string[] {
-  const lines: string[] = []
-  for (const f of Array.isArray(fields) ? (fields as unknown[]) : []) {
-    if (f === null || typeof f !== 'object' || Array.isArray(f)) {
-      continue
-    }
-    const title = str((f as Doc).title)
-    const value = str((f as Doc).value)
-    if (title !== undefined || value !== undefined) {
-      lines.push(title !== undefined && value !== undefined ? `${title}: ${value}` : (title ?? value ?? ''))
-    }
-  }
-  return lines
-}
-
-function renderOne(card: Doc): { lines: string[]; rendered: Set<string> } {
-  const lines: string[] = []
-  const rendered = new Set<string>(RENDERED)
-  const push = (v: string | undefined) => {
-    if (v !== undefined) {
-      lines.push(v)
-    }
-  }
-  push(str(card.pretext))
-  push(str(card.author_name))
-  const title = str(card.title)
-  const link = str(card.title_link)
-  push(title !== undefined && link !== undefined ? `${title} (${link})` : (title ?? link))
-  push(str(card.text))
-  lines.push(...fieldLines(card.fields))
-  push(str(card.image_url))
-  push(str(card.audio_url))
-  push(str(card.video_url))
-  push(str(card.footer))
-  const fallback = str(card.fallback)
-  if (lines.length === 0 && fallback !== undefined) {
-    lines.push(fallback)
-    rendered.add('fallback')
-  }
-  return { lines, rendered }
-}
-
 /** Renders the cards (already without upload cards); entries that are not documents are skipped. */
 export function cardText(cards: readonly unknown[]): CardText {
   const blocks: string[] = []
@@ -82,7 +35,7 @@ export function cardText(cards: readonly unknown[]): CardText {
     if (c === null || typeof c !== 'object' || Array.isArray(c)) {
       continue
     }
-    const { lines, rendered } = renderOne(c as Doc)
+    const { lines, rendered } = attachmentLines(c as Doc, MEDIA)
     if (lines.length > 0) {
       blocks.push(lines.join('\n'))
     }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 
 import { deprovisionedNote, fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
-import { runFleetVerify } from '../../fleet/fleet-verify.ts'
+import { failedVerdict, runFleetVerify } from '../../fleet/fleet-verify.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
@@ -49,10 +49,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
           signal: stopper.signal,
           fleetFile: ctx.fleet.file,
         })
-        const all = [
-          ...unusable.map((u) => ({ ...u, verdict: 'failed' as const, mismatches: 0, unexplained: 0, accepted: 0, report: null, needsFix: true })),
-          ...verdicts,
-        ]
+        const all = [...unusable.map((u) => failedVerdict(u, u.reason, true)), ...verdicts]
         const code = all.some((v) => v.verdict === 'failed' && v.needsFix)
           ? EXIT.USAGE
           : all.some((v) => v.verdict === 'failed')
