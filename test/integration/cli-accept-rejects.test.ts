@@ -6,36 +6,23 @@
  * the next delta exits 0 while one is open only if it is fixed and loaded (then it is no reject
  * at all); a new bad row makes the delta exit 3 again, listed alone.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { describe, expect, it } from 'vitest'
 
-import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
+import { openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
 import { oneJsonObject, useCliSuite } from '../helpers/cli-suite.ts'
+import { fixtureSource, genericJob } from '../helpers/generic-job.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { sandboxContents } from '../helpers/run-e2e.ts'
 
 const suite = useCliSuite()
 
 describe('accepted rejects', () => {
   it('known-bad rows accepted → the next delta exits 0; a fixed row is no reject; a new bad row exits 3 again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cf-accept-'))
-    const sourceUrl = `sqlite:${join(dir, 'legacy.db')}`
-    await loadGenericSqlFixture('sqlite', sourceUrl)
-    const state = await suite.freshDb('cf_accept')
-    const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-    const cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
-      source: genericSourceConfig(sourceUrl) as unknown as Record<string, unknown>,
-      policies: { retention: { oldMessages: 'send' } },
-      load: { quotaWindowMs: 10_000 },
-      dir,
-    })
+    const { dir, url: sourceUrl } = await fixtureSource('cf-accept')
+    const { app, cfg } = await genericJob(suite, 'cf_accept', { dir, url: sourceUrl })
     const cli = (...args: string[]) => runCli([...args, '--config', cfg]).done
 
     const first = await cli('run')

@@ -12,10 +12,10 @@ import { join } from 'node:path'
 
 import { expect, it } from 'vitest'
 
-import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
+import { openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
 import { oneJsonObject, useCliSuite } from '../helpers/cli-suite.ts'
+import { fixtureSource, genericJob } from '../helpers/generic-job.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { writeRunConfig } from '../helpers/run-e2e.ts'
 
 const suite = useCliSuite()
 
@@ -28,21 +28,8 @@ interface Cutover {
 }
 
 it('the quiet period catches a writer that slipped past the first check; a frozen source then passes with exit 0', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cf-quiet-'))
-  const sourceUrl = `sqlite:${join(dir, 'legacy.db')}`
-  await loadGenericSqlFixture('sqlite', sourceUrl)
-  const state = await suite.freshDb('cf_quiet')
-  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-  const cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
-    stateUrl: state.url,
-    source: genericSourceConfig(sourceUrl) as unknown as Record<string, unknown>,
-    policies: { retention: { oldMessages: 'send' } },
-    load: { quotaWindowMs: 10_000 },
-    dir,
-  })
+  const { dir, url: sourceUrl } = await fixtureSource('cf-quiet')
+  const { cfg } = await genericJob(suite, 'cf_quiet', { dir, url: sourceUrl })
   expect((await runCli(['run', '--config', cfg]).done).code).toBe(3)
   const accept = await runCli(['accept-rejects', '--all', '--reason', 'known bad rows', '--config', cfg]).done
   expect(accept.code, accept.stderr).toBe(0)

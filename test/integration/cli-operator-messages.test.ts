@@ -20,6 +20,7 @@ import { describe, expect, it } from 'vitest'
 import { openLedger } from '../../src/state/store.ts'
 import { G0, genericSeed, genericSourceConfig, loadGenericSqlFixture, sqlTime } from '../fixtures/generic-sql/fixture.ts'
 import { ledgerRows, oneJsonObject, runsOf, useCliSuite } from '../helpers/cli-suite.ts'
+import { genericJob } from '../helpers/generic-job.ts'
 import { runCli, users, writeConfig } from '../helpers/ledger-fixtures.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { recordOutput } from '../helpers/secrets.ts'
@@ -223,17 +224,7 @@ describe('plan, runs and rejects', () => {
       bad(105, { room: 'r-nowhere' }),
       bad(106, { reacts: '{"x":' }),
     ])
-    const state = await suite.freshDb('cf_msg_plan')
-    const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-    const cfg = writeRunConfig({
-      appId: app.id,
-      apiKey: app.apiKey,
-      baseUrl: app.baseUrl,
-      stateUrl: state.url,
-      source: genericSourceConfig(url) as unknown as Record<string, unknown>,
-      policies: { retention: { oldMessages: 'send' } },
-      load: { quotaWindowMs: 10_000 },
-    })
+    const { cfg } = await genericJob(suite, 'cf_msg_plan', { url })
     const out = mkdtempSync(join(tmpdir(), 'cf-msg-plan-'))
     const plan = await runCli(['plan', '--config', cfg, '--out', out]).done
     expect(plan.code, plan.stderr).toBe(0)

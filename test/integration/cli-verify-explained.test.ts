@@ -11,29 +11,17 @@ import { join } from 'node:path'
 
 import { expect, it } from 'vitest'
 
-import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
+import { openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { useCliSuite } from '../helpers/cli-suite.ts'
+import { fixtureSource, genericJob } from '../helpers/generic-job.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { sandboxContents } from '../helpers/run-e2e.ts'
 
 const suite = useCliSuite()
 
 it('a member removed in the source: verify names the delta that fixes it; after the delta kicked it, verified', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cf-verify-'))
-  const sourceUrl = `sqlite:${join(dir, 'legacy.db')}`
-  await loadGenericSqlFixture('sqlite', sourceUrl)
-  const state = await suite.freshDb('cf_verify_kick')
-  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-  const cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
-    stateUrl: state.url,
-    source: genericSourceConfig(sourceUrl) as unknown as Record<string, unknown>,
-    policies: { retention: { oldMessages: 'send' } },
-    load: { quotaWindowMs: 10_000 },
-    dir,
-  })
+  const { dir, url: sourceUrl } = await fixtureSource('cf-verify')
+  const { app, cfg } = await genericJob(suite, 'cf_verify_kick', { dir, url: sourceUrl })
   const out = mkdtempSync(join(tmpdir(), 'cf-verify-out-'))
   const cli = (...args: string[]) => runCli([...args, '--config', cfg]).done
   expect((await cli('run')).code).toBe(3)
