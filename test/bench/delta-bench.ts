@@ -33,7 +33,7 @@ import { createLogger } from '../../src/logger.ts'
 import { startSandbox } from '../../src/sandbox/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { benchDbUrl as dbUrl, withBenchAdmin as admin } from './mattermost-bench-db.ts'
+import { benchDbUrl as dbUrl, freshBenchJob, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
@@ -187,21 +187,7 @@ async function history(size: number): Promise<{ size: number; changed: number; d
   const src = await ensureSource(size)
   await resetSource(src, size)
   const stateName = `cf_bench_delta_state_${size}`
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`)
-    await c.query(`CREATE DATABASE ${stateName}`)
-  })
-  const dir = mkdtempSync(join(tmpdir(), 'chatferry-delta-bench-'))
-  const cfg = join(dir, 'chatferry.yaml')
-  writeFileSync(
-    cfg,
-    stringify({
-      target: { appId: 'bench', region: 'us', apiKey: 'bench-key-not-used', baseUrl: 'http://127.0.0.1:9/apps/bench/v3' },
-      state: { url: dbUrl(stateName) },
-      source: sourceConfig(src),
-      policies: POLICIES,
-    }),
-  )
+  const { dir, cfg } = await freshBenchJob(stateName, 'chatferry-delta-bench', { source: sourceConfig(src), policies: POLICIES })
   const ctx = await openCommandContext({ config: cfg })
   try {
     // The bulk load's ledger: planned from the whole source, then every item as if loaded.

@@ -4,7 +4,12 @@
  * missing, half-generated, or when `regenerate` is asked for. (Not a benchmark itself: `run.ts`
  * only runs `*-bench.ts`.)
  */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
 import pg from 'pg'
+import { stringify } from 'yaml'
 
 import { generateMattermost } from '../fixtures/mattermost/generate.ts'
 
@@ -78,4 +83,31 @@ export function ensureMattermostBenchDb(size: number, regenerate = false): Promi
       process.stdout.write(`${(g.ms / 1000).toFixed(1)} s (${g.postRows.toLocaleString('en')} post rows)\n`)
     },
   )
+}
+
+/**
+ * A benchmark job: its ledger database `stateName` created afresh, and its configuration file in a
+ * new temporary folder (a target that is never called: benches plan, they do not load).
+ */
+export async function freshBenchJob(
+  stateName: string,
+  dirPrefix: string,
+  job: { source: unknown; policies: unknown },
+): Promise<{ dir: string; cfg: string }> {
+  await withBenchAdmin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`)
+    await c.query(`CREATE DATABASE ${stateName}`)
+  })
+  const dir = mkdtempSync(join(tmpdir(), `${dirPrefix}-`))
+  const cfg = join(dir, 'chatferry.yaml')
+  writeFileSync(
+    cfg,
+    stringify({
+      target: { appId: 'bench', region: 'us', apiKey: 'bench-key-not-used', baseUrl: 'http://127.0.0.1:9/apps/bench/v3' },
+      state: { url: benchDbUrl(stateName) },
+      source: job.source,
+      policies: job.policies,
+    }),
+  )
+  return { dir, cfg }
 }

@@ -14,11 +14,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-
-import { stringify } from 'yaml'
+import { rmSync } from 'node:fs'
 
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
@@ -26,7 +22,7 @@ import { openCommandContext } from '../../src/cli/open-command-context.ts'
 import { runPlan } from '../../src/job/run-plan.ts'
 import { planJob, type PlanSink } from '../../src/plan/plan-job.ts'
 import { emptyCounts } from '../../src/state/index.ts'
-import { benchDbUrl as dbUrl, ensureMattermostBenchDb, withBenchAdmin as admin } from './mattermost-bench-db.ts'
+import { benchDbUrl as dbUrl, ensureMattermostBenchDb, freshBenchJob, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
@@ -73,21 +69,10 @@ async function extractMap(url: string): Promise<{ rows: number; items: number }>
 
 async function plan(url: string, size: number): Promise<{ rows: number; items: number }> {
   const stateName = `cf_bench_plan_state_${size}`
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`)
-    await c.query(`CREATE DATABASE ${stateName}`)
+  const { dir, cfg } = await freshBenchJob(stateName, 'chatferry-plan-bench', {
+    source: { connector: 'mattermost', url, pageSize },
+    policies: POLICIES,
   })
-  const dir = mkdtempSync(join(tmpdir(), 'chatferry-plan-bench-'))
-  const cfg = join(dir, 'chatferry.yaml')
-  writeFileSync(
-    cfg,
-    stringify({
-      target: { appId: 'bench', region: 'us', apiKey: 'bench-key-not-used', baseUrl: 'http://127.0.0.1:9/apps/bench/v3' },
-      state: { url: dbUrl(stateName) },
-      source: { connector: 'mattermost', url, pageSize },
-      policies: POLICIES,
-    }),
-  )
   const ctx = await openCommandContext({ config: cfg })
   try {
     const r = await runPlan(ctx, { outDir: dir })

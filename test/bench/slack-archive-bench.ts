@@ -13,18 +13,17 @@
  *   npm run bench -- slack-archive
  */
 import { spawnSync } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 
-import { stringify } from 'yaml'
 import yazl from 'yazl'
 
 import { openCommandContext } from '../../src/cli/open-command-context.ts'
 import { runPlan } from '../../src/job/run-plan.ts'
-import { benchDbUrl as dbUrl, withBenchAdmin as admin } from './mattermost-bench-db.ts'
+import { freshBenchJob, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)
@@ -115,21 +114,10 @@ async function generate(variant: Variant): Promise<void> {
 
 async function child(variant: Variant): Promise<void> {
   const stateName = `cf_bench_slack_archive_${variant}`
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${stateName} WITH (FORCE)`)
-    await c.query(`CREATE DATABASE ${stateName}`)
+  const { dir, cfg } = await freshBenchJob(stateName, 'chatferry-slack-archive-bench', {
+    source: { connector: 'slack-export', path: zipOf(variant) },
+    policies: { retention: { retentionDays: 100_000 } },
   })
-  const dir = mkdtempSync(join(tmpdir(), 'chatferry-slack-archive-bench-'))
-  const cfg = join(dir, 'chatferry.yaml')
-  writeFileSync(
-    cfg,
-    stringify({
-      target: { appId: 'bench', region: 'us', apiKey: 'bench-key-not-used', baseUrl: 'http://127.0.0.1:9/apps/bench/v3' },
-      state: { url: dbUrl(stateName) },
-      source: { connector: 'slack-export', path: zipOf(variant) },
-      policies: { retention: { retentionDays: 100_000 } },
-    }),
-  )
   const baseRssMb = process.resourceUsage().maxRSS / 1024
   const started = performance.now()
   const ctx = await openCommandContext({ config: cfg })
