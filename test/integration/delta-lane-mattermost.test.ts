@@ -10,14 +10,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 
 import { createPlatformClient } from '../../src/target/client.ts'
-import { loadMattermostFixture, type MattermostSeed, MINUTE, MM, openFixtureWriter, type Row, T0 } from '../fixtures/mattermost/load.ts'
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
+import { type MattermostSeed, MINUTE, MM, openFixtureWriter, type Row, T0 } from '../fixtures/mattermost/load.ts'
+import type { TestDatabase } from '../helpers/db.ts'
 import { lastRequestId, ledgerKeys, receivedSince, touchedRows } from '../helpers/delta-e2e.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../helpers/loader-harness.ts'
-import { sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
-import { startTestSandbox, type TestApp, type TestSandbox } from '../helpers/sandbox.ts'
+import { type MattermostDeltaWorld, startMattermostDeltaWorld } from '../helpers/mattermost-delta-world.ts'
+import { sandboxContents } from '../helpers/run-e2e.ts'
+import type { TestApp, TestSandbox } from '../helpers/sandbox.ts'
 
+let world: MattermostDeltaWorld | undefined
 let tsb: TestSandbox
 let source: TestDatabase
 let state: TestDatabase
@@ -26,26 +27,12 @@ let seed: MattermostSeed
 let cfg: string
 
 beforeAll(async () => {
-  tsb = await startTestSandbox()
-  source = await createTestDatabase('cf_dmm_src')
-  state = await createTestDatabase('cf_dmm_state')
-  seed = await loadMattermostFixture('postgres', source.url)
-  app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
-  cfg = writeRunConfig({
-    appId: app.id,
-    apiKey: app.apiKey,
-    baseUrl: app.baseUrl,
-    stateUrl: state.url,
-    source: { connector: 'mattermost', url: source.url, pageSize: 4 },
-    policies: { retention: { oldMessages: 'send' } },
-    load: { quotaWindowMs: 10_000 },
-  })
+  world = await startMattermostDeltaWorld('cf_dmm')
+  ;({ tsb, source, state, app, seed, cfg } = world)
 })
 
 afterAll(async () => {
-  await tsb?.close()
-  await dropWithin(source)
-  await dropWithin(state)
+  await world?.close()
 })
 
 it('run --delta applies every change of loaded rows through the chat interface, once each, and imports only the new rows', async () => {
