@@ -13,6 +13,7 @@ import { z } from 'zod'
 import { SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/policies.ts'
 import { ConfigError, type ConfigProblem } from '../errors.ts'
+import { FilesSchema } from '../files/config.ts'
 import type { DeepReadonly } from '../lib.ts'
 import { JobConfigSchema, leaseProblems, LoadConfigSchema, resolveLoadConfig } from '../load/config.ts'
 import { SECRET_KEYS } from '../logger.ts'
@@ -51,6 +52,8 @@ export const ConfigSchema = z
     job: JobConfigSchema.optional(),
     /** Loader settings (concurrency, leases, retries); see src/load/README.md. */
     load: LoadConfigSchema.optional(),
+    /** The files of the history: rehost (copy into the customer's store), reference, omit; see docs/files.md. */
+    files: FilesSchema.prefault({}),
     /** Notification hooks (team chat, generic JSON webhooks); see src/job/notify/config.ts. */
     notify: NotifySchema.optional(),
     /** Prometheus metrics of `run`, `load` and `worker`; see src/load/metrics.ts. */

@@ -14,6 +14,7 @@
  *   smallest key is the record and every other is a problem naming it, decided from the whole
  *   snapshot so that any read of it (resumed, delta, concurrent) decides alike.
  */
+import type { FileReader } from './files.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from './records.ts'
 
 /** Where reading an entity stands: the key of the last row read. JSON-serialisable, opaque. */
@@ -115,4 +116,9 @@ export interface SourceConnector {
    * its password) when the database cannot be reached.
    */
   open(): Promise<SourceSession>
+  /**
+   * Optional: the reader of this source's files (attachments whose `source.reader` is this
+   * connector's id), for the files lane. Tokens and paths come from the connector's settings.
+   */
+  files?(): FileReader
 }

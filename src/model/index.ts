@@ -1,2 +1,3 @@
 export type * from './connector.ts'
+export * from './files.ts'
 export * from './records.ts'

@@ -9,6 +9,8 @@
  * platform ids from them.
  */
 
+import type { FileLocator } from './files.ts'
+
 /** Epoch milliseconds, UTC. */
 export type EpochMs = number
 
@@ -83,6 +85,8 @@ export interface LegacyAttachment {
   readonly extension?: string
   /** Bytes. */
   readonly size?: number
+  /** Where the files lane reads the bytes (`src/model/files.ts`); absent: over HTTP from `url`. */
+  readonly source?: FileLocator
 }
 
 export interface LegacyReaction {
