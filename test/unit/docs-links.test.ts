@@ -44,6 +44,13 @@ function markdownFiles(dir = ''): string[] {
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8')
 
+/** The names of the test files under a folder, wherever they sit. */
+function testFilesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? testFilesUnder(`${dir}/${entry.name}`) : entry.name.endsWith('.test.ts') ? [entry.name] : [],
+  )
+}
+
 describe('the checkers themselves', () => {
   it('GitHub slugs: punctuation and code marks dropped, spaces to hyphens', () => {
     expect(githubSlug('Changes made on the platform: the webhook receiver and `changes.conflicts`')).toBe(
@@ -159,6 +166,16 @@ describe('the README and docs/ against the code', () => {
       ...shared.filter((f) => !table.includes(`\`${f}\``) && !table.includes(`\`src/${f}\``)).map((f) => `src/${f}`),
     ]
     expect(missing).toEqual([])
+  })
+
+  it.each(FRONT_AND_DOCS)('%s: every source, test or deploy file it names exists', (file) => {
+    const text = read(file)
+    const paths = [...text.matchAll(/`((?:test|src|connectors|mappings|deploy|bin)\/[^`\s*…<>{}]+\.(?:ts|js|yaml|json|md))`/g)].map(
+      (m) => m[1] as string,
+    )
+    const testFiles = new Set(testFilesUnder('test'))
+    const tests = [...text.matchAll(/`([\w-]+\.test\.ts)`/g)].map((m) => m[1] as string)
+    expect([...paths.filter((f) => !existsSync(join(ROOT, f))), ...tests.filter((t) => !testFiles.has(t))]).toEqual([])
   })
 
   it('docs/reliability.md: every file named as a proof exists', () => {
