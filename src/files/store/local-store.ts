@@ -71,7 +71,7 @@ export function openLocalStore(config: LocalStoreConfig, options: LocalStoreOpti
         await copyFile(path, temp)
         await rename(temp, target)
       } catch (err) {
-        await rm(temp, { force: true })
+        await rm(temp, { force: true }).catch(() => undefined)
         throw unavailable(err, `writing ${key}`)
       }
     },
