@@ -157,7 +157,7 @@ describe('copyFile', () => {
     const body = randomBytes(400_000)
     host.files.set('/cut/archive.bin', { body, truncateAt: 100_000, ranges: false })
     const file = fileAt('/cut/archive.bin')
-    const out = await copy(file)
+    const out = await copy(file, deps({ limits: { maxBytes: 8e6, stallTimeoutMs: 2000, attempts: 3, memoryBytes: 0 } }))
     expect(out).toMatchObject({ ok: false, cause: 'truncated', retryable: true })
     expect(host.requestsOf('/cut/archive.bin')).toHaveLength(3)
     expect(existsSync(spoolPath(spoolDir, file.id))).toBe(true)
@@ -215,7 +215,7 @@ describe('copyFile', () => {
   it('aborts a download that stalls mid-body and resumes it with a Range from where it stopped', async () => {
     const body = randomBytes(1024 * 1024)
     host.files.set('/slow/recording.bin', { body, stallAt: 400 * 1024 })
-    const out = await copy(fileAt('/slow/recording.bin'), deps({ limits: { maxBytes: 8e6, stallTimeoutMs: 300, attempts: 3 } }))
+    const out = await copy(fileAt('/slow/recording.bin'), deps({ limits: { maxBytes: 8e6, stallTimeoutMs: 300, attempts: 3, memoryBytes: 0 } }))
     expect(out).toMatchObject({ ok: true, bytes: body.length, sha256: sha(body) })
     const [first, second] = host.requestsOf('/slow/recording.bin')
     expect(first?.range).toBeUndefined()
@@ -255,6 +255,40 @@ describe('copyFile', () => {
     expect(host.requestsOf('/norange/file.bin')).toMatchObject([{ range: 'bytes=100000-', status: 200 }])
   })
 
+  it('keeps a small file in memory (no spool file), and downloads it again after a refused write', async () => {
+    const body = png(20_000)
+    host.files.set('/small/icon.png', { body })
+    const file = fileAt('/small/icon.png')
+    s3.fail = (method) => (method === 'PUT' ? 503 : undefined)
+    try {
+      await expect(copy(file)).rejects.toBeInstanceOf(StoreUnavailableError)
+    } finally {
+      s3.fail = undefined
+    }
+    expect(readdirSync(spoolDir)).toEqual([])
+    const out = await copy(file)
+    expect(out).toMatchObject({ ok: true, sha256: sha(body), sniffedType: 'image/png', uploaded: true })
+    expect(host.requestsOf('/small/icon.png').map((r) => [r.status, r.range])).toEqual([
+      [200, undefined],
+      [200, undefined],
+    ])
+  })
+
+  it('fails a small body longer than announced while keeping it in memory', async () => {
+    host.files.set('/small/liar.bin', { body: randomBytes(5000), answers: [] })
+    const reader = createHttpReader()
+    const lying: CopyDeps = deps({
+      reader: {
+        async open(ref, options) {
+          const opened = await reader.open(ref, options)
+          return { ...opened, size: 4000 }
+        },
+      },
+    })
+    const out = await copy(fileAt('/small/liar.bin'), lying)
+    expect(out).toMatchObject({ ok: false, cause: 'size-mismatch', retryable: false })
+  })
+
   it('fails bytes of another kind than the record states as wrong-type', async () => {
     host.files.set('/type/report.pdf', { body: png(1000), type: 'application/pdf' })
     const out = await copy(fileAt('/type/report.pdf', { expectedType: 'application/pdf' }))
@@ -271,14 +305,15 @@ describe('copyFile', () => {
     const body = png(20_000)
     host.files.set('/store/down.png', { body })
     const file = fileAt('/store/down.png')
+    const spooling = deps({ limits: { maxBytes: 8e6, stallTimeoutMs: 2000, attempts: 3, memoryBytes: 0 } })
     s3.fail = (method) => (method === 'PUT' ? 503 : undefined)
     try {
-      await expect(copy(file)).rejects.toBeInstanceOf(StoreUnavailableError)
+      await expect(copy(file, spooling)).rejects.toBeInstanceOf(StoreUnavailableError)
     } finally {
       s3.fail = undefined
     }
     expect(existsSync(spoolPath(spoolDir, file.id))).toBe(true)
-    const out = await copy(file)
+    const out = await copy(file, spooling)
     expect(out).toMatchObject({ ok: true, sha256: sha(body), uploaded: true })
     expect(host.requestsOf('/store/down.png').map((r) => r.status)).toEqual([200, 416])
   })
