@@ -9,7 +9,7 @@
  * StoreUnavailableError and keeps the bytes; no credential appears in any outcome.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -59,6 +59,10 @@ afterAll(async () => {
   expect(all).not.toContain(TOKEN)
   expect(all).not.toContain(s3.secretAccessKey)
   expect(all).not.toMatch(/cf-test-secret-/)
+  // Nor in the store: no object or metadata file holds the source's token.
+  const stored = readdirSync(s3.directory, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+  expect(stored.length).toBeGreaterThan(10)
+  expect(stored.filter((e) => readFileSync(join(e.parentPath, e.name)).includes(TOKEN)).map((e) => e.name)).toEqual([])
   await store.close?.()
   await s3.close()
   await host.close()
