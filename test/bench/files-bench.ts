@@ -7,9 +7,9 @@
  * test/helpers/s3-server.ts) receives them. Two ways, alternated `--rounds` times, each on fresh
  * bytes (so neither finds the other's copies):
  *
- * - **lane**: copyFile for each file, `--workers` at a time, through the host pacer (pool of
- *   `--workers`, no rate cap): download to the spool with SHA-256, byte checks and sniffing, `stat`
- *   of the content key, then `put` (multipart above 16 MiB);
+ * - **lane**: copyFile for each file, `--copies` (2 × workers) at a time, downloads held to
+ *   `--workers` by the host pacer (no rate cap): download to the spool (small files: memory) with
+ *   SHA-256, byte checks and sniffing, `stat` of the content key, then `put` (multipart above 16 MiB);
  * - **direct**: `fetch` → lib-storage `Upload` of the response stream, `--workers` at a time.
  *
  * Printed: each round's seconds and MB/s, and lane ÷ direct throughput from the best round of each
@@ -18,7 +18,12 @@
  * (target: within 100 MB of each other). The servers stay in this process, so the child's RSS is
  * the lane's alone.
  *
- *   node test/bench/files-bench.ts [--small 2000] [--small-kib 20] [--large 3] [--large-mib 64] [--workers 8] [--rounds 2] [--huge-mib 2048] [--skip-rss]
+ * The lane makes one store request per file more than the direct copy: the `stat` (HEAD) that
+ * makes copies idempotent and deduplicated. With the servers on the same two cores the SDK's CPU
+ * per request is what limits, so for small files that request is most of the difference
+ * (measured 2026-11-27: 1000 × 20 KiB, lane ÷ direct 0.93 with the stat left out, 0.5–0.6 with it).
+ *
+ *   node test/bench/files-bench.ts [--small 2000] [--small-kib 20] [--large 3] [--large-mib 64] [--workers 8] [--copies 16] [--rounds 2] [--only lane|direct] [--huge-mib 2048] [--skip-rss]
  *   npm run bench -- files
  */
 import { spawn } from 'node:child_process'
