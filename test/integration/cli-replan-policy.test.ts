@@ -106,3 +106,29 @@ it('longText split → truncate: plan shows it, run --reread edits the first par
   const verify = await cli('verify', '--out', out)
   expect(verify.code, verify.stdout).toBe(0)
 }, 300_000)
+
+it('a long message shortened in the source: run --delta edits its first part and deletes the parts it no longer has', async () => {
+  const { dir, url: sourceUrl } = await fixtureSource('cf-replan-delta')
+  const w = await openGenericWriter('sqlite', sourceUrl)
+  const at = sqlTime(G0 + 90 * 60_000)
+  await w.exec(
+    `INSERT INTO chat_lines (lid, author, room, body, kind, posted, modified) VALUES (9002, 1, 'r-general', '${LONG}', 'text', '${at}', '${at}')`,
+  )
+  const { app, cfg } = await genericJob(suite, 'cf_replan_delta', { dir, url: sourceUrl })
+  const cli = (...args: string[]) => runCli([...args, '--config', cfg]).done
+  const muid = messageMuid('9002')
+  expect((await cli('run')).code).toBe(3)
+  const loaded = (await sandboxContents(suite.tsb.sandbox, app.id)).messages.filter((m) => m.key === muid || m.key.startsWith(`${muid}-p`))
+  expect(loaded.length).toBeGreaterThanOrEqual(3)
+
+  await w.exec(`UPDATE chat_lines SET body = 'shorter now', edited = '${sqlTime(Date.now())}', modified = '${sqlTime(Date.now())}' WHERE lid = 9002`)
+  await w.close()
+  const delta = await cli('run', '--delta')
+  expect([0, 3], delta.stderr.slice(-3000)).toContain(delta.code)
+  const now = (await sandboxContents(suite.tsb.sandbox, app.id)).messages.filter((m) => m.key === muid || m.key.startsWith(`${muid}-p`))
+  const head = now.find((m) => m.key === muid)?.row
+  expect((typeof head?.data === 'string' ? JSON.parse(head.data) : head?.data).text).toBe('shorter now')
+  expect(now.filter((m) => m.key !== muid).map((m) => m.row.deleted_at === null)).toEqual(loaded.slice(1).map(() => false))
+  const deletes = (await suite.tsb.sandbox.requests(app.id)).filter((r) => r.endpoint === 'messages.delete' && r.status === 200)
+  expect(deletes).toHaveLength(loaded.length - 1)
+}, 300_000)
