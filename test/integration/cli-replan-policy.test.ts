@@ -127,7 +127,8 @@ it('a long message shortened in the source: run --delta edits its first part and
   expect([0, 3], delta.stderr.slice(-3000)).toContain(delta.code)
   const now = (await sandboxContents(suite.tsb.sandbox, app.id)).messages.filter((m) => m.key === muid || m.key.startsWith(`${muid}-p`))
   const head = now.find((m) => m.key === muid)?.row
-  expect((typeof head?.data === 'string' ? JSON.parse(head.data) : head?.data).text).toBe('shorter now')
+  const data = (typeof head?.data === 'string' ? JSON.parse(head.data) : head?.data) as { text?: string } | undefined
+  expect(data?.text).toBe('shorter now')
   expect(now.filter((m) => m.key !== muid).map((m) => m.row.deleted_at === null)).toEqual(loaded.slice(1).map(() => false))
   const deletes = (await suite.tsb.sandbox.requests(app.id)).filter((r) => r.endpoint === 'messages.delete' && r.status === 200)
   expect(deletes).toHaveLength(loaded.length - 1)
