@@ -4,7 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
-import { acceptedRejectsLine } from './accepted-rejects-line.ts'
+import { acceptedRejectsLine, planAcceptedRejectsLine } from './accepted-rejects-line.ts'
 import { conflictRows } from './conflict-rows.ts'
 import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
@@ -448,6 +448,7 @@ export function renderPlanHtml(r: PlanReport): string {
 <div class="cards">${cards}</div>
 <h2>Per entity</h2>
 ${tableHtml('entities', ['entity', 'source rows', 'records', 'problems', 'source count', 'items', 'extra items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
+${planAcceptedRejectsLine(r) === undefined ? '' : `<p class="meta">${esc(planAcceptedRejectsLine(r) as string)}</p>`}
 <p class="meta">Quota used for the estimate: ${n(r.cost.quota.requestsPerMinute)} requests/min × ${r.cost.quota.itemsPerRequest} items per request (${esc(r.cost.quota.source)}). Started ${esc(r.cost.startIfNow)}, the load would finish ${esc(r.cost.finishIfNow)}.</p>
 <h2>Charts</h2>
 <div class="charts">

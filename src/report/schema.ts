@@ -196,6 +196,12 @@ export const PlanReport = ReportHeader.extend({
   }),
   joinedAt: z.object({ clamped: ReasonCount, omitted: ReasonCount, rejected: z.number().int() }),
   /**
+   * Rejects an operator accepted (`chatferry accept-rejects`), per entity, as the ledger holds them
+   * when the plan ran: judged, they no longer make a run exit 3. Absent when there are none (or the
+   * ledger was not asked).
+   */
+  acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
+  /**
    * Creation times chatferry chose because the source gives none (added in schema version 1; absent
    * in older reports, read as none). `groups`: groups given one (count + samples), `byRule`: how
    * (`before-first-join`, `before-first-message`, `before-source-earliest`, `before-run`,

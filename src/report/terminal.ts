@@ -4,7 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
-import { acceptedRejectsLine } from './accepted-rejects-line.ts'
+import { acceptedRejectsLine, planAcceptedRejectsLine } from './accepted-rejects-line.ts'
 import { conflictRows } from './conflict-rows.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
@@ -138,6 +138,10 @@ export function formatPlanReport(r: PlanReport): string {
     if (x.rejected.total > 0) {
       lines.push(`rejected ${e}: ${top(x.rejected.byReason)}`)
     }
+  }
+  const accepted = planAcceptedRejectsLine(r)
+  if (accepted !== undefined) {
+    lines.push(accepted)
   }
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
