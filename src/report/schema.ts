@@ -279,10 +279,21 @@ export const EntityVerify = z.object({
 export const ActualVsPlan = z.object({
   planRunId: z.string().nullable(),
   planGeneratedAt: z.string().nullable(),
+  /** Delta runs started since the plan, whose new items count as planned (absent in older reports). */
+  deltasSince: z.number().int().optional(),
   entities: perEntity(
     z.object({
       /** create: to send; loaded: already loaded when the plan ran (unchanged or changed since). */
-      plan: z.object({ create: z.number().int(), loaded: z.number().int(), skipped: z.number().int(), rejected: z.number().int() }).nullable(),
+      plan: z
+        .object({
+          create: z.number().int(),
+          loaded: z.number().int(),
+          skipped: z.number().int(),
+          rejected: z.number().int(),
+          /** New items the delta runs since the plan planned (absent in older reports). */
+          createdSince: z.number().int().optional(),
+        })
+        .nullable(),
       ledger: z.object({
         created: z.number().int(),
         alreadyPresent: z.number().int(),
