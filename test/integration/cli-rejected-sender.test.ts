@@ -2,7 +2,8 @@
  * Issue 28, item 6: a rejected user is not an "unknown user". Through the CLI as a process (a
  * SQLite in-house source, a Postgres ledger, the sandbox): person 5's row is rejected (no name);
  * their line and their membership are rejected naming that — "its sender "5" was rejected (name: …)"
- * — and no placeholder user stands in for them on the platform.
+ * — and no placeholder user stands in for them on the platform; also in a later delta, which knows
+ * the user's reject from the ledger.
  */
 import { expect, it } from 'vitest'
 
@@ -38,4 +39,19 @@ it('a line and a membership of a rejected user are rejected naming the user\'s r
   const on = await sandboxContents(suite.tsb.sandbox, app.id)
   expect(on.users.filter((u) => u.key.startsWith('placeholder-'))).toEqual([])
   expect(on.messages.map((m) => m.key)).not.toContain('9101')
+
+  // A later delta, which reads only the new line: the user's reject is still known (from the ledger).
+  const w2 = await openGenericWriter('sqlite', sourceUrl)
+  const now = sqlTime(Date.now())
+  await w2.exec(
+    `INSERT INTO chat_lines (lid, author, room, body, kind, posted, modified) VALUES (9102, 5, 'r-general', 'again from 5', 'text', '${now}', '${now}')`,
+  )
+  await w2.close()
+  const delta = await cli('run', '--delta')
+  expect(delta.code, delta.stderr.slice(-2000)).toBe(3)
+  const again = await cli('rejects')
+  expect(again.stdout.split('\n').find((l) => l.split('\t')[1] === '9102')).toMatch(/senderId: its sender "5" was rejected \(name: /)
+  expect(again.stdout).not.toMatch(/unknown user/)
+  const after = await sandboxContents(suite.tsb.sandbox, app.id)
+  expect(after.users.filter((u) => u.key.startsWith('placeholder-'))).toEqual([])
 }, 180_000)
