@@ -98,9 +98,15 @@ it('longText split → truncate: plan shows it, run --reread edits the first par
   expect(writes.filter((r) => r.endpoint === 'messages.update')).toHaveLength(1)
   expect(writes.filter((r) => r.endpoint === 'messages.delete')).toHaveLength(later)
 
-  // Nothing more to do: a second reread sends nothing, and verify agrees with the platform.
-  const again = await cli('run', '--reread', 'messages')
+  // Nothing more to do: the same by hand (cursors reset, then run) reads every message again and
+  // sends nothing, and verify agrees with the platform.
+  const reset = await cli('cursors', 'reset', '--entity', 'messages', '--yes')
+  expect(reset.code, reset.stderr).toBe(0)
+  expect(reset.stdout).toMatch(/^reset the read of messages of job \S+; `.*run -c \S+` reads it again/m)
+  expect((await cli('cursors')).stdout).toMatch(/^messages\s+not started\s+-\s+-$/m)
+  const again = await cli('run')
   expect([0, 3]).toContain(again.code)
+  expect(again.stdout).not.toMatch(/^messages\s+read completed/m)
   expect((await suite.tsb.sandbox.requests(app.id)).filter((r) => r.endpoint.startsWith('messages.') && r.status === 200)).toHaveLength(1 + later)
   expect((await cli('accept-rejects', '--all', '--reason', 'known bad rows')).code).toBe(0)
   const verify = await cli('verify', '--out', out)
