@@ -31,6 +31,9 @@ export function mapMember(record: LegacyMember, ctx: MappingContext): MapResult<
     if (user === undefined) {
       throw new Rejection('userId', `unknown user ${JSON.stringify(record.userId)}`)
     }
+    if (isSkippedRef(user) && user.rejected !== undefined) {
+      throw new Rejection('userId', `its user ${JSON.stringify(record.userId)} was rejected (${user.rejected})`)
+    }
     if (isSkippedRef(user)) {
       throw new Skip('dependencies', `user-skipped-by-${user.policy}`, `its user was skipped (${user.policy})`)
     }

@@ -53,6 +53,9 @@ export function participant(
     throw new Rejection(field, `${role} is missing`)
   }
   const u = ctx.user(legacyId)
+  if (isSkippedRef(u) && u.rejected !== undefined) {
+    throw new Rejection(field, `its ${role} ${JSON.stringify(legacyId)} was rejected (${u.rejected})`)
+  }
   if (isSkippedRef(u)) {
     throw new Skip('dependencies', `${role}-skipped-by-${u.policy}`, `its ${role} was skipped (${u.policy})`)
   }

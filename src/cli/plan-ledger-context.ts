@@ -42,7 +42,7 @@ export async function openPlanContext(options: PlanContextOptions): Promise<Plan
     throughHolder: (remote, holder) => ({
       config,
       jobId,
-      store: { ...planLedgerThrough(remote), listJobs: remote.listJobs },
+      store: { ...planLedgerThrough(remote), listJobs: remote.listJobs, entityStats: remote.entityStats },
       holder,
       close: async () => remote.close(),
     }),

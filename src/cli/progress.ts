@@ -11,6 +11,7 @@ import type { Logger } from 'pino'
 import { formatDuration } from '../format-duration.ts'
 import { logFormat } from '../logger.ts'
 import { claimTerminal } from '../terminal-output.ts'
+import { foldLine } from './fold-line.ts'
 
 /** Where one entity stands. */
 export interface ProgressRow {
@@ -113,9 +114,10 @@ function barView(options: ProgressOptions): ProgressView {
   )
   const bars = new Map<string, SingleBar>()
   // Log lines go above the bars: cli-progress prints its buffer, then redraws the bars under it.
+  // The terminal does not wrap while the bars are drawn: each line is folded to its width.
   claimTerminal({
     log: (line) => {
-      multi.log(line.endsWith('\n') ? line : `${line}\n`)
+      multi.log(foldLine(line, terminalColumns()))
       multi.update()
     },
   })

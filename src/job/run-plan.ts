@@ -20,7 +20,7 @@ import { openSource } from './open-source.ts'
  * is one; so is the view `plan` gets of an embedded store another process holds
  * (src/cli/plan-ledger-context.ts).
  */
-export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports'>
+export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports'> & Partial<Pick<LedgerStore, 'entityStats'>>
 
 /** The job `plan` reports on: its configuration, its id, its ledger. */
 export interface PlanContext {
@@ -91,6 +91,10 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
       : null
   const header = reportHeader({ config, jobId: ctx.jobId, runId, snapshotAt: result.summary.snapshotAt, startedAt })
   const report = buildPlanReport({ header, config, result, previous: previous ? upgrade(previous) : undefined, target, now })
+  const accepted = ctx.store.entityStats ? acceptedRejectsOf(await ctx.store.entityStats(ctx.jobId)) : undefined
+  if (accepted !== undefined) {
+    report.acceptedRejects = accepted
+  }
   report.gates = evaluateGates(report, options.gates ?? [])
   report.durationMs = Date.now() - startedAt
   PlanReport.parse(report)
@@ -98,6 +102,17 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
   const files = options.outDir ? writeReportFiles(options.outDir, 'plan', runId, report, renderPlanHtml(report)) : undefined
   const passed = report.gates.every((g) => g.passed) && (target === null || target.ok)
   return { report, text: formatPlanReport(report), files, passed }
+}
+
+/** The rejects an operator accepted (the ledger's), per entity; undefined when none. */
+function acceptedRejectsOf(stats: readonly { entity: string; accepted: number }[]): PlanReport['acceptedRejects'] {
+  const entities = { users: 0, groups: 0, members: 0, messages: 0 }
+  for (const s of stats) {
+    if (s.entity in entities) {
+      entities[s.entity as keyof typeof entities] += s.accepted
+    }
+  }
+  return Object.values(entities).some((v) => v > 0) ? { entities, command: 'chatferry rejects --accepted' } : undefined
 }
 
 /** A previous report of another schema version cannot be diffed field by field: ignore it. */

@@ -10,6 +10,7 @@ import { type DryRunSession, noUpdates, type PlanParentRow } from '../state/inde
 import { type ClassifyInto, classifyItems, classifySkips } from './classify-items.ts'
 import { collectingClassifier, previewPageConflicts } from './conflict-preview.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
+import { previewOrphanedParts } from './orphaned-parts.ts'
 import type { PlanSink } from './plan-job.ts'
 
 export function createDryRunSink(into: ClassifyInto): PlanSink {
@@ -39,6 +40,8 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
       const changes = collectingClassifier(page.changes.classify)
       const counts = await classifyItems(into, entity, page.items, changes.classify)
       await classifySkips(into, entity, page.skips, changes.classify)
+      const changedIds = new Set(changes.found.map((f) => f.legacyId))
+      await previewOrphanedParts(into, entity, page.items, changedIds, page.changes.orphans, changes.classify)
       await previewPageConflicts(into, entity, changes.found, page.changes.conflicts ?? 'report')
       counts.skipped = page.skips.length
       counts.rejected = page.rejects.length

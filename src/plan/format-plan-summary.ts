@@ -27,7 +27,7 @@ export function formatPlanSummary(summary: PlanJobSummary): string {
   const lines: string[] = []
   for (const [entity, s] of Object.entries(summary.entities)) {
     if (s.alreadyRead) {
-      lines.push(`${entity.padEnd(9)} read completed by an earlier run`)
+      lines.push(`${entity.padEnd(9)} read completed by an earlier run (--reread ${entity} reads it again)`)
       continue
     }
     const skipped = Object.values(s.skipped).reduce((a, r) => a + r.count, 0)

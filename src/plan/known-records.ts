@@ -64,6 +64,17 @@ export class KnownRecords {
     }
   }
 
+  /**
+   * Remembers a user whose source row was rejected (`field: reason`): a message or membership that
+   * refers to it is rejected naming that reason, never as from an unknown user (nor given a
+   * placeholder) — unless a row of that legacy id is already planned.
+   */
+  rememberRejectedUser(legacyId: string, reason: string): void {
+    if (!this.#users.has(legacyId)) {
+      this.#users.set(legacyId, { skipped: true, policy: 'dependencies', rejected: reason })
+    }
+  }
+
   /** Remembers a record as mapped (its first item) or skipped, for the records that refer to it. */
   remember(entity: LegacyEntity, record: LegacyRecordOf[LegacyEntity], item: MappedItem | undefined, skip: SkippedRef | undefined): void {
     if (entity === 'users') {

@@ -50,6 +50,12 @@ export async function loadUsers(store: LedgerStore, jobId: string, metadataKey: 
       ...(typeof username === 'string' ? { username } : {}),
     })
   }
+  // Users whose source row was rejected: their messages and memberships name that reject.
+  for (const row of await store.planLookups.rejectedRows(jobId, 'users')) {
+    if (!users.has(row.legacyId)) {
+      users.set(row.legacyId, { skipped: true, policy: 'dependencies', rejected: row.message })
+    }
+  }
   return users
 }
 

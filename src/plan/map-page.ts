@@ -66,6 +66,8 @@ function rejectProblem({ run, entity, summary, rejects }: PageState, row: RowPro
   summary.problems++
   if (entity === 'groups') {
     run.known.rememberRejectedGroup(row.legacyId, `${row.field}: ${row.reason}`)
+  } else if (entity === 'users') {
+    run.known.rememberRejectedUser(row.legacyId, `${row.field}: ${row.reason}`)
   }
   const targetKey = problemKey(row)
   noteReject(summary, problemReason(row), { legacyId: row.legacyId, targetKey, field: row.field, problem: row.reason })

@@ -11,6 +11,9 @@ import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change
 /** What a message update takes inside `data` (`PUT /messages/{id}`; attachments and custom data it does not). */
 const EDITABLE_DATA = ['text', 'metadata'] as const
 
+/** The skip policy of a loaded part of a split message that its message no longer has (`orphaned-parts.ts`). */
+export const ORPHANED_PART_POLICY = 'longText'
+
 const FIXED: Readonly<Record<string, string>> = {
   sender: 'a message keeps its sender',
   receiver: 'a message keeps its conversation',
@@ -30,6 +33,11 @@ export function messageChanges(before: Payload | null, after: Payload | NowSkipp
     }
     if (skipPolicy(after.skipped) === 'deletes') {
       return [{ kind: 'message.delete', body: { sender: before.sender }, policy: deletions, reason: 'deleted in the source (deletes.mode: skip)' }]
+    }
+    if (skipPolicy(after.skipped) === ORPHANED_PART_POLICY) {
+      // A later part of a split message its text no longer needs (`longText: truncate`, a shorter
+      // edit): removed, under the policy of the edit that shortened its first part.
+      return [{ kind: 'message.delete', body: { sender: before.sender }, policy: edits, reason: after.skipped.replace(/^policy:[^:]+: /, '') }]
     }
     return [cannot('message.unchangeable', `now skipped (${after.skipped}); the platform keeps the message as loaded`, edits)]
   }

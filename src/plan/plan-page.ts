@@ -8,6 +8,7 @@ import type { Cursor, Page, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, type LegacyMessage } from '../model/index.ts'
 import { changeClassifier } from './change-classifier.ts'
 import { mapPage } from './map-page.ts'
+import { orphanedParts } from './orphaned-parts.ts'
 import type { PlanSink } from './plan-job.ts'
 import type { PlanRun } from './plan-run.ts'
 import { addCounts } from './plan-summary.ts'
@@ -47,6 +48,7 @@ export async function planPage(
   if (mapped.extras.length > 0) {
     addCounts(run.entities.users.ledger, await sink.writeExtras(mapped.extras))
   }
+  const orphans = orphanedParts(entity, run.options.policies.longText.maxParts)
   const counts = await sink.writePage(entity, {
     items: mapped.items,
     skips: mapped.skips,
@@ -58,6 +60,7 @@ export async function planPage(
       classify: changeClassifier(entity, run.changePolicies, summary.updates),
       recorded: summary.updatesRecorded,
       conflicts: run.changePolicies.changes.conflicts,
+      ...(orphans !== undefined ? { orphans } : {}),
     },
   })
   addCounts(summary.ledger, counts)

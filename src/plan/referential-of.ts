@@ -5,6 +5,10 @@ import type { LegacyEntity } from '../model/index.ts'
 /** Referential problems named by a mapping result (unknown users, groups, parents). */
 export function referentialOf(entity: LegacyEntity, result: MapResult, parentSkipped: boolean): string[] {
   if (result.kind === 'rejected') {
+    const rejectedRef = /^its (sender|receiver|user) .* was rejected \(/.exec(result.reason)?.[1]
+    if (rejectedRef !== undefined) {
+      return [entity === 'members' ? 'member whose user was rejected' : `message ${rejectedRef === 'sender' ? 'from' : 'to'} a rejected user`]
+    }
     if (!result.reason.startsWith('unknown user') && !result.reason.startsWith('unknown group')) {
       return []
     }

@@ -128,6 +128,21 @@ export function explainDifference(
   if (rejected.length > 0) {
     return { explained: false, note: `${kindsOf(rejected)} rejected by the platform: see \`${advice.rejects}\`` }
   }
+  // A change held back by `changes.conflicts` is recorded (the platform keeps its own change by decision).
+  const dropped = updates.filter((u) => u.status === 'dropped')
+  if (dropped.length > 0) {
+    return {
+      explained: true,
+      note: `${kindsOf(dropped)} dropped: the item was changed on the platform after chatferry wrote it and changes.conflicts is platform-wins, so the platform keeps its version`,
+    }
+  }
+  const held = updates.filter((u) => u.status === 'conflict')
+  if (held.length > 0) {
+    return {
+      explained: true,
+      note: `${kindsOf(held)} held back: the item was changed on the platform after chatferry wrote it (changes.conflicts: report); to send the source's version set changes.conflicts: source-wins then run \`chatferry retry-rejected --conflicts\` and \`${advice.load}\``,
+    }
+  }
   if (changed) {
     return { explained: true, note: 'the source changed after loading and no update was recorded for it: the platform has the older version' }
   }

@@ -4,7 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
-import { acceptedRejectsLine } from './accepted-rejects-line.ts'
+import { acceptedRejectsLine, planAcceptedRejectsLine } from './accepted-rejects-line.ts'
 import { conflictRows } from './conflict-rows.ts'
 import { countMismatch } from './fail-on.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
@@ -448,6 +448,7 @@ export function renderPlanHtml(r: PlanReport): string {
 <div class="cards">${cards}</div>
 <h2>Per entity</h2>
 ${tableHtml('entities', ['entity', 'source rows', 'records', 'problems', 'source count', 'items', 'extra items', 'new', 'pending', 'already present', 'loaded, unchanged', 'loaded, changed', 'skipped', 'rejected', 'requests', 'time at quota'], entityRows)}
+${planAcceptedRejectsLine(r) === undefined ? '' : `<p class="meta">${esc(planAcceptedRejectsLine(r) as string)}</p>`}
 <p class="meta">Quota used for the estimate: ${n(r.cost.quota.requestsPerMinute)} requests/min × ${r.cost.quota.itemsPerRequest} items per request (${esc(r.cost.quota.source)}). Started ${esc(r.cost.startIfNow)}, the load would finish ${esc(r.cost.finishIfNow)}.</p>
 <h2>Charts</h2>
 <div class="charts">
@@ -580,14 +581,14 @@ function actualVsPlanSection(r: VerifyReport): string {
       problems.push(
         // Whether the plan ran before the load or after it, what it sends plus what it found
         // loaded is what the ledger should call created or present.
-        ...diff('created or present', x.plan.create + x.plan.loaded, onPlatform),
+        ...diff('created or present', x.plan.create + x.plan.loaded + (x.plan.createdSince ?? 0), onPlatform),
         ...diff('skipped', x.plan.skipped, x.ledger.skipped),
         ...diff('rejected', x.plan.rejected, x.ledger.rejected),
       )
     }
     return [
       e,
-      x.plan ? x.plan.create : '-',
+      x.plan ? `${n(x.plan.create)}${x.plan.createdSince ? ` + ${n(x.plan.createdSince)} by deltas since` : ''}` : '-',
       x.plan ? x.plan.loaded : '-',
       x.plan ? x.plan.skipped : '-',
       x.plan ? x.plan.rejected : '-',
@@ -601,7 +602,7 @@ function actualVsPlanSection(r: VerifyReport): string {
     ]
   })
   const source = a.planRunId
-    ? `Plan <code>${esc(a.planRunId)}</code> of ${esc(a.planGeneratedAt ?? '-')}.`
+    ? `Plan <code>${esc(a.planRunId)}</code> of ${esc(a.planGeneratedAt ?? '-')}${a.deltasSince ? `, and the new items of the ${n(a.deltasSince)} delta run(s) since` : ''}.`
     : 'No plan report for this job (run <code>chatferry plan</code> before loading to have one): only the ledger and the platform are compared.'
   return `<h2>Actual vs plan</h2>
 <p class="meta">${source} Planned: what the dry run said a load would create, skip and reject. Ledger: what the load did. Platform: what verify counted there now.</p>

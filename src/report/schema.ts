@@ -196,6 +196,12 @@ export const PlanReport = ReportHeader.extend({
   }),
   joinedAt: z.object({ clamped: ReasonCount, omitted: ReasonCount, rejected: z.number().int() }),
   /**
+   * Rejects an operator accepted (`chatferry accept-rejects`), per entity, as the ledger holds them
+   * when the plan ran: judged, they no longer make a run exit 3. Absent when there are none (or the
+   * ledger was not asked).
+   */
+  acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
+  /**
    * Creation times chatferry chose because the source gives none (added in schema version 1; absent
    * in older reports, read as none). `groups`: groups given one (count + samples), `byRule`: how
    * (`before-first-join`, `before-first-message`, `before-source-earliest`, `before-run`,
@@ -273,10 +279,21 @@ export const EntityVerify = z.object({
 export const ActualVsPlan = z.object({
   planRunId: z.string().nullable(),
   planGeneratedAt: z.string().nullable(),
+  /** Delta runs started since the plan, whose new items count as planned (absent in older reports). */
+  deltasSince: z.number().int().optional(),
   entities: perEntity(
     z.object({
       /** create: to send; loaded: already loaded when the plan ran (unchanged or changed since). */
-      plan: z.object({ create: z.number().int(), loaded: z.number().int(), skipped: z.number().int(), rejected: z.number().int() }).nullable(),
+      plan: z
+        .object({
+          create: z.number().int(),
+          loaded: z.number().int(),
+          skipped: z.number().int(),
+          rejected: z.number().int(),
+          /** New items the delta runs since the plan planned (absent in older reports). */
+          createdSince: z.number().int().optional(),
+        })
+        .nullable(),
       ledger: z.object({
         created: z.number().int(),
         alreadyPresent: z.number().int(),

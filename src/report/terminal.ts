@@ -4,7 +4,7 @@
  */
 import { formatDuration } from '../format-duration.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
-import { acceptedRejectsLine } from './accepted-rejects-line.ts'
+import { acceptedRejectsLine, planAcceptedRejectsLine } from './accepted-rejects-line.ts'
 import { conflictRows } from './conflict-rows.ts'
 import type { PlanReport, ReasonCount, VerifyReport } from './schema.ts'
 
@@ -139,6 +139,10 @@ export function formatPlanReport(r: PlanReport): string {
       lines.push(`rejected ${e}: ${top(x.rejected.byReason)}`)
     }
   }
+  const accepted = planAcceptedRejectsLine(r)
+  if (accepted !== undefined) {
+    lines.push(accepted)
+  }
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
     if (x.skipped.total > 0) {
@@ -152,6 +156,13 @@ export function formatPlanReport(r: PlanReport): string {
     lines.push(`loaded but changed in the source since (not resent through the import): ${changed.join('; ')}`)
   }
   lines.push(...updateLines(r))
+  const reread = LEGACY_ENTITIES.filter((e) => r.entities[e].fates.loadedChanged > 0 || Object.keys(r.entities[e].updates).length > 0)
+  if (reread.length > 0) {
+    // A delta reads only rows the source changed: a policy change reaches loaded items by a reread.
+    lines.push(
+      `to apply them: rows changed in the source, \`run --delta\`; a policy change, \`run --reread ${reread.join(',')}\` (reads them again, updates loaded items, deletes parts no longer needed)`,
+    )
+  }
   const referential = LEGACY_ENTITIES.flatMap((e) => Object.entries(r.entities[e].referential)).map(([k, v]) => `${n(v.count)} ${k}`)
   lines.push(
     `placeholders ${n(r.placeholders.count)} (owning ${n(r.placeholders.messages)} messages) · id renames ${n(r.ids.normalised)}, collisions ${n(r.ids.collisions.count)} · joinedAt clamped ${n(r.joinedAt.clamped.count)} · groups given a creation time ${n(r.derivedCreatedAt.groups.count)} · beyond retention (${r.retention.retentionDays} d, ${r.retention.oldMessages}) ${n(r.retention.beyondRetention)} messages`,

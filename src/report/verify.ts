@@ -23,7 +23,7 @@
 import type { SourceConfig } from '../../connectors/index.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
-import { actualVsPlan } from './actual-vs-plan.ts'
+import { actualVsPlan, plannedSince } from './actual-vs-plan.ts'
 import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
@@ -101,7 +101,8 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
 
   const report = buildVerifyReport({ config, jobId, runId, snapshotAt, startedAt }, run, messages, sampleSize, sampleUnmatched, mismatches)
   const stats = await store.entityStats(jobId)
-  report.actualVsPlan = actualVsPlan(await latestReport<PlanReport>(store, jobId, 'plan'), stats, run.entities)
+  const plan = await latestReport<PlanReport>(store, jobId, 'plan')
+  report.actualVsPlan = actualVsPlan(plan, stats, run.entities, plannedSince(plan, await store.listRuns(jobId, 10_000, ['delta'])))
   const accepted = acceptedRejectsOf(stats, run.advice)
   if (accepted !== undefined) {
     report.acceptedRejects = accepted

@@ -110,6 +110,20 @@ export async function recordSkippedChanges(
     const verdict = classify({ ...row, before: storedPayload(row.payload), after: { skipped: reasons.get(row.legacyId) ?? '' } })
     intents.push(...intentsOf(row, verdict, null))
   }
+  return recordIntents(db, jobId, entity, intents, conflicts)
+}
+
+/**
+ * Records intents of loaded items under the conflict policy; an applied removal marks its item
+ * `vanished_at` (planned once; a record that comes back is re-added).
+ */
+export async function recordIntents(
+  db: Kysely<StateDatabase>,
+  jobId: string,
+  entity: string,
+  intents: readonly UpdateIntent[],
+  conflicts: ConflictPolicy,
+): Promise<RecordedUpdates> {
   const held = await holdConflicts(db, jobId, entity, intents, conflicts)
   const recorded = await insertUpdateIntents(db, jobId, entity, held)
   const removed = held.filter((i) => i.policy === 'apply' && i.heldBack === undefined && REMOVALS.has(i.kind)).map((i) => i.targetKey)

@@ -18,14 +18,17 @@ import { createFleetLedger, type FleetLedger } from './fleet-ledger.ts'
 import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
+import { recordOrphanedParts } from './orphaned-parts.ts'
 import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
 import { createPlatformEventsLedger, type PlatformEventsLedger } from './platform-events-ledger.ts'
 import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
 import { createReportArchive, type ReportArchive } from './report-archive.ts'
 import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
+import { deleteCursors } from './sql/delete-cursors.ts'
 import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
 import { type RejectStanding, rejectStanding } from './sql/reject-standing.ts'
+import { type CursorRow, selectCursors } from './sql/select-cursors.ts'
 import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
 import { type PlannedChanges, upsertPlannedItems } from './sql/upsert-planned-items.ts'
@@ -211,6 +214,10 @@ export interface LedgerStore {
   rejectItems(jobId: string, entity: Entity, items: readonly RejectedItem[]): Promise<number>
   rejectItem(jobId: string, entity: Entity, item: RejectedItem): Promise<number>
   getCursor(jobId: string, entity: Entity): Promise<CursorState | undefined>
+  /** Every saved cursor and watermark of the job (`chatferry cursors`). */
+  listCursors(jobId: string): Promise<CursorRow[]>
+  /** Deletes the cursors of these entities: their next full read starts over (`cursors reset`, `run --reread`); returns those deleted. */
+  resetCursors(jobId: string, entities: readonly Entity[]): Promise<string[]>
   /** Saves a cursor on its own; prefer {@link planPage}, which saves it with its page. */
   saveCursor(jobId: string, entity: Entity, cursor: unknown, watermark?: unknown): Promise<void>
   startRun(jobId: string, mode: RunMode, owner?: string): Promise<number>
@@ -239,8 +246,11 @@ export interface LedgerStore {
 }
 
 export type { ChangeClassifier, ChangedItem, ChangeVerdict } from './changed-items.ts'
+export { storedPayload } from './changed-items.ts'
+export type { OrphanedParts } from './orphaned-parts.ts'
 export { payloadHash } from './payload.ts'
 export type { PurgedRows } from './sql/delete-job.ts'
+export type { CursorRow } from './sql/select-cursors.ts'
 export type { PlannedChanges } from './sql/upsert-planned-items.ts'
 
 /** Runs the ledger migrations (idempotent; concurrent callers are serialised by kysely's lock). */
@@ -284,8 +294,15 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     assertEntity(entity)
     const counts = emptyCounts()
     await db.transaction().execute(async (trx) => {
-      const collisions = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
+      const { collisions, changed } = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
+      if (page.changes?.orphans && changed.size > 0) {
+        // Parts of a split message its new mapping no longer has: removed, or skipped when unsent.
+        const { classify, conflicts, orphans } = page.changes
+        const parts = await recordOrphanedParts(trx, jobId, entity, changed, orphans, classify, conflicts ?? 'report')
+        addRecorded(page.changes.recorded, parts.recorded)
+        counts.skipped += parts.skipped
+      }
       if (page.changes && (page.skips ?? []).length > 0) {
         addRecorded(
           page.changes.recorded,
@@ -338,6 +355,8 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
         .executeTakeFirst()
       return row ? { cursor: cursorValue(row.cursor), watermark: cursorValue(row.watermark), updatedAt: new Date(row.updated_at) } : undefined
     },
+    listCursors: (jobId) => selectCursors(db, jobId),
+    resetCursors: (jobId, entities) => deleteCursors(db, jobId, entities),
     saveCursor: (jobId, entity, cursor, watermark) => upsertCursor(db, jobId, entity, cursor, watermark),
     async startRun(jobId, mode, owner) {
       const row = await db

@@ -106,6 +106,32 @@ describe('progress', () => {
     }
   })
 
+  it('on an 80-column terminal: log lines printed above the bars are folded at spaces, never cut (issue 28)', async () => {
+    const { cfg } = await freshConfig()
+    const res = await onTerminal(['run', '--config', cfg], { COLUMNS: '80' })
+    expect(res.code, res.out.slice(-3000)).toBe(3)
+    // While the bars are drawn the terminal does not wrap (cli-progress turns auto-wrap off): a
+    // line longer than the screen would lose its end. Every line written then fits in 80 columns.
+    // eslint-disable-next-line no-control-regex
+    const unwrapped = [...res.out.matchAll(/\x1b\[\?7l([\s\S]*?)(\x1b\[\?7h|$)/g)].map((m) => m[1] ?? '').join('\n')
+    expect(unwrapped).not.toBe('')
+
+    // Cursor moves and line clears start a new screen line; other codes (colours) take no room.
+    const lines = unwrapped
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[\d*[ABGK]/g, '\n')
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+      .split(/\r?\n|\r/)
+    const logs = lines.filter((l) => /\] (INFO|WARN|ERROR)/.test(l))
+    expect(logs.length).toBeGreaterThan(0)
+    for (const line of lines) {
+      expect(line.length, line).toBeLessThanOrEqual(80)
+    }
+    // Folded, not cut: the message of a long line is whole across its lines.
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toMatch(/planned users/)
+  })
+
   it('without a terminal: plain progress lines, no control characters', async () => {
     const { cfg } = await freshConfig()
     const res = await runCli(['run', '--config', cfg, '--log-format', 'pretty'], { CHATFERRY_PROGRESS_SECONDS: '1' }).done

@@ -52,3 +52,33 @@ it('a member removed in the source: verify names the delta that fixes it; after 
   const clean = await cli('verify', '--out', out)
   expect(clean.code, clean.stdout).toBe(0)
 }, 180_000)
+
+it('a row committed late below the watermark: verify names the key reconciliation, which clears it', async () => {
+  const { dir, url: sourceUrl } = await fixtureSource('cf-verify-late')
+  const { app, cfg } = await genericJob(suite, 'cf_verify_late', { dir, url: sourceUrl })
+  const out = mkdtempSync(join(tmpdir(), 'cf-verify-late-out-'))
+  const cli = (...args: string[]) => runCli([...args, '--config', cfg]).done
+  expect((await cli('run')).code).toBe(3)
+  expect((await cli('accept-rejects', '--all', '--reason', 'known bad rows')).code).toBe(0)
+  expect((await cli('run', '--delta')).code).toBe(0)
+
+  // A line whose change time is long before the watermark (a late commit): a delta reads it only
+  // when it reconciles the keys (every delta.reconcileKeysEvery-th one).
+  const w = await openGenericWriter('sqlite', sourceUrl)
+  await w.exec(
+    `INSERT INTO chat_lines (lid, author, room, body, kind, posted, modified) VALUES (9301, 1, 'r-general', 'late', 'text', '2024-03-01 12:30:00.000', '2024-03-01 12:30:00.000')`,
+  )
+  await w.close()
+  const stale = await cli('verify', '--out', out)
+  expect(stale.code, stale.stdout).toBe(3)
+  const advice = /the source has 1 messages the ledger never planned \(run `(chatferry [^`]+)`\)/.exec(stale.stdout)
+  expect(advice?.[1], stale.stdout).toBe('chatferry run --delta --reconcile-keys')
+
+  // The advice, as printed: the line reaches the platform and verify is clean.
+  const fix = await cli(...(advice?.[1] ?? '').split(' ').slice(1))
+  expect(fix.code, fix.stderr.slice(-2000)).toBe(0)
+  const on = await sandboxContents(suite.tsb.sandbox, app.id)
+  expect(on.messages.map((m) => m.key)).toContain('9301')
+  const clean = await cli('verify', '--out', out)
+  expect(clean.code, clean.stdout).toBe(0)
+}, 240_000)

@@ -85,6 +85,24 @@ describe('explainDifference', () => {
       { explained: false, note: 'member.scope rejected by the platform: see `chatferry rejects`' },
     ],
     ['a change without an update (older ledger) does', [], true, { explained: true }],
+    [
+      'a change dropped by platform-wins is recorded, and explained as such (not as "no update was recorded")',
+      [u('group.update', 'dropped')],
+      true,
+      {
+        explained: true,
+        note: 'group.update dropped: the item was changed on the platform after chatferry wrote it and changes.conflicts is platform-wins, so the platform keeps its version',
+      },
+    ],
+    [
+      'a change held back as a conflict names the commands that send it',
+      [u('user.update', 'conflict')],
+      true,
+      {
+        explained: true,
+        note: "user.update held back: the item was changed on the platform after chatferry wrote it (changes.conflicts: report); to send the source's version set changes.conflicts: source-wins then run `chatferry retry-rejected --conflicts` and `chatferry load`",
+      },
+    ],
     ['otherwise unexplained', [u('user.update')], false, { explained: false, note: 'differs' }],
   ] as const)('%s', (_name, updates, changed, want) => {
     expect(explainDifference(updates, changed, 'differs')).toMatchObject(want)

@@ -4,6 +4,7 @@ import { registerAcceptRejectsCommand } from './accept-rejects.ts'
 import { registerAppsCommand } from './apps.ts'
 import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
+import { registerCursorsCommand } from './cursors.ts'
 import { registerDashboardCommand } from './dashboard.ts'
 import { registerDemoCommand } from './demo.ts'
 import { registerFleetCommand } from './fleet.ts'
@@ -43,6 +44,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerSchedulesCommand,
   registerStatusCommand,
   registerRejectsCommand,
+  registerCursorsCommand,
   registerRunsCommand,
   registerDashboardCommand,
   registerRetryRejectedCommand,

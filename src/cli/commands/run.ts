@@ -18,6 +18,7 @@ import { notifyRunEnd, rejectedNow } from '../run-notify.ts'
 import { runStoppable, stoppedBy } from '../signals.ts'
 import { requireTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
+import { parseEntityList, refuseWhileRunLive } from './cursors.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_FLAG_HELP, NEW_JOB_OPTION_HELP } from './load.ts'
 import { checkSourceAfterFinal, parseQuietPeriod, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
 
@@ -34,6 +35,10 @@ export function registerRunCommand(program: Command): void {
       )
       .option('--new-job', NEW_JOB_FLAG_HELP)
       .option('--delta', 'read only rows added or changed since the last completed read (for catch-up runs before cutover)')
+      .option(
+        '--reread <entities>',
+        'read these entities again from their first row (comma-separated, or all), after a policy change: loaded items whose mapping changed are updated through the update lane, parts of split messages no longer needed are deleted (same as `cursors reset` then `run`; an interrupted reread resumes with plain `run`)',
+      )
       .option(
         '--detect-deletes',
         'with --delta: also find messages hard-deleted from the source (one keys-only scan of the messages table; users, groups and members are always compared)',
@@ -75,6 +80,7 @@ export function registerRunCommand(program: Command): void {
       ['run', 'migrate with ./chatferry.yaml, resuming where the last run stopped'],
       ['run -c /etc/chatferry/acme.yaml --json', 'for a scheduler: one JSON summary on stdout, logs on stderr'],
       ['run --delta', 'catch up on rows added or changed since the last completed read'],
+      ['run --reread messages', 'after a policy change (say longText: truncate): read every message again and update the loaded ones'],
       ['run --delta --detect-deletes', 'catch up, and also find messages deleted from the source'],
       ['run --delta --reconcile-keys', 'catch up, and also load rows that appeared below the watermark (late commits, no change-time column)'],
       ['run --delta --final --quiet-period 5m --json', 'the cutover: the last delta; frozen means 5 minutes without a change'],
@@ -96,8 +102,13 @@ export function registerRunCommand(program: Command): void {
           reconcileKeys?: boolean
           final?: boolean
           quietPeriod?: number
+          reread?: string
         },
       ) => {
+        const reread = opts.reread !== undefined ? parseEntityList(opts.reread, '--reread') : undefined
+        if (reread && opts.delta) {
+          throw new UsageError('--reread is a full read of the entities named: run it without --delta (run --reread messages)')
+        }
         if (opts.detectDeletes && !opts.delta) {
           throw new UsageError('--detect-deletes needs --delta: a full run compares nothing (run --delta --detect-deletes)')
         }
@@ -126,6 +137,14 @@ export function registerRunCommand(program: Command): void {
             await requireTargetAccess(ctx, logger, stopper.signal)
             // The run row references the job: a first run on a fresh ledger must create the job first.
             await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
+            if (reread) {
+              await refuseWhileRunLive(ctx.store, ctx.jobId, 'not rereading')
+              await ctx.store.resetCursors(ctx.jobId, reread)
+              logger.info(
+                { entities: reread },
+                `reading ${reread.join(', ')} again from the first row; changes of loaded items go through the update lane`,
+              )
+            }
             const rejectedBefore = await rejectedNow(ctx)
             const startedAt = Date.now()
             const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))

@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely'
 import type { Entity } from '../../target/schemas.ts'
 import { type ChangeClassifier, classifyDone, type HeldDoneItem } from '../changed-items.ts'
 import { holdConflicts } from '../conflict-hold.ts'
+import type { OrphanedParts } from '../orphaned-parts.ts'
 import { payloadHash, payloadText } from '../payload.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { ConflictPolicy, ItemStatus, StateDatabase } from '../schema.ts'
@@ -16,6 +17,19 @@ export interface PlannedChanges {
   readonly recorded: RecordedUpdates
   /** `changes.conflicts`: what happens to a change of an item changed on the platform (absent: `report`). */
   readonly conflicts?: ConflictPolicy
+  /**
+   * Records that map to several items (a split message): the keys their earlier items may have had,
+   * so a part the new mapping no longer has is taken off (`orphaned-parts.ts`). Absent: not looked for.
+   */
+  readonly orphans?: OrphanedParts
+}
+
+/** What writing a page's items found besides the counts. */
+export interface UpsertedItems {
+  /** Items refused because another legacy row holds their target key (see {@link upsertPlannedItems}). */
+  readonly collisions: RejectedItem[]
+  /** Legacy ids whose known item changed (or came back), with the target keys of all their items on this page. */
+  readonly changed: Map<string, string[]>
 }
 
 /**
@@ -33,9 +47,10 @@ export async function upsertPlannedItems(
   items: readonly PlannedItem[],
   counts: PlanCounts,
   changes?: PlannedChanges,
-): Promise<RejectedItem[]> {
+): Promise<UpsertedItems> {
+  const changed = new Map<string, string[]>()
   if (items.length === 0) {
-    return []
+    return { collisions: [], changed }
   }
   // One statement cannot touch a row twice: the last occurrence of a key wins.
   const byKey = new Map<string, PlannedItem>()
@@ -68,7 +83,7 @@ export async function upsertPlannedItems(
   const mine = new Set(inserted.rows.map((r) => r.target_key))
   const known = [...keys.keys()].filter((i) => !mine.has(keys[i] as string))
   if (known.length === 0) {
-    return []
+    return { collisions: [], changed }
   }
   // Classify the known ones against what the ledger holds (locked, so a concurrent planner cannot
   // race us); a done item's stored payload travels only when the new one differs (or its removal
@@ -104,7 +119,7 @@ export async function upsertPlannedItems(
   })
   counts.duplicates += collisions.length
   if (rest.length === 0) {
-    return collisions
+    return { collisions, changed }
   }
   const changedDone: { held: HeldDoneItem; after: unknown; hash: string }[] = []
   for (const i of rest) {
@@ -124,6 +139,12 @@ export async function upsertPlannedItems(
     } else {
       counts.updated++
     }
+    if (was !== undefined && (was.payload_hash !== hashes[i] || was.vanished)) {
+      changed.set(legacy[i] as string, [])
+    }
+  }
+  for (const [key, item] of byKey) {
+    changed.get(storableText(String(item.legacyId)))?.push(key)
   }
   // A changed done item yields update intents; its payload stays when every change is only reported.
   const verdicts = changes ? classifyDone(changedDone, changes.classify) : undefined
@@ -152,5 +173,5 @@ export async function upsertPlannedItems(
     where i.job_id = ${jobId} and i.entity = ${entity} and i.target_key = t.k
       and (i.payload_hash is distinct from t.h or i.vanished_at is not null)
   `.execute(db)
-  return collisions
+  return { collisions, changed }
 }
