@@ -131,8 +131,10 @@ export async function* memberRows(r: ApiRead): AsyncGenerator<PositionedRow<Lega
         yield rows.filter((x) => x.pos.mi > skip)
         continue
       }
-      // Members come a page at a time; operators are members with `role: operator`. A member listed
-      // twice across pages is not looked for (Sendbird's pages do not repeat).
+      // Members come a page at a time; operators are members with `role: operator`. A user listed
+      // twice is one member and a problem for the second entry (found within one read of the
+      // channel: memory in the members of one channel).
+      const seen = new Set<string>()
       try {
         for await (const page of listItems({
           client: r.client,
@@ -143,10 +145,27 @@ export async function* memberRows(r: ApiRead): AsyncGenerator<PositionedRow<Lega
           afterIndex: resume ? at(r.after, 'mi') : -1,
           signal: r.signal,
         })) {
-          yield page.map(({ token, index, value }) => ({
-            pos: { ...ch.pos, mt: token, mi: index },
-            row: channelMembers(url, [value], [])[0] as SourceRow<LegacyMember>,
-          }))
+          yield page.map(({ token, index, value }) => {
+            const row = channelMembers(url, [value], [])[0] as SourceRow<LegacyMember>
+            const pos = { ...ch.pos, mt: token, mi: index }
+            if (row.ok && seen.has(row.record.userId)) {
+              const legacyId = `${url}/${row.record.userId}`
+              return {
+                pos,
+                row: {
+                  ok: false,
+                  legacyId,
+                  field: 'user_id',
+                  reason: `channel ${url} lists member ${row.record.userId} twice`,
+                  instance: `${token}#${index}`,
+                } as const,
+              }
+            }
+            if (row.ok) {
+              seen.add(row.record.userId)
+            }
+            return { pos, row }
+          })
         }
       } catch (err) {
         if (!(err instanceof SendbirdNotFound)) {
