@@ -1,12 +1,11 @@
 /**
  * The Platform API v3 client of the Sendbird connector: GET only (the connector never writes),
- * paced at the configured GET rate (the plan's documented per-app limit: requests start at most
- * `requestsPerSecond` a second, one at a time), and retried with backoff on 429 (waiting at least
+ * paced at the configured GET rate (the plan's documented per-app limit: one request at a time,
+ * each start 1/`requestsPerSecond` after the one before), and retried with backoff on 429 (waiting at least
  * what `X-RateLimit-RetryAfter`/`Retry-After` asks), 5xx, timeouts and resets. The token goes in
  * the `Api-Token` header only; no message, error or log holds it (errors quote Sendbird's
  * `message` with the token cut out, in case an answer echoed it).
  */
-import PQueue from 'p-queue'
 import pRetry, { AbortError } from 'p-retry'
 
 import { ChatferryError } from '../../../src/errors.ts'
@@ -44,13 +43,19 @@ export class SendbirdClient {
   readonly baseUrl: string
   readonly stats: ClientStats = { requests: 0, rateLimited: 0, failed5xx: 0 }
   readonly #config: SendbirdApiConfig
-  readonly #queue: PQueue
+  /** When the next request may start (epoch ms): requests are spaced 1/requestsPerSecond apart. */
+  #nextAt = 0
+  readonly #gapMs: number
+  /** The end times of the last `#perWindow` requests. */
+  readonly #ends: number[] = []
+  readonly #perWindow: number
 
   constructor(config: SendbirdApiConfig) {
     this.#config = config
     this.baseUrl = (config.baseUrl ?? `https://api-${config.appId}.sendbird.com`).replace(/\/+$/, '')
-    const cap = Math.max(1, Math.floor(config.requestsPerSecond))
-    this.#queue = new PQueue({ concurrency: 1, intervalCap: cap, interval: Math.round((1000 * cap) / config.requestsPerSecond) })
+    // 1% under the limit: a clock tick of rounding never makes it N+1 in a second at the source.
+    this.#gapMs = 1000 / (config.requestsPerSecond * 0.99)
+    this.#perWindow = Math.max(1, Math.floor(config.requestsPerSecond))
   }
 
   /** What to call the source in messages: the application and host, never the token. */
@@ -72,26 +77,49 @@ export class SendbirdClient {
     }
     const where = `${this.label}: GET /v3/${path.split('?')[0]}`
     try {
-      return await pRetry(
-        () => this.#queue.add(() => this.#once(url, where, signal), signal !== undefined ? { signal } : {}) as Promise<JsonObject>,
-        {
-          retries: this.#config.retries,
-          minTimeout: 500,
-          maxTimeout: 30_000,
-          randomize: true,
-          ...(signal !== undefined ? { signal } : {}),
-          onFailedAttempt: async ({ error }) => {
-            if (error instanceof Retryable && error.waitMs > 0) {
-              await new Promise((r) => setTimeout(r, error.waitMs))
-            }
-          },
+      return await pRetry(() => this.#paced(() => this.#once(url, where, signal), signal), {
+        retries: this.#config.retries,
+        minTimeout: 500,
+        maxTimeout: 30_000,
+        randomize: true,
+        ...(signal !== undefined ? { signal } : {}),
+        onFailedAttempt: async ({ error }) => {
+          if (error instanceof Retryable && error.waitMs > 0) {
+            await new Promise((r) => setTimeout(r, error.waitMs))
+          }
         },
-      )
+      })
     } catch (err) {
       if (err instanceof Retryable) {
         throw new ChatferryError('SOURCE_UNAVAILABLE', `${where} still failed after ${this.#config.retries + 1} attempts: ${err.message}`)
       }
       throw err
+    }
+  }
+
+  /**
+   * Runs `request` at its turn. One request at a time (the connector reads page after page), each
+   * start 1/requestsPerSecond after the one before, and never more than `requestsPerSecond`
+   * started within a second of the *end* of an earlier one: a request can reach the source only
+   * before it ends, so however late one arrives, the source never counts more than its limit in any
+   * one-second window.
+   */
+  async #paced<T>(request: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    const now = Date.now()
+    const windowFull = this.#ends.length >= this.#perWindow ? (this.#ends[0] as number) + 1000 : 0
+    const at = Math.max(now, this.#nextAt, windowFull)
+    this.#nextAt = at + this.#gapMs
+    if (at > now) {
+      await new Promise((r) => setTimeout(r, at - now))
+    }
+    signal?.throwIfAborted()
+    try {
+      return await request()
+    } finally {
+      this.#ends.push(Date.now())
+      if (this.#ends.length > this.#perWindow) {
+        this.#ends.shift()
+      }
     }
   }
 

@@ -7,7 +7,8 @@
  *   admin) or an open channel's `operators` — `{k, t, i, mt, mi}`;
  * - messages: per channel (one-to-one channels too), `GET /{type}/{url}/messages` from
  *   `message_ts` (0, or the delta's `since`) on, then from the last `message_id` read, 200 at a time,
- *   replies included — `{k, t, i, m}` (`m` the last message id read).
+ *   replies included — `{k, t, i, m, s, n}` (`m` the last message id read, `s` its time, `n` the
+ *   rows after it that have no id).
  */
 import type { Cursor, SourceRow } from '../../../src/model/connector.ts'
 import type { EpochMs, LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../../src/model/records.ts'
@@ -185,54 +186,105 @@ export async function* messageRows(r: ApiRead): AsyncGenerator<PositionedRow<Leg
       }
       const shape = ch.shape.record
       const direct = shape.direct
-      const resume = sameChannel(r.after, ch.pos) ? str(r.after?.m) : undefined
+      const from: MessagePlace = sameChannel(r.after, ch.pos) ? placeOf(r.after) : { n: 0 }
       try {
-        yield* channelMessages(r, ch, resume, (url) => (url === shape.url ? direct : undefined))
+        yield* channelMessages(r, ch, from, (url) => (url === shape.url ? direct : undefined))
       } catch (err) {
         if (!(err instanceof SendbirdNotFound)) {
           throw err
         }
+        // The channel was deleted since it was listed: nothing more to read of it.
       }
     }
   }
 }
 
+/**
+ * Where a channel's messages stand: the last message with a readable id (`m`, its `created_at` in
+ * `s`) and how many rows came after it (`n`: messages without a usable id, which cannot be paged by).
+ */
+interface MessagePlace {
+  readonly m?: string
+  readonly s?: number
+  readonly n: number
+}
+
+const placeOf = (c: Cursor | undefined): MessagePlace => ({
+  ...(typeof c?.m === 'string' ? { m: c.m } : {}),
+  ...(typeof c?.s === 'number' ? { s: c.s } : {}),
+  n: typeof c?.n === 'number' ? c.n : 0,
+})
+
+const QUERY = {
+  prev_limit: 0,
+  next_limit: MESSAGE_LIMIT,
+  include_reply_type: 'all',
+  include_reactions: true,
+  with_sorted_meta_array: true,
+  include_thread_info: true,
+}
+
+/**
+ * One channel's messages from a place: after message `m` (`message_id`, not included); when that
+ * message is gone (deleted since), from its time `s` (`message_ts`, included) less the messages at
+ * that time up to `m`; without `m`, from the start (or the delta's `since`). Then `n` rows skipped.
+ */
 async function* channelMessages(
   r: ApiRead,
   ch: ChannelAt,
-  afterId: string | undefined,
+  from: MessagePlace,
   directOf: (url: string) => readonly [string, string] | undefined,
 ): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
   const url = (ch.shape as { record: ChannelShape }).record.url
-  let ref: Record<string, string | number | boolean> =
-    afterId !== undefined ? { message_id: afterId, include: false } : { message_ts: r.since ?? 0, include: true }
+  const path = `${ch.type}/${encodeURIComponent(url)}/messages`
+  // Rows without an id count from the last message with one: the first page starts right after it.
+  let place: MessagePlace = { ...from, n: 0 }
+  let skip = from.n
+  let { messages, full } = await firstPage(r, path, from)
   for (;;) {
-    const answer = await r.client.get(
-      `${ch.type}/${encodeURIComponent(url)}/messages`,
-      {
-        ...ref,
-        prev_limit: 0,
-        next_limit: MESSAGE_LIMIT,
-        include_reply_type: 'all',
-        include_reactions: true,
-        with_sorted_meta_array: true,
-        include_thread_info: true,
-      },
-      r.signal,
-    )
-    const messages = Array.isArray(answer.messages) ? answer.messages : []
-    yield messages.map((value) => {
+    const rows = messages.map((value) => {
       const id = messageIdOf(value)
       const row = decoded(id, `${url}#${id}`, () =>
         sendbirdMessage(isObject(value) && value.channel_url === undefined ? { ...value, channel_url: url } : value, directOf),
       )
-      return { pos: { ...ch.pos, m: id }, row, ...(row.ok ? { changedAt: row.record.sentAt } : {}) }
+      const created = isObject(value) && typeof value.created_at === 'number' ? value.created_at : undefined
+      place = id !== '?' ? { m: id, ...(created !== undefined ? { s: created } : {}), n: 0 } : { ...place, n: place.n + 1 }
+      return { pos: { ...ch.pos, ...place }, row, ...(row.ok ? { changedAt: row.record.sentAt } : {}) }
     })
-    const last = messages.at(-1)
-    if (messages.length < MESSAGE_LIMIT || last === undefined || messageIdOf(last) === '?') {
+    yield rows.slice(skip)
+    if (!full || place.m === undefined) {
       return
     }
-    ref = { message_id: messageIdOf(last), include: false }
+    // The next page from the last message with an id (rows after it on this page are skipped again).
+    skip = place.n
+    messages = await page(r, path, { message_id: place.m, include: false })
+    full = messages.length >= MESSAGE_LIMIT
+  }
+}
+
+async function page(r: ApiRead, path: string, ref: Record<string, string | number | boolean>): Promise<unknown[]> {
+  const answer = await r.client.get(path, { ...ref, ...QUERY }, r.signal)
+  return Array.isArray(answer.messages) ? answer.messages : []
+}
+
+/** The first page from a place, and whether it was full (more may follow). */
+async function firstPage(r: ApiRead, path: string, from: MessagePlace): Promise<{ messages: unknown[]; full: boolean }> {
+  const whole = (messages: unknown[]) => ({ messages, full: messages.length >= MESSAGE_LIMIT })
+  if (from.m === undefined) {
+    return whole(await page(r, path, { message_ts: r.since ?? 0, include: true }))
+  }
+  try {
+    return whole(await page(r, path, { message_id: from.m, include: false }))
+  } catch (err) {
+    if (!(err instanceof SendbirdNotFound) || from.s === undefined) {
+      throw err
+    }
+    // The message was deleted since: read from its time, past the messages of that time up to it.
+    const at = await page(r, path, { message_ts: from.s, include: true })
+    return {
+      messages: at.filter((v) => !(isObject(v) && v.created_at === from.s && Number(v.message_id) <= Number(from.m))),
+      full: at.length >= MESSAGE_LIMIT,
+    }
   }
 }
 
