@@ -17,6 +17,7 @@ import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { type SandboxContents, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { useFileSandbox } from '../helpers/sandbox.ts'
+import { testSecret } from '../helpers/secrets.ts'
 
 const box = useFileSandbox()
 const POLICIES = { retention: { oldMessages: 'send' as const } }
@@ -115,7 +116,7 @@ describe('chatferry run: Sendbird → sandbox', () => {
     const emu = await startSendbirdEmulator(seed)
     box.cleanups.push(() => emu.close())
     const { cfg } = await runConfig({ connector: 'sendbird', api: { appId: 'FIXTURE-APP', apiToken: '${SENDBIRD_API_TOKEN}', baseUrl: emu.baseUrl } })
-    const wrong = 'sb-expired-token-0000'
+    const wrong = testSecret('sendbird expired token')
     const res = await runCli(['run', '--config', cfg], { SENDBIRD_API_TOKEN: wrong }).done
     expect(res.code, res.stderr.slice(-3000)).toBe(2)
     expect(res.stderr).toMatch(/Sendbird application FIXTURE-APP .*refused the API token \(HTTP 401, code 400401/)
