@@ -99,7 +99,14 @@ export function dataField(v: unknown): unknown {
   return s
 }
 
-/** Only the keys with a value (undefined dropped), for records and metadata. */
+/** Only the keys with a value (undefined dropped), for records and metadata. A loop: it runs several times per row. */
 export function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> }
+  const out: Record<string, unknown> = {}
+  for (const k in o) {
+    const v = o[k]
+    if (v !== undefined) {
+      out[k] = v
+    }
+  }
+  return out as { [K in keyof T]: Exclude<T[K], undefined> }
 }
