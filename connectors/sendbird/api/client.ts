@@ -46,8 +46,10 @@ export class SendbirdClient {
   /** When the next request may start (epoch ms): requests are spaced 1/requestsPerSecond apart. */
   #nextAt = 0
   readonly #gapMs: number
-  /** The end times of the last `#perWindow` requests. */
-  readonly #ends: number[] = []
+  /** The ends of the last `#perWindow` requests started (pending while in flight). */
+  readonly #ends: Promise<number>[] = []
+  /** Turns are taken one at a time. */
+  #turn: Promise<void> = Promise.resolve()
   readonly #perWindow: number
 
   constructor(config: SendbirdApiConfig) {
@@ -98,29 +100,44 @@ export class SendbirdClient {
   }
 
   /**
-   * Runs `request` at its turn. One request at a time (the connector reads page after page), each
-   * start 1/requestsPerSecond after the one before, and never more than `requestsPerSecond`
-   * started within a second of the *end* of an earlier one: a request can reach the source only
-   * before it ends, so however late one arrives, the source never counts more than its limit in any
-   * one-second window.
+   * Runs `request` at its turn: each start 1/requestsPerSecond after the one before, and never
+   * more than `requestsPerSecond` started within a second of the *end* of an earlier one (a
+   * request still in flight counts as not ended): a request reaches the source before it ends, so
+   * however late one arrives, the source never counts more than its limit in any one-second window,
+   * even with a channel read ahead (read-ahead.ts) in flight beside the current one.
    */
   async #paced<T>(request: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    const now = Date.now()
-    const windowFull = this.#ends.length >= this.#perWindow ? (this.#ends[0] as number) + 1000 : 0
-    const at = Math.max(now, this.#nextAt, windowFull)
-    this.#nextAt = at + this.#gapMs
-    if (at > now) {
-      await new Promise((r) => setTimeout(r, at - now))
-    }
-    signal?.throwIfAborted()
+    const slot = this.#turn.then(() => this.#slot(signal))
+    this.#turn = slot.then(
+      () => undefined,
+      () => undefined,
+    )
+    const ended = await slot
     try {
       return await request()
     } finally {
-      this.#ends.push(Date.now())
-      if (this.#ends.length > this.#perWindow) {
-        this.#ends.shift()
-      }
+      ended(Date.now())
     }
+  }
+
+  /** Waits for the next start (turns are taken one at a time); returns how to record its end. */
+  async #slot(signal: AbortSignal | undefined): Promise<(at: number) => void> {
+    let at = Math.max(Date.now(), this.#nextAt)
+    if (this.#ends.length >= this.#perWindow) {
+      at = Math.max(at, (await (this.#ends[0] as Promise<number>)) + 1000)
+    }
+    const wait = at - Date.now()
+    if (wait > 0) {
+      await new Promise((r) => setTimeout(r, wait))
+    }
+    signal?.throwIfAborted()
+    this.#nextAt = Math.max(Date.now(), at) + this.#gapMs
+    let ended!: (at: number) => void
+    this.#ends.push(new Promise<number>((r) => (ended = r)))
+    if (this.#ends.length > this.#perWindow) {
+      this.#ends.shift()
+    }
+    return ended
   }
 
   async #once(url: URL, where: string, signal: AbortSignal | undefined): Promise<JsonObject> {

@@ -21,6 +21,7 @@ import { decoded } from '../export/rows.ts'
 import { isObject, str } from '../fields.ts'
 import { type SendbirdClient, SendbirdNotFound } from './client.ts'
 import { LIST_LIMIT, listItems } from './listing.ts'
+import { flat, readAhead } from './read-ahead.ts'
 
 /** Messages per request: the most `next_limit` allows. */
 export const MESSAGE_LIMIT = 200
@@ -115,88 +116,87 @@ const sameChannel = (c: Cursor | undefined, pos: ChannelAt['pos']) =>
   c !== undefined && at(c, 'k') === pos.k && tok(c, 't') === pos.t && at(c, 'i') === pos.i
 
 export async function* memberRows(r: ApiRead): AsyncGenerator<PositionedRow<LegacyMember>[]> {
-  for await (const batch of channels(r, true)) {
-    for (const ch of batch) {
-      if (!ch.shape.ok || ch.shape.record.direct !== undefined) {
-        continue
-      }
-      const { url, open } = ch.shape.record
-      const o = ch.value as Record<string, unknown>
-      const resume = sameChannel(r.after, ch.pos)
-      if (open) {
-        const skip = resume ? at(r.after, 'mi') : -1
-        const rows = channelMembers(url, [], Array.isArray(o.operators) ? o.operators : []).map((row, mi) => ({
-          pos: { ...ch.pos, mt: '', mi },
-          row,
-        }))
-        yield rows.filter((x) => x.pos.mi > skip)
-        continue
-      }
-      // Members come a page at a time; operators are members with `role: operator`. A user listed
-      // twice is one member and a problem for the second entry (found within one read of the
-      // channel: memory in the members of one channel).
-      const seen = new Set<string>()
-      try {
-        for await (const page of listItems({
-          client: r.client,
-          path: `group_channels/${encodeURIComponent(url)}/members`,
-          key: 'members',
-          query: {},
-          token: resume ? tok(r.after, 'mt') : '',
-          afterIndex: resume ? at(r.after, 'mi') : -1,
-          signal: r.signal,
-        })) {
-          yield page.map(({ token, index, value }) => {
-            const row = channelMembers(url, [value], [])[0] as SourceRow<LegacyMember>
-            const pos = { ...ch.pos, mt: token, mi: index }
-            if (row.ok && seen.has(row.record.userId)) {
-              const legacyId = `${url}/${row.record.userId}`
-              return {
-                pos,
-                row: {
-                  ok: false,
-                  legacyId,
-                  field: 'user_id',
-                  reason: `channel ${url} lists member ${row.record.userId} twice`,
-                  instance: `${token}#${index}`,
-                } as const,
-              }
-            }
-            if (row.ok) {
-              seen.add(row.record.userId)
-            }
-            return { pos, row }
-          })
-        }
-      } catch (err) {
-        if (!(err instanceof SendbirdNotFound)) {
-          throw err
-        }
-        // Deleted since it was listed: it has no members any more.
+  const withMembers = async function* () {
+    for await (const ch of flat(channels(r, true))) {
+      if (ch.shape.ok && ch.shape.record.direct === undefined) {
+        yield ch
       }
     }
+  }
+  yield* readAhead(withMembers(), (ch) => channelMemberRows(r, ch))
+}
+
+async function* channelMemberRows(r: ApiRead, ch: ChannelAt): AsyncGenerator<PositionedRow<LegacyMember>[]> {
+  const { url, open } = (ch.shape as { record: ChannelShape }).record
+  const o = ch.value as Record<string, unknown>
+  const resume = sameChannel(r.after, ch.pos)
+  if (open) {
+    const skip = resume ? at(r.after, 'mi') : -1
+    const rows = channelMembers(url, [], Array.isArray(o.operators) ? o.operators : []).map((row, mi) => ({
+      pos: { ...ch.pos, mt: '', mi },
+      row,
+    }))
+    yield rows.filter((x) => x.pos.mi > skip)
+    return
+  }
+  // Members come a page at a time; operators are members with `role: operator`. A user listed
+  // twice is one member and a problem for the second entry (found within one read of the
+  // channel: memory in the members of one channel).
+  const seen = new Set<string>()
+  try {
+    for await (const page of listItems({
+      client: r.client,
+      path: `group_channels/${encodeURIComponent(url)}/members`,
+      key: 'members',
+      query: {},
+      token: resume ? tok(r.after, 'mt') : '',
+      afterIndex: resume ? at(r.after, 'mi') : -1,
+      signal: r.signal,
+    })) {
+      yield page.map(({ token, index, value }) => {
+        const row = channelMembers(url, [value], [])[0] as SourceRow<LegacyMember>
+        const pos = { ...ch.pos, mt: token, mi: index }
+        if (row.ok && seen.has(row.record.userId)) {
+          const reason = `channel ${url} lists member ${row.record.userId} twice`
+          return {
+            pos,
+            row: { ok: false, legacyId: `${url}/${row.record.userId}`, field: 'user_id', reason, instance: `${token}#${index}` } as const,
+          }
+        }
+        if (row.ok) {
+          seen.add(row.record.userId)
+        }
+        return { pos, row }
+      })
+    }
+  } catch (err) {
+    if (!(err instanceof SendbirdNotFound)) {
+      throw err
+    }
+    // Deleted since it was listed: it has no members any more.
   }
 }
 
 export async function* messageRows(r: ApiRead): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
-  for await (const batch of channels(r, true)) {
-    for (const ch of batch) {
-      if (!ch.shape.ok) {
-        continue
-      }
-      const shape = ch.shape.record
-      const direct = shape.direct
-      const from: MessagePlace = sameChannel(r.after, ch.pos) ? placeOf(r.after) : { n: 0 }
-      try {
-        yield* channelMessages(r, ch, from, (url) => (url === shape.url ? direct : undefined))
-      } catch (err) {
-        if (!(err instanceof SendbirdNotFound)) {
-          throw err
-        }
-        // The channel was deleted since it was listed: nothing more to read of it.
+  const readable = async function* () {
+    for await (const ch of flat(channels(r, true))) {
+      if (ch.shape.ok) {
+        yield ch
       }
     }
   }
+  yield* readAhead(readable(), async function* (ch) {
+    const shape = (ch.shape as { record: ChannelShape }).record
+    const from: MessagePlace = sameChannel(r.after, ch.pos) ? placeOf(r.after) : { n: 0 }
+    try {
+      yield* channelMessages(r, ch, from, (url) => (url === shape.url ? shape.direct : undefined))
+    } catch (err) {
+      if (!(err instanceof SendbirdNotFound)) {
+        throw err
+      }
+      // The channel was deleted since it was listed: nothing more to read of it.
+    }
+  })
 }
 
 /**
