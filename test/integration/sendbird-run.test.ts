@@ -3,7 +3,8 @@
  * ZIPs) and over the Platform API (the emulator, token from the environment) → `chatferry run` (a
  * process) → the sandbox, compared item by item with what the seed and the README's rules say
  * (test/fixtures/sendbird/expected-platform.ts, without the connector or `mapRecord`). A wrong token
- * exits 2 naming the application, never the token; a run killed with SIGKILL in the middle of its
+ * exits 2 naming the application, never the token; `run --delta` over the API loads exactly a
+ * message sent since; a run killed with SIGKILL in the middle of its
  * API read resumes from its cursor to exactly the same contents, nothing twice.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { startSendbirdEmulator } from '../fixtures/sendbird/emulator.ts'
 import { expectedPlatform, type PlatformExpectation } from '../fixtures/sendbird/expected-platform.ts'
 import { type SendbirdFixture, writeSendbirdExports } from '../fixtures/sendbird/generate.ts'
-import { SB_TOKEN, sendbirdSeed } from '../fixtures/sendbird/seed.ts'
+import { SB, SB_TOKEN, sendbirdSeed, T0 } from '../fixtures/sendbird/seed.ts'
 import { createTestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -110,6 +111,31 @@ describe('chatferry run: Sendbird → sandbox', () => {
     expect(differences(want, await sandboxContents(box.tsb.sandbox, app.id))).toEqual([])
     expect(emu.log.every((r) => r.method === 'GET')).toBe(true)
     expect(emu.log.filter((r) => r.status === 429)).toEqual([])
+
+    // A message sent since: `run --delta` lists each channel's messages from the watermark on and
+    // loads exactly that one.
+    const before = await sandboxContents(box.tsb.sandbox, app.id)
+    const sent = {
+      message_id: 4242,
+      type: 'MESG',
+      channel_url: SB.dm,
+      user: { user_id: SB.bob },
+      message: 'back again',
+      created_at: T0 + 3 * 86_400_000,
+      updated_at: 0,
+      mentioned_users: [],
+    }
+    seed.messages.push({ channel: SB.dm, raw: sent })
+    try {
+      const delta = await runCli(['run', '--config', cfg, '--delta'], { SENDBIRD_API_TOKEN: SB_TOKEN }).done
+      expect(delta.code, delta.stderr.slice(-3000)).toBe(3)
+      const after = await sandboxContents(box.tsb.sandbox, app.id)
+      const fresh = after.messages.filter((m) => !before.messages.some((b) => b.key === m.key))
+      expect(fresh.map((m) => [m.key, m.row.receiver_type, m.row.receiver])).toEqual([['4242', 'user', SB.alice]])
+      expect(after.users.length + after.groups.length + after.members.length).toBe(before.users.length + before.groups.length + before.members.length)
+    } finally {
+      seed.messages.pop()
+    }
   }, 120_000)
 
   it('a wrong or expired API token: exit 2, naming the application and the fix, never the token', async () => {
