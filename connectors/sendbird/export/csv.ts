@@ -10,7 +10,11 @@ import { StringDecoder } from 'node:string_decoder'
 export type CsvItem = { readonly index: number; readonly cells: readonly string[] } | { readonly index: number; readonly error: string }
 
 /** The records of a CSV byte stream (index 0 is the header). */
-export async function* csvRecords(stream: AsyncIterable<Buffer> | Iterable<Buffer>, delimiter: string, maxRecordBytes: number): AsyncGenerator<CsvItem> {
+export async function* csvRecords(
+  stream: AsyncIterable<Buffer> | Iterable<Buffer>,
+  delimiter: string,
+  maxRecordBytes: number,
+): AsyncGenerator<CsvItem> {
   const decoder = new StringDecoder('utf8')
   let cells: string[] = []
   let cell = ''
