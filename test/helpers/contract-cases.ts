@@ -6,6 +6,7 @@ import { genericContractEnv } from '../fixtures/generic-sql/contract-env.ts'
 import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
 import { nextcloudContractEnv } from '../fixtures/nextcloud-talk/contract-env.ts'
 import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
+import { sendbirdApiContractEnv, sendbirdExportContractEnv } from '../fixtures/sendbird/contract-env.ts'
 import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
 import { zulipContractEnv } from '../fixtures/zulip/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
@@ -27,4 +28,7 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   },
   { title: 'slack-export × ZIP', open: () => slackContractEnv('zip') },
   { title: 'slack-export × folder', open: () => slackContractEnv('folder') },
+  { title: 'sendbird × Data Export JSON (ZIPs)', open: () => sendbirdExportContractEnv('json', 'zip') },
+  { title: 'sendbird × Data Export CSV (folders)', open: () => sendbirdExportContractEnv('csv', 'folder') },
+  { title: 'sendbird × Platform API (emulator)', open: () => sendbirdApiContractEnv() },
 ]

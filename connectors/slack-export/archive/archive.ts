@@ -26,6 +26,8 @@ export interface ExportArchive {
   readonly refused: readonly RefusedEntry[]
   /** True when the export has this top-level file. */
   hasFile(name: string): boolean
+  /** The top-level files, sorted (the Sendbird connector reads every data file it finds). */
+  topFiles(): readonly string[]
   /** The top-level folders, sorted. */
   folders(): readonly string[]
   /** The files directly in a top-level folder, sorted. */

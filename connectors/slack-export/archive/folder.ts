@@ -76,6 +76,7 @@ export function openFolderArchive(path: string, limits: ArchiveLimits): { archiv
     limits,
     refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
+    topFiles: () => [...listing.top].sort(byCodeUnits),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
     sizeOf: (p) => listing.byPath.get(p)?.size ?? 0,

@@ -92,6 +92,7 @@ export async function openZipArchive(path: string, limits: ArchiveLimits): Promi
     limits,
     refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
+    topFiles: () => [...listing.top].sort(byCodeUnits),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
     sizeOf: (p) => entryOf(p).uncompressedSize,

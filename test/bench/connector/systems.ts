@@ -6,4 +6,5 @@ export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: imp
   'nextcloud-talk-postgres': () => import('./nextcloud-talk.ts').then((m) => ({ default: m.onPostgres })),
   zulip: () => import('./zulip.ts'),
   'slack-export': () => import('./slack-export.ts'),
+  sendbird: () => import('./sendbird.ts'),
 }
