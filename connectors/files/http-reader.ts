@@ -79,9 +79,10 @@ export function bearerHttpReader(options: BearerHttpOptions): FileReader {
         throw new FileSourceError('denied', `${where}: only http(s) URLs are read`, false)
       }
       const origin = url.origin
-      const offset = open.offset ?? 0
+      let offset = open.offset ?? 0
       for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-        const headers: Record<string, string> = {}
+        // The bytes as stored: a compressed transfer would make Content-Length another size.
+        const headers: Record<string, string> = { 'accept-encoding': 'identity' }
         if (options.token !== undefined && url.origin === origin) {
           headers.authorization = `Bearer ${options.token}`
         }
@@ -102,6 +103,12 @@ export function bearerHttpReader(options: BearerHttpOptions): FileReader {
           url = new URL(location, url)
           continue
         }
+        if (res.status === 416 && offset > 0) {
+          // An offset at (or past) the end, e.g. a resume after every byte had arrived: the whole file again.
+          await res.body?.cancel()
+          offset = 0
+          continue
+        }
         if (res.status !== 200 && res.status !== 206) {
           await res.body?.cancel()
           throw httpFailure(where, res.status, res.headers.get('retry-after'))
@@ -111,7 +118,13 @@ export function bearerHttpReader(options: BearerHttpOptions): FileReader {
         }
         const length = res.headers.get('content-length')
         const partial = res.status === 206
-        const size = partial ? totalOfContentRange(res.headers.get('content-range') ?? undefined) : length === null ? undefined : Number(length)
+        // A body still sent compressed (Content-Encoding despite `identity`) is decoded by fetch: its length is not the file's.
+        const encoded = !/^(identity)?$/i.test(res.headers.get('content-encoding') ?? '')
+        const size = partial
+          ? totalOfContentRange(res.headers.get('content-range') ?? undefined)
+          : length === null || encoded
+            ? undefined
+            : Number(length)
         return {
           body: Readable.fromWeb(res.body as WebReadableStream<Uint8Array>),
           size,

@@ -86,14 +86,26 @@ export function s3ObjectReader(s3: S3Files): FileReader {
       }
       const key = s3Key(s3.prefix, ref)
       const where = `s3://${s3.bucket}/${key}`
-      const offset = options.offset ?? 0
-      let out
-      try {
-        out = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key, Range: offset > 0 ? `bytes=${offset}-` : undefined }), {
+      const get = (from: number) =>
+        client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key, Range: from > 0 ? `bytes=${from}-` : undefined }), {
           abortSignal: options.signal,
         })
+      let offset = options.offset ?? 0
+      let out
+      try {
+        out = await get(offset)
       } catch (err) {
-        throw s3Failure(where, err)
+        const failure = s3Failure(where, err)
+        if (failure.fileCause !== 'truncated' || offset === 0) {
+          throw failure
+        }
+        // An offset at (or past) the end, e.g. a resume after every byte had arrived: the whole object again.
+        offset = 0
+        try {
+          out = await get(0)
+        } catch (again) {
+          throw s3Failure(where, again)
+        }
       }
       if (!(out.Body instanceof Readable)) {
         throw new FileSourceError('unavailable', `${where}: the S3 answer had no body`, true)

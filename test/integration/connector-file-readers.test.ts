@@ -149,6 +149,12 @@ describe('S3 object reader (s3rver)', () => {
     expect(sha(await bytesOf(f.body))).toBe(sha(body.subarray(123_456)))
   })
 
+  it('an offset at the end reads the whole object again from 0', async () => {
+    const f = await reader.open('20240101/x.bin', { offset: body.length })
+    expect([f.size, f.start]).toEqual([body.length, 0])
+    expect(sha(await bytesOf(f.body))).toBe(sha(body))
+  })
+
   it('a missing key is missing, named by bucket and key', async () => {
     const e = await failure(reader, '20240101/none.bin')
     expect(e.fileCause).toBe('missing')
@@ -176,6 +182,7 @@ describe('HTTP reader with a bearer token', () => {
   let base = ''
   let otherBase = ''
   const seenAuth: (string | undefined)[] = []
+  let acceptEncoding: string | undefined
 
   beforeAll(async () => {
     other = createServer((req, res) => {
@@ -185,6 +192,7 @@ describe('HTTP reader with a bearer token', () => {
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
     otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
     server = createServer((req, res) => {
+      acceptEncoding = req.headers['accept-encoding']
       const ok = req.headers.authorization === `Bearer ${TOKEN}`
       const path = new URL(req.url ?? '/', 'http://x').pathname
       if (path === '/redirect') {
@@ -205,6 +213,10 @@ describe('HTTP reader with a bearer token', () => {
           res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(file.length) }).end(file)
         } else {
           const from = Number(m[1])
+          if (from >= file.length) {
+            res.writeHead(416, { 'content-range': `bytes */${file.length}` }).end()
+            return
+          }
           res
             .writeHead(206, { 'content-type': 'image/png', 'content-range': `bytes ${from}-${file.length - 1}/${file.length}` })
             .end(file.subarray(from))
@@ -231,6 +243,13 @@ describe('HTTP reader with a bearer token', () => {
     const f = await reader().open(`${base}/files/f.bin`, { offset: 150_000 })
     expect([f.size, f.start]).toEqual([file.length, 150_000])
     expect(sha(await bytesOf(f.body))).toBe(sha(file.subarray(150_000)))
+  })
+
+  it('an offset at the end (416) reads the whole file again from 0; the bytes are asked for uncompressed', async () => {
+    const f = await reader().open(`${base}/files/f.bin`, { offset: file.length })
+    expect([f.start, f.size]).toEqual([0, file.length])
+    expect(sha(await bytesOf(f.body))).toBe(sha(file))
+    expect(acceptEncoding).toBe('identity')
   })
 
   it('a redirect to another origin is followed without the token', async () => {
