@@ -1,4 +1,4 @@
-/** The process exit codes every chatferry command uses (documented in the README). */
+/** The process exit codes every chatferry command uses (documented in docs/operators-guide.md, "Exit codes"). */
 export const EXIT = {
   /** Every item done, or skipped by policy. */
   OK: 0,

@@ -29,7 +29,7 @@ export interface DeprovisionOutcome {
   readonly how: 'deleted' | 'already deleted' | 'gone'
 }
 
-/** The words the command prints about what deletion means; one place, so the README quotes it. */
+/** The words the command prints about what deletion means; one place, so docs/fleets.md quotes it. */
 export function deletionMeaning(o: DeprovisionOutcome): string {
   const when = o.scheduledDeleteAt ? ` on ${o.scheduledDeleteAt.toISOString()}` : ' after 30 days'
   return [

@@ -39,7 +39,7 @@ const AppName = z
 
 const ExtensionName = z.string().refine(isExtensionId, {
   error: (issue) =>
-    `unknown extension ${JSON.stringify(String(issue.input).slice(0, 60))}: not in the platform's published extension list (README: Fleets)`,
+    `unknown extension ${JSON.stringify(String(issue.input).slice(0, 60))}: not in the platform's published extension list (docs/fleets.md)`,
 })
 
 const TeamSchema = z

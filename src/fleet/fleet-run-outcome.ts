@@ -1,7 +1,7 @@
 /**
  * How one tenant of a fleet run ended, and what the fleet's exit code is (pure). A tenant ends
  * `done`, `rejected` (finished, some items refused), `failed` (with its reason, and whether a rerun
- * can fix it) or `stopped` (a signal). The fleet's code follows the README's exit codes: 2 when any
+ * can fix it) or `stopped` (a signal). The fleet's code follows the exit codes of every command (docs/operators-guide.md): 2 when any
  * tenant needs a fix first, else 1 when any failed or stopped (rerun: it resumes), else 3 when any
  * has rejects, else 0.
  */
@@ -25,7 +25,7 @@ export interface TenantOutcome {
   readonly stats: readonly EntityStats[]
 }
 
-/** The process exit codes a fleet run uses (the README's: src/cli/exit-codes.ts). */
+/** The process exit codes a fleet run uses (every command's: src/cli/exit-codes.ts). */
 export const FLEET_EXIT = { OK: 0, ERROR: 1, USAGE: 2, REJECTED: 3 } as const
 
 /** A failure a rerun cannot fix, for the exit code: the same rule the CLI applies to a single job (src/cli/main.ts). */

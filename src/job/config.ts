@@ -46,7 +46,7 @@ export const ConfigSchema = z
     policies: PoliciesSchema.default(PoliciesSchema.parse({})),
     /** What a delta run does with changes to items already on the platform; see mappings/README.md "Changes after the bulk load". */
     changes: ChangesSchema.prefault({}),
-    /** How far back before its watermark a delta reads, and how often it reconciles the keys; see README.md "Changes after the bulk load". */
+    /** How far back before its watermark a delta reads, and how often it reconciles the keys; see docs/cutover.md "Changes after the bulk load". */
     delta: DeltaSchema.prefault({}),
     /** The ledger job; see src/load/README.md. */
     job: JobConfigSchema.optional(),

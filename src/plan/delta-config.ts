@@ -1,7 +1,7 @@
 /**
  * The `delta:` section of a job's configuration (composed into `src/job/config.ts`): how far back
  * before an entity's watermark a delta reads again (`lookbackSeconds`), and how often a delta also
- * reconciles the source's keys with the ledger (`reconcileKeysEvery`). See README.md "Changes
+ * reconciles the source's keys with the ledger (`reconcileKeysEvery`). See docs/cutover.md "Changes
  * after the bulk load".
  *
  * Why re-read at all: a delta reads the rows whose change time is at or after the watermark, but a
@@ -15,7 +15,7 @@ import { z } from 'zod'
 
 import type { LegacyEntity } from '../model/index.ts'
 
-/** One hour: longer than a long transaction or a replica's lag usually lasts; see the README. */
+/** One hour: longer than a long transaction or a replica's lag usually lasts; see docs/cutover.md. */
 export const DEFAULT_LOOKBACK_SECONDS = 3600
 /** Every 24th delta (every 6 hours at one delta per 15 minutes), and always the final one. */
 export const DEFAULT_RECONCILE_EVERY = 24

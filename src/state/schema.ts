@@ -22,8 +22,8 @@ export const BATCH_STATUSES = ['open', 'settled', 'split', 'abandoned'] as const
 export type BatchStatus = (typeof BATCH_STATUSES)[number]
 
 /**
- * What an update intent asks of the platform (one chat call each, see README "Changes after the
- * bulk load"). `*.unchangeable` records a change the platform cannot take through its chat
+ * What an update intent asks of the platform (one chat call each, see docs/cutover.md "Changes after
+ * the bulk load"). `*.unchangeable` records a change the platform cannot take through its chat
  * interface (a message's sentAt or receiver, a user's uid…): always `reported`, never sent.
  */
 export const UPDATE_KINDS = [
@@ -56,7 +56,7 @@ export type UpdatePolicy = (typeof UPDATE_POLICIES)[number]
  * `reported`/`ignored` are never sent (policy); `superseded` was replaced by a newer planned intent
  * of the same item and kind before it was sent; `conflict` was not applied because the item changed on
  * the platform after chatferry last wrote it (`changes.conflicts: report`), `dropped` for the same
- * reason under `platform-wins` (README "Changes made on the platform").
+ * reason under `platform-wins` (docs/cutover.md "Changes made on the platform").
  */
 export const UPDATE_STATUSES = ['planned', 'sent', 'done', 'rejected', 'reported', 'ignored', 'superseded', 'conflict', 'dropped'] as const
 export type UpdateStatus = (typeof UPDATE_STATUSES)[number]

@@ -71,7 +71,7 @@ function loadFlags(opts: FleetFlags) {
 export function registerFleetRunCommands(program: Command): void {
   const fleet =
     program.commands.find((c) => c.name() === 'fleet') ??
-    program.command('fleet').summary('tenant fleets: one app per tenant, migrated in parallel').description('Tenant fleets: see README "Fleets".')
+    program.command('fleet').summary('tenant fleets: one app per tenant, migrated in parallel').description('Tenant fleets: see docs/fleets.md.')
   registerFleetRun(fleet)
   registerFleetWorker(fleet)
   registerFleetStatusCommand(fleet)
