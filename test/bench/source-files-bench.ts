@@ -97,7 +97,7 @@ async function child(kind: Kind, dir: string): Promise<void> {
         region: 'us-east-1',
         endpoint: bucket.endpoint,
         forcePathStyle: true,
-        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+        credentials: { accessKeyId: bucket.settings.accessKeyId, secretAccessKey: bucket.settings.secretAccessKey },
         // A streamed body otherwise goes aws-chunked with a trailing checksum, which s3rver stores as it is.
         requestChecksumCalculation: 'WHEN_REQUIRED',
       })

@@ -166,11 +166,13 @@ describe('S3 object reader (s3rver)', () => {
   })
 
   it('wrong credentials are denied, and the secret is in no message', async () => {
-    const bad = s3ObjectReader({ ...bucket.settings, prefix: 'mm/data', accessKeyId: 'UNKNOWN-KEY', secretAccessKey: 'WRONG-SECRET-123' })
+    const bad = s3ObjectReader({ ...bucket.settings, prefix: 'mm/data', secretAccessKey: 'WRONG-SECRET-123' })
     const e = await failure(bad, '20240101/x.bin')
     await bad.close?.()
     expect(e.fileCause).toBe('denied')
+    expect(e.message).toContain('SignatureDoesNotMatch')
     expect(e.message).not.toContain('WRONG-SECRET-123')
+    expect(e.message).not.toContain(bucket.settings.secretAccessKey)
   })
 })
 
