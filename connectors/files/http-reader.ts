@@ -104,8 +104,12 @@ export function bearerHttpReader(options: BearerHttpOptions): FileReader {
           continue
         }
         if (res.status === 416 && offset > 0) {
-          // An offset at (or past) the end, e.g. a resume after every byte had arrived: the whole file again.
           await res.body?.cancel()
+          if (totalOfContentRange(res.headers.get('content-range') ?? undefined) === offset) {
+            // A resume after every byte had arrived: nothing more to read.
+            return { body: Readable.from([]), size: offset, start: offset }
+          }
+          // Any other unsatisfiable range: the whole file again.
           offset = 0
           continue
         }
