@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest'
 
 import { scheduleQueueName } from '../../src/job/job-schedule.ts'
 import { hostKey } from '../../src/load/host-key.ts'
-import { BOSS_SCHEMA } from '../../src/load/work-queue.ts'
+import { BOSS_SCHEMA } from '../../src/job/schedule-boss.ts'
 import { openLedger } from '../../src/state/store.ts'
 import { genericSourceConfig, loadGenericSqlFixture, openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { ledgerRows, oneJsonObject, runsOf, useCliSuite } from '../helpers/cli-suite.ts'
