@@ -21,10 +21,10 @@
  * `store.verifyLookups` (`src/state/verify-lookups.ts`).
  */
 import type { SourceConfig } from '../../connectors/index.ts'
+import { createChatBudget } from '../load/chat-budget.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { actualVsPlan } from './actual-vs-plan.ts'
-import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
 import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
@@ -80,7 +80,10 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     advice: options.advice ?? JOB_ADVICE,
     lookups: store.verifyLookups,
     client,
-    pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),
+    pacer: await createChatBudget(store.quota, {
+      appId: t.appId,
+      requestsPerMinute: options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute,
+    }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,
     entities: emptyVerifyEntities(),
@@ -162,7 +165,7 @@ function buildVerifyReport(
       fields: [...COMPARED_FIELDS],
       idsComparable: true,
     },
-    chat: { requests: run.pacer.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.rateLimited },
+    chat: { requests: run.pacer.counters.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.counters.rateLimited },
     mismatches: mismatches.listed,
     mismatchesNotListed: mismatches.notListed,
     totals: { mismatches: mismatches.total, unexplained: mismatches.unexplained },

@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
 
 import { createLogger } from '../../logger.ts'
-import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
 import { JOB_ADVICE } from '../../report/verify-run.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../target/config.ts'
 import { INVOCATION } from '../../version.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
