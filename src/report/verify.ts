@@ -51,6 +51,8 @@ export interface VerifyOptions {
   readonly sample?: number
   /** Chat reads per minute. @default target.chatQuota.requestsPerMinute */
   readonly chatRequestsPerMinute?: number
+  /** The window the chat quota is spread over (`load.quotaWindowMs`, as the loader's chat calls use it). @default 60000 */
+  readonly chatWindowMs?: number
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
   readonly outDir?: string
@@ -83,6 +85,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     pacer: await createChatBudget(store.quota, {
       appId: t.appId,
       requestsPerMinute: options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute,
+      ...(options.chatWindowMs !== undefined ? { windowMs: options.chatWindowMs } : {}),
     }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,

@@ -75,6 +75,7 @@ export function registerVerifyCommand(program: Command): void {
             source: opts.source !== false,
             advice: { ...JOB_ADVICE, rejects: `${INVOCATION} rejects -c ${ctx.config.file}` },
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
+            chatWindowMs: ctx.load.quotaWindowMs,
           })
           // The report names the rejects the operator accepted, with the command that says who, when and why.
           const code = printReportResult(result, opts.json)
