@@ -13,7 +13,7 @@
  *    from the kill until every batch the dead one held is settled (the lease, plus how soon the
  *    mechanism notices), and from the restart to the second worker's first request.
  *
- * `node test/bench/lease-bench.ts --baseline <dir> [--runs 3]` (or `npm run bench -- lease
+ * `node test/bench/lease-bench.ts --baseline <dir> [--runs 3] [--only claim|workers|takeover]` (or `npm run bench -- lease
  * --baseline <dir>`): `<dir>` is a checkout of the code before (`git archive <commit> | tar -x -C
  * <dir>` and a `node_modules` link). Without it, only the current code is measured. Needs a
  * Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
@@ -36,6 +36,7 @@ const arg = (name: string) => {
 const here = resolve(import.meta.dirname, '../..')
 const baseline = arg('--baseline')
 const runs = Number(arg('--runs') ?? 3)
+const only = arg('--only')
 const databases = benchDatabases(BENCH_SERVER_URL)
 
 interface Tree {
@@ -114,7 +115,7 @@ function cli(tree: Tree, args: string[], env: Record<string, string>) {
       await new Promise((r) => setTimeout(r, 50))
     }
   }
-  return { child, done, started }
+  return { child, done, started, output: () => out }
 }
 
 async function query<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
@@ -143,7 +144,14 @@ async function plannedJob(sbUrl: string, n: number, rpm: number) {
     )
   }
   await store.close()
-  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: rpm, timeoutMs: 5000 })
+  const cfg = writeConfig({
+    appId: app.id,
+    apiKey: app.apiKey,
+    baseUrl: app.baseUrl,
+    stateUrl,
+    requestsPerMinute: Math.min(rpm, 100_000),
+    timeoutMs: 5000,
+  })
   return { sb, app, stateUrl, cfg }
 }
 
@@ -157,7 +165,11 @@ async function threeWorkers(tree: Tree): Promise<number> {
   try {
     const env = { CHATFERRY_LOAD_CONCURRENCY: '8', CHATFERRY_LOG_LEVEL: 'info' }
     const workers = [0, 1, 2].map(() => cli(tree, ['worker', '--config', cfg, '--job', 'lease'], env))
+    const deadline = Date.now() + 300_000
     while ((await remaining(stateUrl)) > 0) {
+      if (Date.now() > deadline || workers.every((w) => w.child.exitCode !== null)) {
+        throw new Error(`${tree.name}: the workers did not drain the ledger: ${workers[0]?.output().slice(-2000)}`)
+      }
       await new Promise((r) => setTimeout(r, 250))
     }
     for (const w of workers) {
@@ -221,9 +233,15 @@ try {
   const takeovers = new Map<Tree, { drainedHeldS: number; firstRequestS: number }[]>()
   for (let i = 0; i < runs; i++) {
     for (const tree of i % 2 === 0 ? trees : [...trees].reverse()) {
-      claims.set(tree, [...(claims.get(tree) ?? []), ...(await claimLatency(tree))])
-      tput.set(tree, [...(tput.get(tree) ?? []), await threeWorkers(tree)])
-      takeovers.set(tree, [...(takeovers.get(tree) ?? []), await takeover(tree)])
+      if (only === undefined || only === 'claim') {
+        claims.set(tree, [...(claims.get(tree) ?? []), ...(await claimLatency(tree))])
+      }
+      if (only === undefined || only === 'workers') {
+        tput.set(tree, [...(tput.get(tree) ?? []), await threeWorkers(tree)])
+      }
+      if (only === undefined || only === 'takeover') {
+        takeovers.set(tree, [...(takeovers.get(tree) ?? []), await takeover(tree)])
+      }
     }
   }
   const load = (await import('node:os')).loadavg().map((x) => x.toFixed(1))
