@@ -5,8 +5,10 @@
  * and `plan` on a Unix socket next to the lock, through its own store — a tiny protocol of one
  * JSON line per request and per answer, with a fixed list of operations. Every one only reads but
  * `savePlanReport`, which appends `plan`'s report (checked against the report schema) as one new
- * row of `chatferry.reports`, as `plan` does on a store it holds itself: nothing on the socket
- * changes or deletes a row. A query waits its turn on the holder's single connection like the
+ * row of `chatferry.reports`, as `plan` does on a store it holds itself, and the three operations of
+ * the app's shared chat budget (`chatBudgetEnsure`, `chatBudgetReserve`, `chatBudgetPause`, on a
+ * `<appId>#chat` row only: src/load/chat-budget.ts), through which `plan --check-target` paces its
+ * chat reads with every other process: nothing else on the socket changes or deletes a row. A query waits its turn on the holder's single connection like the
  * holder's own queries do, so it never lands inside one of the holder's transactions.
  */
 import { createHash } from 'node:crypto'
@@ -19,6 +21,7 @@ import { createInterface } from 'node:readline'
 import { PlanReport } from '../report/schema.ts'
 import type { AcceptedReject } from '../state/accepted-rejects-ledger.ts'
 import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
+import type { QuotaLedger } from '../state/quota-ledger.ts'
 import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
 import type { Entity } from '../target/schemas.ts'
@@ -54,6 +57,10 @@ export interface PlanAsks {
   latestReport(jobId: string, kind: 'plan' | 'verify'): Promise<unknown>
   /** Appends a plan report (one new row of `chatferry.reports`); refused unless it is one. */
   savePlanReport(report: unknown): Promise<void>
+  /** The app's chat budget row (`<appId>#chat`; any other row is refused): `QuotaLedger.ensure`, `reserve`, `pause`. */
+  chatBudgetEnsure: QuotaLedger['ensure']
+  chatBudgetReserve: QuotaLedger['reserve']
+  chatBudgetPause: QuotaLedger['pause']
 }
 
 /** Everything the holder answers. */
@@ -75,6 +82,9 @@ const OPERATIONS = [
   'loadedItems',
   'latestReport',
   'savePlanReport',
+  'chatBudgetEnsure',
+  'chatBudgetReserve',
+  'chatBudgetPause',
 ] as const satisfies readonly (keyof LedgerAnswers)[]
 type Operation = (typeof OPERATIONS)[number]
 
@@ -119,7 +129,18 @@ export function readerOf(store: LedgerStore): LedgerAnswers {
       // As sent (a newer plan may carry fields this version's schema does not name).
       await store.reports.save('plan', report as PlanReport)
     },
+    chatBudgetEnsure: (key) => store.quota.ensure(chatRow(key)),
+    chatBudgetReserve: (key, n, intervalMs, maxAheadMs) => store.quota.reserve(chatRow(key), n, intervalMs, maxAheadMs),
+    chatBudgetPause: (key, ms) => store.quota.pause(chatRow(key), ms),
   }
+}
+
+/** The socket reaches chat budget rows only (`<appId>#chat`), never an import budget. */
+function chatRow(key: string): string {
+  if (typeof key !== 'string' || !key.endsWith('#chat')) {
+    throw new Error(`not a chat budget row: ${String(key)}`)
+  }
+  return key
 }
 
 /** Answers the operations of {@link LedgerAnswers} on `path` until the returned function is called. */
@@ -229,6 +250,9 @@ export async function connectReadSocket(path: string): Promise<LedgerAnswers & {
     loadedItems: call('loadedItems'),
     latestReport: call('latestReport'),
     savePlanReport: call('savePlanReport'),
+    chatBudgetEnsure: call('chatBudgetEnsure'),
+    chatBudgetReserve: call('chatBudgetReserve'),
+    chatBudgetPause: call('chatBudgetPause'),
     close: () => socket.destroy(),
   }
 }

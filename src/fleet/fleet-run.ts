@@ -22,7 +22,6 @@ import { planFromSource } from '../job/plan-from-source.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoadConfig } from '../load/config.ts'
 import { hostKey } from '../load/host-key.ts'
-import type { SharedBoss } from '../load/work-queue.ts'
 import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { emptySourceReason } from './empty-source.ts'
@@ -38,8 +37,6 @@ export interface FleetTenantJob {
 
 export interface FleetRunOptions {
   readonly store: LedgerStore
-  /** The process's pg-boss; a promise, so that setting up the tenants' queues overlaps their plans (a tenant waits for it only to load). */
-  readonly boss: Promise<SharedBoss>
   readonly tenants: readonly FleetTenantJob[]
   readonly mode: 'full' | 'delta'
   /** Delta runs: plan every source row each tenant's ledger never planned (`fleet run --delta --reconcile-keys`). */
@@ -110,7 +107,7 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
       return await end({ state: 'failed', needsFix: true, reason: empty })
     }
     options.onTenant?.(t.tenantId, 'loading')
-    const loaded = await runJobLoader(ctx, { mode: 'load', logger: log, signal, sharedBoss: await options.boss })
+    const loaded = await runJobLoader(ctx, { mode: 'load', logger: log, signal })
     const state = endOfLoad(loaded.status)
     return await end({
       state,

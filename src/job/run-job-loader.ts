@@ -11,7 +11,6 @@ import type { Logger } from 'pino'
 import { createChatBudget } from '../load/chat-budget.ts'
 import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
 import { runUpdateLane, type UpdateLaneCounters, type UpdateLaneOutcome } from '../load/update-lane.ts'
-import type { SharedBoss } from '../load/work-queue.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import type { LedgerContext } from './ledger-context.ts'
 
@@ -24,8 +23,6 @@ export interface RunJobLoaderOptions {
   readonly onTick?: (counters: LoaderCounters) => void
   /** Called about once a second with the update lane's counters while it runs. */
   readonly onUpdatesTick?: (counters: UpdateLaneCounters) => void
-  /** One pg-boss for the process's many jobs (a fleet: src/fleet); else each loader starts its own. */
-  readonly sharedBoss?: SharedBoss
 }
 
 /** The import loader's outcome, and the update lane's when it ran. */
@@ -82,7 +79,6 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
   const imports = (signal: AbortSignal = options.signal) =>
     runLoader({
       store: ctx.store,
-      ...(config.state.url !== undefined ? { stateUrl: config.state.url } : {}),
       jobId: ctx.jobId,
       appId: config.target.appId,
       client,
@@ -97,7 +93,6 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
       mode: options.mode,
       signal,
       ...(options.onTick ? { onTick: options.onTick } : {}),
-      ...(options.sharedBoss ? { sharedBoss: options.sharedBoss } : {}),
     })
   if (options.mode === 'worker') {
     // Either lane ending (a fatal error, a signal) ends the other: one worker, one fate.

@@ -16,11 +16,12 @@ import type { ResolvedConfig } from './config.ts'
 import { openSource } from './open-source.ts'
 
 /**
- * What `plan` needs of the ledger: the dry run's read-only session and the reports. A job's store
- * is one; so is the view `plan` gets of an embedded store another process holds
+ * What `plan` needs of the ledger: the dry run's read-only session, the reports, and the app's
+ * shared chat budget (`--check-target`'s chat reads draw from it with every other process). A
+ * job's store is one; so is the view `plan` gets of an embedded store another process holds
  * (src/cli/plan-ledger-context.ts).
  */
-export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports'> & Partial<Pick<LedgerStore, 'entityStats'>>
+export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports' | 'quota'> & Partial<Pick<LedgerStore, 'entityStats'>>
 
 /** The job `plan` reports on: its configuration, its id, its ledger. */
 export interface PlanContext {
@@ -84,6 +85,7 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
     options.checkTarget && result.toSend
       ? await checkTarget({
           config,
+          quota: ctx.store.quota,
           toSend: result.toSend,
           ...(options.chatRequestsPerMinute !== undefined ? { requestsPerMinute: options.chatRequestsPerMinute } : {}),
           ...(options.signal ? { signal: options.signal } : {}),

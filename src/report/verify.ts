@@ -21,10 +21,10 @@
  * `store.verifyLookups` (`src/state/verify-lookups.ts`).
  */
 import type { SourceConfig } from '../../connectors/index.ts'
+import { createChatBudget } from '../load/chat-budget.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { actualVsPlan, plannedSince } from './actual-vs-plan.ts'
-import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
 import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
@@ -51,6 +51,8 @@ export interface VerifyOptions {
   readonly sample?: number
   /** Chat reads per minute. @default target.chatQuota.requestsPerMinute */
   readonly chatRequestsPerMinute?: number
+  /** The window the chat quota is spread over (`load.quotaWindowMs`, as the loader's chat calls use it). @default 60000 */
+  readonly chatWindowMs?: number
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
   readonly outDir?: string
@@ -80,7 +82,11 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     advice: options.advice ?? JOB_ADVICE,
     lookups: store.verifyLookups,
     client,
-    pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),
+    pacer: await createChatBudget(store.quota, {
+      appId: t.appId,
+      requestsPerMinute: options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute,
+      ...(options.chatWindowMs !== undefined ? { windowMs: options.chatWindowMs } : {}),
+    }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,
     entities: emptyVerifyEntities(),
@@ -163,7 +169,7 @@ function buildVerifyReport(
       fields: [...COMPARED_FIELDS],
       idsComparable: true,
     },
-    chat: { requests: run.pacer.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.rateLimited },
+    chat: { requests: run.pacer.counters.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.counters.rateLimited },
     mismatches: mismatches.listed,
     mismatchesNotListed: mismatches.notListed,
     totals: { mismatches: mismatches.total, unexplained: mismatches.unexplained },

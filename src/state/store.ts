@@ -240,7 +240,7 @@ export interface LedgerStore {
   retryRejected(jobId: string, filter?: { code?: string; entity?: Entity }): Promise<number>
   /** Lists the job ids in the ledger. */
   listJobs(): Promise<{ id: string; appId: string }[]>
-  /** Deletes every row of the job, in one transaction (`chatferry purge`); the pg-boss queue is the caller's. */
+  /** Deletes every row of the job, in one transaction (`chatferry purge`); the pg-boss schedule queue is the caller's. */
   purgeJob(jobId: string): Promise<PurgedRows>
   close(): Promise<void>
 }
