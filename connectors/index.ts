@@ -17,6 +17,8 @@ import { type RocketChatConfig, RocketChatConfigSchema } from './rocketchat/conf
 import { createRocketChatConnector } from './rocketchat/index.ts'
 import { type SlackExportConfig, SlackExportConfigSchema } from './slack-export/config.ts'
 import { createSlackExportConnector } from './slack-export/index.ts'
+import { type StreamChatConfig, StreamChatConfigSchema } from './stream-chat/config.ts'
+import { createStreamChatConnector } from './stream-chat/index.ts'
 import { type ZulipConfig, ZulipConfigSchema } from './zulip/config.ts'
 import { createZulipConnector } from './zulip/index.ts'
 
@@ -31,6 +33,7 @@ export const connectors = {
   rocketchat: createRocketChatConnector as ConnectorFactory<RocketChatConfig>,
   zulip: createZulipConnector as ConnectorFactory<ZulipConfig>,
   'slack-export': createSlackExportConnector as ConnectorFactory<SlackExportConfig>,
+  'stream-chat': createStreamChatConnector as ConnectorFactory<StreamChatConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
 /** The registry's keys: the values `source.connector` accepts. */
@@ -48,6 +51,7 @@ export const SourceConfigSchema = z.discriminatedUnion('connector', [
   RocketChatConfigSchema,
   ZulipConfigSchema,
   SlackExportConfigSchema,
+  StreamChatConfigSchema,
 ])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
@@ -67,7 +71,9 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors.zulip(config)
     case 'slack-export':
       return connectors['slack-export'](config)
+    case 'stream-chat':
+      return connectors['stream-chat'](config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, SlackExportConfig, ZulipConfig }
+export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, SlackExportConfig, StreamChatConfig, ZulipConfig }
