@@ -38,6 +38,7 @@ interface Capture<T> {
   oversized: boolean
 }
 
+const UTF8_BOM = [0xef, 0xbb, 0xbf]
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
@@ -153,10 +154,10 @@ class Scanner<T> {
         this.endValue(chunk, i)
         this.afterValue()
       }
-      if (isSpace(b) || (i === 0 && this.offset === 0 && b === 0xef)) {
+      if (isSpace(b)) {
         continue
       }
-      if (this.offset === 0 && i < 3 && (b === 0xbb || b === 0xbf) && chunk[0] === 0xef) {
+      if (this.offset + i < 3 && b === UTF8_BOM[this.offset + i]) {
         continue // a UTF-8 byte order mark
       }
       this.structural(chunk, i, b)
