@@ -1,12 +1,13 @@
 /**
- * Rows of one entity, each with its ordinal in the export's order of that entity, gathered into
- * pages. The ordinal is the cursor (`{n}`): a read after it skips every row up to it.
+ * Rows of one entity, each with its position (the cursor a read resumes after: the export's
+ * ordinal `{n}`, or an API read's page and offset), gathered into pages.
  */
 import type { Cursor, Page, RowProblem, SourceRow } from '../../src/model/connector.ts'
 import { FieldProblem } from './entities/fields.ts'
 
 export interface NumberedRow<T> {
-  readonly n: number
+  /** Passing it as `after` reads the rows after this one. */
+  readonly pos: Cursor
   readonly row: SourceRow<T>
   /** The record's change time, for the watermark and delta reads. */
   readonly changedAt?: number
@@ -22,7 +23,7 @@ export async function* pagesOf<T>(rows: AsyncIterable<NumberedRow<T>>, pageSize:
   signal?.throwIfAborted()
   for await (const r of rows) {
     page.push(r.row)
-    cursor = { n: r.n }
+    cursor = r.pos
     if (r.changedAt !== undefined && (watermark === undefined || r.changedAt > watermark)) {
       watermark = r.changedAt
     }

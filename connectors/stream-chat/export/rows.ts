@@ -35,7 +35,7 @@ function* layoutProblems<T>(layout: Layout, entity: LayoutProblem['entity'], aft
   for (const p of layout.problems) {
     if (p.entity === entity) {
       if (n > after) {
-        yield { n, row: problem(p.legacyId, p.field, p.reason, p.instance) }
+        yield { pos: { n }, row: problem(p.legacyId, p.field, p.reason, p.instance) }
       }
       n++
     }
@@ -53,7 +53,7 @@ export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator
   for (const [id, u] of src.layout.users) {
     if (n > o.after) {
       const row = decodeRow(id, () => decodeUser(u.value, src.keepCustom))
-      const r = { n, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyUser>
+      const r = { pos: { n }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyUser>
       if (inDelta(r, o.since)) {
         yield r
       }
@@ -73,12 +73,16 @@ export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerato
     }
     if (n > o.after) {
       if (c.problem !== undefined || c.value === undefined) {
-        yield { n, row: problem(c.cid ?? '?', c.problem?.field ?? 'channel', c.problem?.reason ?? 'unreadable', c.where) }
+        yield { pos: { n }, row: problem(c.cid ?? '?', c.problem?.field ?? 'channel', c.problem?.reason ?? 'unreadable', c.where) }
       } else {
         const value = c.value
         const memberIds = c.members.flatMap((m) => (typeof m.value.user_id === 'string' ? [m.value.user_id] : []))
         const row = decodeRow(c.cid ?? '?', () => decodeChannel(value, memberIds, policy))
-        const r = { n, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyGroup>
+        const r = {
+          pos: { n },
+          row,
+          ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}),
+        } as NumberedRow<LegacyGroup>
         if (inDelta(r, o.since)) {
           yield r
         }
@@ -108,7 +112,11 @@ export async function* memberRows(src: RowsSource, o: RowsOptions): AsyncGenerat
         const row = seen.has(uid)
           ? problem(`${cid}/${uid}`, 'user_id', `${uid} is a member of ${cid} twice; the first is read`, m.where)
           : decodeRow(`${cid}/${uid}`, () => decodeMember(cid, m.value))
-        const r = { n, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.joinedAt) } : {}) } as NumberedRow<LegacyMember>
+        const r = {
+          pos: { n },
+          row,
+          ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.joinedAt) } : {}),
+        } as NumberedRow<LegacyMember>
         if (inDelta(r, o.since)) {
           yield r
         }
@@ -134,7 +142,7 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
     if (e.kind !== 'entity' || e.entity !== 'message') {
       if (e.kind === 'bad' && e.entity === 'message') {
         if (n > o.after) {
-          yield { n, row: problem(e.where, 'message', e.reason, e.where) }
+          yield { pos: { n }, row: problem(e.where, 'message', e.reason, e.where) }
         }
         n++
       }
@@ -156,7 +164,7 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
                 ...(typeof v.id === 'string' && layout.reactions.has(v.id) ? { reactions: layout.reactions.get(v.id) } : {}),
               }),
             )
-      const r = { n, row, ...(row.ok ? { changedAt: messageChangedAt(row.record) } : {}) } as NumberedRow<LegacyMessage>
+      const r = { pos: { n }, row, ...(row.ok ? { changedAt: messageChangedAt(row.record) } : {}) } as NumberedRow<LegacyMessage>
       if (inDelta(r, o.since)) {
         yield r
       }
