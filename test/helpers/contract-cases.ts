@@ -7,6 +7,7 @@ import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
 import { nextcloudContractEnv } from '../fixtures/nextcloud-talk/contract-env.ts'
 import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
 import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
+import { streamApiContractEnv } from '../fixtures/stream-chat/api-contract-env.ts'
 import { streamContractEnv } from '../fixtures/stream-chat/contract-env.ts'
 import { zulipContractEnv } from '../fixtures/zulip/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
@@ -30,4 +31,5 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   { title: 'slack-export × folder', open: () => slackContractEnv('folder') },
   { title: 'stream-chat × v1 JSON export', open: () => streamContractEnv('json') },
   { title: 'stream-chat × v2 line-separated export, gzip', open: () => streamContractEnv('jsonl', { gzip: true }) },
+  { title: 'stream-chat × REST API (emulator)', open: () => streamApiContractEnv() },
 ]

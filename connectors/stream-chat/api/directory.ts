@@ -39,7 +39,9 @@ function entry(item: { readonly channel?: unknown; readonly members?: unknown })
       }
     })
     const distinct = cid.slice(cid.indexOf(':') + 1).startsWith(DISTINCT_PREFIX)
-    const pair = distinct && ids.length === 2 && ids[0] !== ids[1] ? ([ids[0], ids[1]] as [string, string]) : undefined
+    // Query Channels returns at most `member_limit` members: `member_count` says whether they are all.
+    const count = typeof value.member_count === 'number' ? value.member_count : ids.length
+    const pair = distinct && count === 2 && ids.length === 2 && ids[0] !== ids[1] ? ([ids[0], ids[1]] as [string, string]) : undefined
     return { cid, value, members, target: pair !== undefined ? { cid, pair } : { cid } }
   } catch (err) {
     if (!(err instanceof FieldProblem)) {

@@ -81,6 +81,10 @@ export async function* apiGroupRows(src: ApiRowsSource, o: ApiRowsOptions): Asyn
       continue
     }
     const ids = c.members.flatMap((m) => (typeof m.user_id === 'string' ? [m.user_id] : []))
+    // A group DM without a name is named by its members: those Query Channels returned (up to 100).
+    if (typeof c.value.member_count === 'number' && c.value.member_count > ids.length) {
+      ids.push('…')
+    }
     const row = decodeRow(c.cid ?? '?', () => decodeChannel(c.value, ids, policy))
     const changedAt = row.ok ? latest(row.record.updatedAt, row.record.createdAt) : undefined
     if (!row.ok || inDelta(changedAt, o.since)) {
