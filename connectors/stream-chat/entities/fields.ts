@@ -34,6 +34,19 @@ export function userIdOf(field: string, v: unknown): string {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
+/** An RFC 3339 time with its fraction cut to milliseconds (Date.parse reads at most three digits). */
+function toMillis(v: string): string {
+  const dot = v.indexOf('.', 19)
+  if (dot < 0) {
+    return v
+  }
+  let end = dot + 1
+  while (end < v.length && v.charCodeAt(end) >= 48 && v.charCodeAt(end) <= 57) {
+    end++
+  }
+  return end - dot > 4 ? v.slice(0, dot + 4) + v.slice(end) : v
+}
+
 /**
  * A timestamp as Stream writes them (RFC 3339 in UTC, `2021-02-17T08:17:49.745857Z`: micro- or
  * nanoseconds are cut to milliseconds). Absent or null: undefined.
@@ -42,7 +55,7 @@ export function timeMs(field: string, v: unknown): EpochMs | undefined {
   if (v === undefined || v === null) {
     return undefined
   }
-  const ms = typeof v === 'string' && RFC3339.test(v) ? Date.parse(v.replace(/(\.\d{3})\d+/, '$1')) : Number.NaN
+  const ms = typeof v === 'string' && RFC3339.test(v) ? Date.parse(toMillis(v)) : Number.NaN
   if (!Number.isFinite(ms)) {
     throw new FieldProblem(field, `${field} is not an RFC 3339 time: ${JSON.stringify(v).slice(0, 40)}`)
   }

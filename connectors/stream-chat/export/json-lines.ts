@@ -21,7 +21,7 @@ export async function* jsonLines(bytes: AsyncIterable<Buffer>, maxLineBytes: num
     if (oversized) {
       yield { kind: 'bad', line: n, reason: `line ${n} is larger than the ${maxLineBytes}-byte cap (maxElementBytes)` }
     } else if (size > 0) {
-      const buf = Buffer.concat(parts, size)
+      const buf = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size)
       if (!isUtf8(buf)) {
         yield { kind: 'bad', line: n, reason: `line ${n} is not UTF-8 text` }
       } else {
@@ -35,7 +35,8 @@ export async function* jsonLines(bytes: AsyncIterable<Buffer>, maxLineBytes: num
     size = 0
     oversized = false
   }
-  const take = (part: Buffer) => {
+  /** Keeps part of a line; `whole` when the line ends in this chunk, so the bytes need no copy. */
+  const take = (part: Buffer, whole: boolean) => {
     if (oversized || part.length === 0) {
       return
     }
@@ -45,16 +46,16 @@ export async function* jsonLines(bytes: AsyncIterable<Buffer>, maxLineBytes: num
       parts = []
       return
     }
-    parts.push(Buffer.from(part))
+    parts.push(whole ? part : Buffer.from(part))
   }
   for await (const chunk of bytes) {
     let from = 0
     for (let nl = chunk.indexOf(NEWLINE, from); nl >= 0; nl = chunk.indexOf(NEWLINE, from)) {
-      take(chunk.subarray(from, nl))
+      take(chunk.subarray(from, nl), true)
       yield* end()
       from = nl + 1
     }
-    take(chunk.subarray(from))
+    take(chunk.subarray(from), false)
   }
   yield* end()
 }
