@@ -19,6 +19,8 @@ import { type SlackExportConfig, SlackExportConfigSchema } from './slack-export/
 import { createSlackExportConnector } from './slack-export/index.ts'
 import { type StreamChatConfig, StreamChatConfigSchema } from './stream-chat/config.ts'
 import { createStreamChatConnector } from './stream-chat/index.ts'
+import { type TwilioConversationsConfig, TwilioConversationsConfigSchema } from './twilio-conversations/config.ts'
+import { createTwilioConversationsConnector } from './twilio-conversations/index.ts'
 import { type ZulipConfig, ZulipConfigSchema } from './zulip/config.ts'
 import { createZulipConnector } from './zulip/index.ts'
 
@@ -34,6 +36,7 @@ export const connectors = {
   zulip: createZulipConnector as ConnectorFactory<ZulipConfig>,
   'slack-export': createSlackExportConnector as ConnectorFactory<SlackExportConfig>,
   'stream-chat': createStreamChatConnector as ConnectorFactory<StreamChatConfig>,
+  'twilio-conversations': createTwilioConversationsConnector as ConnectorFactory<TwilioConversationsConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
 /** The registry's keys: the values `source.connector` accepts. */
@@ -52,6 +55,7 @@ export const SourceConfigSchema = z.discriminatedUnion('connector', [
   ZulipConfigSchema,
   SlackExportConfigSchema,
   StreamChatConfigSchema,
+  TwilioConversationsConfigSchema,
 ])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
@@ -73,7 +77,18 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors['slack-export'](config)
     case 'stream-chat':
       return connectors['stream-chat'](config)
+    case 'twilio-conversations':
+      return connectors['twilio-conversations'](config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, SlackExportConfig, StreamChatConfig, ZulipConfig }
+export type {
+  GenericSqlConfig,
+  MattermostConfig,
+  NextcloudTalkConfig,
+  RocketChatConfig,
+  SlackExportConfig,
+  StreamChatConfig,
+  TwilioConversationsConfig,
+  ZulipConfig,
+}

@@ -9,6 +9,7 @@ import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
 import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
 import { streamApiContractEnv } from '../fixtures/stream-chat/api-contract-env.ts'
 import { streamContractEnv } from '../fixtures/stream-chat/contract-env.ts'
+import { twilioContractEnv } from '../fixtures/twilio-conversations/contract-env.ts'
 import { zulipContractEnv } from '../fixtures/zulip/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
 import { noMysqlReason } from './contract-sql.ts'
@@ -32,4 +33,6 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   { title: 'stream-chat × v1 JSON export', open: () => streamContractEnv('json') },
   { title: 'stream-chat × v2 line-separated export, gzip', open: () => streamContractEnv('jsonl', { gzip: true }) },
   { title: 'stream-chat × REST API (emulator)', open: () => streamApiContractEnv() },
+  { title: 'twilio-conversations × REST API (emulator; SMS/WhatsApp participants as users)', open: () => twilioContractEnv('users') },
+  { title: 'twilio-conversations × REST API (emulator; SMS/WhatsApp participants dropped)', open: () => twilioContractEnv('drop') },
 ]
