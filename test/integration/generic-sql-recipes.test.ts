@@ -27,7 +27,7 @@ describe('deploy/samples', () => {
   it('one sample per connector, each valid for `chatferry config check`', async () => {
     const files = readdirSync(SAMPLES).filter((f) => f.endsWith('.yaml'))
     const connectors = files.map((f) => (parse(readFileSync(join(SAMPLES, f), 'utf8')) as { source: { connector: string } }).source.connector)
-    expect(connectors.sort()).toEqual(['generic-sql', 'mattermost', 'nextcloud-talk', 'rocketchat', 'slack-export', 'zulip'])
+    expect(connectors.sort()).toEqual(['generic-sql', 'mattermost', 'nextcloud-talk', 'rocketchat', 'slack-export', 'stream-chat', 'twilio-conversations', 'zulip'])
     for (const f of files) {
       // The passwords the samples take from the environment.
       const env = Object.fromEntries(
