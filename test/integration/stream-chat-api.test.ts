@@ -22,6 +22,7 @@ import { killAndResume, resumeRun } from '../helpers/resume-kills.ts'
 import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { useFileSandbox } from '../helpers/sandbox.ts'
+import { testSecret } from '../helpers/secrets.ts'
 
 const KEY = 'emukey'
 process.env[STREAM_TEST_KEY_ENV] = KEY
@@ -114,7 +115,8 @@ describe('stream-chat API reader against the emulator', () => {
   })
 
   it('a wrong secret is refused by Stream: SOURCE_INVALID with its code and message, never the secret', async () => {
-    process.env.CF_TEST_WRONG_SECRET = 'wrong-secret-value-0123'
+    const wrong = testSecret('wrongstreamsecret')
+    process.env.CF_TEST_WRONG_SECRET = wrong
     const c = createConnector(SourceConfigSchema.parse({ connector: 'stream-chat', api: apiConfig(emu, { secretEnv: 'CF_TEST_WRONG_SECRET' }) }))
     const err = await c.open().then(
       () => undefined,
@@ -122,7 +124,7 @@ describe('stream-chat API reader against the emulator', () => {
     )
     expect((err as ChatferryError).code).toBe('SOURCE_INVALID')
     expect((err as Error).message).toMatch(/HTTP 401, Stream code 5: JWTAuth error: signature is not valid/)
-    expect(`${(err as Error).message}${String((err as Error).stack)}`).not.toContain('wrong-secret-value-0123')
+    expect(`${(err as Error).message}${String((err as Error).stack)}`).not.toContain(wrong)
   })
 })
 
