@@ -7,4 +7,6 @@ export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: imp
   zulip: () => import('./zulip.ts'),
   'slack-export': () => import('./slack-export.ts'),
   sendbird: () => import('./sendbird.ts'),
+  'stream-chat': () => import('./stream-chat.ts'),
+  'stream-chat-json': () => import('./stream-chat.ts').then((m) => ({ default: m.v1 })),
 }
