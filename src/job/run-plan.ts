@@ -68,6 +68,7 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
       store: ctx.store,
       session,
       policies: config.policies,
+      files: { mode: config.files.mode },
       now,
       pageSize: source.pageSize,
       memberLimits: config.target.limits,

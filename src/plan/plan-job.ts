@@ -136,6 +136,8 @@ export interface PlanJobSettings {
   readonly jobId: string
   readonly session: SourceSession
   readonly policies: Policies
+  /** `files.mode` (issue 27): `rehost` records each message's files; `omit` sends none. @default reference */
+  readonly files?: { readonly mode: 'rehost' | 'reference' | 'omit' }
   readonly adjust?: AdjustFn
   /** The run's clock, epoch ms (retention and joinedAt are judged against it). */
   readonly now: number
