@@ -12,8 +12,10 @@ import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
 import { type ClaimedFileRow, claimFiles } from './sql/claim-files.ts'
+import { expireFileLeases } from './sql/expire-file-leases.ts'
 import { countFiles, type FileCountRow } from './sql/count-files.ts'
 import { releaseFile } from './sql/release-file.ts'
+import { selectFileLeaseOwners } from './sql/select-file-lease-owners.ts'
 import { renewFileLeases } from './sql/renew-file-leases.ts'
 import { reopenFiles } from './sql/reopen-files.ts'
 import { type FileRow, selectFiles } from './sql/select-files.ts'
@@ -46,6 +48,10 @@ export interface FilesLedger {
   failed(claim: FileClaim, owner: string, failure: FileAttemptFailure): Promise<'planned' | 'failed' | undefined>
   /** Hands a claim back untried (no attempt counted). */
   release(claim: FileClaim, owner: string): Promise<void>
+  /** The holders of the job's unexpired file leases (`host/pid`). */
+  leaseOwners(jobId: string): Promise<string[]>
+  /** Ends the leases of these (dead) holders now; returns how many files came back. */
+  expireLeases(jobId: string, owners: readonly string[]): Promise<number>
   /** The job's files by state, bytes, and the messages waiting on them. */
   counts(jobId: string): Promise<FileCountRow>
   /** The job's files in id order (`states` only when given), a page at a time. */
@@ -65,6 +71,8 @@ export function createFilesLedger(db: Kysely<StateDatabase>): FilesLedger {
     copied: (claim, owner, copy) => settleFileCopied(db, { ...claim, owner, copy }),
     failed: (claim, owner, failure) => settleFileFailed(db, { ...claim, owner, failure }),
     release: (claim, owner) => releaseFile(db, { ...claim, owner }),
+    leaseOwners: (jobId) => selectFileLeaseOwners(db, jobId),
+    expireLeases: (jobId, owners) => (owners.length === 0 ? Promise.resolve(0) : expireFileLeases(db, jobId, owners)),
     counts: (jobId) => countFiles(db, jobId),
     list: (jobId, filter) => selectFiles(db, jobId, filter),
   }
