@@ -1,0 +1,182 @@
+/**
+ * One attempt at downloading one file into its spool file `<spoolDir>/<id>.part`, hashing
+ * (SHA-256) as the bytes pass: memory holds a chunk at a time whatever the size.
+ *
+ * - Resume: a `.part` already there (an earlier attempt, a killed process) is hashed from disk and
+ *   the source is asked from its length on. When the source answers from byte 0 instead (it
+ *   ignores ranges), the part is rewritten from the start; any other start is refused.
+ * - Stall: a timer reset by every chunk (and armed while waiting for the answer) aborts the
+ *   attempt when nothing arrives for `stallTimeoutMs`: `unavailable`, retryable, the part kept.
+ * - Too large: an announced size over `maxBytes` fails before the body is read, and a body that
+ *   passes `maxBytes` is stopped at that byte (`too-large`, not retryable).
+ * - Truncated: a body that ends (or breaks) before the announced size is `truncated`, retryable:
+ *   the next attempt resumes from what arrived.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { rm, stat } from 'node:fs/promises'
+import { type Readable, Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+
+import { type FileReader, FileSourceError, type OpenedFile } from '../../model/files.ts'
+import type { BandwidthLimit } from '../pace/bandwidth-limit.ts'
+
+export interface SpoolTarget {
+  readonly reader: FileReader
+  readonly ref: string
+  /** How errors name the file (its locator without credentials). */
+  readonly shown: string
+  readonly partPath: string
+  readonly maxBytes: number
+  readonly stallTimeoutMs: number
+  readonly bandwidth?: BandwidthLimit | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
+export interface Spooled {
+  /** Bytes in the spool file. */
+  readonly bytes: number
+  readonly sha256: string
+  /** The whole file's size as the source announced it. */
+  readonly announcedSize?: number
+  /** The Content-Type the source declared. */
+  readonly declaredType?: string
+  /** Bytes this attempt read from the source (less than `bytes` after a resume). */
+  readonly received: number
+}
+
+class Stalled extends Error {}
+
+export async function spoolDownload(t: SpoolTarget): Promise<Spooled> {
+  let offset = await partLength(t.partPath)
+  if (offset > t.maxBytes) {
+    await rm(t.partPath, { force: true })
+    offset = 0
+  }
+  const hash = createHash('sha256')
+  if (offset > 0) {
+    await hashFile(t.partPath, hash)
+  }
+  const stall = new AbortController()
+  const signal = t.signal ? AbortSignal.any([stall.signal, t.signal]) : stall.signal
+  let timer: NodeJS.Timeout | undefined
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => stall.abort(new Stalled()), t.stallTimeoutMs)
+  }
+  arm()
+  try {
+    const opened = await openAt(t, offset, signal, stall)
+    const restart = opened.start === 0 && offset > 0
+    const from = restart ? 0 : offset
+    const sum = restart ? createHash('sha256') : hash
+    const received = await readInto(t, opened, from, sum, signal, stall, arm)
+    const bytes = from + received
+    if (opened.size !== undefined && bytes < opened.size) {
+      throw new FileSourceError('truncated', `${t.shown}: the body ended at byte ${bytes} of ${opened.size}`, true)
+    }
+    return {
+      bytes,
+      sha256: sum.digest('hex'),
+      received,
+      ...(opened.size === undefined ? {} : { announcedSize: opened.size }),
+      ...(opened.contentType === undefined ? {} : { declaredType: opened.contentType }),
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function openAt(t: SpoolTarget, offset: number, signal: AbortSignal, stall: AbortController): Promise<OpenedFile> {
+  let opened: OpenedFile
+  try {
+    opened = await t.reader.open(t.ref, { offset, signal })
+  } catch (err) {
+    throw named(err, t, stall, 0)
+  }
+  if (opened.start !== offset && opened.start !== 0) {
+    opened.body.destroy()
+    await rm(t.partPath, { force: true })
+    throw new FileSourceError('unavailable', `${t.shown}: the source answered from byte ${opened.start} when byte ${offset} was asked`, true)
+  }
+  if (opened.size !== undefined && opened.size > t.maxBytes) {
+    opened.body.destroy()
+    await rm(t.partPath, { force: true })
+    throw new FileSourceError('too-large', `${t.shown}: ${opened.size} bytes, over the limit of ${t.maxBytes}`, false)
+  }
+  return opened
+}
+
+async function readInto(
+  t: SpoolTarget,
+  opened: OpenedFile,
+  from: number,
+  hash: Hash,
+  signal: AbortSignal,
+  stall: AbortController,
+  arm: () => void,
+): Promise<number> {
+  let received = 0
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      arm()
+      received += chunk.length
+      if (from + received > t.maxBytes) {
+        callback(new FileSourceError('too-large', `${t.shown}: more than the limit of ${t.maxBytes} bytes`, false))
+        return
+      }
+      hash.update(chunk)
+      callback(null, chunk)
+    },
+  })
+  const out = createWriteStream(t.partPath, { flags: from === 0 ? 'w' : 'a' })
+  const stages: (Readable | Transform)[] = [opened.body, meter]
+  if (t.bandwidth) {
+    stages.push(t.bandwidth.throttle(signal))
+  }
+  try {
+    await pipeline([...stages, out], { signal })
+  } catch (err) {
+    if (err instanceof FileSourceError && err.fileCause === 'too-large') {
+      await rm(t.partPath, { force: true })
+    }
+    throw named(err, t, stall, from + received, opened.size)
+  }
+  return received
+}
+
+/** An attempt's error as a FileSourceError; the caller's own abort passes through as it is. */
+function named(err: unknown, t: SpoolTarget, stall: AbortController, at: number, size?: number): unknown {
+  if (err instanceof FileSourceError) {
+    return err
+  }
+  if ((err as { path?: unknown }).path === t.partPath) {
+    // The spool directory's own failure (full, not writable): not the file's; the lane stops.
+    return err
+  }
+  if (stall.signal.aborted && !t.signal?.aborted) {
+    return new FileSourceError('unavailable', `${t.shown}: stalled (nothing received for ${t.stallTimeoutMs / 1000} s) at byte ${at}`, true)
+  }
+  if (t.signal?.aborted) {
+    return t.signal.reason
+  }
+  if (size !== undefined && at < size) {
+    return new FileSourceError('truncated', `${t.shown}: the connection broke at byte ${at} of ${size}`, true)
+  }
+  const code = (err as { code?: unknown }).code
+  return new FileSourceError('unavailable', `${t.shown}: reading failed (${typeof code === 'string' ? code : 'stream error'})`, true)
+}
+
+async function partLength(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size
+  } catch {
+    return 0
+  }
+}
+
+async function hashFile(path: string, hash: Hash): Promise<void> {
+  for await (const chunk of createReadStream(path)) {
+    hash.update(chunk as Buffer)
+  }
+}
