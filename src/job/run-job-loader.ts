@@ -9,7 +9,6 @@
 import type { Logger } from 'pino'
 
 import type { FilesLaneCounters, FilesLaneOutcome } from '../files/lane/files-lane.ts'
-
 import { createChatBudget } from '../load/chat-budget.ts'
 import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
 import { runUpdateLane, type UpdateLaneCounters, type UpdateLaneOutcome } from '../load/update-lane.ts'

@@ -35,12 +35,26 @@ function message(i: number, urls: readonly string[]): PlannedItem {
       sentAt: base + i,
     },
     ...(urls.length > 0
-      ? { files: urls.map((url) => ({ locator: { reader: 'http', ref: url, host: new URL(url).host }, url, name: url.split('/').pop() as string, size: 10, type: 'image/png' })) }
+      ? {
+          files: urls.map((url) => ({
+            locator: { reader: 'http', ref: url, host: new URL(url).host },
+            url,
+            name: url.split('/').pop() as string,
+            size: 10,
+            type: 'image/png',
+          })),
+        }
       : {}),
   }
 }
 
-const copy = (n: number) => ({ bytes: 100 + n, sha256: `${n}`.padStart(64, '0'), sniffedType: 'image/png', storeKey: `sha256/${n}.png`, publicUrl: `https://cdn.example/sha256/${n}.png` })
+const copy = (n: number) => ({
+  bytes: 100 + n,
+  sha256: `${n}`.padStart(64, '0'),
+  sniffedType: 'image/png',
+  storeKey: `sha256/${n}.png`,
+  publicUrl: `https://cdn.example/sha256/${n}.png`,
+})
 
 describe.each(stores)('files ledger on $name', (entry) => {
   const store = () => entry.store as LedgerStore
@@ -60,8 +74,24 @@ describe.each(stores)('files ledger on $name', (entry) => {
   async function settleUsers(jobId: string): Promise<void> {
     const [b] = await packMessages(jobId)
     expect(b?.entity).toBe('users')
-    const report = { batchId: b!.id, token: b!.token, requests: 1, rateLimited: 0, firstSentAt: Date.now(), lastStatus: 200, lastLatencyMs: 1, lastRetryAfterMs: undefined }
-    const items = b!.items.map((i) => ({ id: i.id, status: 'done' as const, doneReason: 'created' as const, code: null, message: null, hash: i.hash }))
+    const report = {
+      batchId: b!.id,
+      token: b!.token,
+      requests: 1,
+      rateLimited: 0,
+      firstSentAt: Date.now(),
+      lastStatus: 200,
+      lastLatencyMs: 1,
+      lastRetryAfterMs: undefined,
+    }
+    const items = b!.items.map((i) => ({
+      id: i.id,
+      status: 'done' as const,
+      doneReason: 'created' as const,
+      code: null,
+      message: null,
+      hash: i.hash,
+    }))
     await store().batches.settle(jobId, [{ report, items }], async () => {})
   }
 
@@ -105,7 +135,9 @@ describe.each(stores)('files ledger on $name', (entry) => {
     expect(taken?.id).toBe(old?.id)
     expect(taken!.fence).toBeGreaterThan(old!.fence)
     expect(await files().copied(old!, 'h/3', copy(1))).toBe(false)
-    expect(await files().failed(old!, 'h/3', { cause: 'missing', reason: 'x', retryable: false, retryAfterMs: 0, maxAttempts: 1, onFailure: 'wait' })).toBeUndefined()
+    expect(
+      await files().failed(old!, 'h/3', { cause: 'missing', reason: 'x', retryable: false, retryAfterMs: 0, maxAttempts: 1, onFailure: 'wait' }),
+    ).toBeUndefined()
     expect(await files().copied(taken!, 'h/4', copy(1))).toBe(true)
   })
 
@@ -123,7 +155,12 @@ describe.each(stores)('files ledger on $name', (entry) => {
     expect(await files().failed(d1!, 'h/5', quick)).toBe('planned')
     const [d2] = await files().claim({ jobId: 'retry0', owner: 'h/5', leaseSeconds: 60, limit: 1 })
     expect(await files().failed(d2!, 'h/5', quick)).toBe('failed')
-    expect((await files().list('retry0'))[0]).toMatchObject({ state: 'failed', attempts: 2, lastErrorCause: 'unavailable', lastErrorReason: 'HTTP 503' })
+    expect((await files().list('retry0'))[0]).toMatchObject({
+      state: 'failed',
+      attempts: 2,
+      lastErrorCause: 'unavailable',
+      lastErrorReason: 'HTTP 503',
+    })
   })
 
   it('applies the failure policies: wait holds, link-original keeps the legacy URL, note names the file', async () => {
@@ -133,7 +170,14 @@ describe.each(stores)('files ledger on $name', (entry) => {
       await settleUsers(jobId)
       for (const c of await files().claim({ jobId, owner: 'h/6', leaseSeconds: 60, limit: 10 })) {
         if (c.legacyUrl.endsWith('gone.png')) {
-          await files().failed(c, 'h/6', { cause: 'missing', reason: 'HTTP 404', retryable: false, retryAfterMs: 0, maxAttempts: 5, onFailure: policy })
+          await files().failed(c, 'h/6', {
+            cause: 'missing',
+            reason: 'HTTP 404',
+            retryable: false,
+            retryAfterMs: 0,
+            maxAttempts: 5,
+            onFailure: policy,
+          })
         } else {
           await files().copied(c, 'h/6', copy(2))
         }

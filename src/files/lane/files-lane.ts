@@ -79,7 +79,10 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
   }
   await takeOverFileLeases(store, jobId, hostname())
   const tick = options.onTick ? setInterval(() => options.onTick?.({ ...counters, inFlight: inflight.size }), 1000) : undefined
-  const renew = setInterval(() => void renewLeases().catch((err: unknown) => logger.warn({ err }, 'renewing file leases failed')), (leaseSeconds * 1000) / 3)
+  const renew = setInterval(
+    () => void renewLeases().catch((err: unknown) => logger.warn({ err }, 'renewing file leases failed')),
+    (leaseSeconds * 1000) / 3,
+  )
 
   async function renewLeases(): Promise<void> {
     const held = [...inflight.values()].map((f) => ({ id: f.claim.id, fence: f.claim.fence }))

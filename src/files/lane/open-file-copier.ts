@@ -9,13 +9,13 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 
 import type { FileReader, FileStore } from '../../model/files.ts'
-import type { ResolvedFilesJob } from './files-job.ts'
 import { copyFile } from '../copy/copy-file.ts'
 import { createBandwidthLimit } from '../pace/bandwidth-limit.ts'
 import { createHostPacer } from '../pace/host-pacer.ts'
 import { createHttpReader } from '../read/http-reader.ts'
 import { openFileStore } from '../store/open-store.ts'
 import type { CopyOutcome, FileCopier } from './file-copier.ts'
+import type { ResolvedFilesJob } from './files-job.ts'
 
 export interface OpenedCopier {
   readonly copy: FileCopier

@@ -1,0 +1,203 @@
+/**
+ * The files lane end to end through the CLI as a process (issue 27): a generic-sql legacy file
+ * whose messages carry attachments on a local file host, re-hosted into an s3rver bucket, loaded
+ * into the sandbox. Proves: every attachment on the sandbox points into the store and its bytes
+ * hash to the source's; a SIGKILL during a download and during a multipart upload, then a rerun,
+ * leave every file written to the store once (the store's own request log) and every message on
+ * the platform once (the sandbox); a store that refuses writes stops the run with a clear error
+ * and loses nothing; the store's secret is never in the ledger or what the CLI printed.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { useCliSuite } from '../helpers/cli-suite.ts'
+import { type FileServer, pdfBytes, pngBytes, sha256, startFileServer } from '../helpers/file-server.ts'
+import { type FilesJob, filesJob, type FilesMessage } from '../helpers/files-job.ts'
+import { runCli } from '../helpers/ledger-fixtures.ts'
+import { sandboxContents } from '../helpers/run-e2e.ts'
+import { type S3TestServer,startS3Server } from '../helpers/s3-server.ts'
+
+const suite = useCliSuite()
+let host: FileServer
+let s3: S3TestServer
+
+beforeAll(async () => {
+  host = await startFileServer()
+  s3 = await startS3Server(['e2e', 'killdl', 'killmp', 'refuse'])
+})
+afterAll(async () => {
+  await host?.close()
+  await s3?.close()
+})
+
+interface SentAttachment {
+  readonly url: string
+  readonly name: string
+  readonly size?: string
+  readonly mimeType: string
+}
+
+/** The messages on the sandbox by muid: how many rows each has, and their attachments. */
+async function platformMessages(job: FilesJob): Promise<Map<string, { rows: number; attachments: SentAttachment[]; text: string }>> {
+  await suite.tsb.sandbox.whenIdle()
+  const out = new Map<string, { rows: number; attachments: SentAttachment[]; text: string }>()
+  for (const m of (await sandboxContents(suite.tsb.sandbox, job.app.id)).messages) {
+    const data = m.row.data as { attachments?: SentAttachment[]; text?: string }
+    const seen = out.get(m.key)
+    out.set(m.key, { rows: (seen?.rows ?? 0) + 1, attachments: data.attachments ?? [], text: data.text ?? '' })
+  }
+  return out
+}
+
+/** The ledger's files table as text, and its states. */
+async function ledgerFiles(job: FilesJob): Promise<{ text: string; states: Record<string, number> }> {
+  const c = new pg.Client({ connectionString: job.stateUrl })
+  await c.connect()
+  try {
+    const rows = await c.query<{ t: string; state: string }>(`select row_to_json(f)::text as t, state from chatferry.files f`)
+    const states: Record<string, number> = {}
+    for (const r of rows.rows) {
+      states[r.state] = (states[r.state] ?? 0) + 1
+    }
+    return { text: rows.rows.map((r) => r.t).join('\n'), states }
+  } finally {
+    await c.end()
+  }
+}
+
+/** Every attachment on the platform points into the bucket and its bytes hash to the source file's. */
+async function expectRehosted(job: FilesJob, messages: readonly FilesMessage[], bucket: string): Promise<void> {
+  const onPlatform = await platformMessages(job)
+  for (const m of messages) {
+    const sent = onPlatform.get(String(m.lid)) ?? [...onPlatform.entries()].find(([k]) => k.endsWith(`_${m.lid}`) || k === `m${m.lid}`)?.[1]
+    expect(sent, `message ${m.lid} on the platform`).toBeDefined()
+    expect(sent?.rows, `message ${m.lid} once`).toBe(1)
+    expect(sent?.attachments.map((a) => a.name)).toEqual(m.files)
+    for (const [i, a] of (sent?.attachments ?? []).entries()) {
+      const source = host.files.get(m.files[i] as string)
+      expect(a.url.startsWith(`${s3.publicBase(bucket)}/`), a.url).toBe(true)
+      const body = Buffer.from(await (await fetch(a.url)).arrayBuffer())
+      expect(sha256(body), `${m.files[i]} through ${a.url}`).toBe(sha256(source!.bytes))
+      expect(a.size).toBe(String(source!.bytes.length))
+    }
+  }
+}
+
+/** Each object the bucket holds was written once (PutObject or CompleteMultipartUpload answered 200). */
+function expectWrittenOnce(bucket: string): number {
+  const keys = new Set(s3.requests.filter((r) => r.bucket === bucket && r.key.startsWith('sha256/')).map((r) => r.key))
+  for (const key of keys) {
+    expect(s3.writesOf(bucket, key), `${bucket}/${key} writes`).toBe(1)
+  }
+  return keys.size
+}
+
+describe('files lane through the CLI', { timeout: 180_000 }, () => {
+  it('re-hosts every attachment, checksummed, and each message points at its copy', async () => {
+    host.files.set('a.png', { bytes: pngBytes(30_000), type: 'image/png' })
+    host.files.set('b.pdf', { bytes: pdfBytes(120_000), type: 'application/pdf' })
+    host.files.set('big.pdf', { bytes: pdfBytes(9 * 1024 * 1024 + 17), type: 'application/pdf' })
+    const messages: FilesMessage[] = [
+      { lid: 1, files: ['a.png'] },
+      { lid: 2, files: [] },
+      { lid: 3, files: ['b.pdf', 'a.png'] },
+      { lid: 4, files: ['big.pdf'] },
+      { lid: 5, files: ['a.png'] },
+    ]
+    const job = await filesJob(suite, host, s3, { messages, bucket: 'e2e' })
+    const run = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(run.code, run.stderr.slice(-3000)).toBe(0)
+    await expectRehosted(job, messages, 'e2e')
+    // Three distinct files, each written once (a.png is shared by three messages); big.pdf went up in parts.
+    expect(expectWrittenOnce('e2e')).toBe(3)
+    expect(s3.requests.some((r) => r.bucket === 'e2e' && r.query.partNumber !== undefined)).toBe(true)
+    const ledger = await ledgerFiles(job)
+    expect(ledger.states).toEqual({ copied: 3 })
+    expect(ledger.text).not.toContain(s3.secretAccessKey)
+    expect(run.stdout + run.stderr).not.toContain(s3.secretAccessKey)
+  })
+
+  it('a SIGKILL while a file downloads, then a rerun: every file written once, every message once', async () => {
+    host.files.set('slow.pdf', { bytes: pdfBytes(3 * 1024 * 1024), type: 'application/pdf', slowBytesPerSecond: 512 * 1024 })
+    host.files.set('c.png', { bytes: pngBytes(50_000), type: 'image/png' })
+    const messages: FilesMessage[] = [
+      { lid: 11, files: ['c.png'] },
+      { lid: 12, files: ['slow.pdf'] },
+      { lid: 13, files: [] },
+    ]
+    const job = await filesJob(suite, host, s3, { messages, bucket: 'killdl' })
+    const first = runCli(['run', '--config', job.cfg], job.env)
+    const until = Date.now() + 60_000
+    while (!host.started.includes('slow.pdf') && Date.now() < until) {
+      await sleep(20)
+    }
+    // About a third of it downloaded (3 MiB at 512 KiB/s).
+    await sleep(2000)
+    first.child.kill('SIGKILL')
+    const killed = await first.done
+    expect(killed.signal).toBe('SIGKILL')
+    expect(
+      host.requests.some((r) => r.name === 'slow.pdf' && r.status === 200),
+      'the download had not finished',
+    ).toBe(false)
+    expect((await ledgerFiles(job)).states.planned).toBe(1)
+    const fast = host.files.get('slow.pdf')!
+    host.files.set('slow.pdf', { bytes: fast.bytes, type: fast.type })
+    const again = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(again.code, again.stderr.slice(-3000)).toBe(0)
+    await expectRehosted(job, messages, 'killdl')
+    expect(expectWrittenOnce('killdl')).toBe(2)
+    // The rerun went on from the bytes spooled before the kill.
+    expect(host.requests.filter((r) => r.name === 'slow.pdf').map((r) => r.range)).toEqual([expect.stringMatching(/^bytes=[1-9]\d*-$/)])
+  })
+
+  it('a SIGKILL during a multipart upload, then a rerun: the file is written once', async () => {
+    host.files.set('huge.pdf', { bytes: pdfBytes(11 * 1024 * 1024), type: 'application/pdf' })
+    const messages: FilesMessage[] = [{ lid: 21, files: ['huge.pdf'] }]
+    const job = await filesJob(suite, host, s3, { messages, bucket: 'killmp' })
+    // The upload cannot complete while the test holds it: it starts (the first POST) and its parts
+    // go up, but its completion (every later POST) is refused.
+    let posts = 0
+    s3.fail = (method, key) => (method === 'POST' && key.startsWith('sha256/') && ++posts > 1 ? 503 : undefined)
+    const first = runCli(['run', '--config', job.cfg], job.env)
+    const until = Date.now() + 60_000
+    while (!s3.requests.some((r) => r.bucket === 'killmp' && r.query.partNumber !== undefined) && Date.now() < until) {
+      await sleep(10)
+    }
+    first.child.kill('SIGKILL')
+    const killed = await first.done
+    s3.fail = undefined
+    expect(posts, 'the upload was started').toBeGreaterThanOrEqual(1)
+    expect(killed.signal).toBe('SIGKILL')
+    expect(s3.writesOf('killmp', s3.requests.find((r) => r.bucket === 'killmp' && r.query.partNumber !== undefined)!.key)).toBe(0)
+    const again = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(again.code, again.stderr.slice(-3000)).toBe(0)
+    await expectRehosted(job, messages, 'killmp')
+    expect(expectWrittenOnce('killmp')).toBe(1)
+  })
+
+  it('a store that refuses writes stops the run with a clear error; nothing is lost and the next run finishes', async () => {
+    host.files.set('d.png', { bytes: pngBytes(40_000), type: 'image/png' })
+    const messages: FilesMessage[] = [
+      { lid: 31, files: ['d.png'] },
+      { lid: 32, files: [] },
+    ]
+    const job = await filesJob(suite, host, s3, { messages, bucket: 'refuse' })
+    s3.fail = (method, key) => (method === 'PUT' && key.startsWith('sha256/') ? 403 : undefined)
+    const refused = await runCli(['run', '--config', job.cfg], job.env).done
+    s3.fail = undefined
+    expect(refused.code, refused.stderr.slice(-3000)).not.toBe(0)
+    expect(refused.stdout + refused.stderr).toMatch(/file store .* (unavailable|failed)/)
+    expect(refused.stdout + refused.stderr).not.toContain(s3.secretAccessKey)
+    // The file was handed back untried, and its message waits for it.
+    const ledger = await ledgerFiles(job)
+    expect(ledger.states).toEqual({ planned: 1 })
+    expect(ledger.text).toMatch(/"attempts":0/)
+    expect([...(await platformMessages(job)).keys()].some((k) => k.includes('31'))).toBe(false)
+    const again = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(again.code, again.stderr.slice(-3000)).toBe(0)
+    await expectRehosted(job, messages, 'refuse')
+  })
+})
