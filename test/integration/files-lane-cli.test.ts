@@ -14,10 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { useCliSuite } from '../helpers/cli-suite.ts'
 import { type FileServer, pdfBytes, pngBytes, sha256, startFileServer } from '../helpers/file-server.ts'
-import { type FilesJob, filesJob, type FilesMessage } from '../helpers/files-job.ts'
+import { type FilesJob, filesJob, type FilesMessage, setFilesConfig } from '../helpers/files-job.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { sandboxContents } from '../helpers/run-e2e.ts'
-import { type S3TestServer,startS3Server } from '../helpers/s3-server.ts'
+import { type S3TestServer, startS3Server } from '../helpers/s3-server.ts'
 
 const suite = useCliSuite()
 let host: FileServer
@@ -25,7 +25,7 @@ let s3: S3TestServer
 
 beforeAll(async () => {
   host = await startFileServer()
-  s3 = await startS3Server(['e2e', 'killdl', 'killmp', 'refuse'])
+  s3 = await startS3Server(['e2e', 'killdl', 'killmp', 'refuse', 'policy', 'original'])
 })
 afterAll(async () => {
   await host?.close()
@@ -199,5 +199,62 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
     const again = await runCli(['run', '--config', job.cfg], job.env).done
     expect(again.code, again.stderr.slice(-3000)).toBe(0)
     await expectRehosted(job, messages, 'refuse')
+  })
+
+  it('a file missing or served as a login page: wait holds its message, note sends it naming the file, link-original keeps the legacy URL', async () => {
+    host.files.set('ok.png', { bytes: pngBytes(20_000), type: 'image/png' })
+    host.files.set('gone.png', { bytes: Buffer.alloc(0), type: 'image/png', serve: 'missing' })
+    host.files.set('login.pdf', { bytes: Buffer.alloc(0), type: 'application/pdf', serve: 'login-page' })
+    const messages: FilesMessage[] = [
+      { lid: 41, files: ['ok.png'] },
+      { lid: 42, files: ['gone.png'] },
+      { lid: 43, files: ['login.pdf', 'ok.png'] },
+    ]
+    const job = await filesJob(suite, host, s3, { messages, bucket: 'policy', files: { onFailure: 'wait', attempts: 1 } })
+    const held = await runCli(['run', '--config', job.cfg], job.env).done
+    // Finished, but two messages wait for files: not a success.
+    expect(held.code, held.stderr.slice(-3000)).toBe(3)
+    expect(held.stdout + held.stderr).toMatch(/2 message\(s\) wait for 2 file\(s\)/)
+    expect([...(await platformMessages(job)).keys()].sort()).toEqual(['41'])
+    const status = JSON.parse((await runCli(['status', '--config', job.cfg, '--json'], job.env).done).stdout) as { files: Record<string, number> }
+    expect(status.files).toMatchObject({ copied: 1, failed: 2, failedWaiting: 2, waitingMessages: 2 })
+    const failuresRun = await runCli(['files', 'failures', '--config', job.cfg, '--json'], job.env).done
+    expect(failuresRun.code, failuresRun.stderr).toBe(0)
+    const failures = JSON.parse(failuresRun.stdout) as {
+      name: string
+      lastErrorCause: string
+      messages: number
+    }[]
+    expect(failures.map((f) => [f.name, f.lastErrorCause, f.messages]).sort()).toEqual([
+      ['gone.png', 'missing', 1],
+      ['login.pdf', 'expired-credentials', 1],
+    ])
+    // The next run under `note` tries them once more, then sends their messages with a note.
+    setFilesConfig(job.cfg, { onFailure: 'note' })
+    const noted = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(noted.code, noted.stderr.slice(-3000)).toBe(0)
+    const onPlatform = await platformMessages(job)
+    expect(onPlatform.get('42')).toMatchObject({ rows: 1, attachments: [], text: 'line 42\n\n[file not migrated: gone.png]' })
+    expect(onPlatform.get('43')?.text).toBe('line 43\n\n[file not migrated: login.pdf]')
+    expect(onPlatform.get('43')?.attachments.map((a) => a.name)).toEqual(['ok.png'])
+    const map = (await runCli(['files', 'map', '--csv', '--config', job.cfg], job.env).done).stdout.trim().split('\n')
+    expect(map[0]).toBe('legacy_url,url,bytes,sha256,name')
+    expect(map.slice(1)).toEqual([
+      `${host.urlOf('ok.png')},${onPlatform.get('41')?.attachments[0]?.url},20000,${sha256(host.files.get('ok.png')!.bytes)},ok.png`,
+    ])
+
+    const original = await filesJob(suite, host, s3, {
+      messages: [{ lid: 51, files: ['gone.png', 'ok.png'] }],
+      bucket: 'original',
+      files: { onFailure: 'link-original', attempts: 1 },
+    })
+    const linked = await runCli(['run', '--config', original.cfg], original.env).done
+    expect(linked.code, linked.stderr.slice(-3000)).toBe(0)
+    const sent = (await platformMessages(original)).get('51')
+    expect(sent?.attachments.map((a) => a.url)).toEqual([
+      host.urlOf('gone.png'),
+      `${s3.publicBase('original')}/${sent?.attachments[1]?.url.split(`${s3.publicBase('original')}/`)[1]}`,
+    ])
+    expect(sent?.attachments[1]?.url.startsWith(s3.publicBase('original'))).toBe(true)
   })
 })

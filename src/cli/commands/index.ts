@@ -6,6 +6,7 @@ import { registerCompletionCommand } from './completion.ts'
 import { registerConfigCommand } from './config.ts'
 import { registerDashboardCommand } from './dashboard.ts'
 import { registerDemoCommand } from './demo.ts'
+import { registerFilesCommand } from './files.ts'
 import { registerFleetCommand } from './fleet.ts'
 import { registerFleetRunCommands } from './fleet-run.ts'
 import { registerLoadCommand } from './load.ts'
@@ -43,6 +44,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerSchedulesCommand,
   registerStatusCommand,
   registerRejectsCommand,
+  registerFilesCommand,
   registerRunsCommand,
   registerDashboardCommand,
   registerRetryRejectedCommand,
