@@ -51,7 +51,7 @@ export interface DryRunOptions {
   readonly session: SourceSession
   readonly policies: Policies
   /** `files.mode`: with `rehost` the report inventories the files (`files-inventory.ts`). */
-  readonly files?: { readonly mode: 'rehost' | 'reference' | 'omit' }
+  readonly files?: { readonly mode: 'rehost' | 'reference' | 'omit'; readonly maxBytes?: number }
   readonly adjust?: AdjustFn
   readonly now: number
   readonly pageSize?: number

@@ -125,10 +125,16 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
 /** A message item under `files.mode`: its files recorded (`rehost`) or its attachments left out (`omit`), counted. */
 function withFiles({ run, entity, summary }: PageState, record: LegacyRecordOf[LegacyEntity], item: PlannedItem): PlannedItem {
   const mode = run.options.files?.mode ?? 'reference'
-  if (entity !== 'messages' || mode === 'reference') {
+  if (entity !== 'messages') {
     return item
   }
   const message = record as LegacyMessage
+  if (mode === 'reference') {
+    for (const f of filesOfMessage(message, item.payload as MessageImport) ?? []) {
+      run.files?.add(f)
+    }
+    return item
+  }
   if (mode === 'omit') {
     const { payload, omitted } = omitAttachments(item.payload as MessageImport)
     if (omitted > 0) {
@@ -137,6 +143,9 @@ function withFiles({ run, entity, summary }: PageState, record: LegacyRecordOf[L
     return { ...item, payload }
   }
   const files = filesOfMessage(message, item.payload as MessageImport)
+  for (const f of files ?? []) {
+    run.files?.add(f)
+  }
   return files === undefined ? item : { ...item, files }
 }
 

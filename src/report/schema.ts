@@ -6,6 +6,8 @@
  */
 import { z } from 'zod'
 
+import { FilesPlan } from './files-plan.ts'
+
 /** Version of the report format. */
 export const REPORT_SCHEMA_VERSION = 1
 
@@ -225,6 +227,8 @@ export const PlanReport = ReportHeader.extend({
     timeline: z.array(z.object({ entity: z.enum(ENTITY_NAMES), startSeconds: z.number(), seconds: z.number(), requests: z.number().int() })),
   }),
   policyOutcomes: z.record(z.string(), z.record(z.string(), z.number().int())),
+  /** The job's files under `files.mode` (issue 27; absent in older reports and under omit). */
+  files: FilesPlan.optional(),
   target: TargetCheck.nullable(),
   diff: PlanDiff.nullable(),
   gates: z.array(Gate),

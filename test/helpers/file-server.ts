@@ -17,6 +17,7 @@ export interface FileServerRequest {
 }
 
 export interface LegacyFile {
+  /** The file's bytes (empty: the legacy record states no size). */
   readonly bytes: Buffer
   readonly type: string
   /** Served as this instead of the bytes. */

@@ -31,6 +31,8 @@ export interface FilesJob {
   readonly stateUrl: string
   /** The environment the CLI needs (the store's secret). */
   readonly env: Record<string, string>
+  /** The job's directory (the legacy file, the configuration; `plan --out` reports). */
+  readonly dir: string
 }
 
 export interface FilesJobOptions {
@@ -62,7 +64,15 @@ function writeLegacy(dir: string, host: FileServer, messages: readonly FilesMess
   }
   for (const m of messages) {
     const files =
-      m.files.length === 0 ? null : JSON.stringify(m.files.map((name) => ({ url: host.urlOf(name), mimeType: host.files.get(name)?.type })))
+      m.files.length === 0
+        ? null
+        : JSON.stringify(
+            m.files.map((name) => ({
+              url: host.urlOf(name),
+              mimeType: host.files.get(name)?.type,
+              size: host.files.get(name)?.bytes.length || undefined,
+            })),
+          )
     db.prepare(`insert into chat_lines (lid, author, room, body, kind, files, posted, modified) values (?, ?, 'r1', ?, 'text', ?, ?, ?)`).run(
       m.lid,
       (m.lid % 3) + 1,
@@ -107,7 +117,7 @@ export async function filesJob(suite: CliSuite, host: FileServer, s3: S3TestServ
     ...o.files,
   }
   writeFileSync(cfg, stringify(yaml))
-  return { app, cfg, stateUrl: state.url, env: { CHATFERRY_TEST_S3_SECRET: s3.secretAccessKey } }
+  return { app, cfg, stateUrl: state.url, env: { CHATFERRY_TEST_S3_SECRET: s3.secretAccessKey }, dir }
 }
 
 /** Rewrites the job's `files:` section (a later run under another policy). */

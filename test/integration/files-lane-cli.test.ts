@@ -7,11 +7,13 @@
  * the platform once (the sandbox); a store that refuses writes stops the run with a clear error
  * and loses nothing; the store's secret is never in the ledger or what the CLI printed.
  */
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import type { FilesPlan } from '../../src/report/files-plan.ts'
 import { useCliSuite } from '../helpers/cli-suite.ts'
 import { type FileServer, pdfBytes, pngBytes, sha256, startFileServer } from '../helpers/file-server.ts'
 import { type FilesJob, filesJob, type FilesMessage, setFilesConfig } from '../helpers/files-job.ts'
@@ -107,6 +109,18 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
       { lid: 5, files: ['a.png'] },
     ]
     const job = await filesJob(suite, host, s3, { messages, bucket: 'e2e' })
+    // The dry run inventories the files and estimates the files lane beside the load.
+    const planned = await runCli(['plan', '--config', job.cfg, '--json', '--out', join(job.dir, 'reports')], job.env).done
+    expect(planned.code, planned.stderr.slice(-2000)).toBe(0)
+    const files = (JSON.parse(planned.stdout) as { files: FilesPlan }).files
+    const sizes = ['a.png', 'b.pdf', 'big.pdf'].map((f) => host.files.get(f)!.bytes.length)
+    expect(files).toMatchObject({ mode: 'rehost', files: 3, bytes: sizes.reduce((a, b) => a + b), unknownSize: 0, overMaxBytes: { files: 0 } })
+    expect(files.largest[0]?.name).toBe('big.pdf')
+    expect(files.byType.map((t) => [t.type, t.files])).toEqual([
+      ['application/pdf', 2],
+      ['image/png', 1],
+    ])
+    expect(files.estimate?.seconds).toBeGreaterThan(0)
     const run = await runCli(['run', '--config', job.cfg], job.env).done
     expect(run.code, run.stderr.slice(-3000)).toBe(0)
     await expectRehosted(job, messages, 'e2e')
@@ -211,6 +225,13 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
       { lid: 43, files: ['login.pdf', 'ok.png'] },
     ]
     const job = await filesJob(suite, host, s3, { messages, bucket: 'policy', files: { onFailure: 'wait', attempts: 1 } })
+    // Under reference, plan samples the legacy URLs: the missing one does not answer (a login page does).
+    setFilesConfig(job.cfg, { mode: 'reference' })
+    const referenced = await runCli(['plan', '--config', job.cfg, '--json', '--out', join(job.dir, 'reports')], job.env).done
+    const reference = (JSON.parse(referenced.stdout) as { files: FilesPlan }).files
+    expect(reference.reachability).toMatchObject({ checked: 3, reachable: 2, failures: [{ url: host.urlOf('gone.png'), problem: 'HTTP 404' }] })
+    expect(reference.warnings.join('\n')).toMatch(/break when the legacy system is switched off/)
+    setFilesConfig(job.cfg, { mode: 'rehost' })
     const held = await runCli(['run', '--config', job.cfg], job.env).done
     // Finished, but two messages wait for files: not a success.
     expect(held.code, held.stderr.slice(-3000)).toBe(3)
