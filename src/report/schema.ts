@@ -7,6 +7,7 @@
 import { z } from 'zod'
 
 import { FilesPlan } from './files-plan.ts'
+import { FilesVerify } from './verify-files.ts'
 
 /** Version of the report format. */
 export const REPORT_SCHEMA_VERSION = 1
@@ -330,5 +331,7 @@ export const VerifyReport = ReportHeader.extend({
    * when there are none (and in reports written before accepted rejects existed).
    */
   acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
+  /** The files lane's copies (issue 27): reachable, a sample hashed; absent when the job has no files. */
+  files: FilesVerify.optional(),
 })
 export type VerifyReport = z.infer<typeof VerifyReport>

@@ -250,6 +250,16 @@ export function formatVerifyReport(r: VerifyReport): string {
   if (accepted !== undefined) {
     lines.push(accepted)
   }
+  if (r.files !== undefined) {
+    const f = r.files
+    lines.push(
+      `files: ${n(f.reachable)} of ${n(f.copied)} copies answer in the store, ${n(f.sampleHashed)} hashed against their SHA-256; not copied: ${n(f.notCopied.failed)} failed, ${n(f.notCopied.skipped)} skipped, ${n(f.notCopied.planned)} to copy`,
+      ...f.problems.slice(0, 15).map((p) => `  file ${p.name} at ${p.url}: ${p.problem}`),
+    )
+    if (f.problems.length > 0) {
+      lines.push(`NOT verified: ${n(f.problems.length)} copied file(s) do not answer as recorded`)
+    }
+  }
   lines.push(
     r.totals.unexplained === 0
       ? `verified: ${r.totals.mismatches === 0 ? 'no mismatch' : `${n(r.totals.mismatches)} mismatches, all explained by the ledger`}`

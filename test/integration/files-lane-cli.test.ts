@@ -127,6 +127,26 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
     // Three distinct files, each written once (a.png is shared by three messages); big.pdf went up in parts.
     expect(expectWrittenOnce('e2e')).toBe(3)
     expect(s3.requests.some((r) => r.bucket === 'e2e' && r.query.partNumber !== undefined)).toBe(true)
+    // verify: every copy answers in the store, and each (a sample of 100 > 3) hashes to its record.
+    const verified = await runCli(['verify', '--config', job.cfg, '--json', '--out', join(job.dir, 'reports')], job.env).done
+    expect(verified.code, verified.stderr.slice(-2000)).toBe(0)
+    expect((JSON.parse(verified.stdout) as { files: unknown }).files).toEqual({
+      copied: 3,
+      reachable: 3,
+      sampleRequested: 100,
+      sampleHashed: 3,
+      notCopied: { failed: 0, skipped: 0, planned: 0 },
+      problems: [],
+    })
+    // A copy the store no longer serves fails the verify, naming it.
+    const gone = s3.requests.find((r) => r.bucket === 'e2e' && r.key.startsWith('sha256/') && r.key.endsWith('.png'))!.key
+    s3.fail = (method, key) => (method === 'HEAD' && key === gone ? 503 : undefined)
+    const broken = await runCli(['verify', '--config', job.cfg, '--json', '--out', join(job.dir, 'reports')], job.env).done
+    s3.fail = undefined
+    expect(broken.code).toBe(3)
+    expect((JSON.parse(broken.stdout) as { files: { problems: unknown[] } }).files.problems).toEqual([
+      { name: 'a.png', url: `${s3.publicBase('e2e')}/${gone}`, problem: 'HTTP 503' },
+    ])
     const ledger = await ledgerFiles(job)
     expect(ledger.states).toEqual({ copied: 3 })
     expect(ledger.text).not.toContain(s3.secretAccessKey)
