@@ -12,6 +12,7 @@ import { DatabaseSync } from 'node:sqlite'
 
 import { parse, stringify } from 'yaml'
 
+import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
 import { G0, genericSchemaSql, genericSourceConfig, sqlTime } from '../fixtures/generic-sql/fixture.ts'
 import type { CliSuite } from './cli-suite.ts'
 import type { FileServer } from './file-server.ts'
@@ -40,6 +41,8 @@ export interface FilesJobOptions {
   readonly bucket: string
   readonly files?: Record<string, unknown>
   readonly load?: Record<string, unknown>
+  /** Sandbox settings of the job's app (e.g. `checkAttachmentUrls`). */
+  readonly appSettings?: AppSettingsPatch
 }
 
 function writeLegacy(dir: string, host: FileServer, messages: readonly FilesMessage[]): string {
@@ -90,7 +93,7 @@ export async function filesJob(suite: CliSuite, host: FileServer, s3: S3TestServ
   const dir = mkdtempSync(join(tmpdir(), 'cf-files-job-'))
   const url = writeLegacy(dir, host, o.messages)
   const state = await suite.freshDb('cf_files')
-  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
+  const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000, ...o.appSettings })
   const cfg = writeRunConfig({
     appId: app.id,
     apiKey: app.apiKey,

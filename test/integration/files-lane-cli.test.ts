@@ -20,6 +20,7 @@ import { type FilesJob, filesJob, type FilesMessage, setFilesConfig } from '../h
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { sandboxContents } from '../helpers/run-e2e.ts'
 import { type S3TestServer, startS3Server } from '../helpers/s3-server.ts'
+import { importRaw, seedUsers } from '../helpers/sandbox.ts'
 
 const suite = useCliSuite()
 let host: FileServer
@@ -297,5 +298,47 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
       `${s3.publicBase('original')}/${sent?.attachments[1]?.url.split(`${s3.publicBase('original')}/`)[1]}`,
     ])
     expect(sent?.attachments[1]?.url.startsWith(s3.publicBase('original'))).toBe(true)
+  })
+
+  it('a sandbox with checkAttachmentUrls refuses a message whose attachment does not answer, so a rehearsal shows the broken link', async () => {
+    host.files.set('here.png', { bytes: pngBytes(1000), type: 'image/png' })
+    const messages: FilesMessage[] = [
+      { lid: 61, files: ['here.png'] },
+      { lid: 62, files: ['gone.png'] },
+    ]
+    const job = await filesJob(suite, host, s3, {
+      messages,
+      bucket: 'original',
+      files: { mode: 'reference' },
+      appSettings: { checkAttachmentUrls: true },
+    })
+    const run = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(run.code, run.stderr.slice(-3000)).toBe(3)
+    expect([...(await platformMessages(job)).keys()]).toEqual(['61'])
+    const rejects = JSON.parse((await runCli(['rejects', '--config', job.cfg, '--json'], job.env).done).stdout) as {
+      legacyId: string
+      code: string
+      message: string
+    }[]
+    // Refused alone: under the platform's message semantics (a bad row makes the request a 500) the
+    // reject carries ERR_EXCEPTION; the sandbox's own answer to the row alone names the URL.
+    expect(rejects.map((r) => r.legacyId)).toEqual(['62'])
+    const kind = await suite.tsb.app({ checkAttachmentUrls: true, badRow500: [] })
+    await seedUsers(kind, ['1', '2'])
+    const probe = (url: string) => ({
+      muid: 'probe',
+      sender: '1',
+      receiverType: 'user',
+      receiver: '2',
+      category: 'message',
+      type: 'image',
+      sentAt: Math.floor(Date.now() / 1000),
+      data: { attachments: [{ url, name: 'x.png', mimeType: 'image/png', extension: 'png' }] },
+    })
+    const alone = await importRaw(kind, 'messages', { messages: { probe: probe(host.urlOf('gone.png')) } })
+    expect(JSON.stringify(alone.body)).toContain('ERR_ATTACHMENT_UNREACHABLE')
+    expect(JSON.stringify(alone.body)).toContain(`${host.urlOf('gone.png')} is not reachable (HTTP 404)`)
+    const fine = await importRaw(kind, 'messages', { messages: { probe: probe(host.urlOf('here.png')) } })
+    expect(JSON.stringify(fine.body)).not.toContain('ERR_ATTACHMENT_UNREACHABLE')
   })
 })
