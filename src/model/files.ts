@@ -102,8 +102,11 @@ export interface FileStore {
   check(signal?: AbortSignal): Promise<void>
   /** The object at `key`, or undefined when there is none. */
   stat(key: string, signal?: AbortSignal): Promise<StoredObject | undefined>
-  /** Writes the local file at `path` (a spooled, checked copy) as `key` (multipart when large). */
-  put(key: string, path: string, meta: PutMeta, signal?: AbortSignal): Promise<void>
+  /**
+   * Writes a checked copy as `key` (multipart when large): the local file at `source` (a spool
+   * file), or the bytes themselves (a small file the files lane kept in memory).
+   */
+  put(key: string, source: string | Uint8Array, meta: PutMeta, signal?: AbortSignal): Promise<void>
   /** The permanent public URL of `key` (the configured base URL + key). Never presigned, never expiring. */
   publicUrl(key: string): string
   close?(): Promise<void>

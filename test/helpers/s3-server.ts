@@ -6,7 +6,8 @@
  *   a wrong secret access key is refused with `SignatureDoesNotMatch` as on AWS;
  * - keeps a request log (method, key, query, status) of everything the store received, so tests
  *   prove "copied once" from the store's own side ({@link S3TestServer.writesOf});
- * - can answer a status itself instead of the store (`fail`), a store refusing writes.
+ * - can answer a status itself instead of the store (`fail`), a store refusing writes, or hold
+ *   chosen requests unanswered (`hold`), to kill a client in the middle of an upload.
  *
  * The buckets are created up front. Anonymous GETs reach s3rver unchecked, so
  * `<origin>/<bucket>/` serves as a public base URL in tests (path-style addressing).
@@ -38,8 +39,14 @@ export interface S3TestServer {
   /** A marked test secret (secrets.ts): it must never appear in an error, outcome or log. */
   readonly secretAccessKey: string
   readonly requests: readonly S3Request[]
+  /** Where s3rver keeps the objects and their metadata (tests scan it for leaked secrets). */
+  readonly directory: string
   /** A status to answer instead of the store (a refusing or failing store); undefined forwards. */
   fail: ((method: string, key: string) => number | undefined) | undefined
+  /** Requests this matches get no answer at all (a client killed while waiting); they count in `held`. */
+  hold: ((method: string, key: string, query: Readonly<Record<string, string>>) => boolean) | undefined
+  /** Requests held so far. */
+  readonly held: number
   /** Completed writes of `key`: PutObject and CompleteMultipartUpload answered 200. */
   writesOf(bucket: string, key: string): number
   /** `<endpoint>/<bucket>`: the bucket's public base URL. */
@@ -53,6 +60,7 @@ export async function startS3Server(buckets: readonly string[] = ['files']): Pro
   await s3.configureBuckets()
   const handle = s3.callback()
   const requests: S3Request[] = []
+  let heldCount = 0
   const secretAccessKey = testSecret('s3secret')
   const server = createServer((req, res) => {
     const method = req.method ?? 'GET'
@@ -60,6 +68,11 @@ export async function startS3Server(buckets: readonly string[] = ['files']): Pro
     const [, bucket = '', ...rest] = url.pathname.split('/')
     const entry = { method, bucket: decodeURIComponent(bucket), key: decodeURIComponent(rest.join('/')), query: Object.fromEntries(url.searchParams) }
     res.on('finish', () => requests.push({ ...entry, status: res.statusCode }))
+    if (front.hold?.(method, entry.key, entry.query)) {
+      heldCount++
+      req.resume()
+      return
+    }
     const failWith = front.fail?.(method, entry.key)
     const problem = sigV4Problem(method, req.url ?? '/', req.headers, secretAccessKey)
     if (failWith !== undefined || problem !== undefined) {
@@ -78,7 +91,12 @@ export async function startS3Server(buckets: readonly string[] = ['files']): Pro
     accessKeyId: 'S3RVER',
     secretAccessKey,
     requests,
+    directory,
     fail: undefined,
+    hold: undefined,
+    get held() {
+      return heldCount
+    },
     writesOf: (b, key) =>
       requests.filter(
         (r) =>

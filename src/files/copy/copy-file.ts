@@ -10,6 +10,7 @@
  * 3. Key `sha256/<ab>/<hex>.<ext>` (store-key.ts): when the store already holds that key with
  *    this size, nothing is uploaded (a file shared many times, a crash after the upload and before
  *    the ledger write); otherwise `store.put`.
+ *    Small files (at most `memoryBytes`, 1 MiB by default) are kept in memory instead of spooled.
  * 4. The spool file is removed once the copy is stored, or when the file failed for good; a
  *    retryable failure keeps it, so the next attempt resumes from its length.
  *
@@ -22,7 +23,7 @@ import { mkdir, open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-import { fileTypeFromFile } from 'file-type'
+import { fileTypeFromBuffer } from 'file-type'
 import pRetry from 'p-retry'
 
 import { type FileReader, FileSourceError, type FileStore } from '../../model/files.ts'
@@ -42,7 +43,12 @@ export interface CopyLimits {
   readonly stallTimeoutMs: number
   /** `files.attempts`: attempts in this call, the first included. */
   readonly attempts: number
+  /** Files announced at most this size are kept in memory rather than spooled (0: spool all). @default 1 MiB */
+  readonly memoryBytes?: number
 }
+
+/** Small files skip the spool: at most this much memory per copy in flight. */
+export const DEFAULT_MEMORY_BYTES = 1024 * 1024
 
 export interface CopyBackoff {
   /** First wait between attempts. @default 1000 */
@@ -67,9 +73,15 @@ export interface CopyDeps {
   readonly signal?: AbortSignal | undefined
 }
 
+const SNIFF_BYTES = 64 * 1024
+const madeSpoolDirs = new Set<string>()
+
 export async function copyFile(file: FileToCopy, deps: CopyDeps): Promise<CopyOutcome> {
   const shown = shownLocator(file.locator)
-  await mkdir(deps.spoolDir, { recursive: true })
+  if (!madeSpoolDirs.has(deps.spoolDir)) {
+    await mkdir(deps.spoolDir, { recursive: true })
+    madeSpoolDirs.add(deps.spoolDir)
+  }
   const partPath = spoolPath(deps.spoolDir, file.id)
   let spooled: Spooled
   try {
@@ -83,12 +95,15 @@ export async function copyFile(file: FileToCopy, deps: CopyDeps): Promise<CopyOu
     }
     return failure(err.fileCause, namingTheFile(shown, err.message), err.retryable, err.retryAfterMs)
   }
-  const sniffed = await fileTypeFromFile(partPath)
+  // One read of the first 64 KiB serves both the sniff (file-type needs at most a few KiB for
+  // all but ZIP-based formats, which then sniff as ZIP) and the HTML check.
+  const head = spooled.memory ? spooled.memory.subarray(0, SNIFF_BYTES) : await readHead(partPath, SNIFF_BYTES)
+  const sniffed = await fileTypeFromBuffer(head)
   const verdict = checkBytes({
     name: file.name,
     bytes: spooled.bytes,
     maxBytes: deps.limits.maxBytes,
-    head: await readHead(partPath, 4096),
+    head,
     ...optional('announcedSize', spooled.announcedSize),
     ...optional('expectedSize', file.expectedSize),
     ...optional('declaredType', spooled.declaredType),
@@ -101,8 +116,10 @@ export async function copyFile(file: FileToCopy, deps: CopyDeps): Promise<CopyOu
   }
   const contentType = sniffed?.mime ?? nonEmpty(file.expectedType) ?? nonEmpty(spooled.declaredType) ?? 'application/octet-stream'
   const storeKey = contentKey(spooled.sha256, keyExtension(sniffed?.ext, file.name))
-  const uploaded = await storeOnce(deps, storeKey, partPath, { size: spooled.bytes, contentType, sha256: spooled.sha256 })
-  await rm(partPath, { force: true })
+  const uploaded = await storeOnce(deps, storeKey, spooled.memory ?? partPath, { size: spooled.bytes, contentType, sha256: spooled.sha256 })
+  if (!spooled.memory) {
+    await rm(partPath, { force: true })
+  }
   return {
     ok: true,
     bytes: spooled.bytes,
@@ -144,6 +161,7 @@ async function download(file: FileToCopy, deps: CopyDeps, partPath: string, show
           stallTimeoutMs: deps.limits.stallTimeoutMs,
           bandwidth: deps.bandwidth,
           signal,
+          memoryBytes: deps.limits.memoryBytes ?? DEFAULT_MEMORY_BYTES,
         }),
       signal,
     )
@@ -165,14 +183,19 @@ async function download(file: FileToCopy, deps: CopyDeps, partPath: string, show
 }
 
 /** Stat, then put unless the store holds the key at this size. Store errors become StoreUnavailableError. */
-async function storeOnce(deps: CopyDeps, key: string, path: string, meta: { size: number; contentType: string; sha256: string }): Promise<boolean> {
+async function storeOnce(
+  deps: CopyDeps,
+  key: string,
+  source: string | Uint8Array,
+  meta: { size: number; contentType: string; sha256: string },
+): Promise<boolean> {
   const { store, signal } = deps
   try {
     const existing = await store.stat(key, signal)
     if (existing?.size === meta.size) {
       return false
     }
-    await store.put(key, path, meta, signal)
+    await store.put(key, source, meta, signal)
     return true
   } catch (err) {
     if (signal?.aborted || err instanceof StoreUnavailableError) {

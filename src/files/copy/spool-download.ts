@@ -11,11 +11,14 @@
  *   passes `maxBytes` is stopped at that byte (`too-large`, not retryable).
  * - Truncated: a body that ends (or breaks) before the announced size is `truncated`, retryable:
  *   the next attempt resumes from what arrived.
+ * - Small files (announced at most `memoryBytes`, nothing spooled yet) are kept in memory instead:
+ *   no spool file to write, read back and remove, which is most of a small file's cost. At most
+ *   `memoryBytes` per copy in flight.
  */
 import { createHash, type Hash } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
-import { rm, stat } from 'node:fs/promises'
-import { type Readable, Transform } from 'node:stream'
+import { createReadStream, createWriteStream, statSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { type Readable, Transform, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 
 import { type FileReader, FileSourceError, type OpenedFile } from '../../model/files.ts'
@@ -31,6 +34,8 @@ export interface SpoolTarget {
   readonly stallTimeoutMs: number
   readonly bandwidth?: BandwidthLimit | undefined
   readonly signal?: AbortSignal | undefined
+  /** Files announced at most this size are kept in memory, not spooled. @default 0 (never) */
+  readonly memoryBytes?: number | undefined
 }
 
 export interface Spooled {
@@ -43,12 +48,14 @@ export interface Spooled {
   readonly declaredType?: string
   /** Bytes this attempt read from the source (less than `bytes` after a resume). */
   readonly received: number
+  /** The bytes, when the file was small enough to keep in memory (then there is no spool file). */
+  readonly memory?: Buffer
 }
 
 class Stalled extends Error {}
 
 export async function spoolDownload(t: SpoolTarget): Promise<Spooled> {
-  let offset = await partLength(t.partPath)
+  let offset = partLength(t.partPath)
   if (offset > t.maxBytes) {
     await rm(t.partPath, { force: true })
     offset = 0
@@ -70,7 +77,9 @@ export async function spoolDownload(t: SpoolTarget): Promise<Spooled> {
     const restart = opened.start === 0 && offset > 0
     const from = restart ? 0 : offset
     const sum = restart ? createHash('sha256') : hash
-    const received = await readInto(t, opened, from, sum, signal, stall, arm)
+    const small = from === 0 && opened.size !== undefined && opened.size <= (t.memoryBytes ?? 0)
+    const chunks: Buffer[] = []
+    const received = await readInto(t, opened, from, sum, signal, stall, arm, small ? chunks : undefined)
     const bytes = from + received
     if (opened.size !== undefined && bytes < opened.size) {
       throw new FileSourceError('truncated', `${t.shown}: the body ended at byte ${bytes} of ${opened.size}`, true)
@@ -79,6 +88,7 @@ export async function spoolDownload(t: SpoolTarget): Promise<Spooled> {
       bytes,
       sha256: sum.digest('hex'),
       received,
+      ...(small ? { memory: Buffer.concat(chunks, received) } : {}),
       ...(opened.size === undefined ? {} : { announcedSize: opened.size }),
       ...(opened.contentType === undefined ? {} : { declaredType: opened.contentType }),
     }
@@ -115,6 +125,7 @@ async function readInto(
   signal: AbortSignal,
   stall: AbortController,
   arm: () => void,
+  memory: Buffer[] | undefined,
 ): Promise<number> {
   let received = 0
   const meter = new Transform({
@@ -125,11 +136,15 @@ async function readInto(
         callback(new FileSourceError('too-large', `${t.shown}: more than the limit of ${t.maxBytes} bytes`, false))
         return
       }
+      if (memory && opened.size !== undefined && received > opened.size) {
+        callback(new FileSourceError('size-mismatch', `${t.shown}: more bytes than the ${opened.size} the source announced`, false))
+        return
+      }
       hash.update(chunk)
       callback(null, chunk)
     },
   })
-  const out = createWriteStream(t.partPath, { flags: from === 0 ? 'w' : 'a' })
+  const out = memory ? collect(memory) : createWriteStream(t.partPath, { flags: from === 0 ? 'w' : 'a' })
   const stages: (Readable | Transform)[] = [opened.body, meter]
   if (t.bandwidth) {
     stages.push(t.bandwidth.throttle(signal))
@@ -167,12 +182,18 @@ function named(err: unknown, t: SpoolTarget, stall: AbortController, at: number,
   return new FileSourceError('unavailable', `${t.shown}: reading failed (${typeof code === 'string' ? code : 'stream error'})`, true)
 }
 
-async function partLength(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size
-  } catch {
-    return 0
-  }
+function collect(chunks: Buffer[]): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk)
+      callback()
+    },
+  })
+}
+
+/** The spool part's length; 0 when there is none (a stat without an exception: most files have none). */
+function partLength(path: string): number {
+  return statSync(path, { throwIfNoEntry: false })?.size ?? 0
 }
 
 async function hashFile(path: string, hash: Hash): Promise<void> {

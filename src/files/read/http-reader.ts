@@ -79,10 +79,16 @@ async function request(url: string, headers: Record<string, string>, shown: stri
   }
 }
 
-/** The network error's code (ECONNREFUSED, ECONNRESET, ENOTFOUND …), never its message (it can hold the URL). */
+/**
+ * The network error's code (ECONNREFUSED, ECONNRESET, ENOTFOUND …), else its cause's message when
+ * that holds no URL (fetch's own refusals: `bad port` for the ports browsers block).
+ */
 function networkCode(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown } }).cause
-  return typeof cause?.code === 'string' ? cause.code : 'network error'
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause
+  if (typeof cause?.code === 'string') {
+    return cause.code
+  }
+  return typeof cause?.message === 'string' && !cause.message.includes('://') ? cause.message : 'network error'
 }
 
 function contentType(res: Response): { contentType?: string } {

@@ -63,15 +63,15 @@ export function openLocalStore(config: LocalStoreConfig, options: LocalStoreOpti
         throw unavailable(err, `looking up ${key}`)
       }
     },
-    async put(key, path) {
+    async put(key, source) {
       const target = pathOf(key)
       const temp = `${target}.${randomUUID()}.tmp`
       try {
         await mkdir(dirname(target), { recursive: true })
-        await copyFile(path, temp)
+        await (typeof source === 'string' ? copyFile(source, temp) : writeFile(temp, source))
         await rename(temp, target)
       } catch (err) {
-        await rm(temp, { force: true })
+        await rm(temp, { force: true }).catch(() => undefined)
         throw unavailable(err, `writing ${key}`)
       }
     },

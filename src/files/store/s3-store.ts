@@ -80,19 +80,17 @@ export function openS3Store(config: S3StoreConfig, options: S3StoreOptions = {})
     }
   }
 
-  const put = async (key: string, path: string, meta: PutMeta, signal?: AbortSignal): Promise<void> => {
+  const put = async (key: string, source: string | Uint8Array, meta: PutMeta, signal?: AbortSignal): Promise<void> => {
+    const body = () => (typeof source === 'string' ? createReadStream(source) : source)
     const params = { Bucket, Key: prefix + key, ContentType: meta.contentType, Metadata: { sha256: meta.sha256 } }
     try {
       if (meta.size < config.multipartThresholdBytes) {
-        await client.send(
-          new PutObjectCommand({ ...params, Body: createReadStream(path), ContentLength: meta.size }),
-          signal ? { abortSignal: signal } : {},
-        )
+        await client.send(new PutObjectCommand({ ...params, Body: body(), ContentLength: meta.size }), signal ? { abortSignal: signal } : {})
         return
       }
       const upload = new Upload({
         client,
-        params: { ...params, Body: createReadStream(path) },
+        params: { ...params, Body: body() },
         partSize: Math.max(8 * MIB, Math.ceil(meta.size / MAX_PARTS)),
         queueSize: 4,
         leavePartsOnError: false,
