@@ -3,7 +3,7 @@
  * answer now (HEAD, or a one-byte GET where HEAD is refused), a few at a time, each within 5 s. The
  * URLs are shown without their query strings (a legacy URL can carry a token there).
  */
-import { safeRef } from '../files/lane/safe-locator.ts'
+import { shownUrl } from '../files/read/shown-url.ts'
 import type { FilesPlan } from '../report/files-plan.ts'
 
 const TIMEOUT_MS = 5000
@@ -30,7 +30,7 @@ export async function checkAttachmentUrls(urls: readonly string[], signal?: Abor
     for (let url = queue.shift(); url !== undefined; url = queue.shift()) {
       const problem = /^https?:\/\//i.test(url) ? await ask(url, signal) : 'not an http(s) URL'
       if (problem !== undefined) {
-        failures.push({ url: safeRef(url), problem })
+        failures.push({ url: shownUrl(url), problem })
       }
     }
   }

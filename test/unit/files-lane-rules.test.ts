@@ -1,13 +1,12 @@
 /**
  * The files lane's pure rules (issue 27), as tables: how a message goes with its files
- * (`attachFiles`), the retry delay, a locator as logs show it, dead lease holders, the URL map's
+ * (`attachFiles`), the retry delay, dead lease holders, the URL map's
  * CSV fields, and planning's files of a message and `omit`.
  */
 import { describe, expect, it } from 'vitest'
 
 import { csvField } from '../../src/cli/commands/files.ts'
 import { retryDelayMs } from '../../src/files/lane/retry-delay.ts'
-import { describeLocator, safeRef } from '../../src/files/lane/safe-locator.ts'
 import { deadHolders } from '../../src/files/lane/take-over-file-leases.ts'
 import { filesOfMessage, httpLocator, omitAttachments } from '../../src/plan/message-files.ts'
 import { attachFiles } from '../../src/state/file-payload.ts'
@@ -115,19 +114,6 @@ describe('retryDelayMs', () => {
     [0, 3_600_000, 0.5, 300_000],
   ])('after %i attempts, Retry-After %s → %s', (attempts, retryAfter, random, want) => {
     expect(retryDelayMs(attempts, retryAfter, () => random)).toBe(want)
-  })
-})
-
-describe('safe locators', () => {
-  it.each([
-    ['https://files.example/a.png?token=xoxe-SECRET', 'https://files.example/a.png?…'],
-    ['https://user:pw@files.example/a.png', 'https://files.example/a.png'],
-    ['data/2024/01/a.png', 'data/2024/01/a.png'],
-  ])('%s → %s', (ref, shown) => {
-    expect(safeRef(ref)).toBe(shown)
-  })
-  it('names the reader', () => {
-    expect(describeLocator({ reader: 'http', ref: 'https://h.example/x?sig=1', host: 'h.example' })).toBe('http:https://h.example/x?…')
   })
 })
 

@@ -17,9 +17,9 @@ import type { Logger } from 'pino'
 
 import type { ClaimedFile, LedgerStore } from '../../state/index.ts'
 import type { FilesConfig } from '../config.ts'
+import { shownLocator } from '../read/shown-url.ts'
 import type { CopyOutcome, FileCopier } from './file-copier.ts'
 import { retryDelayMs } from './retry-delay.ts'
-import { describeLocator } from './safe-locator.ts'
 import { takeOverFileLeases } from './take-over-file-leases.ts'
 
 export interface FilesLaneOptions {
@@ -140,8 +140,8 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
     } else if (state === 'failed') {
       counters.failed++
       logger.warn(
-        { file: claim.name, source: describeLocator(claim.locator), cause: outcome.cause, reason: outcome.reason, onFailure: settings.onFailure },
-        `file not copied (${outcome.cause}): ${claim.name} from ${describeLocator(claim.locator)}`,
+        { file: claim.name, source: shownLocator(claim.locator), cause: outcome.cause, reason: outcome.reason, onFailure: settings.onFailure },
+        `file not copied (${outcome.cause}): ${claim.name} from ${shownLocator(claim.locator)}`,
       )
     }
   }
