@@ -34,6 +34,13 @@ export interface FilesLaneOptions {
   readonly concurrency?: number
   /** @default 120 */
   readonly leaseSeconds?: number
+  /**
+   * Copier calls per file in one run. The copier already tries a download `files.attempts` times
+   * with backoff; a file it gives up on as retryable (a Retry-After longer than it waits, a source
+   * still failing) gets one more call here after its backoff, then is `failed` (a later run under
+   * `wait` tries again). @default 2
+   */
+  readonly callsPerRun?: number
   /** Called about once a second with the lane's counters. */
   readonly onTick?: (counters: FilesLaneCounters) => void
 }
@@ -132,7 +139,7 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
       reason: outcome.reason,
       retryable: outcome.retryable,
       retryAfterMs: retryDelayMs(claim.attempts, outcome.retryAfterMs),
-      maxAttempts: settings.attempts,
+      maxAttempts: options.callsPerRun ?? 2,
       onFailure: settings.onFailure,
     })
     if (state === 'planned') {
