@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline'
 
 import { PlanReport } from '../report/schema.ts'
 import type { AcceptedReject } from '../state/accepted-rejects-ledger.ts'
-import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
+import type { FileCounts, FileRow, IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
 import type { QuotaLedger } from '../state/quota-ledger.ts'
 import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
@@ -42,6 +42,10 @@ export interface LedgerReader {
   updateCounts(jobId: string): Promise<UpdateCountRow[]>
   /** Updates held back because their item changed on the platform (`status`). */
   updateConflicts(jobId: string, args: { limit: number; withDropped: boolean }): Promise<UpdateConflict[]>
+  /** The files lane's files by state, bytes and the messages waiting on them (`status`, `files`). */
+  fileCounts(jobId: string): Promise<FileCounts>
+  /** The job's files a page at a time (`files map`, `files failures`). */
+  listFiles(jobId: string, filter?: { states?: readonly string[]; afterId?: number; limit?: number }): Promise<FileRow[]>
 }
 
 /**
@@ -76,6 +80,8 @@ const OPERATIONS = [
   'listUpdateRejects',
   'updateCounts',
   'updateConflicts',
+  'fileCounts',
+  'listFiles',
   'idMap',
   'lookupItems',
   'knownItems',
@@ -116,6 +122,8 @@ export function readerOf(store: LedgerStore): LedgerAnswers {
     listUpdateRejects: (jobId, filter) => store.updateLane.rejects(jobId, filter),
     updateCounts: (jobId) => store.updatePlan.counts(jobId),
     updateConflicts: (jobId, args) => store.platformEvents.heldBack(jobId, args),
+    fileCounts: (jobId) => store.files.counts(jobId),
+    listFiles: (jobId, filter) => store.files.list(jobId, filter),
     idMap: (jobId) => store.planLookups.idMap(jobId),
     lookupItems: (jobId, entity) => store.planLookups.items(jobId, entity === 'groups' ? 'groups' : 'users'),
     knownItems: (jobId, entity, keys, hashes) => store.planLookups.knownItems(jobId, entity, keys, hashes),
@@ -244,6 +252,8 @@ export async function connectReadSocket(path: string): Promise<LedgerAnswers & {
     listUpdateRejects: call('listUpdateRejects'),
     updateCounts: call('updateCounts'),
     updateConflicts: call('updateConflicts'),
+    fileCounts: call('fileCounts'),
+    listFiles: call('listFiles'),
     idMap: call('idMap'),
     lookupItems: call('lookupItems'),
     knownItems: call('knownItems'),

@@ -5,6 +5,7 @@
  */
 import { type DryRunOptions, dryRunPlan } from '../plan/dry-run.ts'
 import { evaluateGates, type GateSpec } from '../report/fail-on.ts'
+import { filesPlan } from '../report/files-plan.ts'
 import { renderPlanHtml } from '../report/html.ts'
 import { latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from '../report/meta.ts'
 import { buildPlanReport } from '../report/plan-report.ts'
@@ -12,6 +13,7 @@ import { PlanReport } from '../report/schema.ts'
 import { checkTarget } from '../report/target-check.ts'
 import { formatPlanReport } from '../report/terminal.ts'
 import type { LedgerStore } from '../state/store.ts'
+import { checkAttachmentUrls } from './check-attachment-urls.ts'
 import type { ResolvedConfig } from './config.ts'
 import { openSource } from './open-source.ts'
 
@@ -69,6 +71,7 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
       store: ctx.store,
       session,
       policies: config.policies,
+      files: { mode: config.files.mode, maxBytes: config.files.maxBytes },
       now,
       pageSize: source.pageSize,
       memberLimits: config.target.limits,
@@ -92,7 +95,29 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
         })
       : null
   const header = reportHeader({ config, jobId: ctx.jobId, runId, snapshotAt: result.summary.snapshotAt, startedAt })
-  const report = buildPlanReport({ header, config, result, previous: previous ? upgrade(previous) : undefined, target, now })
+  const inventory = result.summary.files
+  const filesSection =
+    inventory === undefined
+      ? undefined
+      : filesPlan(
+          inventory,
+          config.files,
+          config.files.mode === 'reference' && inventory.sample.length > 0
+            ? await checkAttachmentUrls(
+                inventory.sample.map((f) => f.url),
+                options.signal,
+              )
+            : null,
+        )
+  const report = buildPlanReport({
+    header,
+    config,
+    result,
+    previous: previous ? upgrade(previous) : undefined,
+    target,
+    now,
+    ...(filesSection !== undefined ? { files: filesSection } : {}),
+  })
   const accepted = ctx.store.entityStats ? acceptedRejectsOf(await ctx.store.entityStats(ctx.jobId)) : undefined
   if (accepted !== undefined) {
     report.acceptedRejects = accepted

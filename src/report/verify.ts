@@ -36,12 +36,16 @@ import { reconcileEntities } from './reconcile-entities.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
 import { type PlanReport, VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
+import { verifyFiles } from './verify-files.ts'
 import { emptyVerifyEntities, JOB_ADVICE, type VerifyAdvice, type VerifyRun } from './verify-run.ts'
 
 export { MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 export { conversationOf } from './message-list.ts'
 export { COMPARED_FIELDS } from './message-sample.ts'
 export { MAX_LISTED_MISMATCHES } from './mismatch-list.ts'
+
+/** Copied files hashed unless `fileSample` says otherwise. */
+export const DEFAULT_FILE_SAMPLE = 100
 
 /** Messages compared field by field unless `--sample` says otherwise. */
 export const DEFAULT_SAMPLE = 1000
@@ -58,6 +62,8 @@ export interface VerifyOptions {
   readonly outDir?: string
   readonly client?: PlatformClient
   readonly signal?: AbortSignal
+  /** Copied files downloaded and hashed against their recorded SHA-256. @default 100 */
+  readonly fileSample?: number
   /** The commands the notes advise. @default a single job's (JOB_ADVICE) */
   readonly advice?: VerifyAdvice
 }
@@ -113,10 +119,15 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   if (accepted !== undefined) {
     report.acceptedRejects = accepted
   }
+  const files = await verifyFiles(store, jobId, options.fileSample ?? DEFAULT_FILE_SAMPLE, options.signal)
+  if (files !== undefined) {
+    report.files = files
+  }
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
-  const files = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
-  return { report, text: formatVerifyReport(report), files, passed: mismatches.unexplained === 0 }
+  const written = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
+  const filesPassed = (report.files?.problems.length ?? 0) === 0
+  return { report, text: formatVerifyReport(report), files: written, passed: mismatches.unexplained === 0 && filesPassed }
 }
 
 /** The rejects the operator accepted, per entity, and the command that says who, when and why; undefined when none. */

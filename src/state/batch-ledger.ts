@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely'
 
 import type { Entity } from '../target/schemas.ts'
+import { attachFiles } from './file-payload.ts'
 import { BATCH_UNITS, unitLeases } from './lease-units.ts'
 import type { StateDatabase } from './schema.ts'
 import { assignItems } from './sql/assign-items.ts'
@@ -22,6 +23,7 @@ import { rejectBatchItems } from './sql/reject-batch-items.ts'
 import { replanBatchItems } from './sql/replan-batch-items.ts'
 import { selectBatchItems } from './sql/select-batch-items.ts'
 import { selectCurrentEntity } from './sql/select-current-entity.ts'
+import { type LinkedFileRow, selectLinkedFiles } from './sql/select-linked-files.ts'
 import { selectPlannedItems } from './sql/select-planned-items.ts'
 import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
 import { settleLandedItems } from './sql/settle-landed-items.ts'
@@ -128,6 +130,24 @@ export interface BatchLedger {
   drained(jobId: string): Promise<boolean>
 }
 
+/** The files of the claimed message items, by target key (none for other entities or without `rehost`). */
+async function filesOfMessages(
+  db: Kysely<StateDatabase>,
+  jobId: string,
+  batches: readonly { id: number; entity: Entity }[],
+  items: readonly { batchId: number; key: string }[],
+): Promise<Map<string, LinkedFileRow[]>> {
+  const messageBatches = new Set(batches.filter((b) => b.entity === 'messages').map((b) => b.id))
+  const keys = items.filter((i) => messageBatches.has(i.batchId)).map((i) => i.key)
+  const byKey = new Map<string, LinkedFileRow[]>()
+  for (const f of await selectLinkedFiles(db, jobId, keys)) {
+    const list = byKey.get(f.targetKey) ?? []
+    list.push(f)
+    byKey.set(f.targetKey, list)
+  }
+  return byKey
+}
+
 export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
   const leases = unitLeases(db, BATCH_UNITS)
   /** Runs `fn` in a transaction that commits only if the claim still holds its lease. */
@@ -193,8 +213,11 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
         return []
       }
       const claims = new Map<number, ClaimedBatch>(rows.map((r) => [r.id, { ...r, claimedAt, items: [] }]))
-      for (const i of await selectBatchItems(db, [...claims.keys()])) {
-        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload: i.payload, hash: i.hash })
+      const items = await selectBatchItems(db, [...claims.keys()])
+      const files = await filesOfMessages(db, args.jobId, rows, items)
+      for (const i of items) {
+        const payload = attachFiles(i.payload, files.get(i.key) ?? []).payload
+        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload, hash: i.hash })
       }
       return [...claims.values()]
     },

@@ -12,6 +12,8 @@ const saved: unknown[] = []
 const reader: LedgerAnswers = {
   listJobs: async () => [{ id: 'j', appId: 'a' }],
   entityStats: async () => [],
+  fileCounts: async () => ({ planned: 1, copied: 2, failed: 0, skipped: 0, copiedBytes: 10, plannedBytes: 5, failedWaiting: 0, waitingMessages: 1 }),
+  listFiles: async () => [],
   listRejects: async (jobId, filter) => [
     {
       entity: 'users',
