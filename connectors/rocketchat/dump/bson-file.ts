@@ -40,7 +40,7 @@ const CHUNK_BYTES = 1024 * 1024
  * The most documents a batch holds. A batch is consumed before the next one is deserialised, so a
  * small one lets its documents die young: a whole buffer's worth (thousands) outlived the young
  * generation's collections, was copied and promoted, and the read cost several times the raw
- * deserialisation (test/bench/README.md, connector).
+ * deserialisation (docs/testing.md, connector benchmark).
  */
 const BATCH_DOCUMENTS = 256
 
