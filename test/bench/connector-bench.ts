@@ -9,6 +9,9 @@
  * 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
  * It also prints a floor: what validating the mapped items alone costs per row (`validationCost`),
  * which with the raw read bounds the ratio any pipeline that validates every item can reach.
+ * Beside each wall time it records the CPU time this process spent (`process.cpuUsage`: all its
+ * threads, the database server's work not counted): on a shared, loaded machine the wall times
+ * mostly measure how much of a core the scheduler gave each phase, the CPU times what it cost.
  *
  *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap]
  *   npm run bench -- connector --system mattermost
@@ -44,6 +47,12 @@ async function loadSystem(): Promise<ConnectorBenchSystem> {
 }
 
 type Check = (m: LegacyMessage) => boolean
+
+/** CPU ms this process spent (user + system, every thread) since `start`. */
+const cpuMsSince = (start: NodeJS.CpuUsage) => {
+  const c = process.cpuUsage(start)
+  return (c.user + c.system) / 1000
+}
 
 interface Mapper {
   readonly name: string
@@ -99,7 +108,8 @@ async function mapper(): Promise<Mapper> {
 async function extract(
   config: Record<string, unknown>,
   check: Check,
-): Promise<{ rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }> {
+): Promise<{ rows: number; problems: number; ms: number; cpuMs: number; busy: number; liveHeapMb?: number }> {
+  const cpu = process.cpuUsage()
   const source = createConnector(SourceConfigSchema.parse(config))
   const started = performance.now()
   // How much of the read this process spent working rather than waiting for the database: near 1,
@@ -130,7 +140,7 @@ async function extract(
     await session.close()
   }
   const busy = performance.eventLoopUtilization(elu).utilization
-  return { rows, problems, ms: performance.now() - started, busy, ...(gc ? { liveHeapMb: liveHeap / 2 ** 20 } : {}) }
+  return { rows, problems, ms: performance.now() - started, cpuMs: cpuMsSince(cpu), busy, ...(gc ? { liveHeapMb: liveHeap / 2 ** 20 } : {}) }
 }
 
 /** Rows the validation floor is measured on: the first ones read (bounded, so it adds no memory that grows with the size). */
@@ -142,7 +152,10 @@ const FLOOR_ROWS = 20_000
  * over them (best of 5). With the raw read it is a floor for any pipeline that validates every item
  * as chatferry does, so it says how close to the raw read the target lets a connector get at all.
  */
-async function validationCost(config: Record<string, unknown>, map: Mapper): Promise<{ rows: number; items: number; msPerRow: number } | undefined> {
+async function validationCost(
+  config: Record<string, unknown>,
+  map: Mapper,
+): Promise<{ rows: number; items: number; msPerRow: number; cpuMsPerRow: number } | undefined> {
   const { payloads, validate } = map
   if (payloads === undefined || validate === undefined) {
     return undefined
@@ -167,16 +180,19 @@ async function validationCost(config: Record<string, unknown>, map: Mapper): Pro
     await session.close()
   }
   let best = Number.POSITIVE_INFINITY
+  let bestCpu = Number.POSITIVE_INFINITY
   for (let round = 0; round < 5; round++) {
     const started = performance.now()
+    const cpu = process.cpuUsage()
     for (const item of items) {
       if (!validate(item)) {
         throw new Error('a mapped item failed its validation on the second pass')
       }
     }
+    bestCpu = Math.min(bestCpu, cpuMsSince(cpu))
     best = Math.min(best, performance.now() - started)
   }
-  return { rows, items: items.length, msPerRow: best / rows }
+  return { rows, items: items.length, msPerRow: best / rows, cpuMsPerRow: bestCpu / rows }
 }
 
 async function child(size: number): Promise<void> {
@@ -188,7 +204,8 @@ async function child(size: number): Promise<void> {
   const baseRssMb = process.resourceUsage().maxRSS / 1024
   const ours = await extract(system.sourceConfig(size, pageSize), check)
   const peakRssMb = process.resourceUsage().maxRSS / 1024
-  const raw = await system.raw(size)
+  const rawCpu = process.cpuUsage()
+  const raw = { ...(await system.raw(size)), cpuMs: cpuMsSince(rawCpu) }
   const validation = await validationCost(system.sourceConfig(size, pageSize), map)
   process.stdout.write(`${JSON.stringify({ size, name, raw, ours, peakRssMb, baseRssMb, validation })}\n`)
 }
@@ -201,11 +218,11 @@ async function main(): Promise<void> {
   const results: {
     size: number
     name: string
-    raw: RawRead
-    ours: { rows: number; problems: number; ms: number; busy: number; liveHeapMb?: number }
+    raw: RawRead & { cpuMs: number }
+    ours: { rows: number; problems: number; ms: number; cpuMs: number; busy: number; liveHeapMb?: number }
     peakRssMb: number
     baseRssMb: number
-    validation?: { rows: number; items: number; msPerRow: number }
+    validation?: { rows: number; items: number; msPerRow: number; cpuMsPerRow: number }
   }[] = []
   const system = await loadSystem()
   for (const size of sizes) {
@@ -253,6 +270,15 @@ async function main(): Promise<void> {
           `a pipeline that reads raw and validates every item with the import schemas (architecture.md: import items are zod-valid) reaches at most ` +
           `ratio ${(rawMsPerRow / (rawMsPerRow + r.validation.msPerRow)).toFixed(2)}; chatferry's rate is ` +
           `${((rawMsPerRow + r.validation.msPerRow) / (r.ours.ms / r.ours.rows)).toFixed(2)} of that floor's\n`,
+      )
+      const us = (ms: number, rows: number) => ((ms * 1000) / rows).toFixed(2)
+      const rawCpu = r.raw.cpuMs / r.raw.rows
+      const ourCpu = r.ours.cpuMs / r.ours.rows
+      process.stdout.write(
+        `  CPU of this process (the database server's not counted): ${system.rawName} ${us(r.raw.cpuMs, r.raw.rows)} µs per row, ` +
+          `chatferry ${us(r.ours.cpuMs, r.ours.rows)} µs, validation alone ${(r.validation.cpuMsPerRow * 1000).toFixed(2)} µs: ` +
+          `by CPU chatferry's rate is ${((rawCpu + r.validation.cpuMsPerRow) / ourCpu).toFixed(2)} of the floor's ` +
+          `(wall ${(r.raw.ms / r.raw.cpuMs).toFixed(1)}× CPU for the raw read, ${(r.ours.ms / r.ours.cpuMs).toFixed(1)}× for chatferry's)\n`,
       )
     }
   }

@@ -36,6 +36,14 @@ export interface DumpDocument {
 
 const CHUNK_BYTES = 1024 * 1024
 
+/**
+ * The most documents a batch holds. A batch is consumed before the next one is deserialised, so a
+ * small one lets its documents die young: a whole buffer's worth (thousands) outlived the young
+ * generation's collections, was copied and promoted, and the read cost several times the raw
+ * deserialisation (docs/testing.md, connector benchmark).
+ */
+const BATCH_DOCUMENTS = 256
+
 /** Deserialisation as the connector wants it: Int64 as numbers, binary left as it is. */
 const OPTIONS = { promoteLongs: true, promoteValues: true, promoteBuffers: false } as const
 
@@ -110,6 +118,9 @@ export async function* readDumpDocuments(file: string, from: DumpPosition = STAR
       }
       offset = next.offset
       index = next.index
+      if (batch.length >= BATCH_DOCUMENTS) {
+        yield* flush()
+      }
     }
     yield* flush()
   } finally {
