@@ -343,5 +343,11 @@ export const VerifyReport = ReportHeader.extend({
    * when there are none (and in reports written before accepted rejects existed).
    */
   acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
+  /**
+   * What `verify --replan` planned again in the ledger: done items absent on the platform (imported
+   * again) and done removals whose item is still there (sent again); `command` sends them. Absent
+   * without `--replan`.
+   */
+  replanned: z.object({ items: z.number().int(), removals: z.number().int(), command: z.string() }).optional(),
 })
 export type VerifyReport = z.infer<typeof VerifyReport>

@@ -26,13 +26,14 @@ import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { actualVsPlan, plannedSince } from './actual-vs-plan.ts'
 import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
-import { countMessages, type MessageCounts } from './count-messages.ts'
+import { countMessages, type MessageCounts, reportCountDifferences } from './count-messages.ts'
 import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 import { renderVerifyHtml } from './html.ts'
 import { COMPARED_FIELDS, unmatchedSample } from './message-sample.ts'
 import { type HeaderInput, latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
 import { createMismatchList, type MismatchList } from './mismatch-list.ts'
 import { reconcileEntities } from './reconcile-entities.ts'
+import { applyReplan, createReplanList } from './replan-missing.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
 import { type PlanReport, VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
@@ -58,6 +59,8 @@ export interface VerifyOptions {
   readonly signal?: AbortSignal
   /** The commands the notes advise. @default a single job's (JOB_ADVICE) */
   readonly advice?: VerifyAdvice
+  /** Plan again what the ledger calls loaded and the platform lacks (`replan-missing.ts`). @default false */
+  readonly replan?: boolean
 }
 
 export interface VerifyResult {
@@ -78,6 +81,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   const run: VerifyRun = {
     jobId,
     advice: options.advice ?? JOB_ADVICE,
+    replan: createReplanList(options.replan === true),
     lookups: store.verifyLookups,
     client,
     pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),
@@ -92,8 +96,9 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   }
   await reconcileEntities(run)
   const messages = await countMessages(run, sampleSize)
-  const namedMissing = await drillConversations(run, messages.toRelist)
-  const sampleUnmatched = reportUnmatchedSample(run, messages, namedMissing)
+  const drilled = await drillConversations(run, messages.toRelist)
+  reportCountDifferences(run, messages.countDiffs, drilled.conversations)
+  const sampleUnmatched = reportUnmatchedSample(run, messages, drilled.missing)
   const snapshotAt =
     config.source !== undefined && options.source !== false
       ? await compareSourceCounts(run, config.source as SourceConfig, await lastCutoverAt(store, jobId))
@@ -106,6 +111,9 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   const accepted = acceptedRejectsOf(stats, run.advice)
   if (accepted !== undefined) {
     report.acceptedRejects = accepted
+  }
+  if (run.replan.enabled) {
+    report.replanned = { ...(await applyReplan(store, jobId, run.replan)), command: run.advice.load }
   }
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
