@@ -1,0 +1,133 @@
+/**
+ * Issue 28, item 2: every piece of verify advice names a command that fixes that case. Through the
+ * CLI as a process (a SQLite in-house source, a Postgres ledger, the sandbox over HTTP), each kind
+ * of mismatch is made on the platform with the platform's own calls, verify names the fix (exit
+ * 3), the advice is run exactly as printed, and verify is clean (exit 0):
+ *
+ * - done in the ledger, absent on the platform (a member kicked and a message deleted by someone
+ *   on the platform): `chatferry verify --replan`, then `chatferry load` imports them again;
+ * - removed in the ledger, still on the platform (a kicked member added back on the platform):
+ *   the same two commands send the kick again;
+ * - on the platform, unknown to the ledger (a user another tool imported): no chatferry command
+ *   removes it, and verify says so plainly with the platform call that does; once it is gone
+ *   from the platform, verify is clean.
+ */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { sql } from 'kysely'
+import { expect, it } from 'vitest'
+
+import { openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
+import { useCliSuite } from '../helpers/cli-suite.ts'
+import { fixtureSource, genericJob } from '../helpers/generic-job.ts'
+import { runCli } from '../helpers/ledger-fixtures.ts'
+import { sandboxContents } from '../helpers/run-e2e.ts'
+import { http, importRaw } from '../helpers/sandbox.ts'
+
+const suite = useCliSuite()
+
+/** The two commands a replan note advises, as printed: `` `<replan>` plans it again, then `<load>` ``. */
+function advisedCommands(stdout: string, what: string): string[] {
+  const line = stdout.split('\n').find((l) => l.includes(what))
+  const m = /: `(chatferry [^`]+)` plans it again, then `(chatferry [^`]+)` \(/.exec(line ?? '')
+  expect(m, stdout).not.toBeNull()
+  return [m?.[1] ?? '', m?.[2] ?? '']
+}
+
+/** A job loaded, its known-bad rows accepted, verified clean; `cli` runs a command of it. */
+async function loadedJob(prefix: string) {
+  const { dir, url } = await fixtureSource(prefix)
+  const { app, cfg } = await genericJob(suite, prefix.replaceAll('-', '_'), { dir, url })
+  const out = mkdtempSync(join(tmpdir(), `${prefix}-out-`))
+  const cli = (...args: string[]) => runCli([...args, '--config', cfg, ...(args[0] === 'verify' ? ['--out', out] : [])]).done
+  expect((await cli('run')).code).toBe(3)
+  expect((await cli('accept-rejects', '--all', '--reason', 'known bad rows')).code).toBe(0)
+  const first = await cli('verify')
+  expect(first.code, first.stdout).toBe(0)
+  return { app, url, cli }
+}
+
+/** Runs each advised command as printed (the configuration appended); returns their outputs. */
+async function runAdvice(cli: (...args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>, commands: string[]) {
+  const outs = []
+  for (const c of commands) {
+    const r = await cli(...c.split(' ').slice(1))
+    expect(r.code, `${c}\n${r.stdout}\n${r.stderr.slice(-2000)}`).toBe(0)
+    outs.push(r)
+  }
+  return outs
+}
+
+it('done in the ledger, absent on the platform: verify --replan then load imports them again; a user unknown to the ledger is named as no command can fix it', async () => {
+  const { app, cli } = await loadedJob('cf-verify-replan')
+  const headers = { apikey: app.apiKey }
+  const before = await sandboxContents(suite.tsb.sandbox, app.id)
+  const message = before.messages.find((m) => m.row.deleted_at === null || m.row.deleted_at === undefined)
+  expect(message).toBeDefined()
+  const muid = message?.key ?? ''
+
+  // Someone on the platform kicks a member and deletes a message for good.
+  expect((await http(`${app.baseUrl}/groups/r-general/members/3`, { method: 'DELETE', headers })).status).toBe(200)
+  expect((await http(`${app.baseUrl}/messages/${String(message?.row.id)}`, { method: 'DELETE', headers, body: { permanent: true } })).status).toBe(
+    200,
+  )
+
+  const broken = await cli('verify')
+  expect(broken.code, broken.stdout).toBe(3)
+  expect(broken.stdout).toMatch(
+    /^ {2}missing members r-general_member_3 .*— done in the ledger, absent on the platform: `chatferry verify --replan` plans it again, then `chatferry load` \(it is imported again\)$/m,
+  )
+  expect(broken.stdout).toContain(`missing messages ${muid} `)
+  const [replan, load] = await runAdvice(cli, advisedCommands(broken.stdout, 'missing members r-general_member_3'))
+  expect(replan?.stdout).toMatch(/^planned again \(--replan\): 2 items to import, 0 removals to send: run `chatferry load`$/m)
+  expect(replan?.stdout).toMatch(/^verified: /m)
+  expect(load?.code).toBe(0)
+
+  const after = await sandboxContents(suite.tsb.sandbox, app.id)
+  expect(after.members.map((m) => m.key)).toContain('r-general_member_3')
+  expect(after.messages.map((m) => m.key)).toContain(muid)
+  const clean = await cli('verify')
+  expect(clean.code, clean.stdout).toBe(0)
+  expect(clean.stdout).toMatch(/^verified: no mismatch$/m)
+
+  // A user another tool imported into the app: verify names it, and says no chatferry command removes it.
+  expect((await importRaw(app, 'users', { users: { stranger: { uid: 'stranger', name: 'Stranger' } } })).status).toBe(200)
+  const foreign = await cli('verify')
+  expect(foreign.code, foreign.stdout).toBe(3)
+  expect(foreign.stdout).toContain(
+    '  unexpected users stranger — on the platform, unknown to the ledger: this job did not create it (another job on this app, a person, an integration or a script did); ' +
+      'no chatferry command removes what this job did not load. Check who created it; if it must go, delete it on the platform (DELETE /users/{uid} with permanent: true)',
+  )
+  // The sandbox has no user delete call: the user is removed from its store, as the platform's DELETE would.
+  await sql`delete from sandbox.users where app_id = ${app.id} and uid = 'stranger'`.execute(suite.tsb.sandbox.store)
+  const gone = await cli('verify')
+  expect(gone.code, gone.stdout).toBe(0)
+}, 300_000)
+
+it('removed in the ledger, still on the platform: verify --replan then load sends the kick again', async () => {
+  const { app, url, cli } = await loadedJob('cf-verify-rekick')
+  const w = await openGenericWriter('sqlite', url)
+  await w.exec(`DELETE FROM room_people WHERE rid = 'r-general' AND pid = 3`)
+  await w.close()
+  expect((await cli('run', '--delta')).code).toBe(0)
+  expect((await sandboxContents(suite.tsb.sandbox, app.id)).members.map((m) => m.key)).not.toContain('r-general_member_3')
+
+  // Someone on the platform adds her back.
+  const added = await http(`${app.baseUrl}/groups/r-general/members`, { headers: { apikey: app.apiKey }, body: { participants: ['3'] } })
+  expect(added.status, JSON.stringify(added.body)).toBe(200)
+  expect((await sandboxContents(suite.tsb.sandbox, app.id)).members.map((m) => m.key)).toContain('r-general_member_3')
+
+  const broken = await cli('verify')
+  expect(broken.code, broken.stdout).toBe(3)
+  expect(broken.stdout).toMatch(
+    /^ {2}unexpected members r-general_member_3 .*— removed in the ledger \(member\.kick done\), still on the platform: `chatferry verify --replan` plans it again, then `chatferry load` \(the removal is sent again\)$/m,
+  )
+  const [replan] = await runAdvice(cli, advisedCommands(broken.stdout, 'unexpected members r-general_member_3'))
+  expect(replan?.stdout).toMatch(/^planned again \(--replan\): 0 items to import, 1 removals to send: run `chatferry load`$/m)
+
+  expect((await sandboxContents(suite.tsb.sandbox, app.id)).members.map((m) => m.key)).not.toContain('r-general_member_3')
+  const clean = await cli('verify')
+  expect(clean.code, clean.stdout).toBe(0)
+}, 300_000)
