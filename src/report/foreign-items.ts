@@ -29,7 +29,7 @@ export function unknownItemNote(entity: LegacyEntity, detail = ''): string {
 export function skippedButPresentNote(entity: LegacyEntity): string {
   return (
     `on the platform, but skipped in the ledger (a policy dropped it, so this job never sent it): something else created it; ` +
-    `${NO_COMMAND}. If the policy should send it, change the policy and run \`chatferry run --reread ${entity}\`; if it must go, delete it on the platform (${DELETE_CALL[entity]})`
+    `${NO_COMMAND}. Check who created it and whether the policy should send it; if it must go, delete it on the platform (${DELETE_CALL[entity]})`
   )
 }
 

@@ -8,16 +8,22 @@
  *   on the platform): `chatferry verify --replan`, then `chatferry load` imports them again;
  * - removed in the ledger, still on the platform (a kicked member added back on the platform):
  *   the same two commands send the kick again;
+ * - on the platform, but rejected in the ledger (the state a request answered with an error after
+ *   its commit leaves; set on the ledger by SQL, as no command makes it on demand): the same two
+ *   commands send it, the platform answers "already exists", and the ledger marks it done;
+ * - on the platform, but skipped in the ledger: no command removes it, and verify says so;
  * - on the platform, unknown to the ledger (a user another tool imported): no chatferry command
  *   removes it, and verify says so plainly with the platform call that does; once it is gone
  *   from the platform, verify is clean.
  */
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { sql } from 'kysely'
+import pg from 'pg'
 import { expect, it } from 'vitest'
+import { parse } from 'yaml'
 
 import { openGenericWriter } from '../fixtures/generic-sql/fixture.ts'
 import { useCliSuite } from '../helpers/cli-suite.ts'
@@ -46,7 +52,19 @@ async function loadedJob(prefix: string) {
   expect((await cli('accept-rejects', '--all', '--reason', 'known bad rows')).code).toBe(0)
   const first = await cli('verify')
   expect(first.code, first.stdout).toBe(0)
-  return { app, url, cli }
+  const stateUrl = (parse(readFileSync(cfg, 'utf8')) as { state: { url: string } }).state.url
+  return { app, url, cli, stateUrl }
+}
+
+/** Runs one statement on the job's ledger (plain SQL, as a test sets up a state no command makes on demand). */
+async function onLedger(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const c = new pg.Client({ connectionString: url })
+  await c.connect()
+  try {
+    return await c.query(text, values)
+  } finally {
+    await c.end()
+  }
 }
 
 /** Runs each advised command as printed (the configuration appended); returns their outputs. */
@@ -130,4 +148,43 @@ it('removed in the ledger, still on the platform: verify --replan then load send
   expect((await sandboxContents(suite.tsb.sandbox, app.id)).members.map((m) => m.key)).not.toContain('r-general_member_3')
   const clean = await cli('verify')
   expect(clean.code, clean.stdout).toBe(0)
+}, 300_000)
+
+it('on the platform but rejected in the ledger: verify --replan then load settles it done; skipped in the ledger: verify says no command removes it', async () => {
+  const { stateUrl, cli } = await loadedJob('cf-verify-adopt')
+  const done = await onLedger(
+    stateUrl,
+    `select target_key, legacy_id from chatferry.items where entity = 'users' and status = 'done' order by target_key limit 2`,
+  )
+  const [rejected, skipped] = done.rows.map((r: { target_key: string }) => r.target_key)
+  const skippedLegacy = (done.rows[1] as { legacy_id: string } | undefined)?.legacy_id
+  expect(skipped).toBeDefined()
+  await onLedger(
+    stateUrl,
+    `update chatferry.items set status = 'rejected', last_error_code = 'HTTP_500', last_error_message = 'answered 500 after its commit' where entity = 'users' and target_key = $1`,
+    [rejected],
+  )
+
+  const broken = await cli('verify')
+  expect(broken.code, broken.stdout).toBe(3)
+  const what = `unexpected users ${String(rejected)} `
+  expect(broken.stdout).toContain(
+    `— on the platform, but rejected in the ledger: \`chatferry verify --replan\` plans it again, then \`chatferry load\` (the platform answers that it exists and the ledger marks it done)`,
+  )
+  const [replan] = await runAdvice(cli, advisedCommands(broken.stdout, what))
+  expect(replan?.stdout).toMatch(/^planned again \(--replan\): 1 items to import, 0 removals to send: run `chatferry load`$/m)
+  const settled = await onLedger(stateUrl, `select status from chatferry.items where entity = 'users' and target_key = $1`, [rejected])
+  expect(settled.rows[0]?.status).toBe('done')
+  const clean = await cli('verify')
+  expect(clean.code, clean.stdout).toBe(0)
+
+  // Skipped by a policy, yet on the platform: verify says plainly that no command removes it.
+  await onLedger(stateUrl, `update chatferry.items set status = 'skipped' where entity = 'users' and target_key = $1`, [skipped])
+  const foreign = await cli('verify')
+  expect(foreign.code, foreign.stdout).toBe(3)
+  expect(foreign.stdout).toContain(
+    `  unexpected users ${String(skipped)} (legacy ${String(skippedLegacy)}) — on the platform, but skipped in the ledger (a policy dropped it, so this job never sent it): something else created it; ` +
+      'no chatferry command removes what this job did not load. Check who created it and whether the policy should send it; ' +
+      'if it must go, delete it on the platform (DELETE /users/{uid} with permanent: true)',
+  )
 }, 300_000)
