@@ -50,6 +50,7 @@ export function tenantAdvice(t: Pick<FleetTenantJob, 'tenantId' | 'jobId'>, flee
     reconcile: `chatferry fleet run --delta --reconcile-keys${fleet} --tenant ${t.tenantId}`,
     load: `chatferry fleet run${fleet} --tenant ${t.tenantId}`,
     rejects: `chatferry rejects --job ${t.jobId}`,
+    retry: `chatferry retry-rejected --job ${t.jobId}`,
     replan: `chatferry fleet verify --replan${fleet} --tenant ${t.tenantId}`,
   }
 }

@@ -21,6 +21,8 @@ export interface VerifyAdvice {
   readonly rejects: string
   /** Plans again what the ledger calls loaded and the platform lacks (`replan-missing.ts`). */
   readonly replan: string
+  /** Plans rejected items and updates again, once their cause is fixed. */
+  readonly retry: string
 }
 
 /** A single job's commands. */
@@ -30,6 +32,7 @@ export const JOB_ADVICE: VerifyAdvice = {
   load: 'chatferry load',
   rejects: 'chatferry rejects',
   replan: 'chatferry verify --replan',
+  retry: 'chatferry retry-rejected',
 }
 
 export interface VerifyRun {

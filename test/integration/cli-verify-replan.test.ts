@@ -5,7 +5,8 @@
  * 3), the advice is run exactly as printed, and verify is clean (exit 0):
  *
  * - done in the ledger, absent on the platform (a member kicked and a message deleted by someone
- *   on the platform): `chatferry verify --replan`, then `chatferry load` imports them again;
+ *   on the platform): `chatferry verify --replan`, then `chatferry load` imports them again; the
+ *   conversation's count difference points at the messages named in it, and is explained once they are;
  * - removed in the ledger, still on the platform (a kicked member added back on the platform):
  *   the same two commands send the kick again;
  * - on the platform, but rejected in the ledger (the state a request answered with an error after
@@ -14,7 +15,9 @@
  * - on the platform, but skipped in the ledger: no command removes it, and verify says so;
  * - on the platform, unknown to the ledger (a user another tool imported): no chatferry command
  *   removes it, and verify says so plainly with the platform call that does; once it is gone
- *   from the platform, verify is clean.
+ *   from the platform, verify is clean;
+ * - a second copy of a message on the platform: verify says no command deletes a copy and names
+ *   the platform call that does, and that call removes it.
  */
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -78,7 +81,7 @@ async function runAdvice(cli: (...args: string[]) => Promise<{ code: number | nu
   return outs
 }
 
-it('done in the ledger, absent on the platform: verify --replan then load imports them again; a user unknown to the ledger is named as no command can fix it', async () => {
+it('done in the ledger, absent on the platform: verify --replan then load imports them again; a user unknown to the ledger and a copied message are named as no command can fix them', async () => {
   const { app, cli } = await loadedJob('cf-verify-replan')
   const headers = { apikey: app.apiKey }
   const before = await sandboxContents(suite.tsb.sandbox, app.id)
@@ -98,8 +101,12 @@ it('done in the ledger, absent on the platform: verify --replan then load import
     /^ {2}missing members r-general_member_3 .*— done in the ledger, absent on the platform: `chatferry verify --replan` plans it again, then `chatferry load` \(it is imported again\)$/m,
   )
   expect(broken.stdout).toContain(`missing messages ${muid} `)
+  expect(broken.stdout).toMatch(
+    /^ {2}count messages \S+ messages: expected \d+, found \d+ — conversation \S+: \d+ done in the ledger, \d+ on the platform; the messages named in it say what fixes each$/m,
+  )
   const [replan, load] = await runAdvice(cli, advisedCommands(broken.stdout, 'missing members r-general_member_3'))
   expect(replan?.stdout).toMatch(/^planned again \(--replan\): 2 items to import, 0 removals to send: run `chatferry load`$/m)
+  expect(replan?.stdout).toMatch(/^ {2}explained count messages .*; every message named in it is explained$/m)
   expect(replan?.stdout).toMatch(/^verified: /m)
   expect(load?.code).toBe(0)
 
@@ -110,10 +117,23 @@ it('done in the ledger, absent on the platform: verify --replan then load import
   expect(clean.code, clean.stdout).toBe(0)
   expect(clean.stdout).toMatch(/^verified: no mismatch$/m)
 
-  // A user another tool imported into the app: verify names it, and says no chatferry command removes it.
+  // A user another tool imported into the app, and a second copy of a message (written into the
+  // sandbox's store: the platform makes none by muid): verify names both, and says no chatferry command removes them.
   expect((await importRaw(app, 'users', { users: { stranger: { uid: 'stranger', name: 'Stranger' } } })).status).toBe(200)
+  const copy = await sql<{
+    id: number
+  }>`insert into sandbox.messages (app_id, muid, conversation_id, sender, receiver_type, receiver, category, type, data, tags, sent_at, updated_at, imported_at_ms)
+      select app_id, 'copy', conversation_id, sender, receiver_type, receiver, category, type, data, tags, sent_at, updated_at, 0
+      from sandbox.messages where app_id = ${app.id} and muid = ${muid} returning id`.execute(suite.tsb.sandbox.store)
+  const copyId = String(copy.rows[0]?.id)
   const foreign = await cli('verify')
   expect(foreign.code, foreign.stdout).toBe(3)
+  expect(foreign.stdout).toContain(
+    `  duplicate messages ${muid} (legacy ${muid}) — message ${copyId} is a second copy (same legacy id); no chatferry command deletes a copy (it cannot tell which one people replied to or reacted to). ` +
+      `Check both; delete the one to drop on the platform (DELETE /messages/${copyId} with permanent: true)`,
+  )
+  // The platform call it names removes the copy.
+  expect((await http(`${app.baseUrl}/messages/${copyId}`, { method: 'DELETE', headers, body: { permanent: true } })).status).toBe(200)
   expect(foreign.stdout).toContain(
     '  unexpected users stranger — on the platform, unknown to the ledger: this job did not create it (another job on this app, a person, an integration or a script did); ' +
       'no chatferry command removes what this job did not load. Check who created it; if it must go, delete it on the platform (DELETE /users/{uid} with permanent: true)',
