@@ -17,7 +17,9 @@
  *   removes it, and verify says so plainly with the platform call that does; once it is gone
  *   from the platform, verify is clean;
  * - a second copy of a message on the platform: verify says no command deletes a copy and names
- *   the platform call that does, and that call removes it.
+ *   the platform call that does, and that call removes it;
+ * - an update the platform rejected (a rename of a user deactivated by hand on the platform): verify
+ *   names `rejects`, `retry-rejected` and `load`; once the cause is fixed, those clear it.
  */
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -207,4 +209,33 @@ it('on the platform but rejected in the ledger: verify --replan then load settle
       'no chatferry command removes what this job did not load. Check who created it and whether the policy should send it; ' +
       'if it must go, delete it on the platform (DELETE /users/{uid} with permanent: true)',
   )
+}, 300_000)
+
+it('an update the platform rejected: verify names rejects, retry-rejected and load; once its cause is fixed they clear it', async () => {
+  const { app, url, cli } = await loadedJob('cf-verify-retry')
+  // Someone deactivates user 1 on the platform; the source renames her; the delta's rename is refused.
+  expect((await http(`${app.baseUrl}/users`, { method: 'DELETE', headers: { apikey: app.apiKey }, body: { uidsToDeactivate: ['1'] } })).status).toBe(
+    200,
+  )
+  const w = await openGenericWriter('sqlite', url)
+  await w.exec(`UPDATE people SET full_name = 'Renamed in the source', modified_s = ${Math.floor(Date.now() / 1000)} WHERE pid = 1`)
+  await w.close()
+  const delta = await cli('run', '--delta')
+  expect(delta.code, delta.stderr.slice(-2000)).toBe(3)
+
+  const broken = await cli('verify')
+  expect(broken.code, broken.stdout).toBe(3)
+  const line = broken.stdout.split('\n').find((l) => l.includes('rejected by the platform'))
+  expect(line, broken.stdout).toMatch(
+    /— user\.update rejected by the platform: `[^`]*rejects[^`]*` says why; once its cause is fixed, `chatferry retry-rejected` plans it again and `chatferry load` sends it$/,
+  )
+  const advised = /`(chatferry retry-rejected)` plans it again and `(chatferry load)`/.exec(line ?? '')
+
+  // The cause: she was deactivated by hand; she is reactivated, then the advice runs as printed.
+  expect((await http(`${app.baseUrl}/users`, { method: 'PUT', headers: { apikey: app.apiKey }, body: { uidsToActivate: ['1'] } })).status).toBe(200)
+  await runAdvice(cli, [advised?.[1] ?? '', advised?.[2] ?? ''])
+  const on = await sandboxContents(suite.tsb.sandbox, app.id)
+  expect(on.users.find((u) => u.key === '1')?.row.name).toBe('Renamed in the source')
+  const clean = await cli('verify')
+  expect(clean.code, clean.stdout).toBe(0)
 }, 300_000)
