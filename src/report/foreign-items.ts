@@ -1,7 +1,7 @@
 /**
  * What verify says of items on the platform that no chatferry command can fix: items this job did
- * not create (unknown to the ledger, or skipped by a policy, so never sent), and second copies of
- * a message. chatferry removes only what its ledger calls loaded, and never guesses which of two
+ * not create (unknown to the ledger, or skipped by a policy, so never sent), second copies of a
+ * message, and fields changed on the platform. chatferry removes only what its ledger calls loaded, and never guesses which of two
  * copies is the one to keep, so each note says so plainly, names what to check and the platform
  * call that removes the item by hand. The platform's paths are its documented delete calls.
  */
@@ -52,3 +52,14 @@ export function duplicateMessageNote(copyId: string, sameBy: string): string {
 /** A user, group or member the platform lists twice. */
 export const LISTED_TWICE_NOTE =
   "listed twice by the platform's list (its ids are unique, so this is the listing, not the data): run verify again; if it stays, the platform's paging is at fault, not the migration, and no chatferry command changes it"
+
+/**
+ * A loaded item's field that differs from what chatferry sent and applied, with no update to
+ * explain it: changed on the platform by someone else.
+ */
+export function changedOnPlatformNote(what: string): string {
+  return (
+    `${what}: changed on the platform after chatferry wrote it; no chatferry command restores it (a loaded item's fields are sent again only when the source changes them). ` +
+    'Check who changed it there; `chatferry webhooks receive` records such changes from now on (changes.conflicts decides which side wins)'
+  )
+}

@@ -198,7 +198,10 @@ function reportUnmatchedSample(run: VerifyRun, messages: MessageCounts, namedMis
       expected: s.targetKey,
       actual: null,
       explained: false,
-      note: 'sampled, but no listed message carries its legacy id (or, without one, its sender, receiver, sentAt and text): not compared',
+      note:
+        'sampled, but no listed message carries its legacy id (or, without one, its sender, receiver, sentAt and text): not compared. ' +
+        'Not named missing by a conversation listed again, so it was most likely changed on the platform beyond what identifies it (its text edited there, say), ' +
+        `or its conversation is beyond the ${MAX_DRILLED_CONVERSATIONS} verify lists again; no chatferry command restores a message changed on the platform: check it there`,
     })
   }
   return unmatched.length

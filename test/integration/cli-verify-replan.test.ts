@@ -13,6 +13,7 @@
  *   its commit leaves; set on the ledger by SQL, as no command makes it on demand): the same two
  *   commands send it, the platform answers "already exists", and the ledger marks it done;
  * - on the platform, but skipped in the ledger: no command removes it, and verify says so;
+ * - a field changed on the platform by hand: no command restores it, and verify says so;
  * - on the platform, unknown to the ledger (a user another tool imported): no chatferry command
  *   removes it, and verify says so plainly with the platform call that does; once it is gone
  *   from the platform, verify is clean;
@@ -172,8 +173,8 @@ it('removed in the ledger, still on the platform: verify --replan then load send
   expect(clean.code, clean.stdout).toBe(0)
 }, 300_000)
 
-it('on the platform but rejected in the ledger: verify --replan then load settles it done; skipped in the ledger: verify says no command removes it', async () => {
-  const { stateUrl, cli } = await loadedJob('cf-verify-adopt')
+it('on the platform but rejected in the ledger: verify --replan then load settles it done; a field changed by hand and an item skipped in the ledger: verify says no command fixes them', async () => {
+  const { app, stateUrl, cli } = await loadedJob('cf-verify-adopt')
   const done = await onLedger(
     stateUrl,
     `select target_key, legacy_id from chatferry.items where entity = 'users' and status = 'done' order by target_key limit 2`,
@@ -199,6 +200,24 @@ it('on the platform but rejected in the ledger: verify --replan then load settle
   expect(settled.rows[0]?.status).toBe('done')
   const clean = await cli('verify')
   expect(clean.code, clean.stdout).toBe(0)
+
+  // Renamed on the platform by hand: verify says plainly that no command restores it.
+  const renamed = await http(`${app.baseUrl}/users/${String(rejected)}`, {
+    method: 'PUT',
+    headers: { apikey: app.apiKey },
+    body: { name: 'Changed by hand' },
+  })
+  expect(renamed.status, JSON.stringify(renamed.body)).toBe(200)
+  const changed = await cli('verify')
+  expect(changed.code, changed.stdout).toBe(3)
+  expect(changed.stdout).toMatch(
+    new RegExp(
+      `^ {2}field users ${String(rejected)} .*name: expected .*, found "Changed by hand" — differs from the ledger's payload and the updates applied to it: changed on the platform after chatferry wrote it; ` +
+        "no chatferry command restores it \\(a loaded item's fields are sent again only when the source changes them\\)\\. " +
+        'Check who changed it there; `chatferry webhooks receive` records such changes from now on \\(changes\\.conflicts decides which side wins\\)$',
+      'm',
+    ),
+  )
 
   // Skipped by a policy, yet on the platform: verify says plainly that no command removes it.
   await onLedger(stateUrl, `update chatferry.items set status = 'skipped' where entity = 'users' and target_key = $1`, [skipped])
