@@ -38,6 +38,8 @@ export interface FleetVerifyOptions {
   readonly signal?: AbortSignal
   /** The fleet file, for the commands the reports advise. */
   readonly fleetFile?: string
+  /** Plan again what each tenant's ledger calls loaded and its app lacks (`verify --replan`). */
+  readonly replan?: boolean
 }
 
 /** What a tenant's verify notes advise: the fleet's commands for that tenant (its job has no file of its own). */
@@ -48,6 +50,8 @@ export function tenantAdvice(t: Pick<FleetTenantJob, 'tenantId' | 'jobId'>, flee
     reconcile: `chatferry fleet run --delta --reconcile-keys${fleet} --tenant ${t.tenantId}`,
     load: `chatferry fleet run${fleet} --tenant ${t.tenantId}`,
     rejects: `chatferry rejects --job ${t.jobId}`,
+    retry: `chatferry retry-rejected --job ${t.jobId}`,
+    replan: `chatferry fleet verify --replan${fleet} --tenant ${t.tenantId}`,
   }
 }
 
@@ -69,6 +73,7 @@ export async function runFleetVerify(options: FleetVerifyOptions): Promise<Tenan
           const result = await runVerify(tenantContext(t, options.store), {
             outDir: join(options.outDir, 'tenants', t.tenantId),
             advice: tenantAdvice(t, options.fleetFile),
+            replan: options.replan === true,
             ...(options.sample !== undefined ? { sample: options.sample } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
           })

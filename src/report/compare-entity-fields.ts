@@ -8,6 +8,7 @@
 import { storableText } from '../state/index.ts'
 import type { ChatGroup, ChatMember, ChatUser } from '../target/schemas.ts'
 import { expectedGroup, type ExpectedMember, expectedUser, explainDifference, type ItemUpdate, sameValue } from './expected-state.ts'
+import { changedOnPlatformNote } from './foreign-items.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 /** A done item of the ledger as verify holds it. */
@@ -37,7 +38,7 @@ function compareFields(
     const why = explainDifference(
       item.updates,
       item.changed,
-      `differs from the ledger's payload and the updates applied to ${entity === 'members' ? 'the membership' : 'it'}`,
+      changedOnPlatformNote(`differs from the ledger's payload and the updates applied to ${entity === 'members' ? 'the membership' : 'it'}`),
       run.advice,
     )
     run.add({

@@ -7,6 +7,7 @@
  */
 import type { MatchedBy } from '../target/message-match.ts'
 import { legacyDigestOf, legacyKeyOf } from '../target/message-match.ts'
+import { MAX_DRILLED_CONVERSATIONS } from './drill-limit.ts'
 import { conversationOf, messageList } from './message-list.ts'
 import { compareSampledMessage, loadMessageSample, type MessageSample } from './message-sample.ts'
 import type { VerifyRun } from './verify-run.ts'
@@ -26,10 +27,25 @@ export interface MessageCounts {
   readonly listedBy: Record<MatchedBy, number>
   /** The sample, to name its items no listed message matched. */
   readonly sample: MessageSample
+  /** The conversations whose counts differ, with both counts: reported after the drill ({@link reportCountDifferences}). */
+  readonly countDiffs: readonly CountDiff[]
+}
+
+/** One conversation's done messages in the ledger against its messages on the platform. */
+export interface CountDiff {
+  readonly conversation: string
+  readonly want: number
+  readonly got: number
+}
+
+/** What the drill found in one conversation: the messages it named, and how many of them are unexplained. */
+export interface DrillOutcome {
+  readonly named: number
+  readonly unexplained: number
 }
 
 export async function countMessages(run: VerifyRun, sampleSize: number): Promise<MessageCounts> {
-  const { entities, add } = run
+  const { entities } = run
   const expectedByConversation = new Map<string, number>()
   const expectedDigest = new Map<string, bigint>()
   for (const r of await run.lookups.doneMessagesPerConversation(run.jobId, run.legacyMetadataKey)) {
@@ -57,6 +73,7 @@ export async function countMessages(run: VerifyRun, sampleSize: number): Promise
   entities.messages.platform = listed
   const conversations = new Set([...expectedByConversation.keys(), ...onPlatform.keys()])
   const mismatched: string[] = []
+  const countDiffs: CountDiff[] = []
   const swapped: string[] = []
   for (const c of conversations) {
     const want = expectedByConversation.get(c) ?? 0
@@ -68,17 +85,7 @@ export async function countMessages(run: VerifyRun, sampleSize: number): Promise
       continue
     }
     mismatched.push(c)
-    add({
-      entity: 'messages',
-      kind: 'count',
-      targetKey: c,
-      legacyId: null,
-      field: 'messages',
-      expected: want,
-      actual: got,
-      explained: false,
-      note: `conversation ${c}: ${want} done in the ledger, ${got} on the platform`,
-    })
+    countDiffs.push({ conversation: c, want, got })
   }
   return {
     conversations: conversations.size,
@@ -88,5 +95,35 @@ export async function countMessages(run: VerifyRun, sampleSize: number): Promise
     comparedBy,
     listedBy,
     sample,
+    countDiffs,
+  }
+}
+
+/**
+ * Each conversation whose count differs, once the drill has named its messages: explained when
+ * every message the drill named there is (planned again, not loaded yet); otherwise the named
+ * messages carry the advice, and a conversation beyond the drill's limit says how to reach it.
+ */
+export function reportCountDifferences(run: VerifyRun, diffs: readonly CountDiff[], drilled: ReadonlyMap<string, DrillOutcome>): void {
+  for (const { conversation: c, want, got } of diffs) {
+    const outcome = drilled.get(c)
+    const explained = outcome !== undefined && outcome.named > 0 && outcome.unexplained === 0
+    const why =
+      outcome === undefined
+        ? `not listed message by message (only the first ${MAX_DRILLED_CONVERSATIONS} conversations are): fix the ones listed, then run verify again to reach it`
+        : explained
+          ? 'every message named in it is explained'
+          : 'the messages named in it say what fixes each'
+    run.add({
+      entity: 'messages',
+      kind: 'count',
+      targetKey: c,
+      legacyId: null,
+      field: 'messages',
+      expected: want,
+      actual: got,
+      explained,
+      note: `conversation ${c}: ${want} done in the ledger, ${got} on the platform; ${why}`,
+    })
   }
 }

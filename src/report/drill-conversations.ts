@@ -7,23 +7,41 @@
 import type { ConversationMessageRow } from '../state/index.ts'
 import { legacyIdOf, legacyKeyOf, MessageIndex, type MessageShape } from '../target/message-match.ts'
 import type { ChatMessage } from '../target/schemas.ts'
+import type { DrillOutcome } from './count-messages.ts'
+import { MAX_DRILLED_CONVERSATIONS } from './drill-limit.ts'
+import { duplicateMessageNote, unknownItemNote } from './foreign-items.ts'
 import { messageList } from './message-list.ts'
+import { missingItem, presentNote } from './replan-missing.ts'
+import type { Mismatch } from './schema.ts'
 import type { VerifyRun } from './verify-run.ts'
 
-/** Conversations listed again (different count or legacy-id digest) to name their messages. */
-export const MAX_DRILLED_CONVERSATIONS = 200
+export { MAX_DRILLED_CONVERSATIONS } from './drill-limit.ts'
 
-/** Names the messages of the conversations to list again; returns the target keys it named missing. */
-export async function drillConversations(run: VerifyRun, mismatched: readonly string[]): Promise<Set<string>> {
-  const missing = new Set<string>()
-  for (const c of mismatched.slice(0, MAX_DRILLED_CONVERSATIONS)) {
-    await drillConversation(run, c, missing)
-  }
-  return missing
+/** What the drill found: the target keys it named missing, and per conversation what it named. */
+export interface Drilled {
+  readonly missing: Set<string>
+  readonly conversations: Map<string, DrillOutcome>
 }
 
-async function drillConversation(run: VerifyRun, conversation: string, missing: Set<string>): Promise<void> {
-  const { entities, add } = run
+/** Names the messages of the conversations to list again (the first {@link MAX_DRILLED_CONVERSATIONS}). */
+export async function drillConversations(run: VerifyRun, mismatched: readonly string[]): Promise<Drilled> {
+  const drilled: Drilled = { missing: new Set(), conversations: new Map() }
+  for (const c of mismatched.slice(0, MAX_DRILLED_CONVERSATIONS)) {
+    let named = 0
+    let unexplained = 0
+    const add = (m: Mismatch) => {
+      named++
+      unexplained += m.explained ? 0 : 1
+      run.add(m)
+    }
+    await drillConversation(run, c, drilled.missing, add)
+    drilled.conversations.set(c, { named, unexplained })
+  }
+  return drilled
+}
+
+async function drillConversation(run: VerifyRun, conversation: string, missing: Set<string>, add: (m: Mismatch) => void): Promise<void> {
+  const { entities } = run
   const index = new MessageIndex<ConversationMessageRow>(run.legacyMetadataKey)
   for (const r of await run.lookups.conversationMessages(run.jobId, conversation)) {
     if (r.payload !== null) {
@@ -58,12 +76,23 @@ async function drillConversation(run: VerifyRun, conversation: string, missing: 
         expected: 1,
         actual: 2,
         explained: false,
-        note: `message ${m.id} is a second copy (same ${legacyId !== null ? 'legacy id' : 'sender, receiver, sentAt and text'})`,
+        note: duplicateMessageNote(String(m.id), legacyId !== null ? 'legacy id' : 'sender, receiver, sentAt and text'),
       })
       continue
     }
     entities.messages.unexpected++
-    const explained = item?.status === 'planned' || item?.status === 'sent'
+    const why =
+      item !== undefined
+        ? presentNote(run, 'messages', item.target_key, item)
+        : {
+            explained: false,
+            note: unknownItemNote(
+              'messages',
+              legacyId !== null
+                ? ` (it carries legacy id ${legacyId}, which this job has not sent to this conversation)`
+                : ' (no legacy id, no message with its sender, receiver, sentAt and text)',
+            ),
+          }
     add({
       entity: 'messages',
       kind: 'unexpected',
@@ -72,15 +101,7 @@ async function drillConversation(run: VerifyRun, conversation: string, missing: 
       field: null,
       expected: null,
       actual: `message ${m.id}`,
-      explained,
-      note:
-        item !== undefined
-          ? explained
-            ? `the ledger has it ${item.status}: the load has not finished`
-            : `on the platform, but ${item.status} in the ledger`
-          : legacyId !== null
-            ? `carries legacy id ${legacyId}, which the ledger has not sent to this conversation`
-            : 'on the platform, unknown to the ledger (no legacy id, no message with its sender, receiver, sentAt and text)',
+      ...why,
     })
   }
   for (const item of index.items()) {
@@ -97,8 +118,7 @@ async function drillConversation(run: VerifyRun, conversation: string, missing: 
       field: null,
       expected: item.target_key,
       actual: null,
-      explained: false,
-      note: 'done in the ledger, absent on the platform',
+      ...missingItem(run, 'messages', item.target_key),
     })
   }
 }

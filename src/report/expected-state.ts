@@ -111,14 +111,14 @@ export interface Explanation {
 /**
  * Why the platform may differ from the expectation: an applied update still waiting (planned or in
  * flight) explains it; a rejected one does not (the platform refused the change: `chatferry
- * rejects`); an item whose payload changed after loading without an update (a ledger from before
+ * rejects` says why, `chatferry retry-rejected` plans it again once the cause is fixed); an item whose payload changed after loading without an update (a ledger from before
  * updates existed) is explained as before. Otherwise the difference is unexplained.
  */
 export function explainDifference(
   updates: readonly ItemUpdate[],
   changed: boolean,
   otherwise: string,
-  advice: Pick<VerifyAdvice, 'load' | 'rejects'> = JOB_ADVICE,
+  advice: Pick<VerifyAdvice, 'load' | 'rejects' | 'retry'> = JOB_ADVICE,
 ): Explanation {
   const waiting = updates.filter((u) => u.status === 'planned' || u.status === 'sent')
   if (waiting.length > 0) {
@@ -126,7 +126,10 @@ export function explainDifference(
   }
   const rejected = updates.filter((u) => u.status === 'rejected')
   if (rejected.length > 0) {
-    return { explained: false, note: `${kindsOf(rejected)} rejected by the platform: see \`${advice.rejects}\`` }
+    return {
+      explained: false,
+      note: `${kindsOf(rejected)} rejected by the platform: \`${advice.rejects}\` says why; once its cause is fixed, \`${advice.retry}\` plans it again and \`${advice.load}\` sends it`,
+    }
   }
   // A change held back by `changes.conflicts` is recorded (the platform keeps its own change by decision).
   const dropped = updates.filter((u) => u.status === 'dropped')

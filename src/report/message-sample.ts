@@ -11,6 +11,7 @@ import { storableText } from '../state/index.ts'
 import { type MatchedBy, MessageIndex, type MessageShape } from '../target/message-match.ts'
 import type { ChatMessage } from '../target/schemas.ts'
 import { expectedMessageMarks, explainDifference, type ItemUpdate } from './expected-state.ts'
+import { changedOnPlatformNote } from './foreign-items.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 export const COMPARED_FIELDS = ['sender', 'receiver', 'sentAt', 'text', 'editedAt', 'deletedAt'] as const
@@ -98,7 +99,12 @@ export function compareSampledMessage(run: VerifyRun, sample: MessageSample, m: 
     if (same) {
       continue
     }
-    const why = explainDifference(s.updates, s.changed, 'differs from what the ledger sent and the updates applied to it', run.advice)
+    const why = explainDifference(
+      s.updates,
+      s.changed,
+      changedOnPlatformNote('differs from what the ledger sent and the updates applied to it'),
+      run.advice,
+    )
     run.add({
       entity: 'messages',
       kind: 'field',

@@ -12,6 +12,8 @@ import { type ChatGroup, type ChatUser, memberKey } from '../target/schemas.ts'
 import { compareGroup, compareMember, compareUser, type DoneItem, type ListedMember } from './compare-entity-fields.ts'
 import { expectedGroup, expectedMember, explainDifference, type ItemUpdate } from './expected-state.ts'
 import { pagedList } from './paged-list.ts'
+import { LISTED_TWICE_NOTE, unknownItemNote } from './foreign-items.ts'
+import { missingItem, presentNote, removalNotApplied } from './replan-missing.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 type KeyedEntity = 'users' | 'groups' | 'members'
@@ -126,7 +128,7 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
         expected: 1,
         actual: 2,
         explained: false,
-        note: 'listed twice by the platform',
+        note: LISTED_TWICE_NOTE,
       })
       continue
     }
@@ -136,7 +138,7 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
       continue
     }
     entities[entity].unexpected++
-    add(unexpected(entity, key, item, item?.status === 'done'))
+    add(unexpected(run, entity, key, item, item?.status === 'done'))
   }
   for (const [key, item] of ledger[entity]) {
     if (item.status !== 'done' || seen.has(key)) {
@@ -146,12 +148,14 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
       continue
     }
     entities[entity].missing++
-    const why = explainDifference(
+    // An add or reactivation waiting or refused says why; otherwise verify --replan imports it again.
+    const waiting = explainDifference(
       item.updates.filter((u) => /\.(add|reactivate)$/.test(u.kind)),
       false,
-      'done in the ledger, absent on the platform',
+      '',
       run.advice,
     )
+    const why = waiting.note === '' ? missingItem(run, entity, key) : waiting
     add({
       entity,
       kind: 'missing',
@@ -168,33 +172,26 @@ function compareIds(run: VerifyRun, ledger: LedgerItems, entity: KeyedEntity, on
 }
 
 /** A listed key the ledger does not call present: unknown, not loaded yet, or removed by a done update. */
-function unexpected(entity: KeyedEntity, key: string, item: LedgerItem | undefined, removed: boolean) {
+function unexpected(run: VerifyRun, entity: KeyedEntity, key: string, item: LedgerItem | undefined, removed: boolean) {
   const base = { entity, kind: 'unexpected' as const, targetKey: key, field: null, expected: null, actual: key }
   if (item === undefined && entity === 'users' && isSampleUid(key)) {
     return {
       ...base,
       legacyId: null,
       explained: false,
-      note: "the platform's sample user, not from the source: its app was created without skipSampleData: true; delete it (DELETE /users/{uid}, permanent: true) for the app to hold only the migrated data",
+      note: "the platform's sample user, not from the source: its app was created without skipSampleData: true; no chatferry command removes what this job did not load: delete it on the platform (DELETE /users/{uid} with permanent: true) for the app to hold only the migrated data",
     }
   }
   if (item === undefined) {
-    return { ...base, legacyId: null, explained: false, note: 'on the platform, unknown to the ledger' }
+    return { ...base, legacyId: null, explained: false, note: unknownItemNote(entity) }
   }
   if (removed) {
     const done = item.updates.filter((u) => u.status === 'done' && /\.(delete|kick)$/.test(u.kind)).map((u) => u.kind)
     return {
       ...base,
       legacyId: item.legacyId,
-      explained: false,
-      note: `removed in the ledger (${[...new Set(done)].join(', ') || 'removal'} done), still on the platform`,
+      ...removalNotApplied(run, entity, key, `removed in the ledger (${[...new Set(done)].join(', ') || 'removal'} done)`),
     }
   }
-  const explained = item.status === 'planned' || item.status === 'sent'
-  return {
-    ...base,
-    legacyId: item.legacyId,
-    explained,
-    note: explained ? `the ledger has it ${item.status}: the load has not finished` : `on the platform, but ${item.status} in the ledger`,
-  }
+  return { ...base, legacyId: item.legacyId, ...presentNote(run, entity, key, item) }
 }

@@ -350,5 +350,11 @@ export const VerifyReport = ReportHeader.extend({
   acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
   /** The files lane's copies (issue 27): reachable, a sample hashed; absent when the job has no files. */
   files: FilesVerify.optional(),
+  /**
+   * What `verify --replan` planned again in the ledger: done items absent on the platform (imported
+   * again) and done removals whose item is still there (sent again); `command` sends them. Absent
+   * without `--replan`.
+   */
+  replanned: z.object({ items: z.number().int(), removals: z.number().int(), command: z.string() }).optional(),
 })
 export type VerifyReport = z.infer<typeof VerifyReport>

@@ -271,6 +271,11 @@ export function formatVerifyReport(r: VerifyReport): string {
       lines.push(`NOT verified: ${n(f.problems.length)} copied file(s) do not answer as recorded`)
     }
   }
+  if (r.replanned !== undefined) {
+    lines.push(
+      `planned again (--replan): ${n(r.replanned.items)} items to import, ${n(r.replanned.removals)} removals to send: run \`${r.replanned.command}\``,
+    )
+  }
   lines.push(
     r.totals.unexplained === 0
       ? `verified: ${r.totals.mismatches === 0 ? 'no mismatch' : `${n(r.totals.mismatches)} mismatches, all explained by the ledger`}`

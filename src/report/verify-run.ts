@@ -3,6 +3,7 @@ import type { ChatBudget } from '../load/chat-budget.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import type { VerifyLookups } from '../state/index.ts'
 import type { PlatformClient } from '../target/client.ts'
+import type { ReplanList } from './replan-missing.ts'
 import type { Mismatch, VerifyReport } from './schema.ts'
 
 /**
@@ -18,6 +19,10 @@ export interface VerifyAdvice {
   readonly load: string
   /** Lists what the platform refused. */
   readonly rejects: string
+  /** Plans again what the ledger calls loaded and the platform lacks (`replan-missing.ts`). */
+  readonly replan: string
+  /** Plans rejected items and updates again, once their cause is fixed. */
+  readonly retry: string
 }
 
 /** A single job's commands. */
@@ -26,12 +31,16 @@ export const JOB_ADVICE: VerifyAdvice = {
   reconcile: 'chatferry run --delta --reconcile-keys',
   load: 'chatferry load',
   rejects: 'chatferry rejects',
+  replan: 'chatferry verify --replan',
+  retry: 'chatferry retry-rejected',
 }
 
 export interface VerifyRun {
   readonly jobId: string
   /** The commands the notes advise. */
   readonly advice: VerifyAdvice
+  /** What `--replan` plans again (or, without it, only advises). */
+  readonly replan: ReplanList
   readonly lookups: VerifyLookups
   readonly client: PlatformClient
   /** Every chat read goes through it (paced below the chat rate limit). */

@@ -26,13 +26,14 @@ import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { actualVsPlan, plannedSince } from './actual-vs-plan.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
-import { countMessages, type MessageCounts } from './count-messages.ts'
+import { countMessages, type MessageCounts, reportCountDifferences } from './count-messages.ts'
 import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 import { renderVerifyHtml } from './html.ts'
 import { COMPARED_FIELDS, unmatchedSample } from './message-sample.ts'
 import { type HeaderInput, latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from './meta.ts'
 import { createMismatchList, type MismatchList } from './mismatch-list.ts'
 import { reconcileEntities } from './reconcile-entities.ts'
+import { applyReplan, createReplanList } from './replan-missing.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
 import { type PlanReport, VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
@@ -66,6 +67,8 @@ export interface VerifyOptions {
   readonly fileSample?: number
   /** The commands the notes advise. @default a single job's (JOB_ADVICE) */
   readonly advice?: VerifyAdvice
+  /** Plan again what the ledger calls loaded and the platform lacks (`replan-missing.ts`). @default false */
+  readonly replan?: boolean
 }
 
 export interface VerifyResult {
@@ -86,6 +89,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   const run: VerifyRun = {
     jobId,
     advice: options.advice ?? JOB_ADVICE,
+    replan: createReplanList(options.replan === true),
     lookups: store.verifyLookups,
     client,
     pacer: await createChatBudget(store.quota, {
@@ -104,8 +108,9 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   }
   await reconcileEntities(run)
   const messages = await countMessages(run, sampleSize)
-  const namedMissing = await drillConversations(run, messages.toRelist)
-  const sampleUnmatched = reportUnmatchedSample(run, messages, namedMissing)
+  const drilled = await drillConversations(run, messages.toRelist)
+  reportCountDifferences(run, messages.countDiffs, drilled.conversations)
+  const sampleUnmatched = reportUnmatchedSample(run, messages, drilled.missing)
   const snapshotAt =
     config.source !== undefined && options.source !== false
       ? await compareSourceCounts(run, config.source as SourceConfig, await lastCutoverAt(store, jobId))
@@ -122,6 +127,9 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   const files = await verifyFiles(store, jobId, options.fileSample ?? DEFAULT_FILE_SAMPLE, options.signal)
   if (files !== undefined) {
     report.files = files
+  }
+  if (run.replan.enabled) {
+    report.replanned = { ...(await applyReplan(store, jobId, run.replan)), command: run.advice.load }
   }
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
@@ -207,7 +215,10 @@ function reportUnmatchedSample(run: VerifyRun, messages: MessageCounts, namedMis
       expected: s.targetKey,
       actual: null,
       explained: false,
-      note: 'sampled, but no listed message carries its legacy id (or, without one, its sender, receiver, sentAt and text): not compared',
+      note:
+        'sampled, but no listed message carries its legacy id (or, without one, its sender, receiver, sentAt and text): not compared. ' +
+        'Not named missing by a conversation listed again, so it was most likely changed on the platform beyond what identifies it (its text edited there, say), ' +
+        `or its conversation is beyond the ${MAX_DRILLED_CONVERSATIONS} verify lists again; no chatferry command restores a message changed on the platform: check it there`,
     })
   }
   return unmatched.length

@@ -30,6 +30,8 @@ import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from '
 import { deleteCursors } from './sql/delete-cursors.ts'
 import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
 import { type RejectStanding, rejectStanding } from './sql/reject-standing.ts'
+import { replanDoneRemovals } from './sql/replan-done-removals.ts'
+import { replanItems } from './sql/replan-items.ts'
 import { type CursorRow, selectCursors } from './sql/select-cursors.ts'
 import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
@@ -258,6 +260,10 @@ export interface LedgerStore {
   listRejects(jobId: string, filter?: { code?: string; entity?: Entity; limit?: number }): Promise<RejectRecord[]>
   /** Plans rejected items again (all, or those with `code`); returns how many. */
   retryRejected(jobId: string, filter?: { code?: string; entity?: Entity }): Promise<number>
+  /** `verify --replan`: plans again done items the platform lacks and rejected ones it holds (`sql/replan-items.ts`); returns how many. */
+  replanItems(jobId: string, entity: string, keys: readonly string[]): Promise<number>
+  /** `verify --replan`: plans again the done removal of items the platform still shows (`sql/replan-done-removals.ts`); returns how many. */
+  replanDoneRemovals(jobId: string, entity: string, keys: readonly string[]): Promise<number>
   /** Lists the job ids in the ledger. */
   listJobs(): Promise<{ id: string; appId: string }[]>
   /** Deletes every row of the job, in one transaction (`chatferry purge`); the pg-boss schedule queue is the caller's. */
@@ -591,6 +597,8 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       const r = await q.executeTakeFirst()
       return Number(r.numUpdatedRows)
     },
+    replanItems: (jobId, entity, keys) => replanItems(db, { jobId, entity, keys }),
+    replanDoneRemovals: (jobId, entity, keys) => replanDoneRemovals(db, { jobId, entity, keys }),
     async listJobs() {
       const rows = await db.selectFrom('chatferry.jobs').select(['id', 'app_id']).orderBy('id').execute()
       return rows.map((r) => ({ id: r.id, appId: r.app_id }))

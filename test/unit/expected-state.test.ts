@@ -82,7 +82,10 @@ describe('explainDifference', () => {
       'a rejected update does not',
       [u('member.scope', 'rejected')],
       false,
-      { explained: false, note: 'member.scope rejected by the platform: see `chatferry rejects`' },
+      {
+        explained: false,
+        note: 'member.scope rejected by the platform: `chatferry rejects` says why; once its cause is fixed, `chatferry retry-rejected` plans it again and `chatferry load` sends it',
+      },
     ],
     ['a change without an update (older ledger) does', [], true, { explained: true }],
     [

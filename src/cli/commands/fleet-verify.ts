@@ -24,6 +24,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
     .option('--out <dir>', "directory of the tenants' verify reports", 'chatferry-reports')
     .option('--sample <n>', 'messages compared field by field per tenant', '1000')
     .option('--concurrency <n>', 'tenants verified at once', '4')
+    .option('--replan', "plan again what a tenant's ledger calls loaded and its app lacks (then `fleet run --tenant` loads it)")
     .option('--json', 'print one JSON object: fleet, exitCode, tenants[] (verdict, mismatches, unexplained, accepted, report, reason)')
   withHelp(verify, {
     exits: [
@@ -34,7 +35,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
     ],
     examples: [['fleet verify', 'every tenant of ./fleet.yaml; reports in ./chatferry-reports/tenants/<id>/']],
   })
-  verify.action(async (opts: FleetFlags & { out: string; sample: string; concurrency: string }) => {
+  verify.action(async (opts: FleetFlags & { out: string; sample: string; concurrency: string; replan?: boolean }) => {
     process.exitCode = await runStoppable(createLogger(), 'the requests in hand', async (stopper) => {
       const ctx = await openFleetLedger(opts.fleet, { keys: true, poolSize: 6 })
       try {
@@ -48,6 +49,7 @@ export function registerFleetVerifyCommand(fleet: Command): void {
           sample: Number(opts.sample),
           signal: stopper.signal,
           fleetFile: ctx.fleet.file,
+          replan: opts.replan === true,
         })
         const all = [...unusable.map((u) => failedVerdict(u, u.reason, true)), ...verdicts]
         const code = all.some((v) => v.verdict === 'failed' && v.needsFix)

@@ -23,6 +23,7 @@ interface VerifyFlags {
   chatRpm?: string
   source?: boolean
   json?: boolean
+  replan?: boolean
 }
 
 /** `chatferry verify`: reconcile the platform with the ledger and the source after loading. */
@@ -38,7 +39,7 @@ export function registerVerifyCommand(program: Command): void {
     )
   withHelp(verify, {
     exits: [
-      [0, 'no unexplained mismatch'],
+      [0, 'no unexplained mismatch (with --replan: what it planned again counts as explained until `load`)'],
       [3, 'unexplained mismatches (listed with legacy id and target key)'],
       [1, 'stopped by an error (platform or source unreachable) or by SIGINT/SIGTERM'],
       [2, 'usage or configuration error, unknown job'],
@@ -47,6 +48,7 @@ export function registerVerifyCommand(program: Command): void {
       ['verify', 'the job of ./chatferry.yaml; reports in ./chatferry-reports'],
       ['verify --sample 1000 --no-source', 'compare more messages; skip the source row counts'],
       ['verify --job acme-chat --json', 'another job of the ledger; the JSON report on stdout'],
+      ['verify --replan', 'plan again what the platform lacks (or still shows after a removal); then `chatferry load` sends it'],
     ],
   })
   verify
@@ -57,6 +59,10 @@ export function registerVerifyCommand(program: Command): void {
     .option('--chat-rpm <n>', `chat reads per minute (default: target.chatQuota.requestsPerMinute, ${DEFAULT_CHAT_REQUESTS_PER_MINUTE})`)
     .option('--no-source', 'do not compare with the source row counts')
     .option('--json', 'print the JSON report instead of the summary')
+    .option(
+      '--replan',
+      'plan again what the ledger and the platform disagree on: done items absent on the platform, rejected items present there, removals (a kick, a delete) not applied; `chatferry load` then sends them',
+    )
     .action(async (opts: VerifyFlags) => {
       const sample = Number(opts.sample)
       if (!Number.isInteger(sample) || sample < 0) {
@@ -73,6 +79,7 @@ export function registerVerifyCommand(program: Command): void {
             sample,
             outDir: opts.out,
             source: opts.source !== false,
+            replan: opts.replan === true,
             advice: { ...JOB_ADVICE, rejects: `${INVOCATION} rejects -c ${ctx.config.file}` },
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
             chatWindowMs: ctx.load.quotaWindowMs,
