@@ -18,6 +18,7 @@ import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
 import { fleetOption } from './fleet.ts'
+import { registerFleetDashboardCommand } from './fleet-dashboard.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
 import { registerFleetVerifyCommand } from './fleet-verify.ts'
@@ -67,7 +68,7 @@ function loadFlags(opts: FleetFlags) {
   }
 }
 
-/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status, plan and verify. */
+/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status, plan, verify and dashboard. */
 export function registerFleetRunCommands(program: Command): void {
   const fleet =
     program.commands.find((c) => c.name() === 'fleet') ??
@@ -77,6 +78,7 @@ export function registerFleetRunCommands(program: Command): void {
   registerFleetStatusCommand(fleet)
   registerFleetPlanCommand(fleet)
   registerFleetVerifyCommand(fleet)
+  registerFleetDashboardCommand(fleet)
 }
 
 function registerFleetRun(fleet: Command): void {
