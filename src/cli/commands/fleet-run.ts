@@ -5,11 +5,14 @@
  */
 import { Command, Option } from 'commander'
 
+import { tenantNeedsFixNotification } from '../../fleet/fleet-notify.ts'
 import { runFleet } from '../../fleet/fleet-run.ts'
 import { fleetExitCode, type TenantOutcome } from '../../fleet/fleet-run-outcome.ts'
 import { buildFleetRunSummary, formatFleetRunSummary } from '../../fleet/fleet-run-summary.ts'
 import { deprovisionedNote, fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
 import { servedTenants, serveFleet } from '../../fleet/fleet-worker.ts'
+import { createNotifier } from '../../job/notify/notifier.ts'
+import { secretsOf } from '../../job/notify/secrets.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
@@ -132,6 +135,23 @@ function registerFleetRun(fleet: Command): void {
         for (const j of jobs) {
           await markDeadRuns(ctx.store, j.jobId).catch(() => 0)
         }
+        // A tenant that needs a fix is told as it ends (those that cannot even start: now).
+        const notifier = createNotifier(ctx.fleet.parsed.notify, logger, secretsOf(ctx.fleet.parsed))
+        const tellNeedsFix = (o: TenantOutcome) => {
+          const n = tenantNeedsFixNotification(ctx.fleet.id, o)
+          if (n !== undefined) {
+            notifier.send(n)
+          }
+        }
+        const failedFirst: TenantOutcome[] = unusable.map((u) => ({
+          tenantId: u.tenantId,
+          jobId: u.jobId,
+          state: 'failed',
+          needsFix: true,
+          reason: u.reason,
+          stats: [],
+        }))
+        failedFirst.forEach(tellNeedsFix)
         // The queues are set up while the first tenants plan; a tenant waits for them only to load.
         const boss = startFleetBoss(ctx, jobs, logger)
         // A failed set-up fails each tenant as it comes to load (with the reason), not the process.
@@ -147,11 +167,15 @@ function registerFleetRun(fleet: Command): void {
             planConcurrency: opts.planConcurrency,
             logger,
             signal: stopper.signal,
-            onTenant: (tenant, phase, outcome) =>
+            onTenant: (tenant, phase, outcome) => {
               logger.info(
                 { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
                 `tenant ${tenant}: ${outcome?.state ?? phase}`,
-              ),
+              )
+              if (outcome !== undefined) {
+                tellNeedsFix(outcome)
+              }
+            },
           })
         } finally {
           await boss.then(
@@ -159,19 +183,12 @@ function registerFleetRun(fleet: Command): void {
             () => {},
           )
         }
-        const failedFirst: TenantOutcome[] = unusable.map((u) => ({
-          tenantId: u.tenantId,
-          jobId: u.jobId,
-          state: 'failed',
-          needsFix: true,
-          reason: u.reason,
-          stats: [],
-        }))
         const order = ctx.fleet.tenants.map((t) => t.id)
         const all = [...failedFirst, ...outcomes].sort((a, b) => order.indexOf(a.tenantId) - order.indexOf(b.tenantId))
         const exit = fleetExitCode(all)
         const summary = buildFleetRunSummary(ctx.fleet.id, all, exit, Date.now() - startedAt)
         process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatFleetRunSummary(summary))
+        await notifier.flush()
         return exit
       } finally {
         await ctx.close()
