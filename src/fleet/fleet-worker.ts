@@ -30,6 +30,7 @@ import type { Logger } from 'pino'
 
 import { ConfigError } from '../errors.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
+import type { LoaderCounters } from '../load/loader.ts'
 import { sleep } from '../load/sleep.ts'
 import type { SharedBoss } from '../load/work-queue.ts'
 import type { LedgerStore } from '../state/store.ts'
@@ -59,6 +60,8 @@ export interface FleetWorkerOptions {
   readonly boss: SharedBoss
   readonly tenants: readonly FleetTenantJob[]
   readonly logger: Logger
+  /** A tenant's loader counters, about once a second while it loads (the fleet's metrics). */
+  readonly onLoaderTick?: (tenant: { tenantId: string; jobId: string }, counters: LoaderCounters) => void
   readonly signal: AbortSignal
   /** @default RESTART_AFTER_MS */
   readonly restartAfterMs?: number
@@ -124,7 +127,14 @@ async function serveTenant(t: FleetTenantJob, watch: TenantWorkWatch, options: F
     void watch.untilIdle(t.jobId, options.idleStopAfterMs ?? IDLE_STOP_AFTER_MS, loaderSignal).then(() => idle.abort())
     try {
       log.debug('tenant has work: starting its loader')
-      const outcome = await runJobLoader(ctx, { mode: 'worker', logger: log, signal: loaderSignal, sharedBoss: options.boss })
+      const onTick = options.onLoaderTick
+      const outcome = await runJobLoader(ctx, {
+        mode: 'worker',
+        logger: log,
+        signal: loaderSignal,
+        sharedBoss: options.boss,
+        ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
+      })
       if (signal.aborted) {
         return
       }

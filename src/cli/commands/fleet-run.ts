@@ -15,6 +15,7 @@ import { createNotifier } from '../../job/notify/notifier.ts'
 import { secretsOf } from '../../job/notify/secrets.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
+import { startFleetMetricsEndpoint } from '../fleet-metrics-endpoint.ts'
 import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { markDeadRuns } from '../run-liveness.ts'
@@ -152,6 +153,7 @@ function registerFleetRun(fleet: Command): void {
           stats: [],
         }))
         failedFirst.forEach(tellNeedsFix)
+        const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger)
         // The queues are set up while the first tenants plan; a tenant waits for them only to load.
         const boss = startFleetBoss(ctx, jobs, logger)
         // A failed set-up fails each tenant as it comes to load (with the reason), not the process.
@@ -167,6 +169,7 @@ function registerFleetRun(fleet: Command): void {
             planConcurrency: opts.planConcurrency,
             logger,
             signal: stopper.signal,
+            ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
             onTenant: (tenant, phase, outcome) => {
               logger.info(
                 { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
@@ -182,6 +185,7 @@ function registerFleetRun(fleet: Command): void {
             (b) => b.stop(),
             () => {},
           )
+          await endpoint?.stop()
         }
         const order = ctx.fleet.tenants.map((t) => t.id)
         const all = [...failedFirst, ...outcomes].sort((a, b) => order.indexOf(a.tenantId) - order.indexOf(b.tenantId))
@@ -244,11 +248,23 @@ function registerFleetWorker(fleet: Command): void {
             logger.warn({ tenant: u.tenantId }, `tenant ${u.tenantId} is not served: ${u.reason}`)
           }
           const boss = await startFleetBoss(ctx, jobs, logger)
+          const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger).catch(async (err: unknown) => {
+            await boss.stop()
+            throw err
+          })
           try {
             logger.info({ tenants: jobs.length, ...health }, 'fleet worker serving')
-            await serveFleet({ store: ctx.store, boss, tenants: jobs, logger, signal: stopper.signal })
+            await serveFleet({
+              store: ctx.store,
+              boss,
+              tenants: jobs,
+              logger,
+              signal: stopper.signal,
+              ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
+            })
           } finally {
             await boss.stop()
+            await endpoint?.stop()
           }
           return EXIT.OK
         } finally {
