@@ -78,7 +78,9 @@ it('fleet run and fleet worker serve per-tenant metrics during the load, matchin
           value(f, 'chatferry_items', { tenant: t, entity: e, state: 'planned' }) === 0 &&
           value(f, 'chatferry_items', { tenant: t, entity: e, state: 'sent' }) === 0,
       ) &&
-      (value(f, 'chatferry_items', { tenant: t, entity: 'messages', state: 'planned' }) ?? 0) > 0
+      (value(f, 'chatferry_items', { tenant: t, entity: 'messages', state: 'planned' }) ?? 0) +
+        (value(f, 'chatferry_items', { tenant: t, entity: 'messages', state: 'sent' }) ?? 0) >
+        0
     const deadline = Date.now() + 120_000
     let first: PromFamily[] = []
     const checked = new Set<string>()
