@@ -15,8 +15,14 @@ import { type NextcloudTalkConfig, NextcloudTalkConfigSchema } from './nextcloud
 import { createNextcloudTalkConnector } from './nextcloud-talk/index.ts'
 import { type RocketChatConfig, RocketChatConfigSchema } from './rocketchat/config.ts'
 import { createRocketChatConnector } from './rocketchat/index.ts'
+import { type SendbirdConfig, SendbirdConfigSchema } from './sendbird/config.ts'
+import { createSendbirdConnector } from './sendbird/index.ts'
 import { type SlackExportConfig, SlackExportConfigSchema } from './slack-export/config.ts'
 import { createSlackExportConnector } from './slack-export/index.ts'
+import { type StreamChatConfig, StreamChatConfigSchema } from './stream-chat/config.ts'
+import { createStreamChatConnector } from './stream-chat/index.ts'
+import { type TwilioConversationsConfig, TwilioConversationsConfigSchema } from './twilio-conversations/config.ts'
+import { createTwilioConversationsConnector } from './twilio-conversations/index.ts'
 import { type ZulipConfig, ZulipConfigSchema } from './zulip/config.ts'
 import { createZulipConnector } from './zulip/index.ts'
 
@@ -31,6 +37,9 @@ export const connectors = {
   rocketchat: createRocketChatConnector as ConnectorFactory<RocketChatConfig>,
   zulip: createZulipConnector as ConnectorFactory<ZulipConfig>,
   'slack-export': createSlackExportConnector as ConnectorFactory<SlackExportConfig>,
+  sendbird: createSendbirdConnector as ConnectorFactory<SendbirdConfig>,
+  'stream-chat': createStreamChatConnector as ConnectorFactory<StreamChatConfig>,
+  'twilio-conversations': createTwilioConversationsConnector as ConnectorFactory<TwilioConversationsConfig>,
 } as const satisfies Record<string, ConnectorFactory<never>>
 
 /** The registry's keys: the values `source.connector` accepts. */
@@ -48,6 +57,9 @@ export const SourceConfigSchema = z.discriminatedUnion('connector', [
   RocketChatConfigSchema,
   ZulipConfigSchema,
   SlackExportConfigSchema,
+  SendbirdConfigSchema,
+  StreamChatConfigSchema,
+  TwilioConversationsConfigSchema,
 ])
 export type SourceConfig = z.output<typeof SourceConfigSchema>
 export type SourceConfigInput = z.input<typeof SourceConfigSchema>
@@ -67,7 +79,23 @@ export function createConnector(config: SourceConfig): SourceConnector {
       return connectors.zulip(config)
     case 'slack-export':
       return connectors['slack-export'](config)
+    case 'sendbird':
+      return connectors.sendbird(config)
+    case 'stream-chat':
+      return connectors['stream-chat'](config)
+    case 'twilio-conversations':
+      return connectors['twilio-conversations'](config)
   }
 }
 
-export type { GenericSqlConfig, MattermostConfig, NextcloudTalkConfig, RocketChatConfig, SlackExportConfig, ZulipConfig }
+export type {
+  GenericSqlConfig,
+  MattermostConfig,
+  NextcloudTalkConfig,
+  RocketChatConfig,
+  SendbirdConfig,
+  SlackExportConfig,
+  StreamChatConfig,
+  TwilioConversationsConfig,
+  ZulipConfig,
+}

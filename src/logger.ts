@@ -29,8 +29,23 @@ export function logFormat(env: NodeJS.ProcessEnv = process.env, tty = process.st
   return tty ? 'pretty' : 'json'
 }
 
-/** Keys whose values are secrets wherever they appear: in a log object, a config, a report. */
-export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'apikey', 'key', 'secret', 'password', 'authKey', 'token'])
+/**
+ * Keys whose values are secrets wherever they appear: in a log object, a config, a report
+ * (`fileToken`: the Slack token the files lane reads `url_private` with; `secretAccessKey`: an S3
+ * source's or store's secret key).
+ */
+export const SECRET_KEYS: ReadonlySet<string> = new Set([
+  'apiKey',
+  'apikey',
+  'key',
+  'secret',
+  'password',
+  'authKey',
+  'token',
+  'apiToken',
+  'fileToken',
+  'secretAccessKey',
+])
 
 /**
  * Where pino looks for secrets in a log object (top level and one level down, plus request
@@ -38,7 +53,7 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set(['apiKey', 'apikey', 'ke
  */
 export const REDACTED_PATHS = [
   ...[...SECRET_KEYS].flatMap((k) => [k, `*.${k}`]),
-  ...['apikey', 'secret', 'authorization'].flatMap((h) => [`headers.${h}`, `*.headers.${h}`]),
+  ...['apikey', 'secret', 'authorization', 'api-token'].flatMap((h) => [`headers.${h}`, `*.headers.${h}`]),
 ]
 
 /** What a child logger is about; every line it writes carries these fields. */

@@ -8,6 +8,7 @@ import { TIME_FORMATS } from '../sql/decode.ts'
 import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
 import { engineOf } from '../sql/source-url.ts'
 import { statementProblems } from '../sql/statement-check.ts'
+import { GenericSqlFilesSchema } from './files.ts'
 
 const columnName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain column name (letters, digits, _)')
 
@@ -81,6 +82,12 @@ export const GenericSqlConfigSchema = z
         messages: EntityQuerySchema.optional(),
       })
       .strict(),
+    /**
+     * Where the attachments' bytes are, for the files lane (`files.mode: rehost`): a key of each
+     * attachment object naming a URL, a path under a directory, or an S3 key (files.ts). Absent:
+     * the lane reads each attachment's `url`.
+     */
+    files: GenericSqlFilesSchema.optional(),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -15,6 +15,7 @@ import { NULL_KEYS_DONE, type PagedReadSpec, readPages } from '../sql/paged-read
 import { openSnapshotConnection, type SnapshotConnection } from '../sql/snapshot-connection.ts'
 import type { GenericSqlConfig } from './config.ts'
 import type { EntitySpec } from './entities/entity-spec.ts'
+import { type GenericSqlFiles, genericSqlFilesReader, genericSqlLocator } from './files.ts'
 import { checkQueryTexts, prepare, type PreparedEntity } from './prepare.ts'
 
 export { type GenericSqlConfig, type GenericSqlConfigInput, GenericSqlConfigSchema } from './config.ts'
@@ -46,11 +47,14 @@ class GenericSqlSession implements SourceSession {
   readonly #conn: SnapshotConnection
   readonly #entities: Map<LegacyEntity, PreparedEntity>
   readonly #pageSize: number
-  constructor(conn: SnapshotConnection, entities: Map<LegacyEntity, PreparedEntity>, pageSize: number) {
+  /** `source.files`: attachments then carry a locator. */
+  readonly #files: GenericSqlFiles | undefined
+  constructor(conn: SnapshotConnection, entities: Map<LegacyEntity, PreparedEntity>, pageSize: number, files?: GenericSqlFiles) {
     this.snapshotAt = conn.snapshotAt
     this.#conn = conn
     this.#entities = entities
     this.#pageSize = pageSize
+    this.#files = files
   }
 
   #deltaWhere(p: PreparedEntity, since: EpochMs | undefined): ((params: Params) => string[]) | undefined {
@@ -88,7 +92,12 @@ class GenericSqlSession implements SourceSession {
       return (async function* () {})()
     }
     const where = this.#deltaWhere(p, options.since)
-    const ctx = { timeFormat: p.query.timeFormat, lossy: this.#conn.lossyText }
+    const files = this.#files
+    const ctx = {
+      timeFormat: p.query.timeFormat,
+      lossy: this.#conn.lossyText,
+      ...(files === undefined ? {} : { locate: (item: Record<string, unknown>) => genericSqlLocator(files, item) }),
+    }
     const spec = p.spec as unknown as EntitySpec<E>
     const read: PagedReadSpec<LegacyRecordOf[E]> = {
       conn: p.conn,
@@ -210,17 +219,19 @@ class GenericSqlSession implements SourceSession {
 
 /** The generic SQL connector for these settings. */
 export function createGenericSqlConnector(config: GenericSqlConfig): SourceConnector {
+  const files = config.files
   return {
     id: 'generic-sql',
     async open() {
       checkQueryTexts(config)
       const conn = await openSnapshotConnection(config.url, { connectTimeoutMs: config.connectTimeoutMs })
       try {
-        return new GenericSqlSession(conn, await prepare(conn, config), config.pageSize)
+        return new GenericSqlSession(conn, await prepare(conn, config), config.pageSize, config.files)
       } catch (err) {
         await conn.close()
         throw err
       }
     },
+    ...(files === undefined ? {} : { files: () => genericSqlFilesReader(files) }),
   }
 }

@@ -3,6 +3,7 @@
  */
 import { z } from 'zod'
 
+import { FileSourceSchema } from '../files/settings.ts'
 import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
 
 /** The placeholders a group name rule may use. */
@@ -50,6 +51,14 @@ export const MattermostConfigSchema = z
      * URL is `<fileBaseUrl>/<path>`. @default file:///opt/mattermost/data
      */
     fileBaseUrl: z.url().default(DEFAULT_FILE_BASE_URL),
+    /**
+     * Where the server keeps the files' bytes, for the files lane (`files.mode: rehost`): its data
+     * directory (`FileSettings.Directory`, `kind: local`) or its bucket (`FileSettings.AmazonS3Bucket`
+     * with `AmazonS3PathPrefix` as `prefix`, `kind: s3`). Set: every attachment carries a locator
+     * (`FileInfo.Path`) this connector's reader opens. Absent: attachments are read over HTTP from
+     * their `fileBaseUrl` URL.
+     */
+    files: FileSourceSchema.optional(),
     /**
      * The Mattermost site URL (e.g. `https://chat.example.com`); when set, users get
      * `avatar: <siteUrl>/api/v4/users/<id>/image`.

@@ -7,6 +7,7 @@
 import { ChatferryError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
+import { fileSourceHost, fileSourceReader } from '../files/source-reader.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
 import { buildCountQuery } from '../sql/dialect.ts'
 import { readQueryKeys } from '../sql/key-pages.ts'
@@ -134,10 +135,11 @@ class MattermostSession implements SourceSession {
         break
       default: {
         const fileBaseUrl = cfg.fileBaseUrl.replace(/\/+$/, '')
+        const fileHost = cfg.files === undefined ? undefined : fileSourceHost(cfg.files)
         spec = {
           ...common,
           enrich: (rows) => this.#usernames(rows),
-          decode: (row, usernames) => decodeMessage(row, { lossy, fileBaseUrl, usernames: usernames ?? new Map() }),
+          decode: (row, usernames) => decodeMessage(row, { lossy, fileBaseUrl, fileHost, usernames: usernames ?? new Map() }),
           legacyIdOf: (row) => printableId(row.id),
         }
       }
@@ -206,6 +208,7 @@ async function refuseUnknownTeam(conn: SnapshotConnection, team: string, url: st
 
 /** The Mattermost connector for these settings. */
 export function createMattermostConnector(config: MattermostConfig): SourceConnector {
+  const files = config.files
   return {
     id: 'mattermost',
     async open() {
@@ -215,5 +218,11 @@ export function createMattermostConnector(config: MattermostConfig): SourceConne
       }
       return new MattermostSession(conn, config)
     },
+    ...(files === undefined
+      ? {}
+      : {
+          files: () =>
+            fileSourceReader(files, 'source.files', "Mattermost's data directory (FileSettings.Directory), where FileInfo.Path is relative to"),
+        }),
   }
 }

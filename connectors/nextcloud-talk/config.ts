@@ -3,6 +3,7 @@
  */
 import { z } from 'zod'
 
+import { FileSourceSchema } from '../files/settings.ts'
 import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
 
 /** Nextcloud's default table prefix (`dbtableprefix` in config.php). */
@@ -40,7 +41,19 @@ export const NextcloudTalkConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * Where the shared files' bytes are, for the files lane (`files.mode: rehost`): the server's
+     * `datadirectory` (`kind: local`: `<datadirectory>/<uid>/files/…`), or its primary object
+     * store's bucket (`kind: s3`: objects `urn:oid:<fileid>`). Needs `siteUrl` (a shared file is an
+     * attachment only with it). Absent: attachments are read over HTTP from `<siteUrl>/f/<fileid>`.
+     */
+    files: FileSourceSchema.optional(),
   })
   .strict()
+  .superRefine((config, ctx) => {
+    if (config.files !== undefined && config.siteUrl === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['files'], message: 'needs source.siteUrl: a shared file becomes an attachment only with it' })
+    }
+  })
 export type NextcloudTalkConfig = z.output<typeof NextcloudTalkConfigSchema>
 export type NextcloudTalkConfigInput = z.input<typeof NextcloudTalkConfigSchema>

@@ -5,6 +5,7 @@
  * members (their user attendees) → messages (chat comments). See README.md for every mapping.
  */
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
+import type { FileLocator } from '../../src/model/files.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { FieldProblem, printableId } from '../sql/decode.ts'
 import { buildCountQuery, type Params } from '../sql/dialect.ts'
@@ -17,7 +18,8 @@ import { decodeGroup } from './entities/groups.ts'
 import { decodeMember } from './entities/members.ts'
 import { decodeMessage, lookupsNeeded, type MessageLookups, type RawReaction } from './entities/messages.ts'
 import { decodeUser } from './entities/users.ts'
-import { entityQuery, firstMessageQuery, type NcEntityQuery, reactionsQuery, roomTypes, sharesQuery } from './sql/queries.ts'
+import { nextcloudFilesReader, nextcloudLocator } from './files.ts'
+import { entityQuery, fileLocationsQuery, firstMessageQuery, type NcEntityQuery, reactionsQuery, roomTypes, sharesQuery } from './sql/queries.ts'
 import { type NcSchema, probeSchema } from './sql/tables.ts'
 
 export { type NextcloudTalkConfig, type NextcloudTalkConfigInput, NextcloudTalkConfigSchema } from './config.ts'
@@ -61,10 +63,36 @@ class NextcloudTalkSession implements SourceSession {
     return this.#queries[entity].changedSince === undefined ? undefined : this.count(entity, { since })
   }
 
+  /** With `source.files`: each shared file's locator, from its `filecache` row and storage (files.ts). */
+  async #locateShares(shares: Map<string, { fileId: string; name: string; source?: FileLocator }>): Promise<void> {
+    const files = this.#config.files
+    if (files === undefined) {
+      return
+    }
+    const ids = [...new Set([...shares.values()].map((x) => x.fileId).filter((id) => /^\d{1,18}$/.test(id)))]
+    const found = new Map<string, FileLocator>()
+    for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+      const chunk = ids.slice(i, i + LOOKUP_CHUNK)
+      const r = await this.#conn.query(fileLocationsQuery(this.#schema, chunk.length), chunk.map(Number), 'locating shared files')
+      for (const f of r.rows) {
+        const source = nextcloudLocator(files, String(f.file_id), String(f.storage ?? ''), String(f.path ?? ''))
+        if (source !== undefined) {
+          found.set(String(f.file_id), source)
+        }
+      }
+    }
+    for (const share of shares.values()) {
+      const source = found.get(share.fileId)
+      if (source !== undefined) {
+        share.source = source
+      }
+    }
+  }
+
   async #lookups(rows: readonly Record<string, unknown>[]): Promise<MessageLookups> {
     const need = lookupsNeeded(rows)
     const users = new Set<string>()
-    const shares = new Map<string, { fileId: string; name: string }>()
+    const shares = new Map<string, { fileId: string; name: string; source?: FileLocator }>()
     const s = this.#schema
     for (let i = 0; i < need.uids.length; i += LOOKUP_CHUNK) {
       const chunk = need.uids.slice(i, i + LOOKUP_CHUNK)
@@ -86,6 +114,7 @@ class NextcloudTalkSession implements SourceSession {
         shares.set(String(h.id), { fileId: String(h.file_id ?? ''), name: String(h.file_target ?? '') })
       }
     }
+    await this.#locateShares(shares)
     const reactions = new Map<string, RawReaction[]>()
     const ids = rows.flatMap((r) => (typeof r.id === 'number' ? [r.id] : typeof r.id === 'string' && /^\d{1,15}$/.test(r.id) ? [Number(r.id)] : []))
     if (ids.length > 0) {
@@ -173,6 +202,7 @@ class NextcloudTalkSession implements SourceSession {
 
 /** The Nextcloud Talk connector for these settings. */
 export function createNextcloudTalkConnector(config: NextcloudTalkConfig): SourceConnector {
+  const files = config.files
   return {
     id: 'nextcloud-talk',
     async open() {
@@ -184,5 +214,6 @@ export function createNextcloudTalkConnector(config: NextcloudTalkConfig): Sourc
         throw err
       }
     },
+    ...(files === undefined ? {} : { files: () => nextcloudFilesReader(files) }),
   }
 }

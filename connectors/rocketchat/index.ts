@@ -4,6 +4,8 @@
  * snapshot: it never changes under a read. Entity order: users → groups (rooms) → members
  * (subscriptions) → messages. See README.md for how each Rocket.Chat concept is mapped.
  */
+import { dirname, join, resolve } from 'node:path'
+
 import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
 import { DEFAULT_UPLOADS_BASE_URL, type RocketChatConfig } from './config.ts'
@@ -15,6 +17,9 @@ import { decodeMessage } from './entities/messages.ts'
 import { isGroupKind, roomKind } from './entities/room-kind.ts'
 import { decodeUser } from './entities/users.ts'
 import { type Doc, legacyIdOfDoc } from './entities/values.ts'
+import { rocketChatFilesReader } from './files/files-reader.ts'
+import { uploadLocator } from './files/locator.ts'
+import { readUploadIndex, type UploadRecord, UPLOADS_COLLECTION } from './files/upload-index.ts'
 
 export { type RocketChatConfig, type RocketChatConfigInput, RocketChatConfigSchema } from './config.ts'
 
@@ -33,10 +38,19 @@ function roomIsRead(lookups: DumpLookups, rid: unknown, groupsOnly: boolean): bo
 }
 
 /** The collection and decoding of each entity. */
-function specs(files: DumpFiles, lookups: DumpLookups, config: RocketChatConfig): { [E in LegacyEntity]: CollectionSpec<LegacyRecordOf[E]> } {
+function specs(
+  files: DumpFiles,
+  lookups: DumpLookups,
+  config: RocketChatConfig,
+  uploads: ReadonlyMap<string, UploadRecord> | undefined,
+): { [E in LegacyEntity]: CollectionSpec<LegacyRecordOf[E]> } {
   const siteUrl = noSlash(config.siteUrl)
   const uploadsBaseUrl = noSlash(config.uploadsBaseUrl) ?? siteUrl ?? DEFAULT_UPLOADS_BASE_URL
-  const messageCtx = { ...lookups, uploadsBaseUrl }
+  const messageCtx = {
+    ...lookups,
+    uploadsBaseUrl,
+    ...(config.files === undefined || uploads === undefined ? {} : { locateUpload: uploadLocator(config.files, uploads) }),
+  }
   return {
     users: { file: files.users, include: () => true, decode: (d) => decodeUser(d, { siteUrl }), legacyIdOf: legacyIdOfDoc },
     groups: {
@@ -76,7 +90,11 @@ class RocketChatSession implements SourceSession {
   }
 
   #spec<E extends LegacyEntity>(entity: E): Promise<CollectionSpec<LegacyRecordOf[E]>> {
-    this.#specs ??= buildLookups(this.#files).then((lookups) => specs(this.#files, lookups, this.#config))
+    this.#specs ??= Promise.all([
+      buildLookups(this.#files),
+      // With source.files, each upload's store names its locator's host (one scan of rocketchat_uploads).
+      this.#config.files === undefined ? undefined : readUploadIndex(join(dirname(this.#files.users), `${UPLOADS_COLLECTION}.bson`)),
+    ]).then(([lookups, uploads]) => specs(this.#files, lookups, this.#config, uploads))
     return this.#specs.then((s) => s[entity] as CollectionSpec<LegacyRecordOf[E]>)
   }
 
@@ -123,11 +141,13 @@ class RocketChatSession implements SourceSession {
 
 /** The Rocket.Chat connector for these settings. */
 export function createRocketChatConnector(config: RocketChatConfig): SourceConnector {
+  const filesConfig = config.files
   return {
     id: 'rocketchat',
     async open() {
       const { files, writtenAt } = await openDumpDir(config.path)
       return new RocketChatSession(files, writtenAt, config)
     },
+    ...(filesConfig === undefined ? {} : { files: () => rocketChatFilesReader(resolve(config.path), filesConfig) }),
   }
 }

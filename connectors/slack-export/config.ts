@@ -44,6 +44,15 @@ export const SlackExportConfigSchema = z
       })
       .optional(),
     /**
+     * A Slack token with `files:read` (a user or bot token: `xoxp-…`, `xoxb-…`) the files lane
+     * sends as `Authorization: Bearer` to read `url_private` of the files the export does not
+     * carry (`files.mode: rehost`). A secret: write it as `${SLACK_TOKEN}`. The export's own token
+     * is always removed from the URLs and never used. Absent: only files inside the export get a
+     * locator; the others are read from their URL as it is (Slack answers with its login page,
+     * which the files lane refuses as HTML).
+     */
+    fileToken: z.string().min(1).optional(),
+    /**
      * Refuse a file of the export that inflates to more than this many bytes (checked against the
      * ZIP's declared size and again while inflating): the file is a problem, the rest is read.
      * @default 4 GiB

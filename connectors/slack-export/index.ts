@@ -4,8 +4,10 @@
  * model. Entity order: users → groups (channels, private channels, group DMs) → members → messages.
  * The export is the snapshot: it never changes under a read. See README.md for the mapping.
  */
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 
+import { ChatferryError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
 import { type ExportArchive, openArchive } from './archive/archive.ts'
@@ -13,6 +15,7 @@ import type { SlackExportConfig } from './config.ts'
 import { arrayFileBatches, DAY_FILE } from './day-file.ts'
 import { isObject, isTs, tsMs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
+import { slackFilesReader } from './files-reader.ts'
 import { type Layout, readLayout } from './layout.ts'
 import { pagesOf, type PositionedRow, single } from './paging.ts'
 import { botRows } from './read-bots.ts'
@@ -103,6 +106,7 @@ class SlackExportSession implements SourceSession {
           layout: this.#layout,
           lookups,
           maxElementBytes,
+          hasFileToken: this.#config.fileToken !== undefined,
           after,
           since,
           signal,
@@ -195,6 +199,15 @@ export function createSlackExportConnector(config: SlackExportConfig): SourceCon
         await archive.close()
         throw err
       }
+    },
+    files() {
+      if (!existsSync(config.path)) {
+        throw new ChatferryError(
+          'CONFIG_INVALID',
+          `source.path: ${config.path} does not exist; it must be the Slack export (its ZIP or the folder it unpacks to)`,
+        )
+      }
+      return slackFilesReader({ ...config, path: resolve(config.path) })
     },
   }
 }

@@ -13,6 +13,7 @@ import { DAY_FILE, type ParsedItem, readsWhole } from './day-file.ts'
 import { sortedDay, tsOf } from './day-sort.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { decodeMessage, type MessageContext } from './entities/messages.ts'
+import { slackFileLocator } from './files-locator.ts'
 import type { Layout } from './layout.ts'
 import { decodeRow, type PositionedRow, problem } from './paging.ts'
 
@@ -21,6 +22,8 @@ export interface MessagesRead {
   readonly layout: Layout
   readonly lookups: TextLookups
   readonly fileUrl?: string
+  /** Whether `source.fileToken` is set: `url_private` then gets a locator (files-locator.ts). */
+  readonly hasFileToken?: boolean
   readonly maxElementBytes: number
   readonly after?: Cursor
   readonly since?: number
@@ -92,7 +95,12 @@ export async function* messageRows(o: MessagesRead): AsyncGenerator<PositionedRo
     }
     seen.startDay(day)
     const conv = o.layout.byFolder.get(folder)
-    const ctx: MessageContext | undefined = conv && { ...o.lookups, conversation: conv, ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}) }
+    const ctx: MessageContext | undefined = conv && {
+      ...o.lookups,
+      conversation: conv,
+      ...(o.fileUrl !== undefined ? { fileUrl: o.fileUrl } : {}),
+      locateFile: slackFileLocator(o.archive, folder, o.hasFileToken === true),
+    }
     const skipTo = o.after?.c === folder && o.after.d === day && typeof o.after.i === 'number' ? o.after.i : -1
     let rank = 0
     let previous: string | undefined

@@ -3,6 +3,7 @@
  */
 import { z } from 'zod'
 
+import { FileSourceSchema } from '../files/settings.ts'
 import { connectTimeoutMs, pageSize, sourceUrl } from '../sql/source-config.ts'
 
 /** How stream topics reach the platform. */
@@ -47,6 +48,14 @@ export const ZulipConfigSchema = z
      * attachment's URL is `<fileBaseUrl>/<path_id>`. @default file:///home/zulip/uploads/files
      */
     fileBaseUrl: z.url().default(DEFAULT_FILE_BASE_URL),
+    /**
+     * Where the server keeps the uploads' bytes, for the files lane (`files.mode: rehost`): its
+     * `LOCAL_UPLOADS_DIR` (`kind: local`; message files are under its `files/`), or its
+     * `S3_AUTH_UPLOADS_BUCKET` (`kind: s3`; the key is the `path_id`). Set: every attachment carries
+     * the locator `{reader: zulip, ref: path_id}`. Absent: attachments are read over HTTP from
+     * their `fileBaseUrl` URL.
+     */
+    files: FileSourceSchema.optional(),
     /** The Zulip server's URL (e.g. `https://chat.example.com`); when set, users get `avatar: <siteUrl>/avatar/<id>`. */
     siteUrl: z.url().optional(),
   })

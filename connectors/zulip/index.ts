@@ -6,6 +6,7 @@
 import { ChatferryError } from '../../src/errors.ts'
 import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import type { EpochMs, LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
+import { fileSourceHost } from '../files/source-reader.ts'
 import { printableId } from '../sql/decode.ts'
 import { buildCountQuery, type Params } from '../sql/dialect.ts'
 import { readQueryKeys } from '../sql/key-pages.ts'
@@ -17,6 +18,7 @@ import { decodeMember, memberIdOf } from './entities/members.ts'
 import { mentionedNames } from './entities/mentions.ts'
 import { decodeMessage } from './entities/messages.ts'
 import { decodeUser } from './entities/users.ts'
+import { zulipFilesReader } from './files.ts'
 import { entityQuery, namesQuery, REALM_QUERY, type RealmIds, type ZulipEntityQuery } from './sql/queries.ts'
 
 export { type ZulipConfig, type ZulipConfigInput, ZulipConfigSchema } from './config.ts'
@@ -116,10 +118,11 @@ class ZulipSession implements SourceSession {
         break
       default: {
         const fileBaseUrl = cfg.fileBaseUrl.replace(/\/+$/, '')
+        const fileHost = cfg.files === undefined ? undefined : fileSourceHost(cfg.files)
         spec = {
           ...common,
           enrich: (rows) => this.#names(rows),
-          decode: (row, names) => decodeMessage(row, { lossy, topics: cfg.topics, fileBaseUrl, names: names ?? new Map() }),
+          decode: (row, names) => decodeMessage(row, { lossy, topics: cfg.topics, fileBaseUrl, fileHost, names: names ?? new Map() }),
         }
       }
     }
@@ -153,6 +156,7 @@ async function resolveRealm(conn: SnapshotConnection, realm: string): Promise<Re
 
 /** The Zulip connector for these settings. */
 export function createZulipConnector(config: ZulipConfig): SourceConnector {
+  const files = config.files
   return {
     id: 'zulip',
     async open() {
@@ -164,5 +168,6 @@ export function createZulipConnector(config: ZulipConfig): SourceConnector {
         throw err
       }
     },
+    ...(files === undefined ? {} : { files: () => zulipFilesReader(files) }),
   }
 }

@@ -2,15 +2,10 @@
  * What the fleet's migration commands (commands/fleet-run.ts, fleet-status.ts, fleet-plan.ts) open:
  * the fleet file (read from the caller's directory, every problem listed before anything opens),
  * the key vault when the command sends to the tenants' apps (`CHATFERRY_FLEET_KEY`, refused
- * without it), the shared Postgres ledger of `state.url`, and the one pg-boss a fleet process
- * serves every tenant's queue with.
+ * without it), and the shared Postgres ledger of `state.url`.
  */
-import type { Logger } from 'pino'
-
 import { type FleetFile, loadFleetFile } from '../fleet/fleet-file.ts'
-import type { FleetTenantJob } from '../fleet/fleet-run.ts'
 import { type KeyVault, openKeyVault } from '../fleet/key-vault.ts'
-import { type SharedBoss, startSharedBoss } from '../load/work-queue.ts'
 import { type LedgerStore, openLedger } from '../state/store.ts'
 import { resolveConfigPath } from './load-config.ts'
 
@@ -40,18 +35,4 @@ export async function openFleetLedger(file: string, options: { keys: boolean; po
     },
     close: () => store.close(),
   }
-}
-
-/** Connections of the fleet process's one pg-boss (every tenant's queue goes through it). */
-const BOSS_POOL_SIZE = 6
-
-/** The one pg-boss of a fleet process, its lease sweep set by the shortest lease among the tenants. */
-export async function startFleetBoss(ctx: FleetLedgerContext, jobs: readonly FleetTenantJob[], logger: Logger): Promise<SharedBoss> {
-  return startSharedBoss(ctx.store.sessions, {
-    url: ctx.fleet.stateUrl,
-    jobs: jobs.map((j) => ({ jobId: j.jobId, leaseSeconds: j.load.leaseSeconds })),
-    sweepLeaseSeconds: Math.min(...jobs.map((j) => j.load.leaseSeconds), 120),
-    poolSize: BOSS_POOL_SIZE,
-    onError: (err) => logger.warn({ err: err.message }, 'work queue error'),
-  })
 }

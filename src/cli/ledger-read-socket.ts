@@ -5,8 +5,10 @@
  * and `plan` on a Unix socket next to the lock, through its own store — a tiny protocol of one
  * JSON line per request and per answer, with a fixed list of operations. Every one only reads but
  * `savePlanReport`, which appends `plan`'s report (checked against the report schema) as one new
- * row of `chatferry.reports`, as `plan` does on a store it holds itself: nothing on the socket
- * changes or deletes a row. A query waits its turn on the holder's single connection like the
+ * row of `chatferry.reports`, as `plan` does on a store it holds itself, and the three operations of
+ * the app's shared chat budget (`chatBudgetEnsure`, `chatBudgetReserve`, `chatBudgetPause`, on a
+ * `<appId>#chat` row only: src/load/chat-budget.ts), through which `plan --check-target` paces its
+ * chat reads with every other process: nothing else on the socket changes or deletes a row. A query waits its turn on the holder's single connection like the
  * holder's own queries do, so it never lands inside one of the holder's transactions.
  */
 import { createHash } from 'node:crypto'
@@ -18,7 +20,8 @@ import { createInterface } from 'node:readline'
 
 import { PlanReport } from '../report/schema.ts'
 import type { AcceptedReject } from '../state/accepted-rejects-ledger.ts'
-import type { IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
+import type { FileCounts, FileRow, IdMapRow, KnownItemRow, LoadedItemRow, LookupItemRow, UpdateConflict, UpdateCountRow } from '../state/index.ts'
+import type { QuotaLedger } from '../state/quota-ledger.ts'
 import type { EntityStats, LedgerStore, RejectRecord, RunRecord } from '../state/store.ts'
 import type { UpdateReject } from '../state/update-lane-ledger.ts'
 import type { Entity } from '../target/schemas.ts'
@@ -39,6 +42,10 @@ export interface LedgerReader {
   updateCounts(jobId: string): Promise<UpdateCountRow[]>
   /** Updates held back because their item changed on the platform (`status`). */
   updateConflicts(jobId: string, args: { limit: number; withDropped: boolean }): Promise<UpdateConflict[]>
+  /** The files lane's files by state, bytes and the messages waiting on them (`status`, `files`). */
+  fileCounts(jobId: string): Promise<FileCounts>
+  /** The job's files a page at a time (`files map`, `files failures`). */
+  listFiles(jobId: string, filter?: { states?: readonly string[]; afterId?: number; limit?: number }): Promise<FileRow[]>
 }
 
 /**
@@ -54,6 +61,10 @@ export interface PlanAsks {
   latestReport(jobId: string, kind: 'plan' | 'verify'): Promise<unknown>
   /** Appends a plan report (one new row of `chatferry.reports`); refused unless it is one. */
   savePlanReport(report: unknown): Promise<void>
+  /** The app's chat budget row (`<appId>#chat`; any other row is refused): `QuotaLedger.ensure`, `reserve`, `pause`. */
+  chatBudgetEnsure: QuotaLedger['ensure']
+  chatBudgetReserve: QuotaLedger['reserve']
+  chatBudgetPause: QuotaLedger['pause']
 }
 
 /** Everything the holder answers. */
@@ -69,12 +80,17 @@ const OPERATIONS = [
   'listUpdateRejects',
   'updateCounts',
   'updateConflicts',
+  'fileCounts',
+  'listFiles',
   'idMap',
   'lookupItems',
   'knownItems',
   'loadedItems',
   'latestReport',
   'savePlanReport',
+  'chatBudgetEnsure',
+  'chatBudgetReserve',
+  'chatBudgetPause',
 ] as const satisfies readonly (keyof LedgerAnswers)[]
 type Operation = (typeof OPERATIONS)[number]
 
@@ -106,6 +122,8 @@ export function readerOf(store: LedgerStore): LedgerAnswers {
     listUpdateRejects: (jobId, filter) => store.updateLane.rejects(jobId, filter),
     updateCounts: (jobId) => store.updatePlan.counts(jobId),
     updateConflicts: (jobId, args) => store.platformEvents.heldBack(jobId, args),
+    fileCounts: (jobId) => store.files.counts(jobId),
+    listFiles: (jobId, filter) => store.files.list(jobId, filter),
     idMap: (jobId) => store.planLookups.idMap(jobId),
     lookupItems: (jobId, entity) => store.planLookups.items(jobId, entity === 'groups' ? 'groups' : 'users'),
     knownItems: (jobId, entity, keys, hashes) => store.planLookups.knownItems(jobId, entity, keys, hashes),
@@ -119,7 +137,18 @@ export function readerOf(store: LedgerStore): LedgerAnswers {
       // As sent (a newer plan may carry fields this version's schema does not name).
       await store.reports.save('plan', report as PlanReport)
     },
+    chatBudgetEnsure: (key) => store.quota.ensure(chatRow(key)),
+    chatBudgetReserve: (key, n, intervalMs, maxAheadMs) => store.quota.reserve(chatRow(key), n, intervalMs, maxAheadMs),
+    chatBudgetPause: (key, ms) => store.quota.pause(chatRow(key), ms),
   }
+}
+
+/** The socket reaches chat budget rows only (`<appId>#chat`), never an import budget. */
+function chatRow(key: string): string {
+  if (typeof key !== 'string' || !key.endsWith('#chat')) {
+    throw new Error(`not a chat budget row: ${String(key)}`)
+  }
+  return key
 }
 
 /** Answers the operations of {@link LedgerAnswers} on `path` until the returned function is called. */
@@ -223,12 +252,17 @@ export async function connectReadSocket(path: string): Promise<LedgerAnswers & {
     listUpdateRejects: call('listUpdateRejects'),
     updateCounts: call('updateCounts'),
     updateConflicts: call('updateConflicts'),
+    fileCounts: call('fileCounts'),
+    listFiles: call('listFiles'),
     idMap: call('idMap'),
     lookupItems: call('lookupItems'),
     knownItems: call('knownItems'),
     loadedItems: call('loadedItems'),
     latestReport: call('latestReport'),
     savePlanReport: call('savePlanReport'),
+    chatBudgetEnsure: call('chatBudgetEnsure'),
+    chatBudgetReserve: call('chatBudgetReserve'),
+    chatBudgetPause: call('chatBudgetPause'),
     close: () => socket.destroy(),
   }
 }

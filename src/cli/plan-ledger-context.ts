@@ -63,5 +63,6 @@ export function planLedgerThrough(asks: PlanAsks): PlanLedger {
       },
       latest: async <T>(jobId: string, kind: 'plan' | 'verify') => (await asks.latestReport(jobId, kind)) as T | undefined,
     },
+    quota: { ensure: asks.chatBudgetEnsure, reserve: asks.chatBudgetReserve, pause: asks.chatBudgetPause },
   }
 }

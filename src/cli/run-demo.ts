@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path'
 
 import { stringify } from 'yaml'
 
+import { startDemoFileHost } from '../demo/demo-file-host.ts'
 import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from '../demo/sample-legacy.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { planFromSource } from '../job/plan-from-source.ts'
@@ -43,8 +44,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
 
+  // The legacy system's file host and the local store's public URL, both served by the demo.
+  const storeDir = join(dir, 'files')
+  const fileHost = await startDemoFileHost(storeDir)
   const legacyPath = join(dir, 'legacy.sqlite')
-  const sample = createSampleLegacyDatabase(legacyPath, now, options.size ?? DEMO_SIZE)
+  const sample = createSampleLegacyDatabase(legacyPath, now, options.size ?? DEMO_SIZE, 42, fileHost.legacyBase)
   out.write(
     `1/6 legacy database: ${legacyPath}\n    ${sample.rows.users} accounts, ${sample.rows.rooms} rooms, ${sample.rows.members} memberships, ${sample.rows.posts} posts (an in-house schema, read by the generic-sql connector)\n`,
   )
@@ -81,6 +85,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
             },
           },
           policies: { threads: { quoteParent: 8 }, deletes: { mode: 'tombstone' }, systemMessages: { mode: 'as-user' } },
+          // Every attachment re-hosted into a local store the demo serves itself (docs/files.md).
+          files: {
+            mode: 'rehost',
+            onFailure: 'wait',
+            store: { kind: 'local', directory: storeDir, publicBaseUrl: fileHost.storeBase },
+            perHost: { concurrency: 16, requestsPerSecond: 2000 },
+          },
         }),
     )
     process.env.CHATFERRY_DEMO_API_KEY = apiKey
@@ -100,7 +111,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     out.write(`5/6 loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s:\n`)
     out.write(indent(formatStatusTable(buildReport(stats, { requestsPerMinute: rpm, itemsPerRequest: 50 }))))
 
-    const verified = await runVerify(ctx, { outDir: reports, chatRequestsPerMinute: rpm })
+    // Every copy is fetched from the store and hashed against the SHA-256 of its source's bytes.
+    const verified = await runVerify(ctx, { outDir: reports, chatRequestsPerMinute: rpm, fileSample: Number.MAX_SAFE_INTEGER })
     out.write(`6/6 verify (the platform's lists against the ledger and the source):\n`)
     out.write(indent(verified.text))
     const problems: string[] = []
@@ -108,7 +120,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
       problems.push('the dry run found a problem with the target')
     }
     if (!verified.passed) {
-      problems.push(`verify found ${verified.report.totals.unexplained} unexplained mismatches`)
+      problems.push(
+        `verify found ${verified.report.totals.unexplained} unexplained mismatches${verified.report.files?.problems.length ? ` and ${verified.report.files.problems.length} copies that do not answer as recorded` : ''}`,
+      )
+    }
+    const files = await ctx.store.files.counts(ctx.jobId)
+    if (files.copied === 0 || files.failed + files.planned > 0 || verified.report.files?.sampleHashed !== files.copied) {
+      problems.push(
+        `files: ${files.copied} copied, ${files.failed} failed, ${files.planned} not copied, ${verified.report.files?.sampleHashed ?? 0} hashed by verify`,
+      )
     }
     const rejects = await ctx.store.listRejects(ctx.jobId, { limit: 1000 })
     out.write(
@@ -132,7 +152,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
       return EXIT.ERROR
     }
     out.write(
-      `verified: the sandbox holds exactly the items the ledger says were loaded, once each; the only rejects are the planted bad rows.\n` +
+      `verified: the sandbox holds exactly the items the ledger says were loaded, once each; the only rejects are the planted bad rows;\n` +
+        `          every attachment was re-hosted into ${storeDir} and each copy hashes to its source's bytes.\n` +
         `done in ${((performance.now() - started) / 1000).toFixed(1)} s. Reports: ${reports}/{plan,verify}-report.html\n` +
         `Ledger: ${join(dir, 'state')} — try: ${INVOCATION} status -c ${configPath}\n`,
     )
@@ -140,6 +161,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
   } finally {
     await ctx?.close()
     await sandbox.close()
+    await fileHost.close()
   }
 }
 

@@ -78,6 +78,16 @@ export async function runLoaderWithOutcome(
   const updates = updateReport(await ctx.store.updatePlan.counts(ctx.jobId).catch(() => []))
   const rejected = outcome.stats.reduce((a, s) => a + s.rejected, 0)
   const updatesRejected = updateTotals(updates).rejected
+  const held =
+    outcome.files !== undefined && (outcome.status === 'done' || outcome.status === 'rejected') ? await ctx.store.files.counts(ctx.jobId) : undefined
+  if (held !== undefined && held.waitingMessages > 0) {
+    // files.onFailure wait: the messages of failed files are held, not done; a later run tries the files again.
+    logger.warn(
+      { jobId: ctx.jobId, runId, waitingMessages: held.waitingMessages, failedFiles: held.failedWaiting },
+      `finished; ${held.waitingMessages} message(s) wait for ${held.failedWaiting} file(s) that could not be copied (files.onFailure: wait; see: chatferry files failures) — run again to try them again`,
+    )
+    return { code: EXIT.REJECTED, outcome, runId, updates }
+  }
   if (outcome.status === 'done') {
     logger.info({ jobId: ctx.jobId, runId }, 'every item is done or skipped, every update applied')
     return { code: EXIT.OK, outcome, runId, updates }

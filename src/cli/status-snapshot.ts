@@ -6,6 +6,7 @@
 import type { ResolvedConfig } from '../job/config.ts'
 import { buildReport, type EntityReport } from '../load/progress.ts'
 import { type UpdateKindReport, updateReport } from '../load/update-progress.ts'
+import type { FileCounts } from '../state/index.ts'
 import type { RunRecord } from '../state/store.ts'
 import type { LedgerReader } from './ledger-read-socket.ts'
 import { deadRunReason } from './run-liveness.ts'
@@ -25,6 +26,8 @@ export interface StatusSnapshot {
   readonly retentionEdge: StatusRetentionEdge
   readonly updates: StatusUpdates
   readonly updateLane: UpdateKindReport[]
+  /** The files lane (issue 27): files by state, bytes, messages waiting on files; absent when the job has no files. */
+  readonly files?: FileCounts
 }
 
 export async function statusSnapshot(
@@ -44,6 +47,8 @@ export async function statusSnapshot(
   const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
   const retentionEdge = await statusRetentionEdge(store, jobId, config, report, now)
   const updates = await statusUpdates(store, jobId)
+  const files = await store.fileCounts(jobId)
+  const anyFiles = files.planned + files.copied + files.failed + files.skipped > 0
   return {
     jobId,
     appId,
@@ -55,5 +60,6 @@ export async function statusSnapshot(
     retentionEdge,
     updates,
     updateLane: updateReport(updates.byKind),
+    ...(anyFiles ? { files } : {}),
   }
 }

@@ -109,8 +109,18 @@ export interface SampleDatabase {
   readonly rows: { users: number; rooms: number; members: number; posts: number }
 }
 
-/** Writes the sample database to `path` (which must not exist yet). */
-export function createSampleLegacyDatabase(path: string, now: number, size: SampleSize = DEMO_SIZE, seed = 42): SampleDatabase {
+/** A post's `files` column: one PDF at the example host, or at `base` with its size in the path. */
+function sampleFile(id: string | number, bytes: number, base: string | undefined): string {
+  const url = base === undefined ? `https://files.acme.example/${id}/report.pdf` : `${base}/${id}/${bytes}/report.pdf`
+  return JSON.stringify([{ url, name: 'report.pdf', mime_type: 'application/pdf', extension: 'pdf', size: bytes }])
+}
+
+/**
+ * Writes the sample database to `path` (which must not exist yet). `fileBaseUrl`: where its posts'
+ * files are served (the demo's own legacy file host, `<base>/<post>/<size>/report.pdf`); absent,
+ * they point at an example host.
+ */
+export function createSampleLegacyDatabase(path: string, now: number, size: SampleSize = DEMO_SIZE, seed = 42, fileBaseUrl?: string): SampleDatabase {
   const rnd = seededRandom(seed)
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T
   const db = new DatabaseSync(path)
@@ -245,18 +255,7 @@ export function createSampleLegacyDatabase(path: string, now: number, size: Samp
       const key = room ?? `dm:${[author, dmTo].sort().join(':')}`
       const recent = recentByRoom.get(key) ?? []
       const replyTo = !old && kind === 'post' && recent.length > 0 && rnd() < 0.12 ? pick(recent) : null
-      const files =
-        kind === 'post' && rnd() < 0.03
-          ? JSON.stringify([
-              {
-                url: `https://files.acme.example/${id}/report.pdf`,
-                name: 'report.pdf',
-                mime_type: 'application/pdf',
-                extension: 'pdf',
-                size: 1000 + Math.floor(rnd() * 90_000),
-              },
-            ])
-          : null
+      const files = kind === 'post' && rnd() < 0.03 ? sampleFile(id, 1000 + Math.floor(rnd() * 90_000), fileBaseUrl) : null
       if (files !== null && rnd() < 0.5) {
         body = null
       } // a file without a caption

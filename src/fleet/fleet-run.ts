@@ -23,7 +23,6 @@ import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoadConfig } from '../load/config.ts'
 import { hostKey } from '../load/host-key.ts'
 import type { LoaderCounters } from '../load/loader.ts'
-import type { SharedBoss } from '../load/work-queue.ts'
 import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { emptySourceReason } from './empty-source.ts'
@@ -39,8 +38,6 @@ export interface FleetTenantJob {
 
 export interface FleetRunOptions {
   readonly store: LedgerStore
-  /** The process's pg-boss; a promise, so that setting up the tenants' queues overlaps their plans (a tenant waits for it only to load). */
-  readonly boss: Promise<SharedBoss>
   readonly tenants: readonly FleetTenantJob[]
   readonly mode: 'full' | 'delta'
   /** Delta runs: plan every source row each tenant's ledger never planned (`fleet run --delta --reconcile-keys`). */
@@ -118,7 +115,6 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
       mode: 'load',
       logger: log,
       signal,
-      sharedBoss: await options.boss,
       ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
     })
     const state = endOfLoad(loaded.status)

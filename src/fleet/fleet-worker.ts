@@ -1,10 +1,10 @@
 /**
- * `chatferry fleet worker`: one process serving the load queues of every tenant of a fleet until
+ * `chatferry fleet worker`: one process serving the load of every tenant of a fleet until
  * stopped, on any number of machines sharing the ledger. A tenant gets its own loader here
  * (src/job/run-job-loader.ts, worker mode: both lanes) when it has work — an item planned or in
  * flight, a batch open, an update planned or in flight (tenant-work-watch.ts: one ledger query for
  * every tenant each {@link WORK_POLL_MS}) — and the loader ends after {@link IDLE_STOP_AFTER_MS}
- * without any. A loader polls its queue, heartbeats and reads its quota row whether its tenant has
+ * without any. A loader polls for batches, heartbeats and reads its quota row whether its tenant has
  * work or not: an idle worker of 50 tenants with a loader each spent 1.6 s of CPU in 30 s and
  * made the ledger commit ~300 transactions a second, against 0.17 s and ~20 this way (`npm run
  * bench -- idle-fleet-worker`) — while `fleet run` plans the tenants, or long after they are done.
@@ -12,7 +12,7 @@
  * Each loader draws on its own app's quota row, with `load.concurrency` batches in flight at most:
  * every tenant with work has lanes in every worker, so a tenant with 10M messages never takes the
  * slots of one with 10k (their quotas are apart, and so are their lanes). The loaders share the
- * process's ledger pool and one pg-boss. A loader ended for lack of work leaves nothing behind: its
+ * process's ledger pool. A loader ended for lack of work leaves nothing behind: its
  * tenant had no batch open and no update in flight, and a batch planned meanwhile is served when
  * the next look finds it (by this worker, or by any other process at once).
  *
@@ -32,7 +32,6 @@ import { ConfigError } from '../errors.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoaderCounters } from '../load/loader.ts'
 import { sleep } from '../load/sleep.ts'
-import type { SharedBoss } from '../load/work-queue.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { type FleetTenantJob, tenantContext } from './fleet-run.ts'
 import { reasonOf } from './fleet-run-outcome.ts'
@@ -57,7 +56,6 @@ export const IDLE_STOP_AFTER_MS = 60_000
 
 export interface FleetWorkerOptions {
   readonly store: LedgerStore
-  readonly boss: SharedBoss
   readonly tenants: readonly FleetTenantJob[]
   readonly logger: Logger
   /** A tenant's loader counters, about once a second while it loads (the fleet's metrics). */
@@ -132,7 +130,6 @@ async function serveTenant(t: FleetTenantJob, watch: TenantWorkWatch, options: F
         mode: 'worker',
         logger: log,
         signal: loaderSignal,
-        sharedBoss: options.boss,
         ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
       })
       if (signal.aborted) {

@@ -4,13 +4,13 @@
  * run (`run` or `run --delta`). pg-boss's cron pass (in every `chatferry worker`) turns each
  * occurrence into one job of that queue; a worker serving the queue runs it (src/cli/scheduled-run.ts).
  * Only pg-boss's API is used here (`schedule`, `unschedule`, `getSchedules`); the queue and pg-boss
- * itself are set up by src/load/work-queue.ts.
+ * itself are set up by src/job/schedule-boss.ts.
  */
 import { CronExpressionParser } from 'cron-parser'
 import type { PgBoss } from 'pg-boss'
 
-import { startScheduleBoss } from '../load/work-queue.ts'
 import type { LedgerSessions } from '../state/ledger-sessions.ts'
+import { startScheduleBoss } from './schedule-boss.ts'
 
 /** The prefix of every schedule queue: `chatferry-schedule-<job>`. */
 const PREFIX = 'chatferry-schedule-'

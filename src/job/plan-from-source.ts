@@ -34,6 +34,7 @@ export async function planFromSource(ctx: LedgerContext, options: PlanFromSource
       store: ctx.store,
       session,
       policies: config.policies,
+      files: { mode: config.files.mode, maxBytes: config.files.maxBytes },
       now: options.now ?? Date.now(),
       pageSize: source.pageSize,
       memberLimits: config.target.limits,

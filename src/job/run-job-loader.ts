@@ -8,12 +8,13 @@
  */
 import type { Logger } from 'pino'
 
+import type { FilesLaneCounters, FilesLaneOutcome } from '../files/lane/files-lane.ts'
 import { createChatBudget } from '../load/chat-budget.ts'
 import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
 import { runUpdateLane, type UpdateLaneCounters, type UpdateLaneOutcome } from '../load/update-lane.ts'
-import type { SharedBoss } from '../load/work-queue.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import type { LedgerContext } from './ledger-context.ts'
+import { openJobFiles } from './run-job-files.ts'
 
 export interface RunJobLoaderOptions {
   readonly mode: 'load' | 'worker'
@@ -24,13 +25,25 @@ export interface RunJobLoaderOptions {
   readonly onTick?: (counters: LoaderCounters) => void
   /** Called about once a second with the update lane's counters while it runs. */
   readonly onUpdatesTick?: (counters: UpdateLaneCounters) => void
-  /** One pg-boss for the process's many jobs (a fleet: src/fleet); else each loader starts its own. */
-  readonly sharedBoss?: SharedBoss
+  /** Called about once a second with the files lane's counters while it runs (`files.mode: rehost`). */
+  readonly onFilesTick?: (counters: FilesLaneCounters) => void
 }
 
-/** The import loader's outcome, and the update lane's when it ran. */
+/** The import loader's outcome, and the update lane's and the files lane's when they ran. */
 export interface JobLoadOutcome extends LoadOutcome {
   readonly updates?: UpdateLaneOutcome
+  readonly files?: FilesLaneOutcome
+}
+
+/** The run's outcome with the files lane's: a store that failed fails the run (nothing is lost). */
+export function withFilesOutcome(outcome: JobLoadOutcome, files: FilesLaneOutcome | undefined): JobLoadOutcome {
+  if (files === undefined) {
+    return outcome
+  }
+  if (files.status === 'failed' && outcome.status !== 'failed') {
+    return { ...outcome, status: 'failed', files, error: new Error(files.error ?? 'the files lane failed') }
+  }
+  return { ...outcome, files }
 }
 
 /** Runs the update lane of the job (after the import lane in `load`; beside it in `worker`). */
@@ -82,7 +95,6 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
   const imports = (signal: AbortSignal = options.signal) =>
     runLoader({
       store: ctx.store,
-      ...(config.state.url !== undefined ? { stateUrl: config.state.url } : {}),
       jobId: ctx.jobId,
       appId: config.target.appId,
       client,
@@ -97,21 +109,48 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
       mode: options.mode,
       signal,
       ...(options.onTick ? { onTick: options.onTick } : {}),
-      ...(options.sharedBoss ? { sharedBoss: options.sharedBoss } : {}),
     })
-  if (options.mode === 'worker') {
-    // Either lane ending (a fatal error, a signal) ends the other: one worker, one fate.
-    const ended = new AbortController()
-    const signal = AbortSignal.any([options.signal, ended.signal])
-    const [loaded, updated] = await Promise.all([
-      imports(signal).finally(() => ended.abort()),
-      runJobUpdateLane(ctx, client, { ...options, signal }).finally(() => ended.abort()),
-    ])
-    return combineOutcomes(loaded, updated)
+  // The files lane runs beside the import lane (messages wait for their files); a store that
+  // fails ends the other lanes, and the run reports it. Its store is checked before anything runs.
+  const ended = new AbortController()
+  const signal = AbortSignal.any([options.signal, ended.signal])
+  const jobFiles = await openJobFiles(ctx, options.logger, signal)
+  const files = jobFiles
+    ?.run({ mode: options.mode, signal, ...(options.onFilesTick ? { onTick: options.onFilesTick } : {}) })
+    .then(
+      (outcome) => {
+        if (outcome.status === 'failed') {
+          ended.abort()
+        }
+        return outcome
+      },
+      (err: unknown): FilesLaneOutcome => {
+        ended.abort()
+        return { status: 'failed', counters: { copied: 0, alreadyStored: 0, bytes: 0, retried: 0, failed: 0, inFlight: 0 }, error: String(err) }
+      },
+    )
+    .finally(() => jobFiles.close())
+  const lanes = async (): Promise<JobLoadOutcome> => {
+    if (options.mode === 'worker') {
+      // Either lane ending (a fatal error, a signal) ends the other: one worker, one fate.
+      const [loaded, updated] = await Promise.all([
+        imports(signal).finally(() => ended.abort()),
+        runJobUpdateLane(ctx, client, { ...options, signal }).finally(() => ended.abort()),
+      ])
+      return combineOutcomes(loaded, updated)
+    }
+    const loaded = await imports(signal)
+    if (loaded.status !== 'done' && loaded.status !== 'rejected') {
+      return loaded
+    }
+    return combineOutcomes(loaded, await runJobUpdateLane(ctx, client, { ...options, signal }))
   }
-  const loaded = await imports()
-  if (loaded.status !== 'done' && loaded.status !== 'rejected') {
-    return loaded
-  }
-  return combineOutcomes(loaded, await runJobUpdateLane(ctx, client, options))
+  const outcome = await lanes().finally(() => {
+    if (options.mode === 'load') {
+      // The import lane is drained only when no message waits for a file being copied, so the
+      // files lane has nothing left either; stop it when the import lane stopped or failed.
+      ended.abort()
+    }
+  })
+  return withFilesOutcome(outcome, await files)
 }

@@ -5,6 +5,7 @@
  */
 import { type DryRunOptions, dryRunPlan } from '../plan/dry-run.ts'
 import { evaluateGates, type GateSpec } from '../report/fail-on.ts'
+import { filesPlan } from '../report/files-plan.ts'
 import { renderPlanHtml } from '../report/html.ts'
 import { latestReport, newRunId, reportHeader, saveReport, writeReportFiles } from '../report/meta.ts'
 import { buildPlanReport } from '../report/plan-report.ts'
@@ -12,15 +13,17 @@ import { PlanReport } from '../report/schema.ts'
 import { checkTarget } from '../report/target-check.ts'
 import { formatPlanReport } from '../report/terminal.ts'
 import type { LedgerStore } from '../state/store.ts'
+import { checkAttachmentUrls } from './check-attachment-urls.ts'
 import type { ResolvedConfig } from './config.ts'
 import { openSource } from './open-source.ts'
 
 /**
- * What `plan` needs of the ledger: the dry run's read-only session and the reports. A job's store
- * is one; so is the view `plan` gets of an embedded store another process holds
+ * What `plan` needs of the ledger: the dry run's read-only session, the reports, and the app's
+ * shared chat budget (`--check-target`'s chat reads draw from it with every other process). A
+ * job's store is one; so is the view `plan` gets of an embedded store another process holds
  * (src/cli/plan-ledger-context.ts).
  */
-export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports'> & Partial<Pick<LedgerStore, 'entityStats'>>
+export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports' | 'quota'> & Partial<Pick<LedgerStore, 'entityStats'>>
 
 /** The job `plan` reports on: its configuration, its id, its ledger. */
 export interface PlanContext {
@@ -68,6 +71,7 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
       store: ctx.store,
       session,
       policies: config.policies,
+      files: { mode: config.files.mode, maxBytes: config.files.maxBytes },
       now,
       pageSize: source.pageSize,
       memberLimits: config.target.limits,
@@ -84,13 +88,36 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
     options.checkTarget && result.toSend
       ? await checkTarget({
           config,
+          quota: ctx.store.quota,
           toSend: result.toSend,
           ...(options.chatRequestsPerMinute !== undefined ? { requestsPerMinute: options.chatRequestsPerMinute } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         })
       : null
   const header = reportHeader({ config, jobId: ctx.jobId, runId, snapshotAt: result.summary.snapshotAt, startedAt })
-  const report = buildPlanReport({ header, config, result, previous: previous ? upgrade(previous) : undefined, target, now })
+  const inventory = result.summary.files
+  const filesSection =
+    inventory === undefined
+      ? undefined
+      : filesPlan(
+          inventory,
+          config.files,
+          config.files.mode === 'reference' && inventory.sample.length > 0
+            ? await checkAttachmentUrls(
+                inventory.sample.map((f) => f.url),
+                options.signal,
+              )
+            : null,
+        )
+  const report = buildPlanReport({
+    header,
+    config,
+    result,
+    previous: previous ? upgrade(previous) : undefined,
+    target,
+    now,
+    ...(filesSection !== undefined ? { files: filesSection } : {}),
+  })
   const accepted = ctx.store.entityStats ? acceptedRejectsOf(await ctx.store.entityStats(ctx.jobId)) : undefined
   if (accepted !== undefined) {
     report.acceptedRejects = accepted

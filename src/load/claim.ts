@@ -28,15 +28,18 @@ export interface Claim {
   parentCode: string | undefined
 }
 
-/** Claims the fetched batches with fresh lease tokens (SQL: src/state/sql/claim-batches.ts). Batches no longer open are absent. */
-export async function claimBatches(run: LoaderRun, batchIds: readonly number[]): Promise<Map<number, Claim>> {
-  const claims = new Map<number, Claim>()
-  if (batchIds.length === 0) {
+/**
+ * Claims up to `limit` open batches with fresh lease tokens, oldest first (the one lease mechanism:
+ * src/state/lease-units.ts).
+ */
+export async function claimBatches(run: LoaderRun, limit: number): Promise<Claim[]> {
+  const claims: Claim[] = []
+  if (limit <= 0) {
     return claims
   }
-  const claimed = await run.store.batches.claim({ jobId: run.jobId, batchIds, owner: run.workerId, leaseSeconds: run.settings.leaseSeconds })
+  const claimed = await run.store.batches.claim({ jobId: run.jobId, owner: run.workerId, leaseSeconds: run.settings.leaseSeconds, limit })
   for (const b of claimed) {
-    claims.set(b.id, {
+    claims.push({
       batchId: b.id,
       token: b.token,
       entity: b.entity,

@@ -1,10 +1,8 @@
 /**
- * The dispatch loop: fetch batch jobs from pg-boss (SKIP LOCKED, leased), pack more when there are
- * none, claim the fetched batches together, and hand each to a sender lane (process-batch.ts). A
- * `load` ends when the ledger is drained; a `worker` serves until stopped.
+ * The dispatch loop: claim open batches from the ledger (SKIP LOCKED, leased and fenced:
+ * src/state/lease-units.ts), pack more when there are none, and hand each to a sender lane
+ * (process-batch.ts). A `load` ends when the ledger is drained; a `worker` serves until stopped.
  */
-import type { Job } from 'pg-boss'
-
 import { type Claim, claimBatches } from './claim.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import type { LoadOutcomeStatus } from './loader.ts'
@@ -13,7 +11,6 @@ import { packBatches } from './pack-batches.ts'
 import { processBatch } from './process-batch.ts'
 import { sleep } from './sleep.ts'
 import { takeOverDeadLeases } from './take-over-dead-leases.ts'
-import type { BatchJobData } from './work-queue.ts'
 
 /** Runs until drained (`done`, load mode only), stopped or halted (`stopped`); waits for the lanes either way. */
 export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
@@ -22,7 +19,7 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
   let idle = 0
   let lastMaintenance = Date.now()
   // A process holds up to twice its concurrency in batches: the running ones and as many claimed
-  // ahead, fetched and claimed together whenever half of them are done (not once per batch).
+  // ahead, claimed together whenever half of them are done (not once per batch).
   const holdMax = run.settings.concurrency * 2
   while (!stop.signal.aborted && run.fatal === undefined) {
     // Checked while the lanes wait in backoffs too: the give-up must not wait for the next failure.
@@ -34,8 +31,11 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
       await Promise.race([new Promise<void>((resolve) => lanes.addEventListener('next', () => resolve(), { once: true })), sleep(250, stop.signal)])
       continue
     }
-    const jobs = await fetchJobs(run, holdMax - lanes.pending - lanes.size)
-    if (jobs.length === 0) {
+    const claims = await claimOrPack(run, holdMax - lanes.pending - lanes.size)
+    if (claims === undefined) {
+      continue
+    }
+    if (claims.length === 0) {
       if (lanes.pending === 0 && run.options.mode === 'load' && (await run.store.batches.drained(run.jobId))) {
         await lanes.onIdle()
         return 'done'
@@ -49,9 +49,7 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
       continue
     }
     idle = 0
-    if (!(await dispatch(run, jobs))) {
-      continue
-    }
+    dispatch(run, claims)
     // Keep the queue ahead of the senders.
     if (Math.random() < 0.2) {
       void packBatches(run).catch((err: unknown) => run.log.warn({ err }, 'packing failed'))
@@ -70,55 +68,45 @@ function idleCapMs(run: LoaderRun): number {
   return Math.max(500, Math.min(2000, run.budgetFor('messages').intervalMs / 4))
 }
 
-/** Fetches up to `free` batch jobs; when there are none, packs and tries once more. */
-async function fetchJobs(run: LoaderRun, free: number): Promise<Job<BatchJobData>[]> {
-  const { queue } = run
-  const jobs = await queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
-  if (jobs.length > 0) {
-    return jobs
-  }
-  await packBatches(run)
-  return queue.boss.fetch<BatchJobData>(queue.name, { batchSize: free })
-}
-
-/** Claims the fetched jobs' batches and puts each on a lane; false when claiming failed (the jobs come back later). */
-async function dispatch(run: LoaderRun, jobs: readonly Job<BatchJobData>[]): Promise<boolean> {
-  let claims: Map<number, Claim>
+/**
+ * Claims up to `free` batches; when there are none, packs and tries once more. Undefined when
+ * claiming failed (logged and counted as a failure; nothing was claimed, the batches stay open).
+ */
+async function claimOrPack(run: LoaderRun, free: number): Promise<Claim[] | undefined> {
   try {
-    claims = await claimBatches(
-      run,
-      jobs.map((j) => j.data.batchId),
-    )
+    const claims = await claimBatches(run, free)
+    if (claims.length > 0) {
+      return claims
+    }
+    await packBatches(run)
+    return await claimBatches(run, free)
   } catch (err) {
-    // The fetched jobs stay active in pg-boss until their lease expires, then come back.
-    run.log.error({ err, batches: jobs.map((j) => j.data.batchId) }, 'claiming batches failed; they will be retried')
+    run.log.error({ err }, 'claiming batches failed; they will be retried')
     run.watch.failure(`the ledger: ${(err as Error).message}`)
     await sleep(250, run.stop.signal)
-    return false
+    return undefined
   }
-  for (const job of jobs) {
-    const c = claims.get(job.data.batchId)
-    if (c !== undefined) {
-      run.hold(c)
-    }
+}
+
+/** Puts each claimed batch on a sender lane, holding its lease (renewed) until it is settled or handed back. */
+function dispatch(run: LoaderRun, claims: readonly Claim[]): void {
+  for (const c of claims) {
+    run.hold(c)
     run.lanes
       .add(async () => {
         try {
-          await processBatch(run, job, c)
+          await processBatch(run, c)
         } finally {
-          if (c !== undefined) {
-            run.letGo(c)
-          }
+          run.letGo(c)
         }
       })
       .catch((err: unknown) => {
         if (err instanceof FatalLoadError) {
           run.halt(err)
         } else {
-          run.log.error({ err, batch: job.data.batchId }, 'batch failed; it will be retried')
+          run.log.error({ err, batch: c.batchId }, 'batch failed; it will be retried')
           run.watch.failure(`the ledger: ${(err as Error).message}`)
         }
       })
   }
-  return true
 }

@@ -1,5 +1,5 @@
 /**
- * One run of the loader as an object: its options, counters, stop signal, work queue, quota
+ * One run of the loader as an object: its options, counters, stop signal, quota
  * budget, outage watch and result settler, which the parts (dispatch-loop.ts, send-batch.ts,
  * process-batch.ts, result-settler.ts, take-over-dead-leases.ts) share. `start` sets everything
  * up and registers the process; `shutdown` and `finish` take it down and say how it ended.
@@ -22,7 +22,6 @@ import type { LoaderCounters, LoaderOptions, LoadOutcome, LoadOutcomeStatus } fr
 import { createOutageWatch, type OutageWatch } from './outage.ts'
 import { openQuotaBudgets, type QuotaBudget, type QuotaBudgets, requestsPerWindow } from './quota-budget.ts'
 import { ResultSettler } from './result-settler.ts'
-import { queueJobId, startWorkQueue, type WorkQueue } from './work-queue.ts'
 
 export class LoaderRun {
   readonly store: LedgerStore
@@ -36,7 +35,6 @@ export class LoaderRun {
   readonly counters: LoaderCounters
 
   readonly options: LoaderOptions
-  readonly queue: WorkQueue
   /** The quota budgets this run draws from: one for the app, or one per endpoint (`load.quotaScope`). */
   private readonly budgets: QuotaBudgets
   /** Aborted by the caller's signal or by {@link halt}: no new request starts. */
@@ -58,7 +56,7 @@ export class LoaderRun {
   private renewing: Promise<void> | undefined
   private runId = 0
 
-  private constructor(options: LoaderOptions, queue: WorkQueue, budgets: QuotaBudgets, chatBudget: ChatBudget, startedAt: number) {
+  private constructor(options: LoaderOptions, budgets: QuotaBudgets, chatBudget: ChatBudget, startedAt: number) {
     this.counters = {
       requests: 0,
       rateLimited: 0,
@@ -76,7 +74,6 @@ export class LoaderRun {
       firstRequestAt: undefined,
     }
     this.options = options
-    this.queue = queue
     this.budgets = budgets
     this.chatReads = chatBudget
     this.store = options.store
@@ -90,7 +87,7 @@ export class LoaderRun {
     this.watch = createOutageWatch({ giveUpAfterMs: this.settings.giveUpAfterMs, logger: this.log })
   }
 
-  /** Checks the settings, opens the work queue and the quota budget, registers the process and its run. */
+  /** Checks the settings, opens the quota budget, registers the process and its run. */
   static async start(options: LoaderOptions): Promise<LoaderRun> {
     const startedAt = Date.now()
     const { store, jobId, settings } = options
@@ -100,13 +97,6 @@ export class LoaderRun {
       )
     }
     await store.ensureJob(jobId, options.appId)
-    const queue = await startWorkQueue(store.sessions, {
-      jobId,
-      leaseSeconds: settings.leaseSeconds,
-      ...(options.stateUrl !== undefined ? { url: options.stateUrl } : {}),
-      ...(options.sharedBoss !== undefined ? { shared: options.sharedBoss } : {}),
-      onError: (err) => options.logger.child({ jobId, component: 'loader' }).warn({ err }, 'work queue error'),
-    })
     const budgets = await openQuotaBudgets(store.quota, {
       appId: options.appId,
       scope: settings.quotaScope,
@@ -120,7 +110,7 @@ export class LoaderRun {
       maxRetryAfterMs: settings.maxRetryAfterMs,
       maxRateLimitedRetries: 4,
     })
-    return new LoaderRun(options, queue, budgets, chatBudget, startedAt).register()
+    return new LoaderRun(options, budgets, chatBudget, startedAt).register()
   }
 
   private async register(): Promise<this> {
@@ -148,7 +138,7 @@ export class LoaderRun {
         void this.store.heartbeatRun(this.runId, this.counters).catch(() => {})
       }, 5000),
     )
-    // Lease renewal: three times per lease, every held batch's ledger lease and pg-boss heartbeat.
+    // Lease renewal: three times per lease, every held batch's lease (src/state/lease-units.ts).
     this.timers.push(
       setInterval(
         () => {
@@ -189,8 +179,8 @@ export class LoaderRun {
   }
 
   /**
-   * Renews the leases of `claims` (default: every claim held): the ledger lease and the pg-boss
-   * job's heartbeat, in one transaction, fenced by the lease token. A claim whose lease was no
+   * Renews the leases of `claims` (default: every claim held), in one statement, fenced by the
+   * lease token. A claim whose lease was no
    * longer valid is marked lost. One renewal at a time: a caller arriving during one waits for it
    * and then renews its own claims.
    */
@@ -207,7 +197,6 @@ export class LoaderRun {
       .renew(
         live.map((c) => ({ batchId: c.batchId, token: c.token })),
         this.settings.leaseSeconds,
-        (trx, batchIds) => this.queue.touch(batchIds.map(queueJobId), trx),
       )
       .then((renewed) => {
         for (const c of live) {
@@ -253,7 +242,7 @@ export class LoaderRun {
     await this.lanes.onIdle().catch(() => {})
   }
 
-  /** Records how the run ended, unregisters the process, stops the work queue; returns the outcome. */
+  /** Records how the run ended, unregisters the process; returns the outcome. */
   async finish(ended: LoadOutcomeStatus): Promise<LoadOutcome> {
     const { counters, fatal } = this
     const stats = await this.store.entityStats(this.jobId)
@@ -265,7 +254,6 @@ export class LoaderRun {
     }
     await this.store.finishRun(this.runId, runStatusOf(status, this.options.mode), { counters, stats }, fatal?.message).catch(() => {})
     await this.store.workers.remove(this.workerId).catch(() => {})
-    await this.queue.stop().catch(() => {})
     this.options.onTick?.(counters)
     this.log.info({ status, ...counters }, 'loader finished')
     return { status, counters, stats, ...(fatal !== undefined ? { error: fatal } : {}) }

@@ -3,13 +3,13 @@
  * (users → groups → members → messages, messages oldest first), surviving any crash.
  *
  * - **Packing**: planned items of the current entity are packed into full batches (≤ itemsPerRequest);
- *   each batch is a ledger row and a pg-boss job, written in one transaction; its items become
- *   `sent` *before* any request goes out.
- * - **Sending**: a process fetches batch jobs (pg-boss, SKIP LOCKED, lease = `expireInSeconds`)
- *   several at a time, claims them with fresh lease tokens, takes one slot of the app's shared
- *   quota budget per request, sends, and settles every item from its result in one transaction that
- *   also completes the pg-boss job, fenced by the token: a worker whose lease was taken over records
- *   nothing. Answers that arrive together are settled in one such transaction (each batch fenced).
+ *   each batch is a ledger row, written in one transaction; its items become `sent` *before* any
+ *   request goes out.
+ * - **Sending**: a process claims open batches from the ledger several at a time (SKIP LOCKED,
+ *   each with a lease of `load.leaseSeconds` and a fresh lease token: the one lease mechanism,
+ *   src/state/lease-units.ts), takes one slot of the app's shared quota budget per request, sends,
+ *   and settles every item from its result in one transaction, fenced by the token: a worker whose
+ *   lease was taken over records nothing. Answers that arrive together are settled in one such transaction (each batch fenced).
  * - **Retention**: messages that aged out of the retention window since planning are settled by
  *   the retention policy when packed, never sent (retention-at-pack.ts).
  * - **Failures**: 429 pauses the app's budget (Retry-After / X-RateLimit-Reset, else the wait in
@@ -24,7 +24,7 @@
  * - **Stopping** (signal or fatal error): no new request starts and quota waits and backoffs are
  *   cut short, but a request in flight is awaited and its answer settled: the platform may have
  *   committed it.
- * - **Crash**: a SIGKILLed process's batches come back when their pg-boss lease expires (at once
+ * - **Crash**: a SIGKILLed process's batches come back when their lease expires (at once
  *   when the dead process ran on this host); re-sending is safe because "already exists" = done.
  *
  * The parts, one file each: loader-run.ts (the run's state), dispatch-loop.ts, pack-batches.ts,
@@ -40,7 +40,6 @@ import { dispatchLoop } from './dispatch-loop.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { LoaderRun } from './loader-run.ts'
 import type { RetentionPolicy } from './retention-at-pack.ts'
-import type { SharedBoss } from './work-queue.ts'
 
 export { ALREADY_PRESENT_CODES } from './settle-item-results.ts'
 
@@ -49,8 +48,6 @@ export type LoadOutcomeStatus = (typeof LOAD_OUTCOMES)[number]
 
 export interface LoaderOptions {
   readonly store: LedgerStore
-  /** The ledger URL when on a server (pg-boss connects to it). */
-  readonly stateUrl?: string
   readonly jobId: string
   readonly appId: string
   readonly client: PlatformClient
@@ -82,8 +79,6 @@ export interface LoaderOptions {
   readonly now?: () => number
   /** Called about once a second with the process's counters (for a progress line). */
   readonly onTick?: (counters: LoaderCounters) => void
-  /** The process's one pg-boss, when it serves the queues of many jobs (a fleet); else the run starts its own. */
-  readonly sharedBoss?: SharedBoss
 }
 
 /** What this process did. */

@@ -1,6 +1,6 @@
 /**
- * Packing: planned items of the current entity into full batches, each a ledger row and a pg-boss
- * job written in one transaction, up to the queue depth. Messages that aged out of the retention
+ * Packing: planned items of the current entity into full batches, each a ledger row (a unit of
+ * work of src/state/lease-units.ts, claimable once the packing commits), up to the queue depth. Messages that aged out of the retention
  * window since planning are settled by the retention policy instead (retention-at-pack.ts). The
  * SQL: src/state/batch-ledger.ts `pack`.
  */
@@ -12,11 +12,11 @@ export async function packBatches(run: LoaderRun): Promise<number> {
   const { options } = run
   const policy = options.retention ?? DEFAULT_RETENTION_POLICY
   const ageOut = ageOutRule(policy, (options.now ?? Date.now)(), run.settings.retentionMarginMs)
-  const packed = await run.store.batches.pack(
-    run.jobId,
-    { depth: run.depth, itemsPerRequest: options.itemsPerRequest, ...(ageOut !== undefined ? { ageOut } : {}) },
-    (trx, batchIds) => run.queue.enqueue(trx, batchIds),
-  )
+  const packed = await run.store.batches.pack(run.jobId, {
+    depth: run.depth,
+    itemsPerRequest: options.itemsPerRequest,
+    ...(ageOut !== undefined ? { ageOut } : {}),
+  })
   if (packed.agedOut > 0) {
     run.counters.itemsAgedOut += packed.agedOut
     run.log.info(

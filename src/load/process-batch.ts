@@ -1,32 +1,19 @@
 /**
- * One fetched batch job, from claim to ledger: send it (send-batch.ts), then settle its answer
+ * One claimed batch, from claim to ledger: send it (send-batch.ts), then settle its answer
  * (result-settler.ts), split it in halves, isolate the rows of a failed message request that did
- * not land (isolate-rows.ts), or hand it back, each fenced by the claim's lease and in one
- * transaction with its pg-boss job's change.
+ * not land (isolate-rows.ts), or hand it back, each fenced by the claim's lease (src/state/lease-units.ts).
  */
-import type { Job } from 'pg-boss'
-
 import type { ImportResult } from '../target/client.ts'
 import type { Claim } from './claim.ts'
 import { type Isolation, ISOLATION_CODE, isolationMessage } from './isolate-rows.ts'
 import type { LoaderRun } from './loader-run.ts'
 import { sendBatch, type Settlement } from './send-batch.ts'
 import { settleItemResults } from './settle-item-results.ts'
-import type { BatchJobData } from './work-queue.ts'
 
-/** Sends the job's claimed batch and records the outcome; `c` is undefined when the batch was no longer open. */
-export async function processBatch(run: LoaderRun, job: Job<BatchJobData>, c: Claim | undefined): Promise<void> {
-  const { queue } = run
-  if (c === undefined) {
-    // Settled already (the pg-boss job outlived it): nothing to send.
-    await queue.boss.complete(queue.name, job.id)
-    return
-  }
+/** Sends the claimed batch and records the outcome. */
+export async function processBatch(run: LoaderRun, c: Claim): Promise<void> {
   if (c.items.length === 0) {
-    const ok = await run.store.batches.finishEmpty(c, async (trx) => {
-      await queue.boss.complete(queue.name, job.id, {}, { db: queue.adapter(trx) })
-    })
-    if (!ok) {
+    if (!(await run.store.batches.finishEmpty(c))) {
       run.fencedOut(c.batchId)
     }
     return
@@ -35,34 +22,28 @@ export async function processBatch(run: LoaderRun, job: Job<BatchJobData>, c: Cl
   try {
     outcome = await sendBatch(run, c)
   } catch (err) {
-    await releaseBatch(run, c, job.id, 'FATAL', (err as Error).message).catch(() => {})
+    await releaseBatch(run, c, 'FATAL', (err as Error).message).catch(() => {})
     throw err
   }
   if (outcome.kind === 'results') {
-    await settleResults(run, c, job.id, outcome.result)
+    await settleResults(run, c, outcome.result)
   } else if (outcome.kind === 'isolate') {
-    await isolateBatch(run, c, job.id, outcome.isolation, outcome.code)
+    await isolateBatch(run, c, outcome.isolation, outcome.code)
   } else if (outcome.kind === 'split') {
-    await splitBatch(run, c, job.id, outcome.code, outcome.message)
+    await splitBatch(run, c, outcome.code, outcome.message)
   } else {
-    await releaseBatch(run, c, job.id, outcome.code, outcome.message)
+    await releaseBatch(run, c, outcome.code, outcome.message)
   }
 }
 
-function settleResults(run: LoaderRun, c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
-  return run.settler.settle(c, jobIdInQueue, result)
+function settleResults(run: LoaderRun, c: Claim, result: ImportResult): Promise<void> {
+  return run.settler.settle(c, result)
 }
 
-/** Splits the batch in halves (new batches and jobs), or rejects its single item; completes its job. */
-async function splitBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, code: string, message: string): Promise<void> {
-  const { queue } = run
+/** Splits the batch in halves (new batches, claimable at once), or rejects its single item. */
+async function splitBatch(run: LoaderRun, c: Claim, code: string, message: string): Promise<void> {
   const batch = { report: c, entity: c.entity, keys: c.items.map((i) => i.key) }
-  const ok = await run.store.batches.split(run.jobId, batch, { code, message }, async (trx, halves) => {
-    if (halves.length > 0) {
-      await queue.enqueue(trx, halves)
-    }
-    await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
-  })
+  const ok = await run.store.batches.split(run.jobId, batch, { code, message })
   if (!ok) {
     run.fencedOut(c.batchId)
     return
@@ -76,28 +57,16 @@ async function splitBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, code: 
 
 /**
  * Records a read-back's isolation (store.batches.isolate): the rows found done, each suspect in a
- * batch of its own (queued), the others planned again; completes the batch's job.
+ * batch of its own (claimable at once), the others planned again.
  */
-async function isolateBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, iso: Isolation, platformCode: string): Promise<void> {
-  const { queue } = run
+async function isolateBatch(run: LoaderRun, c: Claim, iso: Isolation, platformCode: string): Promise<void> {
   const { items: landed } = settleItemResults(
     c.items.filter((i) => iso.landed.has(i.key)),
     new Map(iso.landed),
   )
   const message = isolationMessage(c.batchId, c.items.length, iso, platformCode)
   const rows = { landed, alone: iso.alone, together: iso.together, again: iso.again }
-  const ok = await run.store.batches.isolate(
-    run.jobId,
-    { report: c, entity: c.entity },
-    rows,
-    { code: ISOLATION_CODE, message },
-    async (trx, batchIds) => {
-      if (batchIds.length > 0) {
-        await queue.enqueue(trx, batchIds)
-      }
-      await queue.boss.complete(queue.name, jobIdInQueue, {}, { db: queue.adapter(trx) })
-    },
-  )
+  const ok = await run.store.batches.isolate(run.jobId, { report: c, entity: c.entity }, rows, { code: ISOLATION_CODE, message })
   if (!ok) {
     run.fencedOut(c.batchId)
     return
@@ -111,12 +80,9 @@ async function isolateBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, iso:
   )
 }
 
-/** Hands the batch back: its items stay `sent`, and its job fails so that pg-boss offers it again a second later. */
-async function releaseBatch(run: LoaderRun, c: Claim, jobIdInQueue: string, code: string, message: string): Promise<void> {
-  const { queue } = run
-  const ok = await run.store.batches.release(c, { code, message }, async (trx) => {
-    await queue.boss.fail(queue.name, jobIdInQueue, { code, message }, { db: queue.adapter(trx) })
-  })
+/** Hands the batch back: its items stay `sent`, and it can be claimed again a second later (src/state/lease-units.ts). */
+async function releaseBatch(run: LoaderRun, c: Claim, code: string, message: string): Promise<void> {
+  const ok = await run.store.batches.release(c, { code, message })
   if (ok) {
     run.counters.batchesReleased++
   } else {

@@ -1,8 +1,7 @@
 /**
  * Settling answered batches in groups: the batches whose answers arrive while a settle
  * transaction runs are settled together in the next one (each still fenced by its own token and
- * lease), so a busy process commits once per group instead of once per request. The same
- * transaction completes their pg-boss jobs. The SQL: src/state/sql/settle-batches.ts.
+ * lease), so a busy process commits once per group instead of once per request. The SQL: src/state/sql/settle-batches.ts.
  */
 import type { BatchSettlement } from '../state/batch-ledger.ts'
 import type { ImportResult } from '../target/client.ts'
@@ -12,7 +11,6 @@ import { settleItemResults, type SettlementTally } from './settle-item-results.t
 
 interface PendingSettle {
   readonly c: Claim
-  readonly jobIdInQueue: string
   readonly result: ImportResult
   resolve(): void
   reject(err: unknown): void
@@ -32,9 +30,9 @@ export class ResultSettler {
   }
 
   /** Settles the claim's items from the answer; resolves once its group is committed (or fenced out). */
-  settle(c: Claim, jobIdInQueue: string, result: ImportResult): Promise<void> {
+  settle(c: Claim, result: ImportResult): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.buffer.push({ c, jobIdInQueue, result, resolve, reject })
+      this.buffer.push({ c, result, resolve, reject })
       if (!this.settling) {
         void this.flush()
       }
@@ -70,13 +68,7 @@ export class ResultSettler {
       tallies.set(c.batchId, tally)
       return { report: c, items }
     })
-    const settled = await run.store.batches.settle(run.jobId, settlements, async (trx, batchIds) => {
-      const ids = new Set(batchIds)
-      await run.queue.completeMany(
-        group.filter((p) => ids.has(p.c.batchId)).map((p) => p.jobIdInQueue),
-        trx,
-      )
-    })
+    const settled = await run.store.batches.settle(run.jobId, settlements)
     for (const { c } of group) {
       const t = tallies.get(c.batchId)
       if (!settled.has(c.batchId) || t === undefined) {

@@ -1,11 +1,10 @@
 /**
  * Taking over the batches of dead processes on this host (their PID is gone: no need to wait for
- * the lease to expire), and repairing batches that lost their work-queue job (planned again).
- * Batches of dead processes elsewhere come back when their pg-boss lease expires.
+ * the lease to expire). Batches of dead processes elsewhere come back when their lease expires
+ * (src/state/lease-units.ts).
  */
 import { pidAlive } from '../lib.ts'
 import type { LoaderRun } from './loader-run.ts'
-import { queueJobId } from './work-queue.ts'
 
 /** Of the leased batches, those held by another process of this host that is no longer alive. */
 export function deadHolderBatches(
@@ -25,17 +24,11 @@ export function deadHolderBatches(
 }
 
 export async function takeOverDeadLeases(run: LoaderRun): Promise<void> {
-  const { store, queue, log } = run
+  const { store, log } = run
   const dead = deadHolderBatches(await store.batches.leased(run.jobId), run.host, process.pid, pidAlive)
   if (dead.length > 0) {
     // The lease is void: the next claim bumps the token, so the dead process could not settle anyway.
     await store.batches.expireLeases(dead)
-    await queue.boss.fail(queue.name, dead.map(queueJobId))
     log.info({ batches: dead.length }, 'took over the batches of a dead process on this host')
-  }
-  // A batch with no live pg-boss job (its job failed for good or was removed) goes back to planned.
-  const orphans = await store.batches.abandonOrphans(run.jobId, (trx, batchIds) => queue.withoutLiveJob(trx, batchIds))
-  if (orphans > 0) {
-    log.warn({ batches: orphans }, 'batches without a queue job were planned again')
   }
 }

@@ -50,6 +50,8 @@ export interface DryRunOptions {
   readonly store: Pick<LedgerStore, 'dryRun'>
   readonly session: SourceSession
   readonly policies: Policies
+  /** `files.mode`: with `rehost` the report inventories the files (`files-inventory.ts`). */
+  readonly files?: { readonly mode: 'rehost' | 'reference' | 'omit'; readonly maxBytes?: number }
   readonly adjust?: AdjustFn
   readonly now: number
   readonly pageSize?: number
@@ -86,6 +88,7 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       jobId,
       session: options.session,
       policies: options.policies,
+      ...(options.files ? { files: options.files } : {}),
       now: options.now,
       sink: createDryRunSink({ jobId, session, entities, toSend }),
       // The dry run reads every entity in full, so the source's own count must match what it read.

@@ -10,6 +10,7 @@ import { placeholderKey, type PlannedItem, type RejectedItem, type SkippedItem }
 import type { MemberImport, MessageImport } from '../target/schemas.ts'
 import { skipReason } from './lookups.ts'
 import { MEMBER_LIMIT_CODE } from './member-limits.ts'
+import { filesOfMessage, omitAttachments } from './message-files.ts'
 import type { PlanRun } from './plan-run.ts'
 import { type EntityPlanSummary, note, noteOne, noteReject } from './plan-summary.ts'
 import { referentialOf } from './referential-of.ts'
@@ -111,7 +112,7 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
   }
   for (const item of result.items) {
     page.pageKeys.set(item.targetKey, legacyId)
-    page.items.push({ legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: sortKeyOf(entity, item) })
+    page.items.push(withFiles(page, record, { legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: sortKeyOf(entity, item) }))
   }
   summary.items += result.items.length
   for (const extra of result.extraItems) {
@@ -121,6 +122,33 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
     }
   }
   run.known.remember(entity, record, result.items[0] as MappedItem | undefined, undefined)
+}
+
+/** A message item under `files.mode`: its files recorded (`rehost`) or its attachments left out (`omit`), counted. */
+function withFiles({ run, entity, summary }: PageState, record: LegacyRecordOf[LegacyEntity], item: PlannedItem): PlannedItem {
+  const mode = run.options.files?.mode ?? 'reference'
+  if (entity !== 'messages') {
+    return item
+  }
+  const message = record as LegacyMessage
+  if (mode === 'reference') {
+    for (const f of filesOfMessage(message, item.payload as MessageImport) ?? []) {
+      run.files?.add(f)
+    }
+    return item
+  }
+  if (mode === 'omit') {
+    const { payload, omitted } = omitAttachments(item.payload as MessageImport)
+    if (omitted > 0) {
+      note(summary.outcomes, 'files: omitted', item.legacyId)
+    }
+    return { ...item, payload }
+  }
+  const files = filesOfMessage(message, item.payload as MessageImport)
+  for (const f of files ?? []) {
+    run.files?.add(f)
+  }
+  return files === undefined ? item : { ...item, files }
 }
 
 /** Counts a record changed since the previous plan, and a message in its month. */

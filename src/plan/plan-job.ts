@@ -47,6 +47,7 @@ import type {
 import type { ChangesConfig } from './changes-config.ts'
 import type { DeltaConfig } from './delta-config.ts'
 import type { PlaceholderInfo } from './extras-tally.ts'
+import type { FilesInventorySummary } from './files-inventory.ts'
 import type { MemberLimitsConfig, MembershipCounts } from './member-limits.ts'
 import { planEntity } from './plan-entity.ts'
 import { startPlanRun } from './plan-run.ts'
@@ -136,6 +137,8 @@ export interface PlanJobSettings {
   readonly jobId: string
   readonly session: SourceSession
   readonly policies: Policies
+  /** `files.mode` (issue 27): `rehost` records each message's files; `omit` sends none. @default reference */
+  readonly files?: { readonly mode: 'rehost' | 'reference' | 'omit'; readonly maxBytes?: number }
   readonly adjust?: AdjustFn
   /** The run's clock, epoch ms (retention and joinedAt are judged against it). */
   readonly now: number
@@ -199,6 +202,8 @@ export interface PlanJobSummary {
   readonly placeholders: Record<string, PlaceholderInfo>
   /** Messages owned by placeholders beyond the tracked ones. */
   readonly placeholderOthers: { placeholders: number; messages: number }
+  /** The distinct files of the messages read (`files.mode` rehost or reference): `files-inventory.ts`. */
+  readonly files?: FilesInventorySummary
 }
 
 /** Plans every entity of the source in order (users, groups, members, messages) into the sink. */
@@ -212,6 +217,7 @@ export async function planJob(options: PlanJobOptions): Promise<PlanJobSummary> 
   }
   const { entities, outcomes, months, retentionStart, extras } = run
   return {
+    ...(run.files !== undefined ? { files: run.files.summary() } : {}),
     snapshotAt: options.session.snapshotAt,
     entities,
     outcomes,

@@ -4,6 +4,7 @@ import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { ChangePolicies } from './change-intents.ts'
 import { DEFAULT_CHANGES } from './changes-config.ts'
 import { ExtrasTally } from './extras-tally.ts'
+import { FilesInventory } from './files-inventory.ts'
 import { GroupCreation } from './group-creation.ts'
 import { reconciliationOf } from './key-reconciliation.ts'
 import { KnownRecords } from './known-records.ts'
@@ -39,6 +40,8 @@ export interface PlanRun {
   readonly reconcileKeys: boolean
   /** Deltas since the job's last key reconciliation, before this one; undefined when not a delta into a ledger. */
   readonly deltasSinceReconciliation: number | undefined
+  /** The distinct files of the messages read (`files.mode` rehost or reference); undefined under omit. */
+  readonly files: FilesInventory | undefined
 }
 
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
@@ -80,5 +83,12 @@ export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {
     },
     reconcileKeys: reconciliation.due,
     deltasSinceReconciliation: reconciliation.deltasSince,
+    files: filesInventoryOf(options),
   }
+}
+
+/** The inventory of the run's files: under rehost (what the lane will copy) and reference (what the legacy URLs point at). */
+function filesInventoryOf(options: PlanJobOptions): FilesInventory | undefined {
+  const mode = options.files?.mode ?? 'reference'
+  return mode === 'omit' ? undefined : new FilesInventory(options.files?.maxBytes ?? 100 * 1024 * 1024)
 }

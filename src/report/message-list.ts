@@ -1,11 +1,11 @@
 /** The platform's messages as verify reads them: one paced request per page, and the conversation each belongs to. */
+import type { ChatBudget } from '../load/chat-budget.ts'
 import type { PlatformClient } from '../target/client.ts'
 import type { ChatMessage } from '../target/schemas.ts'
-import type { ChatPacer } from './chat-pacer.ts'
 
 /** Every message matching `query`, oldest first, one paced request per page. */
 export async function* messageList(
-  pacer: ChatPacer,
+  pacer: ChatBudget,
   client: PlatformClient,
   query: { conversationId?: string },
   signal?: AbortSignal,

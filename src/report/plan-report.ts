@@ -7,6 +7,7 @@ import { GROUP_CREATED_AT_OUTCOME_PREFIX } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
 import type { DryRunResult } from '../plan/dry-run.ts'
 import type { ReasonCount as SummaryReasonCount } from '../plan/plan-job.ts'
+import type { FilesPlan } from './files-plan.ts'
 import type { ReportConfig } from './report-context.ts'
 import { retentionEdgeReport } from './retention-edge-report.ts'
 import type { EntityPlan, PlanDiff, PlanReport, ReasonCount, TargetCheck } from './schema.ts'
@@ -64,6 +65,7 @@ export interface PlanReportInput {
     | 'retention'
     | 'cost'
     | 'policyOutcomes'
+    | 'files'
     | 'target'
     | 'diff'
     | 'gates'
@@ -74,6 +76,8 @@ export interface PlanReportInput {
   readonly target: TargetCheck | null
   /** The moment the estimate starts from (epoch ms). */
   readonly now: number
+  /** The files section (`files-plan.ts`), when the job has one. */
+  readonly files?: FilesPlan
 }
 
 /** One entity's part of the report: the dry run's counts and fates, and its cost at the quota. */
@@ -167,6 +171,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
       timeline,
     },
     policyOutcomes: result.summary.outcomes,
+    ...(input.files !== undefined ? { files: input.files } : {}),
     target,
     diff: null,
     gates: [],

@@ -9,9 +9,9 @@
 import type { ItemUpdateRow } from '../state/index.ts'
 import { isSampleUid } from '../target/sample-data.ts'
 import { type ChatGroup, type ChatUser, memberKey } from '../target/schemas.ts'
-import { pagedList } from './chat-pacer.ts'
 import { compareGroup, compareMember, compareUser, type DoneItem, type ListedMember } from './compare-entity-fields.ts'
 import { expectedGroup, expectedMember, explainDifference, type ItemUpdate } from './expected-state.ts'
+import { pagedList } from './paged-list.ts'
 import type { VerifyRun } from './verify-run.ts'
 
 type KeyedEntity = 'users' | 'groups' | 'members'

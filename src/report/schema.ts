@@ -6,6 +6,9 @@
  */
 import { z } from 'zod'
 
+import { FilesPlan } from './files-plan.ts'
+import { FilesVerify } from './verify-files.ts'
+
 /** Version of the report format. */
 export const REPORT_SCHEMA_VERSION = 1
 
@@ -231,6 +234,8 @@ export const PlanReport = ReportHeader.extend({
     timeline: z.array(z.object({ entity: z.enum(ENTITY_NAMES), startSeconds: z.number(), seconds: z.number(), requests: z.number().int() })),
   }),
   policyOutcomes: z.record(z.string(), z.record(z.string(), z.number().int())),
+  /** The job's files under `files.mode` (issue 27; absent in older reports and under omit). */
+  files: FilesPlan.optional(),
   target: TargetCheck.nullable(),
   diff: PlanDiff.nullable(),
   gates: z.array(Gate),
@@ -343,5 +348,7 @@ export const VerifyReport = ReportHeader.extend({
    * when there are none (and in reports written before accepted rejects existed).
    */
   acceptedRejects: z.object({ entities: perEntity(z.number().int()), command: z.string() }).optional(),
+  /** The files lane's copies (issue 27): reachable, a sample hashed; absent when the job has no files. */
+  files: FilesVerify.optional(),
 })
 export type VerifyReport = z.infer<typeof VerifyReport>

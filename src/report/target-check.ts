@@ -1,17 +1,19 @@
 /**
  * `plan --check-target`: a read-only pre-flight against the platform through the chat interface's
- * list endpoints (paced, see `chat-pacer.ts`). It checks that the apiKey works and has full access,
+ * list endpoints (paced by the app's shared chat budget, `src/load/chat-budget.ts`). It checks that the apiKey works and has full access,
  * that the app's region matches the configuration as far as it can be observed, and which of the
  * uids, guids and member ids about to be created already exist there ("already present" is then
  * predicted before loading). Messages are not checked: the chat interface cannot look them up by
  * muid in bulk.
  */
+import { type ChatBudget, createChatBudget } from '../load/chat-budget.ts'
 import { redactUrl } from '../logger.ts'
 import type { LegacyEntity } from '../model/index.ts'
+import type { QuotaLedger } from '../state/quota-ledger.ts'
 import { createManagementClient, createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
 import { memberKey } from '../target/schemas.ts'
-import { type ChatPacer, createChatPacer, pagedList } from './chat-pacer.ts'
+import { pagedList } from './paged-list.ts'
 import type { ReportConfig } from './report-context.ts'
 import type { TargetCheck } from './schema.ts'
 
@@ -38,6 +40,8 @@ export interface TargetCheckOptions {
   /** Keys about to be created, per entity (messages are ignored). */
   readonly toSend: Record<LegacyEntity, Set<string>>
   readonly requestsPerMinute?: number
+  /** The ledger's budget rows: the chat reads draw from the app's shared chat budget (`<appId>#chat`). */
+  readonly quota: QuotaLedger
   readonly client?: PlatformClient
   readonly signal?: AbortSignal
 }
@@ -46,7 +50,10 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
   const { config, toSend, signal } = options
   const t = config.target
   const client = options.client ?? createPlatformClient({ baseUrl: t.baseUrl, apiKey: t.apiKey, timeoutMs: t.timeoutMs })
-  const pacer: ChatPacer = createChatPacer(options.requestsPerMinute ?? t.chatQuota.requestsPerMinute)
+  const pacer: ChatBudget = await createChatBudget(options.quota, {
+    appId: t.appId,
+    requestsPerMinute: options.requestsPerMinute ?? t.chatQuota.requestsPerMinute,
+  })
   const problems: string[] = []
   const empty = () => ({ count: 0, checked: false, samples: [] as string[] })
   const existing: Existing = { users: empty(), groups: empty(), members: empty(), messages: empty() }
@@ -69,7 +76,7 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
     apiKey,
     region,
     existing,
-    chatRequests: pacer.requests,
+    chatRequests: pacer.counters.requests,
     problems,
   }
 }
@@ -85,7 +92,7 @@ type Existing = Record<LegacyEntity, { count: number; checked: boolean; samples:
 /** One paced read: does the apiKey work, and with full access (a 403 says it works without)? */
 async function checkApiKey(
   client: PlatformClient,
-  pacer: ChatPacer,
+  pacer: ChatBudget,
   baseUrl: string,
   problems: string[],
   signal?: AbortSignal,
@@ -155,7 +162,7 @@ async function observeRegion(
 /** Lists users, groups and the members of the groups about to get members; notes the keys about to be created that exist. */
 async function findExisting(
   client: PlatformClient,
-  pacer: ChatPacer,
+  pacer: ChatBudget,
   toSend: Record<LegacyEntity, Set<string>>,
   existing: Existing,
   signal?: AbortSignal,

@@ -100,6 +100,29 @@ export function sourceCheckLines(r: PlanReport): string[] {
   return lines
 }
 
+/** The plan's files lines: the inventory, the files lane's time beside the load's, the warnings. */
+function formatFilesPlan(f: NonNullable<PlanReport['files']>): string[] {
+  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`
+  const types = f.byType
+    .slice(0, 5)
+    .map((t) => `${t.type} ${n(t.files)} (${mib(t.bytes)})`)
+    .join(', ')
+  const lines = [
+    `files (${f.mode}): ${n(f.files)} distinct, ${mib(f.bytes)} stated${f.unknownSize > 0 ? `, ${n(f.unknownSize)} of unknown size` : ''}${types ? ` — ${types}` : ''}`,
+  ]
+  const largest = f.largest[0]
+  if (largest !== undefined) {
+    lines.push(`largest file: ${largest.name} (${mib(largest.size ?? 0)}); over files.maxBytes: ${n(f.overMaxBytes.files)}`)
+  }
+  if (f.estimate !== null) {
+    lines.push(`files lane: about ${formatDuration(f.estimate.seconds)} beside the load (${f.estimate.basis})`)
+  }
+  if (f.reachability !== null) {
+    lines.push(`legacy attachment URLs sampled: ${n(f.reachability.reachable)} of ${n(f.reachability.checked)} answer`)
+  }
+  return [...lines, ...f.warnings.map((w) => `WARNING files: ${w}`)]
+}
+
 export function formatPlanReport(r: PlanReport): string {
   const lines: string[] = []
   lines.push(
@@ -133,6 +156,9 @@ export function formatPlanReport(r: PlanReport): string {
     '',
     `load: ${n(r.cost.requests)} requests at ${n(q.requestsPerMinute)} requests/min × ${q.itemsPerRequest} items (${q.source}) = ${formatDuration(r.cost.seconds)}; started now, done ${when(r.cost.finishIfNow)}`,
   )
+  if (r.files !== undefined) {
+    lines.push(...formatFilesPlan(r.files))
+  }
   for (const e of LEGACY_ENTITIES) {
     const x = r.entities[e]
     if (x.rejected.total > 0) {
@@ -234,6 +260,16 @@ export function formatVerifyReport(r: VerifyReport): string {
   const accepted = acceptedRejectsLine(r)
   if (accepted !== undefined) {
     lines.push(accepted)
+  }
+  if (r.files !== undefined) {
+    const f = r.files
+    lines.push(
+      `files: ${n(f.reachable)} of ${n(f.copied)} copies answer in the store, ${n(f.sampleHashed)} hashed against their SHA-256; not copied: ${n(f.notCopied.failed)} failed, ${n(f.notCopied.skipped)} skipped, ${n(f.notCopied.planned)} to copy`,
+      ...f.problems.slice(0, 15).map((p) => `  file ${p.name} at ${p.url}: ${p.problem}`),
+    )
+    if (f.problems.length > 0) {
+      lines.push(`NOT verified: ${n(f.problems.length)} copied file(s) do not answer as recorded`)
+    }
   }
   lines.push(
     r.totals.unexplained === 0

@@ -1,8 +1,8 @@
 /** What every step of a verify shares: the ledger's lookups, the paced chat client, the counts and the mismatch list. */
+import type { ChatBudget } from '../load/chat-budget.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import type { VerifyLookups } from '../state/index.ts'
 import type { PlatformClient } from '../target/client.ts'
-import type { ChatPacer } from './chat-pacer.ts'
 import type { Mismatch, VerifyReport } from './schema.ts'
 
 /**
@@ -35,7 +35,7 @@ export interface VerifyRun {
   readonly lookups: VerifyLookups
   readonly client: PlatformClient
   /** Every chat read goes through it (paced below the chat rate limit). */
-  readonly pacer: ChatPacer
+  readonly pacer: ChatBudget
   readonly signal: AbortSignal | undefined
   /**
    * Where chatferry wrote each message's legacy id (`data.metadata[key].id`, policy

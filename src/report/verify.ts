@@ -21,10 +21,10 @@
  * `store.verifyLookups` (`src/state/verify-lookups.ts`).
  */
 import type { SourceConfig } from '../../connectors/index.ts'
+import { createChatBudget } from '../load/chat-budget.ts'
 import type { LegacyEntity } from '../model/index.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
 import { actualVsPlan, plannedSince } from './actual-vs-plan.ts'
-import { createChatPacer } from './chat-pacer.ts'
 import { compareSourceCounts } from './compare-source-counts.ts'
 import { countMessages, type MessageCounts } from './count-messages.ts'
 import { drillConversations, MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
@@ -36,12 +36,16 @@ import { reconcileEntities } from './reconcile-entities.ts'
 import type { ReportContext as LedgerContext } from './report-context.ts'
 import { type PlanReport, VerifyReport } from './schema.ts'
 import { formatVerifyReport } from './terminal.ts'
+import { verifyFiles } from './verify-files.ts'
 import { emptyVerifyEntities, JOB_ADVICE, type VerifyAdvice, type VerifyRun } from './verify-run.ts'
 
 export { MAX_DRILLED_CONVERSATIONS } from './drill-conversations.ts'
 export { conversationOf } from './message-list.ts'
 export { COMPARED_FIELDS } from './message-sample.ts'
 export { MAX_LISTED_MISMATCHES } from './mismatch-list.ts'
+
+/** Copied files hashed unless `fileSample` says otherwise. */
+export const DEFAULT_FILE_SAMPLE = 100
 
 /** Messages compared field by field unless `--sample` says otherwise. */
 export const DEFAULT_SAMPLE = 1000
@@ -51,11 +55,15 @@ export interface VerifyOptions {
   readonly sample?: number
   /** Chat reads per minute. @default target.chatQuota.requestsPerMinute */
   readonly chatRequestsPerMinute?: number
+  /** The window the chat quota is spread over (`load.quotaWindowMs`, as the loader's chat calls use it). @default 60000 */
+  readonly chatWindowMs?: number
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
   readonly outDir?: string
   readonly client?: PlatformClient
   readonly signal?: AbortSignal
+  /** Copied files downloaded and hashed against their recorded SHA-256. @default 100 */
+  readonly fileSample?: number
   /** The commands the notes advise. @default a single job's (JOB_ADVICE) */
   readonly advice?: VerifyAdvice
 }
@@ -80,7 +88,11 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     advice: options.advice ?? JOB_ADVICE,
     lookups: store.verifyLookups,
     client,
-    pacer: createChatPacer(options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute),
+    pacer: await createChatBudget(store.quota, {
+      appId: t.appId,
+      requestsPerMinute: options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute,
+      ...(options.chatWindowMs !== undefined ? { windowMs: options.chatWindowMs } : {}),
+    }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,
     entities: emptyVerifyEntities(),
@@ -107,10 +119,15 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
   if (accepted !== undefined) {
     report.acceptedRejects = accepted
   }
+  const files = await verifyFiles(store, jobId, options.fileSample ?? DEFAULT_FILE_SAMPLE, options.signal)
+  if (files !== undefined) {
+    report.files = files
+  }
   VerifyReport.parse(report)
   await saveReport(store, 'verify', report)
-  const files = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
-  return { report, text: formatVerifyReport(report), files, passed: mismatches.unexplained === 0 }
+  const written = options.outDir ? writeReportFiles(options.outDir, 'verify', runId, report, renderVerifyHtml(report)) : undefined
+  const filesPassed = (report.files?.problems.length ?? 0) === 0
+  return { report, text: formatVerifyReport(report), files: written, passed: mismatches.unexplained === 0 && filesPassed }
 }
 
 /** The rejects the operator accepted, per entity, and the command that says who, when and why; undefined when none. */
@@ -163,7 +180,7 @@ function buildVerifyReport(
       fields: [...COMPARED_FIELDS],
       idsComparable: true,
     },
-    chat: { requests: run.pacer.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.rateLimited },
+    chat: { requests: run.pacer.counters.requests, requestsPerMinute: run.pacer.requestsPerMinute, rateLimited: run.pacer.counters.rateLimited },
     mismatches: mismatches.listed,
     mismatchesNotListed: mismatches.notListed,
     totals: { mismatches: mismatches.total, unexplained: mismatches.unexplained },

@@ -109,6 +109,16 @@ export const AppSettings = z
      * the previous attempt failed. @default [10000, 30000] (documented: after 10 s, after 30 s)
      */
     webhookRetryDelaysMs: z.array(z.number().int().min(0).max(3_600_000)).max(10),
+    /**
+     * Strict rehearsal of attachments (issue 27): every attachment URL of an imported message is
+     * fetched over HTTP (HEAD, or a one-byte GET where HEAD is refused), as a customer's clients
+     * would, and a message with one that does not answer 2xx within 5 s is refused with
+     * `ERR_ATTACHMENT_UNREACHABLE` naming it — so a rehearsal shows broken links before the cutover.
+     * The platform stores the URL by reference and never fetches it (assumed from its docs: an
+     * attachment is `{url, name, mimeType, extension, size}` with a publicly reachable URL), so the
+     * code is the sandbox's own. @default false
+     */
+    checkAttachmentUrls: z.boolean(),
     faults: FaultSettings,
     chatFaults: ChatFaultSettings,
   })
@@ -154,6 +164,7 @@ export const DEFAULT_APP_SETTINGS: AppSettings = Object.freeze({
   maxMembersPerGroup: LIMITS.MEMBERS_PER_GROUP_MAX,
   webhookTimeoutMs: 2_000,
   webhookRetryDelaysMs: [10_000, 30_000],
+  checkAttachmentUrls: false,
   faults: { extra429: 0, partialCommit500: 0, partialCommitShape: 'subset', dropBeforeCommit: 0, dropAfterCommit: 0, latencyMs: { min: 0, max: 0 } },
   chatFaults: { extra429: 0, dropBeforeCommit: 0, dropAfterCommit: 0 },
 }) as AppSettings

@@ -14,6 +14,7 @@ import { type Selectable, sql } from 'kysely'
 
 import { ENTITIES, type Entity, type GroupImport, type MemberImport, memberKey, type MessageImport, type UserImport } from '../target/schemas.ts'
 import type { AppInfo } from './app-registry.ts'
+import { unreachableAttachments } from './attachment-reachability.ts'
 import { authenticateApp } from './auth.ts'
 import { type FaultPlan, properSubset } from './fault-injector.ts'
 import { type HeaderMap, HttpError, isPlainObject, jsonBody, type Reply, type RequestContext } from './http-kit.ts'
@@ -420,7 +421,7 @@ const importMembers: Processor = async ({ db, app, entries, nowSeconds, choose }
 
 const importMessages: Processor = async ({ db, app, entries, nowSeconds, choose, partial }) => {
   const results = new Map<string, ItemResult>()
-  const good: { key: string; item: MessageImport }[] = []
+  let good: { key: string; item: MessageImport }[] = []
   const seen = new Set<string>()
   for (const [key, raw] of entries) {
     const c = checkMessage(key, raw, app.settings, nowSeconds)
@@ -432,6 +433,13 @@ const importMessages: Processor = async ({ db, app, entries, nowSeconds, choose,
       seen.add(c.item.muid)
       good.push({ key, item: c.item })
     }
+  }
+  if (app.settings.checkAttachmentUrls && good.length > 0) {
+    const unreachable = await unreachableAttachments(good)
+    for (const [key, problem] of unreachable) {
+      results.set(key, failure(itemError('ERR_ATTACHMENT_UNREACHABLE', problem)))
+    }
+    good = good.filter((g) => !unreachable.has(g.key))
   }
   if (good.length === 0) {
     return { results, committed: 0, events: [] }

@@ -1,42 +1,35 @@
 /**
  * The loader's view of the ledger's batches and items: pack planned items into batches, claim
- * batches under a fenced lease, settle, split or release them, take over dead holders' leases and
- * repair batches that lost their work-queue job. Every statement lives in `sql/`, one file each.
- *
- * Where a ledger change and a pg-boss job change must commit together, the operation runs in one
- * transaction and hands it to a callback as an opaque {@link LedgerTransaction}, which the work
- * queue turns into pg-boss's `db` option. Fenced operations call back only after the fence passed.
+ * batches under a fenced lease, settle, split or release them, take over dead holders' leases.
+ * Every statement lives in `sql/`, one file each. A batch is a unit of work of `lease-units.ts`
+ * ({@link BATCH_UNITS}): claimed, renewed, fenced and taken over there, and by nothing else.
  */
 import type { Kysely } from 'kysely'
 
 import type { Entity } from '../target/schemas.ts'
-import { type LedgerTransaction, ledgerTransaction } from './ledger-transaction.ts'
+import { attachFiles } from './file-payload.ts'
+import { BATCH_UNITS, unitLeases } from './lease-units.ts'
 import type { StateDatabase } from './schema.ts'
-import { abandonBatches } from './sql/abandon-batches.ts'
 import { assignItems } from './sql/assign-items.ts'
 import { claimBatches } from './sql/claim-batches.ts'
 import { countOpenBatches } from './sql/count-open-batches.ts'
-import { expireLeases } from './sql/expire-leases.ts'
 import { type BatchReport, fenceBatch } from './sql/fence-batch.ts'
 import { findUnfinishedItem } from './sql/find-unfinished-item.ts'
 import { insertBatches } from './sql/insert-batches.ts'
 import { insertSplitBatch } from './sql/insert-split-batch.ts'
 import { lockJob } from './sql/lock-job.ts'
-import { lockOpenBatches } from './sql/lock-open-batches.ts'
 import { moveItems } from './sql/move-items.ts'
 import { rejectBatchItems } from './sql/reject-batch-items.ts'
-import { renewLeases } from './sql/renew-leases.ts'
 import { replanBatchItems } from './sql/replan-batch-items.ts'
 import { selectBatchItems } from './sql/select-batch-items.ts'
 import { selectCurrentEntity } from './sql/select-current-entity.ts'
-import { selectLeasedBatches } from './sql/select-leased-batches.ts'
-import { selectOpenBatches } from './sql/select-open-batches.ts'
+import { type LinkedFileRow, selectLinkedFiles } from './sql/select-linked-files.ts'
 import { selectPlannedItems } from './sql/select-planned-items.ts'
 import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
 import { settleLandedItems } from './sql/settle-landed-items.ts'
 import { skipAgedOutItems } from './sql/skip-aged-out-items.ts'
 
-export type { BatchReport, BatchSettlement, ItemSettlement, LedgerTransaction }
+export type { BatchReport, BatchSettlement, ItemSettlement }
 
 /** One item of a claimed batch. */
 export interface BatchItem {
@@ -79,77 +72,84 @@ export interface PackResult {
   readonly agedOut: number
 }
 
-/** A callback that writes pg-boss jobs inside the ledger transaction. */
-export type InTransaction<A extends unknown[] = []> = (trx: LedgerTransaction, ...args: A) => Promise<void>
-
 export interface BatchLedger {
   /**
    * Packs planned items of the current entity into full batches (≤ `itemsPerRequest` items) until
-   * `depth` batches are open, marks the items `sent`, and calls `enqueue` with the new batch ids
-   * (ascending) in the same transaction. With `ageOut`, messages it would pack that aged out of
+   * `depth` batches are open, and marks the items `sent`, in one transaction: the new batches are
+   * claimable at once. With `ageOut`, messages it would pack that aged out of
    * the retention window are skipped instead, in the same transaction. Returns how many batches it
    * packed (0 when another process is packing this job right now) and how many messages it skipped.
    */
-  pack(
-    jobId: string,
-    limits: { depth: number; itemsPerRequest: number; ageOut?: AgeOutRule },
-    enqueue: InTransaction<[batchIds: number[]]>,
-  ): Promise<PackResult>
-  /** Claims open batches with fresh lease tokens (two statements for all of them). Batches no longer open are absent. */
-  claim(args: { jobId: string; batchIds: readonly number[]; owner: string; leaseSeconds: number }): Promise<ClaimedBatch[]>
+  pack(jobId: string, limits: { depth: number; itemsPerRequest: number; ageOut?: AgeOutRule }): Promise<PackResult>
   /**
-   * Settles answered batches in one transaction, each fenced by its token and lease, then calls
-   * `complete` with the ids of those settled (when any). Returns those ids.
+   * Claims up to `limit` open batches without a live lease, oldest first, with fresh lease tokens
+   * (two statements for all of them: the claim, `lease-units.ts`, and their items).
    */
-  settle(jobId: string, group: readonly BatchSettlement[], complete: InTransaction<[batchIds: number[]]>): Promise<Set<number>>
+  claim(args: { jobId: string; owner: string; leaseSeconds: number; limit: number }): Promise<ClaimedBatch[]>
+  /** Settles answered batches in one transaction, each fenced by its token and lease. Returns the ids settled. */
+  settle(jobId: string, group: readonly BatchSettlement[]): Promise<Set<number>>
   /**
-   * Fenced: splits a failing batch in halves (new open batches holding its items; `jobs` gets
-   * their ids), or, for a single item, rejects it (`jobs` gets no ids). Returns false when fenced out.
+   * Fenced: splits a failing batch in halves (new open batches holding its items), or, for a
+   * single item, rejects it. Returns false when fenced out.
    */
   split(
     jobId: string,
     batch: { report: BatchReport; entity: Entity; keys: readonly string[] },
     error: { code: string; message: string },
-    jobs: InTransaction<[halves: number[]]>,
   ): Promise<boolean>
   /**
    * Fenced: finishes a failed message batch the loader read back (src/load/isolate-rows.ts), in one
    * transaction: the rows found on the platform become `done/created`; each key of `alone` moves
    * into a new open batch of its own (pointing at this one, which is marked `split` with `error`);
    * the keys of `together` (when any) move into one new batch; the keys of `again` are planned
-   * again. `jobs` gets the new batches' ids. Returns false when fenced out (then nothing was written).
+   * again. Returns false when fenced out (then nothing was written).
    */
   isolate(
     jobId: string,
     batch: { report: BatchReport; entity: Entity },
     rows: { landed: readonly ItemSettlement[]; alone: readonly string[]; together: readonly string[]; again: readonly string[] },
     error: { code: string; message: string },
-    jobs: InTransaction<[batchIds: number[]]>,
   ): Promise<boolean>
-  /** Fenced: hands a batch back (open, lease cleared, its items stay `sent`), recording the error. */
-  release(report: BatchReport, error: { code: string; message: string }, fail: InTransaction): Promise<boolean>
-  /** Fenced: settles a batch with no item left in it. */
-  finishEmpty(report: BatchReport, complete: InTransaction): Promise<boolean>
   /**
-   * Renews the unexpired leases held under these tokens for `leaseSeconds`, then calls `touch`
-   * with the ids renewed (when any), in one transaction. Returns those ids; a batch absent from
-   * them has lost its lease.
+   * Fenced: hands a batch back (open, lease ended, its items stay `sent`), recording the error; it
+   * can be claimed again after `BATCH_UNITS.retryDelaySeconds`.
    */
-  renew(leases: readonly { batchId: number; token: string }[], leaseSeconds: number, touch: InTransaction<[batchIds: number[]]>): Promise<Set<number>>
+  release(report: BatchReport, error: { code: string; message: string }): Promise<boolean>
+  /** Fenced: settles a batch with no item left in it. */
+  finishEmpty(report: BatchReport): Promise<boolean>
+  /**
+   * Renews the unexpired leases held under these tokens for `leaseSeconds`. Returns the ids
+   * renewed; a batch absent from them has lost its lease.
+   */
+  renew(leases: readonly { batchId: number; token: string }[], leaseSeconds: number): Promise<Set<number>>
   /** Open batches under an unexpired lease, with their holder. */
   leased(jobId: string): Promise<{ id: number; leaseOwner: string }[]>
   /** Ends these leases now (their holder is dead). */
   expireLeases(batchIds: readonly number[]): Promise<void>
-  /**
-   * Abandons the open batches that `withoutLiveJob` says have no live work-queue job, and plans
-   * their items again; returns how many. Batches another transaction holds are left alone.
-   */
-  abandonOrphans(jobId: string, withoutLiveJob: (trx: LedgerTransaction, batchIds: number[]) => Promise<number[]>): Promise<number>
   /** True when no item of the job is planned or in flight. */
   drained(jobId: string): Promise<boolean>
 }
 
+/** The files of the claimed message items, by target key (none for other entities or without `rehost`). */
+async function filesOfMessages(
+  db: Kysely<StateDatabase>,
+  jobId: string,
+  batches: readonly { id: number; entity: Entity }[],
+  items: readonly { batchId: number; key: string }[],
+): Promise<Map<string, LinkedFileRow[]>> {
+  const messageBatches = new Set(batches.filter((b) => b.entity === 'messages').map((b) => b.id))
+  const keys = items.filter((i) => messageBatches.has(i.batchId)).map((i) => i.key)
+  const byKey = new Map<string, LinkedFileRow[]>()
+  for (const f of await selectLinkedFiles(db, jobId, keys)) {
+    const list = byKey.get(f.targetKey) ?? []
+    list.push(f)
+    byKey.set(f.targetKey, list)
+  }
+  return byKey
+}
+
 export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
+  const leases = unitLeases(db, BATCH_UNITS)
   /** Runs `fn` in a transaction that commits only if the claim still holds its lease. */
   function fenced(report: BatchReport, update: Parameters<typeof fenceBatch>[2], fn: (trx: Kysely<StateDatabase>) => Promise<void>) {
     return db.transaction().execute(async (trx) => {
@@ -162,7 +162,7 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
   }
 
   return {
-    pack: (jobId, limits, enqueue) =>
+    pack: (jobId, limits) =>
       db.transaction().execute(async (trx) => {
         const none: PackResult = { batches: 0, agedOut: 0 }
         if (!(await lockJob(trx, jobId))) {
@@ -203,7 +203,6 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
           ids,
           ids.map((_, i) => batchIds[Math.floor(i / ipr)] as number),
         )
-        await enqueue(ledgerTransaction(trx), batchIds)
         return { batches: batchIds.length, agedOut }
       }),
 
@@ -214,88 +213,62 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
         return []
       }
       const claims = new Map<number, ClaimedBatch>(rows.map((r) => [r.id, { ...r, claimedAt, items: [] }]))
-      for (const i of await selectBatchItems(db, [...claims.keys()])) {
-        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload: i.payload, hash: i.hash })
+      const items = await selectBatchItems(db, [...claims.keys()])
+      const files = await filesOfMessages(db, args.jobId, rows, items)
+      for (const i of items) {
+        const payload = attachFiles(i.payload, files.get(i.key) ?? []).payload
+        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload, hash: i.hash })
       }
       return [...claims.values()]
     },
 
-    settle: (jobId, group, complete) =>
-      db.transaction().execute(async (trx) => {
-        const settled = await settleBatches(trx, jobId, group)
-        if (settled.size > 0) {
-          await complete(ledgerTransaction(trx), [...settled])
-        }
-        return settled
-      }),
+    settle: (jobId, group) => db.transaction().execute((trx) => settleBatches(trx, jobId, group)),
 
-    split: (jobId, batch, error, jobs) =>
+    split: (jobId, batch, error) =>
       fenced(batch.report, { status: 'split', errorCode: error.code, errorMessage: error.message }, async (trx) => {
         const from = batch.report.batchId
-        const halves: number[] = []
         if (batch.keys.length <= 1) {
           await rejectBatchItems(trx, from, error.code, error.message)
         } else {
           const half = Math.ceil(batch.keys.length / 2)
           for (const keys of [batch.keys.slice(0, half), batch.keys.slice(half)]) {
             const id = await insertSplitBatch(trx, { jobId, entity: batch.entity, itemCount: keys.length, parentId: from })
-            halves.push(id)
             await moveItems(trx, { jobId, entity: batch.entity, keys, fromBatch: from, toBatch: id })
           }
         }
-        await jobs(ledgerTransaction(trx), halves)
       }),
 
-    isolate: (jobId, batch, rows, error, jobs) =>
+    isolate: (jobId, batch, rows, error) =>
       fenced(batch.report, { status: 'split', errorCode: error.code, errorMessage: error.message }, async (trx) => {
         const from = batch.report.batchId
         const landed = rows.landed.map((i) => ({ id: i.id, hash: i.hash, platformId: i.platformId ?? null }))
         await settleLandedItems(trx, { jobId, fromBatch: from, items: landed })
-        const created: number[] = []
         const groups = [...rows.alone.map((key) => [key]), ...(rows.together.length > 0 ? [rows.together] : [])]
         for (const keys of groups) {
           const id = await insertSplitBatch(trx, { jobId, entity: batch.entity, itemCount: keys.length, parentId: from })
-          created.push(id)
           await moveItems(trx, { jobId, entity: batch.entity, keys, fromBatch: from, toBatch: id })
         }
         await replanBatchItems(trx, { jobId, entity: batch.entity, keys: rows.again, fromBatch: from })
-        await jobs(ledgerTransaction(trx), created)
       }),
 
-    release: (report, error, fail) =>
-      fenced(report, { status: 'open', errorCode: error.code, errorMessage: error.message }, (trx) => fail(ledgerTransaction(trx))),
+    release: (report, error) =>
+      fenced(
+        report,
+        { status: 'open', errorCode: error.code, errorMessage: error.message, retryDelaySeconds: BATCH_UNITS.retryDelaySeconds },
+        async () => {},
+      ),
 
-    finishEmpty: (report, complete) => fenced(report, { status: 'settled' }, (trx) => complete(ledgerTransaction(trx))),
+    finishEmpty: (report) => fenced(report, { status: 'settled' }, async () => {}),
 
-    renew: (leases, leaseSeconds, touch) =>
-      db.transaction().execute(async (trx) => {
-        const renewed = leases.length === 0 ? [] : await renewLeases(trx, leases, leaseSeconds)
-        if (renewed.length > 0) {
-          await touch(ledgerTransaction(trx), renewed)
-        }
-        return new Set(renewed)
-      }),
-    leased: (jobId) => selectLeasedBatches(db, jobId),
-    expireLeases: (batchIds) => expireLeases(db, batchIds),
-
-    abandonOrphans: (jobId, withoutLiveJob) =>
-      db.transaction().execute(async (trx) => {
-        const open = await selectOpenBatches(trx, jobId)
-        if (open.length === 0) {
-          return 0
-        }
-        const candidates = await withoutLiveJob(ledgerTransaction(trx), open)
-        if (candidates.length === 0) {
-          return 0
-        }
-        // Locked and checked again: one settled (its job completed) since the first look is not open any more.
-        const ids = await lockOpenBatches(trx, candidates)
-        if (ids.length === 0) {
-          return 0
-        }
-        await abandonBatches(trx, ids)
-        return ids.length
-      }),
+    renew: async (held, leaseSeconds) =>
+      new Set(
+        await leases.renew(
+          held.map((l) => ({ id: l.batchId, fence: l.token })),
+          leaseSeconds,
+        ),
+      ),
+    leased: (jobId) => leases.leased(jobId),
+    expireLeases: (batchIds) => leases.expire(batchIds),
 
     drained: async (jobId) => !(await findUnfinishedItem(db, jobId)),
   }

@@ -1,6 +1,6 @@
 /**
  * Raw sessions on the ledger's database for the one library that keeps its own tables there and
- * brings its own SQL: pg-boss (`src/load/work-queue.ts`). Nothing else outside `src/state` should
+ * brings its own SQL: pg-boss, for the jobs' schedules (`src/job/schedule-boss.ts`). Nothing else outside `src/state` should
  * need this; the ledger's own tables are reached through `store.batches`, `store.quota`, ….
  */
 import type { OpenedDatabase } from '../db.ts'

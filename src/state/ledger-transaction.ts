@@ -1,9 +1,7 @@
 /**
  * A ledger transaction as code outside `src/state` sees it: an opaque handle that can only run SQL
- * text with positional parameters inside the transaction. It exists for one purpose: the work
- * queue (`src/load/work-queue.ts`) turns it into pg-boss's `db` option, so that pg-boss's job
- * changes commit or roll back with the ledger writes they belong to (a batch and its job are
- * inserted together; settling a batch completes its job in the same transaction).
+ * text with positional parameters on one session. It exists for one purpose: pg-boss's `db` option
+ * (`src/job/schedule-boss.ts`: the embedded store's session, and the advisory lock of pg-boss's set-up).
  */
 import { CompiledQuery, type Kysely } from 'kysely'
 

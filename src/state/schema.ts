@@ -277,6 +277,46 @@ export interface FleetTenantsTable {
   updated_at: ColumnType<Date, Date | undefined, Date>
 }
 
+export const FILE_STATES = ['planned', 'copied', 'failed', 'skipped'] as const
+/** Where a file of the files lane stands (`chatferry.files`). */
+export type FileState = (typeof FILE_STATES)[number]
+
+/** One distinct file of a job (`chatferry.files`, issue 27). */
+export interface FilesTable {
+  id: Generated<number>
+  job_id: string
+  file_key: string
+  locator: unknown
+  legacy_url: string
+  name: string
+  expected_size: string | number | null
+  expected_type: string | null
+  bytes: string | number | null
+  sha256: string | null
+  sniffed_type: string | null
+  store_key: string | null
+  public_url: string | null
+  state: ColumnType<FileState, FileState | undefined, FileState>
+  on_failure: string | null
+  attempts: ColumnType<number, number | undefined, number>
+  last_error_cause: string | null
+  last_error_reason: string | null
+  lease_owner: string | null
+  lease_until: Date | null
+  fence: ColumnType<string | number, number | undefined, number>
+  created_at: Timestamp
+  updated_at: Timestamp
+  copied_at: Date | null
+}
+
+/** A message item's files, in the order of its attachments (`chatferry.file_links`). */
+export interface FileLinksTable {
+  job_id: string
+  target_key: string
+  ord: number
+  file_id: number
+}
+
 /** The ledger database as kysely sees it (tables qualified with their schema). */
 export interface StateDatabase {
   'chatferry.jobs': JobsTable
@@ -292,4 +332,6 @@ export interface StateDatabase {
   'chatferry.platform_events': PlatformEventsTable
   'chatferry.webhook_receivers': WebhookReceiversTable
   'chatferry.accepted_rejects': AcceptedRejectsTable
+  'chatferry.files': FilesTable
+  'chatferry.file_links': FileLinksTable
 }

@@ -9,11 +9,13 @@ import { type Kysely, sql } from 'kysely'
 import { type MigrationResult, Migrator } from 'kysely/migration'
 
 import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
+import type { FileLocator } from '../model/files.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { type AcceptedRejectsLedger, createAcceptedRejectsLedger } from './accepted-rejects-ledger.ts'
 import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
 import { recordSkippedChanges } from './changed-items.ts'
 import { createDryRunLedger, type DryRunLedger } from './dry-run-ledger.ts'
+import { createFilesLedger, type FilesLedger } from './files-ledger.ts'
 import { createFleetLedger, type FleetLedger } from './fleet-ledger.ts'
 import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
@@ -31,6 +33,7 @@ import { type RejectStanding, rejectStanding } from './sql/reject-standing.ts'
 import { type CursorRow, selectCursors } from './sql/select-cursors.ts'
 import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
+import { upsertPlannedFiles } from './sql/upsert-planned-files.ts'
 import { type PlannedChanges, upsertPlannedItems } from './sql/upsert-planned-items.ts'
 import { upsertRejectedItems } from './sql/upsert-rejected-items.ts'
 import { upsertSkippedItems } from './sql/upsert-skipped-items.ts'
@@ -53,6 +56,21 @@ export interface PlannedItem {
   readonly payload: unknown
   /** Drain order within the entity, ascending (messages: sentAt, so oldest first). @default 0 */
   readonly sortKey?: number
+  /**
+   * A message's files in the order of its attachments (`files.mode: rehost`): recorded in
+   * `chatferry.files` and linked to the item in the page's transaction; the message waits for them.
+   */
+  readonly files?: readonly PlannedFile[]
+}
+
+/** One file of a planned message: where its bytes are and what the legacy record says of it. */
+export interface PlannedFile {
+  readonly locator: FileLocator
+  /** The attachment's URL in the payload (the legacy URL). */
+  readonly url: string
+  readonly name: string
+  readonly size?: number
+  readonly type?: string
 }
 
 /** An item refused before sending by policy (deleted user, system message, …). */
@@ -195,6 +213,8 @@ export interface LedgerStore {
   readonly sessions: LedgerSessions
   /** The update lane's claims and settlements of `chatferry.updates` (`update-lane-ledger.ts`). */
   readonly updateLane: UpdateLaneLedger
+  /** The files lane's files and message links (issue 27): `files-ledger.ts`. */
+  readonly files: FilesLedger
   /** Update intents of items already on the platform: record, count, vanished items (`update-plan-ledger.ts`). */
   readonly updatePlan: UpdatePlanLedger
   /** The rejects an operator accepted, with who, when and why (`accept-rejects`). */
@@ -240,7 +260,7 @@ export interface LedgerStore {
   retryRejected(jobId: string, filter?: { code?: string; entity?: Entity }): Promise<number>
   /** Lists the job ids in the ledger. */
   listJobs(): Promise<{ id: string; appId: string }[]>
-  /** Deletes every row of the job, in one transaction (`chatferry purge`); the pg-boss queue is the caller's. */
+  /** Deletes every row of the job, in one transaction (`chatferry purge`); the pg-boss schedule queue is the caller's. */
   purgeJob(jobId: string): Promise<PurgedRows>
   close(): Promise<void>
 }
@@ -295,6 +315,14 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     const counts = emptyCounts()
     await db.transaction().execute(async (trx) => {
       const { collisions, changed } = await upsertPlannedItems(trx, jobId, entity, page.items ?? [], counts, page.changes)
+      if (entity === 'messages') {
+        const refused = new Set(collisions.map((c) => c.targetKey))
+        await upsertPlannedFiles(
+          trx,
+          jobId,
+          (page.items ?? []).filter((i) => !refused.has(i.targetKey)),
+        )
+      }
       counts.skipped = await upsertSkippedItems(trx, jobId, entity, page.skips ?? [])
       if (page.changes?.orphans && changed.size > 0) {
         // Parts of a split message its new mapping no longer has: removed, or skipped when unsent.
@@ -329,6 +357,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
     workers: createWorkerRegistry(db),
     sessions: createLedgerSessions(database),
     updateLane: createUpdateLaneLedger(db),
+    files: createFilesLedger(db),
     updatePlan: createUpdatePlanLedger(db),
     acceptedRejects: createAcceptedRejectsLedger(db),
     fleet: createFleetLedger(db),

@@ -3,7 +3,8 @@
  * job under a lease, record each call as `sent` before it goes out, settle it from the answer
  * (done / rejected / handed back), take over the leases of dead holders, and record the platform
  * ids of messages the lane found. The lane itself is `src/load/update-lane.ts`; every statement is
- * one file in `sql/`.
+ * one file in `sql/`. An update is a unit of work of `lease-units.ts` ({@link UPDATE_UNITS}):
+ * claimed and taken over there, fenced by its holder's id.
  *
  * Crash safety rests on two rules here: an update is `sent` (fenced by its holder's lease) before
  * its call, and one found `sent` with an expired lease is handed to the next holder *as such*, so
@@ -11,16 +12,15 @@
  */
 import type { Kysely } from 'kysely'
 
+import { unitLeases, UPDATE_UNITS } from './lease-units.ts'
 import type { StateDatabase } from './schema.ts'
 import { type ClaimedUpdateRow, claimUpdates } from './sql/claim-updates.ts'
-import { expireUpdateLeases } from './sql/expire-update-leases.ts'
 import { findOpenUpdate } from './sql/find-open-update.ts'
 import { markUpdateSent } from './sql/mark-update-sent.ts'
 import { rejectUpdate } from './sql/reject-update.ts'
 import { releaseUpdate } from './sql/release-update.ts'
 import { replanRejectedUpdates } from './sql/replan-rejected-updates.ts'
 import { type PlatformConflictRow, selectPlatformConflicts } from './sql/select-platform-conflicts.ts'
-import { selectUpdateLeases } from './sql/select-update-leases.ts'
 import { selectUpdateRejects, type UpdateRejectRow } from './sql/select-update-rejects.ts'
 import { settleUpdateDone } from './sql/settle-update-done.ts'
 import { updateItemPlatformId } from './sql/update-item-platform-id.ts'
@@ -84,6 +84,7 @@ type ClaimedUpdate = ClaimedUpdateRow
 type UpdateReject = UpdateRejectRow
 
 export function createUpdateLaneLedger(db: Kysely<StateDatabase>): UpdateLaneLedger {
+  const leases = unitLeases(db, UPDATE_UNITS)
   return {
     claim: (args) => claimUpdates(db, args),
     markSent: (id, owner, leaseSeconds) => markUpdateSent(db, { id, owner, leaseSeconds }),
@@ -103,8 +104,8 @@ export function createUpdateLaneLedger(db: Kysely<StateDatabase>): UpdateLaneLed
     holdBack: (id, owner, as, message) => rejectUpdate(db, { id, owner, code: 'CHANGED_ON_PLATFORM', message, httpStatus: null, as }),
     platformConflict: async (jobId, entity, targetKey) => (await selectPlatformConflicts(db, jobId, entity, [targetKey]))[0],
     release: (id, owner, why) => releaseUpdate(db, { id, owner, ...why }),
-    leased: (jobId) => selectUpdateLeases(db, jobId),
-    expireLeases: (ids) => (ids.length === 0 ? Promise.resolve() : expireUpdateLeases(db, ids)),
+    leased: (jobId) => leases.leased(jobId),
+    expireLeases: (ids) => leases.expire(ids),
     drained: async (jobId) => !(await findOpenUpdate(db, jobId)),
     recordPlatformId: (jobId, entity, targetKey, platformId) => updateItemPlatformId(db, { jobId, entity, targetKey, platformId }),
     rejects: (jobId, filter = {}) => selectUpdateRejects(db, jobId, filter),

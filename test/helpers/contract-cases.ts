@@ -6,7 +6,11 @@ import { genericContractEnv } from '../fixtures/generic-sql/contract-env.ts'
 import { mattermostContractEnv } from '../fixtures/mattermost/contract-env.ts'
 import { nextcloudContractEnv } from '../fixtures/nextcloud-talk/contract-env.ts'
 import { rocketChatContractEnv } from '../fixtures/rocketchat/contract-env.ts'
+import { sendbirdApiContractEnv, sendbirdExportContractEnv } from '../fixtures/sendbird/contract-env.ts'
 import { slackContractEnv } from '../fixtures/slack-export/contract-env.ts'
+import { streamApiContractEnv } from '../fixtures/stream-chat/api-contract-env.ts'
+import { streamContractEnv } from '../fixtures/stream-chat/contract-env.ts'
+import { twilioContractEnv } from '../fixtures/twilio-conversations/contract-env.ts'
 import { zulipContractEnv } from '../fixtures/zulip/contract-env.ts'
 import type { ContractCase } from './contract-env.ts'
 import { noMysqlReason } from './contract-sql.ts'
@@ -27,4 +31,12 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
   },
   { title: 'slack-export × ZIP', open: () => slackContractEnv('zip') },
   { title: 'slack-export × folder', open: () => slackContractEnv('folder') },
+  { title: 'sendbird × Data Export JSON (ZIPs)', open: () => sendbirdExportContractEnv('json', 'zip') },
+  { title: 'sendbird × Data Export CSV (folders)', open: () => sendbirdExportContractEnv('csv', 'folder') },
+  { title: 'sendbird × Platform API (emulator)', open: () => sendbirdApiContractEnv() },
+  { title: 'stream-chat × v1 JSON export', open: () => streamContractEnv('json') },
+  { title: 'stream-chat × v2 line-separated export, gzip', open: () => streamContractEnv('jsonl', { gzip: true }) },
+  { title: 'stream-chat × REST API (emulator)', open: () => streamApiContractEnv() },
+  { title: 'twilio-conversations × REST API (emulator; SMS/WhatsApp participants as users)', open: () => twilioContractEnv('users') },
+  { title: 'twilio-conversations × REST API (emulator; SMS/WhatsApp participants dropped)', open: () => twilioContractEnv('drop') },
 ]

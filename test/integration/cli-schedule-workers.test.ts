@@ -10,7 +10,7 @@ import { PgBoss } from 'pg-boss'
 import { expect, it } from 'vitest'
 
 import { scheduleQueueName } from '../../src/job/job-schedule.ts'
-import { BOSS_SCHEMA } from '../../src/load/work-queue.ts'
+import { BOSS_SCHEMA } from '../../src/job/schedule-boss.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
 import { useCliSuite } from '../helpers/cli-suite.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'

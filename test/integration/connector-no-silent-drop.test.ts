@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createMattermostConnector, MattermostConfigSchema } from '../../connectors/mattermost/index.ts'
 import { createNextcloudTalkConnector, NextcloudTalkConfigSchema } from '../../connectors/nextcloud-talk/index.ts'
 import { createRocketChatConnector, RocketChatConfigSchema } from '../../connectors/rocketchat/index.ts'
+import { createSendbirdConnector, SendbirdConfigSchema } from '../../connectors/sendbird/index.ts'
 import { createZulipConnector, ZulipConfigSchema } from '../../connectors/zulip/index.ts'
 import { mattermostFieldFates } from '../fixtures/mattermost/field-fates.ts'
 import { groundedMattermostSeed } from '../fixtures/mattermost/grounded.ts'
@@ -22,6 +23,9 @@ import { loadNextcloudFixture } from '../fixtures/nextcloud-talk/load.ts'
 import { writeRocketChatDump } from '../fixtures/rocketchat/dump.ts'
 import { rocketchatFieldFates, rocketchatRows } from '../fixtures/rocketchat/field-fates.ts'
 import { groundedRocketChatSeed } from '../fixtures/rocketchat/grounded.ts'
+import { sendbirdFieldFates, sendbirdRows } from '../fixtures/sendbird/field-fates.ts'
+import { writeSendbirdExports } from '../fixtures/sendbird/generate.ts'
+import { sendbirdSeed } from '../fixtures/sendbird/seed.ts'
 import { zulipFieldFates } from '../fixtures/zulip/field-fates.ts'
 import { groundedZulipSeed } from '../fixtures/zulip/grounded.ts'
 import { loadZulipFixture } from '../fixtures/zulip/load.ts'
@@ -97,6 +101,20 @@ describe('rocketchat: no field of a source document is dropped silently', () => 
       expect(await fieldLosses(session, rocketchatRows(seed), rocketchatFieldFates(seed), readme('rocketchat'), POLICIES)).toEqual([])
     } finally {
       await session.close()
+    }
+  })
+})
+
+describe('sendbird: no field of an exported record is dropped silently', () => {
+  it('the fixture (Data Export JSON)', async () => {
+    const seed = sendbirdSeed()
+    const fx = await writeSendbirdExports(seed, 'json', 'folder')
+    const session = await createSendbirdConnector(SendbirdConfigSchema.parse({ connector: 'sendbird', export: fx.paths })).open()
+    try {
+      expect(await fieldLosses(session, sendbirdRows(seed), sendbirdFieldFates(seed), readme('sendbird'), POLICIES)).toEqual([])
+    } finally {
+      await session.close()
+      await fx.drop()
     }
   })
 })

@@ -16,7 +16,6 @@ import { runFleet } from '../../src/fleet/fleet-run.ts'
 import { fleetExitCode } from '../../src/fleet/fleet-run-outcome.ts'
 import { parseConfig } from '../../src/job/config.ts'
 import { resolveLoadConfig } from '../../src/load/config.ts'
-import { startSharedBoss } from '../../src/load/work-queue.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { expectedKeys, tenantSource, writeTenantLegacy } from '../helpers/fleet-legacy.ts'
@@ -62,16 +61,9 @@ it('three tenants load in parallel, each into its own app within its quota; a te
     const config = parseConfig(yaml, join(dir, `${id}.yaml`), {})
     tenants.push({ tenantId: id, jobId: `fleet.${id}`, config, load: resolveLoadConfig(config.load ?? {}, {}, {}) })
   }
-  const boss = await startSharedBoss(store.sessions, {
-    url: ledgerDb.url,
-    jobs: tenants.map((t) => ({ jobId: t.jobId, leaseSeconds: 120 })),
-    sweepLeaseSeconds: 120,
-    poolSize: 4,
-  })
-  try {
+  {
     const outcomes = await runFleet({
       store,
-      boss: Promise.resolve(boss),
       tenants,
       mode: 'full',
       planConcurrency: 2,
@@ -102,7 +94,5 @@ it('three tenants load in parallel, each into its own app within its quota; a te
     const brokenRuns = await store.listRuns('fleet.broken')
     expect(brokenRuns[0]?.status).toBe('failed')
     expect(brokenRuns[0]?.error).toBeTruthy()
-  } finally {
-    await boss.stop()
   }
 }, 120_000)

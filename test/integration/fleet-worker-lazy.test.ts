@@ -22,7 +22,6 @@ import { serveFleet } from '../../src/fleet/fleet-worker.ts'
 import { parseConfig } from '../../src/job/config.ts'
 import { planFromSource } from '../../src/job/plan-from-source.ts'
 import { resolveLoadConfig } from '../../src/load/config.ts'
-import { type SharedBoss, startSharedBoss } from '../../src/load/work-queue.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { ENTITIES } from '../../src/target/schemas.ts'
@@ -39,7 +38,6 @@ const IDLE_STOP_MS = 1000
 let ledgerDb: TestDatabase
 let sbx: TestSandbox
 let store: LedgerStore
-let boss: SharedBoss
 const tenants: FleetTenantJob[] = []
 const apps = new Map<string, TestApp>()
 
@@ -69,16 +67,9 @@ beforeAll(async () => {
     const config = parseConfig(yaml, join(dir, `${id}.yaml`), {})
     tenants.push({ tenantId: id, jobId: `lazy_${id}`, config, load: resolveLoadConfig(config.load ?? {}, {}, {}) })
   }
-  boss = await startSharedBoss(store.sessions, {
-    url: ledgerDb.url,
-    jobs: tenants.map((t) => ({ jobId: t.jobId, leaseSeconds: 60 })),
-    sweepLeaseSeconds: 60,
-    poolSize: 4,
-  })
 })
 
 afterAll(async () => {
-  await boss?.stop()
   await store?.close()
   await sbx?.close()
   await ledgerDb?.drop()
@@ -110,7 +101,7 @@ async function loaderRuns(jobId: string): Promise<{ count: number; running: numb
 
 /** The three tenants served by one worker in this process, looking for work every POLL_MS. */
 function serve(signal: AbortSignal, o: { restartAfterMs?: number } = {}): Promise<void> {
-  return serveFleet({ store, boss, tenants, logger: pino({ level: 'silent' }), signal, workPollMs: POLL_MS, idleStopAfterMs: IDLE_STOP_MS, ...o })
+  return serveFleet({ store, tenants, logger: pino({ level: 'silent' }), signal, workPollMs: POLL_MS, idleStopAfterMs: IDLE_STOP_MS, ...o })
 }
 
 it('a worker started before any plan runs no loader; it serves a tenant once it has work, ends the loader when the work is done, and starts it again for an update', async () => {

@@ -40,7 +40,6 @@ it('aborted mid-flight against a slow platform: the requests in flight complete 
   const stop = new AbortController()
   const loading = runLoader({
     store: fx.store,
-    stateUrl: fx.tdb.url,
     jobId: 'slow',
     appId: app.id,
     client,
@@ -78,7 +77,6 @@ it('aborted mid-flight against a slow platform: the requests in flight complete 
   // The rest is still there to load: the next run finishes the job.
   const rest = await runLoader({
     store: fx.store,
-    stateUrl: fx.tdb.url,
     jobId: 'slow',
     appId: app.id,
     client: real,

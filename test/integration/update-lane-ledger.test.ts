@@ -152,36 +152,31 @@ describe.each(stores)('update lane ledger on $name', (entry) => {
     const jobId = 'pid'
     await store().ensureJob(jobId, 'app')
     await store().planItems(jobId, 'messages', messages(2, 2))
-    let batchIds: number[] = []
-    await store().batches.pack(jobId, { depth: 1, itemsPerRequest: 50 }, async (_t, ids) => void (batchIds = ids))
-    const [batch] = await store().batches.claim({ jobId, batchIds, owner: 'h/1/a', leaseSeconds: 60 })
-    const settled = await store().batches.settle(
-      jobId,
-      [
-        {
-          report: {
-            batchId: batch!.id,
-            token: batch!.token,
-            requests: 1,
-            rateLimited: 0,
-            firstSentAt: Date.now(),
-            lastStatus: 200,
-            lastLatencyMs: 1,
-            lastRetryAfterMs: undefined,
-          },
-          items: batch!.items.map((i, n) => ({
-            id: i.id,
-            status: 'done' as const,
-            doneReason: n === 0 ? ('created' as const) : ('already_present' as const),
-            code: null,
-            message: null,
-            hash: i.hash,
-            ...(n === 0 ? { platformId: '4711' } : {}),
-          })),
+    await store().batches.pack(jobId, { depth: 1, itemsPerRequest: 50 })
+    const [batch] = await store().batches.claim({ jobId, owner: 'h/1/a', leaseSeconds: 60, limit: 1 })
+    const settled = await store().batches.settle(jobId, [
+      {
+        report: {
+          batchId: batch!.id,
+          token: batch!.token,
+          requests: 1,
+          rateLimited: 0,
+          firstSentAt: Date.now(),
+          lastStatus: 200,
+          lastLatencyMs: 1,
+          lastRetryAfterMs: undefined,
         },
-      ],
-      async () => {},
-    )
+        items: batch!.items.map((i, n) => ({
+          id: i.id,
+          status: 'done' as const,
+          doneReason: n === 0 ? ('created' as const) : ('already_present' as const),
+          code: null,
+          message: null,
+          hash: i.hash,
+          ...(n === 0 ? { platformId: '4711' } : {}),
+        })),
+      },
+    ])
     expect(settled.size).toBe(1)
     await store().updatePlan.record(jobId, 'messages', [
       intent({ kind: 'message.edit', targetKey: 'm0', body: { sender: 'u0', text: 'x' } }),

@@ -12,6 +12,8 @@ const saved: unknown[] = []
 const reader: LedgerAnswers = {
   listJobs: async () => [{ id: 'j', appId: 'a' }],
   entityStats: async () => [],
+  fileCounts: async () => ({ planned: 1, copied: 2, failed: 0, skipped: 0, copiedBytes: 10, plannedBytes: 5, failedWaiting: 0, waitingMessages: 1 }),
+  listFiles: async () => [],
   listRejects: async (jobId, filter) => [
     {
       entity: 'users',
@@ -79,6 +81,9 @@ const reader: LedgerAnswers = {
   // A report's own fields named like dates stay as written.
   latestReport: async (jobId, kind) => ({ jobId, kind, updatedAt: '2026-11-24T07:00:00.000Z' }),
   savePlanReport: async (report) => void saved.push(report),
+  chatBudgetEnsure: async () => {},
+  chatBudgetReserve: async (_key, n, intervalMs) => ({ slotMs: n * intervalMs, nowMs: 0, tatMs: (n + 1) * intervalMs }),
+  chatBudgetPause: async () => {},
   loadedItems: async (_jobId, _entity, legacyIds) => legacyIds.map((id) => ({ legacyId: id, targetKey: `k-${id}`, payload: null })),
 }
 

@@ -2,6 +2,7 @@
  * What the generic SQL connector knows about each entity's query: the columns it must and may
  * return, its default keys, the column delta mode filters on, and how a row becomes a record.
  */
+import type { FileLocator } from '../../../src/model/files.ts'
 import type { LegacyEntity, LegacyRecordOf } from '../../../src/model/records.ts'
 import type { TimeFormat } from '../../sql/decode.ts'
 
@@ -10,6 +11,8 @@ export interface DecodeContext {
   readonly timeFormat: TimeFormat
   /** See `SnapshotConnection.lossyText`. */
   readonly lossy: boolean
+  /** The locator of one attachment object (`source.files`), for the files lane; absent: none. */
+  readonly locate?: (item: Record<string, unknown>) => FileLocator | undefined
 }
 
 export interface EntitySpec<E extends LegacyEntity> {

@@ -19,11 +19,11 @@ import {
   printableId,
   type TimeFormat,
 } from '../../sql/decode.ts'
-import type { EntitySpec } from './entity-spec.ts'
+import type { DecodeContext, EntitySpec } from './entity-spec.ts'
 
 const RECEIVER_TYPES = ['user', 'group'] as const
 
-function attachmentsOf(value: unknown, lossy: boolean): LegacyAttachment[] | undefined {
+function attachmentsOf(value: unknown, lossy: boolean, locate: DecodeContext['locate']): LegacyAttachment[] | undefined {
   const list = decodeJson('attachments', value, 'array', lossy)
   if (list === undefined) {
     return undefined
@@ -40,6 +40,7 @@ function attachmentsOf(value: unknown, lossy: boolean): LegacyAttachment[] | und
       mimeType: decodeOptionalText('attachments', a.mimeType ?? a.mime_type),
       extension: decodeOptionalText('attachments', a.extension),
       size: decodeCount('attachments', a.size),
+      source: locate?.(a),
     })
   })
 }
@@ -84,7 +85,7 @@ export const messages: EntitySpec<'messages'> = {
   defaultKeys: ['sent_at', 'id'],
   idColumns: ['id'],
   deltaColumns: ['updated_at', 'sent_at'],
-  decode(row, { timeFormat: tf, lossy }): LegacyMessage {
+  decode(row, { timeFormat: tf, lossy, locate }): LegacyMessage {
     const sentAt = decodeTimestamp('sent_at', row.sent_at, tf)
     if (sentAt === undefined) {
       throw new FieldProblem('sent_at', 'is null')
@@ -96,7 +97,7 @@ export const messages: EntitySpec<'messages'> = {
       receiverId: decodeId('receiver_id', row.receiver_id, lossy),
       type: decodeChoice('type', row.type, MESSAGE_KINDS, 'text'),
       text: decodeText('text', row.text, lossy),
-      attachments: attachmentsOf(row.attachments, lossy),
+      attachments: attachmentsOf(row.attachments, lossy, locate),
       customData: decodeJson('custom_data', row.custom_data, 'object', lossy),
       metadata: decodeJson('metadata', row.metadata, 'object', lossy),
       sentAt,

@@ -30,6 +30,8 @@ export interface MessageDecodeContext {
   readonly lossy: boolean
   /** Without a trailing slash. */
   readonly fileBaseUrl: string
+  /** The pacing host of this source's files when `source.files` is set (attachments then carry a locator). */
+  readonly fileHost?: string
   /** Lowercase username → user id for the usernames mentioned in this page. */
   readonly usernames: ReadonlyMap<string, string>
 }
@@ -77,6 +79,7 @@ function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext):
         mimeType: decodeOptionalText('fileinfo.mimetype', mime),
         extension: decodeOptionalText('fileinfo.extension', extension),
         size: decodeCount('fileinfo.size', size),
+        source: ctx.fileHost === undefined ? undefined : { reader: 'mattermost', ref: filePath, host: ctx.fileHost },
       }),
     }
   })

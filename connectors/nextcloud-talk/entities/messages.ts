@@ -13,6 +13,7 @@
  * - `@uid` / `@"uid"` mentions of existing users (resolved in the same snapshot).
  * A sender who is no Nextcloud user (guest, e-mail guest, federated user, bot…) is `<actorType>/<actorId>`.
  */
+import type { FileLocator } from '../../../src/model/files.ts'
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import { compact, decodeCount, decodeId, decodeJson, decodeOptionalText, decodeText, FieldProblem } from '../../sql/decode.ts'
 import { ROOM_TYPE } from '../sql/queries.ts'
@@ -29,7 +30,7 @@ export interface RawReaction {
 
 /** What a page's lookups found: shares by id, the uids mentioned that exist, reactions by message id. */
 export interface MessageLookups {
-  readonly shares: ReadonlyMap<string, { readonly fileId: string; readonly name: string }>
+  readonly shares: ReadonlyMap<string, { readonly fileId: string; readonly name: string; readonly source?: FileLocator }>
   readonly users: ReadonlySet<string>
   readonly reactions: ReadonlyMap<string, readonly RawReaction[]>
 }
@@ -248,6 +249,7 @@ function fileShare(parameters: JsonObject, ctx: MessageDecodeContext): Body {
     name,
     mimeType,
     extension: /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase(),
+    source: share.source,
   })
   const kind = /^(image|audio|video)\//.exec(mimeType ?? '')?.[1] as 'image' | 'audio' | 'video' | undefined
   // The caption typed with the file (Talk 17.1+, `metaData.caption`) is the message's text.

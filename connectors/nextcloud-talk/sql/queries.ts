@@ -207,3 +207,15 @@ export function sharesQuery(s: NcSchema, count: number): string {
   return `SELECT ${s.col('h', 'id')} AS id, ${s.col('h', 'item_source')} AS file_id, ${s.col('h', 'file_target')} AS file_target
     FROM ${s.table('share')} h WHERE ${s.col('h', 'id')} IN (${marks})`
 }
+
+/**
+ * File id → (path in its storage, storage id) for the shared files' bytes (`source.files`):
+ * `oc_filecache.path` (`files/Talk/photo.jpg` in a home storage) and `oc_storages.id`
+ * (`home::alice`, `object::user:alice`, `local::/srv/data/`…).
+ */
+export function fileLocationsQuery(s: NcSchema, count: number): string {
+  const marks = Array.from({ length: count }, (_, i) => s.dialect.placeholder(i + 1)).join(', ')
+  return `SELECT ${s.col('f', 'fileid')} AS file_id, ${s.col('f', 'path')} AS path, ${s.col('st', 'id')} AS storage
+    FROM ${s.table('filecache')} f JOIN ${s.table('storages')} st ON ${s.col('st', 'numeric_id')} = ${s.col('f', 'storage')}
+    WHERE ${s.col('f', 'fileid')} IN (${marks})`
+}

@@ -6,8 +6,8 @@
 import type { Dialect } from '../../sql/dialect.ts'
 import type { SnapshotConnection } from '../../sql/snapshot-connection.ts'
 
-/** The tables the connector reads, unprefixed. */
-export const NC_TABLES = ['users', 'accounts', 'preferences', 'talk_rooms', 'talk_attendees', 'comments', 'share'] as const
+/** The tables the connector reads, unprefixed (`filecache` and `storages` only with `source.files`). */
+export const NC_TABLES = ['users', 'accounts', 'preferences', 'talk_rooms', 'talk_attendees', 'comments', 'share', 'filecache', 'storages'] as const
 export type NcTable = (typeof NC_TABLES)[number]
 
 /** Columns read only when the install has them (name → the release that added it). */

@@ -17,6 +17,7 @@
  *   `attachments[]`) and a shared `location` rendered as text after it (card-text.ts), what is not
  *   rendered kept in `metadata.attachments`.
  */
+import type { FileLocator } from '../../../src/model/files.ts'
 import type { JsonObject, LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
 import { blockText } from './block-text.ts'
 import { type CardText, cardText, sharedLocation } from './card-text.ts'
@@ -40,6 +41,8 @@ export interface MessageDecodeContext {
   readonly idOfUsername: (username: string) => string | undefined
   /** Base URL of the uploads, without a trailing slash: `<base>/file-upload/<fileId>/<name>`. */
   readonly uploadsBaseUrl: string
+  /** The locator of an upload (`source.files` set): see files/locator.ts. */
+  readonly locateUpload?: (fileId: string) => FileLocator
 }
 
 type Receiver = Pick<LegacyMessage, 'receiverType' | 'receiverId'>
@@ -80,7 +83,7 @@ function thumbnailIds(msg: Doc): Set<string> {
 }
 
 /** The uploaded files: `files` (since 3.x; generated thumbnails left out) else the older single `file`. */
-function attachmentsOf(msg: Doc, base: string): LegacyAttachment[] | undefined {
+function attachmentsOf(msg: Doc, base: string, locate: MessageDecodeContext['locateUpload']): LegacyAttachment[] | undefined {
   const listed = optionalArray('files', msg.files)
   const files = listed ?? (msg.file === undefined || msg.file === null ? [] : [msg.file])
   if (files.length === 0) {
@@ -103,6 +106,7 @@ function attachmentsOf(msg: Doc, base: string): LegacyAttachment[] | undefined {
         mimeType: optionalText(`${at}.type`, file.type) || undefined,
         extension: optionalText(`${at}.format`, file.format) || /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase(),
         size: typeof size === 'number' && Number.isInteger(size) && size >= 0 ? size : undefined,
+        source: locate?.(id),
       }),
     ]
   })
@@ -204,7 +208,7 @@ export function decodeMessage(msg: Doc, ctx: MessageDecodeContext): LegacyMessag
   const editedAt = optionalTime('editedAt', msg.editedAt)
   const updatedAt = optionalTime('_updatedAt', msg._updatedAt)
   const metadata: JsonObject = {}
-  const attachments = removed ? undefined : attachmentsOf(msg, ctx.uploadsBaseUrl)
+  const attachments = removed ? undefined : attachmentsOf(msg, ctx.uploadsBaseUrl, ctx.locateUpload)
   const reactions = removed ? undefined : reactionsOf(msg, ctx, metadata)
   const mentions = removed ? {} : mentionsOf(msg, metadata)
   const editor = optionalDoc('editedBy', msg.editedBy)

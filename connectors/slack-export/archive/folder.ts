@@ -3,13 +3,13 @@
  * folders. Symbolic links (to files or folders) are listed as refused, never followed: an export
  * is read from its own files only.
  */
-import { createReadStream, type Dirent, readdirSync, statSync } from 'node:fs'
+import { createReadStream, type Dirent, lstatSync, readdirSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { ChatferryError } from '../../../src/errors.ts'
 import type { ArchiveLimits, ExportArchive } from './archive.ts'
-import { buildListing, byCodeUnits, nestedRoot, type RawEntry } from './entries.ts'
+import { badName, buildListing, byCodeUnits, nestedRoot, type RawEntry } from './entries.ts'
 import { EntryUnreadable, guarded } from './guard.ts'
 
 const kindOf = (d: Dirent): RawEntry<string>['kind'] | undefined =>
@@ -36,13 +36,60 @@ function walk(root: string): RawEntry<string>[] {
   return entries
 }
 
+/**
+ * A file deeper than the listing (`__uploads/F1/a.png`, `general/attachments/F1-a.png`): found by
+ * walking its path one component at a time without following a symbolic link anywhere, so it is
+ * always inside the export. Undefined when there is none (or the name is unsafe).
+ */
+export function deepFile(root: string, p: string): { size: number; ref: string } | undefined {
+  const found = walkTo(root, p)
+  return found !== undefined && 'ref' in found ? found : undefined
+}
+
+/** Why the path is never read: a symbolic link on the way, an unsafe name; undefined otherwise. */
+export function deepProblem(root: string, p: string): string | undefined {
+  const found = walkTo(root, p)
+  return found !== undefined && 'problem' in found ? found.problem : undefined
+}
+
+function walkTo(root: string, p: string): { size: number; ref: string } | { problem: string } | undefined {
+  const bad = badName(p) ?? (p.includes('\0') ? 'a name with a NUL byte: not read' : undefined)
+  if (bad !== undefined) {
+    return { problem: bad }
+  }
+  const parts = p.split('/').filter((x) => x !== '' && x !== '.')
+  let at = root
+  for (const [i, part] of parts.entries()) {
+    at = join(at, part)
+    let st
+    try {
+      st = lstatSync(at)
+    } catch {
+      return undefined
+    }
+    const last = i === parts.length - 1
+    if (st.isSymbolicLink()) {
+      return { problem: 'a symbolic link: never followed (copy the file itself into the export)' }
+    }
+    if (last ? !st.isFile() : !st.isDirectory()) {
+      return undefined
+    }
+    if (last) {
+      return { size: st.size, ref: at }
+    }
+  }
+  return undefined
+}
+
 export function openFolderArchive(path: string, limits: ArchiveLimits): { archive: ExportArchive; totalBytes: number } {
   let raw: RawEntry<string>[]
+  let root = path
   try {
     raw = walk(path)
     const nested = nestedRoot(raw.filter((e) => e.kind === 'file').map((e) => e.name))
     if (nested !== undefined) {
-      raw = walk(join(path, nested))
+      root = join(path, nested)
+      raw = walk(root)
     }
   } catch (err) {
     throw new ChatferryError(
@@ -60,7 +107,7 @@ export function openFolderArchive(path: string, limits: ArchiveLimits): { archiv
   }
   const folders = [...listing.folders.keys()].sort(byCodeUnits)
   const fileOf = (p: string) => {
-    const found = listing.byPath.get(p)
+    const found = listing.byPath.get(p) ?? deepFile(root, p)
     if (found === undefined) {
       throw new ChatferryError('SOURCE_INVALID', `the Slack export ${path} has no file ${p}`)
     }
@@ -76,12 +123,15 @@ export function openFolderArchive(path: string, limits: ArchiveLimits): { archiv
     limits,
     refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
+    topFiles: () => [...listing.top].sort(byCodeUnits),
+    hasEntry: (p) => listing.byPath.has(p) || deepFile(root, p) !== undefined,
+    entryProblem: (p) => listing.refused.find((r) => r.name === p)?.reason ?? deepProblem(root, p),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
-    sizeOf: (p) => listing.byPath.get(p)?.size ?? 0,
-    open: (p) =>
+    sizeOf: (p) => (listing.byPath.get(p) ?? deepFile(root, p))?.size ?? 0,
+    open: (p, offset = 0) =>
       new Promise((resolve, reject) => {
-        const s = createReadStream(fileOf(p))
+        const s = createReadStream(fileOf(p), { start: offset })
         s.once('open', () => resolve(guarded(s, { entry: `entry ${p} of ${path}`, ...cap })))
         s.once('error', reject)
       }),

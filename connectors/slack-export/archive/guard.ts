@@ -77,3 +77,16 @@ export async function bytesOf(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
   }
   return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
 }
+
+/** The bytes of `source` after its first `n` (a resumed read of a stream that cannot seek). */
+export async function* skipBytes(source: AsyncIterable<Buffer>, n: number): AsyncGenerator<Buffer> {
+  let left = n
+  for await (const chunk of source) {
+    if (left >= chunk.length) {
+      left -= chunk.length
+      continue
+    }
+    yield left > 0 ? chunk.subarray(left) : chunk
+    left = 0
+  }
+}

@@ -11,7 +11,7 @@ import yauzl from 'yauzl'
 import { ChatferryError } from '../../../src/errors.ts'
 import type { ArchiveLimits, ExportArchive } from './archive.ts'
 import { buildListing, byCodeUnits, type RawEntry } from './entries.ts'
-import { bytesOf, EntryUnreadable, guarded } from './guard.ts'
+import { bytesOf, EntryUnreadable, guarded, skipBytes } from './guard.ts'
 
 function nameOf(entry: yauzl.Entry): string {
   const raw = entry.fileName as unknown as Buffer | string
@@ -68,7 +68,7 @@ export async function openZipArchive(path: string, limits: ArchiveLimits): Promi
     }
     return found.ref
   }
-  const open = async (p: string): Promise<AsyncIterable<Buffer>> => {
+  const open = async (p: string, offset = 0): Promise<AsyncIterable<Buffer>> => {
     const entry = entryOf(p)
     const name = `entry ${p} of ${path}`
     if (entry.uncompressedSize > limits.maxEntryBytes) {
@@ -83,7 +83,8 @@ export async function openZipArchive(path: string, limits: ArchiveLimits): Promi
     } catch (err) {
       throw new EntryUnreadable(name, `is corrupt: ${(err as Error).message}`, { cause: err })
     }
-    return guarded(stream, { entry: name, maxBytes: entry.uncompressedSize, capName: 'the size the ZIP declares for it', crc: entry.crc32 })
+    const checked = guarded(stream, { entry: name, maxBytes: entry.uncompressedSize, capName: 'the size the ZIP declares for it', crc: entry.crc32 })
+    return offset > 0 ? skipBytes(checked, offset) : checked
   }
   let isOpen = true
   const archive: ExportArchive = {
@@ -92,6 +93,9 @@ export async function openZipArchive(path: string, limits: ArchiveLimits): Promi
     limits,
     refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
+    topFiles: () => [...listing.top].sort(byCodeUnits),
+    hasEntry: (p) => listing.byPath.has(p),
+    entryProblem: (p) => listing.refused.find((r) => r.name === p || r.name.endsWith(`/${p}`))?.reason,
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
     sizeOf: (p) => entryOf(p).uncompressedSize,

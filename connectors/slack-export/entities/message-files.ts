@@ -6,6 +6,7 @@
  * removed here (url-secrets.ts). With
  * `fileUrl` set, the URL is built from the operator's copy of the files instead.
  */
+import type { FileLocator } from '../../../src/model/files.ts'
 import type { JsonObject, LegacyAttachment, LegacyMessageType } from '../../../src/model/records.ts'
 import { isObject, str } from './fields.ts'
 import { withoutToken } from './url-secrets.ts'
@@ -20,6 +21,16 @@ export interface FilesContext {
   /** `fileUrl` template, or undefined for Slack's own URL. */
   readonly template?: string
   readonly conversationId: string
+  /** Where the files lane reads a file's bytes (`source.files`: see files-locator.ts); absent: no locator. */
+  readonly locate?: (file: SlackFileRef) => FileLocator | undefined
+}
+
+/** What of a file locating its bytes needs. */
+export interface SlackFileRef {
+  readonly id: string
+  readonly name: string
+  /** `url_private` as the export has it (its token still in it: never stored as it is). */
+  readonly urlPrivate?: string
 }
 
 export interface MessageFiles {
@@ -77,6 +88,10 @@ export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | 
     }
     if (typeof f.size === 'number' && Number.isInteger(f.size) && f.size >= 0) {
       a.size = f.size
+    }
+    const source = ctx.template === undefined ? ctx.locate?.({ id, name, ...(slackUrl === undefined ? {} : { urlPrivate: slackUrl }) }) : undefined
+    if (source !== undefined) {
+      a.source = source
     }
     attachments.push(a)
   }

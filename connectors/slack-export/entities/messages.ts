@@ -5,7 +5,7 @@
 import type { JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import { FieldProblem, isObject, slackId, str, tsMs } from './fields.ts'
 import { extrasOf } from './message-extras.ts'
-import { filesOf, typeOfAttachments } from './message-files.ts'
+import { type FilesContext, filesOf, typeOfAttachments } from './message-files.ts'
 import { convertText, type TextLookups, unescapeSlack } from './message-text.ts'
 
 /** Subtypes that record something happening in the conversation rather than something said. */
@@ -52,6 +52,8 @@ export interface Conversation {
 export interface MessageContext extends TextLookups {
   readonly conversation: Conversation
   readonly fileUrl?: string
+  /** Where a file's bytes are, for the files lane (files-locator.ts). */
+  readonly locateFile?: FilesContext['locate']
 }
 
 /** The message's legacy id. */
@@ -126,7 +128,7 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   const raw = [own, extras.attachmentText].filter((t) => t !== '').join('\n\n')
   const converted = convertText(raw, ctx)
   const text = [converted.text, extras.blockText].filter((t) => t !== '').join('\n\n')
-  const files = filesOf(m, { template: ctx.fileUrl, conversationId: conv.id })
+  const files = filesOf(m, { template: ctx.fileUrl, conversationId: conv.id, ...(ctx.locateFile === undefined ? {} : { locate: ctx.locateFile }) })
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id: messageId(conv.id, ts),
     senderId,

@@ -22,6 +22,8 @@ export interface MessageDecodeContext {
   readonly topics: TopicMode
   /** Without a trailing slash. */
   readonly fileBaseUrl: string
+  /** The pacing host of this source's files when `source.files` is set (attachments then carry a locator). */
+  readonly fileHost?: string
   /** Lowercase full name → user ids, for the names this page mentions. */
   readonly names: ReadonlyMap<string, readonly string[]>
 }
@@ -84,6 +86,7 @@ function attachmentsOf(row: Record<string, unknown>, ctx: MessageDecodeContext):
       name: decodeOptionalText('attachment.file_name', name) ?? pathId.split('/').pop() ?? fileId,
       mimeType: decodeOptionalText('attachment.content_type', mime),
       size: decodeCount('attachment.size', size),
+      source: ctx.fileHost === undefined ? undefined : { reader: 'zulip', ref: pathId, host: ctx.fileHost },
     })
   })
 }

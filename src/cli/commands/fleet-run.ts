@@ -16,7 +16,7 @@ import { secretsOf } from '../../job/notify/secrets.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
 import { startFleetMetricsEndpoint } from '../fleet-metrics-endpoint.ts'
-import { openFleetLedger, startFleetBoss } from '../fleet-run-context.ts'
+import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
@@ -154,15 +154,10 @@ function registerFleetRun(fleet: Command): void {
         }))
         failedFirst.forEach(tellNeedsFix)
         const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger)
-        // The queues are set up while the first tenants plan; a tenant waits for them only to load.
-        const boss = startFleetBoss(ctx, jobs, logger)
-        // A failed set-up fails each tenant as it comes to load (with the reason), not the process.
-        boss.catch(() => {})
         let outcomes: TenantOutcome[]
         try {
           outcomes = await runFleet({
             store: ctx.store,
-            boss,
             tenants: jobs,
             mode: opts.delta ? 'delta' : 'full',
             reconcileKeys: opts.reconcileKeys === true,
@@ -181,10 +176,6 @@ function registerFleetRun(fleet: Command): void {
             },
           })
         } finally {
-          await boss.then(
-            (b) => b.stop(),
-            () => {},
-          )
           await endpoint?.stop()
         }
         const order = ctx.fleet.tenants.map((t) => t.id)
@@ -207,9 +198,9 @@ function registerFleetWorker(fleet: Command): void {
     addFleetOptions(
       fleet
         .command('worker')
-        .summary("serve every tenant's load queue until stopped")
+        .summary("serve every tenant's load until stopped")
         .description(
-          'Serve the load queues of every tenant of the fleet until SIGINT/SIGTERM: each tenant with work (items planned or in flight, updates pending; the ledger is asked every 2 s for all tenants at once) ' +
+          'Serve the load of every tenant of the fleet until SIGINT/SIGTERM: each tenant with work (items planned or in flight, updates pending; the ledger is asked every 2 s for all tenants at once) ' +
             "has its own loader here, drawing on its own app's quota, with --concurrency batches in flight at most, so every tenant with work has lanes in every worker; " +
             'a loader ends after 60 s without work. Run any number, on any number of machines ' +
             'sharing the fleet ledger. A tenant whose loader stops (its key refused, an outage past load.giveUpAfterMs) is started again 30 s later. ' +
@@ -247,23 +238,17 @@ function registerFleetWorker(fleet: Command): void {
           for (const u of unusable) {
             logger.warn({ tenant: u.tenantId }, `tenant ${u.tenantId} is not served: ${u.reason}`)
           }
-          const boss = await startFleetBoss(ctx, jobs, logger)
-          const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger).catch(async (err: unknown) => {
-            await boss.stop()
-            throw err
-          })
+          const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger)
           try {
             logger.info({ tenants: jobs.length, ...health }, 'fleet worker serving')
             await serveFleet({
               store: ctx.store,
-              boss,
               tenants: jobs,
               logger,
               signal: stopper.signal,
               ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
             })
           } finally {
-            await boss.stop()
             await endpoint?.stop()
           }
           return EXIT.OK

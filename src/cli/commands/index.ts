@@ -7,6 +7,7 @@ import { registerConfigCommand } from './config.ts'
 import { registerCursorsCommand } from './cursors.ts'
 import { registerDashboardCommand } from './dashboard.ts'
 import { registerDemoCommand } from './demo.ts'
+import { registerFilesCommand } from './files.ts'
 import { registerFleetCommand } from './fleet.ts'
 import { registerFleetRunCommands } from './fleet-run.ts'
 import { registerLoadCommand } from './load.ts'
@@ -45,6 +46,7 @@ export const COMMANDS: ((program: Command) => void)[] = [
   registerStatusCommand,
   registerRejectsCommand,
   registerCursorsCommand,
+  registerFilesCommand,
   registerRunsCommand,
   registerDashboardCommand,
   registerRetryRejectedCommand,

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 
 import { ChatferryError } from '../../errors.ts'
 import { scheduleQueueName } from '../../job/job-schedule.ts'
-import { deleteWorkQueue, queueName } from '../../load/work-queue.ts'
+import { deleteBossQueues, legacyLoadQueueName } from '../../job/schedule-boss.ts'
 import type { PurgedRows } from '../../state/store.ts'
 import { CliError } from '../cli-error.ts'
 import { EXIT } from '../exit-codes.ts'
@@ -19,7 +19,7 @@ export function registerPurgeCommand(program: Command): void {
     .summary('delete everything the ledger holds for a finished job (message bodies and other personal data)')
     .description(
       'Delete everything the ledger holds for one job, for good: its items with their payloads (message bodies, names, ' +
-        'e-mail addresses), batches, cursors, runs, plan and verify reports, id map, its pg-boss queue and its schedule. Refused while a ' +
+        'e-mail addresses), batches, cursors, runs, plan and verify reports, id map, and its schedule (with its pg-boss queue). Refused while a ' +
         'run of the job is live, and without --yes. Nothing on the platform changes. Needs no API key or source password.',
     )
   withHelp(purge, {
@@ -66,11 +66,12 @@ export function registerPurgeCommand(program: Command): void {
             EXIT.USAGE,
           )
         }
-        // The queue first: should the rows' deletion fail after it, the job is still known and purge runs again.
-        // The job's recurring run (`chatferry schedule`) goes with its queue.
+        // The queues first: should the rows' deletion fail after them, the job is still known and purge runs again.
+        // The job's recurring run (`chatferry schedule`) goes with its queue; an old ledger's load queue too.
         const schedule = scheduleQueueName(ctx.jobId)
-        const deleted = await deleteWorkQueue(ctx.store.sessions, ctx.jobId, ctx.config.state.url, [schedule])
-        const queue = deleted.includes(queueName(ctx.jobId)) ? queueName(ctx.jobId) : null
+        const legacy = legacyLoadQueueName(ctx.jobId)
+        const deleted = await deleteBossQueues(ctx.store.sessions, [legacy, schedule], ctx.config.state.url)
+        const queue = deleted.includes(legacy) ? legacy : null
         const scheduled = deleted.includes(schedule) ? schedule : null
         const rows = await ctx.store.purgeJob(ctx.jobId)
         if (opts.json) {

@@ -7,6 +7,7 @@ import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
 import { describeHolder } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
+import { formatStatusFiles } from '../status-files.ts'
 import { statusSnapshot } from '../status-snapshot.ts'
 import { formatStatusConflicts, formatStatusUpdates } from '../status-updates.ts'
 import { JOB_OPTION_HELP } from './load.ts'
@@ -38,7 +39,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--job <id>', JOB_OPTION_HELP)
     .option(
       '--json',
-      'print JSON: jobId, appId, quota, chatQuota, entities, the last runs, retentionEdge, updates (per entity and kind), updateLane (per kind)',
+      'print JSON: jobId, appId, quota, chatQuota, entities, the last runs, retentionEdge, updates (per entity and kind), updateLane (per kind), files (the files lane: planned, copied, failed, skipped, bytes, messages waiting on files)',
     )
     .action(async (opts: { config: string; job?: string; json?: boolean }) => {
       const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
@@ -64,6 +65,9 @@ export function registerStatusCommand(program: Command): void {
           if (updateLane.length > 0) {
             process.stdout.write(`update lane (chat interface, ${ctx.config.target.chatQuota.requestsPerMinute} requests/min):\n`)
             process.stdout.write(`${formatUpdateTable(updateLane)}\n`)
+          }
+          if (snap.files !== undefined) {
+            process.stdout.write(`${formatStatusFiles(snap.files)}\n`)
           }
           if (retentionEdge.advice) {
             process.stdout.write(`WARNING retention edge: ${retentionEdge.advice}\n`)

@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
 
 import { createLogger } from '../../logger.ts'
-import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../report/chat-pacer.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
 import { JOB_ADVICE } from '../../report/verify-run.ts'
+import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../target/config.ts'
 import { INVOCATION } from '../../version.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
@@ -75,6 +75,7 @@ export function registerVerifyCommand(program: Command): void {
             source: opts.source !== false,
             advice: { ...JOB_ADVICE, rejects: `${INVOCATION} rejects -c ${ctx.config.file}` },
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
+            chatWindowMs: ctx.load.quotaWindowMs,
           })
           // The report names the rejects the operator accepted, with the command that says who, when and why.
           const code = printReportResult(result, opts.json)

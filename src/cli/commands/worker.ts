@@ -18,9 +18,9 @@ export function registerWorkerCommand(program: Command): void {
   const worker = addLoaderOptions(
     program
       .command('worker')
-      .summary("serve the job's load queue until stopped (needs state.url)")
+      .summary("serve the job's load until stopped (needs state.url)")
       .description(
-        "Take batches from the job's load queue (pg-boss in the ledger's Postgres) until stopped; any number of workers, " +
+        "Claim the job's batches and updates from the ledger (leased, in the ledger's Postgres) until stopped; any number of workers, " +
           'on any number of machines sharing state.url, share the app quota. Needs state.url (not the embedded store). ' +
           "A job that exists but has no items yet is waited for (a run may be planning it). Workers also run the job's schedule " +
           '(chatferry schedule): each trigger runs `chatferry run [--delta]` for the job, skipped while a run of the job is going.',

@@ -7,6 +7,7 @@ import * as createUpdates from './2026_11_26_0900_create_updates.ts'
 import * as createFleetTenants from './2026_11_26_1200_create_fleet_tenants.ts'
 import * as createPlatformEvents from './2026_11_26_1500_create_platform_events.ts'
 import * as createAcceptedRejects from './2026_11_27_0300_create_accepted_rejects.ts'
+import * as createFiles from './2026_11_27_0500_create_files.ts'
 
 /** Every ledger migration, by name; names sort in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -17,4 +18,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026_11_26_1200_create_fleet_tenants': createFleetTenants,
   '2026_11_26_1500_create_platform_events': createPlatformEvents,
   '2026_11_27_0300_create_accepted_rejects': createAcceptedRejects,
+  '2026_11_27_0500_create_files': createFiles,
 }

@@ -1,7 +1,9 @@
 import { type Kysely, sql } from 'kysely'
 
 import type { Entity } from '../../target/schemas.ts'
+import { BATCH_UNITS } from '../lease-units.ts'
 import type { StateDatabase } from '../schema.ts'
+import { claimUnits } from './claim-units.ts'
 
 export interface ClaimedBatchRow {
   readonly id: number
@@ -15,25 +17,24 @@ export interface ClaimedBatchRow {
 }
 
 /**
- * Claims open batches for `owner` with a fresh lease token each and a lease of `leaseSeconds`, in
- * one statement. The new token fences out whoever held the batch before (a worker whose lease
- * expired): its settle presents the old token and records nothing. Batches no longer open are absent.
+ * Claims up to `limit` open batches of the job without a live lease for `owner`, oldest first, with
+ * a fresh lease token each and a lease of `leaseSeconds`, in one statement (`claimUnits` of
+ * {@link BATCH_UNITS}, `../lease-units.ts`). The new token fences out whoever held a batch before
+ * (a worker whose lease expired): its settle presents the old token and records nothing.
  */
 export async function claimBatches(
   db: Kysely<StateDatabase>,
-  args: { jobId: string; batchIds: readonly number[]; owner: string; leaseSeconds: number },
+  args: { jobId: string; owner: string; leaseSeconds: number; limit: number },
 ): Promise<ClaimedBatchRow[]> {
-  const r = await sql<{ id: number; token: string; entity: Entity; parent_split_age_ms: number | null; parent_code: string | null }>`
-    update chatferry.batches b
-    set lease_token = gen_random_uuid(), lease_owner = ${args.owner},
-        lease_expires_at = now() + ${args.leaseSeconds} * interval '1 second', claims = claims + 1
-    where id = any(${args.batchIds}::bigint[]) and job_id = ${args.jobId} and status = 'open'
-    returning id, lease_token::text as token, entity,
-      (select (extract(epoch from now() - p.settled_at) * 1000)::float8 from chatferry.batches p where p.id = b.parent_id) as parent_split_age_ms,
-      (select p.error_code from chatferry.batches p where p.id = b.parent_id) as parent_code`.execute(db)
-  return r.rows.map((row) => ({
-    id: Number(row.id),
-    token: row.token,
+  const rows = await claimUnits<{ entity: Entity; parent_split_age_ms: number | null; parent_code: string | null }>(db, BATCH_UNITS, {
+    ...args,
+    returning: sql`u.entity,
+      (select (extract(epoch from now() - p.settled_at) * 1000)::float8 from chatferry.batches p where p.id = u.parent_id) as parent_split_age_ms,
+      (select p.error_code from chatferry.batches p where p.id = u.parent_id) as parent_code`,
+  })
+  return rows.map((row) => ({
+    id: row.id,
+    token: row.fence,
     entity: row.entity,
     parentSplitAgeMs: row.parent_split_age_ms === null ? undefined : Number(row.parent_split_age_ms),
     parentCode: row.parent_code ?? undefined,

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely'
 
+import { UPDATE_UNITS } from '../lease-units.ts'
 import type { StateDatabase } from '../schema.ts'
+import { claimUnits } from './claim-units.ts'
 
 /** An update row as the lane holds it, with the platform id of its item (messages). */
 export interface ClaimedUpdateRow {
@@ -22,21 +24,21 @@ export interface ClaimedUpdateRow {
 }
 
 /**
- * Claims up to `limit` updates of the job under a lease of `owner`, oldest first: those `planned`
- * and those `sent` whose lease expired (a holder died between sending and settling: the lane checks
- * them against the platform before sending anything). Rows another process locks are skipped
- * (`for update skip locked`), and an update waits while an older update of the same item is
- * planned or sent, so one item's updates reach the platform in the order they were planned, across
- * every process. A user's deactivation also waits for the planned updates of that user's
- * memberships (a kick, a ban) and of the messages it sent (edits and deletes on its behalf): the
- * platform answers `ERR_UID_NOT_FOUND` for a deactivated user in those calls. The claim changes only the lease; `markUpdateSent` records the send.
+ * Claims up to `limit` updates of the job under a lease of `owner`, oldest first (`claimUnits` of
+ * {@link UPDATE_UNITS}, `../lease-units.ts`): those `planned` and those `sent` whose lease expired
+ * (a holder died between sending and settling: the lane checks them against the platform before
+ * sending anything). Rows another process locks are skipped, and an update waits while an older
+ * update of the same item is planned or sent, so one item's updates reach the platform in the order
+ * they were planned, across every process. A user's deactivation also waits for the planned updates
+ * of that user's memberships (a kick, a ban) and of the messages it sent (edits and deletes on its
+ * behalf): the platform answers `ERR_UID_NOT_FOUND` for a deactivated user in those calls. The
+ * claim changes only the lease; `markUpdateSent` records the send.
  */
 export async function claimUpdates(
   db: Kysely<StateDatabase>,
   args: { jobId: string; owner: string; leaseSeconds: number; limit: number },
 ): Promise<ClaimedUpdateRow[]> {
-  const r = await sql<{
-    id: number | string
+  const rows = await claimUnits<{
     entity: string
     kind: string
     legacy_id: string
@@ -47,16 +49,9 @@ export async function claimUpdates(
     status: 'planned' | 'sent'
     platform_id: string | null
     item_payload: string | null
-  }>`
-    update chatferry.updates u
-    set lease_owner = ${args.owner}, lease_expires_at = now() + ${args.leaseSeconds} * interval '1 second'
-    from (
-      select c.id, i.platform_id, case when i.platform_id is null and c.entity = 'messages' then i.payload end as item_payload
-      from chatferry.updates c
-      left join chatferry.items i on i.job_id = c.job_id and i.entity = c.entity and i.target_key = c.target_key
-      where c.job_id = ${args.jobId} and c.status in ('planned', 'sent')
-        and (c.lease_expires_at is null or c.lease_expires_at <= now())
-        and not exists (
+  }>(db, UPDATE_UNITS, {
+    ...args,
+    eligible: sql`not exists (
           select 1 from chatferry.updates e
           where e.job_id = c.job_id and e.entity = c.entity and e.target_key = c.target_key
             and e.id < c.id and e.status in ('planned', 'sent'))
@@ -64,27 +59,25 @@ export async function claimUpdates(
           select 1 from chatferry.updates m
           where m.job_id = c.job_id and m.status in ('planned', 'sent') and (
             (m.entity = 'members' and right(m.target_key, length(c.target_key) + 8) = '_member_' || c.target_key)
-            or (m.entity = 'messages' and m.body::jsonb ->> 'sender' = c.target_key))))
-      order by c.id
-      limit ${args.limit}
-      for update of c skip locked
-    ) s
-    where u.id = s.id
-    returning u.id, u.entity, u.kind, u.legacy_id, u.target_key, u.body, u.payload_hash, u.attempts, u.status,
-      s.platform_id, s.item_payload`.execute(db)
-  return r.rows
-    .map((row) => ({
-      id: Number(row.id),
-      entity: row.entity,
-      kind: row.kind,
-      legacyId: row.legacy_id,
-      targetKey: row.target_key,
-      body: row.body,
-      payloadHash: row.payload_hash,
-      attempts: row.attempts,
-      status: row.status,
-      platformId: row.platform_id,
-      itemPayload: row.item_payload,
-    }))
-    .sort((a, b) => a.id - b.id)
+            or (m.entity = 'messages' and m.body::jsonb ->> 'sender' = c.target_key))))`,
+    returning: sql`u.entity, u.kind, u.legacy_id, u.target_key, u.body, u.payload_hash, u.attempts, u.status,
+      (select i.platform_id from chatferry.items i
+       where i.job_id = u.job_id and i.entity = u.entity and i.target_key = u.target_key) as platform_id,
+      (select i.payload from chatferry.items i
+       where i.job_id = u.job_id and i.entity = u.entity and i.target_key = u.target_key
+         and i.platform_id is null and u.entity = 'messages') as item_payload`,
+  })
+  return rows.map((row) => ({
+    id: row.id,
+    entity: row.entity,
+    kind: row.kind,
+    legacyId: row.legacy_id,
+    targetKey: row.target_key,
+    body: row.body,
+    payloadHash: row.payload_hash,
+    attempts: row.attempts,
+    status: row.status,
+    platformId: row.platform_id,
+    itemPayload: row.item_payload,
+  }))
 }

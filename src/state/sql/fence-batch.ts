@@ -19,12 +19,13 @@ export interface BatchReport {
  * Records a claim's outcome on its batch row, **fenced**: only when the row still holds the
  * claim's lease token and the lease has not expired. Returns whether it did; when it did not,
  * another worker owns the batch now and the caller must record nothing else (roll back).
- * `open` hands the batch back (lease cleared, not settled); `split` and `settled` finish it.
+ * `open` hands the batch back (not settled; its lease ends, and it can be claimed again after
+ * `retryDelaySeconds`: `../lease-units.ts`); `split` and `settled` finish it.
  */
 export async function fenceBatch(
   db: Kysely<StateDatabase>,
   c: BatchReport,
-  update: { status: 'open' | 'split' | 'settled'; errorCode?: string; errorMessage?: string },
+  update: { status: 'open' | 'split' | 'settled'; errorCode?: string; errorMessage?: string; retryDelaySeconds?: number },
 ): Promise<boolean> {
   const r = await sql`
     update chatferry.batches set
@@ -37,7 +38,9 @@ export async function fenceBatch(
       first_sent_at = coalesce(first_sent_at, ${c.firstSentAt === undefined ? null : new Date(c.firstSentAt).toISOString()}::timestamptz),
       settled_at = case when ${update.status} = 'open' then settled_at else now() end,
       lease_token = case when ${update.status} = 'open' then null else lease_token end,
-      lease_expires_at = case when ${update.status} = 'open' then null else lease_expires_at end
+      lease_owner = case when ${update.status} = 'open' then null else lease_owner end,
+      lease_expires_at = case when ${update.status} = 'open'
+        then now() + ${update.retryDelaySeconds ?? 0} * interval '1 second' else lease_expires_at end
     where id = ${c.batchId} and lease_token = ${c.token}::uuid and lease_expires_at > now()`.execute(db)
   return Number(r.numAffectedRows ?? 0) === 1
 }

@@ -6,4 +6,7 @@ export const BENCH_SYSTEMS: Readonly<Record<string, () => Promise<{ default: imp
   'nextcloud-talk-postgres': () => import('./nextcloud-talk.ts').then((m) => ({ default: m.onPostgres })),
   zulip: () => import('./zulip.ts'),
   'slack-export': () => import('./slack-export.ts'),
+  sendbird: () => import('./sendbird.ts'),
+  'stream-chat': () => import('./stream-chat.ts'),
+  'stream-chat-json': () => import('./stream-chat.ts').then((m) => ({ default: m.v1 })),
 }

@@ -1,0 +1,68 @@
+/**
+ * A channel's members → LegacyMembers. Group channels: their `members` (the export's channel
+ * record, or `GET /group_channels/{url}/members`), `role: operator` → admin; open channels have
+ * no members, only `operators`, each an admin member. An operator not listed among the members is
+ * a member too (admin). Muted members stay participants (the platform has no mute); a member the
+ * channel names twice is one member and a problem for the second entry.
+ */
+import type { SourceRow } from '../../../src/model/connector.ts'
+import type { LegacyMember } from '../../../src/model/records.ts'
+import { defined, isObject, time, userIdOf } from '../fields.ts'
+
+/** Members of one channel, in the order listed: `members` first, then `operators` not among them. */
+export function channelMembers(groupId: string, members: readonly unknown[], operators: readonly unknown[]): SourceRow<LegacyMember>[] {
+  const ops = new Set(operators.map(userIdOf).filter((u): u is string => u !== undefined))
+  const seen = new Set<string>()
+  const rows: SourceRow<LegacyMember>[] = []
+  const entry = (m: unknown, index: number, admin: boolean) => {
+    const userId = userIdOf(m)
+    if (userId === undefined) {
+      rows.push({
+        ok: false,
+        legacyId: `${groupId}/?`,
+        field: 'user_id',
+        reason: `member ${index} of channel ${groupId} has no user_id`,
+        instance: `#${index}`,
+      })
+      return
+    }
+    if (seen.has(userId)) {
+      rows.push({
+        ok: false,
+        legacyId: `${groupId}/${userId}`,
+        field: 'user_id',
+        reason: `channel ${groupId} lists member ${userId} twice`,
+        instance: `#${index}`,
+      })
+      return
+    }
+    seen.add(userId)
+    const role = isObject(m) ? m.role : undefined
+    rows.push({
+      ok: true,
+      record: defined({
+        groupId,
+        userId,
+        scope: admin || role === 'operator' || ops.has(userId) ? ('admin' as const) : ('participant' as const),
+        banned: false,
+        joinedAt: isObject(m) ? safeTime(m.joined_ts) : undefined,
+      }),
+    })
+  }
+  members.forEach((m, i) => entry(m, i, false))
+  operators.forEach((o, i) => {
+    const userId = userIdOf(o)
+    if (userId === undefined || !seen.has(userId)) {
+      entry(o, members.length + i, true)
+    }
+  })
+  return rows
+}
+
+function safeTime(v: unknown): number | undefined {
+  try {
+    return time('joined_ts', v)
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,82 @@
+/** Reading the fields of Stream Chat's JSON objects; a bad one throws {@link FieldProblem}. */
+import type { EpochMs, JsonObject } from '../../../src/model/records.ts'
+
+/** A field of one JSON object that cannot be read: becomes a RowProblem naming the field. */
+export class FieldProblem extends Error {
+  readonly field: string
+  constructor(field: string, reason: string) {
+    super(reason)
+    this.field = field
+  }
+}
+
+export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** A non-empty string, else undefined. */
+export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+
+/** A Stream id (user, channel, message): a non-empty string without control characters. */
+export function streamId(field: string, v: unknown): string {
+  if (typeof v !== 'string' || v === '') {
+    throw new FieldProblem(field, v === undefined || v === null ? `${field} is missing` : `${field} is not an id: ${JSON.stringify(v).slice(0, 40)}`)
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f]/.test(v)) {
+    throw new FieldProblem(field, `${field} contains a control character`)
+  }
+  return v
+}
+
+/** A user id from a `user` field: Stream writes the user object (`{id, …}`), its import format the id alone. */
+export function userIdOf(field: string, v: unknown): string {
+  return streamId(isObject(v) ? `${field}.id` : field, isObject(v) ? v.id : v)
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+/** An RFC 3339 time with its fraction cut to milliseconds (Date.parse reads at most three digits). */
+function toMillis(v: string): string {
+  const dot = v.indexOf('.', 19)
+  if (dot < 0) {
+    return v
+  }
+  let end = dot + 1
+  while (end < v.length && v.charCodeAt(end) >= 48 && v.charCodeAt(end) <= 57) {
+    end++
+  }
+  return end - dot > 4 ? v.slice(0, dot + 4) + v.slice(end) : v
+}
+
+/**
+ * A timestamp as Stream writes them (RFC 3339 in UTC, `2021-02-17T08:17:49.745857Z`: micro- or
+ * nanoseconds are cut to milliseconds). Absent or null: undefined.
+ */
+export function timeMs(field: string, v: unknown): EpochMs | undefined {
+  if (v === undefined || v === null) {
+    return undefined
+  }
+  const ms = typeof v === 'string' && RFC3339.test(v) ? Date.parse(toMillis(v)) : Number.NaN
+  if (!Number.isFinite(ms)) {
+    throw new FieldProblem(field, `${field} is not an RFC 3339 time: ${JSON.stringify(v).slice(0, 40)}`)
+  }
+  return ms
+}
+
+/** A required timestamp. */
+export function requiredTimeMs(field: string, v: unknown): EpochMs {
+  const ms = timeMs(field, v)
+  if (ms === undefined) {
+    throw new FieldProblem(field, `${field} is missing`)
+  }
+  return ms
+}
+
+/** The fields of `o` not in `known`: Stream's custom data, which sits beside the documented fields. */
+export function customFields(o: JsonObject, known: ReadonlySet<string>): JsonObject | undefined {
+  const custom = Object.entries(o).filter(([k]) => !known.has(k))
+  return custom.length > 0 ? Object.fromEntries(custom) : undefined
+}
+
+/** The latest of some times. */
+export const latest = (...ts: (number | undefined)[]): number | undefined =>
+  ts.reduce<number | undefined>((a, t) => (t === undefined ? a : a === undefined ? t : Math.max(a, t)), undefined)

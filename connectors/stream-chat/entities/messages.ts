@@ -1,0 +1,172 @@
+/**
+ * A Stream Chat message → LegacyMessage. Replies keep their root (`parent_id`; a reply also shown
+ * in the channel says so in metadata), reactions come from the message's `latest_reactions` (v1)
+ * and the export's reaction lines (v2), `deleted_at` and the `deleted` type are soft deletes,
+ * `message_text_updated_at` is the edit time, pins and custom fields go to metadata (README).
+ */
+import type { EpochMs, JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
+import { decodeAttachments } from './attachments.ts'
+import { customFields, FieldProblem, isObject, latest, requiredTimeMs, str, streamId, timeMs, userIdOf } from './fields.ts'
+
+const KNOWN = new Set([
+  'id',
+  'text',
+  'html',
+  'type',
+  'user',
+  'user_id',
+  'attachments',
+  'latest_reactions',
+  'own_reactions',
+  'reaction_counts',
+  'reaction_scores',
+  'reaction_groups',
+  'reply_count',
+  'deleted_reply_count',
+  'cid',
+  'channel_id',
+  'channel_type',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'message_text_updated_at',
+  'shadowed',
+  'mentioned_users',
+  'silent',
+  'pinned',
+  'pinned_at',
+  'pinned_by',
+  'pin_expires',
+  'parent_id',
+  'show_in_channel',
+  'thread_participants',
+  'quoted_message_id',
+  'quoted_message',
+  'i18n',
+  'image_labels',
+  'command',
+  'args',
+  'before_message_send_failed',
+  'restricted_visibility',
+  'poll_id',
+  'poll',
+  'channel_member_ids',
+  'mml',
+  'draft',
+  'reminder',
+  'shared_location',
+  'member',
+])
+
+/** Where a message goes: a group (its cid), or the other member of a one-to-one channel. */
+export interface ChannelTarget {
+  readonly cid: string
+  /** The two members of a one-to-one channel. */
+  readonly pair?: readonly [string, string]
+}
+
+export interface MessageContext {
+  readonly channel: ChannelTarget
+  readonly keepCustom: boolean
+  /** The export's reaction lines for this message (v2). */
+  readonly reactions?: readonly LegacyReaction[]
+}
+
+function decodeReactions(v: unknown, extra: readonly LegacyReaction[] = []): LegacyReaction[] {
+  if (v !== undefined && v !== null && !Array.isArray(v)) {
+    throw new FieldProblem('latest_reactions', 'latest_reactions is not an array')
+  }
+  const seen = new Set(extra.map((r) => `${r.userId}\u0000${r.emoji}`))
+  const out = [...extra]
+  for (const [i, r] of (Array.isArray(v) ? v : []).entries()) {
+    const reaction = decodeReaction(`latest_reactions[${i}]`, r)
+    const key = `${reaction.userId}\u0000${reaction.emoji}`
+    if (!seen.has(key)) {
+      seen.add(key)
+      out.push(reaction)
+    }
+  }
+  return out
+}
+
+/** One reaction object (`{type, user_id | user, created_at}`). */
+export function decodeReaction(field: string, r: unknown): LegacyReaction {
+  if (!isObject(r)) {
+    throw new FieldProblem(field, `${field} is not an object`)
+  }
+  const emoji = streamId(`${field}.type`, r.type)
+  const userId = r.user_id !== undefined ? streamId(`${field}.user_id`, r.user_id) : userIdOf(`${field}.user`, r.user)
+  const at = timeMs(`${field}.created_at`, r.created_at)
+  return { emoji, userId, ...(at !== undefined ? { at } : {}) }
+}
+
+function mentionsOf(v: unknown): string[] {
+  if (v === undefined || v === null) {
+    return []
+  }
+  if (!Array.isArray(v)) {
+    throw new FieldProblem('mentioned_users', 'mentioned_users is not an array')
+  }
+  return v.map((u, i) => userIdOf(`mentioned_users[${i}]`, u))
+}
+
+function receiverOf(senderId: string, channel: ChannelTarget): Pick<LegacyMessage, 'receiverType' | 'receiverId'> {
+  if (channel.pair === undefined) {
+    return { receiverType: 'group', receiverId: channel.cid }
+  }
+  const [a, b] = channel.pair
+  if (senderId !== a && senderId !== b) {
+    throw new FieldProblem('user', `the sender ${senderId} is not one of the two members of the one-to-one channel ${channel.cid}`)
+  }
+  return { receiverType: 'user', receiverId: senderId === a ? b : a }
+}
+
+/** The message's change time (created, edited, deleted, updated), for deltas. */
+export function messageChangedAt(m: LegacyMessage): EpochMs {
+  return latest(m.sentAt, m.editedAt, m.deletedAt, m.updatedAt) ?? m.sentAt
+}
+
+export function decodeMessage(o: JsonObject, ctx: MessageContext): LegacyMessage {
+  const id = streamId('id', o.id)
+  const senderId = o.user_id !== undefined && o.user === undefined ? streamId('user_id', o.user_id) : userIdOf('user', o.user)
+  const sentAt = requiredTimeMs('created_at', o.created_at)
+  const editedAt = timeMs('message_text_updated_at', o.message_text_updated_at)
+  const deletedAt = timeMs('deleted_at', o.deleted_at) ?? (o.type === 'deleted' ? (timeMs('updated_at', o.updated_at) ?? sentAt) : undefined)
+  const updatedAt = timeMs('updated_at', o.updated_at)
+  const parent = o.parent_id === undefined || o.parent_id === null || o.parent_id === '' ? undefined : streamId('parent_id', o.parent_id)
+  const files = decodeAttachments(o.attachments)
+  const reactions = decodeReactions(o.latest_reactions, ctx.reactions)
+  const mentions = mentionsOf(o.mentioned_users)
+  const text = typeof o.text === 'string' && o.text !== '' ? o.text : undefined
+  const custom = ctx.keepCustom ? customFields(o, KNOWN) : undefined
+  const pinnedAt = timeMs('pinned_at', o.pinned_at)
+  const pinnedBy = isObject(o.pinned_by) ? str(o.pinned_by.id) : str(o.pinned_by)
+  const metadata: JsonObject = {
+    ...(parent !== undefined && o.show_in_channel === true ? { showInChannel: true } : {}),
+    ...(o.pinned === true
+      ? { pinned: { ...(pinnedAt !== undefined ? { at: pinnedAt } : {}), ...(pinnedBy !== undefined ? { by: pinnedBy } : {}) } }
+      : {}),
+    ...(str(o.quoted_message_id) !== undefined ? { quotedMessageId: o.quoted_message_id } : {}),
+    ...(o.silent === true ? { silent: true } : {}),
+    ...(str(o.command) !== undefined ? { command: o.command } : {}),
+    ...(files.other.length > 0 ? { streamAttachments: files.other } : {}),
+    ...(custom !== undefined ? { custom } : {}),
+  }
+  return {
+    id,
+    senderId,
+    ...receiverOf(senderId, ctx.channel),
+    type: files.type ?? 'text',
+    ...(text !== undefined ? { text } : {}),
+    ...(files.attachments.length > 0 ? { attachments: files.attachments } : {}),
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    sentAt,
+    ...(editedAt !== undefined ? { editedAt } : {}),
+    ...(deletedAt !== undefined ? { deletedAt } : {}),
+    ...(parent !== undefined ? { threadParentId: parent } : {}),
+    ...(reactions.length > 0 ? { reactions } : {}),
+    ...(mentions.length > 0 ? { mentions } : {}),
+    ...(o.type === 'system' ? { systemKind: 'system' } : {}),
+    ...(updatedAt !== undefined ? { updatedAt } : {}),
+  }
+}

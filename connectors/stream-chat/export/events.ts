@@ -1,0 +1,131 @@
+/**
+ * The entities of one Stream Chat channel export file, in file order, whatever its format:
+ * - v1 (`json`): one JSON document — a channel export `{channel, members, messages}` or an array
+ *   of them (one per exported channel), read with json-values.ts;
+ * - v2 (`jsonl`): one entity per line, `{"type": "channel" | "member" | "message" | "reaction" |
+ *   "user", "item": {…}}` (the layout of Stream's import files, which the v2 export shares).
+ * Either may be gzip-compressed. Each entity is parsed alone; memory is bounded by one entity.
+ */
+import { createReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { createGunzip } from 'node:zlib'
+
+import type { JsonObject } from '../../../src/model/records.ts'
+import { isObject } from '../entities/fields.ts'
+import { jsonLines } from './json-lines.ts'
+import { type JsonPath, jsonValues } from './json-values.ts'
+
+export const ENTITY_KINDS = ['channel', 'member', 'message', 'reaction', 'user'] as const
+export type EntityKind = (typeof ENTITY_KINDS)[number]
+
+export type ExportEvent =
+  /** `where` names the entity in the file (`channel 2 messages[17]`, `line 12`); `exportIndex` is v1's channel export (-1 in v2). */
+  | { readonly kind: 'entity'; readonly entity: EntityKind; readonly where: string; readonly exportIndex: number; readonly value: JsonObject }
+  /** An entity that cannot be read; `entity` is undefined when not even its kind is known (a bad line). */
+  | { readonly kind: 'bad'; readonly entity: EntityKind | undefined; readonly where: string; readonly reason: string }
+  /** The file cannot be read on from here. */
+  | { readonly kind: 'broken'; readonly where: string; readonly reason: string }
+
+export type ExportFormat = 'json' | 'jsonl'
+
+/** The format a path's name says (`auto`), or the configured one. */
+export function formatOf(path: string, configured: 'auto' | ExportFormat): ExportFormat {
+  if (configured !== 'auto') {
+    return configured
+  }
+  return /\.(jsonl|ndjson)(\.gz)?$/i.test(path) ? 'jsonl' : 'json'
+}
+
+/** The file's bytes, inflated when it is gzip (by its magic bytes, not its name). */
+async function* bytesOf(path: string): AsyncGenerator<Buffer> {
+  const fh = await open(path, 'r')
+  const magic = Buffer.alloc(2)
+  try {
+    await fh.read(magic, 0, 2, 0)
+  } finally {
+    await fh.close()
+  }
+  const raw = createReadStream(path, { highWaterMark: 1024 * 1024 })
+  const stream = magic[0] === 0x1f && magic[1] === 0x8b ? raw.pipe(createGunzip()) : raw
+  try {
+    for await (const chunk of stream) {
+      yield chunk as Buffer
+    }
+  } finally {
+    raw.destroy()
+    stream.destroy()
+  }
+}
+
+const V1_ARRAYS: Record<string, EntityKind> = { members: 'member', messages: 'message' }
+
+/** Which v1 value a path names: `[i?] channel`, `[i?] members[n]`, `[i?] messages[n]`. */
+function v1Want(path: JsonPath): EntityKind | undefined {
+  const rest = typeof path[0] === 'number' ? path.slice(1) : path
+  if (rest.length === 1 && rest[0] === 'channel') {
+    return 'channel'
+  }
+  if (rest.length === 2 && typeof rest[1] === 'number') {
+    return V1_ARRAYS[String(rest[0])]
+  }
+  return undefined
+}
+
+function v1Where(path: JsonPath): { where: string; exportIndex: number } {
+  const exportIndex = typeof path[0] === 'number' ? path[0] : 0
+  const rest = typeof path[0] === 'number' ? path.slice(1) : path
+  const tail = rest.length === 2 ? `${rest[0]}[${rest[1]}]` : String(rest[0])
+  return { where: `channel export ${exportIndex} ${tail}`, exportIndex }
+}
+
+function parseObject(text: string): JsonObject | string {
+  let v: unknown
+  try {
+    v = JSON.parse(text)
+  } catch (err) {
+    return `not JSON: ${(err as Error).message}`
+  }
+  return isObject(v) ? v : 'not a JSON object'
+}
+
+async function* v1Events(path: string, maxElementBytes: number): AsyncGenerator<ExportEvent> {
+  for await (const item of jsonValues(bytesOf(path), v1Want, { maxDepth: 3, maxValueBytes: maxElementBytes })) {
+    if (item.kind === 'broken') {
+      yield { kind: 'broken', where: path, reason: item.reason }
+      return
+    }
+    const { where, exportIndex } = v1Where(item.path)
+    const value = item.kind === 'value' ? parseObject(item.text) : item.reason
+    yield typeof value === 'string'
+      ? { kind: 'bad', entity: item.tag, where, reason: value }
+      : { kind: 'entity', entity: item.tag, where, exportIndex, value }
+  }
+}
+
+async function* v2Events(path: string, maxElementBytes: number): AsyncGenerator<ExportEvent> {
+  for await (const line of jsonLines(bytesOf(path), maxElementBytes)) {
+    const where = `line ${line.line}`
+    if (line.kind === 'bad') {
+      yield { kind: 'bad', entity: undefined, where, reason: line.reason }
+      continue
+    }
+    const o = parseObject(line.text)
+    if (typeof o === 'string') {
+      yield { kind: 'bad', entity: undefined, where, reason: o }
+      continue
+    }
+    const entity = (ENTITY_KINDS as readonly unknown[]).includes(o.type) ? (o.type as EntityKind) : undefined
+    if (entity === undefined) {
+      yield { kind: 'bad', entity: undefined, where, reason: `type ${JSON.stringify(o.type)?.slice(0, 40)} is not one of ${ENTITY_KINDS.join(', ')}` }
+    } else if (!isObject(o.item)) {
+      yield { kind: 'bad', entity, where, reason: 'item is not a JSON object' }
+    } else {
+      yield { kind: 'entity', entity, where, exportIndex: -1, value: o.item }
+    }
+  }
+}
+
+/** Every entity of the export file at `path`, in file order. */
+export function exportEvents(path: string, format: ExportFormat, maxElementBytes: number): AsyncGenerator<ExportEvent> {
+  return format === 'jsonl' ? v2Events(path, maxElementBytes) : v1Events(path, maxElementBytes)
+}

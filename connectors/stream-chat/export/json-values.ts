@@ -1,0 +1,301 @@
+/**
+ * Picks values out of one large JSON document as its bytes stream past, without holding the
+ * document: a Stream Chat channel export (v1) is one JSON text whose `messages` arrays can hold a
+ * channel's whole history. The caller names the paths it wants (`[0, 'messages', 17]`); each value
+ * found at one is yielded as its JSON text, in document order. Memory is bounded by one wanted
+ * value: one over `maxValueBytes` is dropped as it streams and yielded as `bad`, as is one that is
+ * not UTF-8. A document that breaks off or is not JSON ends with one `broken` item saying where.
+ * The same bytes always yield the same items, so a count and a read agree.
+ */
+import { isUtf8 } from 'node:buffer'
+
+/** A path into the document: object keys and array indexes from the root. */
+export type JsonPath = readonly (string | number)[]
+
+export type JsonValueItem<T> =
+  | { readonly kind: 'value'; readonly tag: T; readonly path: JsonPath; readonly text: string }
+  | { readonly kind: 'bad'; readonly tag: T; readonly path: JsonPath; readonly reason: string }
+  | { readonly kind: 'broken'; readonly reason: string }
+
+/** Says whether the value at `path` is wanted (its tag) or not (undefined). Asked only down to `maxDepth`. */
+export type WantValue<T> = (path: JsonPath) => T | undefined
+
+interface Frame {
+  readonly object: boolean
+  /** The current key (objects) or the index of the current element (arrays, -1 before the first). */
+  key: string | number
+  /** Objects: the next string is a key. */
+  expectKey: boolean
+}
+
+interface Capture<T> {
+  readonly tag: T
+  readonly path: JsonPath
+  /** The stack depth the value started at: it ends when the stack is back to it. */
+  readonly depth: number
+  parts: Buffer[]
+  bytes: number
+  oversized: boolean
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf]
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
+/** Bytes that end a number or a literal. */
+const isDelimiter = (b: number) => isSpace(b) || b === 0x2c || b === 0x5d || b === 0x7d
+
+class Scanner<T> {
+  readonly stack: Frame[] = []
+  inString = false
+  escaped = false
+  /** The string being read is a key: its bytes are kept (shallow keys only). */
+  keyBytes: number[] | undefined
+  inScalar = false
+  /** A value may start at the next non-space byte. */
+  valueExpected = true
+  rootDone = false
+  capture: Capture<T> | undefined
+  offset = 0
+  broken: string | undefined
+  readonly out: JsonValueItem<T>[] = []
+
+  readonly want: WantValue<T>
+  readonly maxDepth: number
+  readonly maxValueBytes: number
+
+  constructor(want: WantValue<T>, maxDepth: number, maxValueBytes: number) {
+    this.want = want
+    this.maxDepth = maxDepth
+    this.maxValueBytes = maxValueBytes
+  }
+
+  path(): JsonPath {
+    return this.stack.map((f) => f.key)
+  }
+
+  fail(at: number, reason: string): void {
+    this.broken = `${reason} at byte ${this.offset + at}`
+  }
+
+  /** A value starts at byte `i` of `chunk`: maybe capture it. */
+  startValue(i: number): void {
+    const top = this.stack.at(-1)
+    if (top !== undefined && !top.object) {
+      top.key = (top.key as number) + 1
+    }
+    this.valueExpected = false
+    if (this.capture === undefined && this.stack.length <= this.maxDepth) {
+      const path = this.path()
+      const tag = this.want(path)
+      if (tag !== undefined) {
+        this.capture = { tag, path, depth: this.stack.length, parts: [], bytes: 0, oversized: false }
+        this.captureFrom = i
+      }
+    }
+  }
+
+  /** Where the capture starts in the current chunk (0 when it began in an earlier one). */
+  captureFrom = 0
+
+  /** The captured value ends after byte `end - 1` of `chunk`. */
+  endValue(chunk: Buffer, end: number): void {
+    const c = this.capture
+    if (c === undefined || this.stack.length !== c.depth) {
+      return
+    }
+    this.keep(chunk.subarray(this.captureFrom, end))
+    this.capture = undefined
+    if (c.oversized) {
+      this.out.push({ kind: 'bad', tag: c.tag, path: c.path, reason: `larger than the ${this.maxValueBytes}-byte cap (maxElementBytes)` })
+      return
+    }
+    const bytes = Buffer.concat(c.parts, c.bytes)
+    if (!isUtf8(bytes)) {
+      this.out.push({ kind: 'bad', tag: c.tag, path: c.path, reason: 'not UTF-8 text' })
+      return
+    }
+    this.out.push({ kind: 'value', tag: c.tag, path: c.path, text: bytes.toString('utf8') })
+  }
+
+  keep(part: Buffer): void {
+    const c = this.capture
+    if (c === undefined || c.oversized) {
+      return
+    }
+    c.bytes += part.length
+    if (c.bytes > this.maxValueBytes) {
+      c.oversized = true
+      c.parts = []
+      return
+    }
+    c.parts.push(Buffer.from(part))
+  }
+
+  /** After a value ended in a container: what may follow. */
+  afterValue(): void {
+    if (this.stack.length === 0) {
+      this.rootDone = true
+    }
+  }
+
+  feed(chunk: Buffer): void {
+    for (let i = 0; i < chunk.length && this.broken === undefined; i++) {
+      const b = chunk[i] as number
+      if (this.inString) {
+        this.readStringByte(chunk, i, b)
+        continue
+      }
+      if (this.inScalar) {
+        if (!isDelimiter(b)) {
+          continue
+        }
+        this.inScalar = false
+        this.endValue(chunk, i)
+        this.afterValue()
+      }
+      if (isSpace(b)) {
+        continue
+      }
+      if (this.offset + i < 3 && b === UTF8_BOM[this.offset + i]) {
+        continue // a UTF-8 byte order mark
+      }
+      this.structural(chunk, i, b)
+    }
+    if (this.capture !== undefined && this.broken === undefined) {
+      this.keep(chunk.subarray(this.captureFrom))
+      this.captureFrom = 0
+    }
+    this.offset += chunk.length
+  }
+
+  readStringByte(chunk: Buffer, i: number, b: number): void {
+    if (this.escaped) {
+      this.escaped = false
+    } else if (b === BACKSLASH) {
+      this.escaped = true
+    } else if (b === QUOTE) {
+      this.inString = false
+      if (this.keyBytes !== undefined) {
+        const top = this.stack.at(-1) as Frame
+        top.key = JSON.parse(`"${Buffer.from(this.keyBytes).toString('utf8')}"`) as string
+        top.expectKey = false
+        this.keyBytes = undefined
+        return
+      }
+      this.endValue(chunk, i + 1)
+      this.afterValue()
+      return
+    }
+    this.keyBytes?.push(b)
+  }
+
+  structural(chunk: Buffer, i: number, b: number): void {
+    if (this.rootDone) {
+      this.fail(i, 'more text after the JSON document')
+      return
+    }
+    const top = this.stack.at(-1)
+    if (top?.object === true && top.expectKey) {
+      if (b === QUOTE) {
+        this.inString = true
+        this.keyBytes = []
+      } else if (b === 0x7d && top.key === '') {
+        this.close(chunk, i, true)
+      } else {
+        this.fail(i, `expected a key, found ${JSON.stringify(String.fromCharCode(b))}`)
+      }
+      return
+    }
+    if (b === 0x3a /* : */) {
+      if (top?.object !== true || this.valueExpected) {
+        this.fail(i, 'unexpected ":"')
+      }
+      this.valueExpected = true
+      return
+    }
+    if (b === 0x2c /* , */) {
+      if (top === undefined || this.valueExpected) {
+        this.fail(i, 'unexpected ","')
+        return
+      }
+      if (top.object) {
+        top.expectKey = true
+      } else {
+        this.valueExpected = true
+      }
+      return
+    }
+    if (b === 0x5d || b === 0x7d) {
+      this.close(chunk, i, b === 0x7d)
+      return
+    }
+    if (!this.valueExpected) {
+      this.fail(i, `unexpected ${JSON.stringify(String.fromCharCode(b))}`)
+      return
+    }
+    this.startValue(i)
+    if (b === 0x7b || b === 0x5b) {
+      this.stack.push({ object: b === 0x7b, key: b === 0x7b ? '' : -1, expectKey: b === 0x7b })
+      this.valueExpected = b === 0x5b
+    } else if (b === QUOTE) {
+      this.inString = true
+    } else {
+      this.inScalar = true
+    }
+  }
+
+  /** A `}` or `]` at byte `i`. */
+  close(chunk: Buffer, i: number, object: boolean): void {
+    const top = this.stack.at(-1)
+    if (top === undefined || top.object !== object) {
+      this.fail(i, `unexpected ${object ? '"}"' : '"]"'}`)
+      return
+    }
+    // `[` then `]` (empty array) is fine; `,` then `]` (a trailing comma) is not.
+    if (!object && this.valueExpected && top.key !== -1) {
+      this.fail(i, 'a trailing ","')
+      return
+    }
+    this.stack.pop()
+    this.valueExpected = false
+    this.endValue(chunk, i + 1)
+    this.afterValue()
+  }
+
+  finish(): void {
+    if (this.broken === undefined && this.inScalar) {
+      this.inScalar = false
+      this.endValue(Buffer.alloc(0), 0)
+      this.afterValue()
+    }
+    if (this.broken === undefined && (!this.rootDone || this.inString)) {
+      this.broken = `the document breaks off at byte ${this.offset} (${this.stack.length} levels open)`
+    }
+  }
+}
+
+/**
+ * The wanted values of the JSON document in `bytes`, in document order. `maxDepth` is the deepest
+ * path `want` is asked about (the stack depth of a value's container).
+ */
+export async function* jsonValues<T>(
+  bytes: AsyncIterable<Buffer>,
+  want: WantValue<T>,
+  options: { readonly maxDepth: number; readonly maxValueBytes: number },
+): AsyncGenerator<JsonValueItem<T>> {
+  const s = new Scanner(want, options.maxDepth, options.maxValueBytes)
+  for await (const chunk of bytes) {
+    s.feed(chunk)
+    yield* s.out.splice(0)
+    if (s.broken !== undefined) {
+      yield { kind: 'broken', reason: s.broken }
+      return
+    }
+  }
+  s.finish()
+  yield* s.out.splice(0)
+  if (s.broken !== undefined) {
+    yield { kind: 'broken', reason: s.broken }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The rows of each entity of a Stream Chat export, numbered in one stable order: the layout's
+ * problems of that entity first, then users in the order they first appear, channels (the
+ * one-to-one ones skipped: they are no groups) and their members in file order, messages in file
+ * order, streamed again from the file. A row numbered at or before `after` is not yielded; in
+ * delta mode (`since`) only rows changed at or after it are (problems always are).
+ */
+import type { LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../../src/model/records.ts'
+import { decodeChannel } from '../entities/channels.ts'
+import { latest } from '../entities/fields.ts'
+import { decodeMember, memberUserId } from '../entities/members.ts'
+import { decodeMessage, messageChangedAt } from '../entities/messages.ts'
+import { decodeUser } from '../entities/users.ts'
+import { decodeRow, type NumberedRow, problem } from '../paging.ts'
+import { exportEvents, type ExportFormat } from './events.ts'
+import { cidOf, type Layout, type LayoutProblem } from './layout.ts'
+
+export interface RowsSource {
+  readonly path: string
+  readonly format: ExportFormat
+  readonly maxElementBytes: number
+  readonly layout: Layout
+  readonly keepCustom: boolean
+  readonly customChannelTypes: 'private' | 'public'
+}
+
+export interface RowsOptions {
+  readonly after: number
+  readonly since?: number
+  readonly signal?: AbortSignal
+}
+
+function* layoutProblems<T>(layout: Layout, entity: LayoutProblem['entity'], after: number): Generator<NumberedRow<T>> {
+  let n = 0
+  for (const p of layout.problems) {
+    if (p.entity === entity) {
+      if (n > after) {
+        yield { pos: { n }, row: problem(p.legacyId, p.field, p.reason, p.instance) }
+      }
+      n++
+    }
+  }
+}
+
+const countOf = (layout: Layout, entity: LayoutProblem['entity']) => layout.problems.filter((p) => p.entity === entity).length
+
+/** Keeps a row when it is a problem, or changed at or after `since`. */
+const inDelta = <T>(r: NumberedRow<T>, since: number | undefined) => since === undefined || !r.row.ok || (r.changedAt ?? -Infinity) >= since
+
+export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyUser>> {
+  yield* layoutProblems<LegacyUser>(src.layout, 'users', o.after)
+  let n = countOf(src.layout, 'users')
+  for (const [id, u] of src.layout.users) {
+    if (n > o.after) {
+      const row = decodeRow(id, () => decodeUser(u.value, src.keepCustom))
+      const r = { pos: { n }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyUser>
+      if (inDelta(r, o.since)) {
+        yield r
+      }
+    }
+    n++
+  }
+}
+
+export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyGroup>> {
+  yield* layoutProblems<LegacyGroup>(src.layout, 'groups', o.after)
+  let n = countOf(src.layout, 'groups')
+  const policy = { customChannelTypes: src.customChannelTypes, keepCustom: src.keepCustom }
+  for (const c of src.layout.channels) {
+    const pair = c.cid === undefined ? undefined : src.layout.targets.get(c.cid)?.pair
+    if (c.problem === undefined && pair !== undefined) {
+      continue // a one-to-one conversation: no group
+    }
+    if (n > o.after) {
+      if (c.problem !== undefined || c.value === undefined) {
+        yield { pos: { n }, row: problem(c.cid ?? '?', c.problem?.field ?? 'channel', c.problem?.reason ?? 'unreadable', c.where) }
+      } else {
+        const value = c.value
+        const memberIds = c.members.flatMap((m) => (typeof m.value.user_id === 'string' ? [m.value.user_id] : []))
+        const row = decodeRow(c.cid ?? '?', () => decodeChannel(value, memberIds, policy))
+        const r = {
+          pos: { n },
+          row,
+          ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}),
+        } as NumberedRow<LegacyGroup>
+        if (inDelta(r, o.since)) {
+          yield r
+        }
+      }
+    }
+    n++
+  }
+}
+
+export async function* memberRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyMember>> {
+  yield* layoutProblems<LegacyMember>(src.layout, 'members', o.after)
+  let n = countOf(src.layout, 'members')
+  for (const c of src.layout.channels) {
+    const cid = c.cid
+    if (cid === undefined || c.problem !== undefined || src.layout.targets.get(cid)?.pair !== undefined) {
+      continue
+    }
+    const seen = new Set<string>()
+    for (const m of c.members) {
+      if (n > o.after) {
+        let uid = '?'
+        try {
+          uid = memberUserId(m.value)
+        } catch {
+          // decodeRow reports it
+        }
+        const row = seen.has(uid)
+          ? problem(`${cid}/${uid}`, 'user_id', `${uid} is a member of ${cid} twice; the first is read`, m.where)
+          : decodeRow(`${cid}/${uid}`, () => decodeMember(cid, m.value))
+        const r = {
+          pos: { n },
+          row,
+          ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.joinedAt) } : {}),
+        } as NumberedRow<LegacyMember>
+        if (inDelta(r, o.since)) {
+          yield r
+        }
+      }
+      try {
+        seen.add(memberUserId(m.value))
+      } catch {
+        // not a member
+      }
+      n++
+    }
+  }
+}
+
+export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyMessage>> {
+  const { layout } = src
+  yield* layoutProblems<LegacyMessage>(layout, 'messages', o.after)
+  let n = countOf(layout, 'messages')
+  if (n + layout.messageCount - 1 <= o.after) {
+    return // nothing after the cursor: the file is not read again
+  }
+  for await (const e of exportEvents(src.path, src.format, src.maxElementBytes)) {
+    if (e.kind !== 'entity' || e.entity !== 'message') {
+      if (e.kind === 'bad' && e.entity === 'message') {
+        if (n > o.after) {
+          yield { pos: { n }, row: problem(e.where, 'message', e.reason, e.where) }
+        }
+        n++
+      }
+      continue
+    }
+    if (n > o.after) {
+      o.signal?.throwIfAborted()
+      const v = e.value
+      const id = typeof v.id === 'string' && v.id !== '' ? v.id : e.where
+      const cid = cidOf(v) ?? layout.cidByExport.get(e.exportIndex)
+      const channel = cid === undefined ? undefined : layout.targets.get(cid)
+      const row =
+        channel === undefined
+          ? problem(id, 'cid', `the message's channel ${cid ?? '(none)'} is not in the export`)
+          : decodeRow(id, () =>
+              decodeMessage(v, {
+                channel,
+                keepCustom: src.keepCustom,
+                ...(typeof v.id === 'string' && layout.reactions.has(v.id) ? { reactions: layout.reactions.get(v.id) } : {}),
+              }),
+            )
+      const r = { pos: { n }, row, ...(row.ok ? { changedAt: messageChangedAt(row.record) } : {}) } as NumberedRow<LegacyMessage>
+      if (inDelta(r, o.since)) {
+        yield r
+      }
+    }
+    n++
+  }
+}
