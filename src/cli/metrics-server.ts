@@ -1,5 +1,5 @@
 /**
- * Serves a process's Prometheus metrics (src/load/metrics.ts) on `GET /metrics`, node:http,
+ * Serves a process's Prometheus metrics (src/load/metrics.ts; a fleet process's: fleet-metrics-endpoint.ts) on `GET /metrics`, node:http,
  * when the configuration's `metrics.port` (or CHATFERRY_METRICS_PORT) is set: on 127.0.0.1 unless
  * `metrics.host` says otherwise. Read-only; the registry holds counts, never a secret.
  */
@@ -21,8 +21,7 @@ export interface MetricsEndpoint {
 
 /** Starts the endpoint when the job asks for it; undefined when it does not. */
 export async function startMetricsEndpoint(ctx: LedgerContext, logger: Logger): Promise<MetricsEndpoint | undefined> {
-  const fromEnv = process.env[METRICS_PORT_ENV]
-  const port = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : ctx.config.metrics?.port
+  const port = metricsPort(ctx.config.metrics?.port)
   if (port === undefined) {
     return undefined
   }
@@ -40,21 +39,29 @@ export async function startMetricsEndpoint(ctx: LedgerContext, logger: Logger): 
       }
     },
   })
-  const server = createServer((req, res) => void answer(metrics.registry, req.url ?? '/', req.method ?? 'GET', res))
+  return { metrics, stop: await serveMetrics(metrics.registry, host, port, logger) }
+}
+
+/** Serves `registry` on `GET /metrics` at host:port (logging where); resolves to its stop. */
+export async function serveMetrics(registry: Registry, host: string, port: number, logger: Logger): Promise<() => Promise<void>> {
+  const server = createServer((req, res) => void answer(registry, req.url ?? '/', req.method ?? 'GET', res))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => (server.off('error', reject), resolve()))
   })
   const bound = (server.address() as AddressInfo).port
   logger.info({ metricsPort: bound }, `metrics at http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics`)
-  return {
-    metrics,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      }),
-  }
+  return () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
+}
+
+/** The port asked for: CHATFERRY_METRICS_PORT over the configuration's `metrics.port`; undefined: no endpoint. */
+export function metricsPort(configured: number | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const fromEnv = env[METRICS_PORT_ENV]
+  return fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : configured
 }
 
 async function answer(registry: Registry, url: string, method: string, res: import('node:http').ServerResponse): Promise<void> {

@@ -20,6 +20,7 @@ import {
   resolvedConfigOf,
   secretValuesOf,
 } from '../job/config.ts'
+import { NotifySchema } from '../job/notify/config.ts'
 import { ManagementSchema, type Region, REGIONS } from '../target/config.ts'
 import { APP_NAME_MAX, APP_VERSIONS, Email, isExtensionId, MAX_COLLABORATORS_PER_APP } from '../target/management-schemas.ts'
 import { basicAuthNeedsCredentials, CreateWebhookFields, isWebhookTrigger } from '../target/webhooks.ts'
@@ -139,6 +140,18 @@ export const FleetFileSchema = z
       giveUpAfterMs: z.number().int().positive().optional(),
     }).optional(),
     defaults: DefaultsSchema.prefault({}),
+    /** Hooks `fleet run` tells when a tenant ends needing a fix (`fleet.tenant.needs-fix`; src/fleet/fleet-notify.ts). */
+    notify: NotifySchema.optional(),
+    /** Prometheus metrics of `fleet run` and `fleet worker` (src/fleet/fleet-metrics.ts), as a job's `metrics:`. */
+    metrics: z
+      .object({
+        /** Port of `GET /metrics` (0: any free port, logged). Absent: no endpoint. */
+        port: z.number().int().min(0).max(65535).optional(),
+        /** @default 127.0.0.1 */
+        host: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
     /** Shared legacy databases the tenants' `source: {template: …}` name. */
     sources: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a source name is 1–64 of A-Z, a-z, 0-9, - and _'), SharedSourceSchema).default({}),
     tenants: z.array(TenantSchema).min(1, 'must list at least one tenant'),

@@ -22,6 +22,7 @@ import { planFromSource } from '../job/plan-from-source.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoadConfig } from '../load/config.ts'
 import { hostKey } from '../load/host-key.ts'
+import type { LoaderCounters } from '../load/loader.ts'
 import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { emptySourceReason } from './empty-source.ts'
@@ -44,6 +45,8 @@ export interface FleetRunOptions {
   /** Tenants planned at once (each holds one source snapshot while it plans). */
   readonly planConcurrency: number
   readonly logger: Logger
+  /** A tenant's loader counters, about once a second while it loads (the fleet's metrics). */
+  readonly onLoaderTick?: (tenant: { tenantId: string; jobId: string }, counters: LoaderCounters) => void
   readonly signal: AbortSignal
   /** Called when a tenant starts planning, starts loading and ends. */
   readonly onTenant?: (tenantId: string, phase: 'planning' | 'loading' | 'ended', outcome?: TenantOutcome) => void
@@ -107,7 +110,13 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
       return await end({ state: 'failed', needsFix: true, reason: empty })
     }
     options.onTenant?.(t.tenantId, 'loading')
-    const loaded = await runJobLoader(ctx, { mode: 'load', logger: log, signal })
+    const onTick = options.onLoaderTick
+    const loaded = await runJobLoader(ctx, {
+      mode: 'load',
+      logger: log,
+      signal,
+      ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
+    })
     const state = endOfLoad(loaded.status)
     return await end({
       state,

@@ -30,6 +30,7 @@ import type { Logger } from 'pino'
 
 import { ConfigError } from '../errors.ts'
 import { runJobLoader } from '../job/run-job-loader.ts'
+import type { LoaderCounters } from '../load/loader.ts'
 import { sleep } from '../load/sleep.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { type FleetTenantJob, tenantContext } from './fleet-run.ts'
@@ -57,6 +58,8 @@ export interface FleetWorkerOptions {
   readonly store: LedgerStore
   readonly tenants: readonly FleetTenantJob[]
   readonly logger: Logger
+  /** A tenant's loader counters, about once a second while it loads (the fleet's metrics). */
+  readonly onLoaderTick?: (tenant: { tenantId: string; jobId: string }, counters: LoaderCounters) => void
   readonly signal: AbortSignal
   /** @default RESTART_AFTER_MS */
   readonly restartAfterMs?: number
@@ -122,7 +125,13 @@ async function serveTenant(t: FleetTenantJob, watch: TenantWorkWatch, options: F
     void watch.untilIdle(t.jobId, options.idleStopAfterMs ?? IDLE_STOP_AFTER_MS, loaderSignal).then(() => idle.abort())
     try {
       log.debug('tenant has work: starting its loader')
-      const outcome = await runJobLoader(ctx, { mode: 'worker', logger: log, signal: loaderSignal })
+      const onTick = options.onLoaderTick
+      const outcome = await runJobLoader(ctx, {
+        mode: 'worker',
+        logger: log,
+        signal: loaderSignal,
+        ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
+      })
       if (signal.aborted) {
         return
       }

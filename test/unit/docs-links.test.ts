@@ -85,7 +85,7 @@ describe('the checkers themselves', () => {
     ].join('\n')
     expect(commandMentions(md).flatMap((m) => commandProblems(program, m))).toEqual([
       'chatferry migrate: no such command',
-      'chatferry fleet launch: no such subcommand (provision, deprovision, run, worker, status, plan, verify)',
+      'chatferry fleet launch: no such subcommand (provision, deprovision, run, worker, status, plan, verify, dashboard)',
       'chatferry load: no option --delta',
       'chatferry verify: no option --fast',
       'chatferry runs: no option --nope',

@@ -1,7 +1,8 @@
 /**
  * Issue 31: the sample Grafana dashboard and the Prometheus alert rules in deploy/monitoring/
  * parse, and every chatferry_* metric they query is one the loader's registry (src/load/metrics.ts)
- * exposes, with the labels they use: a renamed metric cannot leave them silently empty.
+ * or a fleet process's (src/fleet/fleet-metrics.ts) exposes, with the labels they use: a renamed
+ * metric cannot leave them silently empty.
  */
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -9,6 +10,7 @@ import { resolve } from 'node:path'
 import { expect, it } from 'vitest'
 import { parse } from 'yaml'
 
+import { createFleetMetrics } from '../../src/fleet/fleet-metrics.ts'
 import { createLoaderMetrics } from '../../src/load/metrics.ts'
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -18,6 +20,17 @@ it('the dashboard and alert rules query only metrics and labels the registry has
   const names = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name)
   const labelsOf = (name: string) => (metrics.registry.getSingleMetric(name) as unknown as { labelNames?: string[] }).labelNames ?? []
   const known = new Map(names.map((name) => [name, new Set<string>(['job_id', 'app_id', 'job', 'instance', ...labelsOf(name)])]))
+  const fleet = createFleetMetrics({ fleetId: 'f', read: async () => ({ tenants: [], stats: new Map() }) })
+  for (const m of await fleet.registry.getMetricsAsJSON()) {
+    const labels = (fleet.registry.getSingleMetric(m.name) as unknown as { labelNames?: string[] }).labelNames ?? []
+    known.set(m.name, new Set([...(known.get(m.name) ?? []), 'fleet', 'job', 'instance', ...labels]))
+  }
+  // The fleet's metrics are a single job's per tenant: the job dashboard's panels work per tenant.
+  expect(
+    names
+      .filter((n) => n.startsWith('chatferry_') && n !== 'chatferry_loader_read_backs_total' && n !== 'chatferry_loader_chat_requests_total')
+      .every((n) => fleet.registry.getSingleMetric(n) !== undefined),
+  ).toBe(true)
   const rules = parse(readFileSync(resolve(ROOT, 'deploy/monitoring/chatferry-alerts.yaml'), 'utf8')) as {
     groups: { rules: { alert: string; expr: string }[] }[]
   }

@@ -6,22 +6,19 @@
 import type { Command } from 'commander'
 
 import { defaultJobId } from '../../load/config.ts'
-import { isLoopback, MIN_TOKEN_LENGTH, TOKEN_ENV } from '../dashboard/auth.ts'
+import { MIN_TOKEN_LENGTH, TOKEN_ENV } from '../dashboard/auth.ts'
 import { openLedgerSource } from '../dashboard/ledger-source.ts'
+import { PAGE_HTML, PAGE_JS } from '../dashboard/page.ts'
 import { startSampler } from '../dashboard/sampler.ts'
-import { startDashboardServer } from '../dashboard/server.ts'
+import { addServeOptions, type ServeFlags, serveSettings, serveUntilStopped } from '../dashboard/serve.ts'
 import { withHelp } from '../help.ts'
 import { loadConfig } from '../load-config.ts'
 import { configOption } from '../options.ts'
-import { UsageError } from '../usage-error.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
-interface DashboardFlags {
+interface DashboardFlags extends ServeFlags {
   config: string
   job?: string
-  host: string
-  port: string
-  refresh: string
 }
 
 export function registerDashboardCommand(program: Command): void {
@@ -48,53 +45,18 @@ export function registerDashboardCommand(program: Command): void {
       [`${TOKEN_ENV}=… dashboard --host 0.0.0.0 --port 8080`, 'exposed, behind the token'],
     ],
   })
-  dashboard
-    .addOption(configOption())
-    .option('--job <id>', JOB_OPTION_HELP)
-    .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .option('--port <n>', 'port to listen on (0: any free port)', '8417')
-    .option('--refresh <seconds>', 'how often the ledger is read and the page redraws', '2')
-    .action(async (opts: DashboardFlags) => {
-      const config = loadConfig(opts.config, process.env, { ledgerOnly: true })
-      const port = Number(opts.port)
-      const refresh = Number(opts.refresh)
-      const problems: string[] = []
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        problems.push(`--port must be a port number, not ${opts.port}`)
-      }
-      if (!(refresh >= 0.5 && refresh <= 3600)) {
-        problems.push(`--refresh must be between 0.5 and 3600 seconds, not ${opts.refresh}`)
-      }
-      const token = process.env[TOKEN_ENV] || undefined
-      if (!isLoopback(opts.host) && (token === undefined || token.length < MIN_TOKEN_LENGTH)) {
-        problems.push(
-          `--host ${opts.host} exposes the dashboard beyond this machine: set ${TOKEN_ENV} to a token of at least ${MIN_TOKEN_LENGTH} characters`,
-        )
-      }
-      if (problems.length > 0) {
-        throw new UsageError(problems.join('; '))
-      }
-      const jobId = opts.job ?? process.env.CHATFERRY_JOB_ID ?? config.job?.id ?? defaultJobId(config.target.appId)
-      const source = await openLedgerSource(config, opts.config, opts.job)
-      const sampler = startSampler(source, jobId, config, refresh * 1000)
-      try {
-        await sampler.refresh()
-        const server = await startDashboardServer({
-          host: opts.host,
-          port,
-          ...(token !== undefined ? { token } : {}),
-          refreshMs: refresh * 1000,
-          view: () => sampler.current(),
-        })
-        process.stderr.write(`dashboard of job ${jobId} at ${server.url}${token !== undefined ? ' (token required)' : ''} — Ctrl-C stops it\n`)
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve)
-          process.once('SIGTERM', resolve)
-        })
-        await server.close()
-      } finally {
-        sampler.stop()
-        await source.close()
-      }
-    })
+  addServeOptions(dashboard.addOption(configOption()).option('--job <id>', JOB_OPTION_HELP)).action(async (opts: DashboardFlags) => {
+    const config = loadConfig(opts.config, process.env, { ledgerOnly: true })
+    const settings = serveSettings(opts)
+    const jobId = opts.job ?? process.env.CHATFERRY_JOB_ID ?? config.job?.id ?? defaultJobId(config.target.appId)
+    const source = await openLedgerSource(config, opts.config, opts.job)
+    const sampler = startSampler(source, jobId, config, settings.refreshMs)
+    try {
+      await sampler.refresh()
+      await serveUntilStopped(settings, `job ${jobId}`, { html: PAGE_HTML, js: PAGE_JS }, () => sampler.current())
+    } finally {
+      sampler.stop()
+      await source.close()
+    }
+  })
 }

@@ -5,19 +5,24 @@
  */
 import { Command, Option } from 'commander'
 
+import { tenantNeedsFixNotification } from '../../fleet/fleet-notify.ts'
 import { runFleet } from '../../fleet/fleet-run.ts'
 import { fleetExitCode, type TenantOutcome } from '../../fleet/fleet-run-outcome.ts'
 import { buildFleetRunSummary, formatFleetRunSummary } from '../../fleet/fleet-run-summary.ts'
 import { deprovisionedNote, fleetTenantJobs } from '../../fleet/fleet-run-tenants.ts'
 import { servedTenants, serveFleet } from '../../fleet/fleet-worker.ts'
+import { createNotifier } from '../../job/notify/notifier.ts'
+import { secretsOf } from '../../job/notify/secrets.ts'
 import { createLogger } from '../../logger.ts'
 import { EXIT } from '../exit-codes.ts'
+import { startFleetMetricsEndpoint } from '../fleet-metrics-endpoint.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { markDeadRuns } from '../run-liveness.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
 import { fleetOption } from './fleet.ts'
+import { registerFleetDashboardCommand } from './fleet-dashboard.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
 import { registerFleetVerifyCommand } from './fleet-verify.ts'
@@ -67,7 +72,7 @@ function loadFlags(opts: FleetFlags) {
   }
 }
 
-/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status, plan and verify. */
+/** The `fleet` group (created here when the provisioning half has not created it) with run, worker, status, plan, verify and dashboard. */
 export function registerFleetRunCommands(program: Command): void {
   const fleet =
     program.commands.find((c) => c.name() === 'fleet') ??
@@ -77,6 +82,7 @@ export function registerFleetRunCommands(program: Command): void {
   registerFleetStatusCommand(fleet)
   registerFleetPlanCommand(fleet)
   registerFleetVerifyCommand(fleet)
+  registerFleetDashboardCommand(fleet)
 }
 
 function registerFleetRun(fleet: Command): void {
@@ -130,20 +136,14 @@ function registerFleetRun(fleet: Command): void {
         for (const j of jobs) {
           await markDeadRuns(ctx.store, j.jobId).catch(() => 0)
         }
-        const outcomes = await runFleet({
-          store: ctx.store,
-          tenants: jobs,
-          mode: opts.delta ? 'delta' : 'full',
-          reconcileKeys: opts.reconcileKeys === true,
-          planConcurrency: opts.planConcurrency,
-          logger,
-          signal: stopper.signal,
-          onTenant: (tenant, phase, outcome) =>
-            logger.info(
-              { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
-              `tenant ${tenant}: ${outcome?.state ?? phase}`,
-            ),
-        })
+        // A tenant that needs a fix is told as it ends (those that cannot even start: now).
+        const notifier = createNotifier(ctx.fleet.parsed.notify, logger, secretsOf(ctx.fleet.parsed))
+        const tellNeedsFix = (o: TenantOutcome) => {
+          const n = tenantNeedsFixNotification(ctx.fleet.id, o)
+          if (n !== undefined) {
+            notifier.send(n)
+          }
+        }
         const failedFirst: TenantOutcome[] = unusable.map((u) => ({
           tenantId: u.tenantId,
           jobId: u.jobId,
@@ -152,11 +152,38 @@ function registerFleetRun(fleet: Command): void {
           reason: u.reason,
           stats: [],
         }))
+        failedFirst.forEach(tellNeedsFix)
+        const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger)
+        let outcomes: TenantOutcome[]
+        try {
+          outcomes = await runFleet({
+            store: ctx.store,
+            tenants: jobs,
+            mode: opts.delta ? 'delta' : 'full',
+            reconcileKeys: opts.reconcileKeys === true,
+            planConcurrency: opts.planConcurrency,
+            logger,
+            signal: stopper.signal,
+            ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
+            onTenant: (tenant, phase, outcome) => {
+              logger.info(
+                { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
+                `tenant ${tenant}: ${outcome?.state ?? phase}`,
+              )
+              if (outcome !== undefined) {
+                tellNeedsFix(outcome)
+              }
+            },
+          })
+        } finally {
+          await endpoint?.stop()
+        }
         const order = ctx.fleet.tenants.map((t) => t.id)
         const all = [...failedFirst, ...outcomes].sort((a, b) => order.indexOf(a.tenantId) - order.indexOf(b.tenantId))
         const exit = fleetExitCode(all)
         const summary = buildFleetRunSummary(ctx.fleet.id, all, exit, Date.now() - startedAt)
         process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatFleetRunSummary(summary))
+        await notifier.flush()
         return exit
       } finally {
         await ctx.close()
@@ -211,8 +238,19 @@ function registerFleetWorker(fleet: Command): void {
           for (const u of unusable) {
             logger.warn({ tenant: u.tenantId }, `tenant ${u.tenantId} is not served: ${u.reason}`)
           }
-          logger.info({ tenants: jobs.length, ...health }, 'fleet worker serving')
-          await serveFleet({ store: ctx.store, tenants: jobs, logger, signal: stopper.signal })
+          const endpoint = await startFleetMetricsEndpoint(ctx, opts.tenant ?? [], logger)
+          try {
+            logger.info({ tenants: jobs.length, ...health }, 'fleet worker serving')
+            await serveFleet({
+              store: ctx.store,
+              tenants: jobs,
+              logger,
+              signal: stopper.signal,
+              ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
+            })
+          } finally {
+            await endpoint?.stop()
+          }
           return EXIT.OK
         } finally {
           await ctx.close()

@@ -1,11 +1,11 @@
 /** `chatferry fleet status`: one line per tenant of the fleet, from the ledger (no key, no source). */
 import type { Command } from 'commander'
 
-import { deprovisionedNote, keylessTenantJobs, statusInput } from '../../fleet/fleet-run-tenants.ts'
-import { formatFleetStatus, tenantStatus } from '../../fleet/fleet-status.ts'
+import { deprovisionedNote } from '../../fleet/fleet-run-tenants.ts'
+import { formatFleetStatus } from '../../fleet/fleet-status.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
+import { readFleetStatus } from '../fleet-status-read.ts'
 import { withHelp } from '../help.ts'
-import { deadRunReason } from '../run-liveness.ts'
 import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet-run.ts'
 
 export function registerFleetStatusCommand(fleet: Command): void {
@@ -36,15 +36,8 @@ export function registerFleetStatusCommand(fleet: Command): void {
   status.action(async (opts: FleetFlags) => {
     const ctx = await openFleetLedger(opts.fleet, { keys: false, poolSize: 4 })
     try {
-      const { jobs, deprovisioned } = await keylessTenantJobs(ctx.fleet, ctx.store, opts.tenant ?? [])
+      const { tenants: lines, deprovisioned } = await readFleetStatus(ctx.fleet, ctx.store, opts.tenant ?? [])
       printLeftOut(deprovisionedNote(ctx.fleet, deprovisioned))
-      const inputs = jobs.map(statusInput)
-      const known = new Set((await ctx.store.listJobs()).map((j) => j.id))
-      const now = Date.now()
-      const lines = []
-      for (const input of inputs) {
-        lines.push(await tenantStatus(ctx.store, input, (run) => deadRunReason(run, now), known))
-      }
       process.stdout.write(opts.json ? `${JSON.stringify({ fleet: ctx.fleet.id, tenants: lines }, null, 2)}\n` : `${formatFleetStatus(lines)}\n`)
     } finally {
       await ctx.close()

@@ -9,6 +9,7 @@ import { accessSync, constants } from 'node:fs'
 import { type Command, Option } from 'commander'
 
 import { ConfigError, type ConfigProblem } from '../../errors.ts'
+import { createWebhookMetrics } from '../../job/webhook-metrics.ts'
 import { startReceiver } from '../../job/webhook-receiver.ts'
 import { defaultWebhookId, registerReceiver } from '../../job/webhook-registration.ts'
 import { createLogger } from '../../logger.ts'
@@ -17,6 +18,7 @@ import { EXIT } from '../exit-codes.ts'
 import { withHelp } from '../help.ts'
 import { ownJobId, requireKnownJob } from '../job-guard.ts'
 import { loadConfig } from '../load-config.ts'
+import { metricsPort, serveMetrics } from '../metrics-server.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { jsonOption } from '../options.ts'
 import { runStoppable } from '../signals.ts'
@@ -170,6 +172,19 @@ export function registerWebhooksReceiveCommand(webhooks: Command): void {
             ...(flags.tls ? { tls: flags.tls } : {}),
             logger,
           })
+          const port = metricsPort(ctx.config.metrics?.port)
+          const stopMetrics =
+            port === undefined
+              ? undefined
+              : await serveMetrics(
+                  createWebhookMetrics({ jobId: ctx.jobId, appId: ctx.config.target.appId, counters: () => receiver.counters }),
+                  ctx.config.metrics?.host ?? '127.0.0.1',
+                  port,
+                  logger,
+                ).catch(async (err: unknown) => {
+                  await receiver.close()
+                  throw err
+                })
           const listening = `${flags.tls ? 'https' : 'http'}://${receiver.address.address}:${receiver.address.port}`
           const line = { jobId: ctx.jobId, webhook: registration.webhookId, url: flags.publicUrl, listening }
           process.stdout.write(
@@ -184,6 +199,7 @@ export function registerWebhooksReceiveCommand(webhooks: Command): void {
             stopper.signal.addEventListener('abort', () => resolve(), { once: true })
           })
           await receiver.close()
+          await stopMetrics?.()
           logger.info({ ...receiver.counters }, 'webhook receiver stopped')
           return EXIT.OK
         } finally {

@@ -5,7 +5,19 @@
  * (imports per entity, updates per kind), the throughput chart (inline SVG, items per minute
  * against the quota line), rejects by reason with samples, and the runs with their heartbeats.
  * Every value from the ledger is set as text (never as markup): a legacy id cannot inject HTML.
+ * The stylesheet and the script's helpers (formats, tables, the chart, the refresh loop) are
+ * exported for the fleet's page (fleet-page.ts).
  */
+
+/** Both pages' stylesheet. */
+export const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1d2330;background:#fafbfc}
+h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
+table{border-collapse:collapse;background:#fff}th,td{padding:.25em .7em;border-bottom:1px solid #e3e6ea;text-align:right}
+th:first-child,td:first-child{text-align:left}.muted{color:#68707d}.bad{color:#b3261e}.ok{color:#1b7f3b}
+.cards{display:flex;gap:1em;flex-wrap:wrap}.card{background:#fff;border:1px solid #e3e6ea;border-radius:6px;padding:.6em 1em;min-width:9em}
+.card b{display:block;font-size:1.5em}svg{background:#fff;border:1px solid #e3e6ea;border-radius:6px}
+code{font-size:.9em}#error{color:#b3261e}
+`
 
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -14,14 +26,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>chatferry dashboard</title>
 <style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1d2330;background:#fafbfc}
-h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
-table{border-collapse:collapse;background:#fff}th,td{padding:.25em .7em;border-bottom:1px solid #e3e6ea;text-align:right}
-th:first-child,td:first-child{text-align:left}.muted{color:#68707d}.bad{color:#b3261e}.ok{color:#1b7f3b}
-.cards{display:flex;gap:1em;flex-wrap:wrap}.card{background:#fff;border:1px solid #e3e6ea;border-radius:6px;padding:.6em 1em;min-width:9em}
-.card b{display:block;font-size:1.5em}svg{background:#fff;border:1px solid #e3e6ea;border-radius:6px}
-code{font-size:.9em}#error{color:#b3261e}
-</style>
+${STYLE}</style>
 </head>
 <body>
 <h1>chatferry · <span id="job">…</span></h1>
@@ -50,7 +55,8 @@ code{font-size:.9em}#error{color:#b3261e}
 </html>
 `
 
-export const PAGE_JS = `'use strict'
+/** What both pages' scripts share: the number and duration formats, table filling, the throughput chart. */
+export const COMMON_JS = `'use strict'
 const REFRESH_MS = Number(document.documentElement.dataset.refresh || 2000)
 const $ = (id) => document.getElementById(id)
 const n = (v) => (v == null ? '–' : Number(v).toLocaleString('en-US'))
@@ -65,7 +71,7 @@ function row(tbody, cells, id) {
   if (id) tr.id = id
   for (const c of cells) {
     const td = document.createElement('td')
-    if (c && typeof c === 'object') { td.textContent = c.text; if (c.id) td.id = c.id; if (c.cls) td.className = c.cls }
+    if (c && typeof c === 'object') { td.textContent = c.text; if (c.id) td.id = c.id; if (c.field) td.dataset.field = c.field; if (c.cls) td.className = c.cls }
     else td.textContent = String(c)
     tr.appendChild(td)
   }
@@ -103,7 +109,23 @@ function chart(series, quota) {
     svg.appendChild(el('text', { x: W - R - 70, y: H - 8, 'font-size': 11 }, new Date(t1).toLocaleTimeString()))
   }
 }
-function draw(v) {
+`
+
+/** Asks for the view every REFRESH_MS and hands it to the page's `draw`. */
+export const TICK_JS = `async function tick() {
+  try {
+    const res = await fetch('api/view', { cache: 'no-store' })
+    if (res.ok) draw(await res.json())
+    else $('error').textContent = 'dashboard answered ' + res.status
+  } catch (err) {
+    $('error').textContent = 'dashboard unreachable: ' + err.message
+  }
+  setTimeout(tick, REFRESH_MS)
+}
+tick()
+`
+
+export const PAGE_JS = `${COMMON_JS}function draw(v) {
   const s = v.status
   $('job').textContent = s.jobId
   $('app').textContent = s.appId
@@ -140,15 +162,4 @@ function draw(v) {
     r.finishedAt ? new Date(r.finishedAt).toLocaleString() : '', r.died ? 'process died: ' + r.died : r.error || '',
   ] })))
 }
-async function tick() {
-  try {
-    const res = await fetch('api/view', { cache: 'no-store' })
-    if (res.ok) draw(await res.json())
-    else $('error').textContent = 'dashboard answered ' + res.status
-  } catch (err) {
-    $('error').textContent = 'dashboard unreachable: ' + err.message
-  }
-  setTimeout(tick, REFRESH_MS)
-}
-tick()
-`
+${TICK_JS}`

@@ -54,7 +54,7 @@ export interface Sampler {
 
 export function startSampler(source: LedgerSource, jobId: string, config: Pick<ResolvedConfig, 'target' | 'policies'>, intervalMs: number): Sampler {
   let view: DashboardView | undefined
-  const series: ThroughputPoint[] = []
+  let series: ThroughputPoint[] = []
   let running: Promise<void> | undefined
   const read = async () => {
     let read
@@ -73,11 +73,7 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
       const perMinute = status.entities.reduce((n, e) => n + e.itemsLastMinute, 0)
       const remaining = status.entities.reduce((n, e) => n + e.remaining, 0)
       const quotaPerMinute = status.quota.requestsPerMinute * status.quota.itemsPerRequest
-      series.push({ t: Date.now(), itemsPerMinute: perMinute, done })
-      if (series.length > MAX_POINTS) {
-        const half = Math.floor(MAX_POINTS / 2)
-        series.splice(0, half, ...series.slice(0, half).filter((_, i) => i % 2 === 0))
-      }
+      series = thinned([...series, { t: Date.now(), itemsPerMinute: perMinute, done }])
       view = {
         at: new Date().toISOString(),
         status,
@@ -85,7 +81,7 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
         etaSecondsObserved: perMinute > 0 ? Math.ceil((remaining / perMinute) * 60) : remaining === 0 ? 0 : null,
         etaSecondsAtQuota: quotaPerMinute > 0 ? Math.ceil((remaining / quotaPerMinute) * 60) : 0,
         rejects: { listed: rejected.length, capped: rejected.length >= REJECTS_READ, reasons: byReason(rejected) },
-        series: [...series],
+        series,
         via: read.via,
       }
     } catch (err) {
@@ -119,7 +115,16 @@ function byReason(rejected: readonly { entity: string; legacyId: string; code: s
   return [...out.values()].sort((a, b) => b.count - a.count)
 }
 
+/** The series with its oldest half thinned to every other point once it passes {@link MAX_POINTS}. */
+export function thinned(series: ThroughputPoint[]): ThroughputPoint[] {
+  if (series.length <= MAX_POINTS) {
+    return series
+  }
+  const half = Math.floor(MAX_POINTS / 2)
+  return [...series.slice(0, half).filter((_, i) => i % 2 === 0), ...series.slice(half)]
+}
+
 /** An error's text with any URL's credentials hidden (a connection error may quote its URL). */
-function scrubUrls(text: string): string {
+export function scrubUrls(text: string): string {
   return text.replace(/\/\/([^:/@\s]+):[^@\s]*@/g, '//$1:***@')
 }

@@ -1,6 +1,7 @@
 /**
- * `chatferry dashboard`'s web server (node:http): the page, its script, and `/api/view` (the
- * sampler's last view as JSON). Read-only: GET and HEAD only, nothing it serves writes the ledger.
+ * The dashboards' web server (node:http): a page, its script, and `/api/view` (the sampler's last
+ * view as JSON) — the job's page (page.ts) for `chatferry dashboard`, the fleet's (fleet-page.ts)
+ * for `chatferry fleet dashboard`. Read-only: GET and HEAD only, nothing it serves writes the ledger.
  * The view carries what `status --json` prints plus rejects and the throughput series, never the
  * configuration's secrets (the API key, the ledger's or source's URL are not in it). Responses are
  * never cached and forbid any script, style or request from elsewhere (Content-Security-Policy).
@@ -9,8 +10,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 
 import { authorized } from './auth.ts'
-import { PAGE_HTML, PAGE_JS } from './page.ts'
-import type { DashboardView } from './sampler.ts'
 
 export interface DashboardServerOptions {
   readonly host: string
@@ -19,7 +18,10 @@ export interface DashboardServerOptions {
   readonly token?: string
   /** How often the page asks for the view. */
   readonly refreshMs: number
-  readonly view: () => DashboardView | undefined
+  /** The page and its one script. */
+  readonly page: { readonly html: string; readonly js: string }
+  /** The sampler's last view; undefined until the ledger was first read. */
+  readonly view: () => object | undefined
 }
 
 const SECURITY_HEADERS = {
@@ -61,9 +63,9 @@ function handle(req: IncomingMessage, res: ServerResponse, options: DashboardSer
   }
   const path = new URL(req.url ?? '/', 'http://dashboard').pathname
   if (path === '/' || path === '/index.html') {
-    send(res, 'text/html; charset=utf-8', PAGE_HTML.replace('<html lang="en">', `<html lang="en" data-refresh="${options.refreshMs}">`))
+    send(res, 'text/html; charset=utf-8', options.page.html.replace('<html lang="en">', `<html lang="en" data-refresh="${options.refreshMs}">`))
   } else if (path === '/app.js') {
-    send(res, 'text/javascript; charset=utf-8', PAGE_JS)
+    send(res, 'text/javascript; charset=utf-8', options.page.js)
   } else if (path === '/api/view') {
     const view = options.view()
     if (view === undefined) {

@@ -1,7 +1,7 @@
 /**
  * The `notify:` section of a job's configuration: where to tell people that something happened
- * (a run failed or finished, rejects piled up, the final delta is done, a verify result; fleet
- * commands send nothing yet). Each hook is a URL, a format (`json`: chatferry's own event object;
+ * (a run failed or finished, rejects piled up, the final delta is done, a verify result), and of
+ * a fleet file (`fleet run`: a tenant that ended needing a fix, src/fleet/fleet-notify.ts). Each hook is a URL, a format (`json`: chatferry's own event object;
  * `slack`: the incoming-webhook `{"text": …}` most team chats accept), the events it wants and
  * optional headers. A hook's URL and headers are secrets (a Slack webhook URL is its own key):
  * they are never logged or printed; use `${VAR}` for them.
@@ -10,7 +10,14 @@ import { z } from 'zod'
 
 import type { DeepReadonly } from '../../lib.ts'
 
-export const NOTIFY_EVENTS = ['run.failed', 'run.finished', 'rejects.threshold', 'delta.final.done', 'verify.result'] as const
+export const NOTIFY_EVENTS = [
+  'run.failed',
+  'run.finished',
+  'rejects.threshold',
+  'delta.final.done',
+  'verify.result',
+  'fleet.tenant.needs-fix',
+] as const
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number]
 
 const HookSchema = z
