@@ -9,6 +9,7 @@
  */
 import { createConnector, type SourceConfig } from '../../connectors/index.ts'
 import type { FileReader } from '../model/files.ts'
+import type { JobReaders } from '../report/files-plan.ts'
 import type { ResolvedConfig } from './config.ts'
 
 /** The readers of the job's source by id; throws the connector's ChatferryError (CONFIG_INVALID) for a file source set wrong. */
@@ -20,4 +21,19 @@ export function sourceFileReaders(source: ResolvedConfig['source']): Record<stri
   const connector = createConnector(source as SourceConfig)
   const reader = connector.files?.()
   return reader === undefined ? {} : { [connector.id]: reader }
+}
+
+/**
+ * The reader ids the job has (`http` and its connector's), for `plan` under rehost; a connector
+ * reader that cannot be made gives its configuration error as `problem`. The readers are closed again.
+ */
+export async function jobReaderIds(source: ResolvedConfig['source']): Promise<JobReaders> {
+  let readers: Record<string, FileReader>
+  try {
+    readers = sourceFileReaders(source)
+  } catch (err) {
+    return { ids: new Set(['http']), problem: err instanceof Error ? err.message : String(err) }
+  }
+  await Promise.all(Object.values(readers).map((r) => r.close?.()))
+  return { ids: new Set(['http', ...Object.keys(readers)]) }
 }

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path'
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import type { FilesPlan } from '../../src/report/files-plan.ts'
 import { loadMattermostFixture } from '../fixtures/mattermost/load.ts'
 import { useCliSuite } from '../helpers/cli-suite.ts'
 import { expectEveryAttachmentRehosted, expectNoSecrets, jpegBytes, ledgerFilesAndReports, rehostJob } from '../helpers/connector-rehost.ts'
@@ -29,6 +30,13 @@ const FILES: Record<string, { name: string; bytes: Buffer }> = {
 }
 
 const suite = useCliSuite()
+
+/** `plan --json`'s files section. */
+async function planFiles(cfg: string, env: Record<string, string>): Promise<FilesPlan> {
+  const planned = await runCli(['plan', '--config', cfg, '--json'], env).done
+  expect(planned.code, planned.stderr.slice(-2000)).toBe(0)
+  return (JSON.parse(planned.stdout) as { files: FilesPlan }).files
+}
 let s3: S3TestServer
 let url: string
 const dataDir = join(mkdtempSync(join(tmpdir(), 'cf-mm-rehost-')), 'data')
@@ -50,6 +58,8 @@ afterAll(async () => {
 describe('Mattermost files re-hosted through the CLI', { timeout: 180_000 }, () => {
   it('every attachment on the sandbox points into the store and hashes to its data-directory file', async () => {
     const job = await rehostJob(suite, s3, { bucket: 'mm', source: { connector: 'mattermost', url, files: { kind: 'local', directory: dataDir } } })
+    // The dry run finds every file readable.
+    expect((await planFiles(job.cfg, job.env)).unreadable).toEqual({ files: 0, readers: [] })
     const run = await runCli(['run', '--config', job.cfg], job.env).done
     // 3: the fixture's planted bad rows are rejected; no message waits for a file (that would be logged).
     expect(run.code, run.stderr.slice(-3000)).toBe(3)
