@@ -1,7 +1,9 @@
 /**
  * The files lane of a job (issue 27), run by its loader beside the import lane. Under
- * `files.mode: rehost`, {@link openJobFiles} opens the copier first — the store is checked before
- * any download or request, so wrong store credentials are a configuration error — and its `run`
+ * `files.mode: rehost`, {@link openJobFiles} makes the source's readers (the connector's
+ * `files()` under its id: a file source set wrong is a configuration error naming the field) and
+ * opens the copier — the store is checked before any download or request, so wrong store
+ * credentials are a configuration error too — and its `run`
  * copies the job's planned files until none is left (`load`) or it is stopped (`worker`). Under
  * another mode it only settles files a `rehost` plan left planned as skipped, so no message waits
  * for them.
@@ -12,6 +14,7 @@ import type { FilesLaneCounters, FilesLaneOutcome } from '../files/lane/files-la
 import { runFilesLane } from '../files/lane/files-lane.ts'
 import { type CopierOptions, openFileCopier } from '../files/lane/open-file-copier.ts'
 import type { LedgerContext } from './ledger-context.ts'
+import { sourceFileReaders } from './source-file-readers.ts'
 
 export interface JobFilesRunOptions {
   readonly mode: 'load' | 'worker'
@@ -40,7 +43,15 @@ export async function openJobFiles(
     }
     return undefined
   }
-  const copier = await openFileCopier({ files: settings, stateDir: ctx.config.state.dir }, { logger, signal, ...copierExtras })
+  // The source's readers first (a file source set wrong is a configuration error before the
+  // store is asked anything), then the store's check; the copier closes both at the end.
+  const readers = { ...sourceFileReaders(ctx.config.source), ...copierExtras.readers }
+  const copier = await openFileCopier({ files: settings, stateDir: ctx.config.state.dir }, { logger, signal, ...copierExtras, readers }).catch(
+    async (err: unknown) => {
+      await Promise.all(Object.values(readers).map((r) => r.close?.())).catch(() => undefined)
+      throw err
+    },
+  )
   return {
     run: (options) =>
       runFilesLane({

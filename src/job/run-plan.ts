@@ -16,6 +16,7 @@ import type { LedgerStore } from '../state/store.ts'
 import { checkAttachmentUrls } from './check-attachment-urls.ts'
 import type { ResolvedConfig } from './config.ts'
 import { openSource } from './open-source.ts'
+import { jobReaderIds } from './source-file-readers.ts'
 
 /**
  * What `plan` needs of the ledger: the dry run's read-only session, the reports, and the app's
@@ -108,6 +109,7 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
                 options.signal,
               )
             : null,
+          config.files.mode === 'rehost' ? await jobReaderIds(config.source) : undefined,
         )
   const report = buildPlanReport({
     header,

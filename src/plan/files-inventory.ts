@@ -30,6 +30,8 @@ export interface FilesInventorySummary {
   readonly sample: FileInventoryEntry[]
   /** Files per source host (what the lane paces by). */
   readonly byHost: Record<string, number>
+  /** Files per reader their locators name (`http`, a connector's id). */
+  readonly byReader: Record<string, number>
 }
 
 export class FilesInventory {
@@ -38,6 +40,7 @@ export class FilesInventory {
   #unknown = 0
   readonly #byType: Record<string, { files: number; bytes: number }> = {}
   readonly #byHost: Record<string, number> = {}
+  readonly #byReader: Record<string, number> = {}
   #largest: FileInventoryEntry[] = []
   #over = 0
   readonly #overSamples: FileInventoryEntry[] = []
@@ -59,6 +62,7 @@ export class FilesInventory {
     const t = (this.#byType[entry.type] ??= { files: 0, bytes: 0 })
     t.files++
     this.#byHost[file.locator.host] = (this.#byHost[file.locator.host] ?? 0) + 1
+    this.#byReader[file.locator.reader] = (this.#byReader[file.locator.reader] ?? 0) + 1
     if (this.#sample.length < SAMPLE) {
       this.#sample.push(entry)
     }
@@ -89,6 +93,7 @@ export class FilesInventory {
       overMaxBytes: { files: this.#over, samples: this.#overSamples },
       sample: this.#sample,
       byHost: this.#byHost,
+      byReader: this.#byReader,
     }
   }
 }

@@ -2,7 +2,8 @@
  * The plan report's files section (issue 27): the inventory of the job's files under its
  * `files.mode` — count and stated bytes by type, the largest, those over `files.maxBytes` — the
  * files lane's time estimate beside the import's, and, under `reference`, how many of a sample of
- * legacy URLs answered (they break when the legacy system is switched off).
+ * legacy URLs answered (they break when the legacy system is switched off), and under `rehost`
+ * the files no reader of the job can read (its connector's file source set wrong).
  */
 import { z } from 'zod'
 
@@ -29,6 +30,13 @@ export const FilesPlan = z.object({
   reachability: z
     .object({ checked: z.number().int(), reachable: z.number().int(), failures: z.array(z.object({ url: z.string(), problem: z.string() })) })
     .nullable(),
+  /**
+   * Rehost: files whose locator names a reader the job cannot make (its connector's file source
+   * set wrong, say a directory that does not exist): the run stops on it as a configuration error.
+   */
+  unreadable: z
+    .object({ files: z.number().int(), readers: z.array(z.object({ reader: z.string(), files: z.number().int(), problem: z.string() })) })
+    .optional(),
   warnings: z.array(z.string()),
 })
 export type FilesPlan = z.infer<typeof FilesPlan>
@@ -54,8 +62,31 @@ export function filesEstimate(inv: FilesInventorySummary, settings: FilesConfig)
   return { seconds: Math.max(slowest, bytesSeconds), basis }
 }
 
-export function filesPlan(inv: FilesInventorySummary, settings: FilesConfig, reachability: FilesPlan['reachability']): FilesPlan {
+/** What the job's readers are (rehost): the ids it can read, and why its connector's reader cannot be made, if it cannot. */
+export interface JobReaders {
+  readonly ids: ReadonlySet<string>
+  readonly problem?: string
+}
+
+/** The files whose reader the job does not have, per reader. */
+export function unreadableFiles(inv: FilesInventorySummary, readers: JobReaders): NonNullable<FilesPlan['unreadable']> {
+  const list = Object.entries(inv.byReader)
+    .filter(([reader]) => !readers.ids.has(reader))
+    .map(([reader, files]) => ({ reader, files, problem: readers.problem ?? `no ${reader} reader in this job (its file source is not configured)` }))
+  return { files: list.reduce((a, r) => a + r.files, 0), readers: list }
+}
+
+export function filesPlan(
+  inv: FilesInventorySummary,
+  settings: FilesConfig,
+  reachability: FilesPlan['reachability'],
+  readers?: JobReaders,
+): FilesPlan {
   const warnings: string[] = []
+  const unreadable = settings.mode === 'rehost' && readers !== undefined ? unreadableFiles(inv, readers) : undefined
+  for (const r of unreadable?.readers ?? []) {
+    warnings.push(`${r.files} file(s) for the ${r.reader} reader cannot be read: ${r.problem}`)
+  }
   if (settings.mode === 'reference' && inv.files > 0) {
     warnings.push(
       `files.mode reference: ${inv.files} attachment(s) keep their legacy URLs and break when the legacy system is switched off; files.mode rehost copies them into your store`,
@@ -80,6 +111,7 @@ export function filesPlan(inv: FilesInventorySummary, settings: FilesConfig, rea
     overMaxBytes: { files: inv.overMaxBytes.files, samples: inv.overMaxBytes.samples.map(entry) },
     estimate: settings.mode === 'rehost' ? filesEstimate(inv, settings) : null,
     reachability,
+    ...(unreadable !== undefined ? { unreadable } : {}),
     warnings,
   }
 }
