@@ -12,7 +12,6 @@ export type {
 } from './dry-run-ledger.ts'
 export { dryRunLedgerOver } from './dry-run-ledger.ts'
 export { attachFiles, missingFilesNote } from './file-payload.ts'
-export { linkCandidates, matchesWithLinks, replaceTextLinks } from './text-links.ts'
 export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger } from './files-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
 export { placeholderKey } from './payload.ts'
@@ -30,6 +29,7 @@ export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'
 export type { OpenWorkRow, StatusLookups } from './status-lookups.ts'
 export * from './store.ts'
+export { linkCandidates, matchesWithLinks, replaceTextLinks } from './text-links.ts'
 export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject } from './update-lane-ledger.ts'
 export type {
   KeyComparison,

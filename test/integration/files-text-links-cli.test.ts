@@ -64,9 +64,7 @@ describe('files.rewriteTextLinks through the CLI', { timeout: 180_000 }, () => {
 
     // A later message names another message's copied file, its own attachment's, and a URL that is no file.
     host.files.set('t3.png', { bytes: pngBytes(25_000), type: 'image/png' })
-    addFilesMessages(job, host, [
-      { lid: 43, files: ['t3.png'], body: `see ${host.urlOf('t2.pdf')} and (${host.urlOf('t3.png')}), not ${stranger}` },
-    ])
+    addFilesMessages(job, host, [{ lid: 43, files: ['t3.png'], body: `see ${host.urlOf('t2.pdf')} and (${host.urlOf('t3.png')}), not ${stranger}` }])
     const second = await runCli(['run', '--delta', '--reconcile-keys', '--config', job.cfg], job.env).done
     expect(second.code, second.stderr.slice(-3000)).toBe(0)
     onPlatform = await platformMessages(job)

@@ -40,7 +40,15 @@ function message(i: number, text: string, urls: readonly string[]): PlannedItem 
       sentAt: base + i,
     },
     ...(urls.length > 0
-      ? { files: urls.map((url) => ({ locator: { reader: 'http', ref: url, host: 'files.test' }, url, name: name(url), size: 10, type: 'image/png' })) }
+      ? {
+          files: urls.map((url) => ({
+            locator: { reader: 'http', ref: url, host: 'files.test' },
+            url,
+            name: name(url),
+            size: 10,
+            type: 'image/png',
+          })),
+        }
       : {}),
   }
 }
@@ -64,7 +72,14 @@ describe.each(stores)('text links on $name', (entry) => {
     const [u] = await store().batches.claim({ jobId, owner: 'h/1', leaseSeconds: 60, limit: 10 })
     expect(u?.entity).toBe('users')
     const report = { batchId: u!.id, token: u!.token, requests: 1, rateLimited: 0, firstSentAt: Date.now(), lastStatus: 200 }
-    const items = u!.items.map((i) => ({ id: i.id, status: 'done' as const, doneReason: 'created' as const, code: null, message: null, hash: i.hash }))
+    const items = u!.items.map((i) => ({
+      id: i.id,
+      status: 'done' as const,
+      doneReason: 'created' as const,
+      code: null,
+      message: null,
+      hash: i.hash,
+    }))
     await store().batches.settle(jobId, [{ report: { ...report, lastLatencyMs: 1, lastRetryAfterMs: undefined }, items }])
     for (const c of await store().files.claim({ jobId, owner: 'h/2', leaseSeconds: 60, limit: 10 })) {
       const n = [A, B, C].indexOf(c.legacyUrl) + 1
