@@ -85,6 +85,11 @@ export const FilesSchema = z
     attempts: z.number().int().positive().max(100).default(5),
     /** Bytes per second across all downloads; absent: no cap. */
     bandwidthBytesPerSecond: z.number().int().positive().optional(),
+    /**
+     * When a message is sent, replace every legacy URL of a file copied in this job that its text
+     * names by the store's public URL (docs/files.md, "Links in message text"). @default false
+     */
+    rewriteTextLinks: z.boolean().default(false),
     /** Where downloads are spooled before they are checked and stored. @default <state.dir>/files-spool */
     spoolDir: z.string().min(1).optional(),
   })

@@ -105,6 +105,7 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
       retention: config.policies.retention,
       legacyMetadataKey: config.policies.legacyMetadata.key,
       chatRequestsPerMinute: config.target.chatQuota.requestsPerMinute,
+      rewriteTextLinks: config.files.rewriteTextLinks,
       logger: options.logger,
       mode: options.mode,
       signal,

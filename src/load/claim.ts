@@ -37,8 +37,16 @@ export async function claimBatches(run: LoaderRun, limit: number): Promise<Claim
   if (limit <= 0) {
     return claims
   }
-  const claimed = await run.store.batches.claim({ jobId: run.jobId, owner: run.workerId, leaseSeconds: run.settings.leaseSeconds, limit })
+  const claimed = await run.store.batches.claim({
+    jobId: run.jobId,
+    owner: run.workerId,
+    leaseSeconds: run.settings.leaseSeconds,
+    limit,
+    rewriteTextLinks: run.options.rewriteTextLinks === true,
+  })
   for (const b of claimed) {
+    run.counters.textLinksRewritten += b.textLinks.rewritten
+    run.counters.textLinksOverLimit += b.textLinks.overLimit
     claims.push({
       batchId: b.id,
       token: b.token,

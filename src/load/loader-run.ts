@@ -64,6 +64,8 @@ export class LoaderRun {
       itemsRejected: 0,
       itemsRequeued: 0,
       itemsAgedOut: 0,
+      textLinksRewritten: 0,
+      textLinksOverLimit: 0,
       batchesSettled: 0,
       batchesSplit: 0,
       batchesReleased: 0,

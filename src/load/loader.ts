@@ -77,6 +77,8 @@ export interface LoaderOptions {
   readonly chatRequestsPerMinute?: number
   /** The loader's clock for retention, epoch ms. @default Date.now */
   readonly now?: () => number
+  /** `files.rewriteTextLinks`: messages go with the links to copied files in their text rewritten. @default false */
+  readonly rewriteTextLinks?: boolean
   /** Called about once a second with the process's counters (for a progress line). */
   readonly onTick?: (counters: LoaderCounters) => void
 }
@@ -93,6 +95,10 @@ export interface LoaderCounters {
   batchesSettled: number
   batchesSplit: number
   batchesReleased: number
+  /** Links to copied files rewritten in the texts of claimed messages (`files.rewriteTextLinks`; a batch sent again counts again). */
+  textLinksRewritten: number
+  /** Messages whose rewritten text would have gone over the platform's limits: sent with their text unchanged. */
+  textLinksOverLimit: number
   /** Message batches read back through the chat interface after a bad-row 500 (read-back.ts). */
   readBacks: number
   /** Chat requests those read-backs sent: not import requests, they do not draw from the import quota. */

@@ -6,8 +6,11 @@
  * is done (`expected-state.ts`); a difference an update still waiting explains is marked explained.
  * Listed messages are matched with sampled items by legacy id, else by fingerprint
  * (`src/target/message-match.ts`); sampled items no listed message matched are reported, never skipped.
+ * With `files.rewriteTextLinks` the expected text has the links to copied files rewritten as the
+ * loader sent them, and a listed text matches when each such link is either rewritten or still the
+ * legacy URL (a file copied after its message was sent, or a rewrite over the limits).
  */
-import { storableText } from '../state/index.ts'
+import { linkCandidates, matchesWithLinks, replaceTextLinks, storableText } from '../state/index.ts'
 import { type MatchedBy, MessageIndex, type MessageShape } from '../target/message-match.ts'
 import type { ChatMessage } from '../target/schemas.ts'
 import { expectedMessageMarks, explainDifference, type ItemUpdate } from './expected-state.ts'
@@ -27,6 +30,8 @@ export interface Sampled {
   /** The item's update intents, oldest first. */
   readonly updates: readonly ItemUpdate[]
   readonly expected: Record<(typeof COMPARED_FIELDS)[number], unknown>
+  /** `files.rewriteTextLinks`: the planned text and the links to copied files it names (legacy URL → public URL). */
+  readonly textLinks?: { readonly planned: string; readonly links: ReadonlyMap<string, string> }
 }
 
 /** The sampled messages, by legacy key and fingerprint. */
@@ -47,10 +52,15 @@ export async function loadMessageSample(run: VerifyRun, size: number): Promise<M
   )) {
     updates.set(u.target_key, [...(updates.get(u.target_key) ?? []), { kind: u.kind, status: u.status }])
   }
-  for (const r of rows) {
-    const p = JSON.parse(r.payload) as MessageShape & { data?: { text?: string } }
+  const parsed = rows.map((r) => ({ r, p: JSON.parse(r.payload) as MessageShape & { data?: { text?: string } } }))
+  const links = run.rewriteTextLinks
+    ? await run.lookups.copiedFileLinks(run.jobId, [...new Set(parsed.flatMap(({ p }) => linkCandidates(p.data?.text ?? '')))])
+    : new Map<string, string>()
+  for (const { r, p } of parsed) {
     const mine = updates.get(r.target_key) ?? []
     const marks = expectedMessageMarks(mine)
+    const planned = p.data?.text
+    const rewritten = planned === undefined ? undefined : replaceTextLinks(planned, links)
     sample.add(
       {
         targetKey: r.target_key,
@@ -61,10 +71,11 @@ export async function loadMessageSample(run: VerifyRun, size: number): Promise<M
           sender: p.sender,
           receiver: p.receiver,
           sentAt: p.sentAt,
-          text: p.data?.text ?? null,
+          text: rewritten?.text ?? null,
           editedAt: marks.edited ? SET : null,
           deletedAt: marks.deleted ? SET : null,
         },
+        ...(planned !== undefined && rewritten !== undefined && rewritten.rewritten > 0 ? { textLinks: { planned, links } } : {}),
       },
       p,
     )
@@ -95,7 +106,9 @@ export function compareSampledMessage(run: VerifyRun, sample: MessageSample, m: 
     const same =
       field === 'editedAt' || field === 'deletedAt'
         ? (s.expected[field] === SET) === (actual[field] !== null)
-        : JSON.stringify(actual[field]) === JSON.stringify(s.expected[field])
+        : field === 'text' && s.textLinks !== undefined && typeof actual.text === 'string'
+          ? matchesWithLinks(actual.text, s.textLinks.planned, s.textLinks.links)
+          : JSON.stringify(actual[field]) === JSON.stringify(s.expected[field])
     if (same) {
       continue
     }

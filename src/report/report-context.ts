@@ -18,6 +18,8 @@ export interface ReportConfig {
   readonly management?: ManagementConfig | undefined
   readonly source?: DeepReadonly<SourceConfig> | undefined
   readonly policies: DeepReadonly<Policies>
+  /** The `files:` section, for what verify expects of message texts (`rewriteTextLinks`). */
+  readonly files?: { readonly rewriteTextLinks: boolean } | undefined
 }
 
 /** An open job as the reports see it. */

@@ -51,6 +51,11 @@ export interface VerifyRun {
    * `legacyMetadata.key`): listed messages are matched with ledger items by it (`src/target/message-match.ts`).
    */
   readonly legacyMetadataKey: string
+  /**
+   * `files.rewriteTextLinks`: the loader sent the sampled texts with the legacy URLs of copied
+   * files rewritten to the store's; verify expects the same rewrite (src/report/message-sample.ts).
+   */
+  readonly rewriteTextLinks: boolean
   /** The report's per-entity counts, filled in by the steps. */
   readonly entities: VerifyReport['entities']
   /** Records a mismatch (see `mismatch-list.ts`). */

@@ -99,6 +99,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,
+    rewriteTextLinks: config.files?.rewriteTextLinks === true,
     entities: emptyVerifyEntities(),
     add: mismatches.add,
   }

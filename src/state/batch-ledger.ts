@@ -7,9 +7,9 @@
 import type { Kysely } from 'kysely'
 
 import type { Entity } from '../target/schemas.ts'
-import { attachFiles } from './file-payload.ts'
 import { BATCH_UNITS, unitLeases } from './lease-units.ts'
 import type { StateDatabase } from './schema.ts'
+import { sendablePayloads, type TextLinkCounts } from './sendable-messages.ts'
 import { assignItems } from './sql/assign-items.ts'
 import { claimBatches } from './sql/claim-batches.ts'
 import { countOpenBatches } from './sql/count-open-batches.ts'
@@ -23,7 +23,6 @@ import { rejectBatchItems } from './sql/reject-batch-items.ts'
 import { replanBatchItems } from './sql/replan-batch-items.ts'
 import { selectBatchItems } from './sql/select-batch-items.ts'
 import { selectCurrentEntity } from './sql/select-current-entity.ts'
-import { type LinkedFileRow, selectLinkedFiles } from './sql/select-linked-files.ts'
 import { selectPlannedItems } from './sql/select-planned-items.ts'
 import { type BatchSettlement, type ItemSettlement, settleBatches } from './sql/settle-batches.ts'
 import { settleLandedItems } from './sql/settle-landed-items.ts'
@@ -53,6 +52,8 @@ export interface ClaimedBatch {
   /** The local clock when the claim statement returned (the lease runs from about then). */
   readonly claimedAt: number
   readonly items: BatchItem[]
+  /** What `files.rewriteTextLinks` did to its messages (zeros when off). */
+  readonly textLinks: TextLinkCounts
 }
 
 /**
@@ -83,9 +84,11 @@ export interface BatchLedger {
   pack(jobId: string, limits: { depth: number; itemsPerRequest: number; ageOut?: AgeOutRule }): Promise<PackResult>
   /**
    * Claims up to `limit` open batches without a live lease, oldest first, with fresh lease tokens
-   * (two statements for all of them: the claim, `lease-units.ts`, and their items).
+   * (two statements for all of them: the claim, `lease-units.ts`, and their items). Messages are
+   * sent with their files (`sendable-messages.ts`); `rewriteTextLinks` (`files.rewriteTextLinks`)
+   * also rewrites the links to copied files their texts name.
    */
-  claim(args: { jobId: string; owner: string; leaseSeconds: number; limit: number }): Promise<ClaimedBatch[]>
+  claim(args: { jobId: string; owner: string; leaseSeconds: number; limit: number; rewriteTextLinks?: boolean }): Promise<ClaimedBatch[]>
   /** Settles answered batches in one transaction, each fenced by its token and lease. Returns the ids settled. */
   settle(jobId: string, group: readonly BatchSettlement[]): Promise<Set<number>>
   /**
@@ -128,24 +131,6 @@ export interface BatchLedger {
   expireLeases(batchIds: readonly number[]): Promise<void>
   /** True when no item of the job is planned or in flight. */
   drained(jobId: string): Promise<boolean>
-}
-
-/** The files of the claimed message items, by target key (none for other entities or without `rehost`). */
-async function filesOfMessages(
-  db: Kysely<StateDatabase>,
-  jobId: string,
-  batches: readonly { id: number; entity: Entity }[],
-  items: readonly { batchId: number; key: string }[],
-): Promise<Map<string, LinkedFileRow[]>> {
-  const messageBatches = new Set(batches.filter((b) => b.entity === 'messages').map((b) => b.id))
-  const keys = items.filter((i) => messageBatches.has(i.batchId)).map((i) => i.key)
-  const byKey = new Map<string, LinkedFileRow[]>()
-  for (const f of await selectLinkedFiles(db, jobId, keys)) {
-    const list = byKey.get(f.targetKey) ?? []
-    list.push(f)
-    byKey.set(f.targetKey, list)
-  }
-  return byKey
 }
 
 export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
@@ -212,12 +197,17 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
       if (rows.length === 0) {
         return []
       }
-      const claims = new Map<number, ClaimedBatch>(rows.map((r) => [r.id, { ...r, claimedAt, items: [] }]))
-      const items = await selectBatchItems(db, [...claims.keys()])
-      const files = await filesOfMessages(db, args.jobId, rows, items)
+      const items = await selectBatchItems(
+        db,
+        rows.map((r) => r.id),
+      )
+      const rewrite = args.rewriteTextLinks === true
+      const sendable = await sendablePayloads(db, { jobId: args.jobId, rewriteTextLinks: rewrite }, rows, items)
+      const claims = new Map<number, ClaimedBatch>(
+        rows.map((r) => [r.id, { ...r, claimedAt, items: [], textLinks: sendable.textLinks.get(r.id) ?? { rewritten: 0, overLimit: 0 } }]),
+      )
       for (const i of items) {
-        const payload = attachFiles(i.payload, files.get(i.key) ?? []).payload
-        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload, hash: i.hash })
+        claims.get(i.batchId)?.items.push({ id: i.id, key: i.key, payload: sendable.payloads.get(i.id) ?? i.payload, hash: i.hash })
       }
       return [...claims.values()]
     },

@@ -6,9 +6,12 @@
  * stays; `note`: the attachment goes and the text names the missing file); a skipped one keeps
  * the legacy URL. The stored payload and its hash stay the planned ones (what a delta compares),
  * so a re-plan of an unchanged message is unchanged; what was sent is rebuilt the same way from
- * the same files every time.
+ * the same files every time. With `files.rewriteTextLinks`, {@link rewriteTextLinks} then replaces
+ * the legacy URLs of copied files the text names by their public URLs.
  */
+import { jsonBytes, LIMITS } from '../target/schemas.ts'
 import type { LinkedFileRow } from './sql/select-linked-files.ts'
+import { linkCandidates, replaceTextLinks } from './text-links.ts'
 
 /** What a rewrite did to one message. */
 export interface AttachmentRewrite {
@@ -78,4 +81,48 @@ export function attachFiles(payloadText: string, files: readonly LinkedFileRow[]
     }
   }
   return { payload: JSON.stringify(payload), copied, linkedOriginal, noted: missing.length }
+}
+
+/** What `files.rewriteTextLinks` did to one message. */
+export interface TextLinkRewrite {
+  readonly payload: string
+  /** Links in the text rewritten to the store's public URL. */
+  readonly rewritten: number
+  /** 1 when the rewritten text would have gone over the platform's limits: the text was left as it was. */
+  readonly overLimit: number
+}
+
+/**
+ * Rewrites every link of `links` (a copied file's legacy URL → its public URL) in a message
+ * payload's text; leaves the payload as it is when the result would be over the platform's limits
+ * on `data` (10 KB of JSON) or the whole payload (the long-text policy fitted the planned text).
+ */
+export function rewriteTextLinks(payloadText: string, links: ReadonlyMap<string, string>): TextLinkRewrite {
+  const none = { payload: payloadText, rewritten: 0, overLimit: 0 }
+  const payload = JSON.parse(payloadText) as { data?: { text?: unknown } }
+  const text = payload.data?.text
+  if (payload.data === undefined || typeof text !== 'string' || links.size === 0) {
+    return none
+  }
+  const out = replaceTextLinks(text, links)
+  if (out.rewritten === 0) {
+    return none
+  }
+  payload.data.text = out.text
+  const next = JSON.stringify(payload)
+  if (jsonBytes(payload.data) > LIMITS.MESSAGE_DATA_BYTES_MAX || next.length > LIMITS.MESSAGE_PAYLOAD_CHARS_MAX) {
+    return { ...none, overLimit: 1 }
+  }
+  return { payload: next, rewritten: out.rewritten, overLimit: 0 }
+}
+
+/** The links a message's own copied files give (legacy URL → public URL). */
+export function ownFileLinks(files: readonly LinkedFileRow[]): Map<string, string> {
+  return new Map(files.filter((f) => f.state === 'copied' && f.publicUrl !== null).map((f) => [f.legacyUrl, f.publicUrl as string]))
+}
+
+/** The URLs a message payload's text could name (for the one lookup of a batch's copied files). */
+export function payloadLinkCandidates(payloadText: string): string[] {
+  const text = (JSON.parse(payloadText) as { data?: { text?: unknown } }).data?.text
+  return typeof text === 'string' ? linkCandidates(text) : []
 }

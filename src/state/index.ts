@@ -29,6 +29,7 @@ export { payloadJsonb, storableText } from './safe-text.ts'
 export * from './schema.ts'
 export type { OpenWorkRow, StatusLookups } from './status-lookups.ts'
 export * from './store.ts'
+export { linkCandidates, matchesWithLinks, replaceTextLinks } from './text-links.ts'
 export type { ClaimedUpdate, UpdateHandBack, UpdateLaneLedger, UpdateReject } from './update-lane-ledger.ts'
 export type {
   KeyComparison,

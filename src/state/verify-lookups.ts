@@ -2,7 +2,8 @@
  * What `chatferry verify` reads from the ledger to reconcile it with the platform: open items,
  * the fate of every user, group and member, done messages per conversation, a deterministic
  * sample of done messages, the messages of one conversation (with their payloads), the legacy records accounted
- * for, and the update intents of items (what the platform should show beyond their payloads). Read-only.
+ * for, the update intents of items (what the platform should show beyond their payloads), and the
+ * copied files whose legacy URLs sampled texts name (`files.rewriteTextLinks`). Read-only.
  */
 import type { Kysely } from 'kysely'
 
@@ -11,6 +12,7 @@ import { type ConversationCountRow, countDoneMessagesPerConversation } from './s
 import { countLegacyRecords } from './sql/count-legacy-records.ts'
 import { countOpenItems } from './sql/count-open-items.ts'
 import { type ConversationMessageRow, selectConversationMessages } from './sql/select-conversation-messages.ts'
+import { selectCopiedFileLinks } from './sql/select-copied-file-links.ts'
 import { type ItemStateRow, selectItemStates } from './sql/select-item-states.ts'
 import { type ItemUpdateRow, selectItemUpdates } from './sql/select-item-updates.ts'
 import { type MessageSampleRow, selectMessageSample } from './sql/select-message-sample.ts'
@@ -35,6 +37,8 @@ export interface VerifyLookups {
   legacyRecords(jobId: string): Promise<{ entity: string; n: number }[]>
   /** The update intents of an entity's items (all, or of `targetKeys`), oldest first per item; superseded ones left out. */
   itemUpdates(jobId: string, entity: string, targetKeys?: readonly string[]): Promise<ItemUpdateRow[]>
+  /** The copied files of the job among these legacy URLs: legacy URL → public URL. */
+  copiedFileLinks(jobId: string, legacyUrls: readonly string[]): Promise<Map<string, string>>
 }
 
 export function createVerifyLookups(db: Kysely<StateDatabase>): VerifyLookups {
@@ -46,5 +50,6 @@ export function createVerifyLookups(db: Kysely<StateDatabase>): VerifyLookups {
     conversationMessages: (jobId, conversation) => selectConversationMessages(db, jobId, conversation),
     legacyRecords: (jobId) => countLegacyRecords(db, jobId),
     itemUpdates: (jobId, entity, targetKeys) => selectItemUpdates(db, jobId, entity, targetKeys),
+    copiedFileLinks: (jobId, legacyUrls) => selectCopiedFileLinks(db, jobId, legacyUrls),
   }
 }

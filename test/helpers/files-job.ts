@@ -20,10 +20,11 @@ import { writeRunConfig } from './run-e2e.ts'
 import type { S3TestServer } from './s3-server.ts'
 import type { TestApp } from './sandbox.ts'
 
-/** One message of the job: its legacy id and the names of its files on the file host. */
+/** One message of the job: its legacy id, the names of its files on the file host, and its text (default `line <lid>`). */
 export interface FilesMessage {
   readonly lid: number
   readonly files: readonly string[]
+  readonly body?: string
 }
 
 export interface FilesJob {
@@ -51,6 +52,14 @@ function writeLegacy(dir: string, host: FileServer, messages: readonly FilesMess
   for (const s of genericSchemaSql('sqlite')) {
     db.exec(s)
   }
+  writePeople(db)
+  insertMessages(db, host, messages)
+  db.close()
+  return `sqlite:${file}`
+}
+
+/** The job's three people in one room. */
+function writePeople(db: DatabaseSync): void {
   const t = G0 / 1000 - 86_400
   for (const pid of [1, 2, 3]) {
     db.prepare('insert into people (pid, full_name, handle, robot, joined_s, modified_s) values (?, ?, ?, 0, ?, ?)').run(
@@ -65,6 +74,9 @@ function writeLegacy(dir: string, host: FileServer, messages: readonly FilesMess
   for (const pid of [1, 2, 3]) {
     db.prepare(`insert into room_people (rid, pid, role, blocked, since) values ('r1', ?, 'participant', 0, ?)`).run(pid, sqlTime(G0 - 3_600_000))
   }
+}
+
+function insertMessages(db: DatabaseSync, host: FileServer, messages: readonly FilesMessage[]): void {
   for (const m of messages) {
     const files =
       m.files.length === 0
@@ -79,14 +91,19 @@ function writeLegacy(dir: string, host: FileServer, messages: readonly FilesMess
     db.prepare(`insert into chat_lines (lid, author, room, body, kind, files, posted, modified) values (?, ?, 'r1', ?, 'text', ?, ?, ?)`).run(
       m.lid,
       (m.lid % 3) + 1,
-      `line ${m.lid}`,
+      m.body ?? `line ${m.lid}`,
       files,
       sqlTime(G0 + m.lid * 60_000),
       sqlTime(G0 + m.lid * 60_000),
     )
   }
+}
+
+/** Adds messages to the job's legacy file (a later run plans them). */
+export function addFilesMessages(job: FilesJob, host: FileServer, messages: readonly FilesMessage[]): void {
+  const db = new DatabaseSync(join(job.dir, 'legacy.db'))
+  insertMessages(db, host, messages)
   db.close()
-  return `sqlite:${file}`
 }
 
 export async function filesJob(suite: CliSuite, host: FileServer, s3: S3TestServer, o: FilesJobOptions): Promise<FilesJob> {

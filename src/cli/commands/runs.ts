@@ -54,6 +54,13 @@ export function runCounts(stats: unknown): Record<string, number> {
       out[key] = v
     }
   }
+  // `files.rewriteTextLinks`: shown only when it did something.
+  for (const key of ['textLinksRewritten', 'textLinksOverLimit'] as const) {
+    const v = numberAt(counters, key)
+    if (v !== undefined && v > 0) {
+      out[key] = v
+    }
+  }
   const plan = stats !== null && typeof stats === 'object' ? (stats as { plan?: { entities?: Record<string, unknown> } }).plan : undefined
   if (plan?.entities && typeof plan.entities === 'object') {
     let rows = 0
