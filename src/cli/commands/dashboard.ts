@@ -42,7 +42,7 @@ export function registerDashboardCommand(program: Command): void {
     ],
     examples: [
       ['dashboard', 'http://127.0.0.1:8417/ for the job of ./chatferry.yaml'],
-      [`${TOKEN_ENV}=… dashboard --host 0.0.0.0 --port 8080`, 'exposed, behind the token'],
+      ['dashboard --host 0.0.0.0 --port 8080', `exposed, behind the token in ${TOKEN_ENV}`],
     ],
   })
   addServeOptions(dashboard.addOption(configOption()).option('--job <id>', JOB_OPTION_HELP)).action(async (opts: DashboardFlags) => {

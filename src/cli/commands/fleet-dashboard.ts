@@ -37,7 +37,7 @@ export function registerFleetDashboardCommand(fleet: Command): void {
     ],
     examples: [
       ['fleet dashboard', 'http://127.0.0.1:8417/ for every tenant of ./fleet.yaml'],
-      [`${TOKEN_ENV}=… fleet dashboard -f prod.yaml --host 0.0.0.0 --port 8080`, 'exposed, behind the token'],
+      ['fleet dashboard -f prod.yaml --host 0.0.0.0', `exposed, behind the token in ${TOKEN_ENV}`],
     ],
   })
   dashboard.action(async (opts: FleetFlags & ServeFlags) => {

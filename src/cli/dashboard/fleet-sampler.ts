@@ -10,7 +10,7 @@ import type { FleetFile } from '../../fleet/fleet-file.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from '../../fleet/fleet-status.ts'
 import type { LedgerStore } from '../../state/store.ts'
 import { readFleetStatus } from '../fleet-status-read.ts'
-import { scrubUrls, thinned,type ThroughputPoint } from './sampler.ts'
+import { scrubUrls, thinned, type ThroughputPoint } from './sampler.ts'
 
 export interface FleetDashboardView {
   readonly at: string
