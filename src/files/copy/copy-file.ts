@@ -123,7 +123,13 @@ export async function copyFile(file: FileToCopy, deps: CopyDeps): Promise<CopyOu
   const known = file.copiedUnderKey !== undefined && (await file.copiedUnderKey(storeKey, spooled.bytes))
   const uploaded =
     !known &&
-    (await storeOnce(deps, storeKey, spooled.memory ?? partPath, { size: spooled.bytes, contentType, sha256: spooled.sha256 }, file.mayBeStored ?? true))
+    (await storeOnce(
+      deps,
+      storeKey,
+      spooled.memory ?? partPath,
+      { size: spooled.bytes, contentType, sha256: spooled.sha256 },
+      file.mayBeStored ?? true,
+    ))
   if (!spooled.memory) {
     await rm(partPath, { force: true })
   }
