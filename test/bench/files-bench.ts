@@ -33,6 +33,8 @@
  * used to `stat` every file (measured 2026-11-27: 0.5–0.6 of direct); it now makes one store
  * request per file like the direct copy, and asks the ledger instead (dedupe: another file copied
  * under the same key) — the stat is left for files an earlier claim may have stored unrecorded.
+ * Measured 2026-11-27 (load average 14–19, `--small 1000 --large 2 --rounds 3 --skip-rss`, three
+ * runs): lane ÷ direct 0.79, 0.72, 1.23; lane-stat ÷ direct 0.62, 0.61, 0.93; quota mode 0.992.
  *
  *   node test/bench/files-bench.ts [--small 2000] [--small-kib 20] [--large 3] [--large-mib 64] [--workers 8] [--copies 16] [--rounds 3] [--only lane,lane-stat,direct] [--huge-mib 2048] [--skip-rss] [--skip-quota] [--quota-rpm 120] [--quota-seconds 60] [--quota-files 300]
  *   npm run bench -- files
