@@ -138,6 +138,29 @@ describe('copyFile', () => {
     expect(s3.writesOf('files', first.ok ? first.storeKey : '')).toBe(1)
   })
 
+  it('asks the store before the upload only when the bytes may be there unrecorded; none at all when the ledger has them copied', async () => {
+    const methodsOf = (key: string) => s3.requests.filter((r) => r.bucket === 'files' && r.key === key).map((r) => r.method)
+    // First claim, nothing in doubt: one PUT, no HEAD (the request a direct copy makes).
+    const body = png(40_000)
+    host.files.set('/once/first.png', { body })
+    const asked: [string, number][] = []
+    const first = await copy(fileAt('/once/first.png', { mayBeStored: false, copiedUnderKey: async (k, b) => (asked.push([k, b]), false) }))
+    expect(first).toMatchObject({ ok: true, uploaded: true })
+    const key = first.ok ? first.storeKey : ''
+    expect(asked).toEqual([[key, body.length]])
+    expect(methodsOf(key)).toEqual(['PUT'])
+    // The ledger has these bytes copied under this key: no upload and no request to the store.
+    host.files.set('/once/same-bytes.png', { body })
+    const deduped = await copy(fileAt('/once/same-bytes.png', { mayBeStored: false, copiedUnderKey: async () => true }))
+    expect(deduped).toMatchObject({ ok: true, uploaded: false, storeKey: key, publicUrl: store.publicUrl(key) })
+    expect(methodsOf(key)).toEqual(['PUT'])
+    // Claimed before (a crash between upload and ledger write): HEAD finds the object, no PUT.
+    const again = await copy(fileAt('/once/first.png', { mayBeStored: true, copiedUnderKey: async () => false }))
+    expect(again).toMatchObject({ ok: true, uploaded: false, storeKey: key })
+    expect(methodsOf(key)).toEqual(['PUT', 'HEAD'])
+    expect(s3.writesOf('files', key)).toBe(1)
+  })
+
   it("fails an expired token's login page as expired-credentials, naming the URL without its query", async () => {
     host.files.set('/private/contract.pdf', { body: Buffer.from('%PDF-1.4\n%…\n'), token: 'the-current-token' })
     const out = await copy(withQueryToken('/private/contract.pdf'))

@@ -219,4 +219,27 @@ describe.each(stores)('files ledger on $name', (entry) => {
     expect(await files().expireLeases('dead', ['host/999999'])).toBe(1)
     expect(await files().claim({ jobId: 'dead', owner: 'host/1', leaseSeconds: 60, limit: 1 })).toHaveLength(1)
   })
+
+  it('answers "copied under this key" (dedupe from the ledger) and "a copy may be in the store unrecorded"', async () => {
+    await job('doubt', [message(1, ['http://files.test/a.png', 'http://files.test/b.png'])])
+    // Nothing claimed yet: nothing in doubt, nothing copied.
+    expect(await files().inDoubt('doubt')).toBe(false)
+    expect(await files().copiedUnderKey('doubt', copy(1).storeKey, copy(1).bytes)).toBe(false)
+    // A first claim, held: its holder is alive, so it is not in doubt; its first fence is 1.
+    const [a, b] = await files().claim({ jobId: 'doubt', owner: 'host/999998', leaseSeconds: 600, limit: 2 })
+    expect([a!.fence, b!.fence]).toEqual([1, 1])
+    expect(await files().inDoubt('doubt')).toBe(false)
+    // Copied: the key is known with its size only, in its job only.
+    expect(await files().copied(a!, 'host/999998', copy(1))).toBe(true)
+    expect(await files().copiedUnderKey('doubt', copy(1).storeKey, copy(1).bytes)).toBe(true)
+    expect(await files().copiedUnderKey('doubt', copy(1).storeKey, copy(1).bytes + 1)).toBe(false)
+    expect(await files().copiedUnderKey('retry', copy(1).storeKey, copy(1).bytes)).toBe(false)
+    // The holder dies before settling b: b is in doubt (its bytes may be in the store), and its next claim says so by its fence.
+    await files().expireLeases('doubt', ['host/999998'])
+    expect(await files().inDoubt('doubt')).toBe(true)
+    const [again] = await files().claim({ jobId: 'doubt', owner: 'host/1', leaseSeconds: 60, limit: 1 })
+    expect(again).toMatchObject({ id: b!.id, fence: 2 })
+    expect(await files().copied(again!, 'host/1', copy(2))).toBe(true)
+    expect(await files().inDoubt('doubt')).toBe(false)
+  })
 })

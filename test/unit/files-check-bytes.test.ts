@@ -33,6 +33,17 @@ const rows: [string, Partial<ByteFacts>, string | 'ok'][] = [
     { name: 'c.pdf', head: head('<html><body>Please log in to continue</body></html>'), sniffedType: undefined },
     'expired-credentials',
   ],
+  [
+    "a login page where a PNG of the record's size was expected (the page is not that size)",
+    { expectedSize: 48_213, head: head(LOGIN), sniffedType: undefined, declaredType: 'text/html' },
+    'expired-credentials',
+  ],
+  [
+    "an HTML page where a PDF of the record's size was expected",
+    { name: 'c.pdf', expectedSize: 48_213, head: head(PAGE), sniffedType: undefined },
+    'html-instead-of-file',
+  ],
+  ["an HTML attachment not the record's size", { name: 'page.html', expectedSize: 99, head: head(PAGE), sniffedType: undefined }, 'size-mismatch'],
   ['an HTML page where a PNG was expected', { head: head(PAGE), sniffedType: undefined }, 'html-instead-of-file'],
   [
     'an HTML page declared text/html where application/pdf was stated',

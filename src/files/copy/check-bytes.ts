@@ -5,12 +5,15 @@
  *
  * 1. `too-large`: more than `maxBytes`;
  * 2. `truncated`: fewer bytes than the source announced (Content-Length, a stat);
- * 3. `size-mismatch`: not the size the source announced (more bytes), or not the legacy record's size;
+ * 3. `size-mismatch`: not the size the source announced (more bytes);
  * 4. `expired-credentials` / `html-instead-of-file`: an HTML page (declared `text/html`, or a body
  *    that starts like one) where a file of another type was expected — the page a revoked token's
  *    login redirect serves. A login page (a password field, "sign in") is `expired-credentials`;
- *    with nothing expected, only a page with a password form fails (an HTML file may be the attachment);
- * 5. `wrong-type`: the magic bytes say one kind of file (image, audio/video, PDF, archive) and the
+ *    with nothing expected, only a page with a password form fails (an HTML file may be the attachment).
+ *    Before the record's size: a login page is never the record's size, and "renew the token" is
+ *    the cause an operator can act on, where "size mismatch" would send them looking at the file;
+ * 5. `size-mismatch`: not the size the legacy record states;
+ * 6. `wrong-type`: the magic bytes say one kind of file (image, audio/video, PDF, archive) and the
  *    record another. Text formats (CSV, JSON, SVG, source code) have no magic bytes and never fail
  *    here; types of one kind never contradict each other (a PNG named `.jpg` is still an image,
  *    a DOCX sniffed as ZIP is still an archive). Only a clear contradiction fails.
@@ -48,12 +51,12 @@ export function checkBytes(f: ByteFacts): ByteVerdict {
   if (f.announcedSize !== undefined && f.bytes !== f.announcedSize) {
     return fail('size-mismatch', `${f.bytes} bytes where the source announced ${f.announcedSize}`)
   }
-  if (f.expectedSize !== undefined && f.bytes !== f.expectedSize) {
-    return fail('size-mismatch', `${f.bytes} bytes where the record states ${f.expectedSize}`)
-  }
   const html = htmlVerdict(f)
   if (html) {
     return html
+  }
+  if (f.expectedSize !== undefined && f.bytes !== f.expectedSize) {
+    return fail('size-mismatch', `${f.bytes} bytes where the record states ${f.expectedSize}`)
   }
   return typeVerdict(f)
 }

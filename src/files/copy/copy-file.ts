@@ -7,9 +7,13 @@
  *    again up to `attempts` times with exponential backoff, waiting at least a `Retry-After`
  *    (one longer than `maxRetryAfterMs` ends the attempts: the lane tries the file later).
  * 2. Check the bytes (check-bytes.ts): size, HTML where a file was expected, magic bytes.
- * 3. Key `sha256/<ab>/<hex>.<ext>` (store-key.ts): when the store already holds that key with
- *    this size, nothing is uploaded (a file shared many times, a crash after the upload and before
- *    the ledger write); otherwise `store.put`.
+ * 3. Key `sha256/<ab>/<hex>.<ext>` (store-key.ts), stored once:
+ *    - the ledger has another file `copied` under that key (`file.copiedUnderKey`): nothing is
+ *      uploaded and the store is not asked (a file shared many times);
+ *    - an earlier copy may have put it unrecorded (`file.mayBeStored`, the default; the lane says
+ *      so after a crash between upload and ledger write, a lost lease): `stat`, and `put` unless
+ *      the store holds the key with this size;
+ *    - otherwise `put` at once (no `stat`: one store request per file, like a direct copy).
  *    Small files (at most `memoryBytes`, 1 MiB by default) are kept in memory instead of spooled.
  * 4. The spool file is removed once the copy is stored, or when the file failed for good; a
  *    retryable failure keeps it, so the next attempt resumes from its length.
@@ -116,7 +120,16 @@ export async function copyFile(file: FileToCopy, deps: CopyDeps): Promise<CopyOu
   }
   const contentType = sniffed?.mime ?? nonEmpty(file.expectedType) ?? nonEmpty(spooled.declaredType) ?? 'application/octet-stream'
   const storeKey = contentKey(spooled.sha256, keyExtension(sniffed?.ext, file.name))
-  const uploaded = await storeOnce(deps, storeKey, spooled.memory ?? partPath, { size: spooled.bytes, contentType, sha256: spooled.sha256 })
+  const known = file.copiedUnderKey !== undefined && (await file.copiedUnderKey(storeKey, spooled.bytes))
+  const uploaded =
+    !known &&
+    (await storeOnce(
+      deps,
+      storeKey,
+      spooled.memory ?? partPath,
+      { size: spooled.bytes, contentType, sha256: spooled.sha256 },
+      file.mayBeStored ?? true,
+    ))
   if (!spooled.memory) {
     await rm(partPath, { force: true })
   }
@@ -182,17 +195,17 @@ async function download(file: FileToCopy, deps: CopyDeps, partPath: string, show
   })
 }
 
-/** Stat, then put unless the store holds the key at this size. Store errors become StoreUnavailableError. */
+/** Put, after a stat when the bytes may be stored already (then no put if the store holds the key at this size). Store errors become StoreUnavailableError. */
 async function storeOnce(
   deps: CopyDeps,
   key: string,
   source: string | Uint8Array,
   meta: { size: number; contentType: string; sha256: string },
+  mayBeStored: boolean,
 ): Promise<boolean> {
   const { store, signal } = deps
   try {
-    const existing = await store.stat(key, signal)
-    if (existing?.size === meta.size) {
+    if (mayBeStored && (await store.stat(key, signal))?.size === meta.size) {
       return false
     }
     await store.put(key, source, meta, signal)

@@ -16,6 +16,20 @@ export interface FileToCopy {
   readonly expectedSize?: number | undefined
   /** The MIME type the legacy record states, when it does. */
   readonly expectedType?: string | undefined
+  /**
+   * Whether an earlier copy of ours may have put these bytes in the store without recording it
+   * (a claim before this one ended unsettled: a SIGKILL between upload and ledger write, a lease
+   * that ran out). True (the default): the store is asked (`stat`) before the upload. False only
+   * when the caller knows better (the lane: the file's first claim, nothing in doubt in the job);
+   * then the bytes are put at once — a PUT of identical bytes under a content-addressed key is
+   * idempotent, so even a copy from elsewhere (another job sharing the bucket) is not harmed.
+   */
+  readonly mayBeStored?: boolean | undefined
+  /**
+   * The ledger's answer to "is a file with these bytes already copied under this key" (another
+   * file of the job settled `copied` after its upload): true → no upload and no `stat`.
+   */
+  readonly copiedUnderKey?: ((storeKey: string, bytes: number) => Promise<boolean>) | undefined
 }
 
 export interface CopiedFile {

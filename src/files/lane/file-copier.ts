@@ -14,6 +14,10 @@ export interface FileToCopy {
   readonly name: string
   readonly expectedSize?: number
   readonly expectedType?: string
+  /** An earlier copy may have put the bytes unrecorded: ask the store before the upload (copyFile's `mayBeStored`). */
+  readonly mayBeStored?: boolean
+  /** The ledger: another file of the job is copied under this key with this size (no upload, no store request). */
+  readonly copiedUnderKey?: (storeKey: string, bytes: number) => Promise<boolean>
 }
 
 export type CopyOutcome =

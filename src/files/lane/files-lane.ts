@@ -10,6 +10,12 @@
  * next run goes on. After a SIGKILL the dead process's leases are taken over at start
  * (`take-over-file-leases.ts`); a file half copied is copied again (the store keeps one object
  * per content hash). `load` ends when no file is planned; a `worker` keeps serving.
+ *
+ * One store request per file in the ordinary case: a file whose bytes the ledger already has
+ * `copied` under the same key is not uploaded (dedupe from the ledger), and the store is asked
+ * (`stat`) before an upload only when an earlier copy may have put the bytes unrecorded — the
+ * file was claimed before (its fence), or the job has such a file unsettled (`inDoubt`, read at
+ * start and at every take-over). Otherwise the bytes are put at once.
  */
 import { hostname } from 'node:os'
 
@@ -85,6 +91,8 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
     logger.info({ files: prepared.reopened }, 'failed files planned again (files.onFailure: wait)')
   }
   await takeOverFileLeases(store, jobId, hostname())
+  let inDoubt = await store.files.inDoubt(jobId)
+  const copiedUnderKey = (storeKey: string, bytes: number) => store.files.copiedUnderKey(jobId, storeKey, bytes)
   const tick = options.onTick ? setInterval(() => options.onTick?.({ ...counters, inFlight: inflight.size }), 1000) : undefined
   const renew = setInterval(
     () => void renewLeases().catch((err: unknown) => logger.warn({ err }, 'renewing file leases failed')),
@@ -111,6 +119,9 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
           name: claim.name,
           ...(claim.expectedSize !== undefined ? { expectedSize: claim.expectedSize } : {}),
           ...(claim.expectedType !== undefined ? { expectedType: claim.expectedType } : {}),
+          // Claimed before (a crash, a lost lease, a store outage): its bytes may be in the store unrecorded.
+          mayBeStored: claim.fence > 1 || inDoubt,
+          copiedUnderKey,
         },
         signal,
       )
@@ -174,6 +185,7 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
       if (Date.now() - lastTakeOver > 5000) {
         lastTakeOver = Date.now()
         await takeOverFileLeases(store, jobId, hostname())
+        inDoubt = await store.files.inDoubt(jobId)
       }
       await Promise.race([...[...inflight.values()].map((f) => f.done), sleep(inflight.size > 0 ? 250 : 500, signal)])
     }

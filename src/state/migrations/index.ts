@@ -9,6 +9,7 @@ import * as createPlatformEvents from './2026_11_26_1500_create_platform_events.
 import * as createAcceptedRejects from './2026_11_27_0300_create_accepted_rejects.ts'
 import * as createFiles from './2026_11_27_0500_create_files.ts'
 import * as filesLegacyUrlIndex from './2026_11_27_0700_files_legacy_url_index.ts'
+import * as filesCopiedKeyIdx from './2026_11_27_0700_files_copied_key_idx.ts'
 
 /** Every ledger migration, by name; names sort in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -21,4 +22,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026_11_27_0300_create_accepted_rejects': createAcceptedRejects,
   '2026_11_27_0500_create_files': createFiles,
   '2026_11_27_0700_files_legacy_url_index': filesLegacyUrlIndex,
+  '2026_11_27_0700_files_copied_key_idx': filesCopiedKeyIdx,
 }
