@@ -8,8 +8,8 @@ import * as createFleetTenants from './2026_11_26_1200_create_fleet_tenants.ts'
 import * as createPlatformEvents from './2026_11_26_1500_create_platform_events.ts'
 import * as createAcceptedRejects from './2026_11_27_0300_create_accepted_rejects.ts'
 import * as createFiles from './2026_11_27_0500_create_files.ts'
-import * as filesLegacyUrlIndex from './2026_11_27_0700_files_legacy_url_index.ts'
 import * as filesCopiedKeyIdx from './2026_11_27_0700_files_copied_key_idx.ts'
+import * as filesLegacyUrlIndex from './2026_11_27_0700_files_legacy_url_index.ts'
 
 /** Every ledger migration, by name; names sort in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
