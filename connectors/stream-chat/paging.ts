@@ -3,6 +3,7 @@
  * ordinal `{n}`, or an API read's page and offset), gathered into pages.
  */
 import type { Cursor, Page, RowProblem, SourceRow } from '../../src/model/connector.ts'
+import { pagesOf as pagesOfBatches, single } from '../slack-export/paging.ts'
 import { FieldProblem } from './entities/fields.ts'
 
 export interface NumberedRow<T> {
@@ -16,26 +17,9 @@ export interface NumberedRow<T> {
 /** The ordinal a cursor stands at (-1: from the start). */
 export const cursorOrdinal = (after: Cursor | undefined): number => (typeof after?.n === 'number' ? after.n : -1)
 
-export async function* pagesOf<T>(rows: AsyncIterable<NumberedRow<T>>, pageSize: number, signal?: AbortSignal): AsyncGenerator<Page<T>> {
-  let page: SourceRow<T>[] = []
-  let cursor: Cursor | undefined
-  let watermark: number | undefined
-  signal?.throwIfAborted()
-  for await (const r of rows) {
-    page.push(r.row)
-    cursor = r.pos
-    if (r.changedAt !== undefined && (watermark === undefined || r.changedAt > watermark)) {
-      watermark = r.changedAt
-    }
-    if (page.length >= pageSize) {
-      yield { rows: page, cursor, ...(watermark !== undefined ? { watermark } : {}) }
-      signal?.throwIfAborted()
-      page = []
-    }
-  }
-  if (page.length > 0 && cursor !== undefined) {
-    yield { rows: page, cursor, ...(watermark !== undefined ? { watermark } : {}) }
-  }
+/** The rows gathered into pages: slack-export's page loop (the watermark, the cursor, the abort checks), a row at a time. */
+export function pagesOf<T>(rows: AsyncIterable<NumberedRow<T>>, pageSize: number, signal?: AbortSignal): AsyncGenerator<Page<T>> {
+  return pagesOfBatches(single(rows), pageSize, signal)
 }
 
 export function problem(legacyId: string, field: string, reason: string, instance?: string): RowProblem {
