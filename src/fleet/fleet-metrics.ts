@@ -11,6 +11,7 @@
 import { Counter, Gauge, Registry } from 'prom-client'
 
 import type { LoaderCounters } from '../load/loader.ts'
+import { registerProcessGauges } from '../load/metrics.ts'
 import type { EntityStats } from '../state/store.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from './fleet-status.ts'
 
@@ -46,23 +47,7 @@ export function createFleetMetrics(options: {
 }): FleetMetrics {
   const registry = new Registry()
   registry.setDefaultLabels({ fleet: options.fleetId })
-  new Gauge({
-    name: 'process_cpu_seconds_total',
-    help: 'User and system CPU seconds of this process',
-    registers: [registry],
-    collect() {
-      const u = process.cpuUsage()
-      this.set((u.user + u.system) / 1e6)
-    },
-  })
-  new Gauge({
-    name: 'process_resident_memory_bytes',
-    help: 'Resident memory of this process',
-    registers: [registry],
-    collect() {
-      this.set(process.memoryUsage.rss())
-    },
-  })
+  registerProcessGauges(registry)
   const tenantLabels = ['job_id', 'tenant']
   const counter = (name: string, help: string, extra: string[] = []) =>
     new Counter({ name, help, labelNames: [...tenantLabels, ...extra], registers: [registry] })

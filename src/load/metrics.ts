@@ -29,25 +29,7 @@ export function createLoaderMetrics(options: {
 }): LoaderMetrics {
   const registry = new Registry()
   registry.setDefaultLabels({ job_id: options.jobId, app_id: options.appId })
-  // The process's own cost, read at the scrape only (prom-client's default metrics keep a GC
-  // observer and an event-loop monitor running all the time: not on the loader's path).
-  new Gauge({
-    name: 'process_cpu_seconds_total',
-    help: 'User and system CPU seconds of this process',
-    registers: [registry],
-    collect() {
-      const u = process.cpuUsage()
-      this.set((u.user + u.system) / 1e6)
-    },
-  })
-  new Gauge({
-    name: 'process_resident_memory_bytes',
-    help: 'Resident memory of this process',
-    registers: [registry],
-    collect() {
-      this.set(process.memoryUsage.rss())
-    },
-  })
+  registerProcessGauges(registry)
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
   const requests = counter('chatferry_loader_requests_total', 'Import requests this process sent')
   const rateLimited = counter('chatferry_loader_rate_limited_total', 'Import requests answered 429 (each pauses every process)')
@@ -121,4 +103,29 @@ export function createLoaderMetrics(options: {
       last = { ...c }
     },
   }
+}
+
+/**
+ * The process's own cost (CPU seconds, resident memory) in `registry`, read at the scrape only:
+ * prom-client's default metrics keep a GC observer and an event-loop monitor running all the time,
+ * which is not for the loader's path. Every chatferry metrics endpoint registers these.
+ */
+export function registerProcessGauges(registry: Registry): void {
+  new Gauge({
+    name: 'process_cpu_seconds_total',
+    help: 'User and system CPU seconds of this process',
+    registers: [registry],
+    collect() {
+      const u = process.cpuUsage()
+      this.set((u.user + u.system) / 1e6)
+    },
+  })
+  new Gauge({
+    name: 'process_resident_memory_bytes',
+    help: 'Resident memory of this process',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage.rss())
+    },
+  })
 }
