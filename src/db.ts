@@ -15,8 +15,11 @@ pg.types.setTypeParser(20, (v) => Number(v))
 export type DatabaseLocation =
   /** A Postgres server. */
   | { readonly url: string; readonly poolSize?: number }
-  /** An embedded PGlite database in this directory (created when missing); `memory://` keeps it in memory. */
-  | { readonly dir: string }
+  /**
+   * An embedded PGlite database in this directory (created when missing); `memory://` keeps it in
+   * memory. `template`: a data-directory tarball (src/db-template.ts) a new directory starts from.
+   */
+  | { readonly dir: string; readonly template?: Blob }
 
 export interface OpenedDatabase<DB> {
   readonly db: Kysely<DB>
@@ -41,7 +44,8 @@ export async function openDatabase<DB>(location: DatabaseLocation): Promise<Open
   if (location.dir !== 'memory://') {
     mkdirSync(location.dir, { recursive: true })
   }
-  const pglite = location.dir === 'memory://' ? new PGlite() : new PGlite(location.dir)
+  const options = location.template !== undefined ? { loadDataDir: location.template } : {}
+  const pglite = location.dir === 'memory://' ? new PGlite(options) : new PGlite(location.dir, options)
   await pglite.waitReady
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) })
   return {

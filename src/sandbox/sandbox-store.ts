@@ -2,15 +2,12 @@
  * The sandbox's Postgres store: the table types of the schema `sandbox`, and opening it (a server,
  * or embedded PGlite) with its migrations applied.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
 
 import { type ColumnType, type Generated, Kysely, PGliteDialect } from 'kysely'
 import { Migrator } from 'kysely/migration'
 
 import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
+import { readTemplate, saveTemplate, templateFile } from '../db-template.ts'
 import { SANDBOX_MIGRATIONS } from './migrations/index.ts'
 
 /** The Postgres schema every sandbox table lives in. */
@@ -220,40 +217,18 @@ export interface SandboxStore {
 }
 
 /**
- * Where a migrated, empty in-memory store is cached as a data-directory tarball. Creating an
- * embedded database from scratch (initdb) takes seconds; loading the tarball takes a fraction of
- * one, which is what lets `chatferry sandbox` start in well under 2 s after its first run.
- * `CHATFERRY_SANDBOX_CACHE` moves it; `CHATFERRY_SANDBOX_CACHE=off` turns it off.
+ * The migrated, empty in-memory store's template (src/db-template.ts): what lets `chatferry
+ * sandbox` start in well under 2 s after its first run. `CHATFERRY_SANDBOX_CACHE` moves it;
+ * `CHATFERRY_SANDBOX_CACHE=off` turns it off.
  */
-function templateFile(): string | undefined {
-  const dir = process.env.CHATFERRY_SANDBOX_CACHE ?? join(tmpdir(), 'chatferry-sandbox')
-  if (dir === 'off') {
-    return undefined
-  }
-  let version = 'unknown'
-  try {
-    const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite')
-    version = (JSON.parse(readFileSync(join(dirname(entry), '..', 'package.json'), 'utf8')) as { version: string }).version
-  } catch {
-    // Without a version the cache key still changes with the migrations.
-  }
-  const migrations = Object.keys(SANDBOX_MIGRATIONS).join('+')
-  return join(dir, `pglite-${version}-${migrations}.tar.gz`.replace(/[^A-Za-z0-9.+_-]/g, '_'))
-}
+const sandboxTemplateFile = () => templateFile('CHATFERRY_SANDBOX_CACHE', 'chatferry-sandbox', Object.keys(SANDBOX_MIGRATIONS))
 
 /** An in-memory PGlite store, from the cached template when there is one. */
 async function openMemoryStore(): Promise<OpenedDatabase<SandboxDatabase>> {
   const { PGlite } = await import('@electric-sql/pglite')
-  const file = templateFile()
-  let template: Buffer | undefined
-  try {
-    if (file) {
-      template = readFileSync(file)
-    }
-  } catch {
-    template = undefined
-  }
-  let pglite = template ? new PGlite({ loadDataDir: new Blob([new Uint8Array(template)]) }) : new PGlite()
+  const file = sandboxTemplateFile()
+  let template = readTemplate(file)
+  let pglite = template ? new PGlite({ loadDataDir: template }) : new PGlite()
   try {
     await pglite.waitReady
   } catch {
@@ -277,11 +252,7 @@ async function openMemoryStore(): Promise<OpenedDatabase<SandboxDatabase>> {
   if (template === undefined && file) {
     try {
       await migrateSandboxStore(db)
-      const dump = await pglite.dumpDataDir('gzip')
-      mkdirSync(dirname(file), { recursive: true })
-      const tmp = `${file}.${process.pid}.tmp`
-      writeFileSync(tmp, new Uint8Array(await dump.arrayBuffer()))
-      renameSync(tmp, file)
+      await saveTemplate(file, pglite)
     } catch {
       // The cache is an optimisation only.
     }

@@ -5,10 +5,14 @@
  *
  * The planner fills it ({@link LedgerStore.planPage}); the loader drains it (`src/load/`).
  */
+import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+
 import { type Kysely, sql } from 'kysely'
 import { type MigrationResult, Migrator } from 'kysely/migration'
 
 import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
+import { readTemplate, saveTemplate, templateFile } from '../db-template.ts'
 import type { FileLocator } from '../model/files.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { type AcceptedRejectsLedger, createAcceptedRejectsLedger } from './accepted-rejects-ledger.ts'
@@ -612,9 +616,52 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
 
 /** Opens the ledger at a Postgres URL or in an embedded directory, migrating it on first use. */
 export async function openLedger(location: DatabaseLocation): Promise<LedgerStore> {
+  if ('dir' in location && location.dir !== 'memory://' && !existsSync(join(location.dir, 'PG_VERSION'))) {
+    return openNewEmbeddedLedger(location.dir)
+  }
+  return (await openLedgerOnce(location)).store
+}
+
+/**
+ * The migrated, empty embedded ledger's template (src/db-template.ts): a new job's ledger starts
+ * from it instead of initdb and every migration. `CHATFERRY_LEDGER_CACHE` moves it (default: the
+ * system's temporary directory); `CHATFERRY_LEDGER_CACHE=off` turns it off.
+ */
+const ledgerTemplateFile = () => templateFile('CHATFERRY_LEDGER_CACHE', 'chatferry-ledger', Object.keys(MIGRATIONS))
+
+/** The entries of `dir` (none when it is missing). */
+function entriesOf(dir: string): Set<string> {
+  return new Set(existsSync(dir) ? readdirSync(dir) : [])
+}
+
+/** A new embedded ledger in `dir` (no database in it yet): from the template when there is one, else made and then cached. */
+async function openNewEmbeddedLedger(dir: string): Promise<LedgerStore> {
+  const file = ledgerTemplateFile()
+  const template = readTemplate(file)
+  if (template !== undefined) {
+    const before = entriesOf(dir)
+    try {
+      return (await openLedgerOnce({ dir, template })).store
+    } catch {
+      // A damaged template: remove what it wrote, and create the database from scratch.
+      for (const entry of entriesOf(dir)) {
+        if (!before.has(entry)) {
+          rmSync(join(dir, entry), { recursive: true, force: true })
+        }
+      }
+    }
+  }
+  const { store, database } = await openLedgerOnce({ dir })
+  if (database.pglite !== undefined) {
+    await saveTemplate(file, database.pglite)
+  }
+  return store
+}
+
+async function openLedgerOnce(location: DatabaseLocation): Promise<{ store: LedgerStore; database: OpenedDatabase<StateDatabase> }> {
   const database = await openDatabase<StateDatabase>(location)
   try {
-    return await createLedgerStore(database)
+    return { store: await createLedgerStore(database), database }
   } catch (err) {
     await database.close().catch(() => {})
     throw err

@@ -1,8 +1,10 @@
 /**
  * chatferry as an operator installs it: `npm pack` (which compiles dist/ in `prepack`), the tarball
  * installed globally into a temporary prefix, and the installed `chatferry` run through npm's own
- * bin shim on Node 22 and on Node 24 — `--help`, then the complete demo. The container image's
- * Dockerfile runs the same pack-and-install steps.
+ * bin shim on Node 22 and on Node 24 — `--help`, then the complete demo on a tenth of its sample
+ * (`--messages 3000`: every stage, re-hosted files and verify included; the full-size demo runs from
+ * the sources in demo-cli.test.ts). The container image's Dockerfile runs the same pack-and-install
+ * steps.
  *
  * Node 24 is the project's `node` dev dependency; Node 22 is the registry's `node@22` package,
  * installed once into `node_modules/.cache/chatferry-node22` and reused by later runs.
@@ -88,7 +90,7 @@ describe.each([
     'runs the complete demo migration and verifies it',
     async () => {
       const dir = join(work, `demo-${version.source.replace(/\W/g, '')}`)
-      const { stdout, stderr } = await installed(bin, ['demo', '--dir', dir])
+      const { stdout, stderr } = await installed(bin, ['demo', '--dir', dir, '--messages', '3000'])
       expect(stdout).toMatch(/^verified: the sandbox holds exactly the items the ledger says were loaded/m)
       expect(stdout).toContain(`try: chatferry status -c ${join(dir, 'chatferry.yaml')}`)
       expect(stderr).not.toMatch(/ExperimentalWarning|ERR_/)

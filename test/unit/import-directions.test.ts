@@ -20,6 +20,7 @@ const SHARED = [
   'src/lib.ts',
   'src/logger.ts',
   'src/db.ts',
+  'src/db-template.ts',
   'src/version.ts',
   'src/zod-problems.ts',
   'src/did-you-mean.ts',
