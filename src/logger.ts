@@ -1,5 +1,7 @@
+import { createRequire } from 'node:module'
+
 import { type Logger, pino } from 'pino'
-import { prettyFactory } from 'pino-pretty'
+import type * as PinoPretty from 'pino-pretty'
 
 import { writeToTerminal } from './terminal-output.ts'
 
@@ -74,6 +76,8 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
   if (format === 'json') {
     return pino(opts, { write })
   }
+  // Required here, not imported: a process logging JSON (every scheduled run) never loads it.
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty
   const pretty = prettyFactory({
     colorize: options.destination === undefined && process.stderr.isTTY === true,
     translateTime: 'SYS:HH:MM:ss',

@@ -5,7 +5,10 @@
  * file): a plain line per entity every `$CHATFERRY_PROGRESS_SECONDS` (default 30) — no control
  * characters — or, when the log format is json, the same line as a JSON log record.
  */
-import { MultiBar, type SingleBar } from 'cli-progress'
+import { createRequire } from 'node:module'
+
+import type * as CliProgress from 'cli-progress'
+import type { SingleBar } from 'cli-progress'
 import type { Logger } from 'pino'
 
 import { formatDuration } from '../format-duration.ts'
@@ -99,6 +102,8 @@ export function createProgressView(options: ProgressOptions): ProgressView {
 }
 
 function barView(options: ProgressOptions): ProgressView {
+  // Required here, not imported: only a terminal draws bars.
+  const { MultiBar } = createRequire(import.meta.url)('cli-progress') as typeof CliProgress
   const multi = new MultiBar(
     {
       stream: process.stderr,

@@ -22,9 +22,11 @@
  *   the cause; during copying, failures are {@link StoreUnavailableError}s.
  */
 import { createReadStream } from 'node:fs'
+import { createRequire } from 'node:module'
 
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
-import { Upload } from '@aws-sdk/lib-storage'
+import type * as S3 from '@aws-sdk/client-s3'
+import type { S3ClientConfig } from '@aws-sdk/client-s3'
+import type * as S3Storage from '@aws-sdk/lib-storage'
 
 import type { FileStore, PutMeta, StoredObject } from '../../model/files.ts'
 import type { FileStoreConfig } from '../config.ts'
@@ -49,6 +51,10 @@ export interface S3StoreOptions {
 }
 
 export function openS3Store(config: S3StoreConfig, options: S3StoreOptions = {}): FileStore {
+  // Required here, not imported: the SDK costs over half a second of CPU that a run without an S3 store never needs.
+  const require = createRequire(import.meta.url)
+  const { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } = require('@aws-sdk/client-s3') as typeof S3
+  const { Upload } = require('@aws-sdk/lib-storage') as typeof S3Storage
   const prefix = normalisePrefix(config.prefix)
   const client = new S3Client({
     region: config.region,
