@@ -7,6 +7,8 @@
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
+import { type PositionedRow } from '../rows/pages.ts'
+import { decodeRow, problem } from '../rows/problems.ts'
 import type { ExportArchive } from './archive/archive.ts'
 import { ConversationTs } from './conversation-ts.ts'
 import { DAY_FILE, type ParsedItem, readsWhole } from './day-file.ts'
@@ -15,7 +17,6 @@ import type { TextLookups } from './entities/message-text.ts'
 import { decodeMessage, type MessageContext } from './entities/messages.ts'
 import { slackFileLocator } from './files-locator.ts'
 import type { Layout } from './layout.ts'
-import { decodeRow, type PositionedRow, problem } from './paging.ts'
 
 export interface MessagesRead {
   readonly archive: ExportArchive

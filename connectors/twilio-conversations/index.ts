@@ -8,11 +8,11 @@
 import { ChatferryError } from '../../src/errors.ts'
 import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
+import { type PositionedRow, rowPagesOf } from '../rows/pages.ts'
 import { TwilioClient } from './client.ts'
 import type { TwilioConversationsConfig } from './config.ts'
 import { listConversations, listServices } from './directory.ts'
 import { twilioFileReader } from './files.ts'
-import { pagesOf, type PositionedRow } from './paging.ts'
 import { groupRows, memberRows, messageRows, type RowsOptions, type RowsSource, userRows } from './rows.ts'
 
 export { type TwilioConversationsConfig, TwilioConversationsConfigSchema } from './config.ts'
@@ -68,7 +68,7 @@ class TwilioSession implements SourceSession {
       ...(options.since !== undefined ? { since: options.since } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
     }
-    return pagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
+    return rowPagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {

@@ -6,7 +6,7 @@
  */
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../../src/model/records.ts'
-import { pagesOf, type PositionedRow } from '../../slack-export/paging.ts'
+import { pagesOf, type PositionedRow } from '../../rows/pages.ts'
 import type { SendbirdClient } from './client.ts'
 import { type ApiRead, groupRows, memberRows, messageRows, userRows } from './rows.ts'
 

@@ -9,8 +9,8 @@
 import { ChatferryError } from '../../../src/errors.ts'
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../../src/model/records.ts'
+import { type PositionedRow, rowPagesOf } from '../../rows/pages.ts'
 import { STREAM_DEFAULT_LIMITS, type StreamApiConfig, type StreamChatConfig } from '../config.ts'
-import { type NumberedRow, pagesOf } from '../paging.ts'
 import { serverToken } from './auth.ts'
 import { StreamClient } from './client.ts'
 import { listChannels } from './directory.ts'
@@ -27,7 +27,7 @@ class StreamChatApiSession implements SourceSession {
     this.#pageSize = pageSize
   }
 
-  #rows(entity: LegacyEntity, o: ApiRowsOptions): AsyncIterable<NumberedRow<LegacyRecordOf[LegacyEntity]>> {
+  #rows(entity: LegacyEntity, o: ApiRowsOptions): AsyncIterable<PositionedRow<LegacyRecordOf[LegacyEntity]>> {
     switch (entity) {
       case 'users':
         return apiUserRows(this.#src, o)
@@ -66,7 +66,7 @@ class StreamChatApiSession implements SourceSession {
       ...(options.since !== undefined ? { since: options.since } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
     }
-    return pagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
+    return rowPagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
