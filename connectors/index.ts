@@ -1,8 +1,9 @@
 /**
  * The source connectors, in one static typed registry: `source.connector` in the configuration
- * picks one. Adding a connector: a folder under `connectors/` with `index.ts` (the factory),
- * `config.ts` (its zod settings, discriminated by `connector`) and `README.md`, then one line in
- * {@link connectors} and one member in {@link SourceConfigSchema}.
+ * picks one. Adding a connector (docs/connectors.md, "Adding a connector"): a folder under
+ * `connectors/` with `index.ts` (the factory), `config.ts` (its zod settings, discriminated by
+ * `connector`) and `README.md`, then here its imports, one line in {@link connectors}, one member
+ * in {@link SourceConfigSchema} and one case in {@link createConnector}.
  */
 import { z } from 'zod'
 

@@ -4,14 +4,9 @@
  * {@link FieldProblem}, which the readers turn into a RowProblem naming the field.
  */
 import type { EpochMs, JsonObject } from '../../src/model/records.ts'
+import { FieldProblem } from '../rows/problems.ts'
 
-export class FieldProblem extends Error {
-  readonly field: string
-  constructor(field: string, reason: string) {
-    super(reason)
-    this.field = field
-  }
-}
+export { FieldProblem }
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
 

@@ -8,7 +8,7 @@
 import { ChatferryError } from '../../src/errors.ts'
 import type { SourceConnector, SourceSession } from '../../src/model/connector.ts'
 import { SendbirdClient } from './api/client.ts'
-import { SendbirdApiSession } from './api/session.ts'
+import { sendbirdApiSession } from './api/session.ts'
 import type { SendbirdApiConfig, SendbirdConfig, SendbirdExportConfig } from './config.ts'
 import { openExports } from './export/files.ts'
 import { SendbirdExportSession } from './export/session.ts'
@@ -47,7 +47,7 @@ async function openApi(config: SendbirdApiConfig, pageSize: number): Promise<Sou
     }
     throw new ChatferryError('SOURCE_UNAVAILABLE', `cannot read ${client.label}: ${(err as Error).message}`)
   }
-  return new SendbirdApiSession(client, pageSize)
+  return sendbirdApiSession(client, pageSize)
 }
 
 export function createSendbirdConnector(config: SendbirdConfig): SourceConnector {

@@ -6,7 +6,7 @@
  * case: one comparison). A `ts` inside an earlier file's range has that file's `ts` values read
  * (once, then kept for the rest of the conversation) to decide exactly.
  */
-import type { ExportArchive } from './archive/archive.ts'
+import type { ExportArchive } from '../archive/archive.ts'
 import { sortedDay, tsOf } from './day-sort.ts'
 import { tsNumber } from './entities/fields.ts'
 

@@ -6,8 +6,8 @@
  * as they come, else each further pass picks out the next window of the order (about
  * {@link WINDOW_BYTES} of elements): memory stays bounded by the window, never by the file.
  */
-import type { ExportArchive } from './archive/archive.ts'
-import { type ParsedItem, readArrayFile, readsWhole, STREAM_BATCH, streamItems } from './day-file.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { type ParsedItem, readArrayFile, readsWhole, STREAM_BATCH, streamItems } from '../archive/array-file.ts'
 import { compareTs, isObject, isTs, tsNumber } from './entities/fields.ts'
 
 /** About how many bytes of elements one pass over an unsorted large file keeps. */

@@ -12,7 +12,7 @@
  * A ref inside the export is its path there; a URL ref is the URL. Neither holds a credential.
  */
 import type { FileLocator } from '../../src/model/files.ts'
-import type { ExportArchive } from './archive/archive.ts'
+import type { ExportArchive } from '../archive/archive.ts'
 import type { SlackFileRef } from './entities/message-files.ts'
 import { withoutToken } from './entities/url-secrets.ts'
 

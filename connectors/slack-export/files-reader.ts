@@ -8,10 +8,10 @@
 import { Readable } from 'node:stream'
 
 import { type FileReader, FileSourceError, type OpenedFile, type OpenOptions } from '../../src/model/files.ts'
+import { type ExportArchive, openArchive } from '../archive/archive.ts'
+import { EntryUnreadable } from '../archive/guard.ts'
 import { bearerHttpReader } from '../files/http-reader.ts'
 import { refProblem } from '../files/safe-path.ts'
-import { type ExportArchive, openArchive } from './archive/archive.ts'
-import { EntryUnreadable } from './archive/guard.ts'
 import type { SlackExportConfig } from './config.ts'
 
 /** Reads the files of the export at `config.path`; the export is opened (its directory read) on the first file. */

@@ -6,11 +6,14 @@
  * become a group keeps the reason, which its messages' problems name; a folder no entry names holds
  * messages of an unknown conversation.
  */
-import type { ExportArchive } from './archive/archive.ts'
-import { streamItems } from './day-file.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { streamItems } from '../archive/array-file.ts'
 import { isObject, str } from './entities/fields.ts'
 import { GROUP_FILES, groupRefusal, KIND_OF_FILE } from './entities/groups.ts'
 import type { Conversation } from './entities/messages.ts'
+
+/** A day file's name: `YYYY-MM-DD.json`. Other files in a folder (canvases, attachments) are not messages. */
+export const DAY_FILE = /^\d{4}-\d{2}-\d{2}\.json$/
 
 export interface Layout {
   /** The conversation a folder holds. */

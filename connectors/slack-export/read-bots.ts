@@ -11,12 +11,12 @@
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyUser } from '../../src/model/records.ts'
-import type { ExportArchive } from './archive/archive.ts'
-import { arrayFileBatches, DAY_FILE } from './day-file.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { arrayFileBatches } from '../archive/array-file.ts'
+import { at, type PositionedRow } from '../rows/pages.ts'
 import { isObject, str } from './entities/fields.ts'
 import { unescapeSlack } from './entities/message-text.ts'
-import { metadataElements } from './layout.ts'
-import { at, type PositionedRow } from './paging.ts'
+import { DAY_FILE, metadataElements } from './layout.ts'
 
 const RANK = { bot_profile: 1, bot_link: 2, integration_logs: 3, username: 4 } as const
 type NameSource = keyof typeof RANK

@@ -7,12 +7,13 @@
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyGroup, LegacyMember } from '../../src/model/records.ts'
-import type { ExportArchive } from './archive/archive.ts'
-import { type ParsedItem } from './day-file.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { type ParsedItem } from '../archive/array-file.ts'
+import { at, type PositionedRow } from '../rows/pages.ts'
+import { decodeRow, problem } from '../rows/problems.ts'
 import { isObject, str } from './entities/fields.ts'
 import { decodeGroup, GROUP_FILES, type GroupFile, groupRefusal, membersOf } from './entities/groups.ts'
 import { metadataElements } from './layout.ts'
-import { at, decodeRow, type PositionedRow, problem } from './paging.ts'
 
 export interface GroupsRead {
   readonly archive: ExportArchive

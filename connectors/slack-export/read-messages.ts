@@ -7,15 +7,17 @@
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
-import type { ExportArchive } from './archive/archive.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { type ParsedItem, readsWhole } from '../archive/array-file.ts'
+import { type PositionedRow } from '../rows/pages.ts'
+import { decodeRow, problem } from '../rows/problems.ts'
 import { ConversationTs } from './conversation-ts.ts'
-import { DAY_FILE, type ParsedItem, readsWhole } from './day-file.ts'
 import { sortedDay, tsOf } from './day-sort.ts'
 import type { TextLookups } from './entities/message-text.ts'
 import { decodeMessage, type MessageContext } from './entities/messages.ts'
 import { slackFileLocator } from './files-locator.ts'
 import type { Layout } from './layout.ts'
-import { decodeRow, type PositionedRow, problem } from './paging.ts'
+import { DAY_FILE } from './layout.ts'
 
 export interface MessagesRead {
   readonly archive: ExportArchive

@@ -1,11 +1,12 @@
 /** The users entity: `users.json` (or `org_users.json`) element by element. Position: `{i}`. */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyUser } from '../../src/model/records.ts'
-import type { ExportArchive } from './archive/archive.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { at, type PositionedRow } from '../rows/pages.ts'
+import { decodeRow, problem } from '../rows/problems.ts'
 import { isObject, str } from './entities/fields.ts'
 import { decodeUser } from './entities/users.ts'
 import { metadataElements } from './layout.ts'
-import { at, decodeRow, type PositionedRow, problem } from './paging.ts'
 
 export interface UsersRead {
   readonly archive: ExportArchive

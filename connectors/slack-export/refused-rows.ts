@@ -7,8 +7,9 @@
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyEntity } from '../../src/model/records.ts'
-import type { ExportArchive } from './archive/archive.ts'
-import { at, type PositionedRow, problem } from './paging.ts'
+import type { ExportArchive } from '../archive/archive.ts'
+import { at, type PositionedRow } from '../rows/pages.ts'
+import { problem } from '../rows/problems.ts'
 
 const ENTITY_OF_FILE: Readonly<Record<string, LegacyEntity>> = {
   'users.json': 'users',

@@ -4,6 +4,9 @@
  * quarantined, the read goes on).
  */
 import type { EpochMs, JsonObject } from '../../src/model/records.ts'
+import { FieldProblem } from '../rows/problems.ts'
+
+export { FieldProblem }
 
 /**
  * How an entity's timestamp columns are stored.
@@ -18,16 +21,6 @@ export type TimeFormat = (typeof TIME_FORMATS)[number]
 
 /** The latest instant accepted: 9999-12-31T23:59:59.999Z. */
 export const MAX_EPOCH_MS = 253_402_300_799_999
-
-/** A value that cannot become its canonical field. */
-export class FieldProblem extends Error {
-  readonly field: string
-  constructor(field: string, reason: string) {
-    super(reason)
-    this.name = 'FieldProblem'
-    this.field = field
-  }
-}
 
 const SQL_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/i
 const NUMERIC = /^-?\d+(?:\.\d+)?$/

@@ -27,31 +27,6 @@ export interface KeyReadSpec {
   legacyIdOf(row: Record<string, unknown>): string
 }
 
-/**
- * The keys of a connector's own entity query (its FROM, fixed conditions and key columns; the id
- * comes from the keys), paged as `readKeys` was asked: what the Mattermost, Zulip and Nextcloud
- * Talk sessions' `readKeys` each are.
- */
-export function readQueryKeys(
-  conn: SnapshotConnection,
-  entity: string,
-  q: { readonly from: string; readonly where?: readonly string[]; readonly keys: readonly KeyColumn[] },
-  options: { readonly pageSize?: number | undefined; readonly signal?: AbortSignal | undefined },
-  legacyIdOf: (row: Record<string, unknown>) => string,
-): AsyncGenerator<string[], void, undefined> {
-  const where = q.where ?? []
-  return readKeyPages({
-    conn,
-    entity,
-    keys: q.keys,
-    idColumns: [],
-    query: { from: q.from, where: () => where },
-    pageSize: options.pageSize,
-    signal: options.signal,
-    legacyIdOf,
-  })
-}
-
 /** Pages of legacy ids, in key order. */
 export async function* readKeyPages(spec: KeyReadSpec): AsyncGenerator<string[], void, undefined> {
   const limit = Math.min(Math.max(1, spec.pageSize ?? DEFAULT_KEYS_PAGE), MAX_PAGE_SIZE)

@@ -2,94 +2,34 @@
  * The Twilio Conversations connector: reads Conversation Services over Twilio's REST API (users,
  * conversations, participants, messages) and turns them into the canonical model; media messages'
  * files through its own reader (files.ts). Opening a session checks the credentials from the
- * environment and lists the conversations with their participants; reads page each entity. The
- * API is live, not a snapshot. See README.md for the mapping.
+ * environment and lists the conversations with their participants; reads page each entity in the
+ * shared live-API session (`connectors/rows/api-session.ts`: no snapshot, counts are full reads
+ * kept for the session). See README.md for the mapping.
  */
 import { ChatferryError } from '../../src/errors.ts'
-import type { KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
-import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
+import type { SourceConnector } from '../../src/model/connector.ts'
+import type { LegacyEntity, LegacyRecordOf } from '../../src/model/records.ts'
+import { ApiSession } from '../rows/api-session.ts'
+import { type PositionedRow, single } from '../rows/pages.ts'
 import { TwilioClient } from './client.ts'
 import type { TwilioConversationsConfig } from './config.ts'
 import { listConversations, listServices } from './directory.ts'
 import { twilioFileReader } from './files.ts'
-import { pagesOf, type PositionedRow } from './paging.ts'
 import { groupRows, memberRows, messageRows, type RowsOptions, type RowsSource, userRows } from './rows.ts'
 
 export { type TwilioConversationsConfig, TwilioConversationsConfigSchema } from './config.ts'
 
-class TwilioSession implements SourceSession {
-  readonly snapshotAt: EpochMs = Date.now()
-  readonly #src: RowsSource
-  readonly #pageSize: number
-  readonly #counts = new Map<string, Promise<number>>()
-
-  constructor(src: RowsSource, pageSize: number) {
-    this.#src = src
-    this.#pageSize = pageSize
-  }
-
-  #rows(entity: LegacyEntity, o: RowsOptions): AsyncIterable<PositionedRow<LegacyRecordOf[LegacyEntity]>> {
-    switch (entity) {
-      case 'users':
-        return userRows(this.#src, o)
-      case 'groups':
-        return groupRows(this.#src, o)
-      case 'members':
-        return memberRows(this.#src, o)
-      case 'messages':
-        return messageRows(this.#src, o)
-    }
-  }
-
-  /** A full read, kept for the session (the API has no counts). */
-  count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
-    const key = `${entity} ${options.since ?? ''}`
-    let n = this.#counts.get(key)
-    if (n === undefined) {
-      n = (async () => {
-        let c = 0
-        for await (const _ of this.#rows(entity, options.since !== undefined ? { since: options.since } : {})) {
-          c++
-        }
-        return c
-      })()
-      this.#counts.set(key, n)
-    }
-    return n
-  }
-
-  countChangedSince(entity: LegacyEntity, since: EpochMs): Promise<number> {
-    return this.count(entity, { since })
-  }
-
-  read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
-    const o: RowsOptions = {
-      ...(options.after !== undefined ? { after: options.after } : {}),
-      ...(options.since !== undefined ? { since: options.since } : {}),
-      ...(options.signal !== undefined ? { signal: options.signal } : {}),
-    }
-    return pagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
-  }
-
-  async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const size = options.pageSize ?? 10_000
-    let keys: string[] = []
-    for await (const { row } of this.#rows(entity, options.signal ? { signal: options.signal } : {})) {
-      if (row.ok) {
-        keys.push(legacyIdOf(entity, row.record))
-        if (keys.length >= size) {
-          yield keys
-          keys = []
-        }
-      }
-    }
-    if (keys.length > 0) {
-      yield keys
-    }
-  }
-
-  async close(): Promise<void> {
-    this.#src.client.close()
+/** The conversations' rows of an entity, a row at a time (rows.ts). */
+function rows(src: RowsSource, entity: LegacyEntity, o: RowsOptions): AsyncIterable<PositionedRow<LegacyRecordOf[LegacyEntity]>> {
+  switch (entity) {
+    case 'users':
+      return userRows(src, o)
+    case 'groups':
+      return groupRows(src, o)
+    case 'members':
+      return memberRows(src, o)
+    case 'messages':
+      return messageRows(src, o)
   }
 }
 
@@ -125,7 +65,7 @@ export function createTwilioConversationsConnector(config: TwilioConversationsCo
           apiPageSize: config.apiPageSize,
           mediaBaseUrl: config.mediaBaseUrl,
         }
-        return new TwilioSession(src, config.pageSize)
+        return new ApiSession({ rows: (entity, o) => single(rows(src, entity, o)), pageSize: config.pageSize, close: () => client.close() })
       } catch (err) {
         client.close()
         throw err

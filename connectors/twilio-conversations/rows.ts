@@ -10,11 +10,12 @@
  */
 import type { Cursor } from '../../src/model/connector.ts'
 import type { LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../src/model/records.ts'
+import { type PositionedRow } from '../rows/pages.ts'
+import { decodeRow } from '../rows/problems.ts'
 import type { TwilioClient } from './client.ts'
 import type { Conversation } from './directory.ts'
 import { isObject, str } from './entities/fields.ts'
 import { addressUser, decodeConversation, decodeMessage, decodeParticipant, decodeUser, type Policy } from './entities/records.ts'
-import { decodeRow, type PositionedRow } from './paging.ts'
 
 export interface RowsSource {
   readonly client: TwilioClient

@@ -3,13 +3,18 @@
  * '…'`, `export … from '…'` and `import('…')` (type imports included) in src/, connectors/ and
  * mappings/ is read with TypeScript's own import scanner (comments and strings are not imports),
  * resolved to a file, and checked against the table below. A violation names the file, the import
- * as written, and the folders on both sides.
+ * as written, and the folders on both sides. Inside connectors/, a connector's folder (a key of the
+ * registry, `connectors/index.ts`) imports only its own folder and the shared ones
+ * ({@link SHARED_CONNECTOR_FOLDERS}), and a shared folder only shared ones: adding a connector
+ * touches its own folder and the registry.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+
+import { CONNECTOR_IDS } from '../../connectors/index.ts'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const SCANNED = ['src', 'connectors', 'mappings']
@@ -62,6 +67,32 @@ const ALLOWED: Record<string, readonly string[]> = {
   'connectors/': ['src/model/', 'shared'],
   'mappings/': ['src/model/', 'src/target/schemas.ts', 'src/target/characters.ts'],
   shared: ['shared'],
+}
+
+/** The folders of connectors/ that are no connector: what the connectors share. */
+const SHARED_CONNECTOR_FOLDERS = ['archive', 'cards', 'files', 'rows', 'sql']
+
+/** `mattermost` for `connectors/mattermost/…`; undefined for a file outside a connectors/ folder (the registry). */
+function connectorFolderOf(path: string): string | undefined {
+  const parts = path.split('/')
+  return parts[0] === 'connectors' && parts.length > 2 ? parts[1] : undefined
+}
+
+/** The imports from one connector's folder into another's, or from a shared folder into a connector's. */
+function crossConnectorImports(edges: readonly Edge[]): string[] {
+  const out: string[] = []
+  for (const e of edges) {
+    const from = connectorFolderOf(e.from)
+    const to = connectorFolderOf(e.to)
+    if (from === undefined || to === undefined || from === to || SHARED_CONNECTOR_FOLDERS.includes(to)) {
+      continue
+    }
+    const who = SHARED_CONNECTOR_FOLDERS.includes(from) ? `the shared connectors/${from}/` : `connectors/${from}/`
+    out.push(
+      `${e.from}: import '${e.specifier}' goes from ${who} into connectors/${to}/, another connector's folder (only ${SHARED_CONNECTOR_FOLDERS.join(', ')} are shared)`,
+    )
+  }
+  return out
 }
 
 /** The place of a repository-relative path, or undefined when the table has no row for it. */
@@ -168,6 +199,32 @@ describe('import directions', () => {
       "src/sandbox/index.ts: import '../config.ts' → src/config.ts, which is in no row of the table",
       "mappings/ids.ts: import '../src/target/client.ts' goes from mappings/ to src/target/",
       "src/logger.ts: import './state/index.ts' goes from shared to src/state/",
+    ])
+  })
+
+  it("no connector's folder imports another connector's folder", () => {
+    expect(crossConnectorImports(edges)).toEqual([])
+  })
+
+  it('every folder of connectors/ is a connector of the registry or a shared folder', () => {
+    const folders = readdirSync(join(ROOT, 'connectors'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+    expect(folders.filter((f) => !(CONNECTOR_IDS as readonly string[]).includes(f) && !SHARED_CONNECTOR_FOLDERS.includes(f))).toEqual([])
+    expect(CONNECTOR_IDS.filter((id) => !folders.includes(id))).toEqual([])
+  })
+
+  it("names an import into another connector's folder, from a connector or a shared folder", () => {
+    expect(
+      crossConnectorImports([
+        { from: 'connectors/sendbird/export/files.ts', specifier: '../../slack-export/day-file.ts', to: 'connectors/slack-export/day-file.ts' },
+        { from: 'connectors/sql/session.ts', specifier: '../mattermost/sql/queries.ts', to: 'connectors/mattermost/sql/queries.ts' },
+        { from: 'connectors/zulip/index.ts', specifier: '../sql/session.ts', to: 'connectors/sql/session.ts' },
+        { from: 'connectors/index.ts', specifier: './zulip/index.ts', to: 'connectors/zulip/index.ts' },
+      ]),
+    ).toEqual([
+      "connectors/sendbird/export/files.ts: import '../../slack-export/day-file.ts' goes from connectors/sendbird/ into connectors/slack-export/, another connector's folder (only archive, cards, files, rows, sql are shared)",
+      "connectors/sql/session.ts: import '../mattermost/sql/queries.ts' goes from the shared connectors/sql/ into connectors/mattermost/, another connector's folder (only archive, cards, files, rows, sql are shared)",
     ])
   })
 

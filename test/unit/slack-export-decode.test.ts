@@ -3,6 +3,7 @@ import { Readable } from 'node:stream'
 
 import { describe, expect, it } from 'vitest'
 
+import { jsonArrayItems } from '../../connectors/archive/json-array.ts'
 import { SlackExportConfigSchema } from '../../connectors/slack-export/config.ts'
 import { compareTs, tsMs } from '../../connectors/slack-export/entities/fields.ts'
 import { mpimDisplayName } from '../../connectors/slack-export/entities/groups.ts'
@@ -10,7 +11,6 @@ import { filesOf, withoutToken } from '../../connectors/slack-export/entities/me
 import { convertText } from '../../connectors/slack-export/entities/message-text.ts'
 import { decodeMessage } from '../../connectors/slack-export/entities/messages.ts'
 import { withoutSecrets } from '../../connectors/slack-export/entities/url-secrets.ts'
-import { jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
 
 const lookups = {
   handleOf: (id: string) => ({ U1: 'alice', U2: 'bob.b' })[id],

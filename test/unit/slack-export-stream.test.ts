@@ -9,11 +9,11 @@ import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
+import { openArchive } from '../../connectors/archive/archive.ts'
+import type { ParsedItem } from '../../connectors/archive/array-file.ts'
+import { type ArrayItem, jsonArrayItems } from '../../connectors/archive/json-array.ts'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
-import { openArchive } from '../../connectors/slack-export/archive/archive.ts'
-import type { ParsedItem } from '../../connectors/slack-export/day-file.ts'
 import { sortDay, sortedDay } from '../../connectors/slack-export/day-sort.ts'
-import { type ArrayItem, jsonArrayItems } from '../../connectors/slack-export/json-array.ts'
 import type { Cursor } from '../../src/model/connector.ts'
 import { writeExportFolder } from '../fixtures/slack-export/generate.ts'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { deltaBound } from '../../connectors/generic-sql/index.ts'
+import { deltaBound } from '../../connectors/generic-sql/entity-table.ts'
 import {
   buildCountQuery,
   buildDuplicateIdQuery,

@@ -9,11 +9,11 @@ import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
 
 import { ChatferryError } from '../../../src/errors.ts'
-import type { ArchiveLimits, ExportArchive } from '../../slack-export/archive/archive.ts'
-import { EntryUnreadable } from '../../slack-export/archive/archive.ts'
-import { openFolderArchive } from '../../slack-export/archive/folder.ts'
-import { openZipArchive } from '../../slack-export/archive/zip.ts'
-import { arrayFileBatches } from '../../slack-export/day-file.ts'
+import type { ArchiveLimits, ExportArchive } from '../../archive/archive.ts'
+import { EntryUnreadable } from '../../archive/archive.ts'
+import { arrayFileBatches } from '../../archive/array-file.ts'
+import { openFolderArchive } from '../../archive/folder.ts'
+import { openZipArchive } from '../../archive/zip.ts'
 import { csvObject, csvRecords } from './csv.ts'
 
 export interface DataFile {

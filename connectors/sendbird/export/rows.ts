@@ -5,7 +5,7 @@
  */
 import type { Cursor, SourceRow } from '../../../src/model/connector.ts'
 import type { EpochMs, LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../../src/model/records.ts'
-import { at, type PositionedRow } from '../../slack-export/paging.ts'
+import { at, type PositionedRow } from '../../rows/pages.ts'
 import { channelShape, sendbirdGroup } from '../entities/channels.ts'
 import { channelMembers } from '../entities/members.ts'
 import { type DirectOf, messageIdOf, sendbirdMessage } from '../entities/messages.ts'

@@ -7,8 +7,8 @@
  */
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../../src/model/records.ts'
-import type { ExportArchive } from '../../slack-export/archive/archive.ts'
-import { pagesOf, type PositionedRow } from '../../slack-export/paging.ts'
+import type { ExportArchive } from '../../archive/archive.ts'
+import { pagesOf, type PositionedRow } from '../../rows/pages.ts'
 import type { SendbirdExportConfig } from '../config.ts'
 import { channelShape } from '../entities/channels.ts'
 import type { DataFile } from './files.ts'

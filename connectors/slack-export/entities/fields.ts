@@ -1,14 +1,8 @@
 /** Reading the fields of Slack's JSON objects; a bad one throws {@link FieldProblem}. */
 import type { EpochMs, JsonObject } from '../../../src/model/records.ts'
+import { FieldProblem } from '../../rows/problems.ts'
 
-/** A field of one JSON object that cannot be read: becomes a RowProblem naming the field. */
-export class FieldProblem extends Error {
-  readonly field: string
-  constructor(field: string, reason: string) {
-    super(reason)
-    this.field = field
-  }
-}
+export { FieldProblem }
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
 

@@ -13,12 +13,13 @@
  */
 import type { Cursor } from '../../../src/model/connector.ts'
 import type { JsonObject, LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../../src/model/records.ts'
+import { type PositionedRow } from '../../rows/pages.ts'
+import { decodeRow, problem } from '../../rows/problems.ts'
 import { decodeChannel } from '../entities/channels.ts'
 import { isObject, latest } from '../entities/fields.ts'
 import { decodeMember, memberUserId } from '../entities/members.ts'
 import { decodeMessage, messageChangedAt } from '../entities/messages.ts'
 import { decodeUser } from '../entities/users.ts'
-import { decodeRow, type NumberedRow, problem } from '../paging.ts'
 import type { StreamClient } from './client.ts'
 import type { ApiChannel } from './directory.ts'
 
@@ -45,7 +46,7 @@ const num = (c: Cursor | undefined, k: string): number => (typeof c?.[k] === 'nu
 const sig = (o: ApiRowsOptions) => (o.signal ? { signal: o.signal } : {})
 const inDelta = (changedAt: number | undefined, since: number | undefined) => since === undefined || (changedAt ?? -Infinity) >= since
 
-export async function* apiUserRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<NumberedRow<LegacyUser>> {
+export async function* apiUserRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<PositionedRow<LegacyUser>> {
   let last = typeof o.after?.id === 'string' ? o.after.id : undefined
   for (;;) {
     const filter: JsonObject = {
@@ -61,7 +62,7 @@ export async function* apiUserRows(src: ApiRowsSource, o: ApiRowsOptions): Async
       const id = typeof u.id === 'string' ? u.id : '?'
       const row = decodeRow(id, () => decodeUser(u, src.keepCustom))
       last = id
-      yield { pos: { id }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyUser>
+      yield { pos: { id }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as PositionedRow<LegacyUser>
     }
     if (users.length < USERS_PAGE) {
       return
@@ -69,7 +70,7 @@ export async function* apiUserRows(src: ApiRowsSource, o: ApiRowsOptions): Async
   }
 }
 
-export async function* apiGroupRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<NumberedRow<LegacyGroup>> {
+export async function* apiGroupRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<PositionedRow<LegacyGroup>> {
   const policy = { customChannelTypes: src.customChannelTypes, keepCustom: src.keepCustom }
   for (let n = num(o.after, 'n') + 1; n < src.channels.length; n++) {
     const c = src.channels[n] as ApiChannel
@@ -114,7 +115,7 @@ async function* channelMembers(src: ApiRowsSource, c: ApiChannel, from: number, 
   }
 }
 
-export async function* apiMemberRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<NumberedRow<LegacyMember>> {
+export async function* apiMemberRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<PositionedRow<LegacyMember>> {
   const startC = Math.max(num(o.after, 'c'), 0)
   for (let c = startC; c < src.channels.length; c++) {
     const ch = src.channels[c] as ApiChannel
@@ -168,7 +169,7 @@ async function* pageWithReplies(src: ApiRowsSource, top: readonly JsonObject[], 
   }
 }
 
-export async function* apiMessageRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<NumberedRow<LegacyMessage>> {
+export async function* apiMessageRows(src: ApiRowsSource, o: ApiRowsOptions): AsyncGenerator<PositionedRow<LegacyMessage>> {
   const startC = Math.max(num(o.after, 'c'), 0)
   const start = o.since !== undefined ? new Date(o.since).toISOString() : EPOCH
   for (let c = startC; c < src.channels.length; c++) {

@@ -6,12 +6,13 @@
  * delta mode (`since`) only rows changed at or after it are (problems always are).
  */
 import type { LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../../src/model/records.ts'
+import { type PositionedRow as NumberedRow } from '../../rows/pages.ts'
+import { decodeRow, problem } from '../../rows/problems.ts'
 import { decodeChannel } from '../entities/channels.ts'
 import { latest } from '../entities/fields.ts'
 import { decodeMember, memberUserId } from '../entities/members.ts'
 import { decodeMessage, messageChangedAt } from '../entities/messages.ts'
 import { decodeUser } from '../entities/users.ts'
-import { decodeRow, type NumberedRow, problem } from '../paging.ts'
 import { exportEvents, type ExportFormat } from './events.ts'
 import { cidOf, type Layout, type LayoutProblem } from './layout.ts'
 

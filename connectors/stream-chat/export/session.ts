@@ -9,8 +9,8 @@ import { resolve } from 'node:path'
 import { ChatferryError } from '../../../src/errors.ts'
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../../src/model/records.ts'
+import { at, type PositionedRow, rowPagesOf } from '../../rows/pages.ts'
 import type { StreamChatConfig } from '../config.ts'
-import { cursorOrdinal, type NumberedRow, pagesOf } from '../paging.ts'
 import { type ExportFormat, formatOf } from './events.ts'
 import { type Layout, readLayout } from './layout.ts'
 import { groupRows, memberRows, messageRows, type RowsOptions, type RowsSource, userRows } from './rows.ts'
@@ -28,7 +28,7 @@ class StreamChatExportSession implements SourceSession {
     this.#pageSize = pageSize
   }
 
-  #rows(entity: LegacyEntity, o: RowsOptions): AsyncIterable<NumberedRow<LegacyRecordOf[LegacyEntity]>> {
+  #rows(entity: LegacyEntity, o: RowsOptions): AsyncIterable<PositionedRow<LegacyRecordOf[LegacyEntity]>> {
     switch (entity) {
       case 'users':
         return userRows(this.#src, o)
@@ -60,11 +60,11 @@ class StreamChatExportSession implements SourceSession {
 
   read<E extends LegacyEntity>(entity: E, options: ReadOptions = {}): AsyncIterable<Page<LegacyRecordOf[E]>> {
     const o: RowsOptions = {
-      after: cursorOrdinal(options.after),
+      after: at(options.after, 'n'),
       ...(options.since !== undefined ? { since: options.since } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
     }
-    return pagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
+    return rowPagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {

@@ -1,13 +1,8 @@
 /** Reading the fields of Twilio's JSON resources; a bad one throws {@link FieldProblem}. */
 import type { EpochMs, JsonObject } from '../../../src/model/records.ts'
+import { FieldProblem } from '../../rows/problems.ts'
 
-export class FieldProblem extends Error {
-  readonly field: string
-  constructor(field: string, reason: string) {
-    super(reason)
-    this.field = field
-  }
-}
+export { FieldProblem }
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)

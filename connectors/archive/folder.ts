@@ -7,7 +7,7 @@ import { createReadStream, type Dirent, lstatSync, readdirSync, statSync } from 
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-import { ChatferryError } from '../../../src/errors.ts'
+import { ChatferryError } from '../../src/errors.ts'
 import type { ArchiveLimits, ExportArchive } from './archive.ts'
 import { badName, buildListing, byCodeUnits, nestedRoot, type RawEntry } from './entries.ts'
 import { EntryUnreadable, guarded } from './guard.ts'

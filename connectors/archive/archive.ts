@@ -7,7 +7,7 @@
  */
 import { statSync } from 'node:fs'
 
-import { ChatferryError } from '../../../src/errors.ts'
+import { ChatferryError } from '../../src/errors.ts'
 import type { RefusedEntry } from './entries.ts'
 import { openFolderArchive } from './folder.ts'
 import { openZipArchive } from './zip.ts'

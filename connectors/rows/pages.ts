@@ -1,11 +1,12 @@
 /**
- * Rows of one entity, each with its position in the export, gathered into pages. A position is the
+ * The page loop of the file and API connectors: rows of one entity, each with its position in the
+ * source (the cursor), gathered into pages with the watermark and abort checks. A position is the
  * cursor: passing a page's cursor back as `after` reads on from the row after its last one.
  */
-import type { Cursor, Page, RowProblem, SourceRow } from '../../src/model/connector.ts'
-import { FieldProblem } from './entities/fields.ts'
+import type { Cursor, Page, SourceRow } from '../../src/model/connector.ts'
 
 export interface PositionedRow<T> {
+  /** Passing it as `after` reads the rows after this one. */
   readonly pos: Cursor
   readonly row: SourceRow<T>
   /** The record's change time, for the watermark. */
@@ -48,21 +49,9 @@ export async function* single<T>(rows: AsyncIterable<PositionedRow<T>>): AsyncGe
   }
 }
 
-/** A problem row from a decode failure (a {@link FieldProblem}) or a bad element. */
-export function problem(legacyId: string, field: string, reason: string, instance?: string): RowProblem {
-  return { ok: false, legacyId, field, reason, ...(instance !== undefined ? { instance } : {}) }
-}
-
-/** Runs `decode`; a FieldProblem becomes a problem row for `legacyId`, anything else is thrown. */
-export function decodeRow<T>(legacyId: string, decode: () => T): SourceRow<T> {
-  try {
-    return { ok: true, record: decode() }
-  } catch (err) {
-    if (err instanceof FieldProblem) {
-      return problem(legacyId, err.field, err.message)
-    }
-    throw err
-  }
+/** {@link pagesOf} for a reader that yields a row at a time. */
+export function rowPagesOf<T>(rows: AsyncIterable<PositionedRow<T>>, pageSize: number, signal?: AbortSignal): AsyncGenerator<Page<T>> {
+  return pagesOf(single(rows), pageSize, signal)
 }
 
 /** A number from a cursor (`-1` when absent). */

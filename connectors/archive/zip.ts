@@ -8,7 +8,7 @@
  */
 import yauzl from 'yauzl'
 
-import { ChatferryError } from '../../../src/errors.ts'
+import { ChatferryError } from '../../src/errors.ts'
 import type { ArchiveLimits, ExportArchive } from './archive.ts'
 import { buildListing, byCodeUnits, type RawEntry } from './entries.ts'
 import { bytesOf, EntryUnreadable, guarded, skipBytes } from './guard.ts'

@@ -9,7 +9,7 @@
  */
 import { isUtf8 } from 'node:buffer'
 
-import { EntryUnreadable } from './archive/guard.ts'
+import { EntryUnreadable } from './guard.ts'
 
 export type ArrayItem =
   | { readonly kind: 'element'; readonly index: number; readonly text: string }

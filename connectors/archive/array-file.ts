@@ -1,6 +1,6 @@
 /**
- * Reading the JSON array files of an export. A per-conversation per-day file
- * (`general/2024-01-02.json`) is usually small: up to {@link WHOLE_READ_BYTES} it is read and
+ * Reading the JSON array files of an export (a Slack day file `general/2024-01-02.json`, a
+ * Sendbird export's JSON file). Such a file is usually small: up to {@link WHOLE_READ_BYTES} it is read and
  * parsed whole (the fast path). A larger one is streamed element by element (json-array.ts), so
  * memory is bounded by one element, however large the file. When a file does not parse, the
  * elements before the break are still read one by one and the break is one broken item; a file
@@ -9,11 +9,8 @@
  */
 import { isUtf8 } from 'node:buffer'
 
-import { EntryUnreadable, type ExportArchive } from './archive/archive.ts'
+import { EntryUnreadable, type ExportArchive } from './archive.ts'
 import { type ArrayItem, jsonArrayItems } from './json-array.ts'
-
-/** A day file's name: `YYYY-MM-DD.json`. Other files in a folder (canvases, attachments) are not messages. */
-export const DAY_FILE = /^\d{4}-\d{2}-\d{2}\.json$/
 
 /** Files up to this size are read and parsed whole; larger ones are streamed. */
 export const WHOLE_READ_BYTES = 16 * 1024 * 1024
