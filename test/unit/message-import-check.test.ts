@@ -195,7 +195,7 @@ describe("mapMessage's items take the cheap path", () => {
         mentions: ['u2'],
         sentAt: Date.UTC(2025, 5, 1) - 60_000,
         deliveredAt: Date.UTC(2025, 5, 1) - 50_000,
-        attachments: [{ url: 'https://x/a.png' }],
+        attachments: [{ url: 'https://x/a.png', name: 'a.png' }],
         reactions: [{ emoji: '👍', userId: 'u2' }],
         metadata: { legacyKey: 1 },
       },
