@@ -104,8 +104,9 @@ function messageItem({ record, ctx, out }: MessageScope, head: MessageHead, t: s
     receiver: head.receiver,
     category: n === 1 ? head.category : 'message',
     type: n === 1 ? head.type : 'text',
-    sentAt: head.sentAt,
+    // In the schema's order (data before sentAt): the item is then taken as it is, not rebuilt by zod.
     data,
+    sentAt: head.sentAt,
   }
   if (head.deliveredAt !== undefined) {
     payload.deliveredAt = head.deliveredAt

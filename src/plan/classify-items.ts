@@ -77,17 +77,12 @@ export async function classifyItems(
     byKey.set(item.targetKey, item)
   }
   counts.duplicates += items.length - byKey.size
-  const keys = [...byKey.keys()]
-  const hashes = new Map<string, string>()
-  for (const [key, item] of byKey) {
-    hashes.set(key, payloadHash(typeof item.payload === 'string' ? item.payload : JSON.stringify(item.payload)))
-  }
-  const old = await into.session.knownItems(into.jobId, entity, keys, [...hashes.values()])
-  const known = new Map(old.map((r) => [r.target_key, r]))
+  // A ledger without items of this entity knows none of them: each one is new, whatever its hash.
+  const known = (await into.session.hasItems?.(into.jobId, entity)) === false ? undefined : await knownOf(into, entity, byKey)
   const mine = into.entities[entity]
   for (const [key, item] of byKey) {
-    const was = known.get(key)
-    const fate = fateOf(was, hashes.get(key) as string, counts)
+    const was = known?.rows.get(key)
+    const fate = was === undefined ? newItem(counts) : fateOf(was, known?.hashes.get(key) as string, counts)
     mine.fates[fate]++
     const list = (mine.samples[fate] ??= [])
     if (list.length < SAMPLES_PER_REASON) {
@@ -112,12 +107,30 @@ export async function classifyItems(
   return counts
 }
 
-/** An item's fate given what the ledger holds for its key (undefined: nothing), counted in `counts`. */
-function fateOf(was: KnownItemRow | undefined, hash: string, counts: PlanCounts): Fate {
-  if (was === undefined) {
-    counts.inserted++
-    return 'new'
+/** The ledger's rows for these items' target keys, and the hash of each item's new payload. */
+async function knownOf(into: ClassifyInto, entity: LegacyEntity, byKey: ReadonlyMap<string, PlannedItem>): Promise<KnownItems> {
+  const hashes = new Map<string, string>()
+  for (const [key, item] of byKey) {
+    hashes.set(key, payloadHash(typeof item.payload === 'string' ? item.payload : JSON.stringify(item.payload)))
   }
+  const old = await into.session.knownItems(into.jobId, entity, [...byKey.keys()], [...hashes.values()])
+  return { rows: new Map(old.map((r) => [r.target_key, r])), hashes }
+}
+
+/** The ledger's rows by target key, and the new payload hash of every item looked up. */
+interface KnownItems {
+  readonly rows: ReadonlyMap<string, KnownItemRow>
+  readonly hashes: ReadonlyMap<string, string>
+}
+
+/** An item the ledger has never seen, counted in `counts`. */
+function newItem(counts: PlanCounts): Fate {
+  counts.inserted++
+  return 'new'
+}
+
+/** An item's fate given what the ledger holds for its key, counted in `counts`. */
+function fateOf(was: KnownItemRow, hash: string, counts: PlanCounts): Fate {
   if (was.status === 'rejected' || was.status === 'skipped') {
     counts.replanned++
     return 'replanned'

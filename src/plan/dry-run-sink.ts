@@ -13,7 +13,11 @@ import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import { previewOrphanedParts } from './orphaned-parts.ts'
 import type { PlanSink } from './plan-job.ts'
 
-export function createDryRunSink(into: ClassifyInto): PlanSink {
+/**
+ * `parentText`: whether a thread parent's text and sender name are kept for later pages (only
+ * `threads.quoteParent` reads them; without it, the parents table holds no message text).
+ */
+export function createDryRunSink(into: ClassifyInto, parentText = true): PlanSink {
   const { session, jobId } = into
   return {
     resumable: false,
@@ -35,7 +39,7 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
     writeExtras: (items) => classifyItems(into, 'users', items),
     async writePage(entity, page) {
       if (entity === 'messages' && page.messages.size > 0) {
-        await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m)))
+        await session.keepParents([...page.messages].map(([id, m]) => parentRow(id, m, parentText)))
       }
       const changes = collectingClassifier(page.changes.classify)
       const counts = await classifyItems(into, entity, page.items, changes.classify)
@@ -53,9 +57,12 @@ export function createDryRunSink(into: ClassifyInto): PlanSink {
   }
 }
 
-function parentRow(legacyId: string, m: PlannedMessage | SkippedRef): PlanParentRow {
+function parentRow(legacyId: string, m: PlannedMessage | SkippedRef, withText: boolean): PlanParentRow {
   if ('skipped' in m) {
     return { legacyId, muid: null, text: null, senderName: null, skippedPolicy: m.policy }
+  }
+  if (!withText) {
+    return { legacyId, muid: m.muid, text: null, senderName: null, skippedPolicy: null }
   }
   return { legacyId, muid: m.muid, text: m.text ?? null, senderName: m.senderName ?? null, skippedPolicy: null }
 }

@@ -90,7 +90,7 @@ export async function dryRunPlan(options: DryRunOptions): Promise<DryRunResult> 
       policies: options.policies,
       ...(options.files ? { files: options.files } : {}),
       now: options.now,
-      sink: createDryRunSink({ jobId, session, entities, toSend }),
+      sink: createDryRunSink({ jobId, session, entities, toSend }, options.policies.threads.quoteParent !== false),
       // The dry run reads every entity in full, so the source's own count must match what it read.
       countSource: true,
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),

@@ -13,6 +13,7 @@ import { DEFAULT_DELTA, lookbackMs } from './delta-config.ts'
 import { planUnplanned } from './key-reconciliation.ts'
 import { planPage } from './plan-page.ts'
 import type { PlanRun } from './plan-run.ts'
+import { readAhead } from './read-ahead.ts'
 import { readWindow } from './read-window.ts'
 import { tallyIntents } from './update-tally.ts'
 import { vanishedIntents } from './vanished-intents.ts'
@@ -31,12 +32,13 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
   const { after, since } = window
   let lastCursor: Cursor | undefined = after
   let watermark = window.watermark
-  for await (const page of session.read(entity, {
+  const pages = session.read(entity, {
     pageSize: run.pageSize,
     ...(after ? { after } : {}),
     ...(since !== undefined ? { since } : {}),
     ...(signal ? { signal } : {}),
-  })) {
+  })
+  for await (const page of readAhead(pages)) {
     signal?.throwIfAborted()
     lastCursor = page.cursor
     if (typeof page.watermark === 'number') {

@@ -22,6 +22,7 @@ import { openScratchParents } from './scratch-parents.ts'
 import { createPlanParentsTable } from './sql/create-plan-parents-table.ts'
 import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
 import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
+import { selectHasItems } from './sql/select-has-items.ts'
 import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
 import { type KnownItemRow, selectKnownItems } from './sql/select-known-items.ts'
 import { type LoadedItemRow, selectLoadedItems } from './sql/select-loaded-items.ts'
@@ -37,6 +38,12 @@ export interface DryRunSession {
   idMap(jobId: string): Promise<IdMapRow[]>
   /** The ledger's items for these target keys (`keys[i]` with the new payload hash `hashes[i]`). */
   knownItems(jobId: string, entity: string, keys: readonly string[], hashes: readonly string[]): Promise<KnownItemRow[]>
+  /**
+   * Whether the ledger holds any item of this job and entity: when it holds none, every item is new
+   * and the dry run neither hashes nor looks up a page's items. Absent when the ledger is read
+   * through another process (then every page is looked up).
+   */
+  hasItems?(jobId: string, entity: string): Promise<boolean>
   /** Users or groups planned or skipped so far (not rejected), in ledger order. */
   lookupItems(jobId: string, entity: 'users' | 'groups'): Promise<LookupItemRow[]>
   /** Keeps a page's messages as thread parents for later pages (the session's temporary table). */
@@ -78,6 +85,7 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
           return await work({
             idMap: (jobId) => selectIdMap(conn, jobId),
             knownItems: (jobId, entity, keys, hashes) => selectKnownItems(conn, jobId, entity, keys, hashes),
+            hasItems: (jobId, entity) => selectHasItems(conn, jobId, entity),
             lookupItems: (jobId, entity) => selectLookupItems(conn, jobId, entity),
             keepParents: (rows) => insertPlanParents(conn, rows),
             parents: (legacyIds) => selectPlanParents(conn, legacyIds),

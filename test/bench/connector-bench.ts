@@ -13,8 +13,12 @@
  * threads, the database server's work not counted): on a shared, loaded machine the wall times
  * mostly measure how much of a core the scheduler gave each phase, the CPU times what it cost.
  *
- *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap]
+ *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
  *   npm run bench -- connector --system mattermost
+ *
+ * `--baseline DIR` (another checkout of chatferry, e.g. `git worktree add /tmp/base main`) runs
+ * that checkout's children beside this one's, alternating, `--rounds` times (default 1), and prints
+ * the median ratios of each side by side: a before/after in one run on a busy machine.
  *
  * The systems are the modules in test/bench/connector/ (listed in `systems.ts`); each keeps its
  * generated fixtures for later runs, and `--regenerate` rebuilds them. SQL fixtures live on the
@@ -225,13 +229,24 @@ async function main(): Promise<void> {
     validation?: { rows: number; items: number; msPerRow: number; cpuMsPerRow: number }
   }[] = []
   const system = await loadSystem()
+  const baseline = value('baseline')
+  const rounds = Number(value('rounds') ?? 1)
+  // The children to run: this checkout's, and the baseline's when one is given (same bench file there).
+  const scripts = baseline === undefined ? [import.meta.filename] : [`${baseline}/test/bench/connector-bench.ts`, import.meta.filename]
+  const runs: { size: number; script: string }[] = []
   for (const size of sizes) {
     await system.prepare(size, flag('regenerate'))
+    for (let round = 0; round < rounds; round++) {
+      runs.push(...scripts.map((script) => ({ size, script })))
+    }
+  }
+  const ratiosOf = new Map<string, { wall: number; cpu: number }[]>()
+  for (const { size, script } of runs) {
     const r = spawnSync(
       process.execPath,
       [
         ...(flag('live-heap') ? ['--expose-gc'] : []),
-        import.meta.filename,
+        script,
         '--child',
         String(size),
         '--system',
@@ -249,7 +264,31 @@ async function main(): Promise<void> {
     if (r.status !== 0) {
       throw new Error(`bench child for ${size} failed: ${r.stdout}`)
     }
-    results.push(JSON.parse(r.stdout.trim().split('\n').pop() as string))
+    const result = JSON.parse(r.stdout.trim().split('\n').pop() as string) as (typeof results)[number]
+    if (scripts.length === 1) {
+      results.push(result)
+    }
+    if (result.validation !== undefined) {
+      // "of the floor's": (raw + validation alone) per row ÷ chatferry's per row, by wall and by CPU.
+      const v = result.validation
+      const wall = (result.raw.ms / result.raw.rows + v.msPerRow) / (result.ours.ms / result.ours.rows)
+      const cpu = (result.raw.cpuMs / result.raw.rows + v.cpuMsPerRow) / (result.ours.cpuMs / result.ours.rows)
+      const key = `${size} ${script === import.meta.filename ? 'this checkout' : `baseline ${baseline}`}`
+      ratiosOf.set(key, [...(ratiosOf.get(key) ?? []), { wall, cpu }])
+    }
+  }
+  if (scripts.length > 1 || rounds > 1) {
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+    process.stdout.write(`\n${system.label}, page size ${pageSize}: rate of the floor's (target ≥ 0.50), ${rounds} round(s) alternating\n`)
+    for (const [key, rs] of ratiosOf) {
+      const list = (f: (x: { wall: number; cpu: number }) => number) => rs.map((x) => f(x).toFixed(2)).join(' ')
+      process.stdout.write(
+        `${key}: median wall ${median(rs.map((x) => x.wall)).toFixed(2)} (${list((x) => x.wall)}), median CPU ${median(rs.map((x) => x.cpu)).toFixed(2)} (${list((x) => x.cpu)})\n`,
+      )
+    }
+  }
+  if (scripts.length > 1) {
+    return
   }
   const fmt = (n: number) => Math.round(n).toLocaleString('en')
   process.stdout.write(`\n${system.label}, page size ${pageSize}\n`)
