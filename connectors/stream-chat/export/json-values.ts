@@ -276,26 +276,45 @@ class Scanner<T> {
 }
 
 /**
- * The wanted values of the JSON document in `bytes`, in document order. `maxDepth` is the deepest
- * path `want` is asked about (the stack depth of a value's container).
+ * The wanted values of the JSON document in `bytes`, in document order, in batches (those each
+ * chunk completes; a `broken` item ends the last). `maxDepth` is the deepest path `want` is asked
+ * about (the stack depth of a value's container).
  */
+export async function* jsonValueBatches<T>(
+  bytes: AsyncIterable<Buffer>,
+  want: WantValue<T>,
+  options: { readonly maxDepth: number; readonly maxValueBytes: number },
+): AsyncGenerator<JsonValueItem<T>[]> {
+  const s = new Scanner(want, options.maxDepth, options.maxValueBytes)
+  for await (const chunk of bytes) {
+    s.feed(chunk)
+    const out = s.out.splice(0)
+    if (s.broken !== undefined) {
+      out.push({ kind: 'broken', reason: s.broken })
+      yield out
+      return
+    }
+    if (out.length > 0) {
+      yield out
+    }
+  }
+  s.finish()
+  const out = s.out.splice(0)
+  if (s.broken !== undefined) {
+    out.push({ kind: 'broken', reason: s.broken })
+  }
+  if (out.length > 0) {
+    yield out
+  }
+}
+
+/** The wanted values one by one (see {@link jsonValueBatches}). */
 export async function* jsonValues<T>(
   bytes: AsyncIterable<Buffer>,
   want: WantValue<T>,
   options: { readonly maxDepth: number; readonly maxValueBytes: number },
 ): AsyncGenerator<JsonValueItem<T>> {
-  const s = new Scanner(want, options.maxDepth, options.maxValueBytes)
-  for await (const chunk of bytes) {
-    s.feed(chunk)
-    yield* s.out.splice(0)
-    if (s.broken !== undefined) {
-      yield { kind: 'broken', reason: s.broken }
-      return
-    }
-  }
-  s.finish()
-  yield* s.out.splice(0)
-  if (s.broken !== undefined) {
-    yield { kind: 'broken', reason: s.broken }
+  for await (const batch of jsonValueBatches(bytes, want, options)) {
+    yield* batch
   }
 }
