@@ -1,5 +1,7 @@
 import type { Command } from 'commander'
+import { Option } from 'commander'
 
+import { DEMO_SOURCES, type DemoSource } from '../../demo/sample-export.ts'
 import { withHelp } from '../help.ts'
 import { runDemo } from '../run-demo.ts'
 
@@ -14,6 +16,11 @@ export function registerDemoCommand(program: Command): void {
     )
     .option('--dir <dir>', 'where the demo keeps its files (wiped first)', '.chatferry/demo')
     .option('--requests-per-minute <n>', 'the demo quota', (v) => Number(v), 6000)
+    .addOption(
+      new Option('--source <source>', 'what the demo reads: the SQLite database, or the same history as a Sendbird or Stream Chat export')
+        .choices(DEMO_SOURCES)
+        .default('sql'),
+    )
   withHelp(demo, {
     exits: [
       [0, 'the demo migrated and verified everything'],
@@ -22,9 +29,10 @@ export function registerDemoCommand(program: Command): void {
     examples: [
       ['demo', 'the whole demo in .chatferry/demo (under a minute)'],
       ['demo --dir /tmp/cf-demo --requests-per-minute 600', 'elsewhere, at a slower quota'],
+      ['demo --source sendbird-export', 'the same history read from Sendbird Data Export files (or stream-chat-export)'],
     ],
   })
-  demo.action(async (opts: { dir: string; requestsPerMinute: number }) => {
-    process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute })
+  demo.action(async (opts: { dir: string; requestsPerMinute: number; source: DemoSource }) => {
+    process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute, source: opts.source })
   })
 }
