@@ -27,8 +27,11 @@ export type EntityKind = (typeof ENTITY_KINDS)[number]
 export type ExportEvent =
   /** `where` names the entity in the file (`channel 2 messages[17]`, `line 12`); `exportIndex` is v1's channel export (-1 in v2). */
   | { readonly kind: 'entity'; readonly entity: EntityKind; readonly where: string; readonly exportIndex: number; readonly value: JsonObject }
-  /** An entity that cannot be read; `entity` is undefined when not even its kind is known (a bad line). */
-  | { readonly kind: 'bad'; readonly entity: EntityKind | undefined; readonly where: string; readonly reason: string }
+  /**
+   * An entity that cannot be read; `entity` is undefined when not even its kind is known (a bad
+   * line); `field` is `line` for a message line that is not JSON (else the entity's kind is the field).
+   */
+  | { readonly kind: 'bad'; readonly entity: EntityKind | undefined; readonly where: string; readonly reason: string; readonly field?: 'line' }
   /** The file cannot be read on from here. */
   | { readonly kind: 'broken'; readonly where: string; readonly reason: string }
   /** A v2 message line left unparsed (only when asked: `parseMessages: false`); parsed, it is a message or a bad message. */
@@ -135,7 +138,7 @@ function v2Event(line: JsonLine, parseMessages: boolean): ExportEvent {
   }
   const o = parseObject(line.text)
   if (typeof o === 'string') {
-    return { kind: 'bad', entity: message ? 'message' : undefined, where, reason: o }
+    return message ? { kind: 'bad', entity: 'message', field: 'line', where, reason: o } : { kind: 'bad', entity: undefined, where, reason: o }
   }
   const entity = (ENTITY_KINDS as readonly unknown[]).includes(o.type) ? (o.type as EntityKind) : undefined
   if (message && entity !== 'message') {

@@ -144,7 +144,7 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
       if (e.kind !== 'entity' || e.entity !== 'message') {
         if (e.kind === 'bad' && e.entity === 'message') {
           if (n > o.after) {
-            yield { pos: { n }, row: problem(e.where, 'message', e.reason, e.where) }
+            yield { pos: { n }, row: problem(e.where, e.field ?? 'message', e.reason, e.where) }
           }
           n++
         }
