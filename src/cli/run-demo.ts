@@ -1,6 +1,7 @@
 /**
  * `chatferry demo`: a complete migration on embedded defaults, with nothing installed. It writes
- * an in-house legacy chat database (SQLite), starts the platform sandbox in this process with a
+ * an in-house legacy chat database (SQLite) — and, with `source`, the same history as a hosted
+ * service's export (Sendbird Data Export, Stream Chat v2), which it then reads instead — starts the platform sandbox in this process with a
  * demo-sized quota, shows the dry-run report, migrates everything through the real pipeline
  * (generic-sql connector → mappings → embedded ledger → quota-paced loader → sandbox over HTTP),
  * then runs `verify` against the sandbox.
@@ -12,6 +13,7 @@ import { join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 
 import { startDemoFileHost } from '../demo/demo-file-host.ts'
+import { type DemoSource, writeSampleExport } from '../demo/sample-export.ts'
 import { createSampleLegacyDatabase, DEMO_SIZE, PLANTED_BAD_ROWS, SAMPLE_QUERIES, type SampleSize } from '../demo/sample-legacy.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { planFromSource } from '../job/plan-from-source.ts'
@@ -32,8 +34,22 @@ export interface DemoOptions {
   /** The sandbox's and the loader's quota, requests per minute. @default 6000 */
   readonly requestsPerMinute?: number
   readonly size?: SampleSize
+  /** What the demo reads: the SQLite database (`sql`), or the same history as a hosted service's export. @default sql */
+  readonly source?: DemoSource
   readonly out?: NodeJS.WritableStream
 }
+
+/** The generic-sql connector's `source:` block for the sample database. */
+const sqlSource = (legacyPath: string) => ({
+  connector: 'generic-sql',
+  url: `sqlite:${legacyPath}`,
+  entities: {
+    users: { query: SAMPLE_QUERIES.users, timeFormat: 'epoch-ms' },
+    groups: { query: SAMPLE_QUERIES.groups, timeFormat: 'epoch-ms' },
+    members: { query: SAMPLE_QUERIES.members, timeFormat: 'epoch-ms' },
+    messages: { query: SAMPLE_QUERIES.messages, timeFormat: 'epoch-ms' },
+  },
+})
 
 export async function runDemo(options: DemoOptions = {}): Promise<number> {
   const out = options.out ?? process.stdout
@@ -49,9 +65,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
   const fileHost = await startDemoFileHost(storeDir)
   const legacyPath = join(dir, 'legacy.sqlite')
   const sample = createSampleLegacyDatabase(legacyPath, now, options.size ?? DEMO_SIZE, 42, fileHost.legacyBase)
+  const source = options.source ?? 'sql'
+  const exported = source === 'sql' ? undefined : writeSampleExport(source, legacyPath, join(dir, 'legacy-export'))
   out.write(
-    `1/6 legacy database: ${legacyPath}\n    ${sample.rows.users} accounts, ${sample.rows.rooms} rooms, ${sample.rows.members} memberships, ${sample.rows.posts} posts (an in-house schema, read by the generic-sql connector)\n`,
+    `1/6 legacy database: ${legacyPath}\n    ${sample.rows.users} accounts, ${sample.rows.rooms} rooms, ${sample.rows.members} memberships, ${sample.rows.posts} posts (an in-house schema${exported === undefined ? ', read by the generic-sql connector' : ''})\n`,
   )
+  if (exported !== undefined) {
+    out.write(
+      `    the same history written as ${exported.describe}: ${join(dir, 'legacy-export')} (read by the ${String(exported.source.connector)} connector)\n`,
+    )
+  }
 
   const apiKey = randomBytes(20).toString('hex')
   const sandbox = await startSandbox({ apps: [{ id: 'demo', apiKey, settings: { requestsPerMinute: rpm } }] })
@@ -74,16 +97,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
             quota: { requestsPerMinute: rpm, itemsPerRequest: 50 },
           },
           state: { dir: join(dir, 'state') },
-          source: {
-            connector: 'generic-sql',
-            url: `sqlite:${legacyPath}`,
-            entities: {
-              users: { query: SAMPLE_QUERIES.users, timeFormat: 'epoch-ms' },
-              groups: { query: SAMPLE_QUERIES.groups, timeFormat: 'epoch-ms' },
-              members: { query: SAMPLE_QUERIES.members, timeFormat: 'epoch-ms' },
-              messages: { query: SAMPLE_QUERIES.messages, timeFormat: 'epoch-ms' },
-            },
-          },
+          source: exported?.source ?? sqlSource(legacyPath),
           policies: { threads: { quoteParent: 8 }, deletes: { mode: 'tombstone' }, systemMessages: { mode: 'as-user' } },
           // Every attachment re-hosted into a local store the demo serves itself (docs/files.md).
           files: {
@@ -134,7 +148,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<number> {
     out.write(
       `quarantined (${rejects.length}): ${rejects.map((r) => `${r.entity} ${r.legacyId} [${r.code}] ${r.message}`).join('\n                 ')}\n`,
     )
-    const planted: string[] = [...PLANTED_BAD_ROWS.users, ...PLANTED_BAD_ROWS.messages]
+    const plantedRows = exported?.planted ?? PLANTED_BAD_ROWS
+    const planted: string[] = [...plantedRows.users, ...plantedRows.messages]
+    // The sample database also holds a membership of a room that does not exist (an export cannot).
     const unexpected = rejects.filter((r) => !planted.includes(r.legacyId) && !(r.entity === 'members' && r.legacyId.startsWith('room-gone/')))
     if (code !== EXIT.OK && code !== EXIT.REJECTED) {
       problems.push(`the loader stopped with exit code ${code}`)

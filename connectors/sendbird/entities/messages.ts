@@ -39,33 +39,76 @@ export function sendbirdMessage(o: unknown, directOf: DirectOf): LegacyMessage {
   const parent = num('parent_message_id', o.parent_message_id)
   const mentions = Array.isArray(o.mentioned_users) ? o.mentioned_users.map(userIdOf).filter((u): u is string => u !== undefined) : []
   const reactions = reactionsOf(o.reactions)
-  const metadata = defined({
-    customType: str(o.custom_type),
-    data: dataField(o.data),
-    metaArray: metaArrayOf(o.sorted_metaarray),
-    channelUrl: direct === undefined ? undefined : channelUrl,
-    mentionType: o.mention_type === 'channel' ? 'channel' : undefined,
-    operatorMessage: bool(o.is_op_msg) || undefined,
-    silent: bool(o.silent) || undefined,
-  })
+  const metadata = metadataOf(o, direct === undefined ? undefined : channelUrl)
   const edited = !removed && updated !== undefined && updated > sentAt ? updated : undefined
-  return defined({
+  // Keys set one by one in the canonical record's order (this runs once a row: no spread, no filter of undefined).
+  const m = {
     id: messageId,
     senderId: sender ?? '',
     receiverType: direct === undefined ? ('group' as const) : ('user' as const),
     receiverId,
     type: messageType(attachments),
-    text: str(o.message),
-    attachments: attachments.length > 0 ? attachments : undefined,
-    metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
-    sentAt,
-    editedAt: edited,
-    deletedAt: removed ? (updated ?? sentAt) : undefined,
-    threadParentId: parent !== undefined && parent !== 0 ? String(parent) : undefined,
-    reactions: reactions.length > 0 ? reactions : undefined,
-    mentions: mentions.length > 0 ? mentions : undefined,
-    systemKind: admin ? 'admin_message' : undefined,
-    updatedAt: Math.max(sentAt, updated ?? 0),
+  } as { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] }
+  const text = str(o.message)
+  if (text !== undefined) {
+    m.text = text
+  }
+  if (attachments.length > 0) {
+    m.attachments = attachments
+  }
+  if (metadata !== undefined) {
+    m.metadata = metadata
+  }
+  m.sentAt = sentAt
+  if (edited !== undefined) {
+    m.editedAt = edited
+  }
+  if (removed) {
+    m.deletedAt = updated ?? sentAt
+  }
+  if (parent !== undefined && parent !== 0) {
+    m.threadParentId = String(parent)
+  }
+  if (reactions.length > 0) {
+    m.reactions = reactions
+  }
+  if (mentions.length > 0) {
+    m.mentions = mentions
+  }
+  if (admin) {
+    m.systemKind = 'admin_message'
+  }
+  m.updatedAt = Math.max(sentAt, updated ?? 0)
+  return m
+}
+
+/** The message's metadata (`customType`, `data`, `metaArray`, the one-to-one channel's URL, flags), or undefined when it has none. */
+function metadataOf(o: Record<string, unknown>, directChannelUrl: string | undefined): Record<string, unknown> | undefined {
+  const customType = str(o.custom_type)
+  const data = dataField(o.data)
+  const metaArray = metaArrayOf(o.sorted_metaarray)
+  const channel = o.mention_type === 'channel'
+  const operator = bool(o.is_op_msg)
+  const silent = bool(o.silent)
+  if (
+    customType === undefined &&
+    data === undefined &&
+    metaArray === undefined &&
+    directChannelUrl === undefined &&
+    !channel &&
+    !operator &&
+    !silent
+  ) {
+    return undefined
+  }
+  return defined({
+    customType,
+    data,
+    metaArray,
+    channelUrl: directChannelUrl,
+    mentionType: channel ? 'channel' : undefined,
+    operatorMessage: operator || undefined,
+    silent: silent || undefined,
   })
 }
 

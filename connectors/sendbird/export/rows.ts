@@ -124,18 +124,38 @@ export async function* memberRows(r: ReadFrom): AsyncGenerator<PositionedRow<Leg
 
 export async function* messageRows(r: ReadFrom, directOf: DirectOf): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
   for await (const batch of items(r)) {
-    yield batch
-      .filter(({ f, item }) => after(r, f, item.index))
-      .flatMap(({ f, file, item }) => {
-        const pos = { f, e: item.index }
-        const row: SourceRow<LegacyMessage> =
-          'error' in item
-            ? brokenRow(file, item, 'message')
-            : decoded(messageIdOf(item.value), `${file.path}#${item.index}`, () => sendbirdMessage(item.value, directOf))
-        if (r.since !== undefined && row.ok && (row.record.updatedAt ?? row.record.sentAt) < r.since) {
-          return []
-        }
-        return [{ pos, row, ...(row.ok ? { changedAt: row.record.updatedAt ?? row.record.sentAt } : {}) }]
-      })
+    const out: PositionedRow<LegacyMessage>[] = []
+    for (const { f, file, item } of batch) {
+      if (!after(r, f, item.index)) {
+        continue
+      }
+      const pos = { f, e: item.index }
+      if ('error' in item) {
+        out.push({ pos, row: brokenRow(file, item, 'message') })
+        continue
+      }
+      const row = messageRow(file, item.index, item.value, directOf)
+      if (!row.ok) {
+        out.push({ pos, row })
+        continue
+      }
+      const changedAt = row.record.updatedAt ?? row.record.sentAt
+      if (r.since === undefined || changedAt >= r.since) {
+        out.push({ pos, row, changedAt })
+      }
+    }
+    yield out
+  }
+}
+
+/** One message's row; its id and instance are only spelled out for a problem. */
+function messageRow(file: DataFile, index: number, value: unknown, directOf: DirectOf): SourceRow<LegacyMessage> {
+  try {
+    return { ok: true, record: sendbirdMessage(value, directOf) }
+  } catch (err) {
+    if (err instanceof FieldProblem) {
+      return { ok: false, legacyId: messageIdOf(value), field: err.field, reason: err.message, instance: `${file.path}#${index}` }
+    }
+    throw err
   }
 }

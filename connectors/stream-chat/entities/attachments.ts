@@ -48,9 +48,12 @@ function nameFromUrl(url: string): string {
   }
 }
 
+/** A message without attachments (most of them): one shared, frozen answer. */
+const NONE: MessageFiles = Object.freeze({ attachments: Object.freeze([]), other: Object.freeze([]), type: undefined })
+
 export function decodeAttachments(v: unknown): MessageFiles {
-  if (v === undefined || v === null) {
-    return { attachments: [], other: [], type: undefined }
+  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) {
+    return NONE
   }
   if (!Array.isArray(v)) {
     throw new FieldProblem('attachments', 'attachments is not an array')

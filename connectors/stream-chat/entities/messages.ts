@@ -72,13 +72,16 @@ export interface MessageContext {
   readonly reactions?: readonly LegacyReaction[]
 }
 
-function decodeReactions(v: unknown, extra: readonly LegacyReaction[] = []): LegacyReaction[] {
+function decodeReactions(v: unknown, extra: readonly LegacyReaction[] = []): readonly LegacyReaction[] {
   if (v !== undefined && v !== null && !Array.isArray(v)) {
     throw new FieldProblem('latest_reactions', 'latest_reactions is not an array')
   }
+  if (!Array.isArray(v) || v.length === 0) {
+    return extra
+  }
   const seen = new Set(extra.map((r) => `${r.userId}\u0000${r.emoji}`))
   const out = [...extra]
-  for (const [i, r] of (Array.isArray(v) ? v : []).entries()) {
+  for (const [i, r] of v.entries()) {
     const reaction = decodeReaction(`latest_reactions[${i}]`, r)
     const key = `${reaction.userId}\u0000${reaction.emoji}`
     if (!seen.has(key)) {
@@ -126,6 +129,44 @@ export function messageChangedAt(m: LegacyMessage): EpochMs {
   return latest(m.sentAt, m.editedAt, m.deletedAt, m.updatedAt) ?? m.sentAt
 }
 
+/** The message's metadata (replies shown in the channel, pins, quotes, commands, other attachments, custom fields), or undefined. */
+function metadataOf(o: JsonObject, ctx: MessageContext, parent: string | undefined, other: readonly JsonObject[]): JsonObject | undefined {
+  const metadata: JsonObject = {}
+  let any = false
+  const set = (key: string, value: JsonObject[string]) => {
+    metadata[key] = value
+    any = true
+  }
+  if (parent !== undefined && o.show_in_channel === true) {
+    set('showInChannel', true)
+  }
+  if (o.pinned === true) {
+    const pinnedAt = timeMs('pinned_at', o.pinned_at)
+    const pinnedBy = isObject(o.pinned_by) ? str(o.pinned_by.id) : str(o.pinned_by)
+    set('pinned', { ...(pinnedAt !== undefined ? { at: pinnedAt } : {}), ...(pinnedBy !== undefined ? { by: pinnedBy } : {}) })
+  } else {
+    timeMs('pinned_at', o.pinned_at) // read for its problem only
+  }
+  if (str(o.quoted_message_id) !== undefined) {
+    set('quotedMessageId', o.quoted_message_id)
+  }
+  if (o.silent === true) {
+    set('silent', true)
+  }
+  if (str(o.command) !== undefined) {
+    set('command', o.command)
+  }
+  if (other.length > 0) {
+    set('streamAttachments', other as JsonObject[])
+  }
+  const custom = ctx.keepCustom ? customFields(o, KNOWN) : undefined
+  if (custom !== undefined) {
+    set('custom', custom)
+  }
+  return any ? metadata : undefined
+}
+
+/** A message; its keys are set one by one, in the order the canonical record lists them (no spread: it runs once a row). */
 export function decodeMessage(o: JsonObject, ctx: MessageContext): LegacyMessage {
   const id = streamId('id', o.id)
   const senderId = o.user_id !== undefined && o.user === undefined ? streamId('user_id', o.user_id) : userIdOf('user', o.user)
@@ -138,35 +179,41 @@ export function decodeMessage(o: JsonObject, ctx: MessageContext): LegacyMessage
   const reactions = decodeReactions(o.latest_reactions, ctx.reactions)
   const mentions = mentionsOf(o.mentioned_users)
   const text = typeof o.text === 'string' && o.text !== '' ? o.text : undefined
-  const custom = ctx.keepCustom ? customFields(o, KNOWN) : undefined
-  const pinnedAt = timeMs('pinned_at', o.pinned_at)
-  const pinnedBy = isObject(o.pinned_by) ? str(o.pinned_by.id) : str(o.pinned_by)
-  const metadata: JsonObject = {
-    ...(parent !== undefined && o.show_in_channel === true ? { showInChannel: true } : {}),
-    ...(o.pinned === true
-      ? { pinned: { ...(pinnedAt !== undefined ? { at: pinnedAt } : {}), ...(pinnedBy !== undefined ? { by: pinnedBy } : {}) } }
-      : {}),
-    ...(str(o.quoted_message_id) !== undefined ? { quotedMessageId: o.quoted_message_id } : {}),
-    ...(o.silent === true ? { silent: true } : {}),
-    ...(str(o.command) !== undefined ? { command: o.command } : {}),
-    ...(files.other.length > 0 ? { streamAttachments: files.other } : {}),
-    ...(custom !== undefined ? { custom } : {}),
+  const metadata = metadataOf(o, ctx, parent, files.other)
+  const receiver = receiverOf(senderId, ctx.channel)
+  const m = { id, senderId, receiverType: receiver.receiverType, receiverId: receiver.receiverId, type: files.type ?? 'text' } as {
+    -readonly [K in keyof LegacyMessage]: LegacyMessage[K]
   }
-  return {
-    id,
-    senderId,
-    ...receiverOf(senderId, ctx.channel),
-    type: files.type ?? 'text',
-    ...(text !== undefined ? { text } : {}),
-    ...(files.attachments.length > 0 ? { attachments: files.attachments } : {}),
-    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-    sentAt,
-    ...(editedAt !== undefined ? { editedAt } : {}),
-    ...(deletedAt !== undefined ? { deletedAt } : {}),
-    ...(parent !== undefined ? { threadParentId: parent } : {}),
-    ...(reactions.length > 0 ? { reactions } : {}),
-    ...(mentions.length > 0 ? { mentions } : {}),
-    ...(o.type === 'system' ? { systemKind: 'system' } : {}),
-    ...(updatedAt !== undefined ? { updatedAt } : {}),
+  if (text !== undefined) {
+    m.text = text
   }
+  if (files.attachments.length > 0) {
+    m.attachments = files.attachments
+  }
+  if (metadata !== undefined) {
+    m.metadata = metadata
+  }
+  m.sentAt = sentAt
+  if (editedAt !== undefined) {
+    m.editedAt = editedAt
+  }
+  if (deletedAt !== undefined) {
+    m.deletedAt = deletedAt
+  }
+  if (parent !== undefined) {
+    m.threadParentId = parent
+  }
+  if (reactions.length > 0) {
+    m.reactions = reactions
+  }
+  if (mentions.length > 0) {
+    m.mentions = mentions
+  }
+  if (o.type === 'system') {
+    m.systemKind = 'system'
+  }
+  if (updatedAt !== undefined) {
+    m.updatedAt = updatedAt
+  }
+  return m
 }

@@ -4,7 +4,13 @@
  *   of them (one per exported channel), read with json-values.ts;
  * - v2 (`jsonl`): one entity per line, `{"type": "channel" | "member" | "message" | "reaction" |
  *   "user", "item": {…}}` (the layout of Stream's import files, which the v2 export shares).
- * Either may be gzip-compressed. Each entity is parsed alone; memory is bounded by one entity.
+ * Either may be gzip-compressed. Each entity is parsed alone; they come a chunk's worth at a time,
+ * so memory is bounded by one chunk and one entity.
+ *
+ * A v2 line that starts `{"type":"message",` is a message line whatever follows: parsed, it is a
+ * message or a bad message (broken JSON, another `type` further on). So the layout pass, which only
+ * counts messages, may leave such a line unparsed (`unread`) when it names no user object (the
+ * directory's only use of a message), and its read and count still agree with every other read.
  */
 import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
@@ -12,8 +18,8 @@ import { createGunzip } from 'node:zlib'
 
 import type { JsonObject } from '../../../src/model/records.ts'
 import { isObject } from '../entities/fields.ts'
-import { jsonLines } from './json-lines.ts'
-import { type JsonPath, jsonValues } from './json-values.ts'
+import { type JsonLine, jsonLineBatches } from './json-lines.ts'
+import { type JsonPath, jsonValueBatches, type JsonValueItem } from './json-values.ts'
 
 export const ENTITY_KINDS = ['channel', 'member', 'message', 'reaction', 'user'] as const
 export type EntityKind = (typeof ENTITY_KINDS)[number]
@@ -21,10 +27,15 @@ export type EntityKind = (typeof ENTITY_KINDS)[number]
 export type ExportEvent =
   /** `where` names the entity in the file (`channel 2 messages[17]`, `line 12`); `exportIndex` is v1's channel export (-1 in v2). */
   | { readonly kind: 'entity'; readonly entity: EntityKind; readonly where: string; readonly exportIndex: number; readonly value: JsonObject }
-  /** An entity that cannot be read; `entity` is undefined when not even its kind is known (a bad line). */
-  | { readonly kind: 'bad'; readonly entity: EntityKind | undefined; readonly where: string; readonly reason: string }
+  /**
+   * An entity that cannot be read; `entity` is undefined when not even its kind is known (a bad
+   * line); `field` is `line` for a message line that is not JSON (else the entity's kind is the field).
+   */
+  | { readonly kind: 'bad'; readonly entity: EntityKind | undefined; readonly where: string; readonly reason: string; readonly field?: 'line' }
   /** The file cannot be read on from here. */
   | { readonly kind: 'broken'; readonly where: string; readonly reason: string }
+  /** A v2 message line left unparsed (only when asked: `parseMessages: false`); parsed, it is a message or a bad message. */
+  | { readonly kind: 'unread'; readonly entity: 'message'; readonly where: string }
 
 export type ExportFormat = 'json' | 'jsonl'
 
@@ -88,44 +99,70 @@ function parseObject(text: string): JsonObject | string {
   return isObject(v) ? v : 'not a JSON object'
 }
 
-async function* v1Events(path: string, maxElementBytes: number): AsyncGenerator<ExportEvent> {
-  for await (const item of jsonValues(bytesOf(path), v1Want, { maxDepth: 3, maxValueBytes: maxElementBytes })) {
-    if (item.kind === 'broken') {
-      yield { kind: 'broken', where: path, reason: item.reason }
-      return
+function v1Event(item: JsonValueItem<EntityKind> & { kind: 'value' | 'bad' }): ExportEvent {
+  const { where, exportIndex } = v1Where(item.path)
+  const value = item.kind === 'value' ? parseObject(item.text) : item.reason
+  return typeof value === 'string'
+    ? { kind: 'bad', entity: item.tag, where, reason: value }
+    : { kind: 'entity', entity: item.tag, where, exportIndex, value }
+}
+
+async function* v1Events(path: string, maxElementBytes: number): AsyncGenerator<ExportEvent[]> {
+  for await (const batch of jsonValueBatches(bytesOf(path), v1Want, { maxDepth: 3, maxValueBytes: maxElementBytes })) {
+    const out: ExportEvent[] = []
+    for (const item of batch) {
+      if (item.kind === 'broken') {
+        out.push({ kind: 'broken', where: path, reason: item.reason })
+        yield out
+        return
+      }
+      out.push(v1Event(item))
     }
-    const { where, exportIndex } = v1Where(item.path)
-    const value = item.kind === 'value' ? parseObject(item.text) : item.reason
-    yield typeof value === 'string'
-      ? { kind: 'bad', entity: item.tag, where, reason: value }
-      : { kind: 'entity', entity: item.tag, where, exportIndex, value }
+    yield out
   }
 }
 
-async function* v2Events(path: string, maxElementBytes: number): AsyncGenerator<ExportEvent> {
-  for await (const line of jsonLines(bytesOf(path), maxElementBytes)) {
-    const where = `line ${line.line}`
-    if (line.kind === 'bad') {
-      yield { kind: 'bad', entity: undefined, where, reason: line.reason }
-      continue
-    }
-    const o = parseObject(line.text)
-    if (typeof o === 'string') {
-      yield { kind: 'bad', entity: undefined, where, reason: o }
-      continue
-    }
-    const entity = (ENTITY_KINDS as readonly unknown[]).includes(o.type) ? (o.type as EntityKind) : undefined
-    if (entity === undefined) {
-      yield { kind: 'bad', entity: undefined, where, reason: `type ${JSON.stringify(o.type)?.slice(0, 40)} is not one of ${ENTITY_KINDS.join(', ')}` }
-    } else if (!isObject(o.item)) {
-      yield { kind: 'bad', entity, where, reason: 'item is not a JSON object' }
-    } else {
-      yield { kind: 'entity', entity, where, exportIndex: -1, value: o.item }
-    }
+/** A line that is a message line by its start (see the header). */
+const MESSAGE_LINE = /^\{\s*"type"\s*:\s*"message"\s*,/
+/** A line that may embed a user object (`user`, `mentioned_users`): the layout parses it for its users. */
+const USER_OBJECT = /"user"\s*:\s*\{|"mentioned_users"\s*:\s*\[\s*\{/
+
+function v2Event(line: JsonLine, parseMessages: boolean): ExportEvent {
+  const where = `line ${line.line}`
+  if (line.kind === 'bad') {
+    return { kind: 'bad', entity: undefined, where, reason: line.reason }
+  }
+  const message = MESSAGE_LINE.test(line.text)
+  if (message && !parseMessages && !USER_OBJECT.test(line.text)) {
+    return { kind: 'unread', entity: 'message', where }
+  }
+  const o = parseObject(line.text)
+  if (typeof o === 'string') {
+    return message ? { kind: 'bad', entity: 'message', field: 'line', where, reason: o } : { kind: 'bad', entity: undefined, where, reason: o }
+  }
+  const entity = (ENTITY_KINDS as readonly unknown[]).includes(o.type) ? (o.type as EntityKind) : undefined
+  if (message && entity !== 'message') {
+    return { kind: 'bad', entity: 'message', where, reason: `a message line whose type is then ${JSON.stringify(o.type)?.slice(0, 40)}` }
+  }
+  if (entity === undefined) {
+    return { kind: 'bad', entity: undefined, where, reason: `type ${JSON.stringify(o.type)?.slice(0, 40)} is not one of ${ENTITY_KINDS.join(', ')}` }
+  }
+  if (!isObject(o.item)) {
+    return { kind: 'bad', entity, where, reason: 'item is not a JSON object' }
+  }
+  return { kind: 'entity', entity, where, exportIndex: -1, value: o.item }
+}
+
+async function* v2Events(path: string, maxElementBytes: number, parseMessages: boolean): AsyncGenerator<ExportEvent[]> {
+  for await (const lines of jsonLineBatches(bytesOf(path), maxElementBytes)) {
+    yield lines.map((line) => v2Event(line, parseMessages))
   }
 }
 
-/** Every entity of the export file at `path`, in file order. */
-export function exportEvents(path: string, format: ExportFormat, maxElementBytes: number): AsyncGenerator<ExportEvent> {
-  return format === 'jsonl' ? v2Events(path, maxElementBytes) : v1Events(path, maxElementBytes)
+/**
+ * Every entity of the export file at `path`, in file order, in batches (one per chunk read).
+ * `parseMessages: false` may leave v2 message lines `unread` (the layout pass).
+ */
+export function exportEvents(path: string, format: ExportFormat, maxElementBytes: number, parseMessages = true): AsyncGenerator<ExportEvent[]> {
+  return format === 'jsonl' ? v2Events(path, maxElementBytes, parseMessages) : v1Events(path, maxElementBytes)
 }

@@ -39,6 +39,8 @@ interface Capture<T> {
 }
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf]
+/** The key of a frame whose keys are not kept. */
+const UNREAD_KEY = '\u0000'
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09
@@ -49,7 +51,9 @@ class Scanner<T> {
   readonly stack: Frame[] = []
   inString = false
   escaped = false
-  /** The string being read is a key: its bytes are kept (shallow keys only). */
+  /** The string being read is a key. */
+  inKey = false
+  /** The key's bytes, kept only where a path can be asked about (down to `maxDepth`, outside a captured value). */
   keyBytes: number[] | undefined
   inScalar = false
   /** A value may start at the next non-space byte. */
@@ -104,13 +108,18 @@ class Scanner<T> {
     if (c === undefined || this.stack.length !== c.depth) {
       return
     }
-    this.keep(chunk.subarray(this.captureFrom, end))
+    const tail = chunk.subarray(this.captureFrom, end)
+    // A value that began in this chunk is read from it in place; one that began earlier is joined.
+    const whole = c.parts.length === 0 && !c.oversized && c.bytes + tail.length <= this.maxValueBytes
+    if (!whole) {
+      this.keep(tail)
+    }
     this.capture = undefined
     if (c.oversized) {
       this.out.push({ kind: 'bad', tag: c.tag, path: c.path, reason: `larger than the ${this.maxValueBytes}-byte cap (maxElementBytes)` })
       return
     }
-    const bytes = Buffer.concat(c.parts, c.bytes)
+    const bytes = whole ? tail : Buffer.concat(c.parts, c.bytes)
     if (!isUtf8(bytes)) {
       this.out.push({ kind: 'bad', tag: c.tag, path: c.path, reason: 'not UTF-8 text' })
       return
@@ -139,8 +148,44 @@ class Scanner<T> {
     }
   }
 
+  /** Where the chunk's next backslash is at or after `from` (-1: none), found once per stretch. */
+  nextBackslash = -1
+
+  /**
+   * The closing quote of the string being read (not a key) from byte `from` on, found with
+   * `indexOf` rather than byte by byte (strings are most of an export's bytes); -1 when the string
+   * goes on past the chunk (`escaped` set when the chunk ends inside an escape).
+   */
+  stringEnd(chunk: Buffer, from: number): number {
+    let at = from
+    for (;;) {
+      const quote = chunk.indexOf(QUOTE, at)
+      if (this.nextBackslash < at && this.nextBackslash !== -2) {
+        const found = chunk.indexOf(BACKSLASH, at)
+        this.nextBackslash = found === -1 ? -2 : found // -2: none left in this chunk
+      }
+      const backslash = this.nextBackslash
+      if (backslash < 0 || (quote !== -1 && quote < backslash)) {
+        return quote
+      }
+      at = backslash + 2 // the escaped byte is never the end
+      if (at > chunk.length) {
+        this.escaped = true
+        return -1
+      }
+    }
+  }
+
   feed(chunk: Buffer): void {
+    this.nextBackslash = -1
     for (let i = 0; i < chunk.length && this.broken === undefined; i++) {
+      if (this.inString && this.keyBytes === undefined && !this.escaped) {
+        const end = this.stringEnd(chunk, i)
+        if (end < 0) {
+          break
+        }
+        i = end
+      }
       const b = chunk[i] as number
       if (this.inString) {
         this.readStringByte(chunk, i, b)
@@ -176,11 +221,13 @@ class Scanner<T> {
       this.escaped = true
     } else if (b === QUOTE) {
       this.inString = false
-      if (this.keyBytes !== undefined) {
+      if (this.inKey) {
         const top = this.stack.at(-1) as Frame
-        top.key = JSON.parse(`"${Buffer.from(this.keyBytes).toString('utf8')}"`) as string
+        // A key no path is asked about is only known to be there (not empty: `{"a":1,}` still fails).
+        top.key = this.keyBytes !== undefined ? (JSON.parse(`"${Buffer.from(this.keyBytes).toString('utf8')}"`) as string) : UNREAD_KEY
         top.expectKey = false
         this.keyBytes = undefined
+        this.inKey = false
         return
       }
       this.endValue(chunk, i + 1)
@@ -199,7 +246,8 @@ class Scanner<T> {
     if (top?.object === true && top.expectKey) {
       if (b === QUOTE) {
         this.inString = true
-        this.keyBytes = []
+        this.inKey = true
+        this.keyBytes = this.capture === undefined && this.stack.length <= this.maxDepth ? [] : undefined
       } else if (b === 0x7d && top.key === '') {
         this.close(chunk, i, true)
       } else {
@@ -276,26 +324,45 @@ class Scanner<T> {
 }
 
 /**
- * The wanted values of the JSON document in `bytes`, in document order. `maxDepth` is the deepest
- * path `want` is asked about (the stack depth of a value's container).
+ * The wanted values of the JSON document in `bytes`, in document order, in batches (those each
+ * chunk completes; a `broken` item ends the last). `maxDepth` is the deepest path `want` is asked
+ * about (the stack depth of a value's container).
  */
+export async function* jsonValueBatches<T>(
+  bytes: AsyncIterable<Buffer>,
+  want: WantValue<T>,
+  options: { readonly maxDepth: number; readonly maxValueBytes: number },
+): AsyncGenerator<JsonValueItem<T>[]> {
+  const s = new Scanner(want, options.maxDepth, options.maxValueBytes)
+  for await (const chunk of bytes) {
+    s.feed(chunk)
+    const out = s.out.splice(0)
+    if (s.broken !== undefined) {
+      out.push({ kind: 'broken', reason: s.broken })
+      yield out
+      return
+    }
+    if (out.length > 0) {
+      yield out
+    }
+  }
+  s.finish()
+  const out = s.out.splice(0)
+  if (s.broken !== undefined) {
+    out.push({ kind: 'broken', reason: s.broken })
+  }
+  if (out.length > 0) {
+    yield out
+  }
+}
+
+/** The wanted values one by one (see {@link jsonValueBatches}). */
 export async function* jsonValues<T>(
   bytes: AsyncIterable<Buffer>,
   want: WantValue<T>,
   options: { readonly maxDepth: number; readonly maxValueBytes: number },
 ): AsyncGenerator<JsonValueItem<T>> {
-  const s = new Scanner(want, options.maxDepth, options.maxValueBytes)
-  for await (const chunk of bytes) {
-    s.feed(chunk)
-    yield* s.out.splice(0)
-    if (s.broken !== undefined) {
-      yield { kind: 'broken', reason: s.broken }
-      return
-    }
-  }
-  s.finish()
-  yield* s.out.splice(0)
-  if (s.broken !== undefined) {
-    yield { kind: 'broken', reason: s.broken }
+  for await (const batch of jsonValueBatches(bytes, want, options)) {
+    yield* batch
   }
 }

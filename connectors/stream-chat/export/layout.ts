@@ -102,6 +102,10 @@ class LayoutBuilder {
   }
 
   add(e: ExportEvent): void {
+    if (e.kind === 'unread') {
+      this.messageCount++
+      return
+    }
     if (e.kind === 'broken') {
       this.problems.push({
         entity: 'messages',
@@ -258,11 +262,13 @@ function oneToOnePair(cid: string, members: readonly { readonly value: JsonObjec
   }
 }
 
-/** Reads the export once and returns its directory. */
+/** Reads the export once and returns its directory (v2 message lines parsed only when they may name a user object). */
 export async function readLayout(path: string, format: ExportFormat, maxElementBytes: number): Promise<Layout> {
   const b = new LayoutBuilder()
-  for await (const e of exportEvents(path, format, maxElementBytes)) {
-    b.add(e)
+  for await (const batch of exportEvents(path, format, maxElementBytes, false)) {
+    for (const e of batch) {
+      b.add(e)
+    }
   }
   return b.finish()
 }

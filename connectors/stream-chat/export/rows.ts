@@ -13,7 +13,7 @@ import { latest } from '../entities/fields.ts'
 import { decodeMember, memberUserId } from '../entities/members.ts'
 import { decodeMessage, messageChangedAt } from '../entities/messages.ts'
 import { decodeUser } from '../entities/users.ts'
-import { exportEvents, type ExportFormat } from './events.ts'
+import { type ExportEvent, exportEvents, type ExportFormat } from './events.ts'
 import { cidOf, type Layout, type LayoutProblem } from './layout.ts'
 
 export interface RowsSource {
@@ -139,37 +139,40 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
   if (n + layout.messageCount - 1 <= o.after) {
     return // nothing after the cursor: the file is not read again
   }
-  for await (const e of exportEvents(src.path, src.format, src.maxElementBytes)) {
-    if (e.kind !== 'entity' || e.entity !== 'message') {
-      if (e.kind === 'bad' && e.entity === 'message') {
-        if (n > o.after) {
-          yield { pos: { n }, row: problem(e.where, 'message', e.reason, e.where) }
+  for await (const batch of exportEvents(src.path, src.format, src.maxElementBytes)) {
+    o.signal?.throwIfAborted()
+    for (const e of batch) {
+      if (e.kind !== 'entity' || e.entity !== 'message') {
+        if (e.kind === 'bad' && e.entity === 'message') {
+          if (n > o.after) {
+            yield { pos: { n }, row: problem(e.where, e.field ?? 'message', e.reason, e.where) }
+          }
+          n++
         }
-        n++
+        continue
       }
-      continue
-    }
-    if (n > o.after) {
-      o.signal?.throwIfAborted()
-      const v = e.value
-      const id = typeof v.id === 'string' && v.id !== '' ? v.id : e.where
-      const cid = cidOf(v) ?? layout.cidByExport.get(e.exportIndex)
-      const channel = cid === undefined ? undefined : layout.targets.get(cid)
-      const row =
-        channel === undefined
-          ? problem(id, 'cid', `the message's channel ${cid ?? '(none)'} is not in the export`)
-          : decodeRow(id, () =>
-              decodeMessage(v, {
-                channel,
-                keepCustom: src.keepCustom,
-                ...(typeof v.id === 'string' && layout.reactions.has(v.id) ? { reactions: layout.reactions.get(v.id) } : {}),
-              }),
-            )
-      const r = { pos: { n }, row, ...(row.ok ? { changedAt: messageChangedAt(row.record) } : {}) } as NumberedRow<LegacyMessage>
-      if (inDelta(r, o.since)) {
-        yield r
+      if (n > o.after) {
+        const r = messageRow(src, e, n)
+        if (inDelta(r, o.since)) {
+          yield r
+        }
       }
+      n++
     }
-    n++
   }
+}
+
+/** The row of the message entity `e`, numbered `n`. */
+function messageRow(src: RowsSource, e: ExportEvent & { kind: 'entity' }, n: number): NumberedRow<LegacyMessage> {
+  const { layout } = src
+  const v = e.value
+  const id = typeof v.id === 'string' && v.id !== '' ? v.id : e.where
+  const cid = cidOf(v) ?? layout.cidByExport.get(e.exportIndex)
+  const channel = cid === undefined ? undefined : layout.targets.get(cid)
+  if (channel === undefined) {
+    return { pos: { n }, row: problem(id, 'cid', `the message's channel ${cid ?? '(none)'} is not in the export`) }
+  }
+  const reactions = typeof v.id === 'string' ? layout.reactions.get(v.id) : undefined
+  const row = decodeRow(id, () => decodeMessage(v, { channel, keepCustom: src.keepCustom, ...(reactions !== undefined ? { reactions } : {}) }))
+  return row.ok ? { pos: { n }, row, changedAt: messageChangedAt(row.record) } : { pos: { n }, row }
 }

@@ -1,5 +1,6 @@
-import { type Command, InvalidArgumentError } from 'commander'
+import { type Command, InvalidArgumentError, Option } from 'commander'
 
+import { DEMO_SOURCES, type DemoSource } from '../../demo/sample-export.ts'
 import { DEMO_SIZE, type SampleSize } from '../../demo/sample-legacy.ts'
 import { withHelp } from '../help.ts'
 import { runDemo } from '../run-demo.ts'
@@ -28,6 +29,11 @@ export function registerDemoCommand(program: Command): void {
     .option('--dir <dir>', 'where the demo keeps its files (wiped first)', '.chatferry/demo')
     .option('--requests-per-minute <n>', 'the demo quota', (v) => Number(v), 6000)
     .option('--messages <n>', `the sample's posts (a smaller demo is quicker; default ${DEMO_MESSAGES})`, parseMessages)
+    .addOption(
+      new Option('--source <source>', 'what the demo reads: the SQLite database, or the same history as a Sendbird or Stream Chat export')
+        .choices(DEMO_SOURCES)
+        .default('sql'),
+    )
   withHelp(demo, {
     exits: [
       [0, 'the demo migrated and verified everything'],
@@ -37,10 +43,11 @@ export function registerDemoCommand(program: Command): void {
       ['demo', 'the whole demo in .chatferry/demo (under a minute)'],
       ['demo --dir /tmp/cf-demo --requests-per-minute 600', 'elsewhere, at a slower quota'],
       ['demo --messages 3000', 'a tenth of the sample, in a few seconds'],
+      ['demo --source sendbird-export', 'the same history read from Sendbird Data Export files (or stream-chat-export)'],
     ],
   })
-  demo.action(async (opts: { dir: string; requestsPerMinute: number; messages?: SampleSize }) => {
+  demo.action(async (opts: { dir: string; requestsPerMinute: number; messages?: SampleSize; source: DemoSource }) => {
     const size = opts.messages !== undefined ? { size: opts.messages } : {}
-    process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute, ...size })
+    process.exitCode = await runDemo({ dir: opts.dir, requestsPerMinute: opts.requestsPerMinute, source: opts.source, ...size })
   })
 }
