@@ -1,6 +1,6 @@
 /**
- * `chatferry demo --source stream-chat-export` on a small sample, in this process (the demo has no
- * size option on its command line; `runDemo` takes one): the same history written as a Stream Chat
+ * `chatferry demo --source stream-chat-export` on a small sample, in this process (`runDemo`, with
+ * a smaller sample than `--messages` allows, no CLI start-up): the same history written as a Stream Chat
  * v2 export is read by the stream-chat connector, migrated into the sandbox and verified, and the
  * only rejects are the planted bad rows in Stream's own kinds (two times that are no RFC 3339 times,
  * an attachment without a URL). The full-size demo over the SQLite database is demo-cli.test.ts.
