@@ -10,9 +10,10 @@ import { ChatferryError, ConfigError } from '../errors.ts'
 import { type LedgerContext, openLedgerContext } from '../job/ledger-context.ts'
 import { pidAlive } from '../lib.ts'
 import { defaultJobId, leaseProblems, type LoadConfig, resolveLoadConfig } from '../load/config.ts'
-import { readerOf, readSocketPath, serveReadSocket } from './ledger-read-socket.ts'
 import { loadConfig } from './load-config.ts'
 import { markDeadRuns } from './run-liveness.ts'
+import { readStatus } from './status-readings.ts'
+import { serveStatusSocket, statusSocketPath } from './status-socket.ts'
 
 export interface CommandContextOptions {
   readonly config?: string
@@ -81,8 +82,8 @@ export function lockEmbedded(dir: string): () => void {
         throw new ChatferryError(
           'CHECKPOINT_CONFLICT',
           `another chatferry process, ${describeHolder(holder)}, is using the embedded store in ${dir}; ` +
-            'the embedded store serves one process at a time — `status`, `rejects`, `runs` and `plan` work meanwhile; ' +
-            'for this command wait for it to finish, or set state.url (Postgres) to run several loaders or workers',
+            'the embedded store serves one process at a time — only `status` and `dashboard` read it meanwhile (through that process); ' +
+            'for this command wait for it to finish, or set state.url (Postgres) to read while a job runs or to run several loaders or workers',
         )
       }
       rmSync(file, { force: true })
@@ -92,8 +93,8 @@ export function lockEmbedded(dir: string): () => void {
 }
 
 /**
- * Takes the embedded store in `dir` and opens it with `open`; while it is open, the read-only
- * commands of other processes are answered on its socket (src/cli/ledger-read-socket.ts).
+ * Takes the embedded store in `dir` and opens it with `open`; while it is open, the `status` of
+ * other processes is answered on its socket (src/cli/status-socket.ts).
  */
 export async function holdEmbedded(dir: string, open: () => Promise<LedgerContext>): Promise<LedgerContext> {
   mkdirSync(dir, { recursive: true })
@@ -102,7 +103,7 @@ export async function holdEmbedded(dir: string, open: () => Promise<LedgerContex
   let stopServing: (() => Promise<void>) | undefined
   try {
     ctx = await open()
-    stopServing = await serveReadSocket(readerOf(ctx.store), readSocketPath(dir))
+    stopServing = await serveStatusSocket((req) => readStatus(ctx.store, req), statusSocketPath(dir))
   } catch (err) {
     unlock()
     throw err

@@ -6,7 +6,6 @@
 import type { ResolvedConfig } from '../job/config.ts'
 import type { EntityReport } from '../load/progress.ts'
 import { type RetentionEdge, retentionEdge, retentionEdgeAdvice } from '../plan/retention-edge.ts'
-import type { LedgerReader } from './ledger-read-socket.ts'
 
 export interface StatusRetentionEdge extends RetentionEdge {
   /** False when `retention.oldMessages: send` (extended retention: nothing ages out). */
@@ -14,19 +13,18 @@ export interface StatusRetentionEdge extends RetentionEdge {
   readonly advice: string
 }
 
-export async function statusRetentionEdge(
-  store: Pick<LedgerReader, 'openMessagesPerMinute'>,
-  jobId: string,
+export function statusRetentionEdge(
+  openMessagesPerMinute: [number, number][],
   config: Pick<ResolvedConfig, 'target' | 'policies'>,
   report: readonly EntityReport[],
   now: number,
-): Promise<StatusRetentionEdge> {
+): StatusRetentionEdge {
   const { retention } = config.policies
   const ahead = report.filter((r) => r.entity !== 'messages').reduce((a, r) => a + r.remaining, 0)
   const edge = retentionEdge({
     startMs: now,
     itemsAhead: ahead,
-    messages: await store.openMessagesPerMinute(jobId),
+    messages: openMessagesPerMinute,
     retentionDays: retention.retentionDays,
     requestsPerMinute: config.target.quota.requestsPerMinute,
     itemsPerRequest: config.target.quota.itemsPerRequest,

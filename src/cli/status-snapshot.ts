@@ -1,15 +1,16 @@
 /**
  * What `status --json` prints, computed in one place: `status` prints it, `dashboard` serves it
- * (src/cli/dashboard/), so the page and the command agree by construction. Reads only the ledger
- * (through {@link LedgerReader}: local, or the holder's socket while a run holds the embedded store).
+ * (src/cli/dashboard/), so the page and the command agree by construction. Computed from the
+ * ledger's readings (status-readings.ts: read here, or by the run holding the embedded store) and
+ * the configuration (the quotas, the retention policy), so it reads nothing itself.
  */
 import type { ResolvedConfig } from '../job/config.ts'
 import { buildReport, type EntityReport } from '../load/progress.ts'
 import { type UpdateKindReport, updateReport } from '../load/update-progress.ts'
 import type { FileCounts } from '../state/index.ts'
 import type { RunRecord } from '../state/store.ts'
-import type { LedgerReader } from './ledger-read-socket.ts'
 import { deadRunReason } from './run-liveness.ts'
+import type { StatusReadings } from './status-readings.ts'
 import { type StatusRetentionEdge, statusRetentionEdge } from './status-retention-edge.ts'
 import { type StatusUpdates, statusUpdates } from './status-updates.ts'
 
@@ -30,24 +31,24 @@ export interface StatusSnapshot {
   readonly files?: FileCounts
 }
 
-export async function statusSnapshot(
-  store: LedgerReader,
+export function statusSnapshot(
+  readings: StatusReadings,
   jobId: string,
   config: Pick<ResolvedConfig, 'target' | 'policies'>,
-  options: { runs?: number; now?: number } = {},
-): Promise<StatusSnapshot> {
+  options: { now?: number } = {},
+): StatusSnapshot {
   const { quota, chatQuota, appId } = config.target
   const now = options.now ?? Date.now()
-  const report = buildReport(await store.entityStats(jobId), quota)
-  const runs = (await store.listRuns(jobId, options.runs ?? 5)).map((r) => {
+  const report = buildReport(readings.entityStats, quota)
+  const runs = readings.runs.map((r) => {
     const died = deadRunReason(r, now)
     return died !== undefined ? { ...r, status: 'interrupted' as const, died } : r
   })
   const inFlight = report.reduce((n, s) => n + s.sent, 0)
   const orphaned = runs[0] !== undefined && 'died' in runs[0] && !runs.some((r) => r.status === 'running') ? inFlight : 0
-  const retentionEdge = await statusRetentionEdge(store, jobId, config, report, now)
-  const updates = await statusUpdates(store, jobId)
-  const files = await store.fileCounts(jobId)
+  const retentionEdge = statusRetentionEdge(readings.openMessagesPerMinute, config, report, now)
+  const updates = statusUpdates(readings)
+  const files = readings.fileCounts
   const anyFiles = files.planned + files.copied + files.failed + files.skipped > 0
   return {
     jobId,

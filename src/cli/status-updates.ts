@@ -4,7 +4,7 @@
  */
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import { UPDATE_STATUSES, type UpdateConflict, type UpdateCountRow, type UpdateStatus } from '../state/index.ts'
-import type { LedgerReader } from './ledger-read-socket.ts'
+import type { StatusReadings } from './status-readings.ts'
 
 export type UpdateStatusCounts = Record<UpdateStatus, number>
 
@@ -13,20 +13,15 @@ export interface StatusUpdates {
   readonly entities: Record<string, UpdateStatusCounts>
   /** Per entity, kind, policy and status. */
   readonly byKind: readonly UpdateCountRow[]
-  /** The first {@link CONFLICTS_LISTED} updates not applied because their item changed on the platform (`conflict`), with legacy id and target key. */
+  /** The first updates (status-readings.ts reads up to `CONFLICTS_LISTED`) not applied because their item changed on the platform (`conflict`), with legacy id and target key. */
   readonly conflicts: readonly UpdateConflict[]
 }
 
-/** How many held-back updates `status` lists (all of them are counted). */
-export const CONFLICTS_LISTED = 50
-
 const zero = (): UpdateStatusCounts => Object.fromEntries(UPDATE_STATUSES.map((s) => [s, 0])) as UpdateStatusCounts
 
-export async function statusUpdates(store: Pick<LedgerReader, 'updateCounts' | 'updateConflicts'>, jobId: string): Promise<StatusUpdates> {
-  const byKind = await store.updateCounts(jobId)
-  const conflicts = byKind.some((r) => r.status === 'conflict')
-    ? await store.updateConflicts(jobId, { limit: CONFLICTS_LISTED, withDropped: false })
-    : []
+export function statusUpdates(readings: Pick<StatusReadings, 'updateCounts' | 'updateConflicts'>): StatusUpdates {
+  const byKind = readings.updateCounts
+  const conflicts = readings.updateConflicts
   const entities: Record<string, UpdateStatusCounts> = Object.fromEntries(LEGACY_ENTITIES.map((e) => [e, zero()]))
   for (const r of byKind) {
     const e = (entities[r.entity] ??= zero())

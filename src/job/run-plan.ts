@@ -21,8 +21,7 @@ import { jobReaderIds } from './source-file-readers.ts'
 /**
  * What `plan` needs of the ledger: the dry run's read-only session, the reports, and the app's
  * shared chat budget (`--check-target`'s chat reads draw from it with every other process). A
- * job's store is one; so is the view `plan` gets of an embedded store another process holds
- * (src/cli/plan-ledger-context.ts).
+ * job's store is one.
  */
 export type PlanLedger = Pick<LedgerStore, 'dryRun' | 'reports' | 'quota'> & Partial<Pick<LedgerStore, 'entityStats'>>
 

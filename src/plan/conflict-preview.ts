@@ -46,7 +46,7 @@ export async function previewPageConflicts(
   found: readonly FoundIntent[],
   policy: ConflictPolicy,
 ): Promise<void> {
-  if (!into.session.conflicts || found.length === 0) {
+  if (found.length === 0) {
     return
   }
   const mine = into.entities[entity]

@@ -52,8 +52,7 @@ export function createDryRunSink(into: ClassifyInto, parentText = true): PlanSin
       return counts
     },
     finishEntity: async () => {},
-    // Through another process (an embedded ledger it holds) the source's keys are not compared.
-    ...(session.vanished ? { vanished: vanishedOf(session, jobId) } : {}),
+    vanished: vanishedOf(session, jobId),
   }
 }
 
@@ -81,7 +80,7 @@ function parentOf(r: PlanParentRow): PlannedMessage | SkippedRef {
 /** The dry run's comparison: counted (the decider tallies the intents), never recorded. */
 function vanishedOf(session: DryRunSession, jobId: string): NonNullable<PlanSink['vanished']> {
   return async (entity, sourceKeys, decide, allow) => {
-    const scan = await (session.vanished as NonNullable<DryRunSession['vanished']>)(jobId, entity, sourceKeys, (items) => void decide(items), allow)
+    const scan = await session.vanished(jobId, entity, sourceKeys, (items) => void decide(items), allow)
     return { ...noUpdates(), ...scan }
   }
 }

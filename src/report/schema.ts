@@ -121,8 +121,7 @@ export const EntityPlan = z.object({
    * being what `changes.conflicts` would do: `conflict` (report: held back), `dropped`
    * (platform-wins) or `overwrites` (source-wins: applied over the platform's change). Each sample's
    * reason names the platform's trigger and when it was received, as a delta would record it. Added
-   * in schema version 1; absent in older reports (none) and empty when `plan` reads an embedded
-   * ledger through another process (no platform events there).
+   * in schema version 1; absent in older reports (none).
    */
   conflicts: z.record(z.string(), z.partialRecord(z.enum(CONFLICT_OUTCOMES), UpdateCount)).default({}),
   /** Loaded items whose legacy row is gone from the source (null: not compared; messages only with `--detect-deletes`). */

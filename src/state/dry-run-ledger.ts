@@ -6,19 +6,12 @@
  * the source's keys of a vanished-item comparison. Nothing in the ledger's own tables changes. The
  * conflict policy's question (`conflicts`: which intents a delta would hold back because their item
  * changed on the platform) is asked with the rule a delta records by (conflict-hold.ts), read-only.
- *
- * A `plan` that reads an embedded ledger through the process holding it gets the same session from
- * {@link dryRunLedgerOver}: its ledger reads are that process's answers (one query each), its
- * thread parents a scratch file of its own (scratch-parents.ts); such a session does not compare
- * the source's keys with the ledger (no `vanished`: the report says "not compared") and asks no
- * conflict question (no `conflicts`: an embedded ledger has no platform events — the webhook
- * receiver needs Postgres).
+
  */
 import type { Kysely } from 'kysely'
 
 import { type ConflictCandidate, type ConflictPreview, previewConflicts } from './conflict-hold.ts'
 import type { ConflictPolicy, StateDatabase } from './schema.ts'
-import { openScratchParents } from './scratch-parents.ts'
 import { createPlanParentsTable } from './sql/create-plan-parents-table.ts'
 import { dropPlanParentsTable } from './sql/drop-plan-parents-table.ts'
 import { insertPlanParents, type PlanParentRow } from './sql/insert-plan-parents.ts'
@@ -54,9 +47,9 @@ export interface DryRunSession {
   loadedItems(jobId: string, entity: string, legacyIds: readonly string[]): Promise<LoadedItemRow[]>
   /**
    * The key-set comparison, read-only: each page of loaded items the source no longer holds goes to
-   * `onPage` (unless `allow` refuses). Absent when the ledger is read through another process.
+   * `onPage` (unless `allow` refuses).
    */
-  vanished?(
+  vanished(
     jobId: string,
     entity: string,
     sourceKeys: AsyncIterable<readonly string[]>,
@@ -65,10 +58,9 @@ export interface DryRunSession {
   ): Promise<VanishedScan>
   /**
    * Which of these intents the conflict policy would act on (held back, dropped, or sent over a
-   * change made on the platform), without recording anything. Absent when the ledger is read through
-   * another process.
+   * change made on the platform), without recording anything.
    */
-  conflicts?<T extends ConflictCandidate>(jobId: string, entity: string, intents: readonly T[], policy: ConflictPolicy): Promise<ConflictPreview<T>[]>
+  conflicts<T extends ConflictCandidate>(jobId: string, entity: string, intents: readonly T[], policy: ConflictPolicy): Promise<ConflictPreview<T>[]>
 }
 
 export interface DryRunLedger {
@@ -98,25 +90,5 @@ export function createDryRunLedger(db: Kysely<StateDatabase>): DryRunLedger {
           await dropPlanParentsTable(conn).catch(() => {})
         }
       }),
-  }
-}
-
-/** The ledger reads of a dry-run session, without its thread parents. */
-export type DryRunReads = Pick<DryRunSession, 'idMap' | 'knownItems' | 'lookupItems' | 'loadedItems'>
-
-/**
- * A {@link DryRunLedger} whose ledger reads are `reads` (another process's answers) and whose
- * thread parents live in a scratch file of this process for the session's time.
- */
-export function dryRunLedgerOver(reads: DryRunReads): DryRunLedger {
-  return {
-    async session(work) {
-      const scratch = openScratchParents()
-      try {
-        return await work({ ...reads, keepParents: scratch.keepParents, parents: scratch.parents })
-      } finally {
-        scratch.close()
-      }
-    },
   }
 }

@@ -1,16 +1,6 @@
 /** The ledger (state store): see `store.ts`. */
 export type { ConflictOutcome } from './conflict-hold.ts'
-export type {
-  ConflictCandidate,
-  ConflictPreview,
-  DryRunLedger,
-  DryRunReads,
-  DryRunSession,
-  KnownItemRow,
-  LoadedItemRow,
-  PlanParentRow,
-} from './dry-run-ledger.ts'
-export { dryRunLedgerOver } from './dry-run-ledger.ts'
+export type { ConflictCandidate, ConflictPreview, DryRunLedger, DryRunSession, KnownItemRow, LoadedItemRow, PlanParentRow } from './dry-run-ledger.ts'
 export { attachFiles, missingFilesNote } from './file-payload.ts'
 export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger } from './files-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'

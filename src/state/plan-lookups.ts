@@ -1,9 +1,7 @@
 /**
  * What planning reads back from the ledger when a run resumes (the id map, the users and groups
  * planned so far, the thread parents of a page), so a resumed plan maps exactly like an
- * uninterrupted one; and the dry run's classification read, one query at a time, for a `plan` that
- * reads an embedded ledger through the process holding it. Read-only: planning writes through
- * {@link LedgerStore.planPage}.
+ * uninterrupted one. Read-only: planning writes through {@link LedgerStore.planPage}.
  */
 import type { Kysely } from 'kysely'
 
@@ -11,8 +9,7 @@ import type { StateDatabase } from './schema.ts'
 import { countMemberships } from './sql/count-memberships.ts'
 import { selectCountedMembers } from './sql/select-counted-members.ts'
 import { type IdMapRow, selectIdMap } from './sql/select-id-map.ts'
-import { type KnownItemRow, selectKnownItems } from './sql/select-known-items.ts'
-import { type LoadedItemRow, selectLoadedItems } from './sql/select-loaded-items.ts'
+import type { KnownItemRow } from './sql/select-known-items.ts'
 import { type LookupItemRow, selectLookupItems } from './sql/select-lookup-items.ts'
 import { selectMessageItems } from './sql/select-message-items.ts'
 import { type RejectedSourceRow, selectRejectedSourceRows } from './sql/select-rejected-source-rows.ts'
@@ -32,14 +29,6 @@ export interface PlanLookups {
   memberships(jobId: string): Promise<{ kind: 'group' | 'user'; id: string; n: number }[]>
   /** Of these legacy member ids, those {@link memberships} counts already. */
   countedMembers(jobId: string, legacyIds: readonly string[]): Promise<string[]>
-  /**
-   * The ledger's items for these target keys (`keys[i]` with the new payload hash `hashes[i]`):
-   * what a dry-run session's `knownItems` reads, on any connection (`plan` through the holder of
-   * an embedded store, src/cli/ledger-read-socket.ts).
-   */
-  knownItems(jobId: string, entity: string, keys: readonly string[], hashes: readonly string[]): Promise<KnownItemRow[]>
-  /** Loaded items of these legacy ids whose removal is not planned (what a dry-run session's `loadedItems` reads, on any connection). */
-  loadedItems(jobId: string, entity: string, legacyIds: readonly string[]): Promise<LoadedItemRow[]>
 }
 
 export function createPlanLookups(db: Kysely<StateDatabase>): PlanLookups {
@@ -50,7 +39,5 @@ export function createPlanLookups(db: Kysely<StateDatabase>): PlanLookups {
     messages: (jobId, legacyIds) => selectMessageItems(db, jobId, legacyIds),
     memberships: (jobId) => countMemberships(db, jobId),
     countedMembers: (jobId, legacyIds) => selectCountedMembers(db, jobId, legacyIds),
-    knownItems: (jobId, entity, keys, hashes) => selectKnownItems(db, jobId, entity, keys, hashes),
-    loadedItems: (jobId, entity, legacyIds) => selectLoadedItems(db, jobId, entity, legacyIds, false),
   }
 }

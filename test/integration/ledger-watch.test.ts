@@ -1,9 +1,9 @@
 /**
- * Watching a job while it runs on the embedded store, as processes: `status`, `rejects` and `runs`
- * answer through the process holding the store (its socket) with live numbers and without the API
- * key or the source password; writes are refused naming the holder; a SIGKILLed run shows as
- * interrupted with its in-flight items; `purge` refuses while live and without --yes, then removes
- * the job.
+ * Watching a job while it runs on the embedded store, as processes: `status` answers through the
+ * process holding the store (its status socket) with live numbers and without the API key or the
+ * source password; the other read-only commands and the writes are refused naming the holder (they
+ * need a Postgres ledger while a job runs); a SIGKILLed run shows as interrupted with its in-flight
+ * items; `purge` refuses while live and without --yes, then removes the job.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -13,6 +13,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { stringify } from 'yaml'
 
+import { runCounts } from '../../src/cli/commands/runs.ts'
 import { createSampleLegacyDatabase, SAMPLE_QUERIES } from '../../src/demo/sample-legacy.ts'
 import { type Sandbox, type SandboxApp, startSandbox } from '../../src/sandbox/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
@@ -53,7 +54,7 @@ const readerEnv = { CHATFERRY_API_KEY: '', CF_WATCH_SOURCE_PASSWORD: '' }
 
 interface StatusJson {
   entities: { entity: string; sent: number; done: number; rejected: number; remaining: number }[]
-  runs: { id: number; mode: string; status: string; died?: string }[]
+  runs: { id: number; mode: string; status: string; died?: string; heartbeatAt: string; stats: unknown }[]
   inFlightWhenDied: number
 }
 
@@ -87,7 +88,7 @@ async function seed(dir: string, jobId: string, appId: string, nMessages: number
   await store.close()
 }
 
-it('status, rejects and runs answer during a load on the embedded store, without the API key; writes are refused naming the holder; purge', async () => {
+it('status answers during a load on the embedded store, without the API key; rejects, runs and writes are refused naming the holder; purge', async () => {
   // 60 requests a minute: 2000 messages take about 40 s to load.
   const app = await sb.createApp({ id: 'watch-live', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 60_000 } })
   const { file, dir } = watchConfig(app, 60)
@@ -111,20 +112,14 @@ it('status, rejects and runs answer during a load on the embedded store, without
   expect(table.stdout).toMatch(/read through pid \d+ \(chatferry load, since \d{4}-/)
   expect(table.stdout).toMatch(/last run: #\d+ load running/)
 
-  const rejects = await runCli(['rejects', '--config', file, '--json'], readerEnv).done
-  expect(rejects.code, rejects.stderr).toBe(0)
-  expect(JSON.parse(rejects.stdout)).toMatchObject([{ legacyId: 'broken-1', targetKey: '~legacy:broken-1', code: 'MAPPING_INVALID' }])
-  const rejectsTable = await runCli(['rejects', '--config', file], readerEnv).done
-  expect(rejectsTable.stdout).toMatch(
-    /^entity or update\tlegacy id\ttarget key\tcode\treason\nmessages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/,
-  )
-
-  const runs = await runCli(['runs', '--config', file, '--json'], readerEnv).done
-  expect(runs.code, runs.stderr).toBe(0)
-  const running = JSON.parse(runs.stdout) as { mode: string; status: string; finishedAt: string | null; died: string | null; durationMs: number }[]
-  expect(running).toHaveLength(1)
-  expect(running[0]).toMatchObject({ mode: 'load', status: 'running', finishedAt: null, died: null })
-  expect(running[0]!.durationMs).toBeGreaterThan(0)
+  // The other read-only commands need the store, or a Postgres ledger: refused naming the holder.
+  for (const command of ['rejects', 'runs']) {
+    const refused = await runCli([command, '--config', file, '--json'], readerEnv).done
+    expect(refused.code, command).toBe(1)
+    expect(refused.stderr).toMatch(
+      /another chatferry process, pid \d+ \(chatferry load, since \d{4}-[^)]+\), is using the embedded store .*only `status` and `dashboard` read it meanwhile .*set state\.url \(Postgres\) to read while a job runs/,
+    )
+  }
 
   // Writes stay refused, naming the holder.
   const retry = await runCli(['retry-rejected', '--config', file], writerEnv(app)).done
@@ -137,6 +132,11 @@ it('status, rejects and runs answer during a load on the embedded store, without
   load.child.kill('SIGTERM')
   expect((await load.done).code).toBe(1)
 
+  const rejectsTable = await runCli(['rejects', '--config', file], readerEnv).done
+  expect(rejectsTable.code, rejectsTable.stderr).toBe(0)
+  expect(rejectsTable.stdout).toMatch(
+    /^entity or update\tlegacy id\ttarget key\tcode\treason\nmessages\tbroken-1\t~legacy:broken-1\tMAPPING_INVALID\tno sender\n1 rejected: MAPPING_INVALID 1\n$/,
+  )
   const after = await runCli(['runs', '--config', file, '--json'], readerEnv).done
   expect(after.code, after.stderr).toBe(0)
   const ended = JSON.parse(after.stdout) as {
@@ -278,7 +278,7 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
   }
 }, 60_000)
 
-it('during `run` on the embedded store: status and runs show the run and its loader live, the run row kept fresh by its heartbeat', async () => {
+it('during `run` on the embedded store: status shows the run and its loader live, the run row kept fresh by its heartbeat', async () => {
   const app = await sb.createApp({ id: 'watch-run', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 60_000 } })
   const base = mkdtempSync(join(tmpdir(), 'cf-watch-run-'))
   const legacy = join(base, 'legacy.sqlite')
@@ -311,24 +311,16 @@ it('during `run` on the embedded store: status and runs show the run and its loa
   await run.waitFor('loader started', 60_000)
   // Past two heartbeats of the run row (every 5 s) while the loader works.
   await new Promise((r) => setTimeout(r, 11_000))
+  const asked = Date.now()
   const live = await statusJson(file)
   expect(live.runs.slice(0, 2)).toMatchObject([
     { mode: 'load', status: 'running' },
     { mode: 'run', status: 'running' },
   ])
-  const asked = Date.now()
-  const runs = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as {
-    mode: string
-    status: string
-    startedAt: string
-    heartbeatAt: string
-    counts: Record<string, number>
-  }[]
-  const runRow = runs.find((r) => r.mode === 'run')!
-  expect(runRow.status).toBe('running')
+  const runRow = live.runs.find((r) => r.mode === 'run')!
   // Beating while it loads (every 5 s), not only at the end of planning (before 'loader started', 11 s before `asked`).
   expect(Date.parse(runRow.heartbeatAt)).toBeGreaterThan(asked - 7000)
-  expect(runRow.counts.sourceRows).toBeGreaterThan(1700)
+  expect(runCounts(runRow.stats).sourceRows).toBeGreaterThan(1700)
   const done = live.entities.reduce((n, e) => n + e.done, 0)
   expect(done).toBeGreaterThan(0)
   expect(live.entities.reduce((n, e) => n + e.remaining, 0)).toBeGreaterThan(0)

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 
-import { readSocketPath } from '../../src/cli/ledger-read-socket.ts'
 import { deadRunReason, RUN_STALE_AFTER_MS, runOwnerProcess } from '../../src/cli/run-liveness.ts'
 import type { RunRecord } from '../../src/state/store.ts'
 
@@ -47,12 +46,5 @@ describe('run liveness', () => {
     )
     // An ended run is never called dead.
     expect(deadRunReason(run({ status: 'succeeded', owner: 'here#abc/101/x', heartbeatAt: new Date(0) }), NOW, 'here#abc', alive)).toBeUndefined()
-  })
-
-  it('puts the socket beside the lock, or in the temporary directory when the path would be too long', () => {
-    expect(readSocketPath('/data/.chatferry')).toBe('/data/.chatferry/chatferry.sock')
-    const deep = `/data/${'x'.repeat(120)}/.chatferry`
-    expect(readSocketPath(deep)).toMatch(/\/chatferry-[0-9a-f]{16}\.sock$/)
-    expect(readSocketPath(deep)).toBe(readSocketPath(deep))
   })
 })

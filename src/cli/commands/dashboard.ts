@@ -49,7 +49,7 @@ export function registerDashboardCommand(program: Command): void {
     const config = loadConfig(opts.config, process.env, { ledgerOnly: true })
     const settings = serveSettings(opts)
     const jobId = opts.job ?? process.env.CHATFERRY_JOB_ID ?? config.job?.id ?? defaultJobId(config.target.appId)
-    const source = await openLedgerSource(config, opts.config, opts.job)
+    const source = await openLedgerSource(config, opts.config, jobId)
     const sampler = startSampler(source, jobId, config, settings.refreshMs)
     try {
       await sampler.refresh()

@@ -3,15 +3,16 @@
  * prints the counts; `files map` the URL mapping (legacy URL → the store's public URL, with size and
  * SHA-256) as CSV or JSON, so links inside message text can be rewritten; `files failures` the
  * files not copied, with the cause, the reason and how many messages they hold. Needs no API key,
- * source password or store credentials, and works while a run holds the embedded store.
+ * source password or store credentials; while a job runs it needs a Postgres ledger (`state.url`):
+ * an embedded store another process holds is that process's alone (`status` reads it meanwhile).
  */
 import type { Command } from 'commander'
 
 import type { FileRow } from '../../state/index.ts'
+import type { LedgerStore } from '../../state/store.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
-import type { LedgerReader } from '../ledger-read-socket.ts'
 import { configOption } from '../options.ts'
 import { formatStatusFiles } from '../status-files.ts'
 import { JOB_OPTION_HELP } from './load.ts'
@@ -19,10 +20,10 @@ import { JOB_OPTION_HELP } from './load.ts'
 const PAGE = 5000
 
 /** Every file of the job in the given states, a page at a time. */
-async function* filesOf(store: LedgerReader, jobId: string, states: readonly string[]): AsyncGenerator<FileRow> {
+async function* filesOf(store: LedgerStore, jobId: string, states: readonly string[]): AsyncGenerator<FileRow> {
   let afterId = 0
   for (;;) {
-    const page = await store.listFiles(jobId, { states, afterId, limit: PAGE })
+    const page = await store.files.list(jobId, { states, afterId, limit: PAGE })
     yield* page
     if (page.length < PAGE) {
       return
@@ -39,13 +40,13 @@ export function csvField(value: string | number | null): string {
 
 const EXITS: [number, string][] = [
   [0, 'printed'],
-  [1, 'the ledger could not be read'],
+  [1, 'the ledger could not be read, or another process holds the embedded store'],
   [2, 'usage or configuration error, unknown job'],
 ]
 
 type Opts = { config: string; job?: string; json?: boolean; csv?: boolean }
 
-async function withContext(opts: Opts, work: (store: LedgerReader, jobId: string) => Promise<void>): Promise<void> {
+async function withContext(opts: Opts, work: (store: LedgerStore, jobId: string) => Promise<void>): Promise<void> {
   const ctx = await openReadContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
   try {
     await requireKnownJob(ctx)
@@ -82,7 +83,7 @@ export function registerFilesCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: Opts) =>
       withContext(opts, async (store, jobId) => {
-        const counts = await store.fileCounts(jobId)
+        const counts = await store.files.counts(jobId)
         process.stdout.write(opts.json ? `${JSON.stringify(counts, null, 2)}\n` : `${formatStatusFiles(counts)}\n`)
       }),
     )

@@ -6,9 +6,8 @@ import { GATE_METRICS, parseGates } from '../../report/fail-on.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../../target/config.ts'
 import { withHelp } from '../help.ts'
 import { admitJob } from '../job-guard.ts'
-import { describeHolder } from '../open-command-context.ts'
+import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { openPlanContext } from '../plan-ledger-context.ts'
 import { createPlanProgress } from '../progress-drawer.ts'
 import { parseChatRpm, printReportResult } from '../report-output.ts'
 import { runStoppable } from '../signals.ts'
@@ -91,10 +90,7 @@ export function registerPlanCommand(program: Command): void {
       const chatRpm = parseChatRpm(opts.chatRpm)
       const logger = createLogger()
       process.exitCode = await runStoppable(logger, 'the page being read, then closing the source read', async (stopper) => {
-        const ctx = await openPlanContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
-        if (ctx.holder !== undefined) {
-          logger.info({ holder: ctx.holder.pid }, `the embedded store is in use: reading it through ${describeHolder(ctx.holder)}`)
-        }
+        const ctx = await openCommandContext({ config: opts.config, ...(opts.job !== undefined ? { job: opts.job } : {}) })
         const progress = createPlanProgress(ctx.config.target.quota, logger)
         try {
           // Before the source is read: a mistyped --job is no new job to report on.

@@ -18,12 +18,12 @@ export function registerRejectsCommand(program: Command): void {
         '(kind such as user.update or message.edit, legacy id, target key, code, reason); then the count per code, and how many ' +
         'rejects were accepted (accept-rejects) and are not listed. --accepted lists those instead, with who accepted them, when and ' +
         'why. A reject whose row a later read loaded is no reject any more. Needs no API key or source ' +
-        'password, and works while a run holds the embedded store.',
+        'password. While a job runs it needs a Postgres ledger (state.url): an embedded store another process holds is refused (exit 1; `status` works meanwhile).',
     )
   withHelp(rejects, {
     exits: [
       [0, 'listed (also when there are none)'],
-      [1, 'the ledger could not be read'],
+      [1, 'the ledger could not be read, or another process holds the embedded store'],
       [2, 'usage or configuration error, unknown job'],
     ],
     examples: [
@@ -46,7 +46,7 @@ export function registerRejectsCommand(program: Command): void {
         await requireKnownJob(ctx)
         const filter = { ...(opts.code !== undefined ? { code: opts.code } : {}), ...(opts.entity !== undefined ? { entity: opts.entity } : {}) }
         if (opts.accepted) {
-          printAccepted(await ctx.store.listAcceptedRejects(ctx.jobId, filter), opts.json === true)
+          printAccepted(await ctx.store.acceptedRejects.list(ctx.jobId, filter), opts.json === true)
           return
         }
         const accepted = (await ctx.store.entityStats(ctx.jobId)).reduce(
@@ -55,7 +55,7 @@ export function registerRejectsCommand(program: Command): void {
         )
         const acceptedLine = accepted > 0 ? `${accepted} accepted reject(s) not listed: rejects --accepted\n` : ''
         const rejects = await ctx.store.listRejects(ctx.jobId, filter)
-        const updates = await ctx.store.listUpdateRejects(ctx.jobId, filter)
+        const updates = await ctx.store.updateLane.rejects(ctx.jobId, filter)
         if (opts.json) {
           // Items first, then the refused updates (they carry `kind` and `httpStatus`).
           process.stdout.write(`${JSON.stringify([...rejects, ...updates], null, 2)}\n`)

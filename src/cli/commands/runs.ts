@@ -153,12 +153,12 @@ export function registerRunsCommand(program: Command): void {
     .description(
       "A job's runs, newest first: mode, start and end, duration, what each did (source rows and new items planned; requests, " +
         'items done and rejected, 429s; chat requests and updates done, rejected, reported, held back), and its outcome. A run whose process died (SIGKILL, a lost machine) shows as ' +
-        '`interrupted`. Needs no API key or source password, and works while a run holds the embedded store.',
+        '`interrupted`. Needs no API key or source password. While a job runs it needs a Postgres ledger (state.url): an embedded store another process holds is refused (exit 1; `status` works meanwhile).',
     )
   withHelp(runs, {
     exits: [
       [0, 'listed'],
-      [1, 'the ledger could not be read'],
+      [1, 'the ledger could not be read, or another process holds the embedded store'],
       [2, 'usage or configuration error, unknown job'],
     ],
     examples: [

@@ -57,18 +57,16 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
   let series: ThroughputPoint[] = []
   let running: Promise<void> | undefined
   const read = async () => {
-    let read
     try {
-      read = await source.reader()
+      const read = await source.read({ runs: 20, rejects: REJECTS_READ })
       if (read === undefined) {
         if (view !== undefined) {
           view = { ...view, via: `no process holds the embedded store: the reading of ${view.at}` }
         }
         return
       }
-      const { store } = read
-      const status = await statusSnapshot(store, jobId, config, { runs: 20 })
-      const rejected = await store.listRejects(jobId, { limit: REJECTS_READ })
+      const status = statusSnapshot(read.readings, jobId, config)
+      const rejected = read.readings.rejects
       const done = status.entities.reduce((n, e) => n + e.done, 0)
       const perMinute = status.entities.reduce((n, e) => n + e.itemsLastMinute, 0)
       const remaining = status.entities.reduce((n, e) => n + e.remaining, 0)
@@ -85,14 +83,11 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
         via: read.via,
       }
     } catch (err) {
-      source.failed()
       if (view !== undefined) {
         view = { ...view, error: scrubUrls(err instanceof Error ? err.message : String(err)) }
       } else {
         throw err
       }
-    } finally {
-      await read?.release?.()
     }
   }
   const refresh = () => (running ??= read().finally(() => (running = undefined)))
