@@ -2,9 +2,11 @@
  * The Prometheus metrics of a fleet process (`fleet run`, `fleet worker`), one registry per
  * process (prom-client), labelled `fleet` and, per tenant, `tenant` and `job_id` — the names of a
  * single job's metrics (src/load/metrics.ts), so the same dashboard and alert rules
- * (deploy/monitoring/) work per tenant. What this process's loaders did (requests, 429s, items and
- * batches by outcome, reported once a second through the loader's `onTick`) are counters; where each
- * tenant stands in the ledger (items per entity and state, done in the last minute, its state as
+ * (deploy/monitoring/) work per tenant. What this process's loaders did (requests, 429s and pauses,
+ * items and batches by outcome, ledger errors, reported once a second through the loader's
+ * `onTick`) are counters, and so are the process's platform requests by endpoint and outcome
+ * (src/load/request-metrics.ts, no tenant label); where each tenant stands in the ledger (items per
+ * entity and state, done in the last minute, its files by state and bytes, its state as
  * `fleet status` says it, its quota) are gauges read when Prometheus scrapes, never on a loader's
  * path. Served by src/cli/metrics-server.ts; no key or URL is ever a label.
  */
