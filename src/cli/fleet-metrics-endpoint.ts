@@ -8,7 +8,8 @@
 import type { Logger } from 'pino'
 
 import { createFleetMetrics, type FleetMetrics } from '../fleet/fleet-metrics.ts'
-import type { EntityStats } from '../state/store.ts'
+import { jobFiles } from '../load/metrics-reading.ts'
+import type { EntityStats, FileCounts } from '../state/index.ts'
 import type { FleetLedgerContext } from './fleet-run-context.ts'
 import { readFleetStatus } from './fleet-status-read.ts'
 import { metricsPort, serveMetrics } from './metrics-server.ts'
@@ -34,10 +35,12 @@ export async function startFleetMetricsEndpoint(
     read: async () => {
       const { tenants } = await readFleetStatus(ctx.fleet, ctx.store, only)
       const stats = new Map<string, EntityStats[]>()
+      const files = new Map<string, FileCounts | undefined>()
       for (const t of tenants) {
         stats.set(t.jobId, await ctx.store.entityStats(t.jobId))
+        files.set(t.jobId, await jobFiles(ctx.store, t.jobId))
       }
-      return { tenants, stats }
+      return { tenants, stats, files }
     },
     onLedgerError: (err) => {
       if (!warned) {
@@ -46,6 +49,9 @@ export async function startFleetMetricsEndpoint(
       }
     },
   })
-  const stop = await serveMetrics(metrics.registry, ctx.fleet.parsed.metrics?.host ?? '127.0.0.1', port, logger)
-  return { metrics, stop }
+  const stop = await serveMetrics(metrics.registry, ctx.fleet.parsed.metrics?.host ?? '127.0.0.1', port, logger).catch((err: unknown) => {
+    metrics.close()
+    throw err
+  })
+  return { metrics, stop: () => (metrics.close(), stop()) }
 }

@@ -11,6 +11,7 @@ import type { Registry } from 'prom-client'
 
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { createLoaderMetrics, type LoaderMetrics } from '../load/metrics.ts'
+import { readJobMetrics } from '../load/metrics-reading.ts'
 
 export const METRICS_PORT_ENV = 'CHATFERRY_METRICS_PORT'
 
@@ -31,7 +32,7 @@ export async function startMetricsEndpoint(ctx: LedgerContext, logger: Logger): 
     jobId: ctx.jobId,
     appId: ctx.config.target.appId,
     quota: ctx.config.target.quota,
-    stats: () => ctx.store.entityStats(ctx.jobId),
+    read: () => readJobMetrics(ctx.store, ctx.jobId),
     onLedgerError: (err) => {
       if (!warned) {
         warned = true
@@ -39,7 +40,11 @@ export async function startMetricsEndpoint(ctx: LedgerContext, logger: Logger): 
       }
     },
   })
-  return { metrics, stop: await serveMetrics(metrics.registry, host, port, logger) }
+  const stop = await serveMetrics(metrics.registry, host, port, logger).catch((err: unknown) => {
+    metrics.close()
+    throw err
+  })
+  return { metrics, stop: () => (metrics.close(), stop()) }
 }
 
 /** Serves `registry` on `GET /metrics` at host:port (logging where); resolves to its stop. */

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino'
 
+import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { type JobLoadOutcome, runJobLoader } from '../job/run-job-loader.ts'
 import { FatalLoadError } from '../load/fatal-load-error.ts'
@@ -65,6 +66,7 @@ export async function runLoaderWithOutcome(
         endpoint?.metrics.onTick(counters)
         void drawer.draw()
       },
+      ...(endpoint !== undefined ? { onFilesTick: (counters: FilesLaneCounters) => endpoint.metrics.onFilesTick(counters) } : {}),
     })
   } finally {
     await endpoint?.stop()

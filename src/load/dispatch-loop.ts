@@ -82,6 +82,7 @@ async function claimOrPack(run: LoaderRun, free: number): Promise<Claim[] | unde
     return await claimBatches(run, free)
   } catch (err) {
     run.log.error({ err }, 'claiming batches failed; they will be retried')
+    run.counters.ledgerErrors++
     run.watch.failure(`the ledger: ${(err as Error).message}`)
     await sleep(250, run.stop.signal)
     return undefined
@@ -105,6 +106,7 @@ function dispatch(run: LoaderRun, claims: readonly Claim[]): void {
           run.halt(err)
         } else {
           run.log.error({ err, batch: c.batchId }, 'batch failed; it will be retried')
+          run.counters.ledgerErrors++
           run.watch.failure(`the ledger: ${(err as Error).message}`)
         }
       })

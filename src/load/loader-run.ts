@@ -72,6 +72,9 @@ export class LoaderRun {
       readBacks: 0,
       chatRequests: 0,
       fenced: 0,
+      pauses: 0,
+      pausedMs: 0,
+      ledgerErrors: 0,
       startedAt,
       firstRequestAt: undefined,
     }

@@ -104,6 +104,11 @@ export interface LoaderCounters {
   /** Chat requests those read-backs sent: not import requests, they do not draw from the import quota. */
   chatRequests: number
   fenced: number
+  /** 429s this process answered by pausing the app's budget, and the milliseconds of those pauses. */
+  pauses: number
+  pausedMs: number
+  /** Ledger operations of the loader that failed (claiming, packing, settling a batch): retried, counted. */
+  ledgerErrors: number
   startedAt: number
   firstRequestAt: number | undefined
 }

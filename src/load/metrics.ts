@@ -1,45 +1,73 @@
 /**
  * The loader's Prometheus metrics (prom-client), in one registry per process: what the loader
- * did (its counters, reported once a second through `onTick`) as counters, and where the job
- * stands in the ledger (items per entity and state, requests and items of the last minute, the
- * quota) as gauges read from the ledger when Prometheus scrapes, not on the loader's path. Served
- * by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
+ * did (its counters, reported once a second through `onTick`; the files lane's through
+ * `onFilesTick`) as counters, every platform request by endpoint and outcome
+ * (request-metrics.ts), and where the job stands in the ledger (items per entity and state,
+ * requests and items of the last minute, the quota, the files lane, the lag behind the source) as
+ * gauges read from the ledger when Prometheus scrapes (metrics-reading.ts), not on the loader's
+ * path. Served by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
  */
 import { Counter, Gauge, Registry } from 'prom-client'
 
-import type { EntityStats } from '../state/store.ts'
+import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import type { LoaderCounters } from './loader.ts'
+import type { JobMetricsReading } from './metrics-reading.ts'
+import { registerRequestMetrics } from './request-metrics.ts'
 
 export interface LoaderMetrics {
   readonly registry: Registry
   /** The loader's counters now (cumulative for this process): the counters grow by the difference. */
   onTick(counters: LoaderCounters): void
+  /** The files lane's counters now (cumulative for this process). */
+  onFilesTick(counters: FilesLaneCounters): void
+  /** Stops counting this process's platform requests. */
+  close(): void
 }
 
 const ITEM_STATES = ['planned', 'sent', 'done', 'skipped', 'rejected'] as const
+export const FILE_STATES = ['planned', 'copied', 'failed', 'skipped'] as const
 
 export function createLoaderMetrics(options: {
   jobId: string
   appId: string
   quota: { requestsPerMinute: number; itemsPerRequest: number }
-  /** The ledger's per-entity counts (read at each scrape). */
-  stats: () => Promise<EntityStats[]>
+  /** The ledger's view of the job (read at each scrape, once for all its gauges). */
+  read: () => Promise<JobMetricsReading>
   /** Called when the ledger could not be read for a scrape. */
   onLedgerError?: (err: unknown) => void
+  now?: () => number
 }): LoaderMetrics {
+  const now = options.now ?? Date.now
   const registry = new Registry()
   registry.setDefaultLabels({ job_id: options.jobId, app_id: options.appId })
   registerProcessGauges(registry)
+  const stopRequests = registerRequestMetrics(registry)
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
   const requests = counter('chatferry_loader_requests_total', 'Import requests this process sent')
   const rateLimited = counter('chatferry_loader_rate_limited_total', 'Import requests answered 429 (each pauses every process)')
+  const pauses = counter('chatferry_loader_pauses_total', "Pauses of the app's import budget this process made after a 429 (every process waits)")
+  const paused = counter('chatferry_loader_paused_seconds_total', 'Seconds of those pauses (the wait the 429 named, capped by load.maxRetryAfterMs)')
   const items = counter('chatferry_loader_items_total', 'Items this process settled, by outcome', ['outcome'])
   const batches = counter('chatferry_loader_batches_total', 'Batches this process settled, split or released', ['outcome'])
   const readBacks = counter('chatferry_loader_read_backs_total', 'Message batches read back after a bad-row 500')
   const chat = counter('chatferry_loader_chat_requests_total', 'Chat-interface requests of the read-backs')
   const fenced = counter('chatferry_loader_fenced_total', 'Batches this process lost to another worker (lease expired)')
+  const loaderLedgerErrors = counter(
+    'chatferry_loader_ledger_errors_total',
+    'Ledger operations of the loader that failed (claiming, packing, settling a batch); retried',
+  )
   const ledgerErrors = counter('chatferry_ledger_read_errors_total', 'Scrapes whose ledger read failed')
+  const filesCopied = counter('chatferry_files_copied_total', 'Files this process copied into the store (alreadyStored: the store held them)', [
+    'how',
+  ])
+  const filesBytes = counter('chatferry_files_copied_bytes_total', 'Bytes of the files this process copied')
+  const filesFailed = counter(
+    'chatferry_files_attempts_failed_total',
+    'File copies that failed, by what follows (retried later, or failed for good)',
+    ['then'],
+  )
   let last: LoaderCounters | undefined
+  let lastFiles: FilesLaneCounters | undefined
   const quotaPerMinute = options.quota.requestsPerMinute * options.quota.itemsPerRequest
   new Gauge({
     name: 'chatferry_quota_items_per_minute',
@@ -49,7 +77,13 @@ export function createLoaderMetrics(options: {
       this.set(quotaPerMinute)
     },
   })
-  const ledgerGauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, stats: EntityStats[]) => void) =>
+  // One ledger reading per scrape, shared by every gauge of that scrape.
+  let reading: Promise<JobMetricsReading> | undefined
+  const read = () => {
+    reading ??= options.read().finally(() => setTimeout(() => (reading = undefined), 500).unref())
+    return reading
+  }
+  const ledgerGauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, r: JobMetricsReading) => void) =>
     new Gauge({
       name,
       help,
@@ -57,32 +91,52 @@ export function createLoaderMetrics(options: {
       registers: [registry],
       async collect() {
         try {
-          const stats = await options.stats()
+          const r = await read()
           this.reset()
-          fill(this, stats)
+          fill(this, r)
         } catch (err) {
-          ledgerErrors.inc()
-          options.onLedgerError?.(err)
+          if (name === 'chatferry_items') {
+            ledgerErrors.inc()
+            options.onLedgerError?.(err)
+          }
         }
       },
     })
-  ledgerGauge('chatferry_items', 'Items of the job in the ledger, by entity and state', ['entity', 'state'], (g, stats) => {
-    for (const s of stats) {
+  ledgerGauge('chatferry_items', 'Items of the job in the ledger, by entity and state', ['entity', 'state'], (g, r) => {
+    for (const s of r.stats) {
       for (const state of ITEM_STATES) {
         g.set({ entity: s.entity, state }, s[state])
       }
     }
   })
-  ledgerGauge('chatferry_items_last_minute', 'Items settled done in the last minute, by entity (all processes)', ['entity'], (g, stats) => {
-    for (const s of stats) {
+  ledgerGauge('chatferry_items_last_minute', 'Items settled done in the last minute, by entity (all processes)', ['entity'], (g, r) => {
+    for (const s of r.stats) {
       g.set({ entity: s.entity }, s.itemsLastMinute)
     }
   })
+  ledgerGauge('chatferry_quota_used_ratio', 'Items done in the last minute over what the quota allows (all entities, all processes)', [], (g, r) =>
+    g.set(quotaPerMinute > 0 ? r.stats.reduce((a, s) => a + s.itemsLastMinute, 0) / quotaPerMinute : 0),
+  )
+  registerFilesGauges(ledgerGauge)
   ledgerGauge(
-    'chatferry_quota_used_ratio',
-    'Items done in the last minute over what the quota allows (all entities, all processes)',
-    [],
-    (g, stats) => g.set(quotaPerMinute > 0 ? stats.reduce((a, s) => a + s.itemsLastMinute, 0) / quotaPerMinute : 0),
+    'chatferry_source_lag_seconds',
+    "Seconds since the newest change read from the source (the entity's watermark): how far the ledger trails a busy source",
+    ['entity'],
+    (g, r) => {
+      for (const [entity, at] of r.watermarks) {
+        g.set({ entity }, Math.max(0, (now() - at) / 1000))
+      }
+    },
+  )
+  ledgerGauge(
+    'chatferry_delta_last_finished_age_seconds',
+    'Seconds since the last delta run (run --delta) finished, labelled with how it ended (succeeded, rejected); absent before the first',
+    ['status'],
+    (g, r) => {
+      if (r.lastDelta !== undefined) {
+        g.set({ status: r.lastDelta.status }, Math.max(0, (now() - r.lastDelta.finishedAt.getTime()) / 1000))
+      }
+    },
   )
   return {
     registry,
@@ -90,6 +144,8 @@ export function createLoaderMetrics(options: {
       const d = (k: keyof LoaderCounters) => Math.max(0, Number(c[k] ?? 0) - Number(last?.[k] ?? 0))
       requests.inc(d('requests'))
       rateLimited.inc(d('rateLimited'))
+      pauses.inc(d('pauses'))
+      paused.inc(d('pausedMs') / 1000)
       items.inc({ outcome: 'done' }, d('itemsDone'))
       items.inc({ outcome: 'rejected' }, d('itemsRejected'))
       items.inc({ outcome: 'requeued' }, d('itemsRequeued'))
@@ -100,9 +156,54 @@ export function createLoaderMetrics(options: {
       readBacks.inc(d('readBacks'))
       chat.inc(d('chatRequests'))
       fenced.inc(d('fenced'))
+      loaderLedgerErrors.inc(d('ledgerErrors'))
       last = { ...c }
     },
+    onFilesTick(c) {
+      const d = (k: keyof FilesLaneCounters) => Math.max(0, c[k] - (lastFiles?.[k] ?? 0))
+      filesCopied.inc({ how: 'uploaded' }, Math.max(0, d('copied') - d('alreadyStored')))
+      filesCopied.inc({ how: 'already_stored' }, d('alreadyStored'))
+      filesBytes.inc(d('bytes'))
+      filesFailed.inc({ then: 'retried' }, d('retried'))
+      filesFailed.inc({ then: 'failed' }, d('failed'))
+      lastFiles = { ...c }
+    },
+    close: stopRequests,
   }
+}
+
+/** The files lane's gauges of a job (`chatferry_files`, `chatferry_files_bytes`, `chatferry_files_waiting_messages`); absent when it has no files. */
+function registerFilesGauges(
+  ledgerGauge: (name: string, help: string, labelNames: string[], fill: (g: Gauge, r: JobMetricsReading) => void) => Gauge,
+): void {
+  ledgerGauge('chatferry_files', 'Files of the job in the ledger, by state (the files lane; absent when the job has none)', ['state'], (g, r) => {
+    for (const state of FILE_STATES) {
+      if (r.files !== undefined) {
+        g.set({ state }, r.files[state])
+      }
+    }
+  })
+  ledgerGauge(
+    'chatferry_files_bytes',
+    "Bytes of the job's files: copied (what the store holds), planned (expected, when the source said)",
+    ['state'],
+    (g, r) => {
+      if (r.files !== undefined) {
+        g.set({ state: 'copied' }, r.files.copiedBytes)
+        g.set({ state: 'planned' }, r.files.plannedBytes)
+      }
+    },
+  )
+  ledgerGauge(
+    'chatferry_files_waiting_messages',
+    'Planned messages held by a file not copied yet, or failed under files.onFailure wait',
+    [],
+    (g, r) => {
+      if (r.files !== undefined) {
+        g.set(r.files.waitingMessages)
+      }
+    },
+  )
 }
 
 /**

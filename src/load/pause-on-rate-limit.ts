@@ -75,6 +75,8 @@ export async function pauseOnRateLimit(run: LoaderRun, c: Claim, err: PlatformEr
   const textMs = retryWaitFromText(err.message) ?? retryWaitFromText(err.devMessage)
   const { ms, source } = rateLimitPause({ headerMs: err.retryAfterMs, textMs }, budget.intervalMs, run.settings.maxRetryAfterMs)
   c.lastRetryAfterMs = ms
+  run.counters.pauses++
+  run.counters.pausedMs += ms
   run.log.warn({ batch: c.batchId, retryAfterMs: ms, from: source }, '429: pausing the app')
   await budget.pause(ms)
 }

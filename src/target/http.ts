@@ -7,6 +7,7 @@
 import type { z } from 'zod'
 
 import { PlatformError } from './errors.ts'
+import { outcomeOfError, reportPlatformRequest, requestsObserved } from './request-observers.ts'
 import { ErrorBody } from './schemas.ts'
 import { transportProblem } from './transport.ts'
 
@@ -91,8 +92,27 @@ export interface HttpResponse<T> {
   rateLimit: RateLimitInfo
 }
 
-/** Sends one request and validates a 2xx body against `schema`; anything else is a {@link PlatformError}. */
+/**
+ * Sends one request and validates a 2xx body against `schema`; anything else is a {@link PlatformError}.
+ * Its endpoint, outcome and time go to the process's request observers (request-observers.ts), if any.
+ */
 export async function requestJson<S extends z.ZodType>(req: HttpRequest, schema: S): Promise<HttpResponse<z.output<S>>> {
+  if (!requestsObserved()) {
+    return sendJson(req, schema)
+  }
+  const t0 = performance.now()
+  const seconds = () => (performance.now() - t0) / 1000
+  try {
+    const res = await sendJson(req, schema)
+    reportPlatformRequest({ operation: req.operation, outcome: 'ok', seconds: seconds() })
+    return res
+  } catch (err) {
+    reportPlatformRequest({ operation: req.operation, outcome: outcomeOfError(err), seconds: seconds() })
+    throw err
+  }
+}
+
+async function sendJson<S extends z.ZodType>(req: HttpRequest, schema: S): Promise<HttpResponse<z.output<S>>> {
   checkTransport(req)
   const timeout = AbortSignal.timeout(req.timeoutMs)
   const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout

@@ -17,10 +17,9 @@
  *    loader spends reading a batch back after such a 500 are printed beside it: they are chat
  *    reads, not import requests, and do not count toward the ratio.
  *
- * 5. observed — (issue 31) quota efficiency and the loader's CPU seconds, plain and then with metrics
- *    scraped and a dashboard open on the job (target: efficiency ≥ 0.97, CPU within 5%).
+ * The cost of metrics and an open dashboard on the loader (issue 31) is observe-bench.ts's.
  *
- * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste|observe]` (or `npm run bench --
+ * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste]` (or `npm run bench --
  * loader [--quick] [--only …]`). Needs a
  * Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
  * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for
@@ -67,44 +66,6 @@ async function planMessages(store: LedgerStore, jobId: string, appId: string, n:
 
 let lastCpuSeconds = 0
 
-/** Scrapes the loader's metrics every 5 s and keeps a `dashboard` open on the job, polled every 2 s like its page. */
-async function observe(run: ReturnType<typeof runCli>, cfg: string): Promise<{ stop(): Promise<void>; counts(): string }> {
-  let printed = ''
-  run.child.stderr?.on('data', (d: Buffer) => (printed += d.toString()))
-  await run.waitFor(/metrics at http:/, 60_000)
-  const metricsUrl = /metrics at (http:\/\/[^\s"]+)/.exec(printed)?.[1] ?? ''
-  const dash = runCli(['dashboard', '--config', cfg, '--job', 'quota', '--port', '0', '--refresh', '2'], { CHATFERRY_LOG_LEVEL: 'warn' })
-  let dashPrinted = ''
-  dash.child.stderr?.on('data', (d: Buffer) => (dashPrinted += d.toString()))
-  await dash.waitFor(/dashboard of job \S+ at http:/, 60_000)
-  const viewUrl = `${/at (http:\/\/\S+\/)/.exec(dashPrinted)?.[1] ?? ''}api/view`
-  let scrapes = 0
-  let views = 0
-  const scrape = setInterval(
-    () =>
-      void fetch(metricsUrl)
-        .then((r) => r.text().then(() => scrapes++))
-        .catch(() => {}),
-    5000,
-  )
-  const poll = setInterval(
-    () =>
-      void fetch(viewUrl)
-        .then((r) => r.text().then(() => views++))
-        .catch(() => {}),
-    2000,
-  )
-  return {
-    counts: () => `${scrapes} scrapes, ${views} views`,
-    async stop() {
-      clearInterval(scrape)
-      clearInterval(poll)
-      dash.child.kill('SIGTERM')
-      await dash.done
-    },
-  }
-}
-
 function peakRssWatcher(pid: number): { stop(): number } {
   let peak = 0
   const read = () => {
@@ -130,7 +91,7 @@ function peakRssWatcher(pid: number): { stop(): number } {
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`
 
-async function quotaEfficiency(sb: Sandbox, observed = false): Promise<void> {
+async function quotaEfficiency(sb: Sandbox): Promise<void> {
   const seconds = quick ? 30 : 130
   const rpm = 600
   const stateUrl = await freshDatabase('bench_quota')
@@ -140,16 +101,10 @@ async function quotaEfficiency(sb: Sandbox, observed = false): Promise<void> {
   await planMessages(store, 'quota', app.id, need)
   await store.close()
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: rpm })
-  // Observed (issue 31): metrics on and scraped every 5 s, a dashboard open on the job, polled every 2 s like its page.
-  const run = runCli(['load', '--config', cfg, '--job', 'quota'], {
-    CHATFERRY_LOG_LEVEL: 'info',
-    ...(observed ? { CHATFERRY_METRICS_PORT: '0' } : {}),
-  })
+  const run = runCli(['load', '--config', cfg, '--job', 'quota'], { CHATFERRY_LOG_LEVEL: 'info' })
   const cpu = peakRssWatcher(run.child.pid as number)
-  const watchers = observed ? await observe(run, cfg) : undefined
   await new Promise((r) => setTimeout(r, (seconds + 5) * 1000))
   const loaderCpu = (cpu.stop(), lastCpuSeconds)
-  await watchers?.stop()
   run.child.kill('SIGTERM')
   await run.done
   await sb.whenIdle()
@@ -161,7 +116,7 @@ async function quotaEfficiency(sb: Sandbox, observed = false): Promise<void> {
   const perMin = items / (seconds / 60)
   const ratio = perMin / (rpm * 50)
   console.log(
-    `quota efficiency${observed ? ` with metrics scraped every 5 s and a dashboard polled every 2 s (${watchers?.counts()})` : ''}: loader CPU ${loaderCpu.toFixed(2)} s · ${seconds} s at ${rpm} req/min: ${items} items, ${perMin.toFixed(0)} items/min ÷ ${rpm * 50} = ${ratio.toFixed(3)} ` +
+    `quota efficiency: loader CPU ${loaderCpu.toFixed(2)} s · ${seconds} s at ${rpm} req/min: ${items} items, ${perMin.toFixed(0)} items/min ÷ ${rpm * 50} = ${ratio.toFixed(3)} ` +
       `(target ≥ 0.97) · ${inWindow.length} requests · 429s: ${r429} (target 0)`,
   )
 }
@@ -377,10 +332,6 @@ try {
   try {
     if (!only || only === 'quota') {
       await quotaEfficiency(sb)
-    }
-    if (!only || only === 'observe') {
-      await quotaEfficiency(sb)
-      await quotaEfficiency(sb, true)
     }
     if (!only || only === 'resume') {
       await resume(sb)

@@ -3,7 +3,8 @@
  * playwright-core, as test/integration/report-html.test.ts does) during a real load against the
  * sandbox, as processes. With a Postgres ledger: the page's counts become `status --json`'s, the
  * throughput chart grows while the load runs, the rejects appear by code as `rejects --json` lists
- * them, and a token, once set, is asked of every request. With the embedded store: a dashboard
+ * them, the files lane (one file copied, one missing and failed) shows `status --json`'s file
+ * counts, and a token, once set, is asked of every request. With the embedded store: a dashboard
  * opened before the run does not keep the run from taking the store, and its page then follows
  * the run (read through it). No request leaves for anywhere but the dashboard.
  */
@@ -17,6 +18,7 @@ import type { StatusSnapshot } from '../../src/cli/status-snapshot.ts'
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
 import { useCliSuite } from '../helpers/cli-suite.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
+import { CHART_BYTES, rehostIntoLocalStore, sourceWithLocalFiles } from '../helpers/local-rehost.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -92,10 +94,11 @@ async function statusJson(cfg: string): Promise<StatusSnapshot> {
 }
 
 describe.skipIf(!haveChromium)(`dashboard in headless Chromium${haveChromium ? '' : ` (skipped: ${CHROMIUM} is not installed)`}`, () => {
-  it('Postgres ledger: numbers of status --json, the chart grows during the load, rejects by code, token enforced', async () => {
+  it('Postgres ledger: numbers of status --json, the chart grows during the load, rejects by code, files lane, token enforced', async () => {
     const source = await suite.freshDb('cf_dash_src')
     const state = await suite.freshDb('cf_dash_state')
     await loadGenericSqlFixture('postgres', source.url)
+    const withFiles = await sourceWithLocalFiles(source.url)
     const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: QUOTA.requestsPerMinute })
     const cfg = writeRunConfig({
       appId: app.id,
@@ -103,9 +106,10 @@ describe.skipIf(!haveChromium)(`dashboard in headless Chromium${haveChromium ? '
       baseUrl: app.baseUrl,
       stateUrl: state.url,
       ...QUOTA,
-      source: genericSourceConfig(source.url) as unknown as Record<string, unknown>,
+      source: withFiles,
       policies: { retention: { oldMessages: 'send' } },
     })
+    rehostIntoLocalStore(cfg)
 
     const run = runCli(['run', '--config', cfg])
     await run.waitFor('loader started', 60_000)
@@ -145,6 +149,15 @@ describe.skipIf(!haveChromium)(`dashboard in headless Chromium${haveChromium ? '
           [`${e.entity}-skipped`]: e.skipped,
         })
       }
+      // The files lane: one file copied, one failed (missing), the message holding it waits.
+      expect(status.files).toMatchObject({ copied: 1, failed: 1, planned: 0, copiedBytes: CHART_BYTES })
+      Object.assign(want, {
+        'files-planned': status.files?.planned,
+        'files-copied': status.files?.copied,
+        'files-failed': status.files?.failed,
+        'files-skipped': status.files?.skipped,
+        'files-waiting': status.files?.waitingMessages,
+      })
       await until(async () => {
         for (const [id, v] of Object.entries(want)) {
           if ((await num(page, id)) !== v) {

@@ -2,7 +2,7 @@
  * The fleet dashboard's page (`chatferry fleet dashboard`): the fleet's totals (tenants per state,
  * done, remaining, rejects, items per minute), its throughput chart against the tenants' quotas
  * together, and a table of tenants — state, done/remaining per entity, rate against the app's
- * quota, ETA at that quota, rejects, last error — redrawn from `/api/view` without reloading.
+ * quota, ETA at that quota, rejects, files copied of all (and failed), last error — redrawn from `/api/view` without reloading.
  * Served by chatferry itself with page.ts's stylesheet and script helpers; every value is set as
  * text, never as markup. A tenant's row is `tr#tenant-<id>`, its cells carry `data-field`.
  */
@@ -32,7 +32,7 @@ ${STYLE}td.err{text-align:left;max-width:32em;white-space:normal}
 <div class="card">items/min (last minute)<b id="rate">…</b></div>
 </div>
 <h2>Tenants</h2>
-<table id="tenants"><thead><tr><th>tenant</th><th>state</th>${ENTITY_HEADERS}<th>done</th><th>remaining</th><th>vs quota</th><th>ETA at quota</th><th>rejects</th><th>last run</th><th>last error</th></tr></thead><tbody></tbody></table>
+<table id="tenants"><thead><tr><th>tenant</th><th>state</th>${ENTITY_HEADERS}<th>done</th><th>remaining</th><th>vs quota</th><th>ETA at quota</th><th>rejects</th><th>files copied</th><th>last run</th><th>last error</th></tr></thead><tbody></tbody></table>
 <h2>Throughput, all tenants</h2>
 <svg id="chart" width="760" height="220" viewBox="0 0 760 220" role="img" aria-label="items per minute over time against the tenants' quotas together"></svg>
 <script src="app.js"></script>
@@ -41,6 +41,12 @@ ${STYLE}td.err{text-align:left;max-width:32em;white-space:normal}
 `
 
 const FLEET_DRAW_JS = `const BAD = ['failed', 'interrupted', 'rejected']
+/** A tenant's files lane: copied of all, and the failed ones; empty when it has no files. */
+function filesCell(f) {
+  if (!f) return { text: '', field: 'files' }
+  const all = f.planned + f.copied + f.failed + f.skipped
+  return { text: n(f.copied) + ' of ' + n(all) + (f.failed > 0 ? ', ' + n(f.failed) + ' failed' : ''), field: 'files', cls: f.failed > 0 ? 'bad' : '' }
+}
 function draw(v) {
   $('fleet').textContent = v.fleet
   $('at').textContent = new Date(v.at).toLocaleTimeString()
@@ -63,6 +69,7 @@ function draw(v) {
     { text: Math.round(x.rateVsQuota * 100) + '% of ' + n(x.quotaItemsPerMinute) + '/min', field: 'rate' },
     { text: x.etaSeconds == null ? '–' : dur(x.etaSeconds), field: 'eta' },
     { text: n(x.rejected), field: 'rejected', cls: x.rejected > 0 ? 'bad' : '' },
+    filesCell(v.files && v.files[x.jobId]),
     { text: x.lastRun ? '#' + x.lastRun.id + ' ' + x.lastRun.mode + ' ' + x.lastRun.status : '', field: 'last-run' },
     { text: x.lastError || '', field: 'last-error', cls: 'err' },
   ] })))

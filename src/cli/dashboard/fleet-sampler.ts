@@ -1,14 +1,15 @@
 /**
  * The fleet dashboard's view, refreshed on a timer: every tenant's line of `fleet status` (the
  * same function, src/cli/fleet-status-read.ts: state, done/remaining per entity, rate against its
- * app's quota, ETA, rejects, last error), the fleet's totals, and the fleet's throughput series
+ * app's quota, ETA, rejects, last error) with its files lane's counts, the fleet's totals, and the fleet's throughput series
  * (items done in the last minute, all tenants, one point per refresh, kept in memory). Read from
  * the ledger only: no fleet key, no app key, no source is opened. However many pages are open,
  * the ledger is read once per interval.
  */
 import type { FleetFile } from '../../fleet/fleet-file.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from '../../fleet/fleet-status.ts'
-import type { LedgerStore } from '../../state/store.ts'
+import { jobFiles } from '../../load/metrics-reading.ts'
+import type { FileCounts, LedgerStore } from '../../state/index.ts'
 import { readFleetStatus } from '../fleet-status-read.ts'
 import { scrubUrls, thinned, type ThroughputPoint } from './sampler.ts'
 
@@ -16,6 +17,8 @@ export interface FleetDashboardView {
   readonly at: string
   readonly fleet: string
   readonly tenants: readonly TenantStatus[]
+  /** Each tenant's files lane counts by job id, for the tenants that have files. */
+  readonly files: Readonly<Record<string, FileCounts>>
   readonly totals: {
     readonly tenants: number
     /** Tenants per state, every state listed (0 when none). */
@@ -49,11 +52,19 @@ export function startFleetSampler(fleet: FleetFile, store: LedgerStore, only: re
     try {
       const reading = await readFleetStatus(fleet, store, only)
       const totals = fleetTotals(reading.tenants)
+      const files: Record<string, FileCounts> = {}
+      for (const t of reading.tenants) {
+        const f = await jobFiles(store, t.jobId)
+        if (f !== undefined) {
+          files[t.jobId] = f
+        }
+      }
       series = thinned([...series, { t: Date.now(), itemsPerMinute: totals.itemsLastMinute, done: totals.done }])
       view = {
         at: new Date().toISOString(),
         fleet: reading.fleet,
         tenants: reading.tenants,
+        files,
         totals,
         deprovisioned: reading.deprovisioned.map((d) => d.tenantId),
         series,

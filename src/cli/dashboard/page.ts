@@ -2,7 +2,8 @@
  * The dashboard's page: plain HTML, a stylesheet and one script, all served by the dashboard
  * itself (no CDN, no framework; it works on a machine with no network). The script asks
  * `/api/view` every few seconds and redraws: the job's totals and ETAs, a table per lane
- * (imports per entity, updates per kind), the throughput chart (inline SVG, items per minute
+ * (imports per entity, updates per kind, files: to copy, copied, failed, bytes, messages waiting
+ * on them — shown when the job has files), the throughput chart (inline SVG, items per minute
  * against the quota line), rejects by reason with samples, and the runs with their heartbeats.
  * Every value from the ledger is set as text (never as markup): a legacy id cannot inject HTML.
  * The stylesheet and the script's helpers (formats, tables, the chart, the refresh loop) are
@@ -43,6 +44,10 @@ ${STYLE}</style>
 <table id="entities"><thead><tr><th>entity</th><th>planned</th><th>in flight</th><th>done</th><th>skipped</th><th>rejected</th><th>remaining</th><th>items/min</th><th>vs quota</th><th>429s</th><th>ETA at quota</th></tr></thead><tbody></tbody></table>
 <h2>Updates, per kind</h2>
 <table id="updates"><thead><tr><th>kind</th><th>planned</th><th>in flight</th><th>done</th><th>rejected</th><th>reported</th></tr></thead><tbody></tbody></table>
+<section id="files-lane" hidden>
+<h2>Files</h2>
+<table id="files"><thead><tr><th>lane</th><th>to copy</th><th>copied</th><th>failed</th><th>skipped</th><th>copied (MiB)</th><th>to copy (MiB, known)</th><th>messages waiting</th></tr></thead><tbody></tbody></table>
+</section>
 <h2>Throughput</h2>
 <svg id="chart" width="760" height="220" viewBox="0 0 760 220" role="img" aria-label="items per minute over time against the quota"></svg>
 <h2>Rejects by reason</h2>
@@ -125,7 +130,21 @@ export const TICK_JS = `async function tick() {
 tick()
 `
 
-export const PAGE_JS = `${COMMON_JS}function draw(v) {
+export const PAGE_JS = `${COMMON_JS}const mib = (b) => (b / 1048576).toFixed(1)
+function drawFiles(f) {
+  $('files-lane').hidden = !f
+  fill('files', f ? [{ id: 'files-row', cells: [
+    'files',
+    { text: n(f.planned), id: 'files-planned' },
+    { text: n(f.copied), id: 'files-copied' },
+    { text: n(f.failed), id: 'files-failed', cls: f.failed > 0 ? 'bad' : '' },
+    { text: n(f.skipped), id: 'files-skipped' },
+    { text: mib(f.copiedBytes), id: 'files-copied-mib' },
+    { text: mib(f.plannedBytes), id: 'files-planned-mib' },
+    { text: n(f.waitingMessages), id: 'files-waiting' },
+  ] }] : [])
+}
+function draw(v) {
   const s = v.status
   $('job').textContent = s.jobId
   $('app').textContent = s.appId
@@ -151,6 +170,7 @@ export const PAGE_JS = `${COMMON_JS}function draw(v) {
     n(e.itemsLastMinute), Math.round(e.rateVsQuota * 100) + '%', n(e.rateLimited), dur(e.etaSecondsAtQuota),
   ] })))
   fill('updates', s.updateLane.map((u) => ({ id: 'update-' + u.kind, cells: [u.kind, n(u.planned), n(u.inFlight), n(u.done), n(u.rejected), n(u.reported)] })))
+  drawFiles(s.files)
   chart(v.series, v.quotaItemsPerMinute)
   $('rejects-note').textContent = v.rejects.capped ? 'grouped from the first ' + n(v.rejects.listed) + ' rejected items' : ''
   fill('rejects', v.rejects.reasons.map((r) => ({ id: 'reject-' + r.code, cells: [
