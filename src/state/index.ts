@@ -12,7 +12,7 @@ export type {
 } from './dry-run-ledger.ts'
 export { dryRunLedgerOver } from './dry-run-ledger.ts'
 export { attachFiles, missingFilesNote } from './file-payload.ts'
-export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger } from './files-ledger.ts'
+export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger, SizedStoreKey } from './files-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
 export { placeholderKey } from './payload.ts'
 export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
