@@ -17,7 +17,7 @@ import { expireFileLeases } from './sql/expire-file-leases.ts'
 import { releaseFile } from './sql/release-file.ts'
 import { renewFileLeases } from './sql/renew-file-leases.ts'
 import { reopenFiles } from './sql/reopen-files.ts'
-import { selectCopiedStoreKey } from './sql/select-copied-store-key.ts'
+import { selectCopiedStoreKeys, type SizedStoreKey } from './sql/select-copied-store-keys.ts'
 import { selectFileLeaseOwners } from './sql/select-file-lease-owners.ts'
 import { type FileRow, selectFiles } from './sql/select-files.ts'
 import { selectFilesInDoubt } from './sql/select-files-in-doubt.ts'
@@ -25,7 +25,7 @@ import { type FileCopy, settleFileCopied } from './sql/settle-file-copied.ts'
 import { type FileAttemptFailure, settleFileFailed } from './sql/settle-file-failed.ts'
 import { skipOpenFiles } from './sql/skip-open-files.ts'
 
-export type { ClaimedFileRow as ClaimedFile, FileAttemptFailure, FileCopy, FileCountRow as FileCounts, FileRow }
+export type { ClaimedFileRow as ClaimedFile, FileAttemptFailure, FileCopy, FileCountRow as FileCounts, FileRow, SizedStoreKey }
 
 /** A claim's handle: the file and the fence its settlement presents. */
 export interface FileClaim {
@@ -54,8 +54,11 @@ export interface FilesLedger {
   leaseOwners(jobId: string): Promise<string[]>
   /** Ends the leases of these (dead) holders now; returns how many files came back. */
   expireLeases(jobId: string, owners: readonly string[]): Promise<number>
-  /** Whether a file of the job is `copied` under this store key with this size (the store holds it: no upload, no look). */
-  copiedUnderKey(jobId: string, storeKey: string, bytes: number): Promise<boolean>
+  /**
+   * Which of these keys a file of the job is `copied` under with that size (the store holds them:
+   * no upload, no look). The lane asks for the copies that reach this step together at once.
+   */
+  copiedUnderKeys(jobId: string, keys: readonly SizedStoreKey[]): Promise<SizedStoreKey[]>
   /** Whether a planned file of the job was claimed before and is not held now (its copy may be in the store unrecorded). */
   inDoubt(jobId: string): Promise<boolean>
   /** The job's files by state, bytes, and the messages waiting on them. */
@@ -79,7 +82,7 @@ export function createFilesLedger(db: Kysely<StateDatabase>): FilesLedger {
     release: (claim, owner) => releaseFile(db, { ...claim, owner }),
     leaseOwners: (jobId) => selectFileLeaseOwners(db, jobId),
     expireLeases: (jobId, owners) => (owners.length === 0 ? Promise.resolve(0) : expireFileLeases(db, jobId, owners)),
-    copiedUnderKey: (jobId, storeKey, bytes) => selectCopiedStoreKey(db, { jobId, storeKey, bytes }),
+    copiedUnderKeys: (jobId, keys) => selectCopiedStoreKeys(db, { jobId, keys }),
     inDoubt: (jobId) => selectFilesInDoubt(db, jobId),
     counts: (jobId) => countFiles(db, jobId),
     list: (jobId, filter) => selectFiles(db, jobId, filter),

@@ -2,7 +2,7 @@
 export type { ConflictOutcome } from './conflict-hold.ts'
 export type { ConflictCandidate, ConflictPreview, DryRunLedger, DryRunSession, KnownItemRow, LoadedItemRow, PlanParentRow } from './dry-run-ledger.ts'
 export { attachFiles, missingFilesNote } from './file-payload.ts'
-export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger } from './files-ledger.ts'
+export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger, SizedStoreKey } from './files-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
 export { placeholderKey } from './payload.ts'
 export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'

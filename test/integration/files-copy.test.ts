@@ -251,6 +251,15 @@ describe('copyFile', () => {
     expect(second?.sent).toBeLessThan(body.length)
   })
 
+  it('aborts a small file (kept in memory) that stalls mid-body and downloads it again whole', async () => {
+    const body = randomBytes(200 * 1024)
+    host.files.set('/slow/small.bin', { body, stallAt: 80 * 1024 })
+    const out = await copy(fileAt('/slow/small.bin'), deps({ limits: { maxBytes: 8e6, stallTimeoutMs: 300, attempts: 3 } }))
+    expect(out).toMatchObject({ ok: true, bytes: body.length, sha256: sha(body) })
+    expect(host.requestsOf('/slow/small.bin').map((r) => r.range)).toEqual([undefined, undefined])
+    expect(readdirSync(spoolDir)).toEqual([])
+  })
+
   it("resumes a killed process's .part with a Range and stores the whole file's hash", async () => {
     const body = randomBytes(600_000)
     host.files.set('/resume/data.bin', { body })

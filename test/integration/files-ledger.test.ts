@@ -55,6 +55,7 @@ const copy = (n: number) => ({
   storeKey: `sha256/${n}.png`,
   publicUrl: `https://cdn.example/sha256/${n}.png`,
 })
+const sized = (c: { storeKey: string; bytes: number }) => ({ storeKey: c.storeKey, bytes: c.bytes })
 
 describe.each(stores)('files ledger on $name', (entry) => {
   const store = () => entry.store as LedgerStore
@@ -224,16 +225,15 @@ describe.each(stores)('files ledger on $name', (entry) => {
     await job('doubt', [message(1, ['http://files.test/a.png', 'http://files.test/b.png'])])
     // Nothing claimed yet: nothing in doubt, nothing copied.
     expect(await files().inDoubt('doubt')).toBe(false)
-    expect(await files().copiedUnderKey('doubt', copy(1).storeKey, copy(1).bytes)).toBe(false)
+    expect(await files().copiedUnderKeys('doubt', [copy(1)].map(sized))).toEqual([])
     // A first claim, held: its holder is alive, so it is not in doubt; its first fence is 1.
     const [a, b] = await files().claim({ jobId: 'doubt', owner: 'host/999998', leaseSeconds: 600, limit: 2 })
     expect([a!.fence, b!.fence]).toEqual([1, 1])
     expect(await files().inDoubt('doubt')).toBe(false)
     // Copied: the key is known with its size only, in its job only.
     expect(await files().copied(a!, 'host/999998', copy(1))).toBe(true)
-    expect(await files().copiedUnderKey('doubt', copy(1).storeKey, copy(1).bytes)).toBe(true)
-    expect(await files().copiedUnderKey('doubt', copy(1).storeKey, copy(1).bytes + 1)).toBe(false)
-    expect(await files().copiedUnderKey('retry', copy(1).storeKey, copy(1).bytes)).toBe(false)
+    expect(await files().copiedUnderKeys('doubt', [copy(1), copy(2), { ...copy(1), bytes: copy(1).bytes + 1 }].map(sized))).toEqual([sized(copy(1))])
+    expect(await files().copiedUnderKeys('retry', [copy(1)].map(sized))).toEqual([])
     // The holder dies before settling b: b is in doubt (its bytes may be in the store), and its next claim says so by its fence.
     await files().expireLeases('doubt', ['host/999998'])
     expect(await files().inDoubt('doubt')).toBe(true)

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 
-import { type ByteFacts, checkBytes, extensionOf, kindOfType } from '../../src/files/copy/check-bytes.ts'
+import { type ByteFacts, checkBytes, extensionOf, kindOfType, mayStartWithTag } from '../../src/files/copy/check-bytes.ts'
 
 const head = (s: string) => new TextEncoder().encode(s)
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
@@ -46,6 +46,11 @@ const rows: [string, Partial<ByteFacts>, string | 'ok'][] = [
   ["an HTML attachment not the record's size", { name: 'page.html', expectedSize: 99, head: head(PAGE), sniffedType: undefined }, 'size-mismatch'],
   ['an HTML page where a PNG was expected', { head: head(PAGE), sniffedType: undefined }, 'html-instead-of-file'],
   [
+    'an HTML page after a BOM, a no-break space and new lines where a PNG was expected',
+    { head: head(`\uFEFF\u00A0\r\n\u3000 ${PAGE}`), sniffedType: undefined },
+    'html-instead-of-file',
+  ],
+  [
     'an HTML page declared text/html where application/pdf was stated',
     { name: 'x', expectedType: 'application/pdf', head: head('  <div>gone</div>'), declaredType: 'text/html', sniffedType: undefined },
     'html-instead-of-file',
@@ -82,6 +87,27 @@ describe('checkBytes', () => {
     if (!verdict.ok) {
       expect(verdict.reason.length).toBeGreaterThan(10)
     }
+  })
+})
+
+describe('mayStartWithTag (the bytes looked at before any decoding)', () => {
+  it.each([
+    ['<html>', true],
+    [' \t\r\n<!doctype html>', true],
+    ['\uFEFF<html>', true],
+    ['\u00A0<body>', true],
+    ['\u2028\u3000<head>', true],
+    ['%PDF-1.7', false],
+    ['plain text', false],
+    ['   ', false],
+    ['', false],
+  ])('%j → %s', (text, expected) => {
+    expect(mayStartWithTag(head(text))).toBe(expected)
+  })
+
+  it('is false for binary magic (PNG, JPEG) without decoding', () => {
+    expect(mayStartWithTag(PNG)).toBe(false)
+    expect(mayStartWithTag(Uint8Array.from([0xff, 0xd8, 0xff, 0xe0]))).toBe(false)
   })
 })
 

@@ -70,9 +70,12 @@ const PASSWORD_FIELD = /<input[^>]+type\s*=\s*["']?password/i
 const LOGIN_WORDS = /\b(sign[\s-]?in|log[\s-]?in|login|session (has )?expired)\b/i
 
 function htmlVerdict(f: ByteFacts): ByteVerdict | undefined {
+  const declaredHtml = baseType(f.declaredType) === 'text/html' || baseType(f.declaredType) === 'application/xhtml+xml'
+  if (!declaredHtml && !mayStartWithTag(f.head)) {
+    return undefined
+  }
   const text = decoder.decode(f.head.subarray(0, 4096)).replace(/^\uFEFF/, '')
   const bodyIsHtml = /^\s*(<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i.test(text)
-  const declaredHtml = baseType(f.declaredType) === 'text/html' || baseType(f.declaredType) === 'application/xhtml+xml'
   if (!bodyIsHtml && !(declaredHtml && /<[a-z!]/i.test(text))) {
     return undefined
   }
@@ -89,6 +92,24 @@ function htmlVerdict(f: ByteFacts): ByteVerdict | undefined {
     return undefined
   }
   return fail('html-instead-of-file', `the source served an HTML page where ${describeExpected(f)} was expected`)
+}
+
+/**
+ * False when the bytes cannot start (after white space) with `<` — most files, decided from a
+ * byte or two instead of decoding 4 KiB: the first byte that is not ASCII white space is another
+ * ASCII character, or a byte that starts no UTF-8 white space nor the BOM (U+00A0 starts with
+ * C2; U+1680, U+2000–U+205F, U+3000 with E1, E2, E3; U+FEFF with EF). True leaves it to the
+ * regular expressions on the decoded text.
+ */
+export function mayStartWithTag(head: Uint8Array): boolean {
+  for (let i = 0; i < head.length; i++) {
+    const byte = head[i]!
+    if (byte === 0x20 || (byte >= 0x09 && byte <= 0x0d)) {
+      continue
+    }
+    return byte === 0x3c || byte === 0xc2 || byte === 0xe1 || byte === 0xe2 || byte === 0xe3 || byte === 0xef
+  }
+  return false
 }
 
 function typeVerdict(f: ByteFacts): ByteVerdict {

@@ -18,7 +18,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import { createReadStream, createWriteStream, statSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { type Readable, Transform, Writable } from 'node:stream'
+import { type Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 
 import { type FileReader, FileSourceError, type OpenedFile } from '../../model/files.ts'
@@ -66,20 +66,26 @@ export async function spoolDownload(t: SpoolTarget): Promise<Spooled> {
   }
   const stall = new AbortController()
   const signal = t.signal ? AbortSignal.any([stall.signal, t.signal]) : stall.signal
-  let timer: NodeJS.Timeout | undefined
-  const arm = () => {
-    clearTimeout(timer)
-    timer = setTimeout(() => stall.abort(new Stalled()), t.stallTimeoutMs)
-  }
-  arm()
+  // One timer per attempt, pushed back by every chunk (refresh: no new timer per chunk).
+  const timer = setTimeout(() => stall.abort(new Stalled()), t.stallTimeoutMs)
+  const arm = () => void timer.refresh()
   try {
     const opened = await openAt(t, offset, signal, stall)
     const restart = opened.start === 0 && offset > 0
     const from = restart ? 0 : offset
     const sum = restart ? createHash('sha256') : hash
     const small = from === 0 && opened.size !== undefined && opened.size <= (t.memoryBytes ?? 0)
-    const chunks: Buffer[] = []
-    const received = await readInto(t, opened, from, sum, signal, stall, arm, small ? chunks : undefined)
+    let memory: Buffer | undefined
+    let received: number
+    if (small) {
+      if (offset > 0) {
+        // The source restarted a spooled file that turns out small: the part is of no more use.
+        await rm(t.partPath, { force: true })
+      }
+      ;({ received, memory } = await readToMemory(t, opened, sum, signal, stall, arm))
+    } else {
+      received = await readInto(t, opened, from, sum, signal, stall, arm)
+    }
     const bytes = from + received
     if (opened.size !== undefined && bytes < opened.size) {
       throw new FileSourceError('truncated', `${t.shown}: the body ended at byte ${bytes} of ${opened.size}`, true)
@@ -88,7 +94,7 @@ export async function spoolDownload(t: SpoolTarget): Promise<Spooled> {
       bytes,
       sha256: sum.digest('hex'),
       received,
-      ...(small ? { memory: Buffer.concat(chunks, received) } : {}),
+      ...(memory === undefined ? {} : { memory }),
       ...(opened.size === undefined ? {} : { announcedSize: opened.size }),
       ...(opened.contentType === undefined ? {} : { declaredType: opened.contentType }),
     }
@@ -125,7 +131,6 @@ async function readInto(
   signal: AbortSignal,
   stall: AbortController,
   arm: () => void,
-  memory: Buffer[] | undefined,
 ): Promise<number> {
   let received = 0
   const meter = new Transform({
@@ -136,15 +141,11 @@ async function readInto(
         callback(new FileSourceError('too-large', `${t.shown}: more than the limit of ${t.maxBytes} bytes`, false))
         return
       }
-      if (memory && opened.size !== undefined && received > opened.size) {
-        callback(new FileSourceError('size-mismatch', `${t.shown}: more bytes than the ${opened.size} the source announced`, false))
-        return
-      }
       hash.update(chunk)
       callback(null, chunk)
     },
   })
-  const out = memory ? collect(memory) : createWriteStream(t.partPath, { flags: from === 0 ? 'w' : 'a' })
+  const out = createWriteStream(t.partPath, { flags: from === 0 ? 'w' : 'a' })
   const stages: (Readable | Transform)[] = [opened.body, meter]
   if (t.bandwidth) {
     stages.push(t.bandwidth.throttle(signal))
@@ -158,6 +159,51 @@ async function readInto(
     throw named(err, t, stall, from + received, opened.size)
   }
   return received
+}
+
+/**
+ * A small file's body into memory: the same checks, hash and stall timer as {@link readInto},
+ * without a stream pipeline (for a file of a few chunks, the pipeline's streams and abort
+ * plumbing cost more CPU than its bytes). An abort (stall, stop) destroys the body.
+ */
+async function readToMemory(
+  t: SpoolTarget,
+  opened: OpenedFile,
+  hash: Hash,
+  signal: AbortSignal,
+  stall: AbortController,
+  arm: () => void,
+): Promise<{ received: number; memory: Buffer }> {
+  if (t.signal?.aborted) {
+    opened.body.destroy()
+    throw t.signal.reason
+  }
+  const chunks: Buffer[] = []
+  let received = 0
+  const onAbort = () => opened.body.destroy(signal.reason as Error)
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    for await (const chunk of opened.body as AsyncIterable<Buffer>) {
+      arm()
+      received += chunk.length
+      if (received > t.maxBytes) {
+        throw new FileSourceError('too-large', `${t.shown}: more than the limit of ${t.maxBytes} bytes`, false)
+      }
+      if (opened.size !== undefined && received > opened.size) {
+        throw new FileSourceError('size-mismatch', `${t.shown}: more bytes than the ${opened.size} the source announced`, false)
+      }
+      if (t.bandwidth) {
+        await t.bandwidth.take(chunk.length, signal)
+      }
+      hash.update(chunk)
+      chunks.push(chunk)
+    }
+  } catch (err) {
+    throw named(err, t, stall, received, opened.size)
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+  return { received, memory: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received) }
 }
 
 /** An attempt's error as a FileSourceError; the caller's own abort passes through as it is. */
@@ -180,15 +226,6 @@ function named(err: unknown, t: SpoolTarget, stall: AbortController, at: number,
   }
   const code = (err as { code?: unknown }).code
   return new FileSourceError('unavailable', `${t.shown}: reading failed (${typeof code === 'string' ? code : 'stream error'})`, true)
-}
-
-function collect(chunks: Buffer[]): Writable {
-  return new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      chunks.push(chunk)
-      callback()
-    },
-  })
 }
 
 /** The spool part's length; 0 when there is none (a stat without an exception: most files have none). */

@@ -24,6 +24,7 @@ import type { Logger } from 'pino'
 import type { ClaimedFile, LedgerStore } from '../../state/index.ts'
 import type { FilesConfig } from '../config.ts'
 import { shownLocator } from '../read/shown-url.ts'
+import { batchedCopiedUnderKey } from './copied-key-lookup.ts'
 import type { CopyOutcome, FileCopier } from './file-copier.ts'
 import { retryDelayMs } from './retry-delay.ts'
 import { takeOverFileLeases } from './take-over-file-leases.ts'
@@ -92,7 +93,7 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
   }
   await takeOverFileLeases(store, jobId, hostname())
   let inDoubt = await store.files.inDoubt(jobId)
-  const copiedUnderKey = (storeKey: string, bytes: number) => store.files.copiedUnderKey(jobId, storeKey, bytes)
+  const copiedUnderKey = batchedCopiedUnderKey((keys) => store.files.copiedUnderKeys(jobId, keys))
   const tick = options.onTick ? setInterval(() => options.onTick?.({ ...counters, inFlight: inflight.size }), 1000) : undefined
   const renew = setInterval(
     () => void renewLeases().catch((err: unknown) => logger.warn({ err }, 'renewing file leases failed')),

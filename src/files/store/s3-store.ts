@@ -87,7 +87,8 @@ export function openS3Store(config: S3StoreConfig, options: S3StoreOptions = {})
   }
 
   const put = async (key: string, source: string | Uint8Array, meta: PutMeta, signal?: AbortSignal): Promise<void> => {
-    const body = () => (typeof source === 'string' ? createReadStream(source) : source)
+    // 1 MiB reads of the spool file: 8 per multipart part instead of 128 (fewer reads and chunks to join).
+    const body = () => (typeof source === 'string' ? createReadStream(source, { highWaterMark: MIB }) : source)
     const params = { Bucket, Key: prefix + key, ContentType: meta.contentType, Metadata: { sha256: meta.sha256 } }
     try {
       if (meta.size < config.multipartThresholdBytes) {
