@@ -12,7 +12,7 @@ import { pidAlive } from '../lib.ts'
 import { defaultJobId, leaseProblems, type LoadConfig, resolveLoadConfig } from '../load/config.ts'
 import { readerOf, readSocketPath, serveReadSocket } from './ledger-read-socket.ts'
 import { loadConfig } from './load-config.ts'
-import { markDeadRuns } from './run-liveness.ts'
+import { markDeadRuns } from '../job/run-row.ts'
 
 export interface CommandContextOptions {
   readonly config?: string

@@ -9,7 +9,7 @@ import { type UpdateKindReport, updateReport } from '../load/update-progress.ts'
 import type { FileCounts } from '../state/index.ts'
 import type { RunRecord } from '../state/store.ts'
 import type { LedgerReader } from './ledger-read-socket.ts'
-import { deadRunReason } from './run-liveness.ts'
+import { deadRunReason } from '../job/run-liveness.ts'
 import { type StatusRetentionEdge, statusRetentionEdge } from './status-retention-edge.ts'
 import { type StatusUpdates, statusUpdates } from './status-updates.ts'
 

@@ -10,7 +10,7 @@ import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption, jsonOption, printTable } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 import { UsageError } from '../usage-error.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 

@@ -10,7 +10,7 @@ import { withHelp } from '../help.ts'
 import { ledgerPlace, requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 
 /** `chatferry purge`: deletes everything the ledger holds for a finished job (its personal data). */
 export function registerPurgeCommand(program: Command): void {

@@ -7,7 +7,7 @@ import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
 import { configOption } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** One run as `runs` shows it. */
