@@ -6,8 +6,8 @@
 import type { FleetFile } from '../fleet/fleet-file.ts'
 import { type DeprovisionedTenant, keylessTenantJobs, statusInput } from '../fleet/fleet-run-tenants.ts'
 import { type TenantStatus, tenantStatus } from '../fleet/fleet-status.ts'
-import type { LedgerStore } from '../state/store.ts'
 import { deadRunReason } from '../job/run-liveness.ts'
+import type { LedgerStore } from '../state/store.ts'
 
 export interface FleetStatusReading {
   readonly fleet: string

@@ -8,11 +8,11 @@ import { join } from 'node:path'
 
 import { ChatferryError, ConfigError } from '../errors.ts'
 import { type LedgerContext, openLedgerContext } from '../job/ledger-context.ts'
+import { markDeadRuns } from '../job/run-row.ts'
 import { pidAlive } from '../lib.ts'
 import { defaultJobId, leaseProblems, type LoadConfig, resolveLoadConfig } from '../load/config.ts'
 import { readerOf, readSocketPath, serveReadSocket } from './ledger-read-socket.ts'
 import { loadConfig } from './load-config.ts'
-import { markDeadRuns } from '../job/run-row.ts'
 
 export interface CommandContextOptions {
   readonly config?: string

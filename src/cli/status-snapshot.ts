@@ -4,12 +4,12 @@
  * (through {@link LedgerReader}: local, or the holder's socket while a run holds the embedded store).
  */
 import type { ResolvedConfig } from '../job/config.ts'
+import { deadRunReason } from '../job/run-liveness.ts'
 import { buildReport, type EntityReport } from '../load/progress.ts'
 import { type UpdateKindReport, updateReport } from '../load/update-progress.ts'
 import type { FileCounts } from '../state/index.ts'
 import type { RunRecord } from '../state/store.ts'
 import type { LedgerReader } from './ledger-read-socket.ts'
-import { deadRunReason } from '../job/run-liveness.ts'
 import { type StatusRetentionEdge, statusRetentionEdge } from './status-retention-edge.ts'
 import { type StatusUpdates, statusUpdates } from './status-updates.ts'
 

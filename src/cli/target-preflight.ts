@@ -22,7 +22,11 @@ export async function requireTargetAccess(
 }
 
 /** The command's judgement of the pre-flight's answer: throws exit 2 on a refusal, warns when the platform did not answer. */
-export async function judgeTargetAccess(ctx: Pick<LedgerContext, 'config' | 'jobId' | 'store'>, access: TargetAccess, logger: Logger): Promise<undefined> {
+export async function judgeTargetAccess(
+  ctx: Pick<LedgerContext, 'config' | 'jobId' | 'store'>,
+  access: TargetAccess,
+  logger: Logger,
+): Promise<undefined> {
   if (access.status === 'refused') {
     throw new CliError(`${access.message}; ${access.fix} in ${ctx.config.file} (nothing was read or sent)`, EXIT.USAGE)
   }

@@ -147,7 +147,11 @@ export async function runJob(ctx: LedgerContext, options: JobRunOptions): Promis
 }
 
 /** The loader-only run of `load`, `worker` and `fleet worker`: its row (mode `load`/`worker`), the lanes, the end. */
-export async function runLanes(ctx: LedgerContext, mode: 'load' | 'worker', options: LanesOptions): Promise<{ runId: number; loaded: JobLoadOutcome }> {
+export async function runLanes(
+  ctx: LedgerContext,
+  mode: 'load' | 'worker',
+  options: LanesOptions,
+): Promise<{ runId: number; loaded: JobLoadOutcome }> {
   await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
   const row = await openRunRow(ctx.store, ctx.jobId, mode, options.role)
   options.onRow?.(row.id)

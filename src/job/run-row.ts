@@ -29,7 +29,13 @@ export interface RunRow {
  * Creates the run's row (`running`, owned by `<host>/<pid>/<role>`) with `stats`, and starts its
  * heartbeat. The job row must exist (the row references it).
  */
-export async function openRunRow(store: LedgerStore, jobId: string, mode: RunMode, role: string, stats: Record<string, unknown> = {}): Promise<RunRow> {
+export async function openRunRow(
+  store: LedgerStore,
+  jobId: string,
+  mode: RunMode,
+  role: string,
+  stats: Record<string, unknown> = {},
+): Promise<RunRow> {
   const id = await store.startRun(jobId, mode, runOwnerOfThisProcess(role))
   let recorded = stats
   let counters: LoaderCounters | undefined

@@ -278,7 +278,7 @@ it('Postgres ledger: runs tells a silent run on another machine (interrupted) fr
   }
 }, 60_000)
 
-it('during `run` on the embedded store: status and runs show the run and its loader live, the run row kept fresh by its heartbeat', async () => {
+it('during `run` on the embedded store: status and runs show the run live as one row (its plan and its loader), kept fresh by its heartbeat', async () => {
   const app = await sb.createApp({ id: 'watch-run', apiKey: testSecret('apikey'), settings: { requestsPerMinute: 60, windowMs: 60_000 } })
   const base = mkdtempSync(join(tmpdir(), 'cf-watch-run-'))
   const legacy = join(base, 'legacy.sqlite')
@@ -312,10 +312,8 @@ it('during `run` on the embedded store: status and runs show the run and its loa
   // Past two heartbeats of the run row (every 5 s) while the loader works.
   await new Promise((r) => setTimeout(r, 11_000))
   const live = await statusJson(file)
-  expect(live.runs.slice(0, 2)).toMatchObject([
-    { mode: 'load', status: 'running' },
-    { mode: 'run', status: 'running' },
-  ])
+  // One run, one row (src/job/job-run.ts): no second row for its loader.
+  expect(live.runs).toMatchObject([{ mode: 'run', status: 'running' }])
   const asked = Date.now()
   const runs = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as {
     mode: string
@@ -324,11 +322,14 @@ it('during `run` on the embedded store: status and runs show the run and its loa
     heartbeatAt: string
     counts: Record<string, number>
   }[]
-  const runRow = runs.find((r) => r.mode === 'run')!
-  expect(runRow.status).toBe('running')
+  expect(runs).toHaveLength(1)
+  const runRow = runs[0]!
+  expect(runRow).toMatchObject({ mode: 'run', status: 'running' })
   // Beating while it loads (every 5 s), not only at the end of planning (before 'loader started', 11 s before `asked`).
   expect(Date.parse(runRow.heartbeatAt)).toBeGreaterThan(asked - 7000)
   expect(runRow.counts.sourceRows).toBeGreaterThan(1700)
+  // The loader's counters are in the same row, written with its heartbeat.
+  expect(runRow.counts.requests).toBeGreaterThan(0)
   const done = live.entities.reduce((n, e) => n + e.done, 0)
   expect(done).toBeGreaterThan(0)
   expect(live.entities.reduce((n, e) => n + e.remaining, 0)).toBeGreaterThan(0)
@@ -336,5 +337,5 @@ it('during `run` on the embedded store: status and runs show the run and its loa
   run.child.kill('SIGTERM')
   expect((await run.done).code).toBe(1)
   const after = JSON.parse((await runCli(['runs', '--config', file, '--json'], readerEnv).done).stdout) as { mode: string; status: string }[]
-  expect(after.slice(0, 2).map((r) => `${r.mode} ${r.status}`)).toEqual(['load interrupted', 'run interrupted'])
+  expect(after.map((r) => `${r.mode} ${r.status}`)).toEqual(['run interrupted'])
 }, 120_000)

@@ -182,7 +182,10 @@ async function runCommand(ctx: LedgerContext, opts: RunFlags, reread: LegacyEnti
         if (reread) {
           await refuseWhileRunLive(ctx.store, ctx.jobId, 'not rereading')
           await ctx.store.resetCursors(ctx.jobId, reread)
-          logger.info({ entities: reread }, `reading ${reread.join(', ')} again from the first row; changes of loaded items go through the update lane`)
+          logger.info(
+            { entities: reread },
+            `reading ${reread.join(', ')} again from the first row; changes of loaded items go through the update lane`,
+          )
         }
       },
       onPlanPage: progress.onPage,

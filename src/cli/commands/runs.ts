@@ -2,12 +2,12 @@ import type { Command } from 'commander'
 
 import { formatDuration } from '../../format-duration.ts'
 import type { CutoverRecord } from '../../job/final-delta.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 import type { RunRecord } from '../../state/store.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
 import { configOption } from '../options.ts'
-import { deadRunReason } from '../../job/run-liveness.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** One run as `runs` shows it. */
