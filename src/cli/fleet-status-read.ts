@@ -1,13 +1,13 @@
 /**
  * Where every tenant of a fleet stands, read from the ledger only (no fleet key, no source): the
  * lines `fleet status` prints and the fleet dashboard shows, computed in one place so the two
- * can never disagree. A `running` row whose process died is judged by src/cli/run-liveness.ts.
+ * can never disagree. A `running` row whose process died is judged by src/job/run-liveness.ts.
  */
 import type { FleetFile } from '../fleet/fleet-file.ts'
 import { type DeprovisionedTenant, keylessTenantJobs, statusInput } from '../fleet/fleet-run-tenants.ts'
 import { type TenantStatus, tenantStatus } from '../fleet/fleet-status.ts'
+import { deadRunReason } from '../job/run-liveness.ts'
 import type { LedgerStore } from '../state/store.ts'
-import { deadRunReason } from './run-liveness.ts'
 
 export interface FleetStatusReading {
   readonly fleet: string

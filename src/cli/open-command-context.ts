@@ -8,10 +8,10 @@ import { join } from 'node:path'
 
 import { ChatferryError, ConfigError } from '../errors.ts'
 import { type LedgerContext, openLedgerContext } from '../job/ledger-context.ts'
+import { markDeadRuns } from '../job/run-row.ts'
 import { pidAlive } from '../lib.ts'
 import { defaultJobId, leaseProblems, type LoadConfig, resolveLoadConfig } from '../load/config.ts'
 import { loadConfig } from './load-config.ts'
-import { markDeadRuns } from './run-liveness.ts'
 import { readStatus } from './status-readings.ts'
 import { serveStatusSocket, statusSocketPath } from './status-socket.ts'
 

@@ -14,7 +14,8 @@ import type { Logger } from 'pino'
 
 import { type ScheduleData, scheduleQueueName } from '../job/job-schedule.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
-import { deadRunReason, markDeadRuns } from './run-liveness.ts'
+import { deadRunReason } from '../job/run-liveness.ts'
+import { markDeadRuns } from '../job/run-row.ts'
 
 /** The outcome of one trigger, kept by pg-boss as the job's output. */
 export type TriggerOutcome =

@@ -5,11 +5,11 @@
  * the configuration (the quotas, the retention policy), so it reads nothing itself.
  */
 import type { ResolvedConfig } from '../job/config.ts'
+import { deadRunReason } from '../job/run-liveness.ts'
 import { buildReport, type EntityReport } from '../load/progress.ts'
 import { type UpdateKindReport, updateReport } from '../load/update-progress.ts'
 import type { FileCounts } from '../state/index.ts'
 import type { RunRecord } from '../state/store.ts'
-import { deadRunReason } from './run-liveness.ts'
 import type { StatusReadings } from './status-readings.ts'
 import { type StatusRetentionEdge, statusRetentionEdge } from './status-retention-edge.ts'
 import { type StatusUpdates, statusUpdates } from './status-updates.ts'

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino'
 
-import { checkTargetAccess } from '../job/check-target-access.ts'
+import { checkTargetAccess, type TargetAccess } from '../job/check-target-access.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import { CliError } from './cli-error.ts'
 import { EXIT } from './exit-codes.ts'
@@ -18,7 +18,15 @@ export async function requireTargetAccess(
   logger: Logger,
   signal?: AbortSignal,
 ): Promise<void> {
-  const access = await checkTargetAccess(ctx.config, signal ? { signal } : {})
+  await judgeTargetAccess(ctx, await checkTargetAccess(ctx.config, signal ? { signal } : {}), logger)
+}
+
+/** The command's judgement of the pre-flight's answer: throws exit 2 on a refusal, warns when the platform did not answer. */
+export async function judgeTargetAccess(
+  ctx: Pick<LedgerContext, 'config' | 'jobId' | 'store'>,
+  access: TargetAccess,
+  logger: Logger,
+): Promise<undefined> {
   if (access.status === 'refused') {
     throw new CliError(`${access.message}; ${access.fix} in ${ctx.config.file} (nothing was read or sent)`, EXIT.USAGE)
   }
@@ -32,6 +40,7 @@ export async function requireTargetAccess(
   if (access.status === 'unavailable') {
     logger.warn(`${access.message}; going on (the loader waits for the platform)`)
   }
+  return undefined
 }
 
 /** Whether any item of the job was ever sent or settled done (a job the ledger does not hold yet: no). */

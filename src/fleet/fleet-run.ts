@@ -6,24 +6,20 @@
  * tenant's 429s, errors or broken source never stall another. Each tenant goes from its plan
  * straight to its load: it does not wait for the others' plans.
  *
- * Every tenant's attempt is a run row of its job (mode `run` or `delta`), written like `chatferry
- * run` writes its own: started before the pre-flight, its heartbeat while it plans and loads, the
- * plan summary in its stats once planned, finished with its status and the reason it failed.
- * `fleet status` reads those rows. Rerunning resumes every tenant from its ledger. A tenant whose
+ * Every tenant's attempt is a run of its job (src/job/job-run.ts, as `chatferry run`'s): one run
+ * row (mode `run` or `delta`), its heartbeat while it plans and loads, the plan summary and the
+ * loader's counters in its stats, finished with its status and the reason it failed (a refused
+ * key or app, an empty source, an error). `fleet status` reads those rows. Rerunning resumes every tenant from its ledger. A tenant whose
  * source yields no rows at all in a full run fails, needing a fix (empty-source.ts), never `done`.
  */
 import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
-import { checkTargetAccess } from '../job/check-target-access.ts'
 import type { ResolvedConfig } from '../job/config.ts'
+import { runJob } from '../job/job-run.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
-import { planFromSource } from '../job/plan-from-source.ts'
-import { runJobLoader } from '../job/run-job-loader.ts'
 import type { LoadConfig } from '../load/config.ts'
-import { hostKey } from '../load/host-key.ts'
 import type { LoaderCounters } from '../load/loader.ts'
-import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { emptySourceReason } from './empty-source.ts'
 import { endOfLoad, needsFix, reasonOf, type TenantOutcome } from './fleet-run-outcome.ts'
@@ -52,9 +48,6 @@ export interface FleetRunOptions {
   readonly onTenant?: (tenantId: string, phase: 'planning' | 'loading' | 'ended', outcome?: TenantOutcome) => void
 }
 
-/** How often a tenant's run row is touched while it plans (the loader keeps its own heartbeat). */
-const HEARTBEAT_MS = 5000
-
 /** Runs every tenant to its end; never throws for one tenant's failure. */
 export async function runFleet(options: FleetRunOptions): Promise<TenantOutcome[]> {
   const planSlots = new PQueue({ concurrency: Math.max(1, options.planConcurrency) })
@@ -66,57 +59,60 @@ export function tenantContext(t: FleetTenantJob, store: LedgerStore): LedgerCont
   return { config: t.config, jobId: t.jobId, load: t.load, store, close: async () => {} }
 }
 
+/** One tenant: the job's run (src/job/job-run.ts, its one run row), its end as the tenant's outcome. */
 async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots: PQueue): Promise<TenantOutcome> {
   const { store, signal } = options
   const log = options.logger.child({ tenant: t.tenantId, jobId: t.jobId })
   const ctx = tenantContext(t, store)
-  let runId: number | undefined
-  let heartbeat: NodeJS.Timeout | undefined
   const end = async (outcome: Omit<TenantOutcome, 'tenantId' | 'jobId' | 'stats'>): Promise<TenantOutcome> => {
     const stats = await store.entityStats(t.jobId).catch(() => [])
     const full: TenantOutcome = { tenantId: t.tenantId, jobId: t.jobId, ...outcome, stats }
-    if (runId !== undefined) {
-      await store.finishRun(runId, runStatus(full), { stats }, outcome.reason).catch((err: unknown) => log.warn({ err }, 'recording the end failed'))
-    }
     options.onTenant?.(t.tenantId, 'ended', full)
     return full
   }
   try {
-    await store.ensureJob(t.jobId, t.config.target.appId)
-    runId = await store.startRun(t.jobId, options.mode === 'delta' ? 'delta' : 'run', `${hostKey()}/${process.pid}/fleet-run`)
-    const id = runId
-    heartbeat = setInterval(() => void store.heartbeatRun(id).catch(() => {}), HEARTBEAT_MS)
-    const access = await checkTargetAccess(t.config, { signal })
-    if (access.status === 'refused') {
-      return await end({ state: 'failed', needsFix: true, reason: `${access.message}; ${access.fix} (nothing was read or sent)` })
-    }
-    if (access.status === 'unavailable') {
-      log.warn(`${access.message}; going on (the loader waits for the platform)`)
-    }
-    const plan = await planSlots.add(async () => {
-      if (signal.aborted) {
-        return undefined
-      }
-      options.onTenant?.(t.tenantId, 'planning')
-      return planFromSource(ctx, { mode: options.mode, reconcileKeys: options.reconcileKeys === true, logger: log, signal })
-    })
-    if (plan === undefined || signal.aborted) {
-      return await end({ state: 'stopped', needsFix: false, reason: 'stopped by a signal before its plan finished' })
-    }
-    await store.heartbeatRun(id, { plan })
-    const items = (await store.entityStats(t.jobId)).reduce((n, e) => n + e.total, 0)
-    const empty = emptySourceReason(t.tenantId, t.config.source, plan, options.mode, items)
-    if (empty !== undefined) {
-      return await end({ state: 'failed', needsFix: true, reason: empty })
-    }
-    options.onTenant?.(t.tenantId, 'loading')
     const onTick = options.onLoaderTick
-    const loaded = await runJobLoader(ctx, {
-      mode: 'load',
+    const run = await runJob(ctx, {
+      read: options.mode,
+      reconcileKeys: options.reconcileKeys === true,
+      role: 'fleet-run',
       logger: log,
       signal,
+      errorText: reasonOf,
+      judgeTarget: async (access) => {
+        if (access.status === 'refused') {
+          return `${access.message}; ${access.fix} (nothing was read or sent)`
+        }
+        if (access.status === 'unavailable') {
+          log.warn(`${access.message}; going on (the loader waits for the platform)`)
+        }
+        return undefined
+      },
+      planSlot: (plan) =>
+        planSlots.add(async () => {
+          if (signal.aborted) {
+            return undefined
+          }
+          options.onTenant?.(t.tenantId, 'planning')
+          return plan()
+        }),
+      planned: async (plan) => {
+        const items = (await store.entityStats(t.jobId)).reduce((n, e) => n + e.total, 0)
+        const empty = emptySourceReason(t.tenantId, t.config.source, plan, options.mode, items)
+        if (empty === undefined) {
+          options.onTenant?.(t.tenantId, 'loading')
+        }
+        return empty
+      },
       ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
     })
+    if (run.failedBecause !== undefined) {
+      return await end({ state: 'failed', needsFix: true, reason: run.failedBecause })
+    }
+    if (run.loaded === undefined) {
+      return await end({ state: 'stopped', needsFix: false, reason: 'stopped by a signal before its plan finished' })
+    }
+    const loaded = run.loaded
     const state = endOfLoad(loaded.status)
     return await end({
       state,
@@ -129,20 +125,5 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
     }
     log.error({ err: reasonOf(err) }, 'tenant failed')
     return end({ state: 'failed', needsFix: needsFix(err), reason: reasonOf(err) })
-  } finally {
-    clearInterval(heartbeat)
-  }
-}
-
-function runStatus(o: TenantOutcome): Exclude<RunStatus, 'running'> {
-  switch (o.state) {
-    case 'done':
-      return 'succeeded'
-    case 'rejected':
-      return 'rejected'
-    case 'stopped':
-      return 'interrupted'
-    default:
-      return 'failed'
   }
 }

@@ -3,7 +3,7 @@
  * its state (from its newest `run`/`delta` row, written by `fleet run`, and whether a loader of it
  * is alive), done/remaining per entity, its rate in the last minute against its app's quota, the ETA
  * at that quota, its rejects and its last error (none older than its newest finished run). Whether a `running` row's process died is the
- * caller's rule (src/cli/run-liveness.ts), passed in as `deadReason`.
+ * caller's rule (src/job/run-liveness.ts), passed in as `deadReason`.
  */
 import { formatDuration } from '../format-duration.ts'
 import type { QuotaInfo } from '../load/progress.ts'

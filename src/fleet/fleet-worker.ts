@@ -29,7 +29,7 @@
 import type { Logger } from 'pino'
 
 import { ConfigError } from '../errors.ts'
-import { runJobLoader } from '../job/run-job-loader.ts'
+import { runLanes } from '../job/job-run.ts'
 import type { LoaderCounters } from '../load/loader.ts'
 import { sleep } from '../load/sleep.ts'
 import type { LedgerStore } from '../state/store.ts'
@@ -126,8 +126,8 @@ async function serveTenant(t: FleetTenantJob, watch: TenantWorkWatch, options: F
     try {
       log.debug('tenant has work: starting its loader')
       const onTick = options.onLoaderTick
-      const outcome = await runJobLoader(ctx, {
-        mode: 'worker',
+      const { loaded: outcome } = await runLanes(ctx, 'worker', {
+        role: 'fleet-worker',
         logger: log,
         signal: loaderSignal,
         ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),

@@ -3,8 +3,9 @@
  * job's target, the import loader with the job's quota and settings, then the update lane with the
  * chat budget (`target.chatQuota`). `load` (and `run`) drain the import lane first and then the
  * update lane, so an update never reaches the platform before the item it changes; a `worker`
- * serves both at once (its update lane waits whenever the import lane has work). The commands
- * (src/cli/run-loader-command.ts) add the signals, the progress drawing and the exit code.
+ * serves both at once (its update lane waits whenever the import lane has work). The job's run
+ * (job-run.ts) calls it inside its run row; the commands (src/cli/run-loader-command.ts) add the
+ * signals, the progress drawing and the exit code.
  */
 import type { Logger } from 'pino'
 
@@ -18,6 +19,8 @@ import { openJobFiles } from './run-job-files.ts'
 
 export interface RunJobLoaderOptions {
   readonly mode: 'load' | 'worker'
+  /** The run row the job's run writes (job-run.ts), for the loader's log. */
+  readonly runId?: number
   readonly logger: Logger
   /** Stops the loader: no new batches; the batches in flight finish. */
   readonly signal: AbortSignal
@@ -109,6 +112,7 @@ export async function runJobLoader(ctx: LedgerContext, options: RunJobLoaderOpti
       logger: options.logger,
       mode: options.mode,
       signal,
+      ...(options.runId !== undefined ? { runId: options.runId } : {}),
       ...(options.onTick ? { onTick: options.onTick } : {}),
     })
   // The files lane runs beside the import lane (messages wait for their files); a store that

@@ -2,14 +2,14 @@
  * One run of the loader as an object: its options, counters, stop signal, quota
  * budget, outage watch and result settler, which the parts (dispatch-loop.ts, send-batch.ts,
  * process-batch.ts, result-settler.ts, take-over-dead-leases.ts) share. `start` sets everything
- * up and registers the process; `shutdown` and `finish` take it down and say how it ended.
+ * up and registers the process; `shutdown` and `finish` take it down and say how it ended. The run
+ * row is not the loader's: the job's run (src/job/job-run.ts) writes it, from the counters.
  */
 import { randomUUID } from 'node:crypto'
 
 import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
-import type { RunStatus } from '../state/schema.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import type { Entity } from '../target/schemas.ts'
@@ -54,7 +54,6 @@ export class LoaderRun {
   /** The claims this process holds (claimed, not yet settled or handed back): their leases are renewed. */
   private readonly held = new Set<Claim>()
   private renewing: Promise<void> | undefined
-  private runId = 0
 
   private constructor(options: LoaderOptions, budgets: QuotaBudgets, chatBudget: ChatBudget, startedAt: number) {
     this.counters = {
@@ -92,7 +91,7 @@ export class LoaderRun {
     this.watch = createOutageWatch({ giveUpAfterMs: this.settings.giveUpAfterMs, logger: this.log })
   }
 
-  /** Checks the settings, opens the quota budget, registers the process and its run. */
+  /** Checks the settings, opens the quota budget, registers the process. */
   static async start(options: LoaderOptions): Promise<LoaderRun> {
     const startedAt = Date.now()
     const { store, jobId, settings } = options
@@ -125,10 +124,9 @@ export class LoaderRun {
       this.stop.abort(options.signal.reason)
     }
     await this.store.workers.register({ id: this.workerId, jobId: this.jobId, hostKey: this.host, pid: process.pid, role: options.mode })
-    this.runId = await this.store.startRun(this.jobId, options.mode === 'load' ? 'load' : 'worker', this.workerId)
     this.log.info(
       {
-        runId: this.runId,
+        ...(options.runId !== undefined ? { runId: options.runId } : {}),
         workerId: this.workerId,
         concurrency: settings.concurrency,
         leaseSeconds: settings.leaseSeconds,
@@ -140,7 +138,6 @@ export class LoaderRun {
     this.timers.push(
       setInterval(() => {
         void this.store.workers.heartbeat(this.workerId).catch(() => {})
-        void this.store.heartbeatRun(this.runId, this.counters).catch(() => {})
       }, 5000),
     )
     // Lease renewal: three times per lease, every held batch's lease (src/state/lease-units.ts).
@@ -247,7 +244,7 @@ export class LoaderRun {
     await this.lanes.onIdle().catch(() => {})
   }
 
-  /** Records how the run ended, unregisters the process; returns the outcome. */
+  /** Unregisters the process; returns how the run ended. */
   async finish(ended: LoadOutcomeStatus): Promise<LoadOutcome> {
     const { counters, fatal } = this
     const stats = await this.store.entityStats(this.jobId)
@@ -257,21 +254,9 @@ export class LoaderRun {
     } else if (status === 'done' && stats.some((s) => s.rejected > 0)) {
       status = 'rejected'
     }
-    await this.store.finishRun(this.runId, runStatusOf(status, this.options.mode), { counters, stats }, fatal?.message).catch(() => {})
     await this.store.workers.remove(this.workerId).catch(() => {})
     this.options.onTick?.(counters)
     this.log.info({ status, ...counters }, 'loader finished')
     return { status, counters, stats, ...(fatal !== undefined ? { error: fatal } : {}) }
   }
-}
-
-/**
- * The run row's status: a signal ends a worker the way it is meant to end (`stopped`, exit 0);
- * it interrupts a `load`, which the next run resumes (`interrupted`).
- */
-function runStatusOf(status: LoadOutcomeStatus, mode: LoaderOptions['mode']): Exclude<RunStatus, 'running'> {
-  if (status === 'stopped') {
-    return mode === 'worker' ? 'stopped' : 'interrupted'
-  }
-  return status === 'done' ? 'succeeded' : status
 }

@@ -79,7 +79,9 @@ export interface LoaderOptions {
   readonly now?: () => number
   /** `files.rewriteTextLinks`: messages go with the links to copied files in their text rewritten. @default false */
   readonly rewriteTextLinks?: boolean
-  /** Called about once a second with the process's counters (for a progress line). */
+  /** The id of the run row the job's run writes (src/job/run-row.ts), for the log. */
+  readonly runId?: number
+  /** Called about once a second with the process's counters (for a progress line, the run row). */
   readonly onTick?: (counters: LoaderCounters) => void
 }
 

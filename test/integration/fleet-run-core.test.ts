@@ -92,7 +92,17 @@ it('three tenants load in parallel, each into its own app within its quota; a te
     }
     expect(await sbx.sandbox.requests(apps[2]!.id)).toHaveLength(0)
     const brokenRuns = await store.listRuns('fleet.broken')
-    expect(brokenRuns[0]?.status).toBe('failed')
+    expect(brokenRuns.map((r) => [r.mode, r.status])).toEqual([['run', 'failed']])
     expect(brokenRuns[0]?.error).toBeTruthy()
+    // One tenant run, one row (src/job/job-run.ts): its plan and its loader's counters in it, no row of the loader's own.
+    for (const id of ['acme', 'globex']) {
+      const runs = await store.listRuns(`fleet.${id}`)
+      expect(
+        runs.map((r) => [r.mode, r.status, r.finishedAt !== null]),
+        id,
+      ).toEqual([['run', 'succeeded', true]])
+      expect(runs[0]?.stats, id).toMatchObject({ plan: { entities: expect.any(Object) }, counters: { requests: expect.any(Number) } })
+      expect((runs[0]?.stats as { counters: { requests: number } }).counters.requests, id).toBeGreaterThan(0)
+    }
   }
 }, 120_000)

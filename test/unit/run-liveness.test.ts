@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { deadRunReason, RUN_STALE_AFTER_MS, runOwnerProcess } from '../../src/cli/run-liveness.ts'
+import { deadRunReason, RUN_STALE_AFTER_MS, runOwnerProcess } from '../../src/job/run-liveness.ts'
 import type { RunRecord } from '../../src/state/store.ts'
 
 const NOW = Date.parse('2026-11-24T08:00:00Z')

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 
 import { closestName } from '../../did-you-mean.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../../model/index.ts'
 import type { CursorRow, LedgerStore } from '../../state/index.ts'
 import { INVOCATION } from '../../version.ts'
@@ -10,7 +11,6 @@ import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption, jsonOption, printTable } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
 import { UsageError } from '../usage-error.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 

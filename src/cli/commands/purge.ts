@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 
 import { ChatferryError } from '../../errors.ts'
 import { scheduleQueueName } from '../../job/job-schedule.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 import { deleteBossQueues, legacyLoadQueueName } from '../../job/schedule-boss.ts'
 import type { PurgedRows } from '../../state/store.ts'
 import { CliError } from '../cli-error.ts'
@@ -10,7 +11,6 @@ import { withHelp } from '../help.ts'
 import { ledgerPlace, requireKnownJob } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { configOption } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
 
 /** `chatferry purge`: deletes everything the ledger holds for a finished job (its personal data). */
 export function registerPurgeCommand(program: Command): void {

@@ -1,10 +1,12 @@
 import { type Command, Option } from 'commander'
+import type { Logger } from 'pino'
 
-import { cutoverStarted } from '../../job/final-delta.ts'
-import { planFromSource } from '../../job/plan-from-source.ts'
+import { runJob } from '../../job/job-run.ts'
+import type { LedgerContext } from '../../job/ledger-context.ts'
 import { createLogger } from '../../logger.ts'
+import type { LegacyEntity } from '../../model/records.ts'
 import { formatPlanSummary } from '../../plan/format-plan-summary.ts'
-import type { RunStatus } from '../../state/schema.ts'
+import { CliError } from '../cli-error.ts'
 import { buildSummary, jsonRequested, noteSummary, printSummary, printSummaryIfMissing, startSummary } from '../command-summary.ts'
 import { EXIT } from '../exit-codes.ts'
 import { withHelp } from '../help.ts'
@@ -12,15 +14,14 @@ import { admitJob, type AdmittedJob, forgetJobIfPhantom } from '../job-guard.ts'
 import { openCommandContext } from '../open-command-context.ts'
 import { jsonOption } from '../options.ts'
 import { createPlanProgress } from '../progress-drawer.ts'
-import { RUN_HEARTBEAT_MS, runOwnerOfThisProcess } from '../run-liveness.ts'
-import { runLoaderWithOutcome } from '../run-loader-command.ts'
+import { loaderExit, openLoaderDisplay } from '../run-loader-command.ts'
 import { notifyRunEnd, rejectedNow } from '../run-notify.ts'
-import { runStoppable, stoppedBy } from '../signals.ts'
-import { requireTargetAccess } from '../target-preflight.ts'
+import { runStoppable, stoppedBy, type Stopper } from '../signals.ts'
+import { judgeTargetAccess } from '../target-preflight.ts'
 import { UsageError } from '../usage-error.ts'
 import { parseEntityList, refuseWhileRunLive } from './cursors.ts'
 import { addLoaderOptions, loaderContextOptions, type LoaderFlags, NEW_JOB_FLAG_HELP, NEW_JOB_OPTION_HELP } from './load.ts'
-import { checkSourceAfterFinal, parseQuietPeriod, refuseFinalWhileBusy, requireDeltaForFinal } from './run-final.ts'
+import { parseQuietPeriod, requireDeltaForFinal } from './run-final.ts'
 
 /** `chatferry run`: extract → map → validate → plan → load, resuming wherever an earlier run stopped. */
 export function registerRunCommand(program: Command): void {
@@ -129,104 +130,8 @@ export function registerRunCommand(program: Command): void {
             noteSummary({ jobId: ctx.jobId })
             // Before the platform or the source is asked anything: a mistyped --job starts nothing.
             admitted = await admitJob(ctx, opts.newJob === true)
-            if (opts.final) {
-              await refuseFinalWhileBusy(ctx)
-            }
-            // Before any source read: a key the platform refuses would otherwise be found only
-            // after the whole extraction.
-            await requireTargetAccess(ctx, logger, stopper.signal)
-            // The run row references the job: a first run on a fresh ledger must create the job first.
-            await ctx.store.ensureJob(ctx.jobId, ctx.config.target.appId)
-            if (reread) {
-              await refuseWhileRunLive(ctx.store, ctx.jobId, 'not rereading')
-              await ctx.store.resetCursors(ctx.jobId, reread)
-              logger.info(
-                { entities: reread },
-                `reading ${reread.join(', ')} again from the first row; changes of loaded items go through the update lane`,
-              )
-            }
-            const rejectedBefore = await rejectedNow(ctx)
-            const startedAt = Date.now()
-            const runId = await ctx.store.startRun(ctx.jobId, opts.delta ? 'delta' : 'run', runOwnerOfThisProcess('run'))
-            noteSummary({ runId })
-            // The run row's stats, added to as the run goes (`runs` reads them): each write replaces the last.
-            let runStats: Record<string, unknown> = opts.final ? { final: true } : {}
-            const recordStats = (more: Record<string, unknown>) => {
-              runStats = { ...runStats, ...more }
-              return ctx.store.heartbeatRun(runId, runStats)
-            }
-            if (opts.final) {
-              await recordStats({})
-            }
-            // Alive while planning and loading: `status` and `runs` call a silent run dead (run-liveness.ts).
-            const heartbeat = setInterval(() => void ctx.store.heartbeatRun(runId).catch(() => {}), RUN_HEARTBEAT_MS)
-            let code: number = EXIT.ERROR
-            // The run row's status comes from the load, also when a final delta exits 4.
-            let loadCode: number = EXIT.ERROR
-            let failure: string | undefined
-            let loadError: string | undefined
-            const removeQuitHook = stopper.onQuit(() => ctx.store.finishRun(runId, 'interrupted', undefined, 'quit at once by a second signal'))
-            try {
-              const progress = createPlanProgress(ctx.config.target.quota, logger)
-              const summary = await planFromSource(ctx, {
-                mode: opts.delta ? 'delta' : 'full',
-                detectDeletes: opts.detectDeletes === true,
-                // The final delta always reconciles: no row the ledger never planned is left behind.
-                reconcileKeys: opts.reconcileKeys === true || opts.final === true,
-                logger,
-                signal: stopper.signal,
-                onPage: progress.onPage,
-              }).finally(() => progress.stop())
-              ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
-              // The cutover time: when the final read's snapshot began (the source's clock).
-              const started = opts.final ? { cutover: cutoverStarted(summary.snapshotAt) } : {}
-              await recordStats({ ...started, plan: summary })
-              const loaded = await runLoaderWithOutcome(ctx, 'load', logger, stopper)
-              if (loaded.outcome.updates !== undefined) {
-                await recordStats({ updateLane: loaded.outcome.updates.counters })
-              }
-              code = loaded.code
-              loadCode = code
-              loadError = loaded.outcome.error?.message
-              const cutover =
-                opts.final && (code === EXIT.OK || code === EXIT.REJECTED)
-                  ? await checkSourceAfterFinal(ctx, summary.snapshotAt, code, logger, { periodMs: opts.quietPeriod ?? 0, signal: stopper.signal })
-                  : undefined
-              if (cutover) {
-                await recordStats({ cutover: cutover.record })
-                code = cutover.code
-              }
-              printSummary(
-                buildSummary({
-                  exitCode: code,
-                  interrupted: stoppedBy(stopper) !== undefined,
-                  stats: loaded.outcome.stats,
-                  ...(cutover ? { cutover: cutover.record } : {}),
-                  updates: loaded.updates,
-                  ...(loaded.outcome.error ? { error: loaded.outcome.error.message } : {}),
-                }),
-              )
-              ended = code
-              return code
-            } catch (err) {
-              failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
-              throw err
-            } finally {
-              clearInterval(heartbeat)
-              removeQuitHook()
-              const status = runStatusOf(loadCode, stoppedBy(stopper) !== undefined)
-              await ctx.store.finishRun(runId, status, undefined, failure)
-              await notifyRunEnd(ctx, logger, {
-                command: opts.delta ? (opts.final ? 'run --delta --final' : 'run --delta') : 'run',
-                runId,
-                status: code === EXIT.SOURCE_CHANGING ? 'source-changing' : status,
-                exitCode: code,
-                startedAt,
-                final: opts.final === true,
-                ...((failure ?? loadError) !== undefined ? { error: failure ?? loadError } : {}),
-                ...(rejectedBefore !== undefined ? { rejectedBefore } : {}),
-              })
-            }
+            ended = await runCommand(ctx, opts, reread, logger, stopper)
+            return ended
           } finally {
             // Best effort: the command's own error matters more than a failed clean-up.
             await forgetJobIfPhantom(ctx, admitted, ended)
@@ -241,10 +146,98 @@ export function registerRunCommand(program: Command): void {
     )
 }
 
-/** The run row's status: a signal's stop wins over whatever the interrupted phase returned. */
-function runStatusOf(code: number, interrupted: boolean): Exclude<RunStatus, 'running'> {
-  if (interrupted) {
-    return 'interrupted'
+type RunFlags = LoaderFlags & { delta?: boolean; detectDeletes?: boolean; reconcileKeys?: boolean; final?: boolean; quietPeriod?: number }
+
+/**
+ * The job's run (src/job/job-run.ts owns it and its one run row) as the command shows it: the
+ * plan's progress and summary, the loader's progress, the exit code, the summary, the hooks.
+ */
+async function runCommand(ctx: LedgerContext, opts: RunFlags, reread: LegacyEntity[] | undefined, logger: Logger, stopper: Stopper): Promise<number> {
+  let startedAt = Date.now()
+  const rejectedBefore = await rejectedNow(ctx)
+  let runId: number | undefined
+  let code: number = EXIT.ERROR
+  let status = 'failed'
+  let failure: string | undefined
+  const progress = createPlanProgress(ctx.config.target.quota, logger)
+  let planning = true
+  const planEnded = () => {
+    if (planning) {
+      planning = false
+      progress.stop()
+    }
   }
-  return code === EXIT.OK ? 'succeeded' : code === EXIT.REJECTED ? 'rejected' : 'failed'
+  try {
+    const run = await runJob(ctx, {
+      read: opts.delta ? 'delta' : 'full',
+      detectDeletes: opts.detectDeletes === true,
+      reconcileKeys: opts.reconcileKeys === true,
+      ...(opts.final ? { final: { quietPeriodMs: opts.quietPeriod ?? 0, refusal: (message: string) => new CliError(message, EXIT.USAGE) } } : {}),
+      role: 'run',
+      logger,
+      signal: stopper.signal,
+      // Before any source read: a key the platform refuses would otherwise be found only after the whole extraction.
+      judgeTarget: (access) => judgeTargetAccess(ctx, access, logger),
+      beforeRow: async () => {
+        if (reread) {
+          await refuseWhileRunLive(ctx.store, ctx.jobId, 'not rereading')
+          await ctx.store.resetCursors(ctx.jobId, reread)
+          logger.info(
+            { entities: reread },
+            `reading ${reread.join(', ')} again from the first row; changes of loaded items go through the update lane`,
+          )
+        }
+      },
+      onPlanPage: progress.onPage,
+      planned: async (summary) => {
+        planEnded()
+        ;(jsonRequested() ? process.stderr : process.stdout).write(formatPlanSummary(summary))
+        return undefined
+      },
+      display: () => openLoaderDisplay(ctx, logger, stopper),
+      onQuit: (hook) => stopper.onQuit(hook),
+      onRow: (id) => {
+        startedAt = Date.now()
+        runId = id
+        noteSummary({ runId: id })
+      },
+    })
+    status = run.status
+    if (run.loaded === undefined) {
+      // Only a fleet tenant's judgement ends a run before its lanes without an error.
+      throw new Error(run.failedBecause ?? 'the run ended before its load')
+    }
+    const loaded = await loaderExit(ctx, 'load', run.loaded, run.runId, logger)
+    code = run.cutover?.sourceStillChanging ? EXIT.SOURCE_CHANGING : loaded.code
+    failure = run.loaded.error?.message
+    printSummary(
+      buildSummary({
+        exitCode: code,
+        interrupted: stoppedBy(stopper) !== undefined,
+        stats: run.loaded.stats,
+        ...(run.cutover ? { cutover: run.cutover } : {}),
+        updates: loaded.updates,
+        ...(run.loaded.error ? { error: run.loaded.error.message } : {}),
+      }),
+    )
+    return code
+  } catch (err) {
+    failure = err instanceof Error ? err.message.split('\n')[0] : String(err)
+    status = stoppedBy(stopper) !== undefined ? 'interrupted' : 'failed'
+    throw err
+  } finally {
+    planEnded()
+    if (runId !== undefined) {
+      await notifyRunEnd(ctx, logger, {
+        command: opts.delta ? (opts.final ? 'run --delta --final' : 'run --delta') : 'run',
+        runId,
+        status: code === EXIT.SOURCE_CHANGING ? 'source-changing' : status,
+        exitCode: code,
+        startedAt,
+        final: opts.final === true,
+        ...(failure !== undefined ? { error: failure } : {}),
+        ...(rejectedBefore !== undefined ? { rejectedBefore } : {}),
+      })
+    }
+  }
 }

@@ -2,12 +2,12 @@ import type { Command } from 'commander'
 
 import { formatDuration } from '../../format-duration.ts'
 import type { CutoverRecord } from '../../job/final-delta.ts'
+import { deadRunReason } from '../../job/run-liveness.ts'
 import type { RunRecord } from '../../state/store.ts'
 import { withHelp } from '../help.ts'
 import { requireKnownJob } from '../job-guard.ts'
 import { openReadContext } from '../ledger-read-context.ts'
 import { configOption } from '../options.ts'
-import { deadRunReason } from '../run-liveness.ts'
 import { JOB_OPTION_HELP } from './load.ts'
 
 /** One run as `runs` shows it. */
@@ -43,10 +43,10 @@ const numberAt = (o: unknown, key: string): number | undefined => {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined
 }
 
-/** The counts a run row's stats hold: the loader's counters, and the plan summary of a `run`. */
+/** The counts a run row's stats hold: the loader's counters, and the plan summary of a `run` (src/job/run-row.ts writes them). */
 export function runCounts(stats: unknown): Record<string, number> {
   const out: Record<string, number> = {}
-  // A loader's heartbeat writes its counters; its end, `{ counters, stats }`.
+  // The loader's counters are under `counters` (older rows, written by a loader's heartbeat, hold them at the top).
   const counters = stats !== null && typeof stats === 'object' && 'counters' in stats ? (stats as { counters: unknown }).counters : stats
   for (const key of ['requests', 'itemsDone', 'itemsRejected', 'rateLimited'] as const) {
     const v = numberAt(counters, key)

@@ -1,14 +1,14 @@
 /**
  * Whether a run the ledger calls `running` is still alive. A process killed with SIGKILL (or a
  * machine that lost power) never writes its end: its row stays `running`. Every running process
- * writes its run's heartbeat every {@link RUN_HEARTBEAT_MS} (the loader's timer, and `run`'s own
- * during planning); a run is dead when its heartbeat is older than {@link RUN_STALE_AFTER_MS}, or
- * at once when its owner ran on this machine and that pid is gone.
+ * writes its run's heartbeat every {@link RUN_HEARTBEAT_MS} (run-row.ts, for the whole run); a run is dead when its heartbeat is older than {@link RUN_STALE_AFTER_MS}, or
+ * at once when its owner ran on this machine and that pid is gone. Only judges: the rows are written
+ * by run-row.ts (a live run's own row, and `markDeadRuns` for the dead).
  */
 import { pidAlive } from '../lib.ts'
 import { hostKey } from '../load/host-key.ts'
 import type { RunStatus } from '../state/schema.ts'
-import type { LedgerStore, RunRecord } from '../state/store.ts'
+import type { RunRecord } from '../state/store.ts'
 
 /** How often a running process writes its run's heartbeat. */
 export const RUN_HEARTBEAT_MS = 5000
@@ -55,22 +55,4 @@ export function deadRunReason(run: RunRecord, now = Date.now(), host = hostKey()
 /** The status to show: `interrupted` for a `running` row whose process died. */
 export function shownStatus(run: RunRecord, now = Date.now()): RunStatus {
   return deadRunReason(run, now) !== undefined ? 'interrupted' : run.status
-}
-
-/**
- * Writes `interrupted` into the rows of the job's dead runs, with why, so the ledger itself stops
- * calling them running. Every command that writes the ledger does this when it opens it (the
- * read-only ones only show it); the finish time recorded is the last heartbeat, the last moment
- * the process is known to have been alive.
- */
-export async function markDeadRuns(store: Pick<LedgerStore, 'listRuns' | 'markRunDied'>, jobId: string, now = Date.now()): Promise<number> {
-  let marked = 0
-  for (const run of await store.listRuns(jobId, 1000)) {
-    const reason = deadRunReason(run, now)
-    if (reason === undefined) {
-      continue
-    }
-    marked += await store.markRunDied(run.id, `the process died: ${reason}`)
-  }
-  return marked
 }
