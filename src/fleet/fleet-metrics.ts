@@ -10,10 +10,11 @@
  * `fleet status` says it, its quota) are gauges read when Prometheus scrapes, never on a loader's
  * path. Served by src/cli/metrics-server.ts; no key or URL is ever a label.
  */
-import { Counter, Gauge, Registry } from 'prom-client'
+import type { Gauge, Registry } from 'prom-client'
 
 import type { LoaderCounters } from '../load/loader.ts'
 import { FILE_STATES, registerProcessGauges } from '../load/metrics.ts'
+import { promClient } from '../load/prom-client.ts'
 import { registerRequestMetrics } from '../load/request-metrics.ts'
 import type { EntityStats, FileCounts } from '../state/index.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from './fleet-status.ts'
@@ -55,6 +56,7 @@ export function createFleetMetrics(options: {
   read: () => Promise<FleetLedgerReading>
   onLedgerError?: (err: unknown) => void
 }): FleetMetrics {
+  const { Counter, Gauge, Registry } = promClient()
   const registry = new Registry()
   registry.setDefaultLabels({ fleet: options.fleetId })
   registerProcessGauges(registry)

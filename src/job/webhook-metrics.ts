@@ -6,13 +6,15 @@
  * of the stored ones were changes made on the platform. Read from the receiver's live counters
  * (src/job/webhook-receiver.ts) when Prometheus scrapes; nothing on a delivery's path.
  */
-import { Counter, Registry } from 'prom-client'
+import type { Counter, Registry } from 'prom-client'
 
+import { promClient } from '../load/prom-client.ts'
 import type { ReceiverCounters } from './webhook-receiver.ts'
 
 export const DELIVERY_OUTCOMES = ['stored', 'redelivered', 'ignored', 'unauthorized', 'malformed', 'failed'] as const
 
 export function createWebhookMetrics(o: { jobId: string; appId: string; counters: () => ReceiverCounters | undefined }): Registry {
+  const { Counter, Registry } = promClient()
   const registry = new Registry()
   registry.setDefaultLabels({ job_id: o.jobId, app_id: o.appId })
   const reported: Partial<Record<keyof ReceiverCounters, number>> = {}

@@ -7,11 +7,12 @@
  * gauges read from the ledger when Prometheus scrapes (metrics-reading.ts), not on the loader's
  * path. Served by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
  */
-import { Counter, Gauge, Registry } from 'prom-client'
+import type { Gauge, Registry } from 'prom-client'
 
 import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import type { LoaderCounters } from './loader.ts'
 import type { JobMetricsReading } from './metrics-reading.ts'
+import { promClient } from './prom-client.ts'
 import { registerRequestMetrics } from './request-metrics.ts'
 
 export interface LoaderMetrics {
@@ -37,6 +38,7 @@ export function createLoaderMetrics(options: {
   onLedgerError?: (err: unknown) => void
   now?: () => number
 }): LoaderMetrics {
+  const { Counter, Gauge, Registry } = promClient()
   const now = options.now ?? Date.now
   const registry = new Registry()
   registry.setDefaultLabels({ job_id: options.jobId, app_id: options.appId })
@@ -212,6 +214,7 @@ function registerFilesGauges(
  * which is not for the loader's path. Every chatferry metrics endpoint registers these.
  */
 export function registerProcessGauges(registry: Registry): void {
+  const { Gauge } = promClient()
   new Gauge({
     name: 'process_cpu_seconds_total',
     help: 'User and system CPU seconds of this process',

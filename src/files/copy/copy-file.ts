@@ -27,7 +27,6 @@ import { mkdir, open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
-import { fileTypeFromBuffer } from 'file-type'
 import pRetry from 'p-retry'
 
 import { type FileReader, FileSourceError, type FileStore } from '../../model/files.ts'
@@ -38,6 +37,9 @@ import { StoreUnavailableError } from '../store/store-errors.ts'
 import { checkBytes } from './check-bytes.ts'
 import type { CopyOutcome, FailedFile, FileToCopy } from './copy-outcome.ts'
 import { spoolDownload, type Spooled } from './spool-download.ts'
+
+/** file-type, loaded with the first file sniffed: a process that copies no file never loads its modules. */
+let fileType: Promise<typeof import('file-type')> | undefined
 import { contentKey, keyExtension } from './store-key.ts'
 
 export interface CopyLimits {
@@ -102,7 +104,7 @@ export async function copyFile(file: FileToCopy, deps: CopyDeps): Promise<CopyOu
   // One read of the first 64 KiB serves both the sniff (file-type needs at most a few KiB for
   // all but ZIP-based formats, which then sniff as ZIP) and the HTML check.
   const head = spooled.memory ? spooled.memory.subarray(0, SNIFF_BYTES) : await readHead(partPath, SNIFF_BYTES)
-  const sniffed = await fileTypeFromBuffer(head)
+  const sniffed = await (await (fileType ??= import('file-type'))).fileTypeFromBuffer(head)
   const verdict = checkBytes({
     name: file.name,
     bytes: spooled.bytes,
