@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 
 import { defineConfig } from 'vitest/config'
@@ -7,9 +8,10 @@ import { defineConfig } from 'vitest/config'
  * and resume scenarios, webhook retries, pg-boss's minute slots), not computing, so several run at
  * once even on a 2-core machine; vitest's default (cores − 1) would run them one after another.
  * Every file has its own databases, sandbox, ports and temporary directories, so they do not meet.
+ * Four at least, one per core on a bigger machine (the CLI processes they start are CPU-bound).
  * `CHATFERRY_TEST_WORKERS=N` sets another number (1: one after another).
  */
-const integrationWorkers = Number(process.env.CHATFERRY_TEST_WORKERS ?? 4)
+const integrationWorkers = Number(process.env.CHATFERRY_TEST_WORKERS ?? Math.max(4, availableParallelism()))
 
 export default defineConfig({
   test: {
