@@ -7,8 +7,8 @@
  * failed count is not kept). `readKeys` lists the legacy ids of the rows that decode.
  */
 import type { Cursor, KeysOptions, Page, ReadOptions, SourceSession } from '../../src/model/connector.ts'
-import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
-import { pagesOf, type PositionedRow } from './pages.ts'
+import { type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
+import { keyPagesOf, pagesOf, type PositionedRow } from './pages.ts'
 
 /** Where an API read starts and what it keeps: undefined options are left out. */
 export interface ApiRowsOptions {
@@ -73,22 +73,7 @@ export class ApiSession implements SourceSession {
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const size = options.pageSize ?? KEYS_PAGE
-    let keys: string[] = []
-    for await (const batch of this.#src.rows(entity, options.signal ? { signal: options.signal } : {})) {
-      for (const { row } of batch) {
-        if (row.ok) {
-          keys.push(legacyIdOf(entity, row.record))
-          if (keys.length >= size) {
-            yield keys
-            keys = []
-          }
-        }
-      }
-    }
-    if (keys.length > 0) {
-      yield keys
-    }
+    yield* keyPagesOf(entity, this.#src.rows(entity, options.signal ? { signal: options.signal } : {}), options.pageSize ?? KEYS_PAGE)
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@
  * cursor: passing a page's cursor back as `after` reads on from the row after its last one.
  */
 import type { Cursor, Page, SourceRow } from '../../src/model/connector.ts'
+import { type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
 
 export interface PositionedRow<T> {
   /** Passing it as `after` reads the rows after this one. */
@@ -52,6 +53,34 @@ export async function* single<T>(rows: AsyncIterable<PositionedRow<T>>): AsyncGe
 /** {@link pagesOf} for a reader that yields a row at a time. */
 export function rowPagesOf<T>(rows: AsyncIterable<PositionedRow<T>>, pageSize: number, signal?: AbortSignal): AsyncGenerator<Page<T>> {
   return pagesOf(single(rows), pageSize, signal)
+}
+
+/**
+ * The legacy ids of an entity's good rows in pages of `size`, from a full read (a source without a
+ * key index). With `signal`, an abort is checked after each page is taken.
+ */
+export async function* keyPagesOf(
+  entity: LegacyEntity,
+  batches: AsyncIterable<readonly PositionedRow<LegacyRecordOf[LegacyEntity]>[]>,
+  size: number,
+  signal?: AbortSignal,
+): AsyncGenerator<readonly string[]> {
+  let keys: string[] = []
+  for await (const batch of batches) {
+    for (const { row } of batch) {
+      if (row.ok) {
+        keys.push(legacyIdOf(entity, row.record))
+        if (keys.length >= size) {
+          yield keys
+          signal?.throwIfAborted()
+          keys = []
+        }
+      }
+    }
+  }
+  if (keys.length > 0) {
+    yield keys
+  }
 }
 
 /** A number from a cursor (`-1` when absent). */

@@ -9,10 +9,10 @@ import { resolve } from 'node:path'
 
 import { ChatferryError } from '../../src/errors.ts'
 import type { GroupActivity, KeysOptions, Page, ReadOptions, SourceConnector, SourceSession } from '../../src/model/connector.ts'
-import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../src/model/records.ts'
+import { type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../src/model/records.ts'
 import { type ExportArchive, openArchive } from '../archive/archive.ts'
 import { arrayFileBatches } from '../archive/array-file.ts'
-import { pagesOf, type PositionedRow, single } from '../rows/pages.ts'
+import { keyPagesOf, pagesOf, type PositionedRow, single } from '../rows/pages.ts'
 import type { SlackExportConfig } from './config.ts'
 import { isObject, isTs, tsMs } from './entities/fields.ts'
 import type { TextLookups } from './entities/message-text.ts'
@@ -162,23 +162,7 @@ class SlackExportSession implements SourceSession {
 
   /** The legacy ids of every record of the entity, from a full read (an export has no key index). */
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const size = options.pageSize ?? 10_000
-    let keys: string[] = []
-    for await (const batch of this.#rows(entity, options.signal ? { signal: options.signal } : {})) {
-      for (const { row } of batch) {
-        if (row.ok) {
-          keys.push(legacyIdOf(entity, row.record))
-          if (keys.length >= size) {
-            yield keys
-            options.signal?.throwIfAborted()
-            keys = []
-          }
-        }
-      }
-    }
-    if (keys.length > 0) {
-      yield keys
-    }
+    yield* keyPagesOf(entity, this.#rows(entity, options.signal ? { signal: options.signal } : {}), options.pageSize ?? 10_000, options.signal)
   }
 
   close(): Promise<void> {

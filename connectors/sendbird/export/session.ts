@@ -6,9 +6,9 @@
  * one-to-one channels, never in messages.
  */
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
-import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../../src/model/records.ts'
+import { type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../../src/model/records.ts'
 import type { ExportArchive } from '../../archive/archive.ts'
-import { pagesOf, type PositionedRow } from '../../rows/pages.ts'
+import { keyPagesOf, pagesOf, type PositionedRow } from '../../rows/pages.ts'
 import type { SendbirdExportConfig } from '../config.ts'
 import { channelShape } from '../entities/channels.ts'
 import type { DataFile } from './files.ts'
@@ -104,22 +104,7 @@ export class SendbirdExportSession implements SourceSession {
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const size = options.pageSize ?? 10_000
-    let keys: string[] = []
-    for await (const batch of this.#rows(entity, options.signal ? { signal: options.signal } : {})) {
-      for (const { row } of batch) {
-        if (row.ok) {
-          keys.push(legacyIdOf(entity, row.record))
-          if (keys.length >= size) {
-            yield keys
-            keys = []
-          }
-        }
-      }
-    }
-    if (keys.length > 0) {
-      yield keys
-    }
+    yield* keyPagesOf(entity, this.#rows(entity, options.signal ? { signal: options.signal } : {}), options.pageSize ?? 10_000)
   }
 
   async close(): Promise<void> {

@@ -8,8 +8,8 @@ import { resolve } from 'node:path'
 
 import { ChatferryError } from '../../../src/errors.ts'
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
-import { type EpochMs, type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../../../src/model/records.ts'
-import { at, type PositionedRow, rowPagesOf } from '../../rows/pages.ts'
+import { type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../../src/model/records.ts'
+import { at, keyPagesOf, type PositionedRow, rowPagesOf, single } from '../../rows/pages.ts'
 import type { StreamChatConfig } from '../config.ts'
 import { type ExportFormat, formatOf } from './events.ts'
 import { type Layout, readLayout } from './layout.ts'
@@ -68,21 +68,8 @@ class StreamChatExportSession implements SourceSession {
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
-    const size = options.pageSize ?? 10_000
-    let keys: string[] = []
-    for await (const { row } of this.#rows(entity, { after: -1, ...(options.signal ? { signal: options.signal } : {}) })) {
-      if (row.ok) {
-        keys.push(legacyIdOf(entity, row.record))
-        if (keys.length >= size) {
-          yield keys
-          options.signal?.throwIfAborted()
-          keys = []
-        }
-      }
-    }
-    if (keys.length > 0) {
-      yield keys
-    }
+    const rows = this.#rows(entity, { after: -1, ...(options.signal ? { signal: options.signal } : {}) })
+    yield* keyPagesOf(entity, single(rows), options.pageSize ?? 10_000, options.signal)
   }
 
   async close(): Promise<void> {
