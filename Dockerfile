@@ -13,7 +13,8 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: the checkout's `prepare` (bin/prepare.js, warming the sandbox template of a
 # development checkout) has nothing to warm in a build stage, and bin/ is not copied yet.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts scripts
 COPY bin bin
 COPY src src
 COPY connectors connectors

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The installed package runs the JavaScript compiled into dist/ at pack time (`npm run build`), on
+// The installed package runs the JavaScript bundled into dist/chatferry.mjs at pack time (`npm run build`), on
 // Node 22.13+ and 24. A checkout without dist/ runs the TypeScript sources with Node's built-in type
 // stripping (Node >= 22.18 outside node_modules), so no build is needed between edit and run.
 import { existsSync } from 'node:fs'
@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 // Refuse an older Node with what to run instead, before anything that would die with a stack trace
 // on it (Node 20 cannot load the sources, and lacks node:sqlite and the APIs the compiled code uses).
 const [major, minor] = process.versions.node.split('.').map(Number)
-const compiled = new URL('../dist/src/cli/main.js', import.meta.url)
+const compiled = new URL('../dist/chatferry.mjs', import.meta.url)
 const stripsTypes = major > 22 || (major === 22 && minor >= 18)
 const fromCheckout = 'from a checkout, `npm run chatferry -- <command>` runs it on the Node 24 that `npm ci` installs'
 if (major < 22 || (major === 22 && minor < 13)) {

@@ -5,7 +5,7 @@
 // dependency is absent). Never fails the install: without the template the sandbox only starts slower.
 import { existsSync } from 'node:fs'
 
-const compiled = new URL('../dist/src/sandbox/warm-cache.js', import.meta.url)
+const compiled = new URL('../dist/warm-cache.mjs', import.meta.url)
 const source = new URL('../src/sandbox/warm-cache.ts', import.meta.url)
 const [major, minor] = process.versions.node.split('.').map(Number)
 const stripsTypes = major > 22 || (major === 22 && minor >= 18)

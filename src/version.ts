@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url'
 
 /**
  * The package's own package.json: the nearest one above this file named `chatferry`. Found by
- * walking up because this module runs from `src/` in a checkout and from `dist/src/` when built.
+ * walking up because this module runs from `src/` in a checkout and bundled into `dist/chatferry.mjs`
+ * when built (`npm run build`).
  */
 function packageVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
@@ -30,6 +31,6 @@ export const VERSION: string = packageVersion()
 
 /**
  * How the operator runs chatferry, for the commands suggested in output: the installed package
- * (compiled into `dist/`, on PATH as `chatferry`) or a checkout (`npm run chatferry --`).
+ * (bundled into `dist/chatferry.mjs`, on PATH as `chatferry`) or a checkout (`npm run chatferry --`).
  */
-export const INVOCATION: string = /\/dist\/src\//.test(import.meta.url.replaceAll('\\', '/')) ? 'chatferry' : 'npm run chatferry --'
+export const INVOCATION: string = /\/dist\/chatferry\.mjs$/.test(import.meta.url.replaceAll('\\', '/')) ? 'chatferry' : 'npm run chatferry --'

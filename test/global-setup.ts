@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 
+import { buildCliBundle } from './helpers/cli-bundle.ts'
 import { OUTPUTS_DIR, scanForLeaks } from './helpers/secrets.ts'
 
 declare module 'vitest' {
@@ -53,6 +54,8 @@ let startedAt = Date.now()
 export async function setup(project: TestProject): Promise<void> {
   startedAt = Date.now()
   rmSync(OUTPUTS_DIR, { recursive: true, force: true })
+  // Every CLI process of the run starts from this bundle (test/helpers/cli-bundle.ts).
+  const bundled = buildCliBundle()
   let postgresUrl = process.env.TEST_DATABASE_URL
   if (!postgresUrl) {
     const local = 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -96,6 +99,7 @@ export async function setup(project: TestProject): Promise<void> {
     }
   }
   project.provide('mysqlUrl', mysqlUrl)
+  await bundled
 }
 
 export async function teardown(): Promise<void> {

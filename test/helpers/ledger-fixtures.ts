@@ -5,13 +5,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 
 import type { PlannedItem } from '../../src/state/store.ts'
 import { memberKey } from '../../src/target/schemas.ts'
+import { CLI } from './cli-bundle.ts'
 import { recordOutput } from './secrets.ts'
 
-export const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts')
+export { CLI } from './cli-bundle.ts'
 
 /** `n` users u0…u(n-1) as planned items. */
 export function users(n: number, prefix = 'u'): PlannedItem[] {

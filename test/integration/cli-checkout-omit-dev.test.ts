@@ -1,8 +1,8 @@
 /**
- * Issue 14, "a real package", the checkout half: a checkout whose TypeScript is compiled into
+ * Issue 14, "a real package", the checkout half: a checkout whose TypeScript is bundled into
  * dist/ (`npm run build`) runs without its dev dependencies (`npm ci --omit=dev`), as the README
- * says. In a fresh directory with the package's manifest, lock file and bin/, dist/ is compiled
- * there (tsconfig.build.json), `npm ci --omit=dev` runs with the machine's own Node on PATH (not the
+ * says. In a fresh directory with the package's manifest, lock file and bin/, dist/ is bundled
+ * there (scripts/bundle-cli.ts), `npm ci --omit=dev` runs with the machine's own Node on PATH (not the
  * project's Node 24 dev dependency, which --omit=dev leaves out; the `prepare` script must not fail
  * on it), and `node bin/chatferry.js` then runs the compiled JavaScript. The tarball and the global
  * install are package-install.test.ts's.
@@ -30,20 +30,14 @@ beforeAll(async () => {
   for (const f of ['package.json', 'package-lock.json', 'bin']) {
     cpSync(join(ROOT, f), join(dir, f), { recursive: true })
   }
-  await run(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')],
-    {
-      cwd: ROOT,
-    },
-  )
+  await run(process.execPath, [join(ROOT, 'scripts/bundle-cli.ts'), join(dir, 'dist')], { cwd: ROOT })
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: machinePath }
   delete env.NODE_OPTIONS
   install = await run('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, env })
 }, 10 * MINUTES)
 
 it(
-  'npm ci --omit=dev installs production dependencies only, and bin/chatferry.js runs the compiled dist/',
+  'npm ci --omit=dev installs production dependencies only, and bin/chatferry.js runs the bundled dist/',
   async () => {
     expect(install.stderr).not.toMatch(/ERR_|npm error/)
     // Production dependencies only: no TypeScript, no test runner, no Node 24 package.

@@ -185,14 +185,15 @@ describe('Dockerfile', () => {
       .slice(0, packAt)
       .filter((l) => l.startsWith('COPY ') && !l.includes('--from'))
       .flatMap((l) => l.split(/\s+/).slice(1, -1))
-    const build = JSON.parse(read('tsconfig.build.json')) as { include: string[] }
     const pkg = JSON.parse(read('package.json')) as { files: string[] }
     const needed = [
       'package.json',
       'package-lock.json',
-      'tsconfig.json',
-      'tsconfig.build.json',
-      ...build.include,
+      // `npm run build` (prepack): scripts/bundle-cli.ts bundles what src/cli/main.ts imports.
+      'scripts',
+      'src',
+      'connectors',
+      'mappings',
       ...pkg.files.filter((f) => !f.startsWith('dist')),
     ]
     for (const f of needed) {

@@ -1,10 +1,10 @@
 /**
- * chatferry as an operator installs it: `npm pack` (which compiles dist/ in `prepack`), the tarball
+ * chatferry as an operator installs it: `npm pack` (which bundles dist/ in `prepack`), the tarball
  * installed globally into a temporary prefix, and the installed `chatferry` run through npm's own
  * bin shim on Node 22 and on Node 24 — `--help` and `--version` on both (every command's module
  * loaded), and on Node 22 the complete demo on a tenth of its sample (`--messages 3000`: every
- * stage, re-hosted files and verify included; the full-size demo runs from the sources on Node 24
- * in demo-cli.test.ts). The container image's Dockerfile runs the same pack-and-install steps.
+ * stage, re-hosted files and verify included; demo-cli.test.ts runs the same bundle's demo on
+ * Node 24). The container image's Dockerfile runs the same pack-and-install steps.
  *
  * Node 24 is the project's `node` dev dependency; Node 22 is the registry's `node@22` package,
  * installed once into `node_modules/.cache/chatferry-node22` and reused by later runs.
@@ -47,7 +47,7 @@ function installed(nodeBin: string, args: string[]) {
 }
 
 /** The Dockerfile's `COPY`s of its build stage. */
-const PACKED_FROM = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'connectors', 'mappings']
+const PACKED_FROM = ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'bin', 'src', 'connectors', 'mappings']
 
 beforeAll(async () => {
   const checkout = join(work, 'checkout')

@@ -4,11 +4,11 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
-import { fileURLToPath } from 'node:url'
 
 import { afterAll, describe, expect, it } from 'vitest'
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+import { CLI } from '../helpers/cli-bundle.ts'
+
 const children: ChildProcessWithoutNullStreams[] = []
 afterAll(() => {
   for (const c of children) {
@@ -30,7 +30,7 @@ function freePort(): Promise<number> {
 }
 
 function run(args: string[]): { child: ChildProcessWithoutNullStreams; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, CHATFERRY_LOG_LEVEL: 'warn' } })
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CHATFERRY_LOG_LEVEL: 'warn' } })
   children.push(child)
   let out = ''
   let err = ''
