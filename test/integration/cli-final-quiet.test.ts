@@ -5,6 +5,9 @@
  * writer that wrote just after the first check is caught (exit 4, the row counted); once the
  * writer stops, the final delta — its bad rows accepted — exits 0 with the quiet window recorded,
  * `verify` says verified, and a row written after the cutover makes `verify` fail (it re-checks).
+ * The bad rows include the issue's own: a line whose room and direct-message target are both NULL
+ * and a second line under an id already used (the key is `(sent_at, id)`); once accepted, neither
+ * keeps the final delta from exit 0 nor makes verify count a row "never planned".
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,7 +15,7 @@ import { join } from 'node:path'
 
 import { expect, it } from 'vitest'
 
-import { openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
+import { genericSchemaSql, openGenericWriter, sqlTime } from '../fixtures/generic-sql/fixture.ts'
 import { oneJsonObject, useCliSuite } from '../helpers/cli-suite.ts'
 import { fixtureSource, genericJob } from '../helpers/generic-job.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
@@ -27,10 +30,28 @@ interface Cutover {
   readonly quietForMs?: number
 }
 
+/** The issue's bad rows: chat_lines rebuilt without its primary key (as in-house tables are), then a line to nobody and a second line 4. */
+async function seedIssueBadRows(sourceUrl: string): Promise<void> {
+  const [, , , lines, index] = genericSchemaSql('sqlite')
+  const w = await openGenericWriter('sqlite', sourceUrl)
+  await w.exec(`ALTER TABLE chat_lines RENAME TO keyed_lines; ${lines!.replace('lid integer PRIMARY KEY', 'lid integer')};
+    INSERT INTO chat_lines SELECT * FROM keyed_lines; DROP TABLE keyed_lines; ${index!}`)
+  const at = sqlTime(Date.UTC(2024, 2, 1, 13))
+  await w.insert('chat_lines', [
+    { lid: 800, author: 1, room: null, to_pid: null, body: 'to nobody', kind: 'text', posted: at, modified: at },
+    { lid: 4, author: 2, room: 'r-general', to_pid: null, body: 'same id, later', kind: 'text', posted: at, modified: at },
+  ])
+  await w.close()
+}
+
 it('the quiet period catches a writer that slipped past the first check; a frozen source then passes with exit 0', async () => {
   const { dir, url: sourceUrl } = await fixtureSource('cf-quiet')
   const { cfg } = await genericJob(suite, 'cf_quiet', { dir, url: sourceUrl })
+  await seedIssueBadRows(sourceUrl)
   expect((await runCli(['run', '--config', cfg]).done).code).toBe(3)
+  const rejected = JSON.parse((await runCli(['rejects', '--json', '--config', cfg]).done).stdout) as { entity: string; legacyId: string }[]
+  const messages = rejected.filter((r) => r.entity === 'messages').map((r) => r.legacyId)
+  expect(messages).toEqual(expect.arrayContaining(['800', '4']))
   const accept = await runCli(['accept-rejects', '--all', '--reason', 'known bad rows', '--config', cfg]).done
   expect(accept.code, accept.stderr).toBe(0)
 
@@ -63,6 +84,9 @@ it('the quiet period catches a writer that slipped past the first check; a froze
   const out = mkdtempSync(join(tmpdir(), 'cf-quiet-verify-'))
   const verified = await runCli(['verify', '--config', cfg, '--out', out]).done
   expect(verified.code, verified.stdout + verified.stderr.slice(-2000)).toBe(0)
+  // Both rows are read and accounted for: the source's row count is the ledger's, and no mismatch names them.
+  expect(verified.stdout).toMatch(/^messages( +\d+){6} +(\d+) +\2$/m)
+  expect(verified.stdout).not.toMatch(/never planned|^ +duplicate messages /m)
   const w2 = await openGenericWriter('sqlite', sourceUrl)
   const later = sqlTime(Date.now())
   await w2.insert('chat_lines', [
