@@ -2,7 +2,8 @@
  * Issue 28, item 1: an operator can finish a migration with known-bad rows. Through the CLI as a
  * process (a SQLite in-house source with bad rows, a Postgres ledger, the sandbox): rejects
  * without a payload are not silently "0 planned again" by retry-rejected; the operator accepts the
- * judged ones (from the rejects listing kept in a file) with a reason kept with who and when;
+ * judged ones (one code's, then the rest from the rejects listing kept in a file) with a reason
+ * kept with who and when;
  * the next delta exits 0 while one is open only if it is fixed and loaded (then it is no reject
  * at all); a new bad row makes the delta exit 3 again, listed alone.
  */
@@ -48,8 +49,18 @@ describe('accepted rejects', () => {
     expect(typo.stderr).toContain(`(did you mean --code ${listed[0]!.code}?)`)
     expect((await cli('status', '--json')).stdout).not.toMatch(/"accepted": [1-9]/)
 
+    // By code: exactly that code's rejects are accepted (not user 5's), the rest stay open.
+    const user5 = listed.find((r) => r.entity === 'users' && r.legacyId === '5')!
+    const code = listed.find((r) => r.code !== user5.code)!.code
+    const ofCode = listed.filter((r) => r.code === code).length
+    const byCode = await cli('accept-rejects', '--code', code, '--reason', 'judged by code', '--json')
+    expect(byCode.code, byCode.stderr).toBe(0)
+    expect(oneJsonObject(byCode.stdout)).toMatchObject({ accepted: ofCode, open: listed.length - ofCode })
+
     // The operator keeps the listing, leaves out user 5 (to be fixed in the source), and accepts the rest.
     const table = (await cli('rejects')).stdout
+    expect(table).toContain(`\n${listed.length - ofCode} rejected: `)
+    expect(table).not.toMatch(new RegExp(`\t${code}\t`))
     const file = join(dir, 'judged.tsv')
     writeFileSync(
       file,
@@ -62,9 +73,10 @@ describe('accepted rejects', () => {
       CHATFERRY_OPERATOR: 'ops-on-call',
     }).done
     expect(accepted.code, accepted.stderr).toBe(0)
-    expect(oneJsonObject(accepted.stdout)).toMatchObject({ accepted: listed.length - 1, open: 1, by: 'ops-on-call' })
+    expect(oneJsonObject(accepted.stdout)).toMatchObject({ accepted: listed.length - ofCode - 1, open: 1, by: 'ops-on-call' })
     const acceptedList = (await cli('rejects', '--accepted')).stdout
     expect(acceptedList).toMatch(/^entity\tlegacy id\ttarget key\tcode\treject reason\taccepted by\taccepted at\twhy\n/)
+    expect(acceptedList).toMatch(new RegExp(`\t${code}\t.*\tjudged by code\n`))
     expect(acceptedList).toMatch(/\tops-on-call\t\d{4}-\d\d-\d\dT[^\t]+\tknown bad rows of the old system\n/)
     expect((await cli('rejects')).stdout).toMatch(
       /^entity or update\t.*\nusers\t5\t.*\n1 rejected: .*\n\d+ accepted reject\(s\) not listed: rejects --accepted\n$/,
