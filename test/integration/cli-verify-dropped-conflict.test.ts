@@ -1,10 +1,11 @@
 /**
- * Issue 28, item 2: a change dropped by `changes.conflicts: platform-wins` is a decision the ledger
- * recorded, and `verify` says so — never "no update was recorded". Through the CLI as processes (a
- * SQLite in-house source, a Postgres ledger, the sandbox over HTTP, `webhooks receive` storing the
- * platform's deliveries): a group renamed on the platform, then renamed in the source and read
- * again (`run --reread groups`): the update is dropped, nothing is sent, and verify passes (exit 0)
- * naming the drop.
+ * Issue 28, item 2: a change dropped by `changes.conflicts: platform-wins`, or held back by
+ * `report`, is a decision the ledger recorded, and `verify` says so — never "no update was
+ * recorded". Through the CLI as processes (a SQLite in-house source, a Postgres ledger, the sandbox
+ * over HTTP, `webhooks receive` storing the platform's deliveries): a group renamed on the
+ * platform, then renamed in the source and read again (`run --reread groups`): the update is
+ * dropped or held back, nothing is sent, and verify passes (exit 0) naming the decision — for a
+ * held-back change, with the commands that send it after all.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -48,11 +49,25 @@ async function waitForRow(url: string, query: string, ms = 30_000): Promise<void
   }
 }
 
-it('a group renamed on the platform and in the source under platform-wins: dropped, nothing sent, verify passes and names the drop', async () => {
+const POLICIES = [
+  {
+    conflicts: 'platform-wins',
+    summary: /1 dropped \(platform wins\)/,
+    note: /group\.update dropped: the item was changed on the platform after chatferry wrote it and changes\.conflicts is platform-wins/,
+  },
+  {
+    conflicts: 'report',
+    summary: /1 CONFLICT \(changed on the platform, not applied\)/,
+    note: /group\.update held back: .*changes\.conflicts: report\); to send the source's version set changes\.conflicts: source-wins then run `chatferry retry-rejected --conflicts` and `chatferry load[^`]*`/,
+  },
+] as const
+
+/** A group renamed on the platform, then in the source, read again under `policy`: nothing sent, verify passes naming why. */
+async function renamedOnBothSides(policy: (typeof POLICIES)[number]): Promise<void> {
   const { dir, url: sourceUrl } = await fixtureSource('cf-dropped')
   const { app, cfg } = await genericJob(suite, 'cf_dropped', { dir, url: sourceUrl })
   const config = parse(readFileSync(cfg, 'utf8')) as Record<string, unknown>
-  config.changes = { conflicts: 'platform-wins' }
+  config.changes = { conflicts: policy.conflicts }
   writeFileSync(cfg, stringify(config))
   const stateUrl = (config.state as { url: string }).url
   const out = mkdtempSync(join(tmpdir(), 'cf-dropped-out-'))
@@ -83,14 +98,18 @@ it('a group renamed on the platform and in the source under platform-wins: dropp
   const writesBefore = (await suite.tsb.sandbox.requests(app.id)).filter((r) => r.endpoint === 'groups.update').length
   const reread = await cli('run', '--reread', 'groups')
   expect(reread.code, reread.stderr.slice(-3000)).toBe(0)
-  expect(reread.stdout).toMatch(/1 dropped \(platform wins\)/)
+  expect(reread.stdout).toMatch(policy.summary)
   expect((await suite.tsb.sandbox.requests(app.id)).filter((r) => r.endpoint === 'groups.update')).toHaveLength(writesBefore)
   expect((await app.client.getGroup('r-general')).name).toBe('Renamed on the platform')
 
   const verify = await cli('verify', '--out', out)
   expect(verify.code, verify.stdout).toBe(0)
   expect(verify.stdout).not.toMatch(/no update was recorded/)
-  expect(verify.stdout).toMatch(
-    /group\.update dropped: the item was changed on the platform after chatferry wrote it and changes\.conflicts is platform-wins/,
-  )
-}, 300_000)
+  expect(verify.stdout).toMatch(policy.note)
+}
+
+it.each(POLICIES)(
+  'a group renamed on the platform and in the source under $conflicts: not sent, verify passes naming why',
+  renamedOnBothSides,
+  300_000,
+)
