@@ -28,6 +28,10 @@ import { recordOutput } from '../helpers/secrets.ts'
 const ROOT = resolve(import.meta.dirname, '../..')
 const BIN = join(ROOT, 'bin/chatferry.js')
 const suite = useCliSuite()
+/** A Node older than 22 on this machine (`{path, version}`), for the refusal test; `undefined` when there is none. */
+const OLD_NODE = ['/usr/bin/node', '/usr/local/bin/node', '/bin/node']
+  .map((path) => ({ path, version: spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout?.trim() }))
+  .find((n): n is { path: string; version: string } => n.version !== undefined && /^v(1\d|2[01])\./.test(n.version))
 
 /** A SQLite copy of the in-house fixture; `extraLines` adds chat_lines rows. */
 async function sqliteSource(extraLines: Record<string, unknown>[] = []): Promise<{ dir: string; url: string }> {
@@ -113,20 +117,15 @@ describe('the ledger and the platform', () => {
 })
 
 describe('Node, npm and the help', () => {
-  it('an older Node is refused with what to run instead (exit 2, no stack trace)', () => {
-    const old = ['/usr/bin/node', '/usr/local/bin/node', '/bin/node']
-      .map((path) => ({ path, version: spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout?.trim() }))
-      .find((n) => n.version !== undefined && /^v(1\d|2[01])\./.test(n.version))
-    if (old === undefined) {
-      // No Node older than 22 on this machine: nothing to run the check with.
-      return
-    }
+  // Skipped (and shown so) on a machine with no Node older than 22 to run the check with.
+  it.runIf(OLD_NODE !== undefined)('an older Node is refused with what to run instead (exit 2, no stack trace)', () => {
+    const old = OLD_NODE!
     const r = spawnSync(old.path, [BIN, 'status'], { encoding: 'utf8' })
     recordOutput('cli-old-node', `${r.stdout}\n${r.stderr}`)
     expect(r.status, r.stderr).toBe(2)
     expect(r.stderr).toMatch(
       new RegExp(
-        `^chatferry: this is Node ${old.version!.slice(1).replace(/\./g, '\\.')} \\(${old.path}\\); chatferry needs Node 22\\.13 or newer .*npm run chatferry -- <command>`,
+        `^chatferry: this is Node ${old.version.slice(1).replace(/\./g, '\\.')} \\(${old.path}\\); chatferry needs Node 22\\.13 or newer .*npm run chatferry -- <command>`,
       ),
     )
     expect(r.stderr).not.toMatch(/\n\s+at /)
