@@ -142,7 +142,10 @@ export async function* memberRows(src: RowsSource, o: RowsOptions): AsyncGenerat
     for (let k = c === startC ? num(o.after, 'k') + 1 : 0; k < conv.participants.length; k++) {
       const p = conv.participants[k] as Record<string, unknown>
       const who = str(p.identity) ?? (isObject(p.messaging_binding) ? str(p.messaging_binding.address) : undefined) ?? str(p.sid) ?? '?'
-      const row = participantRow(decodeRow(`${sid}/${who}`, () => decodeParticipant(sid, p, src.policy)), p)
+      const row = participantRow(
+        decodeRow(`${sid}/${who}`, () => decodeParticipant(sid, p, src.policy)),
+        p,
+      )
       const at = row.ok ? changed(row.record) : undefined
       if (keep(at, row.ok, o.since)) {
         yield { pos: { c, k }, row, ...(at !== undefined ? { changedAt: at } : {}) }

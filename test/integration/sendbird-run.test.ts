@@ -87,7 +87,7 @@ function outcomeLines(seed: SendbirdSeed): string[] {
     .map((m) => m.raw)
     .filter((m) => set(m.message_id) && ['MESG', 'FILE', 'ADMM'].includes(String(m.type)) && typeof m.created_at === 'number')
     .filter((m) => m.type === 'ADMM' || m.user !== undefined)
-  const n = <T,>(xs: T[], f: (x: T) => unknown) => xs.filter(f).length
+  const n = <T>(xs: T[], f: (x: T) => unknown) => xs.filter(f).length
   const operators = seed.channels.filter((c) => !c.open && c.raw.channel_url !== SB.dm).flatMap((c) => c.members.filter((m) => m.role === 'operator'))
   const openOperators = seed.channels.filter((c) => c.open).flatMap((c) => c.raw.operators as unknown[])
   expect(operators.length * openOperators.length).toBeGreaterThan(0)

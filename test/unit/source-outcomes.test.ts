@@ -44,7 +44,9 @@ describe('countSourceOutcomes', () => {
     const entity = {}
     countSourceOutcomes(outcomes, 'x1', into, entity)
     expect(Object.fromEntries(Object.entries(into).filter(([, v]) => Object.keys(v).length > 0))).toEqual(want)
-    const flat = Object.entries(want).flatMap(([p, os]) => Object.entries(os).map(([o, n]) => [`${p}: ${o}`, { count: n, samples: Array(n).fill('x1') }]))
+    const flat = Object.entries(want).flatMap(([p, os]) =>
+      Object.entries(os).map(([o, n]) => [`${p}: ${o}`, { count: n, samples: Array(n).fill('x1') }]),
+    )
     expect(entity).toEqual(Object.fromEntries(flat))
   })
 })
@@ -57,7 +59,13 @@ describe('mapPage counts the outcomes a connector reports with its rows', () => 
       { ok: true, record: user('b') },
       // a bot: the mappings count their own outcome (bots: kept) beside the connector's
       { ok: true, record: user('c', { isBot: true }), outcomes: [{ policy: 'nonChatParticipants', outcome: 'user-created' }] },
-      { ok: false, legacyId: 'd', field: 'messaging_binding', reason: 'dropped', outcomes: [{ policy: 'nonChatParticipants', outcome: 'member-dropped' }] },
+      {
+        ok: false,
+        legacyId: 'd',
+        field: 'messaging_binding',
+        reason: 'dropped',
+        outcomes: [{ policy: 'nonChatParticipants', outcome: 'member-dropped' }],
+      },
       { ok: false, legacyId: 'e', field: 'identity', reason: 'no identity' },
     ]
     const summary = r.entities.users

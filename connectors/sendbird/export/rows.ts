@@ -75,7 +75,9 @@ export async function* userRows(r: ReadFrom): AsyncGenerator<PositionedRow<Legac
         row:
           'error' in item
             ? brokenRow(file, item, 'user')
-            : decoded(isObject(item.value) ? (str(item.value.user_id) ?? '?') : '?', `${file.path}#${item.index}`, (out) => sendbirdUser(item.value, out)),
+            : decoded(isObject(item.value) ? (str(item.value.user_id) ?? '?') : '?', `${file.path}#${item.index}`, (out) =>
+                sendbirdUser(item.value, out),
+              ),
       }))
   }
 }
