@@ -9,8 +9,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 
-import type { PoliciesInput } from '../../mappings/index.ts'
 import { BUILT_IN_CHANNEL_TYPES } from '../../connectors/stream-chat/config.ts'
+import type { PoliciesInput } from '../../mappings/index.ts'
 import type { ExpectedRows } from '../fixtures/expected-row.ts'
 import { expectedStream } from '../fixtures/stream-chat/expected.ts'
 import { type StreamFixture, type StreamFormat, writeStreamFixture } from '../fixtures/stream-chat/generate.ts'

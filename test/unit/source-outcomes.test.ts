@@ -6,14 +6,13 @@
 import { describe, expect, it } from 'vitest'
 
 import { defaultPolicies } from '../../mappings/index.ts'
-import type { SourceRow } from '../../src/model/connector.ts'
+import type { SourceRow, SourceSession } from '../../src/model/connector.ts'
 import type { LegacyRecordOf, LegacyUser } from '../../src/model/records.ts'
 import { formatPlanSummary } from '../../src/plan/format-plan-summary.ts'
 import { mapPage } from '../../src/plan/map-page.ts'
 import type { PlanJobSummary, PlanSink } from '../../src/plan/plan-job.ts'
 import { type PlanRun, startPlanRun } from '../../src/plan/plan-run.ts'
 import { countSourceOutcomes } from '../../src/plan/source-outcomes.ts'
-import type { SourceSession } from '../../src/model/connector.ts'
 
 const NOW = Date.UTC(2026, 0, 1)
 

@@ -5,8 +5,8 @@
  * (private groups). The channel type decides public or private (README: channel types).
  */
 import type { JsonObject, LegacyGroup, LegacyGroupType } from '../../../src/model/records.ts'
-import { BUILT_IN_CHANNEL_TYPES } from '../config.ts'
 import type { OutcomeList } from '../../rows/outcomes.ts'
+import { BUILT_IN_CHANNEL_TYPES } from '../config.ts'
 import { customFields, isObject, noteCustom, str, streamId, timeMs } from './fields.ts'
 
 const KNOWN = new Set([

@@ -9,8 +9,8 @@
  * than `latest_reactions`), `customFields: in-metadata | dropped`.
  */
 import type { EpochMs, JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
-import { decodeAttachments } from './attachments.ts'
 import type { OutcomeList } from '../../rows/outcomes.ts'
+import { decodeAttachments } from './attachments.ts'
 import { customFields, FieldProblem, isObject, latest, noteCustom, requiredTimeMs, str, streamId, timeMs, userIdOf } from './fields.ts'
 
 const KNOWN = new Set([
