@@ -5,6 +5,7 @@
  * SQL page loop (`../sql/paged-read.ts`) catches the same class.
  */
 import type { RowProblem, SourceRow } from '../../src/model/connector.ts'
+import { OutcomeList } from './outcomes.ts'
 
 /** A value that cannot become its canonical field: becomes a RowProblem naming the field. */
 export class FieldProblem extends Error {
@@ -21,10 +22,15 @@ export function problem(legacyId: string, field: string, reason: string, instanc
   return { ok: false, legacyId, field, reason, ...(instance !== undefined ? { instance } : {}) }
 }
 
-/** Runs `decode`; a {@link FieldProblem} becomes a problem row for `legacyId`, anything else is thrown. */
-export function decodeRow<T>(legacyId: string, decode: () => T, instance?: string): SourceRow<T> {
+/**
+ * Runs `decode`: its record with the policy outcomes it noted in `out`; a {@link FieldProblem}
+ * becomes a problem row for `legacyId`, anything else is thrown.
+ */
+export function decodeRow<T>(legacyId: string, decode: (out: OutcomeList) => T, instance?: string): SourceRow<T> {
+  const out = new OutcomeList()
   try {
-    return { ok: true, record: decode() }
+    const record = decode(out)
+    return out.list === undefined ? { ok: true, record } : { ok: true, record, outcomes: out.list }
   } catch (err) {
     if (err instanceof FieldProblem) {
       return problem(legacyId, err.field, err.message, instance)

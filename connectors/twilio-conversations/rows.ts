@@ -5,11 +5,15 @@
  * - groups: the session's conversation list by index (`{n}`);
  * - members: each conversation's participants (`{c, k}`);
  * - messages: each conversation's messages oldest first (`Order=asc`, `{c, url, k}`).
+ * Rows carry the outcomes of `nonChatParticipants` (`user-created`, `member-kept`,
+ * `member-dropped`, `message-dropped`) and of the conversation state (`conversationState:
+ * closed-archived`, `inactive-kept`), counted by planning.
  * Delta (`since`): rows whose `date_updated` (else `date_created`) is at or after it; messages are
  * read whole and filtered (Twilio's message list has no time filter).
  */
-import type { Cursor } from '../../src/model/connector.ts'
+import type { Cursor, SourceRow } from '../../src/model/connector.ts'
 import type { LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../src/model/records.ts'
+import { noted } from '../rows/outcomes.ts'
 import { type PositionedRow } from '../rows/pages.ts'
 import { decodeRow } from '../rows/problems.ts'
 import type { TwilioClient } from './client.ts'
@@ -104,7 +108,8 @@ export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator
       if (a > num(o.after, 'a')) {
         const record = addressUser(address, String(b?.type ?? 'sms'), Date.parse(String(p.date_created)) || undefined)
         if (keep(record.createdAt, true, o.since)) {
-          yield { pos: { a }, row: { ok: true, record }, ...(record.createdAt !== undefined ? { changedAt: record.createdAt } : {}) }
+          const row = { ok: true as const, record, outcomes: [{ policy: 'nonChatParticipants', outcome: 'user-created' }] }
+          yield { pos: { a }, row, ...(record.createdAt !== undefined ? { changedAt: record.createdAt } : {}) }
         }
       }
       a++
@@ -115,7 +120,10 @@ export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator
 export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerator<PositionedRow<LegacyGroup>> {
   for (let n = num(o.after, 'n') + 1; n < src.conversations.length; n++) {
     const c = src.conversations[n] as Conversation
-    const row = decodeRow(str(c.value.sid) ?? '?', () => decodeConversation(c.value))
+    const row = noted(
+      decodeRow(str(c.value.sid) ?? '?', () => decodeConversation(c.value)),
+      STATE_OUTCOMES[String(c.value.state)] ?? [],
+    )
     const at = row.ok ? changed(row.record) : undefined
     if (keep(at, row.ok, o.since)) {
       yield { pos: { n }, row, ...(at !== undefined ? { changedAt: at } : {}) }
@@ -134,13 +142,31 @@ export async function* memberRows(src: RowsSource, o: RowsOptions): AsyncGenerat
     for (let k = c === startC ? num(o.after, 'k') + 1 : 0; k < conv.participants.length; k++) {
       const p = conv.participants[k] as Record<string, unknown>
       const who = str(p.identity) ?? (isObject(p.messaging_binding) ? str(p.messaging_binding.address) : undefined) ?? str(p.sid) ?? '?'
-      const row = decodeRow(`${sid}/${who}`, () => decodeParticipant(sid, p, src.policy))
+      const row = participantRow(
+        decodeRow(`${sid}/${who}`, () => decodeParticipant(sid, p, src.policy)),
+        p,
+      )
       const at = row.ok ? changed(row.record) : undefined
       if (keep(at, row.ok, o.since)) {
         yield { pos: { c, k }, row, ...(at !== undefined ? { changedAt: at } : {}) }
       }
     }
   }
+}
+
+/** A closed conversation is archived, an inactive one an ordinary group. */
+const STATE_OUTCOMES: Record<string, { policy: string; outcome: string }[]> = {
+  closed: [{ policy: 'conversationState', outcome: 'closed-archived' }],
+  inactive: [{ policy: 'conversationState', outcome: 'inactive-kept' }],
+}
+
+/** An SMS/WhatsApp participant's membership, noted as kept (`users`) or dropped (`drop`). */
+function participantRow<T>(row: SourceRow<T>, p: Record<string, unknown>): SourceRow<T> {
+  if (str(p.identity) !== undefined || !isObject(p.messaging_binding) || str(p.messaging_binding.address) === undefined) {
+    return row
+  }
+  const outcome = row.ok ? 'member-kept' : row.field === 'messaging_binding' ? 'member-dropped' : undefined
+  return outcome === undefined ? row : noted(row, [{ policy: 'nonChatParticipants', outcome }])
 }
 
 /** Addresses of SMS/WhatsApp participants, whose messages are rejected under `drop`. */
@@ -179,7 +205,9 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
       'messages',
       start,
       (m, pos) => {
-        const row = decodeRow(str(m.sid) ?? `${sid}#${String(m.index)}`, () => decodeMessage(m, ctx))
+        const decoded = decodeRow(str(m.sid) ?? `${sid}#${String(m.index)}`, () => decodeMessage(m, ctx))
+        const droppedAuthor = !decoded.ok && decoded.field === 'author' && dropped.has(String(m.author))
+        const row = droppedAuthor ? noted<LegacyMessage>(decoded, [{ policy: 'nonChatParticipants', outcome: 'message-dropped' }]) : decoded
         const at = row.ok ? changed(row.record) : undefined
         return keep(at, row.ok, o.since) ? { pos: { c, url: pos.url, k: pos.k }, row, ...(at !== undefined ? { changedAt: at } : {}) } : undefined
       },

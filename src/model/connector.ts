@@ -20,6 +20,19 @@ import type { EpochMs, LegacyEntity, LegacyRecordOf } from './records.ts'
 /** Where reading an entity stands: the key of the last row read. JSON-serialisable, opaque. */
 export type Cursor = { readonly [key: string]: string | number | null }
 
+/**
+ * A choice a connector made reading a row: a policy of its settings or a fixed rule its README
+ * names (`{policy: 'nonChatParticipants', outcome: 'user-created'}`). Optional on every row:
+ * planning counts it with the mappings' policy outcomes (the plan's "policy outcomes"), so what a
+ * source setting changed or dropped is reported like what a mapping policy did.
+ */
+export interface SourceOutcome {
+  /** The setting's name (`customFields`) or the rule's (`oneToOneChannels`), camelCase. */
+  readonly policy: string
+  /** What it did to the row (`in-metadata`, `dropped`, `direct-message`), kebab-case. */
+  readonly outcome: string
+}
+
 /** A row that could not become a record. */
 export interface RowProblem {
   readonly ok: false
@@ -34,9 +47,18 @@ export interface RowProblem {
    * in the ledger. Stable across reads of one snapshot.
    */
   readonly instance?: string
+  /** The connector's choices that made it a problem (a setting that drops such rows), counted. */
+  readonly outcomes?: readonly SourceOutcome[]
 }
 
-export type SourceRow<T> = { readonly ok: true; readonly record: T } | RowProblem
+export type SourceRow<T> =
+  | {
+      readonly ok: true
+      readonly record: T
+      /** The connector's choices about this record (what it changed or left out), counted. */
+      readonly outcomes?: readonly SourceOutcome[]
+    }
+  | RowProblem
 
 export interface Page<T> {
   readonly rows: readonly SourceRow<T>[]

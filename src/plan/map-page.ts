@@ -1,7 +1,8 @@
 /**
  * One page of source rows, mapped: each row becomes items, an extra item or two, a skip or a
- * reject, and is counted in the entity's summary (problems, policy outcomes, referential
- * problems, changes since the previous plan, messages per month).
+ * reject, and is counted in the entity's summary (problems, policy outcomes — the mappings' and
+ * those the connector reports with the row —, referential problems, changes since the previous
+ * plan, messages per month).
  */
 import { type MappedItem, type MappingContext, mapRecord, type MapResult, tallyOutcomes } from '../../mappings/index.ts'
 import type { RowProblem, SourceRow } from '../model/connector.ts'
@@ -15,6 +16,7 @@ import type { PlanRun } from './plan-run.ts'
 import { type EntityPlanSummary, note, noteOne, noteReject } from './plan-summary.ts'
 import { referentialOf } from './referential-of.ts'
 import { problemKey, problemReason } from './row-problem.ts'
+import { countSourceOutcomes } from './source-outcomes.ts'
 
 /** What a page hands to the sink. */
 export interface MappedPage {
@@ -54,8 +56,12 @@ export function mapPage(
   const page: PageState = { run, entity, summary, ctx, items: [], extras: [], skips: [], rejects: [], pageKeys: new Map() }
   for (const row of rows) {
     if (row.ok) {
+      if (row.outcomes !== undefined) {
+        countSourceOutcomes(row.outcomes, legacyIdOf(entity, row.record), run.outcomes, summary.outcomes)
+      }
       mapRow(page, row.record)
     } else {
+      countSourceOutcomes(row.outcomes, row.legacyId, run.outcomes, summary.outcomes)
       rejectProblem(page, row)
     }
   }

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { startSendbirdEmulator } from '../fixtures/sendbird/emulator.ts'
 import { expectedPlatform, type PlatformExpectation } from '../fixtures/sendbird/expected-platform.ts'
 import { type SendbirdFixture, writeSendbirdExports } from '../fixtures/sendbird/generate.ts'
-import { SB, SB_TOKEN, sendbirdSeed, T0 } from '../fixtures/sendbird/seed.ts'
+import { SB, SB_TOKEN, type SendbirdSeed, sendbirdSeed, T0 } from '../fixtures/sendbird/seed.ts'
 import { createTestDatabase } from '../helpers/db.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
@@ -75,6 +75,33 @@ async function runConfig(source: Record<string, unknown>) {
   return { app, cfg }
 }
 
+/**
+ * The connector's policy outcomes the plan summary prints, counted from the seed by the README's
+ * rules (good records only: a bad one is a problem, with no outcome).
+ */
+function outcomeLines(seed: SendbirdSeed): string[] {
+  const set = (v: unknown) => v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0)
+  const users = seed.users.filter((u) => set(u.user_id) && typeof u.created_at === 'number')
+  const groups = seed.channels.filter((c) => set(c.raw.channel_url) && c.raw.channel_url !== SB.dm).map((c) => c.raw)
+  const messages = seed.messages
+    .map((m) => m.raw)
+    .filter((m) => set(m.message_id) && ['MESG', 'FILE', 'ADMM'].includes(String(m.type)) && typeof m.created_at === 'number')
+    .filter((m) => m.type === 'ADMM' || m.user !== undefined)
+  const n = <T>(xs: T[], f: (x: T) => unknown) => xs.filter(f).length
+  const operators = seed.channels.filter((c) => !c.open && c.raw.channel_url !== SB.dm).flatMap((c) => c.members.filter((m) => m.role === 'operator'))
+  const openOperators = seed.channels.filter((c) => c.open).flatMap((c) => c.raw.operators as unknown[])
+  expect(operators.length * openOperators.length).toBeGreaterThan(0)
+  return [
+    `  adminMessages: system-message ${n(messages, (m) => m.type === 'ADMM')}\n`,
+    `  customData: in-metadata ${n(groups, (g) => set(g.data)) + n(messages, (m) => set(m.data))}\n`,
+    `  customType: in-metadata ${n(groups, (g) => set(g.custom_type)) + n(messages, (m) => set(m.custom_type))}\n`,
+    `  metaArray: in-metadata ${n(messages, (m) => set(m.sorted_metaarray))}\n`,
+    `  oneToOneChannels: direct-message ${n(messages, (m) => m.channel_url === SB.dm)}\n`,
+    `  operators: admin ${operators.length}, admin-added ${openOperators.length}\n`,
+    `  userMetadata: in-metadata ${n(users, (u) => Object.keys(u.metadata as object).length > 0)}\n`,
+  ]
+}
+
 describe('chatferry run: Sendbird → sandbox', () => {
   let fx: SendbirdFixture
   const seed = sendbirdSeed()
@@ -94,6 +121,9 @@ describe('chatferry run: Sendbird → sandbox', () => {
     const rejects = await runCli(['rejects', '--config', cfg]).done
     for (const id of ['frank', '1007', '1008', '1012']) {
       expect(rejects.stdout).toContain(id)
+    }
+    for (const line of outcomeLines(seed)) {
+      expect(res.stdout).toContain(line)
     }
   }, 120_000)
 

@@ -9,7 +9,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 
+import { BUILT_IN_CHANNEL_TYPES } from '../../connectors/stream-chat/config.ts'
 import type { PoliciesInput } from '../../mappings/index.ts'
+import type { ExpectedRows } from '../fixtures/expected-row.ts'
 import { expectedStream } from '../fixtures/stream-chat/expected.ts'
 import { type StreamFixture, type StreamFormat, writeStreamFixture } from '../fixtures/stream-chat/generate.ts'
 import { DM_AB, largeStreamSeed } from '../fixtures/stream-chat/seed.ts'
@@ -22,6 +24,31 @@ import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { useFileSandbox } from '../helpers/sandbox.ts'
 
 const box = useFileSandbox()
+
+/**
+ * The connector's policy outcomes the plan summary prints, counted from the fixture's expected
+ * records (the README's rules applied to the seed, without the connector); a problem has none.
+ */
+function outcomeLines(rows: ExpectedRows): string[] {
+  const good = (e: keyof ExpectedRows) =>
+    rows[e].flatMap((r) =>
+      r.ok ? [r.record as unknown as { metadata?: Record<string, unknown>; archivedAt?: number; receiverType?: string; type?: string }] : [],
+    )
+  const [users, groups, messages] = [good('users'), good('groups'), good('messages')]
+  const n = <T>(xs: T[], f: (x: T) => unknown) => xs.filter(f).length
+  const custom = (r: { metadata?: Record<string, unknown> }) => r.metadata?.custom !== undefined
+  const customTypes = groups.filter((g) => !(String(g.metadata?.streamType) in BUILT_IN_CHANNEL_TYPES) && g.metadata?.groupDm !== true)
+  const lines = [
+    `  customFields: in-metadata ${n(users, custom) + n(groups, custom) + n(messages, custom)}\n`,
+    `  deletedChannels: archived ${n(groups, (g) => g.archivedAt !== undefined)}\n`,
+    `  pinned: in-metadata ${n(messages, (m) => m.metadata?.pinned !== undefined)}\n`,
+    `  attachments: in-metadata ${n(messages, (m) => m.metadata?.streamAttachments !== undefined)}\n`,
+    `  customChannelTypes: ${[...new Set(customTypes.map((g) => g.type))].map((t) => `${t} ${n(customTypes, (g) => g.type === t)}`).join(', ')}\n`,
+    `  distinctChannels: group-dm ${n(groups, (g) => g.metadata?.groupDm === true)}, direct-message ${n(messages, (m) => m.receiverType === 'user')}\n`,
+  ]
+  expect(lines.filter((l) => / 0\b/.test(l) || l.endsWith(': \n'))).toEqual([])
+  return lines
+}
 
 const CASES: { format: StreamFormat; gzip: boolean; policies: PoliciesInput }[] = [
   { format: 'json', gzip: false, policies: { retention: { oldMessages: 'send' } } },
@@ -69,6 +96,9 @@ describe.each(CASES)('chatferry run: the Stream Chat fixture as $format (gzip: $
     const actual = await sandboxContents(box.tsb.sandbox, appId)
     expect(compareWithExpected(expected.items, actual)).toEqual([])
     checkRejects(expected, await rejectsOf(cfg))
+    for (const line of outcomeLines(expectedStream(fx))) {
+      expect(res.stdout).toContain(line)
+    }
 
     // Spot checks straight from the seed, not through the mapping.
     const byLegacy = (e: 'users' | 'groups' | 'messages', id: string) => {

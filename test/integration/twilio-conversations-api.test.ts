@@ -106,6 +106,17 @@ it('chatferry run: migrates item by item as the seed says; a rotated auth token 
   const expected = expectMigration(expectedTwilio(twilioSeed(), { mediaBaseUrl: emu.url, nonChat: 'users' }), policies, started)
   expect(compareWithExpected(expected.items, await sandboxContents(box.tsb.sandbox, app.id))).toEqual([])
   checkRejects(expected, await rejectsOf(cfg))
+  // The connector's policy outcomes, counted from the seed: each SMS/WhatsApp address a user
+  // (once), each such participant a member; the closed and the inactive conversation.
+  const seed = twilioSeed()
+  const nonChat = seed.conversations.flatMap((c) => c.participants).filter((p) => !p.identity && p.messaging_binding)
+  const addresses = new Set(nonChat.map((p) => (p.messaging_binding as { address: string }).address))
+  const states = seed.conversations.map((c) => c.conversation.state)
+  expect(addresses.size).toBe(2)
+  expect(res.stdout).toContain(`  nonChatParticipants: user-created ${addresses.size}, member-kept ${nonChat.length}\n`)
+  expect(res.stdout).toContain(
+    `  conversationState: closed-archived ${states.filter((x) => x === 'closed').length}, inactive-kept ${states.filter((x) => x === 'inactive').length}\n`,
+  )
 
   emu.rotateToken()
   const refused = await runCli(['run', '--config', cfg, '--delta']).done

@@ -47,7 +47,7 @@ export async function* userRows(r: ApiRead): AsyncGenerator<PositionedRow<Legacy
   })) {
     yield page.map(({ token, index, value }) => ({
       pos: { t: token, i: index },
-      row: decoded(isObject(value) ? (str(value.user_id) ?? '?') : '?', `users#${token}#${index}`, () => sendbirdUser(value)),
+      row: decoded(isObject(value) ? (str(value.user_id) ?? '?') : '?', `users#${token}#${index}`, (out) => sendbirdUser(value, out)),
     }))
   }
 }
@@ -107,7 +107,7 @@ export async function* groupRows(r: ApiRead): AsyncGenerator<PositionedRow<Legac
       }
       return shape.record.direct !== undefined
         ? []
-        : [{ pos, row: decoded(shape.record.url, '', () => sendbirdGroup(value as Record<string, unknown>, shape.record)) }]
+        : [{ pos, row: decoded(shape.record.url, '', (out) => sendbirdGroup(value as Record<string, unknown>, shape.record, out)) }]
     })
   }
 }
@@ -244,8 +244,8 @@ async function* channelMessages(
   for (;;) {
     const rows = messages.map((value) => {
       const id = messageIdOf(value)
-      const row = decoded(id, `${url}#${id}`, () =>
-        sendbirdMessage(isObject(value) && value.channel_url === undefined ? { ...value, channel_url: url } : value, directOf),
+      const row = decoded(id, `${url}#${id}`, (out) =>
+        sendbirdMessage(isObject(value) && value.channel_url === undefined ? { ...value, channel_url: url } : value, directOf, out),
       )
       const created = isObject(value) && typeof value.created_at === 'number' ? value.created_at : undefined
       place = id !== '?' ? { m: id, ...(created !== undefined ? { s: created } : {}), n: 0 } : { ...place, n: place.n + 1 }

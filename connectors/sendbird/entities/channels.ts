@@ -4,6 +4,7 @@
  * conversation (no group: its messages go to the other member).
  */
 import type { LegacyGroup } from '../../../src/model/records.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
 import { bool, dataField, defined, FieldProblem, id, isObject, num, str, time, userIdOf } from '../fields.ts'
 
 export interface ChannelShape {
@@ -39,7 +40,11 @@ export function channelShape(o: unknown): ChannelShape {
   return twoOf ? { url, open, direct: [ids[0] as string, ids[1] as string] } : { url, open }
 }
 
-export function sendbirdGroup(o: Record<string, unknown>, shape: ChannelShape): LegacyGroup {
+/**
+ * The channel as a group. Notes, for the plan's policy outcomes: `customType: in-metadata`,
+ * `customData: in-metadata` (`data`), `accessCodeChannels: private` (the code is never returned).
+ */
+export function sendbirdGroup(o: Record<string, unknown>, shape: ChannelShape, out?: OutcomeList): LegacyGroup {
   const metadata = defined({
     channelType: shape.open ? 'open' : 'group',
     customType: str(o.custom_type),
@@ -51,6 +56,9 @@ export function sendbirdGroup(o: Record<string, unknown>, shape: ChannelShape): 
     frozen: bool(o.freeze) || undefined,
     accessCodeRequired: bool(o.is_access_code_required) || undefined,
   })
+  if (out !== undefined) {
+    noteChannel(out, metadata)
+  }
   return defined({
     id: shape.url,
     name: str(o.name)?.trim() || shape.url,
@@ -60,4 +68,16 @@ export function sendbirdGroup(o: Record<string, unknown>, shape: ChannelShape): 
     metadata,
     createdAt: time('created_at', o.created_at),
   })
+}
+
+function noteChannel(out: OutcomeList, metadata: { customType?: string; data?: unknown; accessCodeRequired?: boolean }): void {
+  if (metadata.customType !== undefined) {
+    out.add('customType', 'in-metadata')
+  }
+  if (metadata.data !== undefined) {
+    out.add('customData', 'in-metadata')
+  }
+  if (metadata.accessCodeRequired === true) {
+    out.add('accessCodeChannels', 'private')
+  }
 }

@@ -2,9 +2,12 @@
  * A Sendbird message (the `messages` export's record, the Platform API's message resource) →
  * LegacyMessage. `MESG` user messages, `FILE` file messages (the file an attachment read over
  * HTTP by the files lane), `ADMM` admin messages (system messages). Messages of a one-to-one
- * channel go to the other member; the rest to the channel as a group.
+ * channel go to the other member; the rest to the channel as a group. Notes, for the plan's policy
+ * outcomes: `adminMessages: system-message`, `oneToOneChannels: direct-message`, and
+ * `customType`/`customData`/`metaArray: in-metadata`.
  */
 import type { LegacyAttachment, LegacyMessage, LegacyMessageType, LegacyReaction } from '../../../src/model/records.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
 import { bool, dataField, defined, FieldProblem, id, isObject, num, requiredTime, str, time, userIdOf } from '../fields.ts'
 
 /** The two members of a one-to-one channel, by its URL (undefined: a group). */
@@ -15,7 +18,7 @@ const TYPES = new Set(['MESG', 'FILE', 'ADMM'])
 /** The id a message row is known by even when it is bad (`?` without a usable `message_id`). */
 export const messageIdOf = (o: unknown): string => (isObject(o) ? (str(o.message_id) ?? '?') : '?')
 
-export function sendbirdMessage(o: unknown, directOf: DirectOf): LegacyMessage {
+export function sendbirdMessage(o: unknown, directOf: DirectOf, out?: OutcomeList): LegacyMessage {
   if (!isObject(o)) {
     throw new FieldProblem('message', 'the message is not an object')
   }
@@ -79,6 +82,9 @@ export function sendbirdMessage(o: unknown, directOf: DirectOf): LegacyMessage {
     m.systemKind = 'admin_message'
   }
   m.updatedAt = Math.max(sentAt, updated ?? 0)
+  if (out !== undefined) {
+    noteMessage(out, admin, direct !== undefined, metadata)
+  }
   return m
 }
 
@@ -173,4 +179,23 @@ function metaArrayOf(v: unknown): Record<string, unknown> | undefined {
     return isObject(v) && Object.keys(v).length > 0 ? v : undefined
   }
   return Object.fromEntries(v.filter(isObject).flatMap((e) => (str(e.key) === undefined ? [] : [[str(e.key) as string, e.value]])))
+}
+
+/** The message's policy outcomes (README: the mapping). */
+function noteMessage(out: OutcomeList, admin: boolean, direct: boolean, metadata: Record<string, unknown> | undefined): void {
+  if (admin) {
+    out.add('adminMessages', 'system-message')
+  }
+  if (direct) {
+    out.add('oneToOneChannels', 'direct-message')
+  }
+  if (metadata?.customType !== undefined) {
+    out.add('customType', 'in-metadata')
+  }
+  if (metadata?.data !== undefined) {
+    out.add('customData', 'in-metadata')
+  }
+  if (metadata?.metaArray !== undefined) {
+    out.add('metaArray', 'in-metadata')
+  }
 }

@@ -1,11 +1,13 @@
 /**
  * A Sendbird user (the `users` export's record, the Platform API's user resource) → LegacyUser.
- * `access_token` and `session_tokens` are credentials: never read.
+ * `access_token` and `session_tokens` are credentials: never read. Notes `userMetadata:
+ * in-metadata` when the user's own `metadata` is kept under `metadata.sendbird`.
  */
 import type { EpochMs, LegacyUser } from '../../../src/model/records.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
 import { bool, defined, FieldProblem, id, isObject, str, time } from '../fields.ts'
 
-export function sendbirdUser(o: unknown): LegacyUser {
+export function sendbirdUser(o: unknown, out?: OutcomeList): LegacyUser {
   if (!isObject(o)) {
     throw new FieldProblem('user', 'the user is not an object')
   }
@@ -19,6 +21,9 @@ export function sendbirdUser(o: unknown): LegacyUser {
     preferredLanguages: Array.isArray(o.preferred_languages) && o.preferred_languages.length > 0 ? o.preferred_languages : undefined,
     hasEverLoggedIn: o.has_ever_logged_in === undefined ? undefined : bool(o.has_ever_logged_in),
   })
+  if (metadata.sendbird !== undefined) {
+    out?.add('userMetadata', 'in-metadata')
+  }
   const deactivatedAt: EpochMs | undefined = active ? undefined : (lastSeen ?? createdAt ?? 0)
   return defined({
     id: userId,

@@ -5,6 +5,7 @@
  */
 import type { Cursor, SourceRow } from '../../../src/model/connector.ts'
 import type { EpochMs, LegacyGroup, LegacyMember, LegacyMessage, LegacyUser } from '../../../src/model/records.ts'
+import { OutcomeList } from '../../rows/outcomes.ts'
 import { at, type PositionedRow } from '../../rows/pages.ts'
 import { channelShape, sendbirdGroup } from '../entities/channels.ts'
 import { channelMembers } from '../entities/members.ts'
@@ -22,10 +23,15 @@ export interface ReadFrom {
   readonly signal?: AbortSignal | undefined
 }
 
-/** A record's row, or the problem its decoding raised (a FieldProblem names the field). */
-export function decoded<T>(legacyId: string, instance: string, decode: () => T): SourceRow<T> {
+/**
+ * A record's row with the policy outcomes its decoding noted in `out`, or the problem its decoding
+ * raised (a FieldProblem names the field).
+ */
+export function decoded<T>(legacyId: string, instance: string, decode: (out: OutcomeList) => T): SourceRow<T> {
+  const out = new OutcomeList()
   try {
-    return { ok: true, record: decode() }
+    const record = decode(out)
+    return out.list === undefined ? { ok: true, record } : { ok: true, record, outcomes: out.list }
   } catch (err) {
     if (err instanceof FieldProblem) {
       return { ok: false, legacyId, field: err.field, reason: err.message, instance }
@@ -69,7 +75,9 @@ export async function* userRows(r: ReadFrom): AsyncGenerator<PositionedRow<Legac
         row:
           'error' in item
             ? brokenRow(file, item, 'user')
-            : decoded(isObject(item.value) ? (str(item.value.user_id) ?? '?') : '?', `${file.path}#${item.index}`, () => sendbirdUser(item.value)),
+            : decoded(isObject(item.value) ? (str(item.value.user_id) ?? '?') : '?', `${file.path}#${item.index}`, (out) =>
+                sendbirdUser(item.value, out),
+              ),
       }))
   }
 }
@@ -91,7 +99,7 @@ export async function* groupRows(r: ReadFrom): AsyncGenerator<PositionedRow<Lega
         // A one-to-one conversation is no group: its messages go to the other member.
         return row.record.direct !== undefined
           ? []
-          : [{ pos, row: decoded(url, `${file.path}#${item.index}`, () => sendbirdGroup(item.value as Record<string, unknown>, row.record)) }]
+          : [{ pos, row: decoded(url, `${file.path}#${item.index}`, (out) => sendbirdGroup(item.value as Record<string, unknown>, row.record, out)) }]
       })
   }
 }
@@ -150,8 +158,10 @@ export async function* messageRows(r: ReadFrom, directOf: DirectOf): AsyncGenera
 
 /** One message's row; its id and instance are only spelled out for a problem. */
 function messageRow(file: DataFile, index: number, value: unknown, directOf: DirectOf): SourceRow<LegacyMessage> {
+  const out = new OutcomeList()
   try {
-    return { ok: true, record: sendbirdMessage(value, directOf) }
+    const record = sendbirdMessage(value, directOf, out)
+    return out.list === undefined ? { ok: true, record } : { ok: true, record, outcomes: out.list }
   } catch (err) {
     if (err instanceof FieldProblem) {
       return { ok: false, legacyId: messageIdOf(value), field: err.field, reason: err.message, instance: `${file.path}#${index}` }

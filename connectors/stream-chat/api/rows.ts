@@ -60,7 +60,7 @@ export async function* apiUserRows(src: ApiRowsSource, o: ApiRowsOptions): Async
     const users = (res.users ?? []).filter(isObject)
     for (const u of users) {
       const id = typeof u.id === 'string' ? u.id : '?'
-      const row = decodeRow(id, () => decodeUser(u, src.keepCustom))
+      const row = decodeRow(id, (out) => decodeUser(u, src.keepCustom, out))
       last = id
       yield { pos: { id }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as PositionedRow<LegacyUser>
     }
@@ -86,7 +86,7 @@ export async function* apiGroupRows(src: ApiRowsSource, o: ApiRowsOptions): Asyn
     if (typeof c.value.member_count === 'number' && c.value.member_count > ids.length) {
       ids.push('…')
     }
-    const row = decodeRow(c.cid ?? '?', () => decodeChannel(c.value, ids, policy))
+    const row = decodeRow(c.cid ?? '?', (out) => decodeChannel(c.value, ids, policy, out))
     const changedAt = row.ok ? latest(row.record.updatedAt, row.record.createdAt) : undefined
     if (!row.ok || inDelta(changedAt, o.since)) {
       yield { pos: { n }, row, ...(changedAt !== undefined ? { changedAt } : {}) }
@@ -204,7 +204,7 @@ export async function* apiMessageRows(src: ApiRowsSource, o: ApiRowsOptions): As
       for await (const m of pageWithReplies(src, top, o)) {
         if (k >= skip) {
           const mid = typeof m.id === 'string' && m.id !== '' ? m.id : `${ch.cid}#?`
-          const row = decodeRow(mid, () => decodeMessage(m, { channel: target, keepCustom: src.keepCustom }))
+          const row = decodeRow(mid, (out) => decodeMessage(m, { channel: target, keepCustom: src.keepCustom }, out))
           const changedAt = row.ok ? messageChangedAt(row.record) : undefined
           yield { pos: { c, gt, k }, row, ...(changedAt !== undefined ? { changedAt } : {}) }
         }

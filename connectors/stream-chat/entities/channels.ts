@@ -5,8 +5,9 @@
  * (private groups). The channel type decides public or private (README: channel types).
  */
 import type { JsonObject, LegacyGroup, LegacyGroupType } from '../../../src/model/records.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
 import { BUILT_IN_CHANNEL_TYPES } from '../config.ts'
-import { customFields, isObject, str, streamId, timeMs } from './fields.ts'
+import { customFields, isObject, noteCustom, str, streamId, timeMs } from './fields.ts'
 
 const KNOWN = new Set([
   'id',
@@ -58,8 +59,12 @@ export function groupTypeOf(streamType: string, policy: ChannelPolicy): LegacyGr
   return (BUILT_IN_CHANNEL_TYPES as Record<string, LegacyGroupType>)[streamType] ?? policy.customChannelTypes
 }
 
-/** The channel as a group; `memberIds` names a group DM that has no name. */
-export function decodeChannel(o: JsonObject, memberIds: readonly string[], policy: ChannelPolicy): LegacyGroup {
+/**
+ * The channel as a group; `memberIds` names a group DM that has no name. Notes, for the plan's
+ * policy outcomes: `customChannelTypes: private | public` (a channel of a custom type),
+ * `distinctChannels: group-dm`, `deletedChannels: archived`, `customFields: in-metadata | dropped`.
+ */
+export function decodeChannel(o: JsonObject, memberIds: readonly string[], policy: ChannelPolicy, out?: OutcomeList): LegacyGroup {
   const cid = channelCid(o)
   const streamType = cid.slice(0, cid.indexOf(':'))
   const id = cid.slice(cid.indexOf(':') + 1)
@@ -70,19 +75,24 @@ export function decodeChannel(o: JsonObject, memberIds: readonly string[], polic
   const createdAt = timeMs('created_at', o.created_at)
   const archivedAt = timeMs('deleted_at', o.deleted_at)
   const updatedAt = timeMs('updated_at', o.updated_at)
-  const custom = policy.keepCustom ? customFields(o, KNOWN) : undefined
+  const custom = policy.keepCustom || out !== undefined ? customFields(o, KNOWN) : undefined
+  const type = distinct ? 'private' : groupTypeOf(streamType, policy)
+  if (out !== undefined) {
+    noteCustom(out, custom, policy.keepCustom)
+    noteChannel(out, streamType, distinct, archivedAt !== undefined, type)
+  }
   const metadata: JsonObject = {
     streamType,
     ...(distinct ? { groupDm: true } : {}),
     ...(o.frozen === true ? { frozen: true } : {}),
     ...(o.disabled === true ? { disabled: true } : {}),
     ...(str(o.team) !== undefined ? { team: o.team } : {}),
-    ...(custom !== undefined ? { custom } : {}),
+    ...(custom !== undefined && policy.keepCustom ? { custom } : {}),
   }
   return {
     id: cid,
     name: str(o.name) ?? (distinct && memberIds.length > 0 ? memberIds.join(', ') : id),
-    type: distinct ? 'private' : groupTypeOf(streamType, policy),
+    type,
     ...(ownerId !== undefined ? { ownerId } : {}),
     ...(str(o.image) !== undefined ? { icon: o.image as string } : {}),
     ...(str(o.description) !== undefined ? { description: o.description as string } : {}),
@@ -90,5 +100,16 @@ export function decodeChannel(o: JsonObject, memberIds: readonly string[], polic
     ...(createdAt !== undefined ? { createdAt } : {}),
     ...(archivedAt !== undefined ? { archivedAt } : {}),
     ...(updatedAt !== undefined ? { updatedAt } : {}),
+  }
+}
+
+function noteChannel(out: OutcomeList, streamType: string, distinct: boolean, deleted: boolean, type: LegacyGroupType): void {
+  if (distinct) {
+    out.add('distinctChannels', 'group-dm')
+  } else if (!Object.hasOwn(BUILT_IN_CHANNEL_TYPES, streamType)) {
+    out.add('customChannelTypes', type)
+  }
+  if (deleted) {
+    out.add('deletedChannels', 'archived')
   }
 }

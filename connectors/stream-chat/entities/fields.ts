@@ -1,5 +1,6 @@
 /** Reading the fields of Stream Chat's JSON objects; a bad one throws {@link FieldProblem}. */
 import type { EpochMs, JsonObject } from '../../../src/model/records.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
 import { FieldProblem } from '../../rows/problems.ts'
 
 export { FieldProblem }
@@ -107,6 +108,13 @@ export function customFields(o: JsonObject, known: ReadonlySet<string>): JsonObj
     }
   }
   return custom
+}
+
+/** Notes `customFields: in-metadata` (kept) or `dropped` when a record has custom fields. */
+export function noteCustom(out: OutcomeList | undefined, custom: JsonObject | undefined, kept: boolean): void {
+  if (custom !== undefined) {
+    out?.add('customFields', kept ? 'in-metadata' : 'dropped')
+  }
 }
 
 /** The latest of some times. */

@@ -3,10 +3,15 @@
  * in the channel says so in metadata), reactions come from the message's `latest_reactions` (v1)
  * and the export's reaction lines (v2), `deleted_at` and the `deleted` type are soft deletes,
  * `message_text_updated_at` is the edit time, pins and custom fields go to metadata (README).
+ * Notes, for the plan's policy outcomes: `distinctChannels: direct-message` (a one-to-one
+ * channel's message), `pinned: in-metadata`, `attachments: in-metadata` (link previews, giphy,
+ * custom attachments), `latestReactions: some-missing` (v1 and the API: `reaction_counts` counts more
+ * than `latest_reactions`), `customFields: in-metadata | dropped`.
  */
 import type { EpochMs, JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
 import { decodeAttachments } from './attachments.ts'
-import { customFields, FieldProblem, isObject, latest, requiredTimeMs, str, streamId, timeMs, userIdOf } from './fields.ts'
+import { customFields, FieldProblem, isObject, latest, noteCustom, requiredTimeMs, str, streamId, timeMs, userIdOf } from './fields.ts'
 
 const KNOWN = new Set([
   'id',
@@ -130,7 +135,13 @@ export function messageChangedAt(m: LegacyMessage): EpochMs {
 }
 
 /** The message's metadata (replies shown in the channel, pins, quotes, commands, other attachments, custom fields), or undefined. */
-function metadataOf(o: JsonObject, ctx: MessageContext, parent: string | undefined, other: readonly JsonObject[]): JsonObject | undefined {
+function metadataOf(
+  o: JsonObject,
+  ctx: MessageContext,
+  parent: string | undefined,
+  other: readonly JsonObject[],
+  out: OutcomeList | undefined,
+): JsonObject | undefined {
   const metadata: JsonObject = {}
   let any = false
   const set = (key: string, value: JsonObject[string]) => {
@@ -159,15 +170,16 @@ function metadataOf(o: JsonObject, ctx: MessageContext, parent: string | undefin
   if (other.length > 0) {
     set('streamAttachments', other as JsonObject[])
   }
-  const custom = ctx.keepCustom ? customFields(o, KNOWN) : undefined
-  if (custom !== undefined) {
+  const custom = ctx.keepCustom || out !== undefined ? customFields(o, KNOWN) : undefined
+  noteCustom(out, custom, ctx.keepCustom)
+  if (custom !== undefined && ctx.keepCustom) {
     set('custom', custom)
   }
   return any ? metadata : undefined
 }
 
 /** A message; its keys are set one by one, in the order the canonical record lists them (no spread: it runs once a row). */
-export function decodeMessage(o: JsonObject, ctx: MessageContext): LegacyMessage {
+export function decodeMessage(o: JsonObject, ctx: MessageContext, out?: OutcomeList): LegacyMessage {
   const id = streamId('id', o.id)
   const senderId = o.user_id !== undefined && o.user === undefined ? streamId('user_id', o.user_id) : userIdOf('user', o.user)
   const sentAt = requiredTimeMs('created_at', o.created_at)
@@ -179,8 +191,11 @@ export function decodeMessage(o: JsonObject, ctx: MessageContext): LegacyMessage
   const reactions = decodeReactions(o.latest_reactions, ctx.reactions)
   const mentions = mentionsOf(o.mentioned_users)
   const text = typeof o.text === 'string' && o.text !== '' ? o.text : undefined
-  const metadata = metadataOf(o, ctx, parent, files.other)
+  const metadata = metadataOf(o, ctx, parent, files.other, out)
   const receiver = receiverOf(senderId, ctx.channel)
+  if (out !== undefined) {
+    noteMessage(out, o, ctx, metadata)
+  }
   const m = { id, senderId, receiverType: receiver.receiverType, receiverId: receiver.receiverId, type: files.type ?? 'text' } as {
     -readonly [K in keyof LegacyMessage]: LegacyMessage[K]
   }
@@ -216,4 +231,23 @@ export function decodeMessage(o: JsonObject, ctx: MessageContext): LegacyMessage
     m.updatedAt = updatedAt
   }
   return m
+}
+
+/** The message's policy outcomes besides its custom fields (README: the mapping). */
+function noteMessage(out: OutcomeList, o: JsonObject, ctx: MessageContext, metadata: JsonObject | undefined): void {
+  if (ctx.channel.pair !== undefined) {
+    out.add('distinctChannels', 'direct-message')
+  }
+  if (metadata?.pinned !== undefined) {
+    out.add('pinned', 'in-metadata')
+  }
+  if (metadata?.streamAttachments !== undefined) {
+    out.add('attachments', 'in-metadata')
+  }
+  if (ctx.reactions === undefined && isObject(o.reaction_counts)) {
+    const total = Object.values(o.reaction_counts).reduce<number>((a, n) => a + (typeof n === 'number' ? n : 0), 0)
+    if (total > (Array.isArray(o.latest_reactions) ? o.latest_reactions.length : 0)) {
+      out.add('latestReactions', 'some-missing')
+    }
+  }
 }

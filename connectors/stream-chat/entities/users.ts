@@ -1,9 +1,11 @@
 /**
  * A Stream Chat user object (embedded in members, messages and `created_by`, or a v2 `user` line)
  * → LegacyUser. Stream's own role is kept in metadata (the platform's roles are not Stream's).
+ * Notes `customFields: in-metadata | dropped` for a user with custom fields.
  */
 import type { JsonObject, LegacyUser } from '../../../src/model/records.ts'
-import { customFields, str, streamId, timeMs } from './fields.ts'
+import type { OutcomeList } from '../../rows/outcomes.ts'
+import { customFields, noteCustom, str, streamId, timeMs } from './fields.ts'
 
 const KNOWN = new Set([
   'id',
@@ -31,19 +33,20 @@ const KNOWN = new Set([
   'ban_expires',
 ])
 
-export function decodeUser(o: JsonObject, keepCustom: boolean): LegacyUser {
+export function decodeUser(o: JsonObject, keepCustom: boolean, out?: OutcomeList): LegacyUser {
   const id = streamId('id', o.id)
   const deactivatedAt = timeMs('deactivated_at', o.deactivated_at) ?? timeMs('deleted_at', o.deleted_at)
   const createdAt = timeMs('created_at', o.created_at)
   const lastActiveAt = timeMs('last_active', o.last_active)
   const updatedAt = timeMs('updated_at', o.updated_at)
-  const custom = keepCustom ? customFields(o, KNOWN) : undefined
+  const custom = keepCustom || out !== undefined ? customFields(o, KNOWN) : undefined
+  noteCustom(out, custom, keepCustom)
   const metadata: JsonObject = {
     ...(str(o.role) !== undefined ? { streamRole: o.role } : {}),
     ...(o.banned === true ? { banned: true } : {}),
     ...(Array.isArray(o.teams) && o.teams.length > 0 ? { teams: o.teams } : {}),
     ...(str(o.language) !== undefined ? { language: o.language } : {}),
-    ...(custom !== undefined ? { custom } : {}),
+    ...(custom !== undefined && keepCustom ? { custom } : {}),
   }
   return {
     id,

@@ -53,7 +53,7 @@ export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator
   let n = countOf(src.layout, 'users')
   for (const [id, u] of src.layout.users) {
     if (n > o.after) {
-      const row = decodeRow(id, () => decodeUser(u.value, src.keepCustom))
+      const row = decodeRow(id, (out) => decodeUser(u.value, src.keepCustom, out))
       const r = { pos: { n }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyUser>
       if (inDelta(r, o.since)) {
         yield r
@@ -78,7 +78,7 @@ export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerato
       } else {
         const value = c.value
         const memberIds = c.members.flatMap((m) => (typeof m.value.user_id === 'string' ? [m.value.user_id] : []))
-        const row = decodeRow(c.cid ?? '?', () => decodeChannel(value, memberIds, policy))
+        const row = decodeRow(c.cid ?? '?', (out) => decodeChannel(value, memberIds, policy, out))
         const r = {
           pos: { n },
           row,
@@ -173,6 +173,8 @@ function messageRow(src: RowsSource, e: ExportEvent & { kind: 'entity' }, n: num
     return { pos: { n }, row: problem(id, 'cid', `the message's channel ${cid ?? '(none)'} is not in the export`) }
   }
   const reactions = typeof v.id === 'string' ? layout.reactions.get(v.id) : undefined
-  const row = decodeRow(id, () => decodeMessage(v, { channel, keepCustom: src.keepCustom, ...(reactions !== undefined ? { reactions } : {}) }))
+  const row = decodeRow(id, (out) =>
+    decodeMessage(v, { channel, keepCustom: src.keepCustom, ...(reactions !== undefined ? { reactions } : {}) }, out),
+  )
   return row.ok ? { pos: { n }, row, changedAt: messageChangedAt(row.record) } : { pos: { n }, row }
 }

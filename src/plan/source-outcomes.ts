@@ -1,0 +1,25 @@
+/**
+ * The choices a connector reports with its rows ({@link SourceOutcome}: what a source setting or a
+ * fixed rule of its README changed or left out), counted into the same policy outcomes as the
+ * mappings' — the run's `policy → outcome → count` and the entity's `policy: outcome` with sample
+ * legacy ids — so the plan summary, its JSON and the HTML plan report show them alike.
+ */
+import type { OutcomeCounts } from '../../mappings/index.ts'
+import type { SourceOutcome } from '../model/connector.ts'
+import { note, type ReasonCount } from './plan-summary.ts'
+
+/** Counts a row's source outcomes (`undefined`: none) under its `legacyId`. */
+export function countSourceOutcomes(
+  outcomes: readonly SourceOutcome[] | undefined,
+  legacyId: string,
+  run: OutcomeCounts,
+  entity: Record<string, ReasonCount>,
+): void {
+  for (const o of outcomes ?? NONE) {
+    const byOutcome = (run[o.policy] ??= {})
+    byOutcome[o.outcome] = (byOutcome[o.outcome] ?? 0) + 1
+    note(entity, `${o.policy}: ${o.outcome}`, legacyId)
+  }
+}
+
+const NONE: readonly SourceOutcome[] = []
