@@ -1,7 +1,11 @@
-/** The platform's messages as verify reads them: one paced request per page, and the conversation each belongs to. */
+/**
+ * The platform's messages as verify reads them: one request per page through readPage (the shared
+ * chat budget, and again after a failure without an answer), and the conversation each belongs to.
+ */
 import type { ChatBudget } from '../load/chat-budget.ts'
 import type { PlatformClient } from '../target/client.ts'
 import type { ChatMessage } from '../target/schemas.ts'
+import { readPage } from './read-page.ts'
 
 /** Every message matching `query`, oldest first, one paced request per page. */
 export async function* messageList(
@@ -9,10 +13,11 @@ export async function* messageList(
   client: PlatformClient,
   query: { conversationId?: string },
   signal?: AbortSignal,
+  retryDelayMs = 500,
 ): AsyncGenerator<ChatMessage> {
   let cursor: { id?: string; sentAt?: number } = {}
   for (;;) {
-    const res = await pacer.run(() => client.listMessages({ ...query, limit: 1000, affix: 'append', ...cursor }, signal), signal)
+    const res = await readPage(pacer, () => client.listMessages({ ...query, limit: 1000, affix: 'append', ...cursor }, signal), signal, retryDelayMs)
     yield* res.data
     const next = res.meta.next
     if (res.data.length === 0 || next === undefined || (next.id === undefined && next.sentAt === undefined)) {

@@ -1,5 +1,6 @@
 /**
- * pagedList (src/report/paged-list.ts): every page read once in order; a page whose read failed
+ * pagedList (src/report/paged-list.ts) and messageList (message-list.ts), both through readPage
+ * (read-page.ts): every page read once in order; a page whose read failed
  * without an answer about it (reset connection, timeout, 5xx) is read again, up to four more
  * times; a final answer (4xx) is thrown at once. The budget here only makes the call: its pacing
  * and 429s are tested with the ledger in chat-budget's own tests.
@@ -7,8 +8,11 @@
 import { describe, expect, it } from 'vitest'
 
 import type { ChatBudget } from '../../src/load/chat-budget.ts'
+import { messageList } from '../../src/report/message-list.ts'
 import { pagedList } from '../../src/report/paged-list.ts'
+import type { PlatformClient } from '../../src/target/client.ts'
 import { PlatformError } from '../../src/target/errors.ts'
+import type { ChatMessage } from '../../src/target/schemas.ts'
 
 const passThrough = { run: <T>(call: () => Promise<T>) => call() } as unknown as ChatBudget
 
@@ -58,5 +62,43 @@ describe('pagedList', () => {
     const p = pages(failures)
     await expect(all(p.fetchPage)).rejects.toThrow(message)
     expect(p.reads).toEqual(reads)
+  })
+})
+
+describe('messageList (the cursor-paged message list) reads its pages the same way', () => {
+  /** Two pages of messages by cursor; `failures` are thrown, one per read, before the first page answers. */
+  function cursorPages(failures: PlatformError[]) {
+    const reads: (string | undefined)[] = []
+    const message = (id: string) => ({ id, conversationId: 'group_g1', sender: 'u1', sentAt: 1 }) as unknown as ChatMessage
+    const client = {
+      listMessages: async (query: { id?: string }) => {
+        reads.push(query.id)
+        const failure = failures.shift()
+        if (failure) {
+          throw failure
+        }
+        return query.id === undefined ? { data: [message('1')], meta: { next: { id: '1' } } } : { data: [], meta: {} }
+      },
+    } as unknown as PlatformClient
+    return { reads, client }
+  }
+
+  it.each([
+    ['a reset connection, then the page', [reset()], [undefined, undefined, '1']],
+    ['a 502 and a reset', [http(502), reset()], [undefined, undefined, undefined, '1']],
+  ])('%s: every message once', async (_name, failures, reads) => {
+    const p = cursorPages(failures)
+    const ids: string[] = []
+    for await (const m of messageList(passThrough, p.client, {}, undefined, 1)) {
+      ids.push(m.id)
+    }
+    expect(ids).toEqual(['1'])
+    expect(p.reads).toEqual(reads)
+  })
+
+  it('a 404 is thrown at once', async () => {
+    const p = cursorPages([http(404)])
+    await expect(messageList(passThrough, p.client, {}, undefined, 1).next()).rejects.toThrow('HTTP_404')
+    expect(p.reads).toEqual([undefined])
   })
 })
