@@ -7,6 +7,8 @@
  * the platform once (the sandbox); a store that refuses writes stops the run with a clear error
  * and loses nothing; the store's secret is never in the ledger or what the CLI printed.
  */
+import { mkdtempSync, readdirSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -162,14 +164,16 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
       { lid: 12, files: ['slow.pdf'] },
       { lid: 13, files: [] },
     ]
-    const job = await filesJob(suite, host, s3, { messages, bucket: 'killdl' })
+    const spoolDir = mkdtempSync(join(tmpdir(), 'cf-spool-'))
+    const job = await filesJob(suite, host, s3, { messages, bucket: 'killdl', files: { spoolDir } })
     const first = runCli(['run', '--config', job.cfg], job.env)
+    // Killed once its spool part holds a good share of the file (3 MiB at 512 KiB/s), whatever the
+    // machine's load: a fixed sleep could end before a starved process had written a byte.
+    const spooled = () => readdirSync(spoolDir).reduce((n, f) => n + (f.endsWith('.part') ? statSync(join(spoolDir, f)).size : 0), 0)
     const until = Date.now() + 60_000
-    while (!host.started.includes('slow.pdf') && Date.now() < until) {
+    while (spooled() < 512 * 1024 && Date.now() < until) {
       await sleep(20)
     }
-    // About a third of it downloaded (3 MiB at 512 KiB/s).
-    await sleep(2000)
     first.child.kill('SIGKILL')
     const killed = await first.done
     expect(killed.signal).toBe('SIGKILL')
