@@ -11,6 +11,7 @@
  * while the receiver is down arrives on the platform's retry and the next delta still refuses. The
  * update lane checks again just before it sends (an event stored after the intent was recorded).
  */
+import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 
 import { sql } from 'kysely'
@@ -350,14 +351,26 @@ describe('chatferry webhooks receive', () => {
     const messages = await ledgerKeys(state.url, jobId, 'messages')
     const msg = messages.get('2')
     const seen = (await events()).length
+    // While the receiver is down, its port answers 503 to every attempt, and the first one is
+    // seen before the receiver starts again (however slow a loaded machine is to make it).
+    const firstAttempt = Promise.withResolvers<void>()
+    const down = createHttpServer((_req, res) => {
+      firstAttempt.resolve()
+      res.writeHead(503).end()
+    })
+    await new Promise<void>((resolve) => down.listen(port, '127.0.0.1', resolve))
     await app.client.updateMessage(msg?.platformId as string, { data: { text: 'edited while nobody listened' } }, users.get('2')?.key)
-    await sleep(300)
+    await firstAttempt.promise
+    await new Promise<void>((resolve) => down.close(() => resolve()))
     receiver = startReceiver()
     await receiver.waitFor('"listening"', 30_000)
-    // The first attempt failed (connection refused); a retry (5 s, then 20 s later) reaches the receiver.
+    // The first attempt failed (503); a retry (5 s, then 20 s later) reaches the receiver.
     await waitFor('the retried delivery', async () => ((await events()).length > seen ? true : undefined), 40_000)
-    const delivery = (await tsb.sandbox.deliveries(app.id)).filter((d) => d.trigger === 'message_edited').at(-1)
-    expect(delivery?.attempts).toBeGreaterThan(1)
+    // The delivery's row is written once it ends: wait for it, then it counts every attempt.
+    const delivery = await waitFor('the delivery recorded', async () =>
+      (await tsb.sandbox.deliveries(app.id)).find((d) => d.trigger === 'message_edited' && d.status === 'delivered' && d.attempts > 1),
+    )
+    expect(delivery.attempts).toBeGreaterThan(1)
     const now = Math.floor(Date.now() / 1000)
     await source_([`UPDATE lines SET body = 'source edit of line 2', edited_s = ${now}, modified_s = ${now} WHERE lid = 2`])
     const before = await lastRequestId(tsb.sandbox, app.id)
