@@ -176,7 +176,16 @@ describe('plan: retention edge and member limits', () => {
   it('run against a sandbox enforcing the same limits sends no request for the rejected memberships', async () => {
     const { dir, source } = await sqliteSource()
     const app = await tsb.app({ requestsPerMinute: 6000, windowMs: 10_000, maxGroupsPerUser: 2, maxMembersPerGroup: 3 })
-    const cfg = writeRunConfig({ dir, appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, source, load: { quotaWindowMs: 10_000 } })
+    // A Postgres ledger: five CLI processes each opening an embedded one cost the most of this test.
+    const cfg = writeRunConfig({
+      dir,
+      appId: app.id,
+      apiKey: app.apiKey,
+      baseUrl: app.baseUrl,
+      source,
+      stateUrl: state.url,
+      load: { quotaWindowMs: 10_000 },
+    })
     withLimits(cfg)
     const res = await runCli(['run', '--config', cfg]).done
     expect(res.code, res.stderr.slice(-3000)).toBe(3)
