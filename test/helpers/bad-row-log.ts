@@ -4,7 +4,8 @@
  * sandbox stores (its unique keys would hide a second write): every good row *created* exactly
  * once, no good row carried again after it was created (beyond what kills explain), each bad row
  * never created and its last request a request of that row alone answered 500 — the platform's
- * word about that row.
+ * word about that row. `readBadRowLog` returns what is wrong (for mutant checks that must see it
+ * fail); `checkBadRowLog` asserts that nothing is.
  */
 import { expect } from 'vitest'
 
@@ -17,20 +18,36 @@ export interface BadRowLogFacts {
   readonly rateLimited: number
   /** Rows carried again after the platform had written them ("exists" answers). */
   readonly existsAnswers: number
+  /**
+   * Sends of a good row by a request after the one that created it, whatever the answer (an
+   * "exists", but also a 429 or a dropped request): zero for a loader that was never killed.
+   */
+  readonly sentAfterCreated: number
   /** Row sends of good rows that the platform did not write (500s after a partial write). */
   readonly unwrittenSends: number
 }
 
-/** Checks the messages of `log` against the good and bad keys; returns the counts. */
-export function checkBadRowLog(log: readonly RequestLogEntry[], good: ReadonlySet<string>, bad: ReadonlySet<string>): BadRowLogFacts {
+export interface BadRowLogReading extends BadRowLogFacts {
+  /** Good rows not created exactly once, rows created that are not good rows. */
+  readonly wrongCreations: readonly string[]
+  /** Bad rows whose last request was not that row alone answered 500 `ERR_EXCEPTION`. */
+  readonly wrongLastRequests: readonly string[]
+}
+
+/** Reads the messages of `log` (oldest first) against the good and bad keys. */
+export function readBadRowLog(log: readonly RequestLogEntry[], good: ReadonlySet<string>, bad: ReadonlySet<string>): BadRowLogReading {
   const msgs = log.filter((r) => r.endpoint === 'messages')
   const created = new Map<string, number>()
   const lastOf = new Map<string, RequestLogEntry>()
   let existsAnswers = 0
+  let sentAfterCreated = 0
   let unwrittenSends = 0
   for (const r of msgs) {
     for (const i of r.items ?? []) {
       lastOf.set(i.key, r)
+      if (good.has(i.key) && (created.get(i.key) ?? 0) > 0) {
+        sentAfterCreated++
+      }
       if (i.result === 'created') {
         created.set(i.key, (created.get(i.key) ?? 0) + 1)
       } else if (i.result === 'exists') {
@@ -40,13 +57,22 @@ export function checkBadRowLog(log: readonly RequestLogEntry[], good: ReadonlySe
       }
     }
   }
-  const wrong = [...good].filter((k) => created.get(k) !== 1).map((k) => `${k} created ${created.get(k) ?? 0} times`)
-  wrong.push(...[...created.keys()].filter((k) => !good.has(k)).map((k) => `${k} created but not a good row`))
-  expect(wrong, 'every good row created exactly once, nothing else').toEqual([])
-  for (const k of bad) {
+  const wrongCreations = [...good].filter((k) => created.get(k) !== 1).map((k) => `${k} created ${created.get(k) ?? 0} times`)
+  wrongCreations.push(...[...created.keys()].filter((k) => !good.has(k)).map((k) => `${k} created but not a good row`))
+  const wrongLastRequests = [...bad].flatMap((k) => {
     const last = lastOf.get(k)
-    expect([last?.itemCount, last?.status, last?.code], `the last request of bad row ${k}`).toEqual([1, 500, 'ERR_EXCEPTION'])
-  }
+    return last?.itemCount === 1 && last.status === 500 && last.code === 'ERR_EXCEPTION'
+      ? []
+      : [`bad row ${k}: last request ${last ? `of ${last.itemCount} rows answered ${last.status} ${last.code}` : 'none'}`]
+  })
   const rateLimited = msgs.filter((r) => r.status === 429).length
-  return { requests: msgs.length, rateLimited, existsAnswers, unwrittenSends }
+  return { requests: msgs.length, rateLimited, existsAnswers, sentAfterCreated, unwrittenSends, wrongCreations, wrongLastRequests }
+}
+
+/** Asserts the messages of `log` against the good and bad keys (see the header); returns the counts. */
+export function checkBadRowLog(log: readonly RequestLogEntry[], good: ReadonlySet<string>, bad: ReadonlySet<string>): BadRowLogFacts {
+  const { wrongCreations, wrongLastRequests, ...facts } = readBadRowLog(log, good, bad)
+  expect(wrongCreations, 'every good row created exactly once, nothing else').toEqual([])
+  expect(wrongLastRequests, 'the last request of each bad row: that row alone, answered 500 ERR_EXCEPTION').toEqual([])
+  return facts
 }

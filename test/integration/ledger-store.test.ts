@@ -1,6 +1,7 @@
 /**
  * The ledger's semantics, on Postgres and on the embedded PGlite store: planning is idempotent,
- * changed payloads are handled per status, a cursor advances only with its page, and the
+ * changed payloads are handled per status, a cursor advances only with its page (a page whose
+ * last statement, the cursor's, fails leaves nothing of its earlier statements), and the
  * reject/retry and id-map paths.
  */
 import { sql } from 'kysely'
@@ -102,18 +103,45 @@ describe.each(stores)('ledger on $name', (entry) => {
     expect(stats).toMatchObject({ planned: 2, done: 1, loadedButChanged: 1 })
   })
 
-  it('a cursor advances only together with its page', async () => {
+  it('a cursor advances only together with its page: a failure in its last statement leaves nothing of the earlier ones', async () => {
     const s = store()
+    const db = inspectLedger(s)
     await s.ensureJob('cursor', 'app')
     await s.planPage('cursor', 'users', { items: users(10), cursor: { value: { after: 10 }, watermark: '2024-01-01' } })
     expect((await s.getCursor('cursor', 'users'))?.cursor).toEqual({ after: 10 })
-    // A page that cannot be written (an invalid sort key) leaves both the items and the cursor as they were.
-    const bad = [...users(20).slice(10), { legacyId: 'x', targetKey: 'ux', payload: {}, sortKey: Number.NaN }]
-    await expect(s.planPage('cursor', 'users', { items: bad, cursor: { value: { after: 20 } } })).rejects.toThrow()
-    expect((await s.getCursor('cursor', 'users'))?.cursor).toEqual({ after: 10 })
-    expect((await s.getCursor('cursor', 'users'))?.watermark).toEqual('2024-01-01')
-    const n = await sql<{ n: number }>`select count(*)::int as n from chatferry.items where job_id = 'cursor'`.execute(inspectLedger(s))
-    expect(n.rows[0]?.n).toBe(10)
+    // The next page writes, in order: ten new items and a renamed one, a skip, a reject, then the
+    // cursor. The cursor's write (the transaction's last statement) fails here, and the error names
+    // what the earlier statements had written by then, in the same transaction.
+    await sql`create or replace function chatferry.test_refuse_cursor() returns trigger language plpgsql as $$
+      begin
+        raise exception 'cursor refused after % rows of the job, % renamed',
+          (select count(*) from chatferry.items where job_id = new.job_id),
+          (select count(*) from chatferry.items where job_id = new.job_id and (payload::jsonb)->>'name' = 'Renamed');
+      end $$`.execute(db)
+    await sql`create trigger test_refuse_cursor before insert or update on chatferry.cursors
+      for each row when (new.job_id = 'cursor') execute function chatferry.test_refuse_cursor()`.execute(db)
+    const renamed = { ...users(1)[0]!, payload: { ...(users(1)[0]!.payload as object), name: 'Renamed' } }
+    const page = {
+      items: [renamed, ...users(20).slice(10)],
+      skips: [{ legacyId: '77', reason: 'policy:deleted-user' }],
+      rejects: [{ legacyId: '88', code: 'MAPPING_INVALID', message: 'name is empty' }],
+      cursor: { value: { after: 20 }, watermark: '2024-01-02' },
+    }
+    try {
+      await expect(s.planPage('cursor', 'users', page)).rejects.toThrow('cursor refused after 22 rows of the job, 1 renamed')
+    } finally {
+      await sql`drop trigger test_refuse_cursor on chatferry.cursors`.execute(db)
+      await sql`drop function chatferry.test_refuse_cursor()`.execute(db)
+    }
+    // Nothing of the page is left: no new item, skip or reject, the renamed item as it was, the cursor and watermark unmoved.
+    const rows = await sql<{ target_key: string; status: string; name: string }>`
+      select target_key, status, (payload::jsonb)->>'name' as name from chatferry.items where job_id = 'cursor' order by id`.execute(db)
+    expect(rows.rows).toEqual(users(10).map((u, i) => ({ target_key: u.targetKey, status: 'planned', name: `User ${i}` })))
+    expect(await s.getCursor('cursor', 'users')).toMatchObject({ cursor: { after: 10 }, watermark: '2024-01-01' })
+    // The same page again, with nothing refusing it: written whole, as if for the first time.
+    const counts = await s.planPage('cursor', 'users', page)
+    expect(counts).toMatchObject({ inserted: 10, updated: 1, skipped: 1, rejected: 1 })
+    expect(await s.getCursor('cursor', 'users')).toMatchObject({ cursor: { after: 20 }, watermark: '2024-01-02' })
   })
 
   it('skips and mapping rejects are kept with their reason; retry-rejected plans sendable ones again', async () => {

@@ -7,13 +7,17 @@
  * (test/helpers/bad-row-log.ts), not from the ledger or the sandbox's unique keys: every good row
  * created exactly once and never carried again after it was written, each bad row's last request
  * that row alone; the ledger rejects exactly the bad rows, and the import requests stay within
- * the bound src/load/README.md gives. SIGKILLs during the isolation: loader-isolation-kills.test.ts.
+ * the bound src/load/README.md gives. Two mutants of the loader's bookkeeping (ledger triggers: the
+ * rows a read-back found are sent again; the rows after a bad one are taken as written and never
+ * sent) show the log's reading fails where the sandbox's keys, or the ledger, look right. SIGKILLs
+ * during the isolation: loader-isolation-kills.test.ts.
  */
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 
 import type { AppSettingsPatch } from '../../src/sandbox/app-settings.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
-import { checkBadRowLog } from '../helpers/bad-row-log.ts'
+import { checkBadRowLog, readBadRowLog } from '../helpers/bad-row-log.ts'
 import { auditDeliveries, describeViolations } from '../helpers/delivery-audit.ts'
 import { messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
@@ -99,8 +103,9 @@ describe('a row is rejected only on the platform’s word about that row', () =>
       expect(log.filter((r) => r.endpoint === 'messages' && r.fault === 'partialCommit500').length).toBeGreaterThan(0)
     }
     const facts = checkBadRowLog(log, good, bad)
-    // No kill: nothing the platform had written was carried again.
-    expect(facts.existsAnswers).toBe(0)
+    // No kill: no request carried a good row again after the one that created it.
+    expect(facts.sentAfterCreated).toBe(0)
+    // The end state agrees (not the proof: the sandbox's unique keys would hide a second write).
     const stored = await sandboxKeys(fx.sb, app.id, 'messages')
     expect([...stored.keys()].sort()).toEqual([...good].sort())
 
@@ -124,5 +129,71 @@ describe('a row is rejected only on the platform’s word about that row', () =>
     console.log(
       `${c.name}: ${spent} import requests, minimal ${minimal}, read-backs ${out.counters.readBacks}, unwritten sends ${facts.unwrittenSends}`,
     )
+  })
+})
+
+/**
+ * Runs `load` with a mutant of the loader's bookkeeping: a BEFORE UPDATE trigger on the job's
+ * items whose body (plpgsql, `old`/`new`) may rewrite the row; dropped afterwards.
+ */
+async function withMutant<T>(name: string, body: string, load: () => Promise<T>): Promise<T> {
+  const db = inspectLedger(fx.store)
+  await sql`create or replace function chatferry.${sql.raw(name)}() returns trigger language plpgsql as $$
+    begin ${sql.raw(body)} return new; end $$`.execute(db)
+  await sql`create trigger ${sql.raw(name)} before update on chatferry.items for each row execute function chatferry.${sql.raw(name)}()`.execute(db)
+  try {
+    return await load()
+  } finally {
+    await sql`drop trigger ${sql.raw(name)} on chatferry.items`.execute(db)
+    await sql`drop function chatferry.${sql.raw(name)}()`.execute(db)
+  }
+}
+
+const inList = (keys: Iterable<string>) => [...keys].map((k) => `'${k}'`).join(', ')
+
+describe('mutants: the request log shows what the sandbox’s keys and the ledger hide', () => {
+  it('rows a read-back found are sent again: still created once and stored once, but carried after their creation', async () => {
+    const { app, good, bad } = await scenario('mut-resend', {}, true)
+    // A row settled done while its batch still holds a bad row (the read-back's settlement) is planned again instead.
+    const out = await withMutant(
+      'mutant_resend_landed',
+      `if new.job_id = 'mut-resend' and old.status = 'sent' and new.status = 'done' and exists (
+         select 1 from chatferry.items b where b.job_id = old.job_id and b.batch_id = old.batch_id and b.target_key in (${inList(bad)})) then
+         new.status := 'planned'; new.batch_id := null; new.done_reason := null; new.loaded_hash := old.loaded_hash; new.platform_id := old.platform_id;
+       end if;`,
+      () => load('mut-resend', app),
+    )
+    expect(out.status).toBe('rejected')
+    await fx.sb.whenIdle()
+    // What the old proof looked at passes: each good row stored once, created once.
+    const stored = await sandboxKeys(fx.sb, app.id, 'messages')
+    expect([...stored.keys()].sort()).toEqual([...good].sort())
+    expect([...stored.values()].every((n) => n === 1)).toBe(true)
+    const reading = readBadRowLog(await fx.sb.requests(app.id), good, bad)
+    expect(reading.wrongCreations).toEqual([])
+    // What the platform received does not: the good rows of every batch that held a bad row went again.
+    expect(reading.sentAfterCreated).toBeGreaterThanOrEqual(4 * 49 - 1)
+  })
+
+  it('rows after a bad one are taken as written and never sent: the ledger says done, the log says never created', async () => {
+    const { app, good, bad } = await scenario('mut-drop', { badRowCommit: 'stop-at-bad-row' }, true)
+    // The rows a read-back did not find and planned again (the tail behind the prime suspect) are settled done instead.
+    const out = await withMutant(
+      'mutant_drop_tail',
+      `if new.job_id = 'mut-drop' and old.status = 'sent' and new.status = 'planned' then
+         new.status := 'done'; new.done_reason := 'created'; new.batch_id := old.batch_id;
+       end if;`,
+      () => load('mut-drop', app),
+    )
+    expect(out.status).toBe('rejected')
+    // The ledger's word passes: nothing remaining, every good row done (and m61, behind m60, too).
+    const m = (await fx.store.entityStats('mut-drop')).find((s) => s.entity === 'messages')
+    expect(m).toMatchObject({ remaining: 0 })
+    expect(m?.done).toBeGreaterThanOrEqual(good.size)
+    await fx.sb.whenIdle()
+    const reading = readBadRowLog(await fx.sb.requests(app.id), good, bad)
+    // The log does not: the rows behind each bad row's batch position were never created.
+    expect(reading.wrongCreations.length).toBeGreaterThan(0)
+    expect(reading.wrongCreations.every((w) => w.endsWith('created 0 times'))).toBe(true)
   })
 })
