@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 
-import type { UnitKind } from '../lease-units.ts'
+import type { UnitKind } from '../unit-kind.ts'
 import type { StateDatabase } from '../schema.ts'
 
 /**

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 
-import type { UnitKind } from '../lease-units.ts'
+import type { UnitKind } from '../unit-kind.ts'
 import type { StateDatabase } from '../schema.ts'
 
 /** The job's open units of `kind` under a live lease, with their holder (`host/pid/…`): the candidates for a takeover. */
