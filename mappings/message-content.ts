@@ -4,19 +4,10 @@
  * `systemMessages` (text only) and `emptyMessages`, which the platform refuses.
  */
 import type { JsonObject } from '../src/model/index.ts'
-import type { Attachment } from '../src/target/schemas.ts'
 import { Rejection, Skip } from './common.ts'
 import { MEDIA_TYPES, mediaTypeOf, usableAttachments } from './message-attachments.ts'
 import { tombstone } from './message-deletes.ts'
-import type { MessageScope } from './message-scope.ts'
-
-export interface MessageContent {
-  readonly text: string
-  readonly attachments: Attachment[]
-  readonly customData: JsonObject | undefined
-  readonly type: string
-  readonly category: 'message' | 'custom'
-}
+import type { MessageContent, MessageScope } from './message-scope.ts'
 
 export function messageContent(s: MessageScope): MessageContent {
   if (s.deleted) {

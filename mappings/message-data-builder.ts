@@ -6,8 +6,7 @@
 import type { JsonObject } from '../src/model/index.ts'
 import { type Attachment, jsonBytes, LIMITS, type MessageData } from '../src/target/schemas.ts'
 import { fieldProblem, Rejection } from './common.ts'
-import type { MessageContent } from './message-content.ts'
-import type { MessageScope } from './message-scope.ts'
+import type { MessageContent, MessageScope } from './message-scope.ts'
 
 export interface MessageDataBuilder {
   /** The data of one part: text `t`, attachments `atts`, and `extra` in chatferry's metadata (the part marker…). */

@@ -4,8 +4,7 @@
  * attachments, reactions or mentions (their sections leave a deleted message alone).
  */
 import { optionalSeconds, Skip } from './common.ts'
-import type { MessageContent } from './message-content.ts'
-import type { MessageScope } from './message-scope.ts'
+import type { MessageContent, MessageScope } from './message-scope.ts'
 
 export function skipDeleted({ deleted, ctx }: MessageScope): void {
   if (deleted && ctx.policies.deletes.mode === 'skip') {

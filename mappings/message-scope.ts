@@ -1,7 +1,10 @@
 /**
- * What the policy sections of `mapMessage` share while one legacy message is mapped. @internal
+ * What the policy sections of `mapMessage` share while one legacy message is mapped, and what the
+ * message says once they have decided it (`MessageContent`: `message-content.ts`, or a tombstone
+ * from `message-deletes.ts`). @internal
  */
 import type { JsonObject, LegacyMessage } from '../src/model/index.ts'
+import type { Attachment } from '../src/target/schemas.ts'
 import type { Outcomes } from './common.ts'
 import type { MappingContext } from './types.ts'
 
@@ -38,4 +41,13 @@ export function messageScope(record: LegacyMessage, ctx: MappingContext, out: Ou
     system: record.systemKind !== undefined && record.systemKind !== null && record.systemKind !== '',
     reply: record.threadParentId !== undefined && record.threadParentId !== null && record.threadParentId !== '',
   }
+}
+
+/** What a message says: its text, attachments, custom data, type and category. */
+export interface MessageContent {
+  readonly text: string
+  readonly attachments: Attachment[]
+  readonly customData: JsonObject | undefined
+  readonly type: string
+  readonly category: 'message' | 'custom'
 }

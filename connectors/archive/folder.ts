@@ -8,9 +8,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 import { ChatferryError } from '../../src/errors.ts'
-import type { ArchiveLimits, ExportArchive } from './archive.ts'
 import { badName, buildListing, byCodeUnits, nestedRoot, type RawEntry } from './entries.ts'
 import { EntryUnreadable, guarded } from './guard.ts'
+import type { ArchiveLimits, ExportArchive } from './types.ts'
 
 const kindOf = (d: Dirent): RawEntry<string>['kind'] | undefined =>
   d.isSymbolicLink() ? 'symlink' : d.isFile() ? 'file' : d.isDirectory() ? 'dir' : undefined

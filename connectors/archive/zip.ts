@@ -9,9 +9,9 @@
 import yauzl from 'yauzl'
 
 import { ChatferryError } from '../../src/errors.ts'
-import type { ArchiveLimits, ExportArchive } from './archive.ts'
 import { buildListing, byCodeUnits, type RawEntry } from './entries.ts'
 import { bytesOf, EntryUnreadable, guarded, skipBytes } from './guard.ts'
+import type { ArchiveLimits, ExportArchive } from './types.ts'
 
 function nameOf(entry: yauzl.Entry): string {
   const raw = entry.fileName as unknown as Buffer | string

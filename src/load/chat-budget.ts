@@ -12,7 +12,9 @@
 import type { QuotaLedger } from '../state/quota-ledger.ts'
 import { PlatformError } from '../target/errors.ts'
 import { rateLimitPause, retryWaitFromText } from './pause-on-rate-limit.ts'
-import { createQuotaBudget, type QuotaBudget, requestsPerWindow } from './quota-budget.ts'
+import { type ChatBudget, type ChatCallHooks, createQuotaBudget, requestsPerWindow } from './quota-budget.ts'
+
+export type { ChatBudget, ChatCallHooks } from './quota-budget.ts'
 
 /** The budget row of an app's chat calls. */
 export function chatBudgetKey(appId: string): string {
@@ -28,33 +30,6 @@ export interface ChatBudgetOptions {
   /** Longest pause honoured from one 429 (`load.maxRetryAfterMs`). @default 120000 */
   readonly maxRetryAfterMs?: number
   /** 429s waited out in a row before {@link ChatBudget.run} gives up with the last one. @default 8 */
-  readonly maxRateLimitedRetries?: number
-}
-
-export interface ChatBudget extends QuotaBudget {
-  readonly requestsPerMinute: number
-  /** Pauses every process after a 429 for the wait it names; returns the pause in ms. */
-  pauseAfter(err: PlatformError): Promise<number>
-  /**
-   * Takes a slot, makes the call; after a 429 pauses the budget and makes it again (at a new slot),
-   * up to `maxRateLimitedRetries` times. Any other failure is the caller's.
-   */
-  run<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T>
-  /**
-   * {@link run} with hooks: `atSlot` runs between each slot and its call (it may throw to stop, or
-   * answer false: nothing is sent and `undefined` comes back), `onRateLimited` after each 429's
-   * pause; `maxRateLimitedRetries` overrides the budget's.
-   */
-  runAtSlot<T>(call: () => Promise<T>, hooks: ChatCallHooks): Promise<{ value: T } | undefined>
-  /** Calls made through {@link run} (retries included) and 429s answered to them, in this process. */
-  readonly counters: { readonly requests: number; readonly rateLimited: number }
-}
-
-/** See {@link ChatBudget.runAtSlot}. */
-export interface ChatCallHooks {
-  readonly signal?: AbortSignal
-  readonly atSlot?: () => Promise<boolean>
-  readonly onRateLimited?: (pauseMs: number) => void
   readonly maxRateLimitedRetries?: number
 }
 

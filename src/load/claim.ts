@@ -1,32 +1,10 @@
-/** A batch this process holds under a lease, and what its requests did so far. */
-import type { BatchItem } from '../state/batch-ledger.ts'
-import type { Entity } from '../target/schemas.ts'
-import type { LoaderRun } from './loader-run.ts'
+/**
+ * Claims open batches for this process to hold under a lease: each becomes a {@link Claim}
+ * (declared in loader-types.ts: what its requests did so far).
+ */
+import type { Claim, LoaderRun } from './loader-types.ts'
 
-export interface Claim {
-  batchId: number
-  /** The lease token: every write about this batch presents it (fencing). */
-  token: string
-  entity: Entity
-  items: BatchItem[]
-  claimedAt: number
-  /** The local clock when the lease was last claimed or renewed (it runs `load.leaseSeconds` from about then). */
-  renewedAt: number
-  /** A renewal found the lease gone (expired or taken over): nothing about this claim will be recorded. */
-  leaseLost: boolean
-  requests: number
-  rateLimited: number
-  firstSentAt: number | undefined
-  lastStatus: number | undefined
-  lastLatencyMs: number | undefined
-  lastRetryAfterMs: number | undefined
-  /** When this claim's first request failed. */
-  firstFailureAt: number | undefined
-  /** When the batch this one was split from was split (local clock), for split halves. */
-  parentSplitAt: number | undefined
-  /** The error code of the batch this one was split from (isolate-rows.ts `ISOLATION_CODE`: a suspect sent alone). */
-  parentCode: string | undefined
-}
+export type { Claim } from './loader-types.ts'
 
 /**
  * Claims up to `limit` open batches with fresh lease tokens, oldest first (the one lease mechanism:

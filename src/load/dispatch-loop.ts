@@ -3,10 +3,9 @@
  * src/state/lease-units.ts), pack more when there are none, and hand each to a sender lane
  * (process-batch.ts). A `load` ends when the ledger is drained; a `worker` serves until stopped.
  */
-import { type Claim, claimBatches } from './claim.ts'
+import { claimBatches } from './claim.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
-import type { LoadOutcomeStatus } from './loader.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { Claim, LoaderRun, LoadOutcomeStatus } from './loader-types.ts'
 import { packBatches } from './pack-batches.ts'
 import { processBatch } from './process-batch.ts'
 import { sleep } from './sleep.ts'

@@ -1,5 +1,5 @@
 /**
- * One run of the loader as an object: its options, counters, stop signal, quota
+ * One run of the loader as an object (the parts see it as loader-types.ts's `LoaderRun`): its options, counters, stop signal, quota
  * budget, outage watch and result settler, which the parts (dispatch-loop.ts, send-batch.ts,
  * process-batch.ts, result-settler.ts, take-over-dead-leases.ts) share. `start` sets everything
  * up and registers the process; `shutdown` and `finish` take it down and say how it ended. The run
@@ -14,16 +14,15 @@ import type { LedgerStore } from '../state/store.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import type { Entity } from '../target/schemas.ts'
 import { type ChatBudget, createChatBudget } from './chat-budget.ts'
-import type { Claim } from './claim.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
-import type { LoaderCounters, LoaderOptions, LoadOutcome, LoadOutcomeStatus } from './loader.ts'
+import type { Claim, LoaderCounters, LoaderOptions, LoaderRun as SharedLoaderRun, LoadOutcome, LoadOutcomeStatus } from './loader-types.ts'
 import { createOutageWatch, type OutageWatch } from './outage.ts'
 import { openQuotaBudgets, type QuotaBudget, type QuotaBudgets, requestsPerWindow } from './quota-budget.ts'
 import { ResultSettler } from './result-settler.ts'
 
-export class LoaderRun {
+export class LoaderRun implements SharedLoaderRun {
   readonly store: LedgerStore
   readonly jobId: string
   readonly settings: LoadConfig
@@ -44,7 +43,7 @@ export class LoaderRun {
   /** The senders: `settings.concurrency` batches in flight. */
   readonly lanes: PQueue
   readonly watch: OutageWatch
-  readonly settler = new ResultSettler(this)
+  readonly settler: ResultSettler = new ResultSettler(this)
   /** The app's chat budget, shared by every process (`target.chatQuota`): the read-backs after a bad-row 500 draw from it. */
   readonly chatReads: ChatBudget
   /** `policies.legacyMetadata.key`: how read-backs match listed messages with rows. */

@@ -10,7 +10,7 @@
 import type { Gauge, Registry } from 'prom-client'
 
 import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
-import type { LoaderCounters } from './loader.ts'
+import type { LoaderCounters } from './loader-types.ts'
 import type { JobMetricsReading } from './metrics-reading.ts'
 import { promClient } from './prom-client.ts'
 import { registerRequestMetrics } from './request-metrics.ts'

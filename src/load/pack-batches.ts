@@ -4,7 +4,7 @@
  * window since planning are settled by the retention policy instead (retention-at-pack.ts). The
  * SQL: src/state/batch-ledger.ts `pack`.
  */
-import type { LoaderRun } from './loader-run.ts'
+import type { LoaderRun } from './loader-types.ts'
 import { ageOutRule, DEFAULT_RETENTION_POLICY } from './retention-at-pack.ts'
 
 /** Packs batches of the current entity up to the queue depth; returns how many (0 when another process is packing). */

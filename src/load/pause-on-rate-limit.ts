@@ -13,8 +13,7 @@
  * 3. neither: {@link DEFAULT_RATE_LIMIT_PAUSE_SLOTS} slot intervals.
  */
 import type { PlatformError } from '../target/errors.ts'
-import type { Claim } from './claim.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { Claim, LoaderRun } from './loader-types.ts'
 
 /** Slot intervals paused after a 429 that names no wait (2 s at the documented 60 requests per minute). */
 export const DEFAULT_RATE_LIMIT_PAUSE_SLOTS = 2

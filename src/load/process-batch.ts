@@ -4,9 +4,8 @@
  * not land (isolate-rows.ts), or hand it back, each fenced by the claim's lease (src/state/lease-units.ts).
  */
 import type { ImportResult } from '../target/client.ts'
-import type { Claim } from './claim.ts'
 import { type Isolation, ISOLATION_CODE, isolationMessage } from './isolate-rows.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { Claim, LoaderRun } from './loader-types.ts'
 import { sendBatch, type Settlement } from './send-batch.ts'
 import { settleItemResults } from './settle-item-results.ts'
 

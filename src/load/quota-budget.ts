@@ -3,8 +3,11 @@
  * loads into the app (with `load.quotaScope: endpoint`, one row per import endpoint of the app). It is a GCRA (generic cell rate algorithm) with no burst: each request takes
  * the next slot, `interval` after the previous one, in the database's clock, so N processes
  * together send at most the quota in any window, and a 429 pushes every process's next slot out.
+ * The chat budget (chat-budget.ts) is one such row; its interface ({@link ChatBudget}) is declared
+ * here beside {@link QuotaBudget}, so that the loader's shared types need not import chat-budget.ts.
  */
 import type { QuotaLedger, SlotReservation } from '../state/quota-ledger.ts'
+import type { PlatformError } from '../target/errors.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 
 export interface QuotaBudgetOptions {
@@ -51,6 +54,34 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.addEventListener('abort', onAbort, { once: true })
     }
   })
+}
+
+/** The app's chat budget: a {@link QuotaBudget} whose calls wait out a 429 (made by `createChatBudget`, chat-budget.ts). */
+export interface ChatBudget extends QuotaBudget {
+  readonly requestsPerMinute: number
+  /** Pauses every process after a 429 for the wait it names; returns the pause in ms. */
+  pauseAfter(err: PlatformError): Promise<number>
+  /**
+   * Takes a slot, makes the call; after a 429 pauses the budget and makes it again (at a new slot),
+   * up to `maxRateLimitedRetries` times. Any other failure is the caller's.
+   */
+  run<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T>
+  /**
+   * {@link run} with hooks: `atSlot` runs between each slot and its call (it may throw to stop, or
+   * answer false: nothing is sent and `undefined` comes back), `onRateLimited` after each 429's
+   * pause; `maxRateLimitedRetries` overrides the budget's.
+   */
+  runAtSlot<T>(call: () => Promise<T>, hooks: ChatCallHooks): Promise<{ value: T } | undefined>
+  /** Calls made through {@link run} (retries included) and 429s answered to them, in this process. */
+  readonly counters: { readonly requests: number; readonly rateLimited: number }
+}
+
+/** See {@link ChatBudget.runAtSlot}. */
+export interface ChatCallHooks {
+  readonly signal?: AbortSignal
+  readonly atSlot?: () => Promise<boolean>
+  readonly onRateLimited?: (pauseMs: number) => void
+  readonly maxRateLimitedRetries?: number
 }
 
 /** The budget's arithmetic, from the quota: how slots are spaced and how many one reservation takes. */

@@ -16,9 +16,8 @@
  * the same way, and the same read-back gives the same outcome.
  */
 import { PlatformError } from '../target/errors.ts'
-import type { Claim } from './claim.ts'
 import { LandedRows, landedVerdict, mergeWindows, type ReadBackWindow, readBackWindows, type RowShape, rowShapes } from './landed-rows.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { Claim, LoaderRun } from './loader-types.ts'
 
 /** Rows further apart than this (seconds) are listed in separate ranges. */
 const WINDOW_GAP_SECONDS = 600

@@ -5,8 +5,7 @@
  */
 import type { BatchSettlement } from '../state/batch-ledger.ts'
 import type { ImportResult } from '../target/client.ts'
-import type { Claim } from './claim.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { Claim, LoaderRun } from './loader-types.ts'
 import { settleItemResults, type SettlementTally } from './settle-item-results.ts'
 
 interface PendingSettle {

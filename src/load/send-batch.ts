@@ -10,11 +10,10 @@ import pRetry, { AbortError } from 'p-retry'
 
 import type { ImportResult } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
-import type { Claim } from './claim.ts'
 import { describeCause, judgeFailure } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { isolateRows, type Isolation, ISOLATION_CODE, suspectRejection } from './isolate-rows.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { Claim, LoaderRun } from './loader-types.ts'
 import { pauseOnRateLimit } from './pause-on-rate-limit.ts'
 import { isBadRowAnswer, readBackBatch } from './read-back.ts'
 

@@ -4,7 +4,7 @@
  * (src/state/lease-units.ts).
  */
 import { pidAlive } from '../lib.ts'
-import type { LoaderRun } from './loader-run.ts'
+import type { LoaderRun } from './loader-types.ts'
 
 /** Of the leased batches, those held by another process of this host that is no longer alive. */
 export function deadHolderBatches(

@@ -17,7 +17,7 @@
  */
 import { pidAlive } from '../lib.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
-import type { LoadOutcomeStatus } from './loader.ts'
+import type { LoadOutcomeStatus } from './loader-types.ts'
 import { processUpdate } from './settle-update.ts'
 import { sleep } from './sleep.ts'
 import { deadHolderBatches } from './take-over-dead-leases.ts'

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util'
 
 import type { UpdateKind, UpdatePolicy } from '../state/index.ts'
-import type { ChangeIntent, NowSkipped, Payload } from './change-intents.ts'
+import type { ChangeIntent, NowSkipped, Payload } from './change-types.ts'
 
 /** True when `field` differs between the two payloads (absent and undefined are the same). */
 export function differs(before: Payload, after: Payload, field: string): boolean {

@@ -9,41 +9,17 @@
  * creation time, …) is a `*.unchangeable` intent, always reported (ignored when the entity's
  * policy is `ignore`), never dropped silently. Fields that describe other entities
  * (`senderUserDetails`, `groupDetails`, …) are not compared: their own rows carry their changes.
- * See mappings/README.md "Changes after the bulk load" for how `before` is kept.
+ * See mappings/README.md "Changes after the bulk load" for how `before` is kept. The types the
+ * entities' comparisons share are in change-types.ts.
  */
 import type { LegacyEntity } from '../model/index.ts'
-import type { UpdateKind, UpdatePolicy } from '../state/index.ts'
-import type { ChangesConfig } from './changes-config.ts'
+import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-types.ts'
 import { groupChanges } from './group-changes.ts'
 import { memberChanges } from './member-changes.ts'
 import { messageChanges } from './message-changes.ts'
 import { userChanges } from './user-changes.ts'
 
-/** One update intent of an item, before the ledger adds its legacy id, target key and hash. */
-export interface ChangeIntent {
-  readonly kind: UpdateKind
-  /** The call's body (the desired state); for `*.unchangeable`, the new values of the fields. */
-  readonly body: Readonly<Record<string, unknown>>
-  readonly policy: UpdatePolicy
-  readonly reason: string
-}
-
-/** What the comparison needs besides the payloads. */
-export interface ChangePolicies {
-  readonly changes: ChangesConfig
-  /** `policies.deletes.mode`: how a soft-deleted message was mapped. */
-  readonly deletesMode: 'skip' | 'tombstone'
-  /** `policies.legacyMetadata.key`: where chatferry's own metadata sits in a message's `data.metadata`. */
-  readonly metadataKey: string
-}
-
-/** A payload as stored: the import item's JSON object. */
-export type Payload = Readonly<Record<string, unknown>>
-
-/** The record is now refused by a policy: the skip reason the planner gave (`policy:<name>: <why>`). */
-export interface NowSkipped {
-  readonly skipped: string
-}
+export type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-types.ts'
 
 /** The intents a change of one loaded item asks for (none when nothing the platform shows changed). */
 export function changeIntents(entity: LegacyEntity, before: Payload | null, after: Payload | NowSkipped, policies: ChangePolicies): ChangeIntent[] {

@@ -14,9 +14,9 @@ import {
   type SkippedItem,
 } from '../state/index.ts'
 import { changedFields } from './changed-fields.ts'
-import type { ConflictTally } from './conflict-preview.ts'
 import { type ReasonCount, SAMPLES_PER_REASON } from './plan-summary.ts'
 import { countMinute, type MinuteCounts } from './retention-edge.ts'
+import type { ConflictTally } from './update-tally.ts'
 
 export const FATES = ['new', 'pending', 'pendingChanged', 'replanned', 'loadedUnchanged', 'loadedChanged'] as const
 /** What the dry run predicts for one mapped item (see `dry-run.ts`). */

@@ -8,12 +8,9 @@
  * platform's trigger and when it was received.
  */
 import type { LegacyEntity } from '../model/index.ts'
-import type { ChangeClassifier, ConflictOutcome, ConflictPolicy, UpdateKind, UpdatePolicy } from '../state/index.ts'
+import type { ChangeClassifier, ConflictPolicy, UpdateKind, UpdatePolicy } from '../state/index.ts'
 import type { ClassifyInto } from './classify-items.ts'
-import { tallyOne, type UpdateTallyEntry } from './update-tally.ts'
-
-/** `kind → outcome → count + samples` (reasons as a delta would record them). */
-export type ConflictTally = Partial<Record<UpdateKind, Partial<Record<ConflictOutcome, UpdateTallyEntry>>>>
+import { tallyOne } from './update-tally.ts'
 
 /** An intent the classifier returned for a changed item, with the item's keys. */
 export interface FoundIntent {

@@ -11,7 +11,7 @@ import { type ClassifyInto, classifyItems, classifySkips } from './classify-item
 import { collectingClassifier, previewPageConflicts } from './conflict-preview.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import { previewOrphanedParts } from './orphaned-parts.ts'
-import type { PlanSink } from './plan-job.ts'
+import type { PlanSink } from './plan-types.ts'
 
 /**
  * `parentText`: whether a thread parent's text and sender name are kept for later pages (only

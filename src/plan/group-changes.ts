@@ -4,7 +4,7 @@
  * `changes.groups`. See `change-intents.ts`.
  */
 import { cannot, changed, isSkipped, present, unchangeable } from './change-fields.ts'
-import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
+import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-types.ts'
 
 const UPDATABLE = ['name', 'type', 'password', 'icon', 'owner', 'metadata', 'tags'] as const
 /** Cleared with `unset` (`PUT /groups/{guid}`); tags are cleared by sending none; an owner cannot be cleared. */

@@ -18,9 +18,8 @@ import type { Cursor, Page, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, legacyIdOf, type LegacyRecordOf } from '../model/index.ts'
 import { storableText } from '../state/index.ts'
 import { DEFAULT_DELTA, reconcileDue } from './delta-config.ts'
-import type { PlanJobOptions, PlanSink } from './plan-job.ts'
 import { planPage } from './plan-page.ts'
-import type { PlanRun } from './plan-run.ts'
+import type { PlanJobOptions, PlanRun, PlanSink } from './plan-types.ts'
 
 /** Whether this run reconciles the keys, and the count of deltas since the last one (undefined: not a delta into a ledger). */
 export async function reconciliationOf(options: PlanJobOptions, sink: PlanSink): Promise<{ due: boolean; deltasSince: number | undefined }> {

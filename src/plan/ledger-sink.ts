@@ -7,7 +7,7 @@ import type { MemoryIdRegistry } from '../../mappings/index.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { loadGroups, loadIdMap, loadMessages, loadUsers } from './lookups.ts'
 import type { MembershipCounts } from './member-limits.ts'
-import type { PlanSink } from './plan-job.ts'
+import type { PlanSink } from './plan-types.ts'
 
 export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
   return {

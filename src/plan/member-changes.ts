@@ -4,7 +4,7 @@
  * `change-intents.ts`.
  */
 import { cannot, isSkipped, skipPolicy, unchangeable } from './change-fields.ts'
-import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
+import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-types.ts'
 
 const FIXED: Readonly<Record<string, string>> = {
   joinedAt: 'the platform keeps the join time given at import',

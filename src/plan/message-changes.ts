@@ -6,7 +6,7 @@
  * change (sender, receiver, sentAt, receipts, type, attachments, custom data). See `change-intents.ts`.
  */
 import { cannot, changed, differs, isSkipped, skipPolicy, unchangeable } from './change-fields.ts'
-import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
+import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-types.ts'
 
 /** What a message update takes inside `data` (`PUT /messages/{id}`; attachments and custom data it does not). */
 const EDITABLE_DATA = ['text', 'metadata'] as const

@@ -9,9 +9,8 @@ import { type LegacyEntity, type LegacyGroup, legacyIdOf, type LegacyMember, typ
 import { changeClassifier } from './change-classifier.ts'
 import { mapPage } from './map-page.ts'
 import { orphanedParts } from './orphaned-parts.ts'
-import type { PlanSink } from './plan-job.ts'
-import type { PlanRun } from './plan-run.ts'
 import { addCounts } from './plan-summary.ts'
+import type { PlanRun, PlanSink } from './plan-types.ts'
 
 /**
  * Maps a page and hands it to the sink with `cursor` (saved with the page) and `watermark` (the

@@ -1,7 +1,9 @@
-/** The state of one planning run, shared by its entities and pages: id decisions, lookups, tallies. */
-import { MemoryIdRegistry, type OutcomeCounts } from '../../mappings/index.ts'
+/**
+ * Starts one planning run: its state (a {@link PlanRun}, shared by its entities and pages: id
+ * decisions, lookups, tallies), with the id decisions and the users and groups the sink already knows.
+ */
+import { MemoryIdRegistry } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, type LegacyEntity } from '../model/index.ts'
-import type { ChangePolicies } from './change-intents.ts'
 import { DEFAULT_CHANGES } from './changes-config.ts'
 import { ExtrasTally } from './extras-tally.ts'
 import { FilesInventory } from './files-inventory.ts'
@@ -10,39 +12,12 @@ import { reconciliationOf } from './key-reconciliation.ts'
 import { KnownRecords } from './known-records.ts'
 import { createLedgerSink } from './ledger-sink.ts'
 import { MemberLimits } from './member-limits.ts'
-import type { MonthCount, PlanJobOptions, PlanSink } from './plan-job.ts'
 import { emptySummary, type EntityPlanSummary } from './plan-summary.ts'
+import type { PlanJobOptions, PlanRun } from './plan-types.ts'
 
 /** Rows per source page. @default 1000 */
 export const DEFAULT_PAGE_SIZE = 1000
 const DAY_MS = 86_400_000
-
-export interface PlanRun {
-  readonly options: PlanJobOptions
-  readonly sink: PlanSink
-  readonly pageSize: number
-  readonly mode: 'full' | 'delta'
-  /** The start of the retention window (epoch ms) the run judges against. */
-  readonly retentionStart: number
-  readonly ids: MemoryIdRegistry
-  readonly known: KnownRecords
-  /** Times for groups the source gives no creation time. */
-  readonly groupCreation: GroupCreation
-  readonly outcomes: OutcomeCounts
-  readonly entities: Record<LegacyEntity, EntityPlanSummary>
-  readonly months: Record<string, MonthCount>
-  readonly extras: ExtrasTally
-  /** Memberships counted per user and group against the platform's limits; undefined: not checked. */
-  readonly memberLimits: MemberLimits | undefined
-  /** What changes of loaded items become (`changes:` and the mapping policies they depend on). */
-  readonly changePolicies: ChangePolicies
-  /** True when this delta plans the source's keys the ledger never planned (`key-reconciliation.ts`). */
-  readonly reconcileKeys: boolean
-  /** Deltas since the job's last key reconciliation, before this one; undefined when not a delta into a ledger. */
-  readonly deltasSinceReconciliation: number | undefined
-  /** The distinct files of the messages read (`files.mode` rehost or reference); undefined under omit. */
-  readonly files: FilesInventory | undefined
-}
 
 /** Starts a run: replays the id decisions and loads the users and groups the sink already knows. */
 export async function startPlanRun(options: PlanJobOptions): Promise<PlanRun> {

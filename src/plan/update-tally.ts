@@ -1,9 +1,11 @@
 /**
  * The update intents planning found per entity, by kind and policy, with samples (legacy id,
  * target key, reason): what the plan report and the run summary show. Counted as found, before the
- * ledger decides (a reported change seen again is counted again here, recorded once there).
+ * ledger decides (a reported change seen again is counted again here, recorded once there). The
+ * dry run's conflict preview (`conflict-preview.ts`) counts into the same shape by what
+ * `changes.conflicts` does ({@link ConflictTally}).
  */
-import type { UpdateKind, UpdatePolicy } from '../state/index.ts'
+import type { ConflictOutcome, UpdateKind, UpdatePolicy } from '../state/index.ts'
 
 /** Samples kept per kind and policy. */
 export const UPDATE_SAMPLES = 5
@@ -21,6 +23,9 @@ export interface UpdateTallyEntry {
 
 /** `kind → policy → count + samples`. */
 export type UpdateTally = Partial<Record<UpdateKind, Partial<Record<UpdatePolicy, UpdateTallyEntry>>>>
+
+/** `kind → outcome → count + samples` (reasons as a delta would record them). */
+export type ConflictTally = Partial<Record<UpdateKind, Partial<Record<ConflictOutcome, UpdateTallyEntry>>>>
 
 /** Counts intents into `tally`. */
 export function tallyIntents(

@@ -4,7 +4,7 @@
  * `changes.users`. See `change-intents.ts`.
  */
 import { cannot, changed, isSkipped, present, skipPolicy, unchangeable } from './change-fields.ts'
-import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-intents.ts'
+import type { ChangeIntent, ChangePolicies, NowSkipped, Payload } from './change-types.ts'
 
 /** What `PUT /users/{uid}` takes; `unset` clears avatar, link and metadata, tags are cleared by sending none. */
 const UPDATABLE = ['name', 'avatar', 'link', 'role', 'metadata', 'tags'] as const

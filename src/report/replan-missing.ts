@@ -9,17 +9,7 @@
 import type { LegacyEntity } from '../model/index.ts'
 import type { LedgerStore } from '../state/index.ts'
 import { rejectedWithoutPayloadNote, skippedButPresentNote } from './foreign-items.ts'
-import type { VerifyRun } from './verify-run.ts'
-
-/** The items one verify plans again, per entity. */
-export interface ReplanList {
-  /** Whether this verify plans them again (`--replan`); otherwise it only advises it. */
-  readonly enabled: boolean
-  /** Done items absent on the platform (imported again) and rejected items present there (sent, answered "already exists", done). */
-  readonly items: Map<string, Set<string>>
-  /** Items with a done removal still on the platform: the removal is sent again. */
-  readonly removals: Map<string, Set<string>>
-}
+import type { ReplanList, VerifyRun } from './verify-run.ts'
 
 export function createReplanList(enabled: boolean): ReplanList {
   return { enabled, items: new Map(), removals: new Map() }

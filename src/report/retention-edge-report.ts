@@ -1,13 +1,22 @@
 /** The plan report's retention edge: messages that age out before the load at the quota reaches them. */
 import type { LegacyEntity } from '../model/index.ts'
+import type { DryRunResult } from '../plan/dry-run.ts'
 import { retentionEdge, retentionEdgeAdvice } from '../plan/retention-edge.ts'
-import type { PlanReportInput } from './plan-report.ts'
+import type { ReportConfig } from './report-context.ts'
 import type { EntityPlan, PlanReport } from './schema.ts'
 
 type EdgeReport = NonNullable<PlanReport['retention']['edge']>
 
+/** What the edge reads of the plan report's input (`plan-report.ts`'s `PlanReportInput`). */
+export interface RetentionEdgeInput {
+  readonly config: Pick<ReportConfig, 'target' | 'policies'>
+  readonly result: Pick<DryRunResult, 'entities'>
+  /** The moment the estimate starts from (epoch ms). */
+  readonly now: number
+}
+
 /** Estimated from the items to create ahead of the messages and the messages to create, at the quota, starting now. */
-export function retentionEdgeReport(input: PlanReportInput, entities: Record<LegacyEntity, EntityPlan>): EdgeReport {
+export function retentionEdgeReport(input: RetentionEdgeInput, entities: Record<LegacyEntity, EntityPlan>): EdgeReport {
   const { retention } = input.config.policies
   const { quota } = input.config.target
   const edge = retentionEdge({

@@ -1,9 +1,11 @@
-/** What every step of a verify shares: the ledger's lookups, the paced chat client, the counts and the mismatch list. */
+/**
+ * What every step of a verify shares: the ledger's lookups, the paced chat client, the counts, the
+ * mismatch list and the items to plan again (`replan-missing.ts` fills the {@link ReplanList}).
+ */
 import type { ChatBudget } from '../load/chat-budget.ts'
 import { LEGACY_ENTITIES } from '../model/index.ts'
 import type { VerifyLookups } from '../state/index.ts'
 import type { PlatformClient } from '../target/client.ts'
-import type { ReplanList } from './replan-missing.ts'
 import type { Mismatch, VerifyReport } from './schema.ts'
 
 /**
@@ -33,6 +35,16 @@ export const JOB_ADVICE: VerifyAdvice = {
   rejects: 'chatferry rejects',
   replan: 'chatferry verify --replan',
   retry: 'chatferry retry-rejected',
+}
+
+/** The items one verify plans again, per entity. */
+export interface ReplanList {
+  /** Whether this verify plans them again (`--replan`); otherwise it only advises it. */
+  readonly enabled: boolean
+  /** Done items absent on the platform (imported again) and rejected items present there (sent, answered "already exists", done). */
+  readonly items: Map<string, Set<string>>
+  /** Items with a done removal still on the platform: the removal is sent again. */
+  readonly removals: Map<string, Set<string>>
 }
 
 export interface VerifyRun {

@@ -9,11 +9,11 @@
 import type { Kysely } from 'kysely'
 
 import { holdConflicts } from './conflict-hold.ts'
+import type { SkippedItem } from './plan-items.ts'
 import type { ConflictPolicy, StateDatabase, UpdateKind } from './schema.ts'
 import { insertUpdateIntents, type RecordedUpdates, type UpdateIntent } from './sql/insert-update-intents.ts'
 import { selectLoadedItems } from './sql/select-loaded-items.ts'
 import { updateItemsVanished } from './sql/update-items-vanished.ts'
-import type { SkippedItem } from './store.ts'
 
 /** A loaded item whose record changed, as the classifier sees it. */
 export interface ChangedItem {

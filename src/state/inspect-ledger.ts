@@ -10,17 +10,17 @@
 import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
-import type { LedgerStore } from './store.ts'
 
-const DATABASES = new WeakMap<LedgerStore, Kysely<StateDatabase>>()
+/** A store's database, by the store (a `LedgerStore`, kept as an object here: store.ts imports this file). */
+const DATABASES = new WeakMap<object, Kysely<StateDatabase>>()
 
 /** Called once by `createLedgerStore`. @internal */
-export function registerLedgerDatabase(store: LedgerStore, db: Kysely<StateDatabase>): void {
+export function registerLedgerDatabase(store: object, db: Kysely<StateDatabase>): void {
   DATABASES.set(store, db)
 }
 
 /** The database of `store`, for a test's own SQL. @internal */
-export function inspectLedger(store: LedgerStore): Kysely<StateDatabase> {
+export function inspectLedger(store: object): Kysely<StateDatabase> {
   const db = DATABASES.get(store)
   if (db === undefined) {
     throw new Error('inspectLedger: not a ledger opened by createLedgerStore')

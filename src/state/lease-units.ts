@@ -25,31 +25,14 @@
  *
  * Nothing else leases a unit: pg-boss serves only the job schedules (`src/job/schedule-boss.ts`).
  */
-import type { Kysely, RawBuilder } from 'kysely'
+import type { Kysely } from 'kysely'
 
 import type { StateDatabase } from './schema.ts'
 import { claimUnits } from './sql/claim-units.ts'
 import { expireUnits } from './sql/expire-units.ts'
 import { renewUnits } from './sql/renew-units.ts'
 import { selectUnitLeases } from './sql/select-unit-leases.ts'
-
-/** A kind of unit of work: the table holding its rows and how its lease is fenced. */
-export interface UnitKind {
-  /** The ledger table (`chatferry.<table>`): it has `id`, `job_id`, `status`, `lease_owner`, `lease_expires_at`. */
-  readonly table: 'batches' | 'updates'
-  /** The statuses in which a unit waits for (or is under) a lease; any other status is finished. */
-  readonly open: readonly string[]
-  /**
-   * `token`: each claim writes a fresh `lease_token` (uuid) and every fenced write presents it (a
-   * holder whose lease was taken over, even by its own process, can record nothing). `owner`: the
-   * holder's id (`host/pid/uuid`, unique per process) is the fence.
-   */
-  readonly fence: 'token' | 'owner'
-  /** The table counts claims in a `claims` column. */
-  readonly countsClaims: boolean
-  /** How long a unit handed back waits before it can be claimed again. */
-  readonly retryDelaySeconds: number
-}
+import type { ClaimArgs, ClaimedUnit, UnitKind } from './unit-kind.ts'
 
 /** An import batch: one request of up to `itemsPerRequest` items (`store.batches`). */
 export const BATCH_UNITS: UnitKind = { table: 'batches', open: ['open'], fence: 'token', countsClaims: true, retryDelaySeconds: 1 }
@@ -59,21 +42,6 @@ export const BATCH_UNITS: UnitKind = { table: 'batches', open: ['open'], fence: 
  * reached the platform; the next holder checks first).
  */
 export const UPDATE_UNITS: UnitKind = { table: 'updates', open: ['planned', 'sent'], fence: 'owner', countsClaims: false, retryDelaySeconds: 0 }
-
-/** A unit just claimed: its id, its lease's fence (the token, or the owner) and the kind's extra columns. */
-export type ClaimedUnit<R> = R & { readonly id: number; readonly fence: string }
-
-export interface ClaimArgs {
-  readonly jobId: string
-  /** The claiming process (`host/pid/uuid`): the takeover reads its host and PID. */
-  readonly owner: string
-  readonly leaseSeconds: number
-  readonly limit: number
-  /** More conditions a unit must meet (SQL over the candidate row `c`), e.g. the update lane's item order. */
-  readonly eligible?: RawBuilder<unknown>
-  /** More columns to return (SQL over the claimed row `u`). */
-  readonly returning?: RawBuilder<unknown>
-}
 
 /** The lease operations of one kind of unit, over the ledger. */
 export interface UnitLeases<R> {

@@ -13,7 +13,6 @@ import { type MigrationResult, Migrator } from 'kysely/migration'
 
 import { type DatabaseLocation, openDatabase, type OpenedDatabase } from '../db.ts'
 import { readTemplate, saveTemplate, templateFile } from '../db-template.ts'
-import type { FileLocator } from '../model/files.ts'
 import { ENTITIES, type Entity } from '../target/schemas.ts'
 import { type AcceptedRejectsLedger, createAcceptedRejectsLedger } from './accepted-rejects-ledger.ts'
 import { type BatchLedger, createBatchLedger } from './batch-ledger.ts'
@@ -25,6 +24,7 @@ import { registerLedgerDatabase } from './inspect-ledger.ts'
 import { createLedgerSessions, type LedgerSessions } from './ledger-sessions.ts'
 import { MIGRATIONS } from './migrations/index.ts'
 import { recordOrphanedParts } from './orphaned-parts.ts'
+import type { PlanCounts, PlannedItem, RejectedItem, SkippedItem } from './plan-items.ts'
 import { createPlanLookups, type PlanLookups } from './plan-lookups.ts'
 import { createPlatformEventsLedger, type PlatformEventsLedger } from './platform-events-ledger.ts'
 import { createQuotaLedger, type QuotaLedger } from './quota-ledger.ts'
@@ -51,72 +51,6 @@ import { createWorkerRegistry, type WorkerRegistry } from './worker-registry.ts'
 
 /** The Postgres schema that holds every ledger table. */
 export const STATE_SCHEMA = 'chatferry'
-
-/** One item the planner wants loaded. */
-export interface PlannedItem {
-  /** The legacy system's id of the record (for reports). */
-  readonly legacyId: string
-  /** The deterministic platform key: uid, guid, `<guid>_member_<uid>` or muid. */
-  readonly targetKey: string
-  /** The import item, exactly as it will be sent (an object, or its JSON text). */
-  readonly payload: unknown
-  /** Drain order within the entity, ascending (messages: sentAt, so oldest first). @default 0 */
-  readonly sortKey?: number
-  /**
-   * A message's files in the order of its attachments (`files.mode: rehost`): recorded in
-   * `chatferry.files` and linked to the item in the page's transaction; the message waits for them.
-   */
-  readonly files?: readonly PlannedFile[]
-}
-
-/** One file of a planned message: where its bytes are and what the legacy record says of it. */
-export interface PlannedFile {
-  readonly locator: FileLocator
-  /** The attachment's URL in the payload (the legacy URL). */
-  readonly url: string
-  readonly name: string
-  readonly size?: number
-  readonly type?: string
-}
-
-/** An item refused before sending by policy (deleted user, system message, …). */
-export interface SkippedItem {
-  readonly legacyId: string
-  /** @default `~legacy:<legacyId>` (an item skipped before it got a key) */
-  readonly targetKey?: string
-  /** Why, e.g. `policy:deleted-user`. */
-  readonly reason: string
-}
-
-/** An item refused before sending as invalid (a mapping reject); kept in quarantine with code and reason. */
-export interface RejectedItem {
-  readonly legacyId: string
-  /** @default `~legacy:<legacyId>` */
-  readonly targetKey?: string
-  /** e.g. `MAPPING_INVALID`. */
-  readonly code: string
-  readonly message: string
-  /** The payload that was refused, if there is one (kept so a fix can be checked). */
-  readonly payload?: unknown
-}
-
-/** What one planning call did. */
-export interface PlanCounts {
-  /** New items, now `planned`: the rows this call inserted (a concurrent planner's inserts are not counted here). */
-  inserted: number
-  /** Known items whose payload changed before they were loaded (updated in place). */
-  updated: number
-  /** Known items whose payload was the same: untouched. */
-  unchanged: number
-  /** Items already loaded whose source changed since: recorded (`loaded_hash` ≠ `payload_hash`), never resent automatically. */
-  loadedButChanged: number
-  /** Rejected or skipped items that came back with a new payload: planned again. */
-  replanned: number
-  skipped: number
-  rejected: number
-  /** Items that appeared twice in one call (the last one won). */
-  duplicates: number
-}
 
 /** A page of the planner: items, skips and rejects of one entity, and the cursor after the page. */
 export interface PlanPage {
@@ -279,6 +213,7 @@ export type { ChangeClassifier, ChangedItem, ChangeVerdict } from './changed-ite
 export { storedPayload } from './changed-items.ts'
 export type { OrphanedParts } from './orphaned-parts.ts'
 export { payloadHash } from './payload.ts'
+export type { PlanCounts, PlannedFile, PlannedItem, RejectedItem, SkippedItem } from './plan-items.ts'
 export type { PurgedRows } from './sql/delete-job.ts'
 export type { CursorRow } from './sql/select-cursors.ts'
 export type { PlannedChanges } from './sql/upsert-planned-items.ts'

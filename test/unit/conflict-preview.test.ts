@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest'
 
-import { collectingClassifier, type ConflictTally } from '../../src/plan/conflict-preview.ts'
+import { collectingClassifier } from '../../src/plan/conflict-preview.ts'
+import type { ConflictTally } from '../../src/plan/update-tally.ts'
 import { tallyOne, UPDATE_SAMPLES } from '../../src/plan/update-tally.ts'
 import { conflictRows } from '../../src/report/conflict-rows.ts'
 import { EntityPlan, type PlanReport } from '../../src/report/schema.ts'

@@ -7,6 +7,10 @@
  * registry, `connectors/index.ts`) imports only its own folder and the shared ones
  * ({@link SHARED_CONNECTOR_FOLDERS}), and a shared folder only shared ones: adding a connector
  * touches its own folder and the registry.
+ *
+ * No two files import each other, directly or round a longer loop: the static imports and
+ * re-exports (`import type` included; a dynamic `import()` does not count) of the same folders
+ * form no cycle. A cycle is named by its files (a strongly connected component of the import graph).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -168,6 +172,63 @@ function importEdges(): Edge[] {
   })
 }
 
+/** The static imports and re-exports of every scanned file (type-only ones included), by importing file. */
+function staticImportGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>()
+  for (const from of SCANNED.flatMap(sourceFiles)) {
+    const source = ts.createSourceFile(from, readFileSync(join(ROOT, from), 'utf8'), ts.ScriptTarget.Latest)
+    const to = new Set<string>()
+    for (const statement of source.statements) {
+      const specifier = (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier
+      if (specifier && ts.isStringLiteral(specifier) && specifier.text.startsWith('.')) {
+        to.add(
+          relative(ROOT, resolve(ROOT, dirname(from), specifier.text))
+            .split('\\')
+            .join('/'),
+        )
+      }
+    }
+    graph.set(from, to)
+  }
+  return graph
+}
+
+/** The import cycles of a graph, one line each: its files (Tarjan's strongly connected components of more than one file). */
+function importCycles(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const cycles: string[] = []
+  const visit = (file: string) => {
+    index.set(file, next)
+    low.set(file, next++)
+    stack.push(file)
+    for (const to of graph.get(file) ?? []) {
+      if (!index.has(to)) {
+        visit(to)
+        low.set(file, Math.min(low.get(file)!, low.get(to)!))
+      } else if (stack.includes(to)) {
+        low.set(file, Math.min(low.get(file)!, index.get(to)!))
+      }
+    }
+    if (low.get(file) === index.get(file)) {
+      const component = stack.splice(stack.indexOf(file))
+      if (component.length === 2) {
+        cycles.push(`${component.sort().join(' and ')} import each other`)
+      } else if (component.length > 2) {
+        cycles.push(`an import cycle through ${component.length} files: ${component.sort().join(', ')}`)
+      }
+    }
+  }
+  for (const file of graph.keys()) {
+    if (!index.has(file)) {
+      visit(file)
+    }
+  }
+  return cycles.sort()
+}
+
 describe('import directions', () => {
   const edges = importEdges()
 
@@ -254,5 +315,23 @@ describe('import directions', () => {
       visit(place, [])
     }
     expect(cycles).toEqual([])
+  })
+
+  it('no two files import each other, directly or round a longer cycle', () => {
+    expect(importCycles(staticImportGraph())).toEqual([])
+  })
+
+  it('names the files of each cycle, and a chain or a self-import as none', () => {
+    const graph = new Map(
+      Object.entries({
+        'src/a.ts': ['src/b.ts', 'src/c.ts'],
+        'src/b.ts': ['src/a.ts'],
+        'src/c.ts': ['src/d.ts', 'src/c.ts'],
+        'src/d.ts': ['src/e.ts'],
+        'src/e.ts': ['src/f.ts', 'src/c.ts'],
+        'src/f.ts': [],
+      }).map(([from, to]) => [from, new Set(to)]),
+    )
+    expect(importCycles(graph)).toEqual(['an import cycle through 3 files: src/c.ts, src/d.ts, src/e.ts', 'src/a.ts and src/b.ts import each other'])
   })
 })

@@ -11,7 +11,8 @@ import type { LegacyRecordOf, LegacyUser } from '../../src/model/records.ts'
 import { formatPlanSummary } from '../../src/plan/format-plan-summary.ts'
 import { mapPage } from '../../src/plan/map-page.ts'
 import type { PlanJobSummary, PlanSink } from '../../src/plan/plan-job.ts'
-import { type PlanRun, startPlanRun } from '../../src/plan/plan-run.ts'
+import { startPlanRun } from '../../src/plan/plan-run.ts'
+import type { PlanRun } from '../../src/plan/plan-types.ts'
 import { countSourceOutcomes } from '../../src/plan/source-outcomes.ts'
 
 const NOW = Date.UTC(2026, 0, 1)

@@ -12,7 +12,7 @@ import { startFleetSampler } from '../dashboard/fleet-sampler.ts'
 import { addServeOptions, type ServeFlags, serveSettings, serveUntilStopped } from '../dashboard/serve.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
-import { addFleetOptions, type FleetFlags } from './fleet-run.ts'
+import { addFleetOptions, type FleetFlags } from './fleet.ts'
 
 export function registerFleetDashboardCommand(fleet: Command): void {
   const dashboard = addServeOptions(

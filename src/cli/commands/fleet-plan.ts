@@ -10,7 +10,7 @@ import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { resolveConfigPath } from '../load-config.ts'
 import { runStoppable } from '../signals.ts'
-import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet-run.ts'
+import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet.ts'
 
 export function registerFleetPlanCommand(fleet: Command): void {
   const plan = addFleetOptions(

@@ -21,19 +21,11 @@ import { openFleetLedger } from '../fleet-run-context.ts'
 import { withHelp } from '../help.ts'
 import { runStoppable } from '../signals.ts'
 import { UsageError } from '../usage-error.ts'
-import { fleetOption } from './fleet.ts'
+import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet.ts'
 import { registerFleetDashboardCommand } from './fleet-dashboard.ts'
 import { registerFleetPlanCommand } from './fleet-plan.ts'
 import { registerFleetStatusCommand } from './fleet-status.ts'
 import { registerFleetVerifyCommand } from './fleet-verify.ts'
-
-export interface FleetFlags {
-  fleet: string
-  tenant?: string[]
-  concurrency?: number
-  leaseSeconds?: number
-  json?: boolean
-}
 
 const int = (v: string) => {
   const n = Number(v)
@@ -41,18 +33,6 @@ const int = (v: string) => {
     throw new Error(`must be a positive integer, got ${v}`)
   }
   return n
-}
-
-/** Prints the fleet's one line about the deprovisioned tenants it left out (stderr: stdout stays the command's answer). */
-export function printLeftOut(note: string | undefined): void {
-  if (note !== undefined) {
-    process.stderr.write(`chatferry: ${note}\n`)
-  }
-}
-
-/** The options every fleet subcommand of this file shares: the fleet file and the tenants. */
-export function addFleetOptions(cmd: Command): Command {
-  return cmd.addOption(fleetOption()).option('--tenant <id...>', 'only these tenants (repeatable; default: every tenant of the fleet file)')
 }
 
 function addLoadFlags(cmd: Command): Command {

@@ -6,7 +6,7 @@ import { formatFleetStatus } from '../../fleet/fleet-status.ts'
 import { openFleetLedger } from '../fleet-run-context.ts'
 import { readFleetStatus } from '../fleet-status-read.ts'
 import { withHelp } from '../help.ts'
-import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet-run.ts'
+import { addFleetOptions, type FleetFlags, printLeftOut } from './fleet.ts'
 
 export function registerFleetStatusCommand(fleet: Command): void {
   const status = addFleetOptions(

@@ -1,7 +1,7 @@
 /**
  * `chatferry fleet …`: tenant fleets (src/fleet). `provision` and `deprovision` are here; the
  * loading and watching subcommands (`run`, `worker`, `status`, `plan`, `verify`) are added by their
- * own modules. The commands that open tenants' app keys (`provision`, `deprovision`, `run`,
+ * own modules, which share the options and flags here. The commands that open tenants' app keys (`provision`, `deprovision`, `run`,
  * `worker`, `verify`) need `CHATFERRY_FLEET_KEY` (the keys are sealed with it) and refuse to start
  * without it, before they read anything; `status` and `plan` read no key and do not need it.
  */
@@ -32,6 +32,27 @@ export function fleetOption(): Option {
   return new Option('-f, --fleet <file>', 'fleet file, relative to the directory the command is run in')
     .env('CHATFERRY_FLEET')
     .default(DEFAULT_FLEET_FILE)
+}
+
+/** The flags of the migration subcommands (`fleet-run.ts` and the modules it adds). */
+export interface FleetFlags {
+  fleet: string
+  tenant?: string[]
+  concurrency?: number
+  leaseSeconds?: number
+  json?: boolean
+}
+
+/** Prints the fleet's one line about the deprovisioned tenants it left out (stderr: stdout stays the command's answer). */
+export function printLeftOut(note: string | undefined): void {
+  if (note !== undefined) {
+    process.stderr.write(`chatferry: ${note}\n`)
+  }
+}
+
+/** The options the migration subcommands (`run`, `worker`, `status`, `plan`, `verify`, `dashboard`) share: the fleet file and the tenants. */
+export function addFleetOptions(cmd: Command): Command {
+  return cmd.addOption(fleetOption()).option('--tenant <id...>', 'only these tenants (repeatable; default: every tenant of the fleet file)')
 }
 
 /** What a fleet command works with. */

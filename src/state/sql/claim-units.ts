@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
-import type { ClaimArgs, ClaimedUnit, UnitKind } from '../lease-units.ts'
 import type { StateDatabase } from '../schema.ts'
+import type { ClaimArgs, ClaimedUnit, UnitKind } from '../unit-kind.ts'
 
 /**
  * Claims up to `limit` units of `kind` for `owner`, oldest (lowest id) first, in one statement: a

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
-import type { UnitKind } from '../lease-units.ts'
 import type { StateDatabase } from '../schema.ts'
+import type { UnitKind } from '../unit-kind.ts'
 
 /**
  * Ends the leases of these open units of `kind` now (their holder is dead): they are claimable at

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
-import type { UnitKind } from '../lease-units.ts'
 import type { StateDatabase } from '../schema.ts'
+import type { UnitKind } from '../unit-kind.ts'
 
 /**
  * Renews the leases of units of `kind` still held under these fences (token or owner, see

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
-import type { UnitKind } from '../lease-units.ts'
 import type { StateDatabase } from '../schema.ts'
+import type { UnitKind } from '../unit-kind.ts'
 
 /** The job's open units of `kind` under a live lease, with their holder (`host/pid/…`): the candidates for a takeover. */
 export async function selectUnitLeases(db: Kysely<StateDatabase>, kind: UnitKind, jobId: string): Promise<{ id: number; leaseOwner: string }[]> {

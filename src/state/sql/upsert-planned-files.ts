@@ -1,9 +1,9 @@
 import { type Kysely, sql } from 'kysely'
 
 import { fileKeyOf } from '../file-key.ts'
+import type { PlannedItem } from '../plan-items.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { StateDatabase } from '../schema.ts'
-import type { PlannedItem } from '../store.ts'
 
 /**
  * Records the files of a page's message items (`files.mode: rehost`): one `chatferry.files` row

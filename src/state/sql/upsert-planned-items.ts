@@ -5,9 +5,9 @@ import { type ChangeClassifier, classifyDone, type HeldDoneItem } from '../chang
 import { holdConflicts } from '../conflict-hold.ts'
 import type { OrphanedParts } from '../orphaned-parts.ts'
 import { payloadHash, payloadText } from '../payload.ts'
+import type { PlanCounts, PlannedItem, RejectedItem } from '../plan-items.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { ConflictPolicy, ItemStatus, StateDatabase } from '../schema.ts'
-import type { PlanCounts, PlannedItem, RejectedItem } from '../store.ts'
 import { addRecorded, insertUpdateIntents, type RecordedUpdates } from './insert-update-intents.ts'
 
 /** How a page's changed done items become update intents (absent: recorded as loaded-but-changed and overwritten, as before issue 13). */

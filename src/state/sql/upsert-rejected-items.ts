@@ -2,9 +2,9 @@ import { type Kysely, sql } from 'kysely'
 
 import type { Entity } from '../../target/schemas.ts'
 import { payloadHash, payloadText, placeholderKey } from '../payload.ts'
+import type { RejectedItem } from '../plan-items.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { StateDatabase } from '../schema.ts'
-import type { RejectedItem } from '../store.ts'
 
 /**
  * Writes items refused as invalid as `rejected` in `chatferry.items` (one statement; the last item

@@ -2,9 +2,9 @@ import { type Kysely, sql } from 'kysely'
 
 import type { Entity } from '../../target/schemas.ts'
 import { placeholderKey } from '../payload.ts'
+import type { SkippedItem } from '../plan-items.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { StateDatabase } from '../schema.ts'
-import type { SkippedItem } from '../store.ts'
 
 /**
  * Writes items refused by policy as `skipped` in `chatferry.items` (one statement; the last item of
