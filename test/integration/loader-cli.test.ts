@@ -19,17 +19,21 @@ import { testSecret } from '../helpers/secrets.ts'
 let sb: Sandbox
 let tdb: TestDatabase
 let rejectsDb: TestDatabase
+let sbDb: TestDatabase
 
 beforeAll(async () => {
   tdb = await createTestDatabase('cf_cli')
   rejectsDb = await createTestDatabase('cf_cli_rejects')
-  sb = await startSandbox()
+  // The sandbox on Postgres: its store is not the subject, and an in-process PGlite serving every request costs CPU.
+  sbDb = await createTestDatabase('cf_cli_sbx')
+  sb = await startSandbox({ state: { url: sbDb.url, poolSize: 5 } })
 })
 
 afterAll(async () => {
   await sb?.close()
   await dropWithin(tdb)
   await dropWithin(rejectsDb)
+  await dropWithin(sbDb)
 })
 
 it('load exits 3 with a rejected item, rejects lists it, retry-rejected + load after a fix exits 0', async () => {
