@@ -26,7 +26,8 @@ let tsb: TestSandbox
 let pgLedger: TestDatabase
 
 beforeAll(async () => {
-  tsb = await startTestSandbox({ embedded: true })
+  // The sandbox on Postgres: its store is not the subject, and an in-process PGlite serving every request costs CPU.
+  tsb = await startTestSandbox()
   pgLedger = await createTestDatabase('cf_delta_upd')
 })
 
