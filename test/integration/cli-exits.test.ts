@@ -5,7 +5,8 @@
  * a missing source table is exit 2 (SOURCE_INVALID); `--json` prints exactly one object for `run`,
  * `load` and `retry-rejected`; a relative `--config` is the caller's; a killed `npm run` leaves no
  * loader behind and its run row says interrupted; a second signal quits at once and still records
- * it. (Shell completion: cli-completion.test.ts.)
+ * it. (Shell completion: cli-completion.test.ts.) The cases that read a Postgres source only read
+ * it: they share one, loaded once.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
@@ -30,6 +31,14 @@ const POLICIES = { retention: { oldMessages: 'send' as const } }
 
 const suite = useCliSuite()
 const { freshDb } = suite
+
+/** The generic-sql fixture on Postgres, loaded on first use; the cases only read it. */
+let pgSource: Promise<TestDatabase> | undefined
+const sharedSource = () =>
+  (pgSource ??= freshDb('cf_exit_src').then(async (db) => {
+    await loadGenericSqlFixture('postgres', db.url)
+    return db
+  }))
 
 describe('an unknown job is exit 2 for every command that takes --job', () => {
   let state: TestDatabase
@@ -216,8 +225,7 @@ describe('run', () => {
   }, 60_000)
 
   it('a missing source table: exit 2 SOURCE_INVALID naming the table, nothing loaded', async () => {
-    const source = await freshDb('cf_exit_tbl_src')
-    await loadGenericSqlFixture('postgres', source.url)
+    const source = await sharedSource()
     const state = await freshDb('cf_exit_tbl_state')
     const app = await suite.tsb.app({ requestsPerMinute: 6000 })
     const good = genericSourceConfig(source.url)
@@ -243,8 +251,7 @@ describe('run', () => {
   }, 60_000)
 
   it('a delta before the full read ever completed: exit 2 naming the command to run, nothing read or sent', async () => {
-    const source = await freshDb('cf_exit_delta_src')
-    await loadGenericSqlFixture('postgres', source.url)
+    const source = await sharedSource()
     const state = await freshDb('cf_exit_delta_state')
     const app = await suite.tsb.app({ requestsPerMinute: 6000 })
     const cfg = writeRunConfig({
@@ -335,8 +342,7 @@ describe('run', () => {
   }, 60_000)
 
   it('--json: exactly one summary object on stdout, the plan summary on stderr; without it, a human summary at the end', async () => {
-    const source = await freshDb('cf_exit_json_src')
-    await loadGenericSqlFixture('postgres', source.url)
+    const source = await sharedSource()
     const state = await freshDb('cf_exit_json_state')
     const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
     const cfg = writeRunConfig({
@@ -366,8 +372,7 @@ describe('run', () => {
 
 describe('run --json stopped by SIGTERM while planning', () => {
   it('exit 1 and still one JSON object on stdout, status interrupted; the run row says so', async () => {
-    const source = await freshDb('cf_exit_sig_src')
-    await loadGenericSqlFixture('postgres', source.url)
+    const source = await sharedSource()
     const state = await freshDb('cf_exit_sig_state')
     const app = await suite.tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000 })
     const good = genericSourceConfig(source.url, 1)
@@ -446,7 +451,8 @@ describe('no orphan', () => {
       const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: state.url, requestsPerMinute: 30 })
       const store = await openLedger({ url: state.url })
       await store.ensureJob(app.id, app.id)
-      await store.planItems(app.id, 'messages', messages(3000, 2))
+      // 12 requests of 50 at 30 a minute: the load lasts about 24 s, the kill comes within seconds.
+      await store.planItems(app.id, 'messages', messages(600, 2))
       await store.close()
       const npm = spawn('npm', ['--prefix', ROOT, 'run', 'chatferry', '--', 'load', '--config', cfg], {
         env: { ...process.env, CHATFERRY_LOG_LEVEL: 'info' },

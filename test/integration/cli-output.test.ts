@@ -4,6 +4,8 @@
  * without a terminal the same progress comes as plain lines with no control characters; and
  * `--log-format json|pretty` (or $CHATFERRY_LOG_FORMAT) gives JSON lines or human lines, secrets
  * redacted in both.
+ * Each job keeps its ledger on Postgres (the embedded store is not the subject here); runs whose
+ * output two cases read are started once and shared.
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -13,32 +15,46 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { genericSourceConfig, loadGenericSqlFixture } from '../fixtures/generic-sql/fixture.ts'
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts'
 import { CLI, runCli } from '../helpers/ledger-fixtures.ts'
 import { writeRunConfig } from '../helpers/run-e2e.ts'
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts'
 import { recordOutput } from '../helpers/secrets.ts'
 
 let tsb: TestSandbox
+const ledgers: TestDatabase[] = []
 
 beforeAll(async () => {
-  tsb = await startTestSandbox({ embedded: true })
+  tsb = await startTestSandbox()
 })
 
 afterAll(async () => {
   await tsb?.close()
+  for (const db of ledgers) {
+    await db.drop()
+  }
 })
 
-/** A fresh job: the generic-sql fixture on SQLite, aimed at a new sandbox app with a small quota. */
+/** Runs `fn` once, on first use, and hands every caller its result (a run two cases read). */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined
+  return () => (p ??= fn())
+}
+
+/** A fresh job: the generic-sql fixture on SQLite, a Postgres ledger, aimed at a new sandbox app with a small quota. */
 async function freshConfig(): Promise<{ cfg: string; apiKey: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'chatferry-output-'))
   const url = `sqlite:${join(dir, 'legacy.db')}`
   await loadGenericSqlFixture('sqlite', url)
+  const state = await createTestDatabase('cf_output_state')
+  ledgers.push(state)
   const app = await tsb.app({ retentionDays: 100_000, requestsPerMinute: 6000, windowMs: 10_000 })
   const cfg = writeRunConfig({
     dir,
     appId: app.id,
     apiKey: app.apiKey,
     baseUrl: app.baseUrl,
+    stateUrl: state.url,
     source: genericSourceConfig(url, 2) as unknown as Record<string, unknown>,
     policies: { retention: { oldMessages: 'send' } },
     load: { quotaWindowMs: 10_000 },
@@ -72,6 +88,15 @@ function onTerminal(args: readonly string[], env: Record<string, string> = {}): 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/
 
+/** One run on an 80-column terminal: its bar lines and its log lines are two cases. */
+const eightyColumns = once(async () => onTerminal(['run', '--config', (await freshConfig()).cfg], { COLUMNS: '80' }))
+
+/** One run without a terminal, pretty logs from $CHATFERRY_LOG_FORMAT: its progress lines and its log lines are two cases. */
+const withoutTerminal = once(async () => {
+  const { cfg } = await freshConfig()
+  return runCli(['run', '--config', cfg], { CHATFERRY_LOG_FORMAT: 'pretty', CHATFERRY_PROGRESS_SECONDS: '1' }).done
+})
+
 describe('progress', () => {
   it('on a terminal: bars for planning and loading, with the rate, the share of the quota and the ETA', async () => {
     const { cfg, apiKey } = await freshConfig()
@@ -93,8 +118,7 @@ describe('progress', () => {
   })
 
   it('on an 80-column terminal: every bar line fits, with its ETA whole (issue 28)', async () => {
-    const { cfg } = await freshConfig()
-    const res = await onTerminal(['run', '--config', cfg], { COLUMNS: '80' })
+    const res = await eightyColumns()
     expect(res.code, res.out.slice(-3000)).toBe(3)
     // eslint-disable-next-line no-control-regex
     const text = res.out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
@@ -107,8 +131,7 @@ describe('progress', () => {
   })
 
   it('on an 80-column terminal: log lines printed above the bars are folded at spaces, never cut (issue 28)', async () => {
-    const { cfg } = await freshConfig()
-    const res = await onTerminal(['run', '--config', cfg], { COLUMNS: '80' })
+    const res = await eightyColumns()
     expect(res.code, res.out.slice(-3000)).toBe(3)
     // While the bars are drawn the terminal does not wrap (cli-progress turns auto-wrap off): a
     // line longer than the screen would lose its end. Every line written then fits in 80 columns.
@@ -133,8 +156,7 @@ describe('progress', () => {
   })
 
   it('without a terminal: plain progress lines, no control characters', async () => {
-    const { cfg } = await freshConfig()
-    const res = await runCli(['run', '--config', cfg, '--log-format', 'pretty'], { CHATFERRY_PROGRESS_SECONDS: '1' }).done
+    const res = await withoutTerminal()
     expect(res.code, res.stderr.slice(-3000)).toBe(3)
     expect(res.stderr).toMatch(/^planning messages [\d,]+(\/[\d,]+)? rows/m)
     expect(res.stderr).toMatch(/^loading messages [\d,]+\/[\d,]+ items +\d+\.\d% +[\d,]+ items\/min \(\d+% of quota\) +(ETA|done)/m)
@@ -158,8 +180,7 @@ describe('--log-format', () => {
   })
 
   it('pretty (from $CHATFERRY_LOG_FORMAT): human lines, not JSON', async () => {
-    const { cfg } = await freshConfig()
-    const res = await runCli(['run', '--config', cfg], { CHATFERRY_LOG_FORMAT: 'pretty' }).done
+    const res = await withoutTerminal()
     expect(res.code, res.stderr.slice(-3000)).toBe(3)
     expect(res.stderr).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: finished; \d+ item\(s\) rejected/m)
     expect(res.stderr).not.toMatch(/^\{/m)

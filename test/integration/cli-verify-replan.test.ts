@@ -21,6 +21,9 @@
  *   the platform call that does, and that call removes it;
  * - an update the platform rejected (a rename of a user deactivated by hand on the platform): verify
  *   names `rejects`, `retry-rejected` and `load`; once the cause is fixed, those clear it.
+ *
+ * The cases share one job, loaded once: each but the last leaves it verified clean, as the next
+ * one starts from (the last leaves two mismatches no command fixes).
  */
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -62,6 +65,10 @@ async function loadedJob(prefix: string) {
   return { app, url, cli, stateUrl }
 }
 
+/** The one job the cases share: loaded on first use. */
+let shared: ReturnType<typeof loadedJob> | undefined
+const sharedJob = () => (shared ??= loadedJob('cf-verify-replan'))
+
 /** Runs one statement on the job's ledger (plain SQL, as a test sets up a state no command makes on demand). */
 async function onLedger(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const c = new pg.Client({ connectionString: url })
@@ -85,7 +92,7 @@ async function runAdvice(cli: (...args: string[]) => Promise<{ code: number | nu
 }
 
 it('done in the ledger, absent on the platform: verify --replan then load imports them again; a user unknown to the ledger and a copied message are named as no command can fix them', async () => {
-  const { app, cli } = await loadedJob('cf-verify-replan')
+  const { app, cli } = await sharedJob()
   const headers = { apikey: app.apiKey }
   const before = await sandboxContents(suite.tsb.sandbox, app.id)
   const message = before.messages.find((m) => m.row.deleted_at === null || m.row.deleted_at === undefined)
@@ -116,9 +123,7 @@ it('done in the ledger, absent on the platform: verify --replan then load import
   const after = await sandboxContents(suite.tsb.sandbox, app.id)
   expect(after.members.map((m) => m.key)).toContain('r-general_member_3')
   expect(after.messages.map((m) => m.key)).toContain(muid)
-  const clean = await cli('verify')
-  expect(clean.code, clean.stdout).toBe(0)
-  expect(clean.stdout).toMatch(/^verified: no mismatch$/m)
+  // (Verify clean once both are imported again: the last verify below, which runs once the user and the copy are gone too.)
 
   // A user another tool imported into the app, and a second copy of a message (written into the
   // sandbox's store: the platform makes none by muid): verify names both, and says no chatferry command removes them.
@@ -145,10 +150,11 @@ it('done in the ledger, absent on the platform: verify --replan then load import
   await sql`delete from sandbox.users where app_id = ${app.id} and uid = 'stranger'`.execute(suite.tsb.sandbox.store)
   const gone = await cli('verify')
   expect(gone.code, gone.stdout).toBe(0)
+  expect(gone.stdout).toMatch(/^verified: no mismatch$/m)
 }, 300_000)
 
 it('removed in the ledger, still on the platform: verify --replan then load sends the kick again', async () => {
-  const { app, url, cli } = await loadedJob('cf-verify-rekick')
+  const { app, url, cli } = await sharedJob()
   const w = await openGenericWriter('sqlite', url)
   await w.exec(`DELETE FROM room_people WHERE rid = 'r-general' AND pid = 3`)
   await w.close()
@@ -173,8 +179,37 @@ it('removed in the ledger, still on the platform: verify --replan then load send
   expect(clean.code, clean.stdout).toBe(0)
 }, 300_000)
 
+it('an update the platform rejected: verify names rejects, retry-rejected and load; once its cause is fixed they clear it', async () => {
+  const { app, url, cli } = await sharedJob()
+  // Someone deactivates user 1 on the platform; the source renames her; the delta's rename is refused.
+  expect((await http(`${app.baseUrl}/users`, { method: 'DELETE', headers: { apikey: app.apiKey }, body: { uidsToDeactivate: ['1'] } })).status).toBe(
+    200,
+  )
+  const w = await openGenericWriter('sqlite', url)
+  await w.exec(`UPDATE people SET full_name = 'Renamed in the source', modified_s = ${Math.floor(Date.now() / 1000)} WHERE pid = 1`)
+  await w.close()
+  const delta = await cli('run', '--delta')
+  expect(delta.code, delta.stderr.slice(-2000)).toBe(3)
+
+  const broken = await cli('verify')
+  expect(broken.code, broken.stdout).toBe(3)
+  const line = broken.stdout.split('\n').find((l) => l.includes('rejected by the platform'))
+  expect(line, broken.stdout).toMatch(
+    /— user\.update rejected by the platform: `[^`]*rejects[^`]*` says why; once its cause is fixed, `chatferry retry-rejected` plans it again and `chatferry load` sends it$/,
+  )
+  const advised = /`(chatferry retry-rejected)` plans it again and `(chatferry load)`/.exec(line ?? '')
+
+  // The cause: she was deactivated by hand; she is reactivated, then the advice runs as printed.
+  expect((await http(`${app.baseUrl}/users`, { method: 'PUT', headers: { apikey: app.apiKey }, body: { uidsToActivate: ['1'] } })).status).toBe(200)
+  await runAdvice(cli, [advised?.[1] ?? '', advised?.[2] ?? ''])
+  const on = await sandboxContents(suite.tsb.sandbox, app.id)
+  expect(on.users.find((u) => u.key === '1')?.row.name).toBe('Renamed in the source')
+  const clean = await cli('verify')
+  expect(clean.code, clean.stdout).toBe(0)
+}, 300_000)
+
 it('on the platform but rejected in the ledger: verify --replan then load settles it done; a field changed by hand and an item skipped in the ledger: verify says no command fixes them', async () => {
-  const { app, stateUrl, cli } = await loadedJob('cf-verify-adopt')
+  const { app, stateUrl, cli } = await sharedJob()
   const done = await onLedger(
     stateUrl,
     `select target_key, legacy_id from chatferry.items where entity = 'users' and status = 'done' order by target_key limit 2`,
@@ -208,6 +243,8 @@ it('on the platform but rejected in the ledger: verify --replan then load settle
     body: { name: 'Changed by hand' },
   })
   expect(renamed.status, JSON.stringify(renamed.body)).toBe(200)
+  // Skipped by a policy, yet on the platform (one verify reads both cases).
+  await onLedger(stateUrl, `update chatferry.items set status = 'skipped' where entity = 'users' and target_key = $1`, [skipped])
   const changed = await cli('verify')
   expect(changed.code, changed.stdout).toBe(3)
   expect(changed.stdout).toMatch(
@@ -220,41 +257,9 @@ it('on the platform but rejected in the ledger: verify --replan then load settle
   )
 
   // Skipped by a policy, yet on the platform: verify says plainly that no command removes it.
-  await onLedger(stateUrl, `update chatferry.items set status = 'skipped' where entity = 'users' and target_key = $1`, [skipped])
-  const foreign = await cli('verify')
-  expect(foreign.code, foreign.stdout).toBe(3)
-  expect(foreign.stdout).toContain(
+  expect(changed.stdout).toContain(
     `  unexpected users ${String(skipped)} (legacy ${String(skippedLegacy)}) — on the platform, but skipped in the ledger (a policy dropped it, so this job never sent it): something else created it; ` +
       'no chatferry command removes what this job did not load. Check who created it and whether the policy should send it; ' +
       'if it must go, delete it on the platform (DELETE /users/{uid} with permanent: true)',
   )
-}, 300_000)
-
-it('an update the platform rejected: verify names rejects, retry-rejected and load; once its cause is fixed they clear it', async () => {
-  const { app, url, cli } = await loadedJob('cf-verify-retry')
-  // Someone deactivates user 1 on the platform; the source renames her; the delta's rename is refused.
-  expect((await http(`${app.baseUrl}/users`, { method: 'DELETE', headers: { apikey: app.apiKey }, body: { uidsToDeactivate: ['1'] } })).status).toBe(
-    200,
-  )
-  const w = await openGenericWriter('sqlite', url)
-  await w.exec(`UPDATE people SET full_name = 'Renamed in the source', modified_s = ${Math.floor(Date.now() / 1000)} WHERE pid = 1`)
-  await w.close()
-  const delta = await cli('run', '--delta')
-  expect(delta.code, delta.stderr.slice(-2000)).toBe(3)
-
-  const broken = await cli('verify')
-  expect(broken.code, broken.stdout).toBe(3)
-  const line = broken.stdout.split('\n').find((l) => l.includes('rejected by the platform'))
-  expect(line, broken.stdout).toMatch(
-    /— user\.update rejected by the platform: `[^`]*rejects[^`]*` says why; once its cause is fixed, `chatferry retry-rejected` plans it again and `chatferry load` sends it$/,
-  )
-  const advised = /`(chatferry retry-rejected)` plans it again and `(chatferry load)`/.exec(line ?? '')
-
-  // The cause: she was deactivated by hand; she is reactivated, then the advice runs as printed.
-  expect((await http(`${app.baseUrl}/users`, { method: 'PUT', headers: { apikey: app.apiKey }, body: { uidsToActivate: ['1'] } })).status).toBe(200)
-  await runAdvice(cli, [advised?.[1] ?? '', advised?.[2] ?? ''])
-  const on = await sandboxContents(suite.tsb.sandbox, app.id)
-  expect(on.users.find((u) => u.key === '1')?.row.name).toBe('Renamed in the source')
-  const clean = await cli('verify')
-  expect(clean.code, clean.stdout).toBe(0)
 }, 300_000)
