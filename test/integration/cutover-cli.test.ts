@@ -2,7 +2,8 @@
  * The README's cutover sequence ("Cutover: from the bulk load to the new platform"), step by step as
  * an operator types it: CLI processes only — `chatferry sandbox` as the rehearsal platform (its own
  * process, its state in a directory so it can be stopped and started again), a generic-sql source on
- * SQLite, the embedded ledger. Bulk `run`, the source changes, a scheduled `run --delta`, the final
+ * SQLite, a Postgres ledger (the embedded store is not the subject here; each CLI process opening it
+ * costs more CPU). Bulk `run`, the source changes, a scheduled `run --delta`, the final
  * delta refused while the bulk load has work, refused without `--delta`, warning (exit 4) while a
  * writer keeps changing the source during it, clean (exit 0) once the writer stopped, `runs` showing
  * which delta was final, and `verify` exit 0.
@@ -17,7 +18,9 @@ import { DatabaseSync } from 'node:sqlite'
 import { afterAll, expect, it } from 'vitest'
 import { stringify } from 'yaml'
 
+import { createTestDatabase } from '../helpers/db.ts'
 import { CLI, runCli } from '../helpers/ledger-fixtures.ts'
+import { dropWithin } from '../helpers/loader-harness.ts'
 import { testSecret } from '../helpers/secrets.ts'
 
 const children: ChildProcessWithoutNullStreams[] = []
@@ -105,7 +108,7 @@ function createLegacy(file: string, now: number): DatabaseSync {
   return db
 }
 
-function writeConfig(dir: string, port: number, legacy: string): string {
+function writeConfig(dir: string, port: number, legacy: string, stateUrl: string): string {
   const file = join(dir, 'chatferry.yaml')
   writeFileSync(
     file,
@@ -117,7 +120,7 @@ function writeConfig(dir: string, port: number, legacy: string): string {
         baseUrl: `http://127.0.0.1:${port}/apps/rehearsal/v3`,
         quota: { requestsPerMinute: 600 },
       },
-      state: { dir: join(dir, '.chatferry') },
+      state: { url: stateUrl },
       source: {
         connector: 'generic-sql',
         url: `sqlite:${legacy}`,
@@ -167,7 +170,8 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
   const env = { CHATFERRY_API_KEY: apiKey }
   const legacyFile = join(dir, 'legacy.db')
   const legacy = createLegacy(legacyFile, Date.now())
-  const cfg = writeConfig(dir, port, legacyFile)
+  const ledger = await createTestDatabase('cf_cutover')
+  const cfg = writeConfig(dir, port, legacyFile, ledger.url)
   const cli = async (...args: string[]) => runCli([...args, '--config', cfg], env).done
   // The sandbox's own store holds the app's key, as a configuration file does: outside the
   // `chatferry-*` directories the secret scan reads.
@@ -317,5 +321,6 @@ it('rehearsal → bulk load → deltas → final delta refused, warning, clean �
   } finally {
     legacy.close()
     await sandbox.stop()
+    await dropWithin(ledger)
   }
 }, 300_000)
