@@ -86,8 +86,12 @@ describe('the ledger and the platform', () => {
       stateUrl: state.url,
       source: genericSourceConfig(url) as unknown as Record<string, unknown>,
     })
+    const started = Date.now()
     const r = await runCli(['run', '--config', cfg, '--json']).done
     expect(r.code, r.stderr).toBe(2)
+    // At once: not the outage retries (minutes) a platform that answered before would get. 20 s
+    // leaves a loaded machine the start of a process and the pre-flight's own few attempts.
+    expect(Date.now() - started).toBeLessThan(20_000)
     expect(r.stderr).toMatch(
       /did not answer the pre-flight: NETWORK_ERROR: connection refused .*nothing of job \S+ was ever loaded, so this is not waited out as an outage: check target\.baseUrl in \S+ and this machine's network and DNS/,
     )
