@@ -4,7 +4,7 @@
  * those the connector reports with the row —, referential problems, changes since the previous
  * plan, messages per month).
  */
-import { type MappedItem, type MappingContext, mapRecord, type MapResult, tallyOutcomes } from '../../mappings/index.ts'
+import { type MappedItem, type MappingContext, mapRecord, type MapResult } from '../../mappings/index.ts'
 import type { RowProblem, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
 import { placeholderKey, type PlannedItem, type RejectedItem, type SkippedItem } from '../state/index.ts'
@@ -14,9 +14,9 @@ import { MEMBER_LIMIT_CODE } from './member-limits.ts'
 import { filesOfMessage, omitAttachments } from './message-files.ts'
 import { type EntityPlanSummary, note, noteOne, noteReject } from './plan-summary.ts'
 import type { PlanRun } from './plan-types.ts'
+import { countOutcomes } from './policy-outcomes.ts'
 import { referentialOf } from './referential-of.ts'
 import { problemKey, problemReason } from './row-problem.ts'
-import { countSourceOutcomes } from './source-outcomes.ts'
 
 /** What a page hands to the sink. */
 export interface MappedPage {
@@ -57,11 +57,11 @@ export function mapPage(
   for (const row of rows) {
     if (row.ok) {
       if (row.outcomes !== undefined) {
-        countSourceOutcomes(row.outcomes, legacyIdOf(entity, row.record), run.outcomes, summary.outcomes)
+        countOutcomes(row.outcomes, legacyIdOf(entity, row.record), run.outcomes, summary.outcomes)
       }
       mapRow(page, row.record)
     } else {
-      countSourceOutcomes(row.outcomes, row.legacyId, run.outcomes, summary.outcomes)
+      countOutcomes(row.outcomes, row.legacyId, run.outcomes, summary.outcomes)
       rejectProblem(page, row)
     }
   }
@@ -90,7 +90,6 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
   const legacyId = legacyIdOf(entity, record)
   noteRecord(page, record, legacyId)
   const result = mapRecord(entity, record, page.ctx)
-  tallyOutcomes([result], run.outcomes)
   const parentId = entity === 'messages' ? (record as LegacyMessage).threadParentId : undefined
   const parentSkipped = parentId !== undefined && parentId !== null && 'skipped' in (run.known.message(parentId) ?? {})
   for (const r of referentialOf(entity, result, parentSkipped)) {
@@ -104,9 +103,7 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
     run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
     return
   }
-  for (const o of result.outcomes) {
-    note(summary.outcomes, `${o.policy}: ${o.outcome}`, legacyId)
-  }
+  countOutcomes(result.outcomes, legacyId, run.outcomes, summary.outcomes)
   if (result.kind === 'skipped') {
     note(summary.skipped, `${result.policy}: ${result.reason}`, legacyId)
     page.skips.push({ legacyId, reason: skipReason(result.policy, result.reason) })

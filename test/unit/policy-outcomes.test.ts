@@ -13,7 +13,7 @@ import { mapPage } from '../../src/plan/map-page.ts'
 import type { PlanJobSummary, PlanSink } from '../../src/plan/plan-job.ts'
 import { startPlanRun } from '../../src/plan/plan-run.ts'
 import type { PlanRun } from '../../src/plan/plan-types.ts'
-import { countSourceOutcomes } from '../../src/plan/source-outcomes.ts'
+import { countOutcomes } from '../../src/plan/policy-outcomes.ts'
 
 const NOW = Date.UTC(2026, 0, 1)
 
@@ -25,7 +25,7 @@ async function run(): Promise<PlanRun> {
 const user = (id: string, o: Partial<LegacyUser> = {}): LegacyUser => ({ id, name: `User ${id}`, isBot: false, createdAt: NOW - 1000, ...o })
 type Row = SourceRow<LegacyRecordOf['users']>
 
-describe('countSourceOutcomes', () => {
+describe('countOutcomes', () => {
   it.each<{ name: string; outcomes: { policy: string; outcome: string }[] | undefined; want: Record<string, Record<string, number>> }>([
     { name: 'none', outcomes: undefined, want: {} },
     { name: 'empty', outcomes: [], want: {} },
@@ -42,7 +42,7 @@ describe('countSourceOutcomes', () => {
   ])('$name', ({ outcomes, want }) => {
     const into: Record<string, Record<string, number>> = { customFields: {} }
     const entity = {}
-    countSourceOutcomes(outcomes, 'x1', into, entity)
+    countOutcomes(outcomes, 'x1', into, entity)
     expect(Object.fromEntries(Object.entries(into).filter(([, v]) => Object.keys(v).length > 0))).toEqual(want)
     const flat = Object.entries(want).flatMap(([p, os]) =>
       Object.entries(os).map(([o, n]) => [`${p}: ${o}`, { count: n, samples: Array(n).fill('x1') }]),
