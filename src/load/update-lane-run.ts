@@ -59,6 +59,8 @@ export interface UpdateLaneCounters {
   handedBack: number
   /** Settlements refused because the lease was lost (another process owns the update). */
   fenced: number
+  /** Ledger operations of the lane that failed: an update's (retried once its lease ends), or the loop's (it ends the lane). */
+  ledgerErrors: number
 }
 
 export const emptyUpdateCounters = (): UpdateLaneCounters => ({
@@ -71,6 +73,7 @@ export const emptyUpdateCounters = (): UpdateLaneCounters => ({
   confirmed: 0,
   handedBack: 0,
   fenced: 0,
+  ledgerErrors: 0,
 })
 
 export class UpdateLaneRun {

@@ -14,6 +14,8 @@
  *   leases at once (its pid is gone); elsewhere when they expire.
  * - **Outage**: failures without a success for `load.giveUpAfterMs` stop the lane (exit 1), nothing
  *   rejected; **credentials** refused (401/403) stop it at once (exit 2).
+ * - **Ledger errors** are counted (`counters.ledgerErrors`, the metrics' `lane="update"`): an
+ *   update whose ledger write failed is retried once its lease ends; a failed claim ends the lane.
  */
 import { pidAlive } from '../lib.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -80,7 +82,9 @@ async function laneLoop(lane: UpdateLaneRun): Promise<LoadOutcomeStatus> {
     for (const u of claimed) {
       const p: Promise<void> = processUpdate(lane, u)
         .catch((err: unknown) => {
+          // What processUpdate throws is not the platform's answer (it settles those): a ledger operation failed.
           lane.log.error({ err, update: u.id }, 'applying an update failed; it will be retried')
+          lane.counters.ledgerErrors++
           lane.watch.failure(`the ledger: ${(err as Error).message}`)
         })
         .finally(() => inflight.delete(p))
@@ -102,6 +106,8 @@ export async function runUpdateLane(options: UpdateLaneOptions): Promise<UpdateL
       lane.halt(new FatalLoadError(lane.watch.giveUpMessage()))
     }
   } catch (err) {
+    // The loop's own steps are ledger operations (claims, the drained checks, dead holders' leases).
+    lane.counters.ledgerErrors++
     lane.fatal ??= err as Error
   } finally {
     clearInterval(tick)

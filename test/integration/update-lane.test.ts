@@ -6,7 +6,8 @@
  * refusal is rejected with its code and the run goes on; a message loaded without a recorded
  * platform id is found by its legacy id, one the platform does not hold is rejected
  * `MESSAGE_NOT_ON_PLATFORM`; an update left `sent` by a crash is checked, not sent again, when the
- * platform already has it.
+ * platform already has it; the lane's failed ledger operations (a trigger makes the ledger refuse
+ * them) are counted, and an update whose settlement failed is checked, not sent again.
  */
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
@@ -195,6 +196,69 @@ it('an update found sent after a crash is checked first: settled without a call 
     ['u0', 'done', 200],
     ['u1', 'done', null],
   ])
+}, 60_000)
+
+/** Makes the ledger refuse the job's updates that `when` names (a Postgres trigger), `times` times; returns its removal. */
+async function refuseLedgerWrites(jobId: string, when: string, times: number): Promise<() => Promise<void>> {
+  const db = inspectLedger(fx.store)
+  const name = `cf_refuse_${jobId}`
+  await sql.raw(`create sequence ${name}_n`).execute(db)
+  await sql
+    .raw(
+      `create function ${name}() returns trigger language plpgsql as $$ begin
+        if nextval('${name}_n') <= ${times} then raise exception 'the ledger refused the write (test)'; end if;
+        return new;
+      end $$`,
+    )
+    .execute(db)
+  await sql
+    .raw(
+      `create trigger ${name} before update on chatferry.updates for each row when (new.job_id = '${jobId}' and ${when}) execute function ${name}()`,
+    )
+    .execute(db)
+  return async () => {
+    await sql.raw(`drop trigger ${name} on chatferry.updates`).execute(db)
+    await sql.raw(`drop function ${name}(); drop sequence ${name}_n`).execute(db)
+  }
+}
+
+it("the lane's failed ledger operations are counted: a failed settlement is retried once its lease ends (checked, not sent again), a failed claim ends the lane", async () => {
+  const jobId = 'ledgerfail'
+  const app = await importedJob(jobId)
+  await fx.store.updatePlan.record(jobId, 'users', [
+    intent({ kind: 'user.update', targetKey: 'u0', body: { name: 'Settled Late' } }),
+    intent({ kind: 'user.update', targetKey: 'u1', body: { name: 'Settled At Once' } }),
+  ])
+  // u0's rename reaches the platform; its settlement `done` fails once and it stays `sent` under its lease.
+  const settleRefused = await refuseLedgerWrites(jobId, "new.status = 'done' and new.target_key = 'u0'", 1)
+  const lane = { store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, timeoutMs: 2000, settings: { leaseSeconds: 5 } }
+  try {
+    const out = await runLaneOnce(lane)
+    expect(out.status, out.error?.message).toBe('done')
+    expect(out.counters).toMatchObject({ ledgerErrors: 1, confirmed: 1, done: { 'user.update': 2 } })
+    const writes = await receivedWrites(fx.sb, app.id)
+    expect(duplicates(writes)).toEqual([])
+    expect(writes.map((w) => w.call).sort()).toEqual(['users.update u0', 'users.update u1'])
+    expect((await ledgerUpdates(fx.store, jobId)).map((u) => [u.target_key, u.status, u.http_status])).toEqual([
+      ['u0', 'done', null],
+      ['u1', 'done', 200],
+    ])
+  } finally {
+    await settleRefused()
+  }
+  // A claim that fails ends the lane (failed), counted too; nothing is sent.
+  await fx.store.updatePlan.record(jobId, 'users', [intent({ kind: 'user.update', targetKey: 'u2', body: { name: 'Never Claimed' } })])
+  const claimRefused = await refuseLedgerWrites(jobId, 'new.lease_owner is distinct from old.lease_owner', 1_000)
+  try {
+    const before = (await receivedWrites(fx.sb, app.id)).length
+    const out = await runLaneOnce(lane)
+    expect(out.status).toBe('failed')
+    expect(out.error?.message).toMatch(/the ledger refused the write/)
+    expect(out.counters.ledgerErrors).toBe(1)
+    expect(await receivedWrites(fx.sb, app.id)).toHaveLength(before)
+  } finally {
+    await claimRefused()
+  }
 }, 60_000)
 
 const renames = (n: number): UpdateIntent[] =>
