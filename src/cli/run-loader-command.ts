@@ -7,7 +7,6 @@
  */
 import type { Logger } from 'pino'
 
-import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import type { LanesDisplay } from '../job/job-run.ts'
 import { runLanes } from '../job/job-run.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
@@ -74,7 +73,7 @@ export async function openLoaderDisplay(ctx: LedgerContext, logger: Logger, stop
       endpoint?.metrics.onTick(counters)
       void drawer.draw()
     },
-    ...(endpoint !== undefined ? { onFilesTick: (counters: FilesLaneCounters) => endpoint.metrics.onFilesTick(counters) } : {}),
+    ...(endpoint !== undefined ? { onFilesTick: endpoint.metrics.onFilesTick, onUpdatesTick: endpoint.metrics.onUpdatesTick } : {}),
     close: async () => {
       await endpoint?.stop()
       await drawer.stop()

@@ -2,9 +2,12 @@
  * The Prometheus metrics of a fleet process (`fleet run`, `fleet worker`), one registry per
  * process (prom-client), labelled `fleet` and, per tenant, `tenant` and `job_id` — the names of a
  * single job's metrics (src/load/metrics.ts), so the same dashboard and alert rules
- * (deploy/monitoring/) work per tenant. What this process's loaders did (requests, 429s and pauses,
- * items and batches by outcome, ledger errors, reported once a second through the loader's
- * `onTick`) are counters, and so are the process's platform requests by endpoint and outcome
+ * (deploy/monitoring/) work per tenant. What each tenant's lanes did in this process are a job's
+ * counters (src/load/lane-counter-metrics.ts, defined once for both) with the tenant's labels: its
+ * import loader's (requests, 429s and pauses, items and batches by outcome, read-backs, ledger
+ * errors) through `onTick`, its files lane's copies and bytes through `onFilesTick`, its update
+ * lane's ledger errors through `onUpdatesTick`, each reported once a second (the commands hand this
+ * registry to `runFleet`/`serveFleet` as their `ticks`). So are the process's platform requests by endpoint and outcome
  * (src/load/request-metrics.ts, no tenant label); where each tenant stands in the ledger (items per
  * entity and state, done in the last minute, its files by state and bytes, its state as
  * `fleet status` says it, its quota) are gauges read when Prometheus scrapes, never on a loader's
@@ -12,17 +15,30 @@
  */
 import type { Gauge, Registry } from 'prom-client'
 
+import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
+import { registerLaneCounters } from '../load/lane-counter-metrics.ts'
 import type { LoaderCounters } from '../load/loader.ts'
 import { FILE_STATES, registerProcessGauges } from '../load/metrics.ts'
 import { promClient } from '../load/prom-client.ts'
 import { registerRequestMetrics } from '../load/request-metrics.ts'
+import type { UpdateLaneCounters } from '../load/update-lane.ts'
 import type { EntityStats, FileCounts } from '../state/index.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from './fleet-status.ts'
 
+/** Which tenant a lane's counters are of. */
+export interface FleetTenantLabels {
+  readonly tenantId: string
+  readonly jobId: string
+}
+
 export interface FleetMetrics {
   readonly registry: Registry
-  /** A tenant's loader counters now (cumulative for that loader; a new loader starts again from 0). */
-  onTick(tenant: { tenantId: string; jobId: string }, counters: LoaderCounters): void
+  /** A tenant's import loader counters now (cumulative for that loader; a new loader starts again from 0). */
+  onTick(tenant: FleetTenantLabels, counters: LoaderCounters): void
+  /** A tenant's files lane counters now (cumulative for that lane). */
+  onFilesTick(tenant: FleetTenantLabels, counters: FilesLaneCounters): void
+  /** A tenant's update lane counters now (cumulative for that lane): its ledger errors. */
+  onUpdatesTick(tenant: FleetTenantLabels, counters: UpdateLaneCounters): void
   /** Stops counting this process's platform requests. */
   close(): void
 }
@@ -36,20 +52,6 @@ export interface FleetLedgerReading {
 }
 
 const ITEM_STATES = ['planned', 'sent', 'done', 'skipped', 'rejected'] as const
-const TICKED = [
-  'requests',
-  'rateLimited',
-  'itemsDone',
-  'itemsRejected',
-  'itemsRequeued',
-  'batchesSettled',
-  'batchesSplit',
-  'batchesReleased',
-  'fenced',
-  'pauses',
-  'pausedMs',
-  'ledgerErrors',
-] as const
 
 export function createFleetMetrics(options: {
   fleetId: string
@@ -62,19 +64,7 @@ export function createFleetMetrics(options: {
   registerProcessGauges(registry)
   const stopRequests = registerRequestMetrics(registry)
   const tenantLabels = ['job_id', 'tenant']
-  const counter = (name: string, help: string, extra: string[] = []) =>
-    new Counter({ name, help, labelNames: [...tenantLabels, ...extra], registers: [registry] })
-  const requests = counter('chatferry_loader_requests_total', 'Import requests this process sent, per tenant')
-  const rateLimited = counter('chatferry_loader_rate_limited_total', "Import requests answered 429, per tenant (each pauses the tenant's loaders)")
-  const items = counter('chatferry_loader_items_total', 'Items this process settled, per tenant and outcome', ['outcome'])
-  const batches = counter('chatferry_loader_batches_total', 'Batches this process settled, split or released, per tenant', ['outcome'])
-  const fenced = counter('chatferry_loader_fenced_total', 'Batches this process lost to another worker (lease expired), per tenant')
-  const pauses = counter('chatferry_loader_pauses_total', "Pauses of a tenant's import budget this process made after a 429")
-  const paused = counter('chatferry_loader_paused_seconds_total', 'Seconds of those pauses, per tenant')
-  const loaderLedgerErrors = counter(
-    'chatferry_loader_ledger_errors_total',
-    "Ledger operations of a tenant's loader that failed (claiming, packing, settling); retried",
-  )
+  const lanes = registerLaneCounters(registry, tenantLabels)
   const ledgerErrors = new Counter({ name: 'chatferry_ledger_read_errors_total', help: 'Scrapes whose ledger read failed', registers: [registry] })
 
   // One ledger reading per scrape, shared by every gauge of that scrape.
@@ -154,31 +144,12 @@ export function createFleetMetrics(options: {
     }
   })
 
-  const last = new Map<string, LoaderCounters>()
+  const labels = (tenant: FleetTenantLabels) => ({ job_id: tenant.jobId, tenant: tenant.tenantId })
   return {
     registry,
-    onTick(tenant, c) {
-      const labels = { job_id: tenant.jobId, tenant: tenant.tenantId }
-      let before = last.get(tenant.jobId)
-      // A new loader of the tenant counts from 0 again.
-      if (before !== undefined && TICKED.some((k) => c[k] < before![k])) {
-        before = undefined
-      }
-      const d = (k: (typeof TICKED)[number]) => Math.max(0, c[k] - (before?.[k] ?? 0))
-      requests.inc(labels, d('requests'))
-      rateLimited.inc(labels, d('rateLimited'))
-      items.inc({ ...labels, outcome: 'done' }, d('itemsDone'))
-      items.inc({ ...labels, outcome: 'rejected' }, d('itemsRejected'))
-      items.inc({ ...labels, outcome: 'requeued' }, d('itemsRequeued'))
-      batches.inc({ ...labels, outcome: 'settled' }, d('batchesSettled'))
-      batches.inc({ ...labels, outcome: 'split' }, d('batchesSplit'))
-      batches.inc({ ...labels, outcome: 'released' }, d('batchesReleased'))
-      fenced.inc(labels, d('fenced'))
-      pauses.inc(labels, d('pauses'))
-      paused.inc(labels, d('pausedMs') / 1000)
-      loaderLedgerErrors.inc(labels, d('ledgerErrors'))
-      last.set(tenant.jobId, { ...c })
-    },
+    onTick: (tenant, c) => lanes.onTick(labels(tenant), c),
+    onFilesTick: (tenant, c) => lanes.onFilesTick(labels(tenant), c),
+    onUpdatesTick: (tenant, c) => lanes.onUpdatesTick(labels(tenant), c),
     close: stopRequests,
   }
 }

@@ -16,12 +16,12 @@ import PQueue from 'p-queue'
 import type { Logger } from 'pino'
 
 import type { ResolvedConfig } from '../job/config.ts'
-import { runJob } from '../job/job-run.ts'
+import { type LaneTicks, runJob } from '../job/job-run.ts'
 import type { LedgerContext } from '../job/ledger-context.ts'
 import type { LoadConfig } from '../load/config.ts'
-import type { LoaderCounters } from '../load/loader.ts'
 import type { LedgerStore } from '../state/store.ts'
 import { emptySourceReason } from './empty-source.ts'
+import type { FleetMetrics, FleetTenantLabels } from './fleet-metrics.ts'
 import { endOfLoad, needsFix, reasonOf, type TenantOutcome } from './fleet-run-outcome.ts'
 
 /** One tenant as a job: its id, its job id in the ledger, its job configuration and its loader settings. */
@@ -41,8 +41,8 @@ export interface FleetRunOptions {
   /** Tenants planned at once (each holds one source snapshot while it plans). */
   readonly planConcurrency: number
   readonly logger: Logger
-  /** A tenant's loader counters, about once a second while it loads (the fleet's metrics). */
-  readonly onLoaderTick?: (tenant: { tenantId: string; jobId: string }, counters: LoaderCounters) => void
+  /** Each tenant's lanes' counters, about once a second while they run (the fleet's metrics). */
+  readonly ticks?: TenantTicks
   readonly signal: AbortSignal
   /** Called when a tenant starts planning, starts loading and ends. */
   readonly onTenant?: (tenantId: string, phase: 'planning' | 'loading' | 'ended', outcome?: TenantOutcome) => void
@@ -52,6 +52,18 @@ export interface FleetRunOptions {
 export async function runFleet(options: FleetRunOptions): Promise<TenantOutcome[]> {
   const planSlots = new PQueue({ concurrency: Math.max(1, options.planConcurrency) })
   return Promise.all(options.tenants.map((t) => runTenant(t, options, planSlots)))
+}
+
+/** Where every tenant's lanes report their counters, with the tenant (the fleet's metrics: src/fleet/fleet-metrics.ts). */
+export type TenantTicks = Pick<FleetMetrics, 'onTick' | 'onFilesTick' | 'onUpdatesTick'>
+
+/** One tenant's lanes' ticks into `ticks`. */
+export function tenantTicks(ticks: TenantTicks, t: FleetTenantLabels): LaneTicks {
+  return {
+    onTick: (c) => ticks.onTick(t, c),
+    onFilesTick: (c) => ticks.onFilesTick(t, c),
+    onUpdatesTick: (c) => ticks.onUpdatesTick(t, c),
+  }
 }
 
 /** The job context of a tenant on the fleet's shared store (closing it leaves the store open). */
@@ -71,7 +83,6 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
     return full
   }
   try {
-    const onTick = options.onLoaderTick
     const run = await runJob(ctx, {
       read: options.mode,
       reconcileKeys: options.reconcileKeys === true,
@@ -104,7 +115,7 @@ async function runTenant(t: FleetTenantJob, options: FleetRunOptions, planSlots:
         }
         return empty
       },
-      ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
+      ...(options.ticks ? { ticks: tenantTicks(options.ticks, t) } : {}),
     })
     if (run.failedBecause !== undefined) {
       return await end({ state: 'failed', needsFix: true, reason: run.failedBecause })

@@ -30,10 +30,9 @@ import type { Logger } from 'pino'
 
 import { ConfigError } from '../errors.ts'
 import { runLanes } from '../job/job-run.ts'
-import type { LoaderCounters } from '../load/loader.ts'
 import { sleep } from '../load/sleep.ts'
 import type { LedgerStore } from '../state/store.ts'
-import { type FleetTenantJob, tenantContext } from './fleet-run.ts'
+import { type FleetTenantJob, tenantContext, type TenantTicks, tenantTicks } from './fleet-run.ts'
 import { reasonOf } from './fleet-run-outcome.ts'
 import type { UnusableTenant } from './fleet-run-tenants.ts'
 import { FLEET_KEY_ENV } from './key-vault.ts'
@@ -58,8 +57,8 @@ export interface FleetWorkerOptions {
   readonly store: LedgerStore
   readonly tenants: readonly FleetTenantJob[]
   readonly logger: Logger
-  /** A tenant's loader counters, about once a second while it loads (the fleet's metrics). */
-  readonly onLoaderTick?: (tenant: { tenantId: string; jobId: string }, counters: LoaderCounters) => void
+  /** Each tenant's lanes' counters, about once a second while they run (the fleet's metrics). */
+  readonly ticks?: TenantTicks
   readonly signal: AbortSignal
   /** @default RESTART_AFTER_MS */
   readonly restartAfterMs?: number
@@ -125,12 +124,11 @@ async function serveTenant(t: FleetTenantJob, watch: TenantWorkWatch, options: F
     void watch.untilIdle(t.jobId, options.idleStopAfterMs ?? IDLE_STOP_AFTER_MS, loaderSignal).then(() => idle.abort())
     try {
       log.debug('tenant has work: starting its loader')
-      const onTick = options.onLoaderTick
       const { loaded: outcome } = await runLanes(ctx, 'worker', {
         role: 'fleet-worker',
         logger: log,
         signal: loaderSignal,
-        ...(onTick ? { onTick: (c: LoaderCounters) => onTick(t, c) } : {}),
+        ...(options.ticks ? { ticks: tenantTicks(options.ticks, t) } : {}),
       })
       if (signal.aborted) {
         return

@@ -22,6 +22,7 @@ import type { Logger } from 'pino'
 
 import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import type { LoaderCounters } from '../load/loader.ts'
+import type { UpdateLaneCounters } from '../load/update-lane.ts'
 import type { PlanJobSummary } from '../plan/plan-job.ts'
 import { checkTargetAccess, type TargetAccess } from './check-target-access.ts'
 import { type CutoverRecord, cutoverStarted, describeBlockers, finalDeltaBlockers } from './final-delta.ts'
@@ -31,12 +32,16 @@ import { planFromSource, type PlanFromSourceOptions } from './plan-from-source.t
 import { type JobLoadOutcome, runJobLoader } from './run-job-loader.ts'
 import { openRunRow, type RunEnd, type RunRow } from './run-row.ts'
 
-/** What a caller shows while the lanes run (a command's progress and metrics endpoint), opened when they start. */
-export interface LanesDisplay {
-  readonly logger?: Logger
+/** Where each lane's counters go, about once a second while it runs (a progress line, a metrics registry). */
+export interface LaneTicks {
   onTick?(counters: LoaderCounters): void
-  /** The files lane's counters, about once a second (the metrics endpoint). */
   onFilesTick?(counters: FilesLaneCounters): void
+  onUpdatesTick?(counters: UpdateLaneCounters): void
+}
+
+/** What a caller shows while the lanes run (a command's progress and metrics endpoint), opened when they start. */
+export interface LanesDisplay extends LaneTicks {
+  readonly logger?: Logger
   close(): Promise<void>
 }
 
@@ -49,8 +54,8 @@ export interface LanesOptions {
   readonly role: string
   /** Opened when the lanes start, closed when they end. */
   readonly display?: () => Promise<LanesDisplay>
-  /** The loader's counters, about once a second (a fleet's metrics). */
-  readonly onTick?: (counters: LoaderCounters) => void
+  /** The lanes' counters, about once a second (a fleet's metrics, the tenant's). */
+  readonly ticks?: LaneTicks
   /** Called with the row's id as soon as it exists (a command's summary, its hooks). */
   readonly onRow?: (runId: number) => void
   /** A second signal quits at once: the row is ended `interrupted` first (the command's `onQuit`). */
@@ -181,7 +186,7 @@ async function withRow(ctx: LedgerContext, row: RunRow, options: LanesOptions, b
   }
 }
 
-/** The lanes, in the row: its id in the loader's log, the loader's counters into the row, and the update lane's at the end. */
+/** The lanes, in the row: its id in the loader's log, the loader's counters into the row (and every lane's to the ticks and the display), and the update lane's at the end. */
 async function lanes(ctx: LedgerContext, row: RunRow, mode: 'load' | 'worker', options: LanesOptions): Promise<JobLoadOutcome> {
   const display = await options.display?.()
   try {
@@ -192,10 +197,17 @@ async function lanes(ctx: LedgerContext, row: RunRow, mode: 'load' | 'worker', o
       signal: options.signal,
       onTick: (counters) => {
         row.loaderCounters(counters)
-        options.onTick?.(counters)
+        options.ticks?.onTick?.(counters)
         display?.onTick?.(counters)
       },
-      ...(display?.onFilesTick !== undefined ? { onFilesTick: (counters: FilesLaneCounters) => display.onFilesTick?.(counters) } : {}),
+      onFilesTick: (counters) => {
+        options.ticks?.onFilesTick?.(counters)
+        display?.onFilesTick?.(counters)
+      },
+      onUpdatesTick: (counters) => {
+        options.ticks?.onUpdatesTick?.(counters)
+        display?.onUpdatesTick?.(counters)
+      },
     })
     row.loaderCounters(loaded.counters)
     if (loaded.updates !== undefined) {

@@ -1,7 +1,8 @@
 /**
- * The loader's Prometheus metrics (prom-client), in one registry per process: what the loader
- * did (its counters, reported once a second through `onTick`; the files lane's through
- * `onFilesTick`) as counters, every platform request by endpoint and outcome
+ * The loader's Prometheus metrics (prom-client), in one registry per process: what the lanes did
+ * as counters (lane-counter-metrics.ts, the same a fleet's registry has per tenant), reported once a
+ * second — the import loader's through `onTick`, the files lane's through `onFilesTick`, the update
+ * lane's (its ledger errors) through `onUpdatesTick` —, every platform request by endpoint and outcome
  * (request-metrics.ts), and where the job stands in the ledger (items per entity and state,
  * requests and items of the last minute, the quota, the files lane, the lag behind the source) as
  * gauges read from the ledger when Prometheus scrapes (metrics-reading.ts), not on the loader's
@@ -10,17 +11,21 @@
 import type { Gauge, Registry } from 'prom-client'
 
 import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
+import { registerLaneCounters } from './lane-counter-metrics.ts'
 import type { LoaderCounters } from './loader-types.ts'
 import type { JobMetricsReading } from './metrics-reading.ts'
 import { promClient } from './prom-client.ts'
 import { registerRequestMetrics } from './request-metrics.ts'
+import type { UpdateLaneCounters } from './update-lane-run.ts'
 
 export interface LoaderMetrics {
   readonly registry: Registry
-  /** The loader's counters now (cumulative for this process): the counters grow by the difference. */
+  /** The import loader's counters now (cumulative for that loader): the counters grow by the difference. */
   onTick(counters: LoaderCounters): void
-  /** The files lane's counters now (cumulative for this process). */
+  /** The files lane's counters now (cumulative for that lane). */
   onFilesTick(counters: FilesLaneCounters): void
+  /** The update lane's counters now (cumulative for that lane): its ledger errors are counted. */
+  onUpdatesTick(counters: UpdateLaneCounters): void
   /** Stops counting this process's platform requests. */
   close(): void
 }
@@ -44,32 +49,8 @@ export function createLoaderMetrics(options: {
   registry.setDefaultLabels({ job_id: options.jobId, app_id: options.appId })
   registerProcessGauges(registry)
   const stopRequests = registerRequestMetrics(registry)
-  const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames, registers: [registry] })
-  const requests = counter('chatferry_loader_requests_total', 'Import requests this process sent')
-  const rateLimited = counter('chatferry_loader_rate_limited_total', 'Import requests answered 429 (each pauses every process)')
-  const pauses = counter('chatferry_loader_pauses_total', "Pauses of the app's import budget this process made after a 429 (every process waits)")
-  const paused = counter('chatferry_loader_paused_seconds_total', 'Seconds of those pauses (the wait the 429 named, capped by load.maxRetryAfterMs)')
-  const items = counter('chatferry_loader_items_total', 'Items this process settled, by outcome', ['outcome'])
-  const batches = counter('chatferry_loader_batches_total', 'Batches this process settled, split or released', ['outcome'])
-  const readBacks = counter('chatferry_loader_read_backs_total', 'Message batches read back after a bad-row 500')
-  const chat = counter('chatferry_loader_chat_requests_total', 'Chat-interface requests of the read-backs')
-  const fenced = counter('chatferry_loader_fenced_total', 'Batches this process lost to another worker (lease expired)')
-  const loaderLedgerErrors = counter(
-    'chatferry_loader_ledger_errors_total',
-    'Ledger operations of the loader that failed (claiming, packing, settling a batch); retried',
-  )
-  const ledgerErrors = counter('chatferry_ledger_read_errors_total', 'Scrapes whose ledger read failed')
-  const filesCopied = counter('chatferry_files_copied_total', 'Files this process copied into the store (alreadyStored: the store held them)', [
-    'how',
-  ])
-  const filesBytes = counter('chatferry_files_copied_bytes_total', 'Bytes of the files this process copied')
-  const filesFailed = counter(
-    'chatferry_files_attempts_failed_total',
-    'File copies that failed, by what follows (retried later, or failed for good)',
-    ['then'],
-  )
-  let last: LoaderCounters | undefined
-  let lastFiles: FilesLaneCounters | undefined
+  const lanes = registerLaneCounters(registry, [])
+  const ledgerErrors = new Counter({ name: 'chatferry_ledger_read_errors_total', help: 'Scrapes whose ledger read failed', registers: [registry] })
   const quotaPerMinute = options.quota.requestsPerMinute * options.quota.itemsPerRequest
   new Gauge({
     name: 'chatferry_quota_items_per_minute',
@@ -142,34 +123,9 @@ export function createLoaderMetrics(options: {
   )
   return {
     registry,
-    onTick(c) {
-      const d = (k: keyof LoaderCounters) => Math.max(0, Number(c[k] ?? 0) - Number(last?.[k] ?? 0))
-      requests.inc(d('requests'))
-      rateLimited.inc(d('rateLimited'))
-      pauses.inc(d('pauses'))
-      paused.inc(d('pausedMs') / 1000)
-      items.inc({ outcome: 'done' }, d('itemsDone'))
-      items.inc({ outcome: 'rejected' }, d('itemsRejected'))
-      items.inc({ outcome: 'requeued' }, d('itemsRequeued'))
-      items.inc({ outcome: 'aged_out' }, d('itemsAgedOut'))
-      batches.inc({ outcome: 'settled' }, d('batchesSettled'))
-      batches.inc({ outcome: 'split' }, d('batchesSplit'))
-      batches.inc({ outcome: 'released' }, d('batchesReleased'))
-      readBacks.inc(d('readBacks'))
-      chat.inc(d('chatRequests'))
-      fenced.inc(d('fenced'))
-      loaderLedgerErrors.inc(d('ledgerErrors'))
-      last = { ...c }
-    },
-    onFilesTick(c) {
-      const d = (k: keyof FilesLaneCounters) => Math.max(0, c[k] - (lastFiles?.[k] ?? 0))
-      filesCopied.inc({ how: 'uploaded' }, Math.max(0, d('copied') - d('alreadyStored')))
-      filesCopied.inc({ how: 'already_stored' }, d('alreadyStored'))
-      filesBytes.inc(d('bytes'))
-      filesFailed.inc({ then: 'retried' }, d('retried'))
-      filesFailed.inc({ then: 'failed' }, d('failed'))
-      lastFiles = { ...c }
-    },
+    onTick: (c) => lanes.onTick({}, c),
+    onFilesTick: (c) => lanes.onFilesTick({}, c),
+    onUpdatesTick: (c) => lanes.onUpdatesTick({}, c),
     close: stopRequests,
   }
 }

@@ -6,18 +6,21 @@
  * and its loader ends when the tenant has no work left; an update recorded later for that tenant
  * starts its loader again, which applies it; the second tenant, planned last, is served the same way.
  * A third tenant, whose key its platform refuses, has its loader stopped and started again after
- * the worker's rest, as long as it has work.
+ * the worker's rest, as long as it has work. Each tenant's lanes report to the fleet's metrics
+ * (src/fleet/fleet-metrics.ts) under its labels: its import requests, and its update lane's counters.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { sql } from 'kysely'
+import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import pino from 'pino'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { stringify } from 'yaml'
 
-import { type FleetTenantJob, tenantContext } from '../../src/fleet/fleet-run.ts'
+import { createFleetMetrics } from '../../src/fleet/fleet-metrics.ts'
+import { type FleetTenantJob, tenantContext, type TenantTicks } from '../../src/fleet/fleet-run.ts'
 import { serveFleet } from '../../src/fleet/fleet-worker.ts'
 import { parseConfig } from '../../src/job/config.ts'
 import { planFromSource } from '../../src/job/plan-from-source.ts'
@@ -100,14 +103,15 @@ async function loaderRuns(jobId: string): Promise<{ count: number; running: numb
 }
 
 /** The three tenants served by one worker in this process, looking for work every POLL_MS. */
-function serve(signal: AbortSignal, o: { restartAfterMs?: number } = {}): Promise<void> {
+function serve(signal: AbortSignal, o: { restartAfterMs?: number; ticks?: TenantTicks } = {}): Promise<void> {
   return serveFleet({ store, tenants, logger: pino({ level: 'silent' }), signal, workPollMs: POLL_MS, idleStopAfterMs: IDLE_STOP_MS, ...o })
 }
 
 it('a worker started before any plan runs no loader; it serves a tenant once it has work, ends the loader when the work is done, and starts it again for an update', async () => {
   const [alpha, beta] = tenants as [FleetTenantJob, FleetTenantJob, FleetTenantJob]
   const stop = new AbortController()
-  const serving = serve(stop.signal)
+  const metrics = createFleetMetrics({ fleetId: 'lazy', read: async () => ({ tenants: [], stats: new Map() }) })
+  const serving = serve(stop.signal, { ticks: metrics })
   try {
     // Several looks at the ledger and no work: no loader for either tenant.
     await sleep(10 * POLL_MS)
@@ -164,6 +168,21 @@ it('a worker started before any plan runs no loader; it serves a tenant once it 
   } finally {
     stop.abort()
     await serving
+  }
+  // What each tenant's loaders did, counted under its labels: never more import requests than its app
+  // received; the update lane's ledger errors (none) per tenant too.
+  const families = parsePrometheusTextFormat(await metrics.registry.metrics())
+  metrics.close()
+  const value = (name: string, labels: Record<string, string>) => {
+    const sample = families.find((f) => f.name === name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+    return sample?.value === undefined ? undefined : Number(sample.value)
+  }
+  for (const t of [alpha, beta]) {
+    const labels = { fleet: 'lazy', tenant: t.tenantId, job_id: t.jobId }
+    const imports = (await sbx.sandbox.requests(apps.get(t.tenantId)!.id)).filter((e) => ENTITIES.includes(e.endpoint as never))
+    expect(value('chatferry_loader_requests_total', labels), t.tenantId).toBeGreaterThan(0)
+    expect(value('chatferry_loader_requests_total', labels), t.tenantId).toBeLessThanOrEqual(imports.length)
+    expect(value('chatferry_loader_ledger_errors_total', { ...labels, lane: 'update' }), t.tenantId).toBe(0)
   }
 }, 120_000)
 

@@ -4,7 +4,9 @@
  * server answers 200, 429, 500 and a body that does not parse); the loader's pauses and ledger
  * errors and the files lane's copies grow their counters by what the ticks add; the ledger's
  * reading becomes the files gauges, the lag behind the source and the age of the last delta; and
- * closing the registry stops its counting.
+ * closing the registry stops its counting. The update lane's ledger errors are counted apart
+ * (`lane="update"`). A fleet's registry has the same lane counters per tenant (its files lane's
+ * copies, its update lane's ledger errors), and a tenant's lane that starts again counts from 0.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -13,9 +15,11 @@ import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-tex
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { z } from 'zod'
 
+import { createFleetMetrics } from '../../src/fleet/fleet-metrics.ts'
 import type { LoaderCounters } from '../../src/load/loader.ts'
 import { createLoaderMetrics } from '../../src/load/metrics.ts'
 import type { JobMetricsReading } from '../../src/load/metrics-reading.ts'
+import { emptyUpdateCounters } from '../../src/load/update-lane-run.ts'
 import { requestJson } from '../../src/target/http.ts'
 
 let server: Server
@@ -90,6 +94,8 @@ it('counts requests by endpoint and outcome, pauses, ledger errors, file copies;
   await send(299, 'chat.listMessages')
   metrics.onTick(counters({ pauses: 1, pausedMs: 2500, ledgerErrors: 1 }))
   metrics.onTick(counters({ pauses: 2, pausedMs: 4000, ledgerErrors: 3 }))
+  metrics.onUpdatesTick({ ...emptyUpdateCounters(), ledgerErrors: 1 })
+  metrics.onUpdatesTick({ ...emptyUpdateCounters(), ledgerErrors: 2 })
   metrics.onFilesTick({ copied: 4, alreadyStored: 1, bytes: 4096, retried: 2, failed: 1, inFlight: 1 })
   const families = parsePrometheusTextFormat(await metrics.registry.metrics())
 
@@ -103,7 +109,8 @@ it('counts requests by endpoint and outcome, pauses, ledger errors, file copies;
   expect(duration?.type).toBe('HISTOGRAM')
   expect(value(families, 'chatferry_loader_pauses_total')).toBe(2)
   expect(value(families, 'chatferry_loader_paused_seconds_total')).toBe(4)
-  expect(value(families, 'chatferry_loader_ledger_errors_total')).toBe(3)
+  expect(value(families, 'chatferry_loader_ledger_errors_total', { lane: 'import' })).toBe(3)
+  expect(value(families, 'chatferry_loader_ledger_errors_total', { lane: 'update' })).toBe(2)
   expect(value(families, 'chatferry_files_copied_total', { how: 'uploaded' })).toBe(3)
   expect(value(families, 'chatferry_files_copied_total', { how: 'already_stored' })).toBe(1)
   expect(value(families, 'chatferry_files_copied_bytes_total')).toBe(4096)
@@ -135,4 +142,32 @@ it('a job without files or deltas has no files series and no delta age', async (
   expect(families.find((f) => f.name === 'chatferry_files')?.metrics ?? []).toEqual([])
   expect(families.find((f) => f.name === 'chatferry_files_bytes')?.metrics ?? []).toEqual([])
   expect(families.find((f) => f.name === 'chatferry_delta_last_finished_age_seconds')?.metrics ?? []).toEqual([])
+})
+
+it("a fleet's registry counts each tenant's files lane and update lane ledger errors; a lane that starts again counts from 0", async () => {
+  const fleet = createFleetMetrics({ fleetId: 'f', read: async () => ({ tenants: [], stats: new Map() }) })
+  const acme = { tenantId: 'acme', jobId: 'f_acme' }
+  const globex = { tenantId: 'globex', jobId: 'f_globex' }
+  const files = (copied: number, bytes: number, failed = 0) => ({ copied, alreadyStored: 0, bytes, retried: 0, failed, inFlight: 1 })
+  fleet.onFilesTick(acme, files(2, 200))
+  fleet.onFilesTick(acme, files(3, 300, 1))
+  // acme's next files lane (its next run): from 0 again, all of it new.
+  fleet.onFilesTick(acme, files(1, 50))
+  fleet.onFilesTick(globex, files(4, 4000))
+  fleet.onUpdatesTick(acme, { ...emptyUpdateCounters(), ledgerErrors: 2 })
+  // acme's import loader, then its next one (another start): 5 + 1 requests.
+  fleet.onTick(acme, counters({ startedAt: 1, requests: 5, ledgerErrors: 1 }))
+  fleet.onTick(acme, counters({ startedAt: 2, requests: 1 }))
+  const families = parsePrometheusTextFormat(await fleet.registry.metrics())
+  fleet.close()
+  const of = (t: { tenantId: string; jobId: string }) => ({ fleet: 'f', tenant: t.tenantId, job_id: t.jobId })
+  expect(value(families, 'chatferry_files_copied_total', { ...of(acme), how: 'uploaded' })).toBe(4)
+  expect(value(families, 'chatferry_files_copied_bytes_total', of(acme))).toBe(350)
+  expect(value(families, 'chatferry_files_attempts_failed_total', { ...of(acme), then: 'failed' })).toBe(1)
+  expect(value(families, 'chatferry_files_copied_total', { ...of(globex), how: 'uploaded' })).toBe(4)
+  expect(value(families, 'chatferry_files_copied_bytes_total', of(globex))).toBe(4000)
+  expect(value(families, 'chatferry_loader_ledger_errors_total', { ...of(acme), lane: 'update' })).toBe(2)
+  expect(value(families, 'chatferry_loader_ledger_errors_total', { ...of(acme), lane: 'import' })).toBe(1)
+  expect(value(families, 'chatferry_loader_requests_total', of(acme))).toBe(6)
+  expect(value(families, 'chatferry_loader_ledger_errors_total', { ...of(globex), lane: 'update' })).toBeUndefined()
 })

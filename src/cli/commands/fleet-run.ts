@@ -144,7 +144,7 @@ function registerFleetRun(fleet: Command): void {
             planConcurrency: opts.planConcurrency,
             logger,
             signal: stopper.signal,
-            ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
+            ...(endpoint ? { ticks: endpoint.metrics } : {}),
             onTenant: (tenant, phase, outcome) => {
               logger.info(
                 { tenant, phase, ...(outcome ? { state: outcome.state, reason: outcome.reason } : {}) },
@@ -226,7 +226,7 @@ function registerFleetWorker(fleet: Command): void {
               tenants: jobs,
               logger,
               signal: stopper.signal,
-              ...(endpoint ? { onLoaderTick: endpoint.metrics.onTick } : {}),
+              ...(endpoint ? { ticks: endpoint.metrics } : {}),
             })
           } finally {
             await endpoint?.stop()
