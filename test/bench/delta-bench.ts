@@ -19,6 +19,8 @@
  * Source databases `cf_bench_delta_src_<size>` are kept and reused (`--regenerate` rebuilds them);
  * the ledgers are created and dropped per run. Postgres: `TEST_DATABASE_URL` or the local one.
  */
+import './bench-cli.ts'
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

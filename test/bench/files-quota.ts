@@ -11,6 +11,8 @@
  * benchmark's in both the sandbox app and `target.quota`. Messages with files are spread through
  * the history (every `n`-th message), so packing meets held messages all along the load.
  */
+import './bench-cli.ts'
+
 import { readFileSync, writeFileSync } from 'node:fs'
 
 import { parse, stringify } from 'yaml'

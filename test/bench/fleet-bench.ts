@@ -23,6 +23,8 @@
  * --quota: import requests per minute of every app (default 12: 50 apps × 12 = 600 requests a
  * minute, 30,000 items, the most this 2-core machine's sandbox and ledger take with room to spare).
  */
+import './bench-cli.ts'
+
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'

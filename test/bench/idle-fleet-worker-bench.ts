@@ -9,6 +9,8 @@
  * `node test/bench/idle-fleet-worker-bench.ts [--tenants N]` (or `npm run bench -- idle-fleet-worker`).
  * Needs a Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
  */
+import './bench-cli.ts'
+
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'

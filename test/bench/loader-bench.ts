@@ -25,6 +25,8 @@
  * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for
  * resume, 20k messages for wasted requests.
  */
+import './bench-cli.ts'
+
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 

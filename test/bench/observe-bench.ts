@@ -15,7 +15,13 @@
  * store, where the dashboard reads through the loader's socket (its worst case: the loader answers
  * the dashboard's reads itself). Needs a Postgres server for the sandbox (and the ledgers by
  * default): $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
+ * `--control` leaves the second loader unwatched too (no metrics, no dashboard): the ratio of two
+ * plain loaders, the noise floor any observed ratio is read against.
+ * `--cpu-prof DIR` writes each loader's V8 CPU profile (DIR/plain, DIR/observed) when it exits, to
+ * see where the observed one's extra time goes (the profiler's own cost falls on both).
  */
+import './bench-cli.ts'
+
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -35,6 +41,8 @@ const quick = process.argv.includes('--quick')
 const rounds = Number(arg('--rounds') ?? 3)
 const embedded = arg('--ledger') === 'embedded'
 const SECONDS = Number(arg('--seconds') ?? (quick ? 30 : 120))
+const cpuProfDir = arg('--cpu-prof')
+const control = process.argv.includes('--control')
 const RPM = 600
 const databases = benchDatabases()
 
@@ -86,7 +94,8 @@ async function startLoader(sb: Sandbox, name: Loader['name']): Promise<Loader> {
   })
   const run = runCli(['load', '--config', cfg, '--job', name], {
     CHATFERRY_LOG_LEVEL: 'info',
-    ...(name === 'observed' ? { CHATFERRY_METRICS_PORT: '0' } : {}),
+    ...(name === 'observed' && !control ? { CHATFERRY_METRICS_PORT: '0' } : {}),
+    ...(cpuProfDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(cpuProfDir, name)}` } : {}),
   })
   let printed = ''
   run.child.stderr?.on('data', (d: Buffer) => (printed += d.toString()))
@@ -140,7 +149,7 @@ async function round(sb: Sandbox, i: number): Promise<number> {
   const loaders = await Promise.all(order.map((name) => startLoader(sb, name)))
   const plain = loaders.find((l) => l.name === 'plain') as Loader
   const observed = loaders.find((l) => l.name === 'observed') as Loader
-  const watcher = await watch(observed)
+  const watcher = control ? { stop: () => Promise.resolve('control: not watched') } : await watch(observed)
   const cpu0 = { plain: cpuSeconds(plain.run.child.pid as number), observed: cpuSeconds(observed.run.child.pid as number) }
   await new Promise((r) => setTimeout(r, SECONDS * 1000))
   const cpu = {

@@ -13,6 +13,8 @@
  * `node test/bench/provision-bench.ts [--tenants N] [--rate429 P] [--rpm R] [--wait S]` (or `npm run
  * bench -- provision …`). Needs a Postgres server: $BENCH_DATABASE_URL or the local one.
  */
+import './bench-cli.ts'
+
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'

@@ -12,6 +12,8 @@
  *   node test/bench/slack-archive-bench.ts [--variant bomb|messages|bomb,messages] [--gib 1] [--regenerate]
  *   npm run bench -- slack-archive
  */
+import './bench-cli.ts'
+
 import { spawnSync } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

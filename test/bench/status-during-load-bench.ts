@@ -13,6 +13,8 @@
  * `npm run bench -- status-during-load …`). Needs nothing but this checkout: the ledger is embedded, the sandbox's
  * state too.
  */
+import './bench-cli.ts'
+
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
