@@ -2,6 +2,7 @@
  * The dispatch loop: claim open batches from the ledger (SKIP LOCKED, leased and fenced:
  * src/state/lease-units.ts), pack more when there are none, and hand each to a sender lane
  * (process-batch.ts). A `load` ends when the ledger is drained; a `worker` serves until stopped.
+ * The loop's own ledger operations ride out a transient failure of the ledger (ledger-retry.ts).
  */
 import { claimBatches } from './claim.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
@@ -14,7 +15,7 @@ import { takeOverDeadLeases } from './take-over-dead-leases.ts'
 /** Runs until drained (`done`, load mode only), stopped or halted (`stopped`); waits for the lanes either way. */
 export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
   const { lanes, stop, watch } = run
-  await takeOverDeadLeases(run)
+  await run.ledgerRetry("taking over dead holders' batches", () => takeOverDeadLeases(run))
   let idle = 0
   let lastMaintenance = Date.now()
   // A process holds up to twice its concurrency in batches: the running ones and as many claimed
@@ -35,14 +36,14 @@ export async function dispatchLoop(run: LoaderRun): Promise<LoadOutcomeStatus> {
       continue
     }
     if (claims.length === 0) {
-      if (lanes.pending === 0 && run.options.mode === 'load' && (await run.store.batches.drained(run.jobId))) {
+      if (lanes.pending === 0 && run.options.mode === 'load' && (await drained(run))) {
         await lanes.onIdle()
         return 'done'
       }
       idle++
       if (Date.now() - lastMaintenance > 5000) {
         lastMaintenance = Date.now()
-        await takeOverDeadLeases(run)
+        await run.ledgerRetry("taking over dead holders' batches", () => takeOverDeadLeases(run))
       }
       await sleep(Math.min(idleCapMs(run), 50 * idle), stop.signal)
       continue
@@ -67,25 +68,24 @@ function idleCapMs(run: LoaderRun): number {
   return Math.max(500, Math.min(2000, run.budgetFor('messages').intervalMs / 4))
 }
 
+/** Whether every item of the job is finished (none planned or sent); false when stopped meanwhile. */
+async function drained(run: LoaderRun): Promise<boolean> {
+  return (await run.ledgerRetry('checking whether the job is drained', () => run.store.batches.drained(run.jobId)))?.value === true
+}
+
 /**
- * Claims up to `free` batches; when there are none, packs and tries once more. Undefined when
- * claiming failed (logged and counted as a failure; nothing was claimed, the batches stay open).
+ * Claims up to `free` batches; when there are none, packs and tries once more. Each step is retried
+ * through a failure of the ledger (ledger-retry.ts); undefined when the loader was stopped meanwhile.
  */
 async function claimOrPack(run: LoaderRun, free: number): Promise<Claim[] | undefined> {
-  try {
-    const claims = await claimBatches(run, free)
-    if (claims.length > 0) {
-      return claims
-    }
-    await packBatches(run)
-    return await claimBatches(run, free)
-  } catch (err) {
-    run.log.error({ err }, 'claiming batches failed; they will be retried')
-    run.counters.ledgerErrors++
-    run.watch.failure(`the ledger: ${(err as Error).message}`)
-    await sleep(250, run.stop.signal)
+  const claimed = await run.ledgerRetry('claiming batches', () => claimBatches(run, free))
+  if (claimed === undefined || claimed.value.length > 0) {
+    return claimed?.value
+  }
+  if ((await run.ledgerRetry('packing batches', () => packBatches(run))) === undefined) {
     return undefined
   }
+  return (await run.ledgerRetry('claiming batches', () => claimBatches(run, free)))?.value
 }
 
 /** Puts each claimed batch on a sender lane, holding its lease (renewed) until it is settled or handed back. */

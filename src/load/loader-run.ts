@@ -17,6 +17,7 @@ import { type ChatBudget, createChatBudget } from './chat-budget.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
+import { createLedgerRetry, type LedgerRetry } from './ledger-retry.ts'
 import type { Claim, LoaderCounters, LoaderOptions, LoaderRun as SharedLoaderRun, LoadOutcome, LoadOutcomeStatus } from './loader-types.ts'
 import { createOutageWatch, type OutageWatch } from './outage.ts'
 import { openQuotaBudgets, type QuotaBudget, type QuotaBudgets, requestsPerWindow } from './quota-budget.ts'
@@ -43,6 +44,7 @@ export class LoaderRun implements SharedLoaderRun {
   /** The senders: `settings.concurrency` batches in flight. */
   readonly lanes: PQueue
   readonly watch: OutageWatch
+  readonly ledgerRetry: LedgerRetry
   readonly settler: ResultSettler = new ResultSettler(this)
   /** The app's chat budget, shared by every process (`target.chatQuota`): the read-backs after a bad-row 500 draw from it. */
   readonly chatReads: ChatBudget
@@ -88,6 +90,12 @@ export class LoaderRun implements SharedLoaderRun {
     this.depth = this.settings.queueDepth ?? Math.max(32, this.settings.concurrency * 8)
     this.lanes = new PQueue({ concurrency: this.settings.concurrency })
     this.watch = createOutageWatch({ giveUpAfterMs: this.settings.giveUpAfterMs, logger: this.log })
+    this.ledgerRetry = createLedgerRetry({
+      giveUpAfterMs: this.settings.giveUpAfterMs,
+      logger: this.log,
+      signal: this.stop.signal,
+      counters: this.counters,
+    })
   }
 
   /** Checks the settings, opens the quota budget, registers the process. */

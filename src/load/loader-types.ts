@@ -14,6 +14,7 @@ import type { EntityStats, LedgerStore } from '../state/store.ts'
 import type { ImportResult, PlatformClient } from '../target/client.ts'
 import type { Entity } from '../target/schemas.ts'
 import type { LoadConfig } from './config.ts'
+import type { LedgerRetry } from './ledger-retry.ts'
 import type { OutageWatch } from './outage.ts'
 import type { ChatBudget, QuotaBudget } from './quota-budget.ts'
 import type { RetentionPolicy } from './retention-at-pack.ts'
@@ -84,7 +85,11 @@ export interface LoaderCounters {
   /** 429s this process answered by pausing the app's budget, and the milliseconds of those pauses. */
   pauses: number
   pausedMs: number
-  /** Ledger operations of the loader that failed (claiming, packing, settling a batch): retried, counted. */
+  /**
+   * Ledger operations of the loader that failed: settling a batch (retried once its lease ends), or
+   * each failed attempt of the loop's — claiming, packing, the drained check, the dead-lease
+   * takeover (retried with backoff for up to `load.giveUpAfterMs`: ledger-retry.ts).
+   */
   ledgerErrors: number
   startedAt: number
   firstRequestAt: number | undefined
@@ -142,6 +147,8 @@ export interface LoaderRun {
   /** The senders: `settings.concurrency` batches in flight. */
   readonly lanes: PQueue
   readonly watch: OutageWatch
+  /** The loop's ledger operations, retried through a transient failure of the ledger (ledger-retry.ts). */
+  readonly ledgerRetry: LedgerRetry
   /** Settles a claim's items from the answer (result-settler.ts); resolves once its group is committed (or fenced out). */
   readonly settler: { settle(c: Claim, result: ImportResult): Promise<void> }
   /** The app's chat budget, shared by every process (`target.chatQuota`): the read-backs after a bad-row 500 draw from it. */

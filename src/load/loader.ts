@@ -48,7 +48,8 @@ export async function runLoader(options: LoaderOptions): Promise<LoadOutcome> {
   try {
     status = await dispatchLoop(run)
   } catch (err) {
-    run.fatal ??= err as Error
+    // A ledger operation of the loop that kept failing (ledger-retry.ts), or a bug: the lanes stop too.
+    run.halt(err as Error)
   } finally {
     await run.shutdown()
   }

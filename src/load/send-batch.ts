@@ -10,6 +10,7 @@ import pRetry, { AbortError } from 'p-retry'
 
 import type { ImportResult } from '../target/client.ts'
 import { PlatformError } from '../target/errors.ts'
+import { RETRY_BACKOFF } from './backoff.ts'
 import { describeCause, judgeFailure } from './failure-rule.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { isolateRows, type Isolation, ISOLATION_CODE, suspectRejection } from './isolate-rows.ts'
@@ -55,11 +56,8 @@ export async function sendBatch(run: LoaderRun, c: Claim): Promise<Settlement> {
   }
   try {
     const result = await pRetry(send, {
+      ...RETRY_BACKOFF,
       retries: settings.maxAttempts - 1,
-      randomize: true,
-      factor: 2,
-      minTimeout: 250,
-      maxTimeout: 8000,
       signal: run.stop.signal,
       shouldRetry: ({ error }) => error instanceof PlatformError && error.retryable,
       onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {

@@ -14,6 +14,7 @@ import type { ChatBudget } from './chat-budget.ts'
 import type { LoadConfig } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
+import { createLedgerRetry, type LedgerRetry } from './ledger-retry.ts'
 import { createOutageWatch, type OutageWatch } from './outage.ts'
 
 export interface UpdateLaneOptions {
@@ -59,7 +60,10 @@ export interface UpdateLaneCounters {
   handedBack: number
   /** Settlements refused because the lease was lost (another process owns the update). */
   fenced: number
-  /** Ledger operations of the lane that failed: an update's (retried once its lease ends), or the loop's (it ends the lane). */
+  /**
+   * Ledger operations of the lane that failed: an update's (retried once its lease ends), or each
+   * failed attempt of the loop's (retried with backoff for up to `load.giveUpAfterMs`: ledger-retry.ts).
+   */
   ledgerErrors: number
 }
 
@@ -84,6 +88,8 @@ export class UpdateLaneRun {
   readonly counters = emptyUpdateCounters()
   readonly stop = new AbortController()
   readonly watch: OutageWatch
+  /** The loop's ledger operations, retried through a transient failure of the ledger (ledger-retry.ts). */
+  readonly ledgerRetry: LedgerRetry
   fatal: Error | undefined
   private readonly onAbort = () => this.stop.abort(this.options.signal?.reason)
 
@@ -92,6 +98,12 @@ export class UpdateLaneRun {
     this.log = options.logger.child({ jobId: options.jobId, component: 'update-lane' })
     this.owner = `${this.host}/${process.pid}/${randomUUID().slice(0, 8)}`
     this.watch = createOutageWatch({ giveUpAfterMs: options.settings.giveUpAfterMs, logger: this.log })
+    this.ledgerRetry = createLedgerRetry({
+      giveUpAfterMs: options.settings.giveUpAfterMs,
+      logger: this.log,
+      signal: this.stop.signal,
+      counters: this.counters,
+    })
     options.signal?.addEventListener('abort', this.onAbort, { once: true })
     if (options.signal?.aborted) {
       this.stop.abort(options.signal.reason)

@@ -15,9 +15,13 @@
  * - **Outage**: failures without a success for `load.giveUpAfterMs` stop the lane (exit 1), nothing
  *   rejected; **credentials** refused (401/403) stop it at once (exit 2).
  * - **Ledger errors** are counted (`counters.ledgerErrors`, the metrics' `lane="update"`): an
- *   update whose ledger write failed is retried once its lease ends; a failed claim ends the lane.
+ *   update whose ledger write failed is retried once its lease ends; the loop's own operations
+ *   (claims, the drained checks, dead holders' leases) are retried with backoff through a transient
+ *   failure (ledger-retry.ts), and one that keeps failing for `load.giveUpAfterMs` ends the lane
+ *   (exit 1) with an error naming it.
  */
 import { pidAlive } from '../lib.ts'
+import type { ClaimedUpdate } from '../state/update-lane-ledger.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import type { LoadOutcomeStatus } from './loader-types.ts'
 import { processUpdate } from './settle-update.ts'
@@ -43,15 +47,48 @@ async function takeOverDeadLeases(lane: UpdateLaneRun): Promise<void> {
   }
 }
 
-/** Whether the import lane still has items to send: the update lane waits for it. */
-async function importPending(lane: UpdateLaneRun): Promise<boolean> {
-  return !(await lane.options.store.batches.drained(lane.options.jobId))
+/** Whether the import lane still has items to send (the update lane waits for it); undefined when stopped meanwhile. */
+async function importPending(lane: UpdateLaneRun): Promise<boolean | undefined> {
+  const { store, jobId } = lane.options
+  const drained = await lane.ledgerRetry('checking whether the import lane is drained', () => store.batches.drained(jobId))
+  return drained === undefined ? undefined : !drained.value
 }
 
-/** Claims and processes updates until none is left (`load`) or the lane is stopped. */
+/** Claims up to `limit` updates; none while the import lane has work, or when stopped meanwhile. */
+async function claimNext(lane: UpdateLaneRun, limit: number): Promise<ClaimedUpdate[]> {
+  if ((await importPending(lane)) !== false) {
+    return []
+  }
+  const { jobId } = lane.options
+  const claimed = await lane.ledgerRetry('claiming updates', () =>
+    lane.ledger.claim({ jobId, owner: lane.owner, leaseSeconds: lane.leaseSeconds, limit }),
+  )
+  return claimed?.value ?? []
+}
+
+/** Whether no update is left to apply and the import lane is drained (false when stopped meanwhile). */
+async function nothingLeft(lane: UpdateLaneRun): Promise<boolean> {
+  const { jobId } = lane.options
+  const drained = await lane.ledgerRetry('checking whether the updates are drained', () => lane.ledger.drained(jobId))
+  return drained?.value === true && (await importPending(lane)) === false
+}
+
+/** Claims and processes updates until none is left (`load`) or the lane is stopped; a loop operation that keeps failing halts it. */
 async function laneLoop(lane: UpdateLaneRun): Promise<LoadOutcomeStatus> {
-  const { jobId, settings, mode } = lane.options
   const inflight = new Set<Promise<void>>()
+  try {
+    return await serve(lane, inflight)
+  } catch (err) {
+    lane.halt(err as Error)
+    return 'stopped'
+  } finally {
+    await Promise.allSettled(inflight)
+  }
+}
+
+/** The loop of {@link laneLoop}: claims up to `load.updateConcurrency` updates at a time and processes each. */
+async function serve(lane: UpdateLaneRun, inflight: Set<Promise<void>>): Promise<LoadOutcomeStatus> {
+  const { settings, mode } = lane.options
   let lastMaintenance = 0
   while (!lane.stop.signal.aborted) {
     if (lane.watch.exceeded()) {
@@ -59,21 +96,19 @@ async function laneLoop(lane: UpdateLaneRun): Promise<LoadOutcomeStatus> {
     }
     if (Date.now() - lastMaintenance > 5000) {
       lastMaintenance = Date.now()
-      await takeOverDeadLeases(lane)
+      await lane.ledgerRetry("taking over dead holders' updates", () => takeOverDeadLeases(lane))
     }
     if (inflight.size >= settings.updateConcurrency) {
       await Promise.race(inflight)
       continue
     }
-    const claimed = (await importPending(lane))
-      ? []
-      : await lane.ledger.claim({ jobId, owner: lane.owner, leaseSeconds: lane.leaseSeconds, limit: settings.updateConcurrency - inflight.size })
+    const claimed = await claimNext(lane, settings.updateConcurrency - inflight.size)
     if (claimed.length === 0) {
       if (inflight.size > 0) {
         await Promise.race([...inflight, sleep(250)])
         continue
       }
-      if (mode === 'load' && (await lane.ledger.drained(jobId)) && !(await importPending(lane))) {
+      if (mode === 'load' && (await nothingLeft(lane))) {
         return 'done'
       }
       await sleep(mode === 'load' ? 250 : 1000, lane.stop.signal).catch(() => {})
@@ -91,8 +126,13 @@ async function laneLoop(lane: UpdateLaneRun): Promise<LoadOutcomeStatus> {
       inflight.add(p)
     }
   }
-  await Promise.allSettled(inflight)
   return 'stopped'
+}
+
+/** Whether some update of the job is rejected (the lane's outcome is then `rejected`). */
+async function anyRejected(lane: UpdateLaneRun): Promise<boolean> {
+  const { store, jobId } = lane.options
+  return ((await lane.ledgerRetry('reading the rejected updates', () => store.updateLane.rejects(jobId, { limit: 1 })))?.value.length ?? 0) > 0
 }
 
 /** Runs the update lane until no update is left (`load`) or until stopped (`worker`, a signal, a fatal error). */
@@ -105,10 +145,11 @@ export async function runUpdateLane(options: UpdateLaneOptions): Promise<UpdateL
     if (lane.fatal === undefined && lane.watch.exceeded()) {
       lane.halt(new FatalLoadError(lane.watch.giveUpMessage()))
     }
+    if (status === 'done' && lane.fatal === undefined && (await anyRejected(lane))) {
+      status = 'rejected'
+    }
   } catch (err) {
-    // The loop's own steps are ledger operations (claims, the drained checks, dead holders' leases).
-    lane.counters.ledgerErrors++
-    lane.fatal ??= err as Error
+    lane.halt(err as Error)
   } finally {
     clearInterval(tick)
     lane.dispose()
@@ -117,9 +158,6 @@ export async function runUpdateLane(options: UpdateLaneOptions): Promise<UpdateL
   if (lane.fatal !== undefined) {
     lane.log.error({ err: lane.fatal, ...lane.counters }, 'the update lane stopped')
     return { status: 'failed', counters: lane.counters, error: lane.fatal }
-  }
-  if (status === 'done' && (await options.store.updateLane.rejects(options.jobId, { limit: 1 })).length > 0) {
-    status = 'rejected'
   }
   lane.log.info({ status, ...lane.counters }, 'update lane finished')
   return { status, counters: lane.counters }
