@@ -2,8 +2,9 @@
  * The loader against the sandbox over HTTP with its fault knobs: whatever the faults, the delivery
  * audit (what the sandbox received) shows every item created exactly once, nothing lost, and no
  * item sent again after the platform had answered it (no process is killed here, so the bound is
- * zero: a re-send must follow a request that gave no per-item answer). The quota holds, and a
- * poison item is isolated.
+ * zero: a re-send must follow a request that gave no per-item answer). The quota holds, a
+ * poison item is isolated, and a failing ledger is ridden out (its claims refused, a claim's answer
+ * lost after it committed) up to `load.giveUpAfterMs`.
  */
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import type { AppSettingsPatch } from '../../src/sandbox/index.ts'
 import { inspectLedger } from '../../src/state/inspect-ledger.ts'
 import type { Entity } from '../../src/target/schemas.ts'
 import { auditDeliveries, type AuditReport, describeViolations } from '../helpers/delivery-audit.ts'
+import { connectionReset, failOnce, refuseLedgerWrites } from '../helpers/ledger-faults.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, maxInWindow, sandboxKeys, useLoaderFixture } from '../helpers/loader-harness.ts'
 
@@ -205,5 +207,61 @@ describe('loader against sandbox faults', () => {
     expect(out.counters.readBacks).toBeGreaterThanOrEqual(2)
     // The splits re-sent only what had failed as a whole; the rejected items were never created.
     await audit(app.id, 'poison')
+  })
+
+  it('rides out a failing ledger: refused claims, a lost claim answer, a failed drained check and dead-lease takeover; past giveUpAfterMs it stops naming the operation', async () => {
+    const { app, planned } = await scenario('ledgerfaults', {}, 200)
+    // The ledger refuses three claims (a restart of a few seconds), then the first claim that takes
+    // batches commits but its answer is lost (a reset after the commit): those batches are held by
+    // no one until their lease ends, then claimed again, and none is sent twice.
+    const refused = await refuseLedgerWrites(fx.store, 'batches', 'ledgerfaults', 'new.lease_token is distinct from old.lease_token', 3)
+    const ledger = fx.store.batches
+    let lost: number[] | undefined
+    const batches = {
+      ...ledger,
+      claim: async (args: Parameters<typeof ledger.claim>[0]) => {
+        const claimed = await ledger.claim(args)
+        if (lost === undefined && claimed.length > 0) {
+          lost = claimed.map((b) => b.id)
+          return connectionReset()
+        }
+        return claimed
+      },
+      leased: failOnce(ledger.leased, connectionReset),
+      drained: failOnce(ledger.drained, connectionReset),
+    }
+    try {
+      const out = await loadOnce({
+        store: { ...fx.store, batches },
+        stateUrl: fx.tdb.url,
+        jobId: 'ledgerfaults',
+        appId: app.id,
+        baseUrl: app.baseUrl,
+        apiKey: app.apiKey,
+        requestsPerMinute: 6000,
+        settings: { quotaWindowMs: 10_000, leaseSeconds: 6 },
+      })
+      expect(out.status, out.error?.message).toBe('done')
+      expect(lost?.length).toBeGreaterThan(0)
+      // 3 refused claims, the lost one, the takeover's look and the drained check.
+      expect(out.counters.ledgerErrors).toBe(6)
+    } finally {
+      await refused()
+    }
+    expectNoResend(await expectExact(app.id, 'ledgerfaults', planned))
+
+    const down = await scenario('ledgerdown', {}, 20)
+    const refusing = await refuseLedgerWrites(fx.store, 'batches', 'ledgerdown', 'new.lease_token is distinct from old.lease_token', 1_000_000)
+    try {
+      const out = await run('ledgerdown', down.app, 6000, { giveUpAfterMs: 2000 })
+      expect(out.status).toBe('failed')
+      expect(out.error?.message).toMatch(
+        /^the ledger kept failing while claiming batches: \d+ attempts in [\d.]+ s, the last: the ledger refused the write \(test\); gave up after load\.giveUpAfterMs = 2000 ms/,
+      )
+      expect(out.counters.ledgerErrors).toBeGreaterThanOrEqual(3)
+      expect(await fx.sb.requests(down.app.id)).toEqual([])
+    } finally {
+      await refusing()
+    }
   })
 })

@@ -7,7 +7,9 @@
  * platform id is found by its legacy id, one the platform does not hold is rejected
  * `MESSAGE_NOT_ON_PLATFORM`; an update left `sent` by a crash is checked, not sent again, when the
  * platform already has it; the lane's failed ledger operations (a trigger makes the ledger refuse
- * them) are counted, and an update whose settlement failed is checked, not sent again.
+ * them, or a fault in front of the store loses a committed claim's answer) are counted, an update
+ * whose settlement failed is checked, not sent again, and the loop's operations are retried until
+ * `load.giveUpAfterMs`, each update still applied once.
  */
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
@@ -17,6 +19,7 @@ import type { PlannedItem } from '../../src/state/store.ts'
 import type { UpdateIntent } from '../../src/state/update-plan-ledger.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
 import { startHoldingProxy } from '../helpers/holding-proxy.ts'
+import { connectionReset, failOnce, refuseLedgerWrites } from '../helpers/ledger-faults.ts'
 import { groups, members, messages, users } from '../helpers/ledger-fixtures.ts'
 import { loadOnce, useLoaderFixture } from '../helpers/loader-harness.ts'
 import { testSecret } from '../helpers/secrets.ts'
@@ -198,31 +201,7 @@ it('an update found sent after a crash is checked first: settled without a call 
   ])
 }, 60_000)
 
-/** Makes the ledger refuse the job's updates that `when` names (a Postgres trigger), `times` times; returns its removal. */
-async function refuseLedgerWrites(jobId: string, when: string, times: number): Promise<() => Promise<void>> {
-  const db = inspectLedger(fx.store)
-  const name = `cf_refuse_${jobId}`
-  await sql.raw(`create sequence ${name}_n`).execute(db)
-  await sql
-    .raw(
-      `create function ${name}() returns trigger language plpgsql as $$ begin
-        if nextval('${name}_n') <= ${times} then raise exception 'the ledger refused the write (test)'; end if;
-        return new;
-      end $$`,
-    )
-    .execute(db)
-  await sql
-    .raw(
-      `create trigger ${name} before update on chatferry.updates for each row when (new.job_id = '${jobId}' and ${when}) execute function ${name}()`,
-    )
-    .execute(db)
-  return async () => {
-    await sql.raw(`drop trigger ${name} on chatferry.updates`).execute(db)
-    await sql.raw(`drop function ${name}(); drop sequence ${name}_n`).execute(db)
-  }
-}
-
-it("the lane's failed ledger operations are counted: a failed settlement is retried once its lease ends (checked, not sent again), a failed claim ends the lane", async () => {
+it("the lane's failed ledger operations are counted and ridden out: a failed settlement is retried once its lease ends (checked, not sent again), a loop operation with backoff", async () => {
   const jobId = 'ledgerfail'
   const app = await importedJob(jobId)
   await fx.store.updatePlan.record(jobId, 'users', [
@@ -230,7 +209,7 @@ it("the lane's failed ledger operations are counted: a failed settlement is retr
     intent({ kind: 'user.update', targetKey: 'u1', body: { name: 'Settled At Once' } }),
   ])
   // u0's rename reaches the platform; its settlement `done` fails once and it stays `sent` under its lease.
-  const settleRefused = await refuseLedgerWrites(jobId, "new.status = 'done' and new.target_key = 'u0'", 1)
+  const settleRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, "new.status = 'done' and new.target_key = 'u0'", 1)
   const lane = { store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, timeoutMs: 2000, settings: { leaseSeconds: 5 } }
   try {
     const out = await runLaneOnce(lane)
@@ -246,20 +225,65 @@ it("the lane's failed ledger operations are counted: a failed settlement is retr
   } finally {
     await settleRefused()
   }
-  // A claim that fails ends the lane (failed), counted too; nothing is sent.
-  await fx.store.updatePlan.record(jobId, 'users', [intent({ kind: 'user.update', targetKey: 'u2', body: { name: 'Never Claimed' } })])
-  const claimRefused = await refuseLedgerWrites(jobId, 'new.lease_owner is distinct from old.lease_owner', 1_000)
+
+  // A ledger that refuses the claims three times (a restart of a few seconds): retried with backoff, each refusal counted, u2 applied once.
+  await fx.store.updatePlan.record(jobId, 'users', [intent({ kind: 'user.update', targetKey: 'u2', body: { name: 'Claimed Late' } })])
+  const claimRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 3)
   try {
-    const before = (await receivedWrites(fx.sb, app.id)).length
     const out = await runLaneOnce(lane)
-    expect(out.status).toBe('failed')
-    expect(out.error?.message).toMatch(/the ledger refused the write/)
-    expect(out.counters.ledgerErrors).toBe(1)
-    expect(await receivedWrites(fx.sb, app.id)).toHaveLength(before)
+    expect(out.status, out.error?.message).toBe('done')
+    expect(out.counters).toMatchObject({ ledgerErrors: 3, done: { 'user.update': 1 } })
   } finally {
     await claimRefused()
   }
-}, 60_000)
+
+  // A claim that committed but whose answer was lost (a connection reset after the commit), and a
+  // failed look at dead holders' leases and at the drained updates: the claimed updates are held by
+  // no one until their lease ends (5 s), then claimed again and applied once, never twice.
+  await fx.store.updatePlan.record(jobId, 'users', [
+    intent({ kind: 'user.update', targetKey: 'u3', body: { name: 'Claim Answer Lost' } }),
+    intent({ kind: 'user.update', targetKey: 'u4', body: { name: 'Claim Answer Lost Too' } }),
+  ])
+  let lostClaim: number[] = []
+  const ledger = fx.store.updateLane
+  const updateLane = {
+    ...ledger,
+    claim: failOnce(ledger.claim, async (args) => {
+      lostClaim = (await ledger.claim(args)).map((u) => u.id)
+      return connectionReset()
+    }),
+    leased: failOnce(ledger.leased, connectionReset),
+    drained: failOnce(ledger.drained, connectionReset),
+  }
+  const out = await runLaneOnce({ ...lane, store: { ...fx.store, updateLane } })
+  expect(out.status, out.error?.message).toBe('done')
+  expect(lostClaim).toHaveLength(2)
+  expect(out.counters).toMatchObject({ ledgerErrors: 3, done: { 'user.update': 2 } })
+  const writes = await receivedWrites(fx.sb, app.id)
+  expect(duplicates(writes)).toEqual([])
+  expect(writes.map((w) => w.call).sort()).toEqual(['u0', 'u1', 'u2', 'u3', 'u4'].map((u) => `users.update ${u}`))
+  expect((await ledgerUpdates(fx.store, jobId)).slice(2).map((u) => [u.target_key, u.status, u.http_status])).toEqual([
+    ['u2', 'done', 200],
+    ['u3', 'done', 200],
+    ['u4', 'done', 200],
+  ])
+
+  // A refusal that lasts past load.giveUpAfterMs ends the lane (failed) with an error naming the operation; nothing is sent.
+  await fx.store.updatePlan.record(jobId, 'users', [intent({ kind: 'user.update', targetKey: 'u5', body: { name: 'Never Claimed' } })])
+  const claimsRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 1_000)
+  try {
+    const before = (await receivedWrites(fx.sb, app.id)).length
+    const out = await runLaneOnce({ ...lane, settings: { ...lane.settings, giveUpAfterMs: 2000 } })
+    expect(out.status).toBe('failed')
+    expect(out.error?.message).toMatch(
+      /^the ledger kept failing while claiming updates: \d+ attempts in [\d.]+ s, the last: the ledger refused the write \(test\); gave up after load\.giveUpAfterMs = 2000 ms/,
+    )
+    expect(out.counters.ledgerErrors).toBeGreaterThanOrEqual(3)
+    expect(await receivedWrites(fx.sb, app.id)).toHaveLength(before)
+  } finally {
+    await claimsRefused()
+  }
+}, 90_000)
 
 const renames = (n: number): UpdateIntent[] =>
   users(n).map((u) => intent({ kind: 'user.update', targetKey: u.targetKey, body: { name: `Renamed ${u.targetKey}` } }))

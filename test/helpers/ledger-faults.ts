@@ -1,0 +1,58 @@
+/**
+ * Faults of the ledger for the lanes' tests: a Postgres trigger that makes the ledger refuse some of
+ * a job's writes to one table (a failing statement, as the ledger's own answer), and a fault in front
+ * of one store operation (its first call fails instead, as over a reset connection).
+ */
+import { sql } from 'kysely'
+
+import { inspectLedger } from '../../src/state/inspect-ledger.ts'
+import type { LedgerStore } from '../../src/state/store.ts'
+
+/**
+ * Makes the ledger refuse the job's updates of `chatferry.<table>` rows that `when` names (SQL over
+ * `old` and `new`), `times` times, with `the ledger refused the write (test)`; returns its removal.
+ * `jobId` must be a plain identifier (it names the trigger).
+ */
+export async function refuseLedgerWrites(
+  store: LedgerStore,
+  table: 'batches' | 'updates',
+  jobId: string,
+  when: string,
+  times: number,
+): Promise<() => Promise<void>> {
+  const db = inspectLedger(store)
+  const name = `cf_refuse_${table}_${jobId}`
+  await sql.raw(`create sequence ${name}_n`).execute(db)
+  await sql
+    .raw(
+      `create function ${name}() returns trigger language plpgsql as $$ begin
+        if nextval('${name}_n') <= ${times} then raise exception 'the ledger refused the write (test)'; end if;
+        return new;
+      end $$`,
+    )
+    .execute(db)
+  await sql
+    .raw(
+      `create trigger ${name} before update on chatferry.${table} for each row when (new.job_id = '${jobId}' and ${when}) execute function ${name}()`,
+    )
+    .execute(db)
+  return async () => {
+    await sql.raw(`drop trigger ${name} on chatferry.${table}`).execute(db)
+    await sql.raw(`drop function ${name}(); drop sequence ${name}_n`).execute(db)
+  }
+}
+
+/** Runs `fail` instead of `op` the first time, then `op`: a fault in front of one ledger operation. */
+export function failOnce<A extends unknown[], R>(op: (...args: A) => Promise<R>, fail: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  let failed = false
+  return (...args) => {
+    if (failed) {
+      return op(...args)
+    }
+    failed = true
+    return fail(...args)
+  }
+}
+
+/** What a reset connection looks like to the caller. */
+export const connectionReset = (): Promise<never> => Promise.reject(new Error('Connection terminated unexpectedly (test)'))
