@@ -88,8 +88,8 @@ export function registerLaneCounters(registry: Registry, labelNames: readonly st
   const fenced = counter('chatferry_loader_fenced_total', 'Batches this process lost to another worker (lease expired)')
   const ledgerErrors = counter(
     'chatferry_loader_ledger_errors_total',
-    'Ledger operations of the loader that failed, by lane: import (claiming, packing, settling a batch; retried), ' +
-      'update (settling an update, retried; looking for updates, which ends the update lane)',
+    'Ledger operations of the loader that failed, by lane (import, update): settling a batch or an update (retried once its lease ends), ' +
+      'each attempt of claiming, packing, a drained check or a dead-lease takeover (retried with backoff up to load.giveUpAfterMs)',
     ['lane'],
   )
   const filesCopied = counter('chatferry_files_copied_total', 'Files this process copied into the store (alreadyStored: the store held them)', [

@@ -21,6 +21,8 @@
  *   down to the single poison item, rejected only when the platform answered other requests
  *   meanwhile; anything transient hands the batch back. Any run of failures without a success is
  *   an outage (outage.ts): logged as it happens, and the run stops after `giveUpAfterMs`.
+ * - **Ledger failures** of the loop (claiming, packing, the drained check, the takeover) are
+ *   retried with the same backoff, counted, and end the run after `giveUpAfterMs` (ledger-retry.ts).
  * - **Stopping** (signal or fatal error): no new request starts and quota waits and backoffs are
  *   cut short, but a request in flight is awaited and its answer settled: the platform may have
  *   committed it.
