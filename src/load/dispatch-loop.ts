@@ -2,7 +2,8 @@
  * The dispatch loop: claim open batches from the ledger (SKIP LOCKED, leased and fenced:
  * src/state/lease-units.ts), pack more when there are none, and hand each to a sender lane
  * (process-batch.ts). A `load` ends when the ledger is drained; a `worker` serves until stopped.
- * The loop's own ledger operations ride out a transient failure of the ledger (ledger-retry.ts).
+ * The loop's own ledger operations ride out a transient failure of the ledger (ledger-retry.ts);
+ * a permanent one ends the loop at once.
  */
 import { claimBatches } from './claim.ts'
 import { FatalLoadError } from './fatal-load-error.ts'

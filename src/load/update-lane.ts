@@ -17,8 +17,8 @@
  * - **Ledger errors** are counted (`counters.ledgerErrors`, the metrics' `lane="update"`): an
  *   update whose ledger write failed is retried once its lease ends; the loop's own operations
  *   (claims, the drained checks, dead holders' leases) are retried with backoff through a transient
- *   failure (ledger-retry.ts), and one that keeps failing for `load.giveUpAfterMs` ends the lane
- *   (exit 1) with an error naming it.
+ *   failure (ledger-retry.ts), and one that keeps failing for `load.giveUpAfterMs`, or fails with a
+ *   permanent error (ledger-error-kind.ts), ends the lane (exit 1) with an error naming it.
  */
 import { pidAlive } from '../lib.ts'
 import type { ClaimedUpdate } from '../state/update-lane-ledger.ts'

@@ -2,9 +2,11 @@
  * The lanes' retry of a loop-level ledger operation (src/load/ledger-retry.ts), with real timers
  * and the loader's backoff (the first waits are 250–500 ms, then 500–1000 ms): every failed attempt
  * counted, the streak logged once when it starts and once when it ends, a failure past the bound
- * ended with an error naming the operation, a stop that cuts the backoff short, and an answer that
- * arrives after the stop kept (a claim that committed must not be dropped).
+ * ended with an error naming the operation, a permanent error (ledger-error-kind.ts) ended at once
+ * naming it, a stop that cuts the backoff short, and an answer that arrives after the stop kept (a
+ * claim that committed must not be dropped).
  */
+import pg from 'pg'
 import { pino } from 'pino'
 import { expect, it } from 'vitest'
 
@@ -74,7 +76,7 @@ it('a stop cuts the backoff short: undefined, not an error, and the operation is
         stop.abort()
       }, 20)
     }
-    return Promise.reject(new Error('terminating connection due to administrator command'))
+    return Promise.reject(Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 100, 'error'), { code: '57P01' }))
   })
   await expect(pending).resolves.toBeUndefined()
   expect(Date.now() - abortedAt).toBeLessThan(200)
@@ -91,8 +93,44 @@ it('an answer that arrives after the stop is kept: a claim that committed is not
   await expect(claimed).resolves.toEqual({ value: ['batch 9'] })
 })
 
-it('what p-retry never retries (a TypeError: a bug, not the ledger) is thrown at once', async () => {
-  const { retry, counters } = retrying(60_000)
-  await expect(retry('claiming batches', () => Promise.reject(new TypeError('x is not a function')))).rejects.toThrow('x is not a function')
+it.each([
+  [
+    'a missing table',
+    () => Object.assign(new pg.DatabaseError('relation "chatferry.updates" does not exist', 100, 'error'), { code: '42P01' }),
+    '42P01',
+  ],
+  ['a closed pool', () => new Error('Cannot use a pool after calling end on the pool'), 'Error'],
+  ['a bug', () => new TypeError('x is not a function'), 'TypeError'],
+])('a permanent error (%s) ends at once naming the operation, counted once, not logged as retried', async (_, error, label) => {
+  const { retry, lines, counters } = retrying(60_000)
+  let calls = 0
+  const startedAt = Date.now()
+  const failed = await retry('claiming updates', () => {
+    calls++
+    return Promise.reject(error())
+  }).catch((err: unknown) => err)
+  expect(Date.now() - startedAt).toBeLessThan(100)
+  expect(failed).toBeInstanceOf(FatalLoadError)
+  expect((failed as Error).message).toBe(
+    `the ledger failed while claiming updates, with an error no retry can fix (${label}): ${error().message}. Nothing was lost`,
+  )
+  expect((failed as Error).cause).toBeInstanceOf(Error)
+  expect(calls).toBe(1)
   expect(counters.ledgerErrors).toBe(1)
+  expect(lines).toEqual([])
+})
+
+it('a permanent error after a transient streak ends it at once, every attempt counted', async () => {
+  const { retry, counters } = retrying(60_000)
+  let calls = 0
+  const failed = await retry('packing batches', () =>
+    Promise.reject(
+      ++calls === 1
+        ? new Error('Connection terminated unexpectedly')
+        : Object.assign(new Error('permission denied for table batches'), { code: '42501' }),
+    ),
+  ).catch((err: unknown) => err)
+  expect((failed as Error).message).toMatch(/^the ledger failed while packing batches, with an error no retry can fix \(42501\): permission denied/)
+  expect(calls).toBe(2)
+  expect(counters.ledgerErrors).toBe(2)
 })
