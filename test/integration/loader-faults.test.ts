@@ -3,8 +3,9 @@
  * audit (what the sandbox received) shows every item created exactly once, nothing lost, and no
  * item sent again after the platform had answered it (no process is killed here, so the bound is
  * zero: a re-send must follow a request that gave no per-item answer). The quota holds, a
- * poison item is isolated, and a failing ledger is ridden out (its claims refused, a claim's answer
- * lost after it committed) up to `load.giveUpAfterMs`.
+ * poison item is isolated, and a failing ledger is ridden out (its claims refused with a transient
+ * error, a claim's answer lost after it committed) up to `load.giveUpAfterMs`, while a permanent
+ * error of the ledger stops the loader at once.
  */
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
@@ -209,12 +210,12 @@ describe('loader against sandbox faults', () => {
     await audit(app.id, 'poison')
   })
 
-  it('rides out a failing ledger: refused claims, a lost claim answer, a failed drained check and dead-lease takeover; past giveUpAfterMs it stops naming the operation', async () => {
+  it('rides out a failing ledger: refused claims, a lost claim answer, a failed drained check and dead-lease takeover; past giveUpAfterMs it stops naming the operation; a permanent error stops it at once', async () => {
     const { app, planned } = await scenario('ledgerfaults', {}, 200)
-    // The ledger refuses three claims (a restart of a few seconds), then the first claim that takes
-    // batches commits but its answer is lost (a reset after the commit): those batches are held by
-    // no one until their lease ends, then claimed again, and none is sent twice.
-    const refused = await refuseLedgerWrites(fx.store, 'batches', 'ledgerfaults', 'new.lease_token is distinct from old.lease_token', 3)
+    // The ledger refuses three claims (57P01: a restart of a few seconds), then the first claim that
+    // takes batches commits but its answer is lost (a reset after the commit): those batches are
+    // held by no one until their lease ends, then claimed again, and none is sent twice.
+    const refused = await refuseLedgerWrites(fx.store, 'batches', 'ledgerfaults', 'new.lease_token is distinct from old.lease_token', 3, '57P01')
     const ledger = fx.store.batches
     let lost: number[] | undefined
     const batches = {
@@ -251,7 +252,14 @@ describe('loader against sandbox faults', () => {
     expectNoResend(await expectExact(app.id, 'ledgerfaults', planned))
 
     const down = await scenario('ledgerdown', {}, 20)
-    const refusing = await refuseLedgerWrites(fx.store, 'batches', 'ledgerdown', 'new.lease_token is distinct from old.lease_token', 1_000_000)
+    const refusing = await refuseLedgerWrites(
+      fx.store,
+      'batches',
+      'ledgerdown',
+      'new.lease_token is distinct from old.lease_token',
+      1_000_000,
+      '40001',
+    )
     try {
       const out = await run('ledgerdown', down.app, 6000, { giveUpAfterMs: 2000 })
       expect(out.status).toBe('failed')
@@ -262,6 +270,23 @@ describe('loader against sandbox faults', () => {
       expect(await fx.sb.requests(down.app.id)).toEqual([])
     } finally {
       await refusing()
+    }
+
+    // A permanent error (P0001: a trigger's RAISE; a missing table, a denied permission or a bug
+    // alike) stops the loader at once, long before giveUpAfterMs, counted once and naming the operation.
+    const broken = await refuseLedgerWrites(fx.store, 'batches', 'ledgerdown', 'new.lease_token is distinct from old.lease_token', 1_000_000, 'P0001')
+    try {
+      const startedAt = Date.now()
+      const out = await run('ledgerdown', down.app, 6000, { giveUpAfterMs: 10_000 })
+      expect(out.status).toBe('failed')
+      expect(out.error?.message).toMatch(
+        /^the ledger failed while claiming batches, with an error no retry can fix \(P0001\): the ledger refused the write \(test\)\. Nothing was lost/,
+      )
+      expect(Date.now() - startedAt).toBeLessThan(3000)
+      expect(out.counters.ledgerErrors).toBe(1)
+      expect(await fx.sb.requests(down.app.id)).toEqual([])
+    } finally {
+      await broken()
     }
   })
 })

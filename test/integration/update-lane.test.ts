@@ -8,8 +8,9 @@
  * `MESSAGE_NOT_ON_PLATFORM`; an update left `sent` by a crash is checked, not sent again, when the
  * platform already has it; the lane's failed ledger operations (a trigger makes the ledger refuse
  * them, or a fault in front of the store loses a committed claim's answer) are counted, an update
- * whose settlement failed is checked, not sent again, and the loop's operations are retried until
- * `load.giveUpAfterMs`, each update still applied once.
+ * whose settlement failed is checked, not sent again, and the loop's operations are retried through
+ * a transient error until `load.giveUpAfterMs`, each update still applied once, while a permanent
+ * one ends the lane at once.
  */
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
@@ -209,7 +210,7 @@ it("the lane's failed ledger operations are counted and ridden out: a failed set
     intent({ kind: 'user.update', targetKey: 'u1', body: { name: 'Settled At Once' } }),
   ])
   // u0's rename reaches the platform; its settlement `done` fails once and it stays `sent` under its lease.
-  const settleRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, "new.status = 'done' and new.target_key = 'u0'", 1)
+  const settleRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, "new.status = 'done' and new.target_key = 'u0'", 1, '40001')
   const lane = { store: fx.store, jobId, appId: app.id, baseUrl: app.baseUrl, apiKey: app.apiKey, timeoutMs: 2000, settings: { leaseSeconds: 5 } }
   try {
     const out = await runLaneOnce(lane)
@@ -226,9 +227,10 @@ it("the lane's failed ledger operations are counted and ridden out: a failed set
     await settleRefused()
   }
 
-  // A ledger that refuses the claims three times (a restart of a few seconds): retried with backoff, each refusal counted, u2 applied once.
+  // A ledger that refuses the claims three times with a serialization failure (40001, transient):
+  // retried with backoff, each refusal counted, u2 applied once.
   await fx.store.updatePlan.record(jobId, 'users', [intent({ kind: 'user.update', targetKey: 'u2', body: { name: 'Claimed Late' } })])
-  const claimRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 3)
+  const claimRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 3, '40001')
   try {
     const out = await runLaneOnce(lane)
     expect(out.status, out.error?.message).toBe('done')
@@ -268,9 +270,10 @@ it("the lane's failed ledger operations are counted and ridden out: a failed set
     ['u4', 'done', 200],
   ])
 
-  // A refusal that lasts past load.giveUpAfterMs ends the lane (failed) with an error naming the operation; nothing is sent.
+  // A transient refusal (57P01, a server shutting down) that lasts past load.giveUpAfterMs ends the
+  // lane (failed) with an error naming the operation; nothing is sent.
   await fx.store.updatePlan.record(jobId, 'users', [intent({ kind: 'user.update', targetKey: 'u5', body: { name: 'Never Claimed' } })])
-  const claimsRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 1_000)
+  const claimsRefused = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 1_000, '57P01')
   try {
     const before = (await receivedWrites(fx.sb, app.id)).length
     const out = await runLaneOnce({ ...lane, settings: { ...lane.settings, giveUpAfterMs: 2000 } })
@@ -282,6 +285,24 @@ it("the lane's failed ledger operations are counted and ridden out: a failed set
     expect(await receivedWrites(fx.sb, app.id)).toHaveLength(before)
   } finally {
     await claimsRefused()
+  }
+
+  // A permanent error (P0001: a trigger's RAISE; a missing table, a denied permission or a bug alike)
+  // ends the lane at once, long before load.giveUpAfterMs, counted once and naming the operation; u5 is not sent.
+  const claimsBroken = await refuseLedgerWrites(fx.store, 'updates', jobId, 'new.lease_owner is distinct from old.lease_owner', 1_000, 'P0001')
+  try {
+    const before = (await receivedWrites(fx.sb, app.id)).length
+    const startedAt = Date.now()
+    const out = await runLaneOnce({ ...lane, settings: { ...lane.settings, giveUpAfterMs: 20_000 } })
+    expect(out.status).toBe('failed')
+    expect(out.error?.message).toMatch(
+      /^the ledger failed while claiming updates, with an error no retry can fix \(P0001\): the ledger refused the write \(test\)\. Nothing was lost/,
+    )
+    expect(Date.now() - startedAt).toBeLessThan(3000)
+    expect(out.counters.ledgerErrors).toBe(1)
+    expect(await receivedWrites(fx.sb, app.id)).toHaveLength(before)
+  } finally {
+    await claimsBroken()
   }
 }, 90_000)
 
