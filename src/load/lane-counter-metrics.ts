@@ -89,7 +89,7 @@ export function registerLaneCounters(registry: Registry, labelNames: readonly st
   const ledgerErrors = counter(
     'chatferry_loader_ledger_errors_total',
     'Ledger operations of the loader that failed, by lane (import, update): settling a batch or an update (retried once its lease ends), ' +
-      'each attempt of claiming, packing, a drained check or a dead-lease takeover (retried with backoff up to load.giveUpAfterMs)',
+      'each attempt of claiming, packing, a drained check or a dead-lease takeover (retried with backoff up to load.giveUpAfterMs when transient)',
     ['lane'],
   )
   const filesCopied = counter('chatferry_files_copied_total', 'Files this process copied into the store (alreadyStored: the store held them)', [
