@@ -11,7 +11,7 @@ import { type PoliciesInput, toPlatformId } from '../../mappings/index.ts'
 import type { SourceSession } from '../../src/model/connector.ts'
 import { LEGACY_ENTITIES, type LegacyEntity, legacyIdOf } from '../../src/model/records.ts'
 import type { ExpectedRows } from '../fixtures/expected-row.ts'
-import { expectMigration } from './run-e2e.ts'
+import { mapInProcess } from './map-in-process.ts'
 
 type Row = Record<string, string | number | boolean | null>
 
@@ -108,7 +108,7 @@ export async function fieldLosses(
     }
   }
   const read = new Set(LEGACY_ENTITIES.flatMap((e) => rows[e].map((r) => `${e} ${r.ok ? legacyIdOf(e, r.record as never) : r.legacyId}`)))
-  const { results, rejects } = expectMigration(rows, policies, Date.now())
+  const { results, rejects } = mapInProcess(rows, policies, Date.now())
   const losses: string[] = []
   for (const [table, tableRows] of Object.entries(seed)) {
     const tf = fates[table]

@@ -2,7 +2,7 @@
  * End to end, as a user runs it: the Rocket.Chat fixture written as a mongodump directory →
  * `chatferry run` (a process) → the sandbox. The sandbox's contents are compared item by item with
  * what the fixture's documents and the policies say should be there (expected canonical records →
- * the documented mapping, computed in this process without the connector, ledger or loader); every
+ * the documented rules, test/helpers/expected-items.ts, without the connector, mappings, ledger or loader); every
  * bad document must be in `chatferry rejects --json`. Then a later dump of the same server (new
  * documents, an edit) replaces the first, and `run --delta` loads exactly what changed.
  */
@@ -17,7 +17,7 @@ import { at, DM_ALICE_BOB, DM_SELF_CAROL, RC, type RcDoc, type RocketChatSeed, r
 import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
-import { compareWithExpected, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, statedValue } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
@@ -167,7 +167,7 @@ describe.each(CASES)('chatferry run: the Rocket.Chat mongodump fixture → sandb
 
     const after = await sandboxContents(box.tsb.sandbox, app.id)
     const expected = expectMigration(expectedRocketChat(later, settings), policies, now)
-    expect(expected.items.messages.get(muid('m03replyXXXXXXXXX'))?.data?.text).toContain('edited')
+    expect(statedValue(expected.items.messages.get(muid('m03replyXXXXXXXXX')), 'data.text')).toContain('edited')
     expect(compareWithExpected(expected.items, after)).toEqual([])
     // The first dump's truncated tail stays rejected in the job's ledger.
     expected.rejects.set('messages ?', { entity: 'messages', legacyId: '?', field: 'bson' })

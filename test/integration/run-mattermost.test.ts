@@ -2,7 +2,7 @@
  * End to end, as a user runs it: the Mattermost fixture database (Postgres and MariaDB) →
  * `chatferry run` (a process) → the sandbox. Then the sandbox's contents are compared item by item
  * with what the fixture's rows and the policies say should be there (expected canonical records →
- * the documented mapping, computed in this process without the connector, ledger or loader), every
+ * the documented rules, test/helpers/expected-items.ts, without the connector, mappings, ledger or loader), every
  * bad row must be in `chatferry rejects --json`, and a `--delta` run after new rows were added to
  * the source must load exactly those new rows and apply the edit of a loaded post with one chat write.
  */
@@ -26,7 +26,7 @@ import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
 import { expectRerunSendsNothing, sentSince } from '../helpers/run-checks.ts'
-import { compareWithExpected, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, statedValue } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
@@ -184,7 +184,7 @@ describe.each(CASES)('chatferry run: the Mattermost fixture on $engine → sandb
       const after = await sandboxContents(box.tsb.sandbox, app.id)
       const expected = expectMigration(expectedMattermost(merged, connectorSettings), policies, now)
       // The edit after loading is on the platform too (the update lane's PUT /messages/{id}).
-      expect(expected.items.messages.get('p03tie')?.data?.text).toContain('edited')
+      expect(statedValue(expected.items.messages.get('p03tie'), 'data.text')).toContain('edited')
       expect(compareWithExpected(expected.items, after)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))
 

@@ -1,8 +1,8 @@
 /**
  * End to end, as a user runs it: the Nextcloud Talk fixture (Postgres with `oc_`, MariaDB with
  * `nc_`) → `chatferry run` (a process) → the sandbox, compared item by item with what the fixture's
- * rows and the policies say should be there (expected canonical records → the documented mapping,
- * computed without the connector, ledger or loader); every bad row is in `chatferry rejects`; a
+ * rows and the policies say should be there (expected canonical records → the documented rules,
+ * test/helpers/expected-items.ts, without the connector, mappings, ledger or loader); every bad row is in `chatferry rejects`; a
  * second run sends nothing; a `--delta` run after new rows and an edit (Talk 19: new text,
  * `meta_data`, a `message_edited` system message) loads exactly the new rows and applies the edit
  * with one chat write — all counted from the sandbox's request log.
@@ -26,7 +26,7 @@ import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { createMysqlTestDatabase, mysqlServerUrl } from '../helpers/mysql.ts'
-import { compareWithExpected, expectMigration, sandboxContents } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, statedValue } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
@@ -216,7 +216,7 @@ describe.each(CASES)('chatferry run: the Nextcloud Talk fixture on $engine (pref
       expect(res.code, res.stderr.slice(-3000)).toBe(3)
 
       const expected = expectMigration(expectedNextcloud(merged, c.expect), c.policies, now)
-      expect(expected.items.messages.get('5')?.data?.text).toContain('edited')
+      expect(statedValue(expected.items.messages.get('5'), 'data.text')).toContain('edited')
       const after = await sandboxContents(box.tsb.sandbox, app.id)
       expect(compareWithExpected(expected.items, after)).toEqual([])
       checkRejects(expected, await rejectsOf(cfg))

@@ -2,7 +2,7 @@
  * End to end, as a user runs it: the Zulip fixture database (realm `acme` of three) →
  * `chatferry run` (a process) → the sandbox. The sandbox's contents are compared item by item with
  * what the fixture's rows and the documented policies say should be there (expected canonical
- * records → the mapping, computed in this process without the connector, ledger or loader); every
+ * records → the documented rules, test/helpers/expected-items.ts, without the connector, mappings, ledger or loader); every
  * bad row must be in `chatferry rejects --json`; a second run sends nothing; and a `--delta` run
  * after new rows and an edit loads exactly the new rows and applies the edit with one chat write.
  */
@@ -27,7 +27,7 @@ import { fixtureRun } from '../helpers/fixture-run.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { expectRerunSendsNothing } from '../helpers/run-checks.ts'
-import { compareWithExpected, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
+import { compareWithExpected, expectMigration, sandboxContents, statedValue, writeRunConfig } from '../helpers/run-e2e.ts'
 import { checkRejects, rejectsOf } from '../helpers/run-rejects.ts'
 import { type TestApp, useFileSandbox } from '../helpers/sandbox.ts'
 
@@ -170,7 +170,7 @@ describe.each(CASES)('chatferry run: the Zulip fixture ($name) → sandbox', ({ 
 
     const after = await sandboxContents(box.tsb.sandbox, app.id)
     const expected = expectMigration(expectedZulip(seed, settings), policies, now)
-    expect(expected.items.messages.get('1006')?.data?.text).toContain('edited')
+    expect(statedValue(expected.items.messages.get('1006'), 'data.text')).toContain('edited')
     expect(compareWithExpected(expected.items, after)).toEqual([])
 
     const keysOf = (c: typeof after) => new Set(Object.entries(c).flatMap(([e, rows]) => rows.map((r) => `${e} ${r.key}`)))

@@ -2,7 +2,7 @@
  * End to end, as an operator runs it: the Slack fixture export (a Slack-style ZIP, and an unpacked
  * folder) → `chatferry run` (a process) → the sandbox. The sandbox's contents are compared item by
  * item with what the seed and the policies say (expected canonical records → the documented
- * mapping, computed here without the connector, ledger or loader); every bad row is in
+ * rules, test/helpers/expected-items.ts, without the connector, mappings, ledger or loader); every bad row is in
  * `chatferry rejects`; a second run sends nothing; a later export of the same workspace read with
  * `--delta` loads exactly what is new and applies an edit with one chat write; a run killed with
  * SIGKILL while it reads the export resumes to exactly the same contents.
@@ -16,6 +16,7 @@ import { expectedSlack } from '../fixtures/slack-export/expected.ts'
 import { type SlackFixture, type SlackLayout, writeSlackFixture } from '../fixtures/slack-export/fixture.ts'
 import { dayName, EXPORT_TOKEN, type Json, largeSlackSeed, SL, type SlackSeed, slackSeed, ts } from '../fixtures/slack-export/seed.ts'
 import { createTestDatabase } from '../helpers/db.ts'
+import { state } from '../helpers/expected-facts.ts'
 import { runCli } from '../helpers/ledger-fixtures.ts'
 import { dropWithin } from '../helpers/loader-harness.ts'
 import { compareWithExpected, countsOf, type ExpectedMigration, expectMigration, sandboxContents, writeRunConfig } from '../helpers/run-e2e.ts'
@@ -48,16 +49,16 @@ const CASES: Case[] = [
 const box = useFileSandbox()
 
 /**
- * The documented mapping of the seed. One thing the mapping cannot know by itself: #café has no
- * creation time in the export, and chatferry gives it one second before its first message (the
- * connector's groupActivity).
+ * What the documented rules make of the seed (the oracle). One thing the records alone do not say:
+ * #café has no creation time in the export, and chatferry gives it one second before its first
+ * message (the connector's groupActivity).
  */
 function expectation(seed: SlackSeed, fx: SlackFixture, c: Case, now: number): ExpectedMigration {
   const expected = expectMigration(expectedSlack(seed, { exportTime: fx.exportTime, ...(c.fileUrl ? { fileUrl: c.fileUrl } : {}) }), c.policies, now)
   const firstCafe = Math.min(...seed.messages.filter((m) => m.folder === 'café').map((m) => Number((m.raw.ts as string).split('.')[0])))
   for (const [key, g] of expected.items.groups) {
     if (expected.legacyOfKey.get(`groups ${key}`) === SL.cafe) {
-      expected.items.groups.set(key, { ...g, createdAt: firstCafe - 1 })
+      state(g, ['created_at'], { eq: firstCafe - 1 })
     }
   }
   return expected

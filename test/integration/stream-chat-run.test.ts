@@ -2,8 +2,8 @@
  * End to end, as an operator runs it: the Stream Chat fixture export (v1 JSON, and v2
  * line-separated gzip) → `chatferry run` (a process) → the sandbox. The sandbox's contents are
  * compared item by item with what the seed and the policies say (expected canonical records from
- * test/fixtures/stream-chat/expected.ts → the documented mapping, computed without the connector,
- * ledger or loader); every bad row is in `chatferry rejects` with its id and field; a second run
+ * test/fixtures/stream-chat/expected.ts → the documented rules, test/helpers/expected-items.ts,
+ * without the connector, mappings, ledger or loader); every bad row is in `chatferry rejects` with its id and field; a second run
  * sends nothing; a run killed with SIGKILL while it plans and twice while it loads resumes to
  * exactly the same contents.
  */
