@@ -52,7 +52,7 @@ export default defineConfig(
     files: ['test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  // Layering is checked by test/unit/import-directions.test.ts, which owns the folder table (README "Folders").
+  // Layering is checked by test/unit/repo/import-directions.test.ts, which owns the folder table (README "Folders").
   prettier,
   // After eslint-config-prettier, which turns `curly` off: braces around every block body.
   { rules: { curly: 'error' } },

@@ -1,6 +1,6 @@
 /**
  * What the platform's per-item answers mean for the ledger: a pure function, so that the rule is
- * in one place and table-tested (test/unit/settle-item-results.test.ts).
+ * in one place and table-tested (test/unit/load/settle-item-results.test.ts).
  */
 import type { BatchItem, ItemSettlement } from '../state/batch-ledger.ts'
 import type { ImportResult } from '../target/client.ts'

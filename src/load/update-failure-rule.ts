@@ -1,5 +1,5 @@
 /**
- * What a failed chat call means for an update (pure; table-tested in test/unit/update-lane-rules.test.ts):
+ * What a failed chat call means for an update (pure; table-tested in test/unit/load/update-lane-rules.test.ts):
  *
  * - `stop`: nothing can succeed — the key or the app is refused (401, or 403 with an `AUTH_ERR_*` /
  *   `ERR_APP_ARCHIVED` code), a redirect, an insecure URL. The run stops (exit 2 for a refused key).

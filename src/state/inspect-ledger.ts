@@ -3,7 +3,7 @@
  * {@link LedgerStore}'s operations, whose SQL lives in `src/state/sql/` (issue 11): the store does
  * not hand out its handle. Tests check what a ledger holds with SQL of their own (a crash test
  * counts items, a mutant installs a trigger), so they ask for it here;
- * `test/unit/state-sql-owner.test.ts` fails when anything in `src/`, `connectors/` or `mappings/`
+ * `test/unit/repo/state-sql-owner.test.ts` fails when anything in `src/`, `connectors/` or `mappings/`
  * outside `src/state` imports this module.
  * @internal
  */

@@ -5,7 +5,7 @@
  * output would give them, so the item itself can stand for what zod would return (same JSON, same
  * payload hash). Anything else — an invalid item, a key it does not know, keys in another order, an
  * item near the size limits — answers false, and the caller asks the zod schema, which stays the
- * authority: it gives the issue, or the reordered item. test/unit/message-import-check.test.ts holds
+ * authority: it gives the issue, or the reordered item. test/unit/target/message-import-check.test.ts holds
  * both to the same answers on a table of good and bad items.
  */
 import { hasUnstorable } from './characters.ts'

@@ -1,6 +1,6 @@
 /**
  * What one connector × source gives the shared connector contract suite
- * (test/integration/connector-contract.test.ts). Each system builds its env in
+ * (test/integration/connectors/connector-contract.test.ts). Each system builds its env in
  * `test/fixtures/<system>/contract-env.ts`; `contract-cases.ts` lists them.
  */
 import type { SourceConfigInput } from '../../connectors/index.ts'

@@ -1,6 +1,6 @@
 /**
  * Reading the project's Markdown the way GitHub renders it, for the documentation test
- * (test/unit/docs-links.test.ts): the anchors a file's headings get (GitHub's slugs), the links a
+ * (test/unit/repo/docs-links.test.ts): the anchors a file's headings get (GitHub's slugs), the links a
  * file holds (outside code), the `chatferry <command> --option` mentions in its code, and the
  * configuration keys a reference table names. Each checker returns the problems it found as lines
  * naming the file and what is wrong, so a failing test says what to fix.

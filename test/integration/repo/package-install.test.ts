@@ -1,0 +1,102 @@
+/**
+ * chatferry as an operator installs it: `npm pack` (which bundles dist/ in `prepack`), the tarball
+ * installed globally into a temporary prefix, and the installed `chatferry` run through npm's own
+ * bin shim on Node 22 and on Node 24 — `--help` and `--version` on both (every command's module
+ * loaded), and on Node 22 the complete demo on a tenth of its sample (`--messages 3000`: every
+ * stage, re-hosted files and verify included; demo-cli.test.ts runs the same bundle's demo on
+ * Node 24). The container image's Dockerfile runs the same pack-and-install steps.
+ *
+ * Node 24 is the project's `node` dev dependency; Node 22 is the registry's `node@22` package,
+ * installed once into `node_modules/.cache/chatferry-node22` and reused by later runs.
+ *
+ * It packs a copy of the files the Dockerfile copies (with the checkout's node_modules linked in),
+ * as the image's build stage does, not the checkout itself: `prepack` writes dist/, and a dist/ in
+ * the checkout would make bin/chatferry.js run that compiled copy instead of the sources — in the
+ * other test files running at the same time (deploy-files.test.ts), half-written, and afterwards,
+ * stale.
+ */
+import { execFile } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, dirname, join, resolve } from 'node:path'
+import { promisify } from 'node:util'
+
+import { beforeAll, describe, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+const ROOT = resolve(import.meta.dirname, '../../..')
+const NODE22_DIR = join(ROOT, 'node_modules/.cache/chatferry-node22')
+const work = mkdtempSync(join(tmpdir(), 'chatferry-pkg-'))
+const prefix = join(work, 'prefix')
+const MINUTES = 60_000
+
+/** The directory holding the `node` binary of a Node install from the registry's `node` package. */
+async function node22Bin(): Promise<string> {
+  const bin = join(NODE22_DIR, 'node_modules/node/bin')
+  if (!existsSync(join(bin, 'node'))) {
+    await run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', NODE22_DIR, 'node@22'], { cwd: ROOT })
+  }
+  return bin
+}
+
+/** Runs the installed `chatferry` with `nodeBin` first on PATH, as a global install would be run. */
+function installed(nodeBin: string, args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: [nodeBin, join(prefix, 'bin'), process.env.PATH ?? ''].join(delimiter) }
+  delete env.NODE_OPTIONS
+  return run(join(prefix, 'bin', 'chatferry'), args, { env, cwd: work, maxBuffer: 64 * 1024 * 1024 })
+}
+
+/** The Dockerfile's `COPY`s of its build stage. */
+const PACKED_FROM = ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts', 'bin', 'src', 'connectors', 'mappings']
+
+beforeAll(async () => {
+  const checkout = join(work, 'checkout')
+  for (const f of PACKED_FROM) {
+    cpSync(join(ROOT, f), join(checkout, f), { recursive: true })
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir')
+  await run('npm', ['pack', '--pack-destination', work], { cwd: checkout, maxBuffer: 64 * 1024 * 1024 })
+  const tarball = readdirSync(work).find((f) => /^chatferry-.*\.tgz$/.test(f))
+  expect(tarball, 'npm pack wrote no tarball').toBeDefined()
+  await run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball as string)], { cwd: work })
+}, 10 * MINUTES)
+
+describe.each([
+  ['Node 24', async () => dirname(process.execPath), /^v24\./, false],
+  ['Node 22', node22Bin, /^v22\./, true],
+])('the packed tarball installed globally, on %s', (_name, nodeBin, version, withDemo) => {
+  let bin = ''
+  beforeAll(async () => {
+    bin = await nodeBin()
+    const { stdout } = await run(join(bin, 'node'), ['--version'])
+    expect(stdout.trim()).toMatch(version)
+  }, 5 * MINUTES)
+
+  it('runs compiled JavaScript: --help lists the commands, --version the package version', async () => {
+    const help = await installed(bin, ['--help'])
+    expect(help.stdout).toMatch(/^Usage: chatferry/m)
+    for (const command of ['demo', 'plan', 'run', 'load', 'verify', 'status']) {
+      expect(help.stdout).toContain(command)
+    }
+    expect(help.stderr).toBe('')
+    const { stdout } = await installed(bin, ['--version'])
+    const pkg = (await import(join(ROOT, 'package.json'), { with: { type: 'json' } })) as { default: { version: string } }
+    expect(stdout.trim()).toBe(pkg.default.version)
+    // No TypeScript source is shipped or loaded: the package holds dist/ only.
+    expect(existsSync(join(prefix, 'lib/node_modules/chatferry/src'))).toBe(false)
+  })
+
+  // The demo once, on the other runtime: on Node 24 the sources run it in demo-cli.test.ts, and
+  // --help above has loaded every module of the same compiled code.
+  it.runIf(withDemo)(
+    'runs the complete demo migration and verifies it',
+    async () => {
+      const dir = join(work, `demo-${version.source.replace(/\W/g, '')}`)
+      const { stdout, stderr } = await installed(bin, ['demo', '--dir', dir, '--messages', '3000'])
+      expect(stdout).toMatch(/^verified: the sandbox holds exactly the items the ledger says were loaded/m)
+      expect(stdout).toContain(`try: chatferry status -c ${join(dir, 'chatferry.yaml')}`)
+      expect(stderr).not.toMatch(/ExperimentalWarning|ERR_/)
+    },
+    5 * MINUTES,
+  )
+})

@@ -1,0 +1,93 @@
+/**
+ * The Stream Chat export's streaming readers (connectors/stream-chat/export/): values picked out
+ * of one JSON document and lines of a JSONL file come out the same whatever the chunk boundaries,
+ * an oversized or non-UTF-8 value is one `bad` item and the read goes on, and a broken document
+ * ends with one `broken` item.
+ */
+import { describe, expect, it } from 'vitest'
+
+import { jsonLines } from '../../../../connectors/stream-chat/export/json-lines.ts'
+import { type JsonPath, jsonValues } from '../../../../connectors/stream-chat/export/json-values.ts'
+
+async function* chunks(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (let i = 0; i < bytes.length; i += size) {
+    yield bytes.subarray(i, i + size)
+  }
+}
+
+const want = (p: JsonPath) => (p.length === 3 && p[1] === 'messages' ? 'message' : p.length === 2 && p[1] === 'channel' ? 'channel' : undefined)
+
+async function pick(text: string | Buffer, size: number, maxValueBytes = 1000) {
+  const out: unknown[] = []
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text
+  for await (const item of jsonValues(chunks(bytes, size), want, { maxDepth: 3, maxValueBytes })) {
+    out.push(
+      item.kind === 'value'
+        ? { path: item.path.join('.'), value: JSON.parse(item.text) as unknown }
+        : item.kind === 'bad'
+          ? { path: item.path.join('.'), bad: item.reason }
+          : { broken: item.reason },
+    )
+  }
+  return out
+}
+
+const doc = [
+  {
+    channel: { cid: 'messaging:a', name: 'with "quotes" and \\ and ] and }' },
+    skipped: { messages: [{ id: 'not wanted' }] },
+    messages: [{ id: 'm1', text: '[{,:}]', n: [1, 2.5e3, true, null] }, 'a string', 42, null, { id: 'm2', 'key "x"': {} }],
+    members: [],
+  },
+  { messages: [], channel: { cid: 'team:b' } },
+]
+
+describe('jsonValues', () => {
+  const text = `\uFEFF${JSON.stringify(doc, null, 2)}`
+  const want = [
+    { path: '0.channel', value: doc[0]?.channel },
+    ...(doc[0]?.messages ?? []).map((value, i) => ({ path: `0.messages.${i}`, value })),
+    { path: '1.channel', value: doc[1]?.channel },
+  ]
+  it.each([1, 2, 3, 7, 64, 1 << 20])('yields the wanted values whatever the chunk size (%i)', async (size) => {
+    expect(await pick(text, size)).toEqual(want)
+  })
+  it('an oversized value and a non-UTF-8 one are bad items, and the values after them are read', async () => {
+    const big = JSON.stringify([{ channel: {}, messages: [{ t: 'x'.repeat(50) }, { id: 'ok' }] }])
+    expect(await pick(big, 5, 40)).toEqual([
+      { path: '0.channel', value: {} },
+      { path: '0.messages.0', bad: 'larger than the 40-byte cap (maxElementBytes)' },
+      { path: '0.messages.1', value: { id: 'ok' } },
+    ])
+    const latin1 = Buffer.concat([Buffer.from('[{"messages":[{"t":"caf'), Buffer.from([0xe9]), Buffer.from('"},{"id":"ok"}]}]')])
+    expect(await pick(latin1, 4)).toEqual([
+      { path: '0.messages.0', bad: 'not UTF-8 text' },
+      { path: '0.messages.1', value: { id: 'ok' } },
+    ])
+  })
+  it.each([
+    ['[{"messages":[{"id":"a"},', 'the document breaks off'],
+    ['[{"messages":[{"id":"a"},]}]', 'a trailing ","'],
+    ['[{"messages":[{"id":"a"}}]', 'unexpected "}"'],
+    ['[] []', 'more text after the JSON document'],
+  ])('ends a broken document with one broken item: %s', async (text, reason) => {
+    const items = await pick(text, 3)
+    expect(items.at(-1)).toEqual({ broken: expect.stringContaining(reason) as unknown })
+    expect(items.filter((i) => 'broken' in (i as object))).toHaveLength(1)
+  })
+})
+
+describe('jsonLines', () => {
+  it.each([1, 4, 1024])('splits lines across chunks (%i), skips blank ones, numbers them, caps them', async (size) => {
+    const text = `{"a":1}\r\n\n{"b":"${'y'.repeat(30)}"}\n{"c":3}`
+    const got = []
+    for await (const l of jsonLines(chunks(Buffer.from(text), size), 20)) {
+      got.push(l)
+    }
+    expect(got).toEqual([
+      { kind: 'line', line: 1, text: '{"a":1}\r' },
+      { kind: 'bad', line: 3, reason: 'line 3 is larger than the 20-byte cap (maxElementBytes)' },
+      { kind: 'line', line: 4, text: '{"c":3}' },
+    ])
+  })
+})
