@@ -47,7 +47,7 @@ describe('refProblem (what a stored path may be)', () => {
     ['20240101/teams/t/channels/c/users/u/f/a.png', undefined],
     ['a..b/c', undefined],
     ['', 'empty'],
-    ['../../etc/passwd', "'..'"],
+    ['../etc/passwd', "'..'"],
     ['a/../../b', "'..'"],
     ['a\\..\\b', "'..'"],
     ['/etc/passwd', 'absolute'],
@@ -104,7 +104,7 @@ describe('local directory reader', () => {
     expect(e.message).toContain('a/b/nope.bin')
   })
 
-  it.each([['../../secret.txt'], [outside], ['a/escape.txt'], ['a/../../secret.txt']])('%s is denied: it leads out of the root', async (ref) => {
+  it.each([['../secret.txt'], [outside], ['a/escape.txt'], ['a/../../secret.txt']])('%s is denied: it leads out of the root', async (ref) => {
     const e = await failure(reader, ref)
     expect(e.fileCause).toBe('denied')
     expect(e.message).toMatch(/absolute|'\.\.'|out of the data directory/)
@@ -162,7 +162,7 @@ describe('S3 object reader (s3rver)', () => {
   })
 
   it('a traversal ref is denied without a request', async () => {
-    expect((await failure(reader, '../../other/x.bin')).fileCause).toBe('denied')
+    expect((await failure(reader, '../other/x.bin')).fileCause).toBe('denied')
   })
 
   it('wrong credentials are denied, and the secret is in no message', async () => {

@@ -14,7 +14,7 @@ const TOKEN = 'xoxp-very-secret-token'
 const KEY = 'S3-SECRET-KEY-123'
 
 describe.each([
-  ['slack-export fileToken', { connector: 'slack-export', path: '../x.zip', fileToken: TOKEN }],
+  ['slack-export fileToken', { connector: 'slack-export', path: './x.zip', fileToken: TOKEN }],
   ['generic-sql files.token', { connector: 'generic-sql', files: { kind: 'url', token: TOKEN } }],
   ['mattermost files.secretAccessKey', { connector: 'mattermost', files: { kind: 's3', bucket: 'b', accessKeyId: 'AKIA', secretAccessKey: KEY } }],
   [

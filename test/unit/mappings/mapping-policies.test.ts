@@ -47,10 +47,10 @@ describe('PoliciesSchema', () => {
   })
 
   it('a partial nested object keeps the other defaults', () => {
-    const p = PoliciesSchema.parse({ systemMessages: { mode: 'as-user' }, retention: { oldMessages: 'send' }, module: '../adjust.ts' })
+    const p = PoliciesSchema.parse({ systemMessages: { mode: 'as-user' }, retention: { oldMessages: 'send' }, module: './adjust.ts' })
     expect(p.systemMessages).toEqual({ mode: 'as-user', systemUser: { uid: 'system', name: 'System' } })
     expect(p.retention).toEqual({ retentionDays: 183, oldMessages: 'send' })
-    expect(p.module).toBe('../adjust.ts')
+    expect(p.module).toBe('./adjust.ts')
   })
 
   it.each([

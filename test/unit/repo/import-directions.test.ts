@@ -247,19 +247,19 @@ describe('import directions', () => {
   it('names an upward import, a file outside the table and an import into one', () => {
     expect(
       violationsOf([
-        { from: 'src/load/loader.ts', specifier: '../../cli/exit-codes.ts', to: 'src/cli/exit-codes.ts' },
-        { from: 'src/config.ts', specifier: '../errors.ts', to: 'src/errors.ts' },
-        { from: 'src/sandbox/index.ts', specifier: '../../config.ts', to: 'src/config.ts' },
-        { from: 'mappings/ids.ts', specifier: '../../src/target/client.ts', to: 'src/target/client.ts' },
-        { from: 'mappings/ids.ts', specifier: '../../src/target/schemas.ts', to: 'src/target/schemas.ts' },
-        { from: 'src/logger.ts', specifier: '../state/index.ts', to: 'src/state/index.ts' },
+        { from: 'src/load/loader.ts', specifier: '../cli/exit-codes.ts', to: 'src/cli/exit-codes.ts' },
+        { from: 'src/config.ts', specifier: './errors.ts', to: 'src/errors.ts' },
+        { from: 'src/sandbox/index.ts', specifier: '../config.ts', to: 'src/config.ts' },
+        { from: 'mappings/ids.ts', specifier: '../src/target/client.ts', to: 'src/target/client.ts' },
+        { from: 'mappings/ids.ts', specifier: '../src/target/schemas.ts', to: 'src/target/schemas.ts' },
+        { from: 'src/logger.ts', specifier: './state/index.ts', to: 'src/state/index.ts' },
       ]),
     ).toEqual([
-      "src/load/loader.ts: import '../../cli/exit-codes.ts' goes from src/load/ to src/cli/",
-      "src/config.ts: import '../errors.ts' from a file in no row of the table",
-      "src/sandbox/index.ts: import '../../config.ts' → src/config.ts, which is in no row of the table",
-      "mappings/ids.ts: import '../../src/target/client.ts' goes from mappings/ to src/target/",
-      "src/logger.ts: import '../state/index.ts' goes from shared to src/state/",
+      "src/load/loader.ts: import '../cli/exit-codes.ts' goes from src/load/ to src/cli/",
+      "src/config.ts: import './errors.ts' from a file in no row of the table",
+      "src/sandbox/index.ts: import '../config.ts' → src/config.ts, which is in no row of the table",
+      "mappings/ids.ts: import '../src/target/client.ts' goes from mappings/ to src/target/",
+      "src/logger.ts: import './state/index.ts' goes from shared to src/state/",
     ])
   })
 
@@ -278,14 +278,14 @@ describe('import directions', () => {
   it("names an import into another connector's folder, from a connector or a shared folder", () => {
     expect(
       crossConnectorImports([
-        { from: 'connectors/sendbird/export/files.ts', specifier: '../../../slack-export/day-file.ts', to: 'connectors/slack-export/day-file.ts' },
-        { from: 'connectors/sql/session.ts', specifier: '../../mattermost/sql/queries.ts', to: 'connectors/mattermost/sql/queries.ts' },
-        { from: 'connectors/zulip/index.ts', specifier: '../../sql/session.ts', to: 'connectors/sql/session.ts' },
-        { from: 'connectors/index.ts', specifier: '../zulip/index.ts', to: 'connectors/zulip/index.ts' },
+        { from: 'connectors/sendbird/export/files.ts', specifier: '../../slack-export/day-file.ts', to: 'connectors/slack-export/day-file.ts' },
+        { from: 'connectors/sql/session.ts', specifier: '../mattermost/sql/queries.ts', to: 'connectors/mattermost/sql/queries.ts' },
+        { from: 'connectors/zulip/index.ts', specifier: '../sql/session.ts', to: 'connectors/sql/session.ts' },
+        { from: 'connectors/index.ts', specifier: './zulip/index.ts', to: 'connectors/zulip/index.ts' },
       ]),
     ).toEqual([
-      "connectors/sendbird/export/files.ts: import '../../../slack-export/day-file.ts' goes from connectors/sendbird/ into connectors/slack-export/, another connector's folder (only archive, cards, files, rows, sql are shared)",
-      "connectors/sql/session.ts: import '../../mattermost/sql/queries.ts' goes from the shared connectors/sql/ into connectors/mattermost/, another connector's folder (only archive, cards, files, rows, sql are shared)",
+      "connectors/sendbird/export/files.ts: import '../../slack-export/day-file.ts' goes from connectors/sendbird/ into connectors/slack-export/, another connector's folder (only archive, cards, files, rows, sql are shared)",
+      "connectors/sql/session.ts: import '../mattermost/sql/queries.ts' goes from the shared connectors/sql/ into connectors/mattermost/, another connector's folder (only archive, cards, files, rows, sql are shared)",
     ])
   })
 

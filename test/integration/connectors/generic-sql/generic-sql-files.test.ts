@@ -42,7 +42,7 @@ beforeAll(async () => {
     },
     { url: 'https://files.example.com/a/big.bin', size: BIG.length, path: join(uploads, '2024/03/big.bin'), key: 'att/big.bin' },
     { url: 'https://files.example.com/a/gone.bin', path: '2024/03/gone.bin', key: 'att/gone.bin' },
-    { url: 'https://files.example.com/a/evil', path: '../../../../etc/passwd', key: '../../../evil' },
+    { url: 'https://files.example.com/a/evil', path: '../../etc/passwd', key: '../evil' },
     { url: 'https://files.example.com/a/none.bin' },
   ]
   await w.exec(`UPDATE chat_lines SET files = '${JSON.stringify(files)}' WHERE lid = 7`)
@@ -72,7 +72,7 @@ describe('generic-sql files, kind: local', () => {
       { reader: 'generic-sql', ref: '2024/03/chart.png', host: 'local' },
       { reader: 'generic-sql', ref: '2024/03/big.bin', host: 'local' },
       { reader: 'generic-sql', ref: '2024/03/gone.bin', host: 'local' },
-      { reader: 'generic-sql', ref: '../../../../etc/passwd', host: 'local' },
+      { reader: 'generic-sql', ref: '../../etc/passwd', host: 'local' },
       undefined,
     ])
   })
@@ -88,7 +88,7 @@ describe('generic-sql files, kind: local', () => {
   it('missing and traversal', async () => {
     const reader = connector(files()).files!()
     expect((await openFailure(reader, '2024/03/gone.bin')).fileCause).toBe('missing')
-    expect((await openFailure(reader, '../../../../etc/passwd')).fileCause).toBe('denied')
+    expect((await openFailure(reader, '../../etc/passwd')).fileCause).toBe('denied')
   })
 
   it('a directory that does not exist is a configuration error naming source.files.directory', () => {
@@ -99,14 +99,14 @@ describe('generic-sql files, kind: local', () => {
 describe('generic-sql files, kind: s3', () => {
   it('the key is the locator; the reader returns the bytes under the prefix, with Range; missing and traversal', async () => {
     const files = { ...bucket.settings, prefix: 'chat' }
-    expect((await sources(files)).map((s) => s?.ref)).toEqual(['att/chart.png', 'att/big.bin', 'att/gone.bin', '../../../evil', undefined])
+    expect((await sources(files)).map((s) => s?.ref)).toEqual(['att/chart.png', 'att/big.bin', 'att/gone.bin', '../evil', undefined])
     const reader = connector(files).files!()
     try {
       expect(sha256((await readRef(reader, 'att/chart.png')).bytes)).toBe(sha256(CHART))
       const tail = await readRef(reader, 'att/big.bin', 1000)
       expect([tail.size, tail.start, sha256(tail.bytes)]).toEqual([BIG.length, 1000, sha256(BIG.subarray(1000))])
       expect((await openFailure(reader, 'att/gone.bin')).fileCause).toBe('missing')
-      expect((await openFailure(reader, '../../../evil')).fileCause).toBe('denied')
+      expect((await openFailure(reader, '../evil')).fileCause).toBe('denied')
     } finally {
       await reader.close?.()
     }

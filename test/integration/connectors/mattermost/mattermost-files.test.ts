@@ -28,7 +28,7 @@ const FILES: Record<string, Buffer> = {
 }
 /** In the fixture, absent from the store. */
 const GONE = '20240115/teams/t01eng/channels/c01town/users/u02bob/f03img/cat.jpg'
-const ESCAPE = '../../../../../etc/passwd'
+const ESCAPE = '../../../etc/passwd'
 
 let db: TestDatabase
 const root = mkdtempSync(join(tmpdir(), 'cf-mm-files-'))

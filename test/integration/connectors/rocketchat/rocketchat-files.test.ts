@@ -52,7 +52,7 @@ beforeAll(async () => {
     // The spec is in the FileSystem store here; the S3 variant below uses the second dump.
     { _id: SPEC, name: 'Spec v2.pdf', store: 'FileSystem:Uploads', extension: 'pdf', size: SPEC_BYTES.length, complete: true },
     { _id: 'fBrokenGrid', store: 'GridFS:Uploads', size: BROKEN.length },
-    { _id: '../../../../etc/passwd', store: 'FileSystem:Uploads' },
+    { _id: '../../etc/passwd', store: 'FileSystem:Uploads' },
     { _id: 'fGcsXXXXXXXXXXXXX', store: 'GoogleCloudStorage:Uploads' },
     { _id: 'fS3XXXXXXXXXXXXXX', store: 'AmazonS3:Uploads', AmazonS3: { path: `acme-uid/uploads/room/user/${SPEC}` } },
   ]
@@ -111,7 +111,7 @@ describe('Rocket.Chat files', () => {
     const reader = connector({ fileSystemPath: fsDir() }).files!()
     const got = await readRef(reader, SPEC, 65_000)
     expect([got.size, got.start, sha256(got.bytes)]).toEqual([SPEC_BYTES.length, 65_000, sha256(SPEC_BYTES.subarray(65_000))])
-    expect((await openFailure(reader, '../../../../etc/passwd')).fileCause).toBe('denied')
+    expect((await openFailure(reader, '../../etc/passwd')).fileCause).toBe('denied')
   })
 
   it('AmazonS3: the AmazonS3.path key, with Range', async () => {

@@ -158,7 +158,7 @@ describe.each([
     const reader = connector(pathOf()).files!()
     try {
       expect((await openFailure(reader, '__uploads/F99/none.png')).fileCause).toBe('missing')
-      for (const ref of ['../../../outside.png', '__uploads/../../outside.png', join(root, 'outside.png')]) {
+      for (const ref of ['../outside.png', '__uploads/../../outside.png', join(root, 'outside.png')]) {
         expect((await openFailure(reader, ref)).fileCause, ref).toBe('denied')
       }
     } finally {

@@ -111,9 +111,9 @@ describe('chatferry on a hostile Slack export ZIP', () => {
   const entries: HostileEntry[] = [
     ...[...exportFiles(seed)].map(([name, content]) => ({ name: `${NEST}/${name}`, content })),
     { name: '/users.json', content: JSON.stringify([{ id: 'U66EVIL', name: 'evil', real_name: 'Evil' }]) },
-    { name: `../../../outside/${firstGeneralDay}`, content: JSON.stringify([msg(901, 'OUTSIDE')]) },
+    { name: `../outside/${firstGeneralDay}`, content: JSON.stringify([msg(901, 'OUTSIDE')]) },
     { name: `${NEST}/general/${firstGeneralDay}`, content: JSON.stringify([msg(902, 'DUPLICATE')]) },
-    { name: `${NEST}/random/2024-01-20.json`, content: '../../../../../../etc/passwd', mode: 0o120777 },
+    { name: `${NEST}/random/2024-01-20.json`, content: '../../../../etc/passwd', mode: 0o120777 },
     { name: `${NEST}/random/2024-01-21.json`, content: bomb },
     { name: `${NEST}/random/2024-01-27.json`, content: bomb, declaredSize: 1000 },
     { name: `${NEST}/general/2024-01-22.json`, content: JSON.stringify([msg(904, 'CORRUPT')]), corrupt: true },

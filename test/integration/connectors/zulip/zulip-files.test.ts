@@ -21,7 +21,7 @@ import { type SourceBucket, startSourceBucket } from '../../../helpers/source-bu
 
 const LOGO = '2/ab/cdEF/logo.png'
 const MINUTES = '2/ef/ghIJ/minutes.pdf'
-const ESCAPE = '../../../../etc/passwd'
+const ESCAPE = '../../etc/passwd'
 const BYTES = randomBytes(2048)
 
 let db: TestDatabase
