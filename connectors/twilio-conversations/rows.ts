@@ -120,10 +120,15 @@ export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator
 export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerator<PositionedRow<LegacyGroup>> {
   for (let n = num(o.after, 'n') + 1; n < src.conversations.length; n++) {
     const c = src.conversations[n] as Conversation
-    const row = noted(
-      decodeRow(str(c.value.sid) ?? '?', () => decodeConversation(c.value)),
-      STATE_OUTCOMES[String(c.value.state)] ?? [],
-    )
+    // Its state's outcome only when it decodes: a conversation rejected for its own reason was
+    // neither archived nor kept.
+    const row = decodeRow(str(c.value.sid) ?? '?', (out) => {
+      const group = decodeConversation(c.value)
+      for (const o of STATE_OUTCOMES[String(c.value.state)] ?? []) {
+        out.add(o.policy, o.outcome)
+      }
+      return group
+    })
     const at = row.ok ? changed(row.record) : undefined
     if (keep(at, row.ok, o.since)) {
       yield { pos: { n }, row, ...(at !== undefined ? { changedAt: at } : {}) }

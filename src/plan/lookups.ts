@@ -50,7 +50,7 @@ export async function loadUsers(store: LedgerStore, jobId: string, metadataKey: 
       ...(typeof username === 'string' ? { username } : {}),
     })
   }
-  // Users whose source row was rejected: their messages and memberships name that reject.
+  // Users whose source row or mapping was rejected: their messages and memberships name that reject.
   for (const row of await store.planLookups.rejectedRows(jobId, 'users')) {
     if (!users.has(row.legacyId)) {
       users.set(row.legacyId, { skipped: true, policy: 'dependencies', rejected: row.message })
@@ -60,7 +60,14 @@ export async function loadUsers(store: LedgerStore, jobId: string, metadataKey: 
 }
 
 export async function loadGroups(store: LedgerStore, jobId: string): Promise<Map<string, PlannedGroup | SkippedRef>> {
-  return groupsOf(await store.planLookups.items(jobId, 'groups'))
+  const groups = groupsOf(await store.planLookups.items(jobId, 'groups'))
+  // Groups whose source row or mapping was rejected: their members and messages name that reject.
+  for (const row of await store.planLookups.rejectedRows(jobId, 'groups')) {
+    if (!groups.has(row.legacyId)) {
+      groups.set(row.legacyId, { skipped: true, policy: 'dependencies', rejected: row.message })
+    }
+  }
+  return groups
 }
 
 /** The ledger's group rows as lookups: the first item of a legacy id wins. */

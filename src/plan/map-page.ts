@@ -4,7 +4,7 @@
  * those the connector reports with the row —, referential problems, changes since the previous
  * plan, messages per month).
  */
-import { type MappedItem, type MappingContext, mapRecord, type MapResult } from '../../mappings/index.ts'
+import { type MappedItem, type MappingContext, mapRecord, type MapResult, type PolicyName } from '../../mappings/index.ts'
 import type { RowProblem, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
 import { placeholderKey, type PlannedItem, type RejectedItem, type SkippedItem } from '../state/index.ts'
@@ -68,6 +68,30 @@ export function mapPage(
   return { items: page.items, extras: page.extras, skips: page.skips, rejects: page.rejects }
 }
 
+/**
+ * A record the mapping rejected, for the records that refer to it: a user's messages and
+ * memberships, a group's members and messages, are rejected naming this reject (as for a source
+ * row the connector rejected), never skipped as if a policy had chosen to leave it out — a skip is
+ * never sent again, a reject is listed, fixed and retried. A rejected message is remembered as
+ * skipped for its replies (their thread policy decides).
+ */
+function rememberRejected(
+  run: PlanRun,
+  entity: LegacyEntity,
+  record: LegacyRecordOf[LegacyEntity],
+  legacyId: string,
+  reason: string,
+  policy?: PolicyName,
+): void {
+  if (entity === 'users') {
+    run.known.rememberRejectedUser(legacyId, reason)
+  } else if (entity === 'groups') {
+    run.known.rememberRejectedGroup(legacyId, reason)
+  } else {
+    run.known.remember(entity, record, undefined, { skipped: true, policy: policy ?? 'dependencies' })
+  }
+}
+
 /** A row that could not become a record: counted and rejected with its field and reason. */
 function rejectProblem({ run, entity, summary, rejects }: PageState, row: RowProblem): void {
   summary.problems++
@@ -100,7 +124,7 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
     const sample = { legacyId, targetKey: placeholderKey(legacyId), field: result.field, problem: result.reason }
     noteReject(summary, `${result.field}: ${result.policy ? `${result.policy} policy` : 'invalid'}`, sample)
     page.rejects.push({ legacyId, code: 'MAPPING_INVALID', message: `${result.field}: ${result.reason}` })
-    run.known.remember(entity, record, undefined, { skipped: true, policy: result.policy ?? 'dependencies' })
+    rememberRejected(run, entity, record, legacyId, `${result.field}: ${result.reason}`, result.policy)
     return
   }
   countOutcomes(result.outcomes, legacyId, run.outcomes, summary.outcomes)

@@ -12,7 +12,6 @@ import {
   isPlanned,
   metadataFacts,
   nameFacts,
-  refused,
   reject,
   seconds,
   skip,
@@ -37,7 +36,7 @@ export function expectUser(w: World, raw: LegacyUser): void {
   const u = stripped(raw)
   const facts: ItemFacts = new Map()
   if (!nameFacts(facts, u.name)) {
-    w.users.set(u.id, { mappingRejected: 'name' })
+    w.users.set(u.id, { rejected: 'name' })
     return reject(w, 'users', u.id, 'name')
   }
   const p = w.policies
@@ -77,7 +76,7 @@ export function expectGroup(w: World, raw: LegacyGroup): void {
   const g = stripped(raw)
   const facts: ItemFacts = new Map()
   if (!nameFacts(facts, g.name)) {
-    w.groups.set(g.id, { mappingRejected: 'name' })
+    w.groups.set(g.id, { rejected: 'name' })
     return reject(w, 'groups', g.id, 'name')
   }
   const p = w.policies
@@ -94,7 +93,6 @@ export function expectGroup(w: World, raw: LegacyGroup): void {
   state(facts, ['icon'], { eq: url(g.icon) })
   // Group owner: an owner that is not a known user is omitted (a skipped or rejected one: not stated).
   const owner = g.ownerId === undefined ? undefined : w.users.get(g.ownerId)
-  refused(owner, `group ${g.id}`)
   if (owner === undefined || isPlanned(owner)) {
     state(facts, ['owner'], { eq: owner?.uid ?? null })
   }
@@ -120,8 +118,6 @@ export function expectMember(w: World, raw: LegacyMember): void {
   }
   const group = w.groups.get(raw.groupId)
   const user = w.users.get(raw.userId)
-  refused(group, `member ${legacyId}`)
-  refused(user, `member ${legacyId}`)
   // Unknown or rejected group or user → rejected naming the field; skipped by a policy → skipped.
   for (const [field, ref] of [
     ['groupId', group],

@@ -27,7 +27,7 @@
  *   createdAt the record lacks, a joinedAt the run's own clock decides.
  * Not modelled (the oracle throws rather than guess): policies other than those in
  * expected-policies.ts, data within a kilobyte of the 10 KB limit, a legacy user holding the system
- * user's uid, records referring to a user or group the mapping (not the connector) rejected.
+ * user's uid. A user or group the mapping rejects is, for what refers to it, a rejected one.
  */
 import type { PoliciesInput } from '../../mappings/index.ts'
 import { LEGACY_ENTITIES, type LegacyEntity, type LegacyMessage, type LegacyRecordOf } from '../../src/model/index.ts'

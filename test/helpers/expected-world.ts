@@ -12,10 +12,10 @@ import type { OraclePolicies } from './expected-policies.ts'
 
 /**
  * What a later record finds when it refers to a legacy user, group or message: planned, skipped by
- * a policy, its source row rejected, or rejected by the mapping — what then becomes of the records
- * referring to it the README does not say, so the oracle refuses to guess ({@link refused}).
+ * a policy, or rejected — its source row or its mapping; the README rejects what refers to either
+ * naming that reject (mappings/README.md `missingUsers`).
  */
-export type Ref<T> = T | { readonly skipped: string } | { readonly rejected: string } | { readonly mappingRejected: string }
+export type Ref<T> = T | { readonly skipped: string } | { readonly rejected: string }
 
 export interface PlannedUserRef {
   readonly uid: string
@@ -52,18 +52,7 @@ export interface World {
   readonly skipped: Map<string, string>
 }
 
-export const isPlanned = <T extends object>(r: Ref<T> | undefined): r is T =>
-  r !== undefined && !('skipped' in r) && !('rejected' in r) && !('mappingRejected' in r)
-
-/** Throws for a reference to a record the mapping rejected (see {@link Ref}). */
-export function refused<T extends object>(
-  r: Ref<T> | undefined,
-  by: string,
-): asserts r is Exclude<Ref<T>, { readonly mappingRejected: string }> | undefined {
-  if (r !== undefined && 'mappingRejected' in r) {
-    throw new Error(`expected-items: ${by} refers to a record the mapping rejects (${r.mappingRejected}); the README does not say what becomes of it`)
-  }
-}
+export const isPlanned = <T extends object>(r: Ref<T> | undefined): r is T => r !== undefined && !('skipped' in r) && !('rejected' in r)
 
 /** A record's fate when it yields no item: skipped by a policy, or rejected naming a field. */
 export type Decided = { readonly skip: string } | { readonly reject: string }
