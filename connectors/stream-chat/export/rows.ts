@@ -183,9 +183,8 @@ function messageRow(src: RowsSource, e: ExportEvent & { kind: 'entity' }, n: num
   if (channel === undefined) {
     return { pos: { n }, row: problem(id, 'cid', `the message's channel ${cid ?? '(none)'} is not in the export`) }
   }
-  const reactions = typeof v.id === 'string' ? layout.reactions.get(v.id) : undefined
-  const row = decodeRow(id, (out) =>
-    decodeMessage(v, { channel, keepCustom: src.keepCustom, ...(reactions !== undefined ? { reactions } : {}) }, out),
-  )
+  // No spread here: this runs once a row (`reactions: undefined` reads as none).
+  const ctx = { channel, keepCustom: src.keepCustom, reactions: typeof v.id === 'string' ? layout.reactions.get(v.id) : undefined }
+  const row = decodeRow(id, (out) => decodeMessage(v, ctx, out))
   return row.ok ? { pos: { n }, row, changedAt: messageChangedAt(row.record) } : { pos: { n }, row }
 }
