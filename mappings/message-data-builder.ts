@@ -17,24 +17,39 @@ export interface MessageDataBuilder {
   makeRoom(minText: number): number
 }
 
-export function createMessageDataBuilder({ record, ctx, out, own }: MessageScope, content: MessageContent): MessageDataBuilder {
-  const key = ctx.policies.legacyMetadata.key
-  const { attachments, customData } = content
-  let legacyMeta: JsonObject | undefined = record.metadata ?? undefined
+/** One object per message, its methods on the prototype (no closures built for every message). */
+class DataBuilder implements MessageDataBuilder {
+  readonly #scope: MessageScope
+  readonly #key: string
+  readonly #attachments: Attachment[]
+  readonly #customData: JsonObject | undefined
+  #legacyMeta: JsonObject | undefined
+
+  constructor(scope: MessageScope, content: MessageContent) {
+    this.#scope = scope
+    this.#key = scope.ctx.policies.legacyMetadata.key
+    this.#attachments = content.attachments
+    this.#customData = content.customData
+    this.#legacyMeta = scope.record.metadata ?? undefined
+  }
+
   // `own` itself goes into the metadata: it is only changed (in makeRoom) before the metadata that
   // is finally sent is built again.
-  const metadataOf = (extra?: JsonObject): JsonObject | undefined => {
+  #metadataOf(extra?: JsonObject): JsonObject | undefined {
+    const own = this.#scope.own
+    const legacyMeta = this.#legacyMeta
     const mine = extra === undefined ? own : { ...own, ...extra }
     const m: JsonObject = legacyMeta === undefined ? {} : { ...legacyMeta }
     let any = legacyMeta !== undefined && Object.keys(legacyMeta).length > 0
     for (const _ in mine) {
-      m[key] = mine
+      m[this.#key] = mine
       any = true
       break
     }
     return any ? m : undefined
   }
-  const of = (t: string, atts: Attachment[], extra?: JsonObject): MessageData => {
+
+  of(t: string, atts: Attachment[], extra?: JsonObject): MessageData {
     const data: MessageData = {}
     if (t !== '') {
       data.text = t
@@ -42,34 +57,42 @@ export function createMessageDataBuilder({ record, ctx, out, own }: MessageScope
     if (atts.length > 0) {
       data.attachments = atts
     }
-    if (customData !== undefined) {
-      data.customData = customData
+    if (this.#customData !== undefined) {
+      data.customData = this.#customData
     }
-    const metadata = metadataOf(extra)
+    const metadata = this.#metadataOf(extra)
     if (metadata !== undefined) {
       data.metadata = metadata
     }
     return data
   }
-  const skeletonBytes = (extra?: JsonObject): number => jsonBytes({ ...of('', attachments, extra), text: '' })
-  const makeRoom = (minText: number): number => {
+
+  skeletonBytes(extra?: JsonObject): number {
+    return jsonBytes({ ...this.of('', this.#attachments, extra), text: '' })
+  }
+
+  makeRoom(minText: number): number {
+    const { ctx, out, own } = this.#scope
     const max = LIMITS.MESSAGE_DATA_BYTES_MAX
-    let skeleton = skeletonBytes()
+    let skeleton = this.skeletonBytes()
     if (skeleton + minText > max) {
-      if (legacyMeta !== undefined) {
+      if (this.#legacyMeta !== undefined) {
         fieldProblem(ctx, out, 'metadata', `data is over ${max} bytes`, 'metadata-dropped')
-        legacyMeta = undefined
+        this.#legacyMeta = undefined
       }
-      if (skeletonBytes() + minText > max && own.reactions !== undefined) {
+      if (this.skeletonBytes() + minText > max && own.reactions !== undefined) {
         fieldProblem(ctx, out, 'reactions', `data is over ${max} bytes`, 'reactions-dropped')
         delete own.reactions
       }
-      if (skeletonBytes() + minText > max) {
+      if (this.skeletonBytes() + minText > max) {
         throw new Rejection('data', `data is over ${max} bytes without its text`)
       }
-      skeleton = skeletonBytes()
+      skeleton = this.skeletonBytes()
     }
     return skeleton
   }
-  return { of, skeletonBytes, makeRoom }
+}
+
+export function createMessageDataBuilder(scope: MessageScope, content: MessageContent): MessageDataBuilder {
+  return new DataBuilder(scope, content)
 }

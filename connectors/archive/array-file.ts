@@ -99,10 +99,19 @@ export async function readArrayFile(archive: ExportArchive, path: string, maxEle
   return whole.map((value: unknown, index) => ({ index, value }))
 }
 
-/** A file's items in file order, in batches: whole when small, else streamed. */
+/**
+ * A file's items in file order, in batches of {@link STREAM_BATCH}: read whole when small, else
+ * streamed. A whole file's items are handed out a batch at a time and let go of as they are, so the
+ * parsed values of batches already read can be collected while the rest of the file is decoded.
+ */
 export async function* arrayFileBatches(archive: ExportArchive, path: string, maxElementBytes: number): AsyncGenerator<ParsedItem[]> {
   if (readsWhole(archive, path, maxElementBytes)) {
-    yield await readArrayFile(archive, path, maxElementBytes)
+    const items: (ParsedItem | undefined)[] = await readArrayFile(archive, path, maxElementBytes)
+    for (let from = 0; from < items.length; from += STREAM_BATCH) {
+      const batch = items.slice(from, from + STREAM_BATCH) as ParsedItem[]
+      items.fill(undefined, from, from + STREAM_BATCH)
+      yield batch
+    }
     return
   }
   let batch: ParsedItem[] = []
@@ -118,5 +127,5 @@ export async function* arrayFileBatches(archive: ExportArchive, path: string, ma
   }
 }
 
-/** Items per batch of a streamed file. */
+/** Items per batch of a file, streamed or read whole. */
 export const STREAM_BATCH = 1000

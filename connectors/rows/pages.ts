@@ -50,11 +50,6 @@ export async function* single<T>(rows: AsyncIterable<PositionedRow<T>>): AsyncGe
   }
 }
 
-/** {@link pagesOf} for a reader that yields a row at a time. */
-export function rowPagesOf<T>(rows: AsyncIterable<PositionedRow<T>>, pageSize: number, signal?: AbortSignal): AsyncGenerator<Page<T>> {
-  return pagesOf(single(rows), pageSize, signal)
-}
-
 /**
  * The legacy ids of an entity's good rows in pages of `size`, from a full read (a source without a
  * key index). With `signal`, an abort is checked after each page is taken.

@@ -7,6 +7,9 @@
  * Prints rows/s for both, how busy this process was during its read (near 100%: bound by our CPU,
  * not the source), their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat within
  * 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
+ * Both reads are measured warm, each on its second run in the child: chatferry's first read (JIT
+ * and heap still warming up, its CPU time printed too) gives the peak RSS, before anything else
+ * has grown the heap (file systems warm the OS file cache with a bare byte read, `warm`).
  * It also prints a floor: what validating the mapped items alone costs per row (`validationCost`),
  * which with the raw read bounds the ratio any pipeline that validates every item can reach.
  * Beside each wall time it records the CPU time this process spent (`process.cpuUsage`: all its
@@ -109,10 +112,16 @@ async function mapper(): Promise<Mapper> {
   }
 }
 
-async function extract(
-  config: Record<string, unknown>,
-  check: Check,
-): Promise<{ rows: number; problems: number; ms: number; cpuMs: number; busy: number; liveHeapMb?: number }> {
+interface Extract {
+  rows: number
+  problems: number
+  ms: number
+  cpuMs: number
+  busy: number
+  liveHeapMb?: number
+}
+
+async function extract(config: Record<string, unknown>, check: Check, sampleLiveHeap: boolean): Promise<Extract> {
   const cpu = process.cpuUsage()
   const source = createConnector(SourceConfigSchema.parse(config))
   const started = performance.now()
@@ -123,9 +132,9 @@ async function extract(
   let rows = 0
   let problems = 0
   let pages = 0
-  // --live-heap: the heap still in use after a full collection, every 20 pages. It tells memory
-  // that is retained (grows with the table) from garbage V8 has not collected yet (peak RSS).
-  const gc = flag('live-heap') ? (globalThis as { gc?: () => void }).gc : undefined
+  // --live-heap: the heap still in use after a full collection, every 20 pages of the first read. It
+  // tells memory that is retained (grows with the table) from garbage V8 has not collected yet (peak RSS).
+  const gc = sampleLiveHeap ? (globalThis as { gc?: () => void }).gc : undefined
   let liveHeap = 0
   try {
     for await (const page of session.read('messages')) {
@@ -203,15 +212,30 @@ async function child(size: number): Promise<void> {
   const system = await loadSystem()
   const map: Mapper = flag('no-map') ? { name: 'extract only', check: () => true } : await mapper()
   const { name, check } = map
-  // chatferry's read runs first, so the peak RSS it reports is its own (the raw read comes after).
-  await system.raw(size) // warm the database or file cache
+  // The caches first: the OS file cache by a bare byte read (file systems), else the raw read (a
+  // database's cache; a COPY streams, it leaves little behind).
+  if (system.warm !== undefined) {
+    await system.warm(size)
+  } else {
+    await system.raw(size)
+  }
+  // chatferry's first read runs before anything grows the heap, so the peak RSS is its own; its
+  // second is the one timed, warm as the raw read's second run is.
   const baseRssMb = process.resourceUsage().maxRSS / 1024
-  const ours = await extract(system.sourceConfig(size, pageSize), check)
+  const first = await extract(system.sourceConfig(size, pageSize), check, flag('live-heap'))
   const peakRssMb = process.resourceUsage().maxRSS / 1024
+  const ours = {
+    ...(await extract(system.sourceConfig(size, pageSize), check, false)),
+    ...(first.liveHeapMb !== undefined ? { liveHeapMb: first.liveHeapMb } : {}),
+  }
+  if (system.warm !== undefined) {
+    await system.raw(size) // the raw read's own first run
+  }
+  const cold = { ms: first.ms, cpuMs: first.cpuMs }
   const rawCpu = process.cpuUsage()
   const raw = { ...(await system.raw(size)), cpuMs: cpuMsSince(rawCpu) }
   const validation = await validationCost(system.sourceConfig(size, pageSize), map)
-  process.stdout.write(`${JSON.stringify({ size, name, raw, ours, peakRssMb, baseRssMb, validation })}\n`)
+  process.stdout.write(`${JSON.stringify({ size, name, raw, ours, cold, peakRssMb, baseRssMb, validation })}\n`)
 }
 
 async function main(): Promise<void> {
@@ -223,7 +247,9 @@ async function main(): Promise<void> {
     size: number
     name: string
     raw: RawRead & { cpuMs: number }
-    ours: { rows: number; problems: number; ms: number; cpuMs: number; busy: number; liveHeapMb?: number }
+    ours: Extract
+    /** chatferry's first read (JIT cold); absent from a baseline checkout's older bench. */
+    cold?: { ms: number; cpuMs: number }
     peakRssMb: number
     baseRssMb: number
     validation?: { rows: number; items: number; msPerRow: number; cpuMsPerRow: number }
@@ -240,7 +266,7 @@ async function main(): Promise<void> {
       runs.push(...scripts.map((script) => ({ size, script })))
     }
   }
-  const ratiosOf = new Map<string, { wall: number; cpu: number }[]>()
+  const ratiosOf = new Map<string, { wall: number; cpu: number; usPerRow: number }[]>()
   for (const { size, script } of runs) {
     const r = spawnSync(
       process.execPath,
@@ -274,16 +300,17 @@ async function main(): Promise<void> {
       const wall = (result.raw.ms / result.raw.rows + v.msPerRow) / (result.ours.ms / result.ours.rows)
       const cpu = (result.raw.cpuMs / result.raw.rows + v.cpuMsPerRow) / (result.ours.cpuMs / result.ours.rows)
       const key = `${size} ${script === import.meta.filename ? 'this checkout' : `baseline ${baseline}`}`
-      ratiosOf.set(key, [...(ratiosOf.get(key) ?? []), { wall, cpu }])
+      ratiosOf.set(key, [...(ratiosOf.get(key) ?? []), { wall, cpu, usPerRow: (result.ours.cpuMs * 1000) / result.ours.rows }])
     }
   }
   if (scripts.length > 1 || rounds > 1) {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
     process.stdout.write(`\n${system.label}, page size ${pageSize}: rate of the floor's (target ≥ 0.50), ${rounds} round(s) alternating\n`)
     for (const [key, rs] of ratiosOf) {
-      const list = (f: (x: { wall: number; cpu: number }) => number) => rs.map((x) => f(x).toFixed(2)).join(' ')
+      const list = (f: (x: { wall: number; cpu: number; usPerRow: number }) => number) => rs.map((x) => f(x).toFixed(2)).join(' ')
       process.stdout.write(
-        `${key}: median wall ${median(rs.map((x) => x.wall)).toFixed(2)} (${list((x) => x.wall)}), median CPU ${median(rs.map((x) => x.cpu)).toFixed(2)} (${list((x) => x.cpu)})\n`,
+        `${key}: median wall ${median(rs.map((x) => x.wall)).toFixed(2)} (${list((x) => x.wall)}), median CPU ${median(rs.map((x) => x.cpu)).toFixed(2)} (${list((x) => x.cpu)}), ` +
+          `chatferry CPU per row ${median(rs.map((x) => x.usPerRow)).toFixed(2)} µs (${list((x) => x.usPerRow)})\n`,
       )
     }
   }
@@ -299,7 +326,7 @@ async function main(): Promise<void> {
       `${fmt(r.size)} messages: ${system.rawName} ${fmt(r.raw.rows)} rows in ${(r.raw.ms / 1000).toFixed(2)} s = ${fmt(rawRate)} rows/s (${(r.raw.bytes / 2 ** 20).toFixed(0)} MiB)` +
         ` | ${r.name}: ${fmt(r.ours.rows)} rows (${r.ours.problems} problems) in ${(r.ours.ms / 1000).toFixed(2)} s = ${fmt(ourRate)} rows/s, ${Math.round(r.ours.busy * 100)}% busy` +
         ` | ratio ${(ourRate / rawRate).toFixed(2)} (target ≥ 0.50) | peak RSS ${r.peakRssMb.toFixed(0)} MB (${r.baseRssMb.toFixed(0)} MB before the read)` +
-        `${r.ours.liveHeapMb !== undefined ? ` | live heap after GC ≤ ${r.ours.liveHeapMb.toFixed(0)} MB (rates include the GCs)` : ''}\n`,
+        `${r.ours.liveHeapMb !== undefined ? ` | live heap after GC ≤ ${r.ours.liveHeapMb.toFixed(0)} MB (sampled in the first read; the timed one runs without them)` : ''}\n`,
     )
     if (r.validation !== undefined) {
       const rawMsPerRow = r.raw.ms / r.raw.rows
@@ -313,11 +340,15 @@ async function main(): Promise<void> {
       const us = (ms: number, rows: number) => ((ms * 1000) / rows).toFixed(2)
       const rawCpu = r.raw.cpuMs / r.raw.rows
       const ourCpu = r.ours.cpuMs / r.ours.rows
+      const cold =
+        r.cold === undefined
+          ? ''
+          : `; its first read, JIT cold, ${us(r.cold.cpuMs, r.ours.rows)} µs (${((rawCpu + r.validation.cpuMsPerRow) / (r.cold.cpuMs / r.ours.rows)).toFixed(2)} of the floor's)`
       process.stdout.write(
         `  CPU of this process (the database server's not counted): ${system.rawName} ${us(r.raw.cpuMs, r.raw.rows)} µs per row, ` +
           `chatferry ${us(r.ours.cpuMs, r.ours.rows)} µs, validation alone ${(r.validation.cpuMsPerRow * 1000).toFixed(2)} µs: ` +
           `by CPU chatferry's rate is ${((rawCpu + r.validation.cpuMsPerRow) / ourCpu).toFixed(2)} of the floor's ` +
-          `(wall ${(r.raw.ms / r.raw.cpuMs).toFixed(1)}× CPU for the raw read, ${(r.ours.ms / r.ours.cpuMs).toFixed(1)}× for chatferry's)\n`,
+          `(wall ${(r.raw.ms / r.raw.cpuMs).toFixed(1)}× CPU for the raw read, ${(r.ours.ms / r.ours.cpuMs).toFixed(1)}× for chatferry's)${cold}\n`,
       )
     }
   }

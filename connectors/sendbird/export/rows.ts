@@ -40,17 +40,20 @@ export function decoded<T>(legacyId: string, instance: string, decode: (out: Out
   }
 }
 
-/** Every item of the files from the cursor's file on (items at or before the cursor are skipped). */
-async function* items(r: ReadFrom): AsyncGenerator<{ f: number; file: DataFile; item: FileItem }[]> {
+/**
+ * Every item of the files from the cursor's file on, a batch of one file at a time (items before the
+ * cursor's are skipped; the cursor's own is kept, for the members after it).
+ */
+async function* items(r: ReadFrom): AsyncGenerator<{ f: number; file: DataFile; items: FileItem[] }> {
   const startFile = Math.max(0, at(r.after, 'f'))
   for (let f = startFile; f < r.files.length; f++) {
     const file = r.files[f] as DataFile
     const skipTo = f === startFile ? at(r.after, 'e') : -1
     for await (const batch of fileItems(file, r.csvDelimiter, r.maxElementBytes)) {
       r.signal?.throwIfAborted()
-      const kept = batch.filter((item) => item.index >= skipTo).map((item) => ({ f, file, item }))
+      const kept = skipTo < 0 ? batch : batch.filter((item) => item.index >= skipTo)
       if (kept.length > 0) {
-        yield kept
+        yield { f, file, items: kept }
       }
     }
   }
@@ -67,10 +70,10 @@ const brokenRow = <T>(file: DataFile, item: FileItem & { error: string }, field:
 const after = (r: ReadFrom, f: number, e: number): boolean => f > at(r.after, 'f') || e > at(r.after, 'e')
 
 export async function* userRows(r: ReadFrom): AsyncGenerator<PositionedRow<LegacyUser>[]> {
-  for await (const batch of items(r)) {
+  for await (const { f, file, items: batch } of items(r)) {
     yield batch
-      .filter(({ f, item }) => after(r, f, item.index))
-      .map(({ f, file, item }) => ({
+      .filter((item) => after(r, f, item.index))
+      .map((item) => ({
         pos: { f, e: item.index },
         row:
           'error' in item
@@ -83,10 +86,10 @@ export async function* userRows(r: ReadFrom): AsyncGenerator<PositionedRow<Legac
 }
 
 export async function* groupRows(r: ReadFrom): AsyncGenerator<PositionedRow<LegacyGroup>[]> {
-  for await (const batch of items(r)) {
+  for await (const { f, file, items: batch } of items(r)) {
     yield batch
-      .filter(({ f, item }) => after(r, f, item.index))
-      .flatMap(({ f, file, item }) => {
+      .filter((item) => after(r, f, item.index))
+      .flatMap((item) => {
         const pos = { f, e: item.index }
         if ('error' in item) {
           return [{ pos, row: brokenRow<LegacyGroup>(file, item, 'channel') }]
@@ -105,8 +108,8 @@ export async function* groupRows(r: ReadFrom): AsyncGenerator<PositionedRow<Lega
 }
 
 export async function* memberRows(r: ReadFrom): AsyncGenerator<PositionedRow<LegacyMember>[]> {
-  for await (const batch of items(r)) {
-    yield batch.flatMap(({ f, item }) => {
+  for await (const { f, items: batch } of items(r)) {
+    yield batch.flatMap((item) => {
       if ('error' in item || at(r.after, 'f') > f || (at(r.after, 'f') === f && at(r.after, 'e') > item.index)) {
         return []
       }
@@ -131,9 +134,9 @@ export async function* memberRows(r: ReadFrom): AsyncGenerator<PositionedRow<Leg
 }
 
 export async function* messageRows(r: ReadFrom, directOf: DirectOf): AsyncGenerator<PositionedRow<LegacyMessage>[]> {
-  for await (const batch of items(r)) {
+  for await (const { f, file, items: batch } of items(r)) {
     const out: PositionedRow<LegacyMessage>[] = []
-    for (const { f, file, item } of batch) {
+    for (const item of batch) {
       if (!after(r, f, item.index)) {
         continue
       }

@@ -11,7 +11,7 @@
 import type { EpochMs, JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import type { OutcomeList } from '../../rows/outcomes.ts'
 import { decodeAttachments } from './attachments.ts'
-import { customFields, FieldProblem, isObject, latest, noteCustom, requiredTimeMs, str, streamId, timeMs, userIdOf } from './fields.ts'
+import { customFields, FieldProblem, isObject, noteCustom, requiredTimeMs, str, streamId, timeMs, userIdOf } from './fields.ts'
 
 const KNOWN = new Set([
   'id',
@@ -74,7 +74,7 @@ export interface MessageContext {
   readonly channel: ChannelTarget
   readonly keepCustom: boolean
   /** The export's reaction lines for this message (v2). */
-  readonly reactions?: readonly LegacyReaction[]
+  readonly reactions?: readonly LegacyReaction[] | undefined
 }
 
 function decodeReactions(v: unknown, extra: readonly LegacyReaction[] = []): readonly LegacyReaction[] {
@@ -131,7 +131,18 @@ function receiverOf(senderId: string, channel: ChannelTarget): Pick<LegacyMessag
 
 /** The message's change time (created, edited, deleted, updated), for deltas. */
 export function messageChangedAt(m: LegacyMessage): EpochMs {
-  return latest(m.sentAt, m.editedAt, m.deletedAt, m.updatedAt) ?? m.sentAt
+  // `latest` of the four, spelled out (no rest array): this runs once a row.
+  let t = m.sentAt
+  if (m.editedAt !== undefined) {
+    t = Math.max(t, m.editedAt)
+  }
+  if (m.deletedAt !== undefined) {
+    t = Math.max(t, m.deletedAt)
+  }
+  if (m.updatedAt !== undefined) {
+    t = Math.max(t, m.updatedAt)
+  }
+  return t
 }
 
 /** The message's metadata (replies shown in the channel, pins, quotes, commands, other attachments, custom fields), or undefined. */
@@ -142,40 +153,36 @@ function metadataOf(
   other: readonly JsonObject[],
   out: OutcomeList | undefined,
 ): JsonObject | undefined {
-  const metadata: JsonObject = {}
-  let any = false
-  const set = (key: string, value: JsonObject[string]) => {
-    metadata[key] = value
-    any = true
-  }
+  // Made on its first key (most messages have none); keys in the order they are set here.
+  let metadata: JsonObject | undefined
   if (parent !== undefined && o.show_in_channel === true) {
-    set('showInChannel', true)
+    ;(metadata ??= {}).showInChannel = true
   }
   if (o.pinned === true) {
     const pinnedAt = timeMs('pinned_at', o.pinned_at)
     const pinnedBy = isObject(o.pinned_by) ? str(o.pinned_by.id) : str(o.pinned_by)
-    set('pinned', { ...(pinnedAt !== undefined ? { at: pinnedAt } : {}), ...(pinnedBy !== undefined ? { by: pinnedBy } : {}) })
+    ;(metadata ??= {}).pinned = { ...(pinnedAt !== undefined ? { at: pinnedAt } : {}), ...(pinnedBy !== undefined ? { by: pinnedBy } : {}) }
   } else {
     timeMs('pinned_at', o.pinned_at) // read for its problem only
   }
   if (str(o.quoted_message_id) !== undefined) {
-    set('quotedMessageId', o.quoted_message_id)
+    ;(metadata ??= {}).quotedMessageId = o.quoted_message_id
   }
   if (o.silent === true) {
-    set('silent', true)
+    ;(metadata ??= {}).silent = true
   }
   if (str(o.command) !== undefined) {
-    set('command', o.command)
+    ;(metadata ??= {}).command = o.command
   }
   if (other.length > 0) {
-    set('streamAttachments', other as JsonObject[])
+    ;(metadata ??= {}).streamAttachments = other as JsonObject[]
   }
   const custom = ctx.keepCustom || out !== undefined ? customFields(o, KNOWN) : undefined
   noteCustom(out, custom, ctx.keepCustom)
   if (custom !== undefined && ctx.keepCustom) {
-    set('custom', custom)
+    ;(metadata ??= {}).custom = custom
   }
-  return any ? metadata : undefined
+  return metadata
 }
 
 /** A message; its keys are set one by one, in the order the canonical record lists them (no spread: it runs once a row). */

@@ -6,13 +6,14 @@
  * counted here; reads stream them again. Memory: the directory (users, channels, members,
  * v2 reactions), never the messages.
  */
-import type { JsonObject, LegacyReaction } from '../../../src/model/records.ts'
+import type { JsonObject } from '../../../src/model/records.ts'
 import { channelCid, DISTINCT_PREFIX } from '../entities/channels.ts'
 import { FieldProblem, isObject, streamId, timeMs } from '../entities/fields.ts'
 import { memberUserId } from '../entities/members.ts'
 import type { ChannelTarget } from '../entities/messages.ts'
 import { decodeReaction } from '../entities/messages.ts'
 import { type EntityKind, type ExportEvent, exportEvents, type ExportFormat } from './events.ts'
+import { ReactionIndex } from './reaction-index.ts'
 
 /** A problem found by the layout pass: the entity it counts under, an id as far as known, the field. */
 export interface LayoutProblem {
@@ -40,7 +41,8 @@ export interface Layout {
   readonly cidByExport: ReadonlyMap<number, string>
   /** Users by id, as the object with the latest `updated_at` (first seen on a tie). */
   readonly users: ReadonlyMap<string, { readonly where: string; readonly value: JsonObject }>
-  readonly reactions: ReadonlyMap<string, LegacyReaction[]>
+  /** v2 reaction lines by message id. */
+  readonly reactions: ReactionIndex
   /** Problems that are no message of the file, yielded first by a read of their entity. */
   readonly problems: readonly LayoutProblem[]
   /** Message entities in the file (bad ones included). */
@@ -76,7 +78,7 @@ function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 class LayoutBuilder {
   readonly channels: ChannelEntry[] = []
   readonly users = new Map<string, { where: string; value: JsonObject; updatedAt: number }>()
-  readonly reactions = new Map<string, LegacyReaction[]>()
+  readonly reactions = new ReactionIndex()
   readonly problems: LayoutProblem[] = []
   /** v1 members by channel export, v2 members by cid, until the channels are known. */
   readonly membersByExport = new Map<number, { where: string; value: JsonObject }[]>()
@@ -183,7 +185,7 @@ class LayoutBuilder {
     try {
       const messageId = streamId('message_id', v.message_id)
       const r = decodeReaction('reaction', v)
-      pushTo(this.reactions, messageId, r)
+      this.reactions.add(messageId, r)
     } catch (err) {
       if (!(err instanceof FieldProblem)) {
         throw err

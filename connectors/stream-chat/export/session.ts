@@ -9,7 +9,7 @@ import { resolve } from 'node:path'
 import { ChatferryError } from '../../../src/errors.ts'
 import type { KeysOptions, Page, ReadOptions, SourceSession } from '../../../src/model/connector.ts'
 import { type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../../src/model/records.ts'
-import { at, keyPagesOf, type PositionedRow, rowPagesOf, single } from '../../rows/pages.ts'
+import { at, keyPagesOf, pagesOf, type PositionedRow, single } from '../../rows/pages.ts'
 import type { StreamChatConfig } from '../config.ts'
 import { type ExportFormat, formatOf } from './events.ts'
 import { type Layout, readLayout } from './layout.ts'
@@ -28,14 +28,15 @@ class StreamChatExportSession implements SourceSession {
     this.#pageSize = pageSize
   }
 
-  #rows(entity: LegacyEntity, o: RowsOptions): AsyncIterable<PositionedRow<LegacyRecordOf[LegacyEntity]>> {
+  /** An entity's rows in batches: messages a chunk of the file at a time, the directory's entities one by one. */
+  #rows(entity: LegacyEntity, o: RowsOptions): AsyncIterable<PositionedRow<LegacyRecordOf[LegacyEntity]>[]> {
     switch (entity) {
       case 'users':
-        return userRows(this.#src, o)
+        return single(userRows(this.#src, o))
       case 'groups':
-        return groupRows(this.#src, o)
+        return single(groupRows(this.#src, o))
       case 'members':
-        return memberRows(this.#src, o)
+        return single(memberRows(this.#src, o))
       case 'messages':
         return messageRows(this.#src, o)
     }
@@ -47,8 +48,8 @@ class StreamChatExportSession implements SourceSession {
       return layout.problems.filter((p) => p.entity === 'messages').length + layout.messageCount
     }
     let n = 0
-    for await (const _ of this.#rows(entity, { after: -1, ...(options.since !== undefined ? { since: options.since } : {}) })) {
-      n++
+    for await (const batch of this.#rows(entity, { after: -1, ...(options.since !== undefined ? { since: options.since } : {}) })) {
+      n += batch.length
     }
     return n
   }
@@ -64,12 +65,12 @@ class StreamChatExportSession implements SourceSession {
       ...(options.since !== undefined ? { since: options.since } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
     }
-    return rowPagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
+    return pagesOf(this.#rows(entity, o), options.pageSize ?? this.#pageSize, options.signal) as AsyncIterable<Page<LegacyRecordOf[E]>>
   }
 
   async *readKeys(entity: LegacyEntity, options: KeysOptions = {}): AsyncIterable<readonly string[]> {
     const rows = this.#rows(entity, { after: -1, ...(options.signal ? { signal: options.signal } : {}) })
-    yield* keyPagesOf(entity, single(rows), options.pageSize ?? 10_000, options.signal)
+    yield* keyPagesOf(entity, rows, options.pageSize ?? 10_000, options.signal)
   }
 
   async close(): Promise<void> {

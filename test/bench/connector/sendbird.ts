@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import type { ConnectorBenchSystem, RawRead } from './system.ts'
+import { warmFiles } from './warm-files.ts'
 
 const USERS = 500
 const CHANNELS = 40
@@ -110,6 +111,7 @@ const sendbird: ConnectorBenchSystem = {
     }
   },
   raw: async (size) => rawParse(size),
+  warm: (size) => warmFiles(['users', 'channels', 'messages'].map((d) => join(dirOf(size), d))),
   sourceConfig: (size, pageSize) => ({
     connector: 'sendbird',
     pageSize,

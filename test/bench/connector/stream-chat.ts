@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
 import type { ConnectorBenchSystem, RawRead } from './system.ts'
+import { warmFiles } from './warm-files.ts'
 
 const USERS = 500
 const CHANNELS = 40
@@ -170,6 +171,7 @@ function system(layout: Layout): ConnectorBenchSystem {
       }
     },
     raw: async (size) => (layout === 'jsonl' ? rawLines(size) : rawWhole(size)),
+    warm: (size) => warmFiles([pathOf(layout, size)]),
     sourceConfig: (size, pageSize) => ({ connector: 'stream-chat', path: pathOf(layout, size), pageSize }),
   }
 }

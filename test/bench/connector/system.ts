@@ -18,6 +18,11 @@ export interface ConnectorBenchSystem {
   prepare(size: number, regenerate: boolean): Promise<void>
   /** Reads the same messages raw (no records, no mapping), counting rows and bytes. */
   raw(size: number): Promise<RawRead>
+  /**
+   * Warms the caches both reads go through (the OS file cache) without growing this process's heap;
+   * absent, the raw read warms them (a `COPY` streams: it leaves little behind).
+   */
+  warm?(size: number): Promise<void>
   /** The `source:` block for that fixture; `pageSize` is the bench's `--page-size`. */
   sourceConfig(size: number, pageSize: number): Record<string, unknown>
 }

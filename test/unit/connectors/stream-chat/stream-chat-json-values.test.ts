@@ -90,4 +90,26 @@ describe('jsonLines', () => {
       { kind: 'line', line: 4, text: '{"c":3}' },
     ])
   })
+
+  it.each([1, 3, 7, 64, 4096])(
+    'reads the same lines whatever the chunk size (%i): marks, multi-byte text at the cap, a line not UTF-8',
+    async (size) => {
+      const bytes = Buffer.concat([
+        // The last line is not UTF-8: with large chunks, the lines before it are decoded together.
+        Buffer.from('\uFEFF{"a":"b"}\n  \t\r\n{"e":"€€€€€€"}\n{"f":"€€€€€€€"}\n\uFEFF\n\n{"z":"👍"}\n'),
+        Buffer.from([0x7b, 0xff, 0x7d]),
+      ])
+      const got = []
+      for await (const l of jsonLines(chunks(bytes, size), 26)) {
+        got.push(l)
+      }
+      expect(got).toEqual([
+        { kind: 'line', line: 1, text: '{"a":"b"}' },
+        { kind: 'line', line: 3, text: '{"e":"€€€€€€"}' },
+        { kind: 'bad', line: 4, reason: 'line 4 is larger than the 26-byte cap (maxElementBytes)' },
+        { kind: 'line', line: 7, text: '{"z":"👍"}' },
+        { kind: 'bad', line: 8, reason: 'line 8 is not UTF-8 text' },
+      ])
+    },
+  )
 })
