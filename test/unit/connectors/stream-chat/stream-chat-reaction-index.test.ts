@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 
-import { ReactionIndex } from '../../connectors/stream-chat/export/reaction-index.ts'
-import type { LegacyReaction } from '../../src/model/records.ts'
+import { ReactionIndex } from '../../../../connectors/stream-chat/export/reaction-index.ts'
+import type { LegacyReaction } from '../../../../src/model/records.ts'
 
 describe('ReactionIndex', () => {
   it('gives each message its reactions in order, past the arrays first size', () => {
