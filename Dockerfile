@@ -1,8 +1,8 @@
 # chatferry as a container image: the packed npm tarball installed globally on Node 24, run as a
-# non-root user. The two stages are the steps test/integration/package-install.test.ts runs outside
+# non-root user. The two stages are the steps test/integration/repo/package-install.test.ts runs outside
 # Docker on every `npm test` (`npm pack`, then `npm install -g` of the tarball), so what the image
 # holds is what that test installs and runs (`--help` and the complete demo, on Node 22 and 24).
-# test/integration/deploy-files.test.ts compares this file's npm steps and copied files with it.
+# test/integration/repo/deploy-files.test.ts compares this file's npm steps and copied files with it.
 #
 #   docker build -t chatferry .
 #   docker run --rm chatferry demo --dir /data/demo
