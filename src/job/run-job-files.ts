@@ -37,10 +37,7 @@ export async function openJobFiles(
 ): Promise<JobFiles | undefined> {
   const settings = ctx.config.files
   if (settings.mode !== 'rehost') {
-    const { skipped } = await ctx.store.files.prepare(ctx.jobId, settings)
-    if (skipped > 0) {
-      logger.info({ files: skipped, mode: settings.mode }, 'files planned for rehosting are skipped under this files.mode')
-    }
+    await prepareJobFiles(ctx, logger)
     return undefined
   }
   // The source's readers first (a file source set wrong is a configuration error before the
@@ -52,6 +49,8 @@ export async function openJobFiles(
       throw err
     },
   )
+  // Before any lane starts: the import lane decides which messages wait from these states.
+  await prepareJobFiles(ctx, logger)
   return {
     run: (options) =>
       runFilesLane({
@@ -65,5 +64,24 @@ export async function openJobFiles(
         ...(options.onTick ? { onTick: options.onTick } : {}),
       }),
     close: () => copier.close(),
+  }
+}
+
+/**
+ * Readies the job's files for this run before any lane starts: under `rehost` the job's current
+ * `files.onFailure` applies to its failed files (`wait` plans them again, `note` and
+ * `link-original` release their messages); under another mode files a `rehost` plan left planned
+ * are skipped. Done by a lane once it ran, the import lane could read the old states first and
+ * end with messages unsent (under `note`) or not waiting (under `wait`).
+ */
+async function prepareJobFiles(ctx: LedgerContext, logger: Logger): Promise<void> {
+  const settings = ctx.config.files
+  const { reopened, skipped } = await ctx.store.files.prepare(ctx.jobId, settings)
+  if (reopened > 0) {
+    const what = settings.onFailure === 'wait' ? 'failed files planned again' : 'failed files: their messages are sent without them'
+    logger.info({ files: reopened, onFailure: settings.onFailure }, what)
+  }
+  if (skipped > 0) {
+    logger.info({ files: skipped, mode: settings.mode }, 'files planned for rehosting are skipped under this files.mode')
   }
 }

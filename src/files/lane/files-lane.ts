@@ -3,7 +3,10 @@
  * fenced lease (`store.files`), copies each (`FileCopier`: read, check, store), and settles it
  * `copied` with its proof, or records the failed attempt — planned again after a backoff while it
  * is retryable and attempts remain, `failed` with its cause and the failure policy otherwise. A
- * message is packed only once its files are settled (src/state/sql/held-by-files.ts).
+ * message is packed only once its files are settled (src/state/sql/held-by-files.ts). The job's
+ * files are readied for the run (`files.prepare`: the failure policy applied to failed files)
+ * before any lane starts (src/job/run-job-files.ts), not here: the import lane must never see
+ * them as they were.
  *
  * A copy that throws is the store's fault (refused, unreachable), not the file's: the lane hands
  * its files back untried and stops with a clear error — the run ends, nothing is lost, and the
@@ -87,10 +90,6 @@ export async function runFilesLane(options: FilesLaneOptions): Promise<FilesLane
   const inflight = new Map<number, { claim: ClaimedFile; done: Promise<void> }>()
   let outage: StoreOutage | undefined
 
-  const prepared = await store.files.prepare(jobId, settings)
-  if (prepared.reopened > 0) {
-    logger.info({ files: prepared.reopened }, 'failed files planned again (files.onFailure: wait)')
-  }
   await takeOverFileLeases(store, jobId, hostname())
   let inDoubt = await store.files.inDoubt(jobId)
   const copiedUnderKey = batchedCopiedUnderKey((keys) => store.files.copiedUnderKeys(jobId, keys))

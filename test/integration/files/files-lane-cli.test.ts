@@ -13,8 +13,11 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 import pg from 'pg'
+import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { openCommandContext } from '../../../src/cli/open-command-context.ts'
+import { openJobFiles } from '../../../src/job/run-job-files.ts'
 import type { FilesPlan } from '../../../src/report/files-plan.ts'
 import { useCliSuite } from '../../helpers/cli-suite.ts'
 import { type FileServer, pdfBytes, pngBytes, sha256, startFileServer } from '../../helpers/file-server.ts'
@@ -30,7 +33,7 @@ let s3: S3TestServer
 
 beforeAll(async () => {
   host = await startFileServer()
-  s3 = await startS3Server(['e2e', 'killdl', 'killmp', 'refuse', 'policy', 'original'])
+  s3 = await startS3Server(['e2e', 'killdl', 'killmp', 'refuse', 'policy', 'original', 'prepared'])
 })
 afterAll(async () => {
   await host?.close()
@@ -238,6 +241,36 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
     const again = await runCli(['run', '--config', job.cfg], job.env).done
     expect(again.code, again.stderr.slice(-3000)).toBe(0)
     await expectRehosted(job, messages, 'refuse')
+  })
+
+  it("a run applies files.onFailure before any lane starts: the import lane never reads a failed file's old policy", async () => {
+    host.files.set('lost.png', { bytes: Buffer.alloc(0), type: 'image/png', serve: 'missing' })
+    const job = await filesJob(suite, host, s3, {
+      messages: [{ lid: 61, files: ['lost.png'] }],
+      bucket: 'prepared',
+      files: { onFailure: 'wait', attempts: 1 },
+    })
+    const held = await runCli(['run', '--config', job.cfg], job.env).done
+    expect(held.code, held.stderr.slice(-3000)).toBe(3)
+    // Opened as a run opens it, before its lanes run: the ledger already says what they must do.
+    const opened = async (onFailure: string) => {
+      setFilesConfig(job.cfg, { onFailure })
+      const saved = { ...process.env }
+      Object.assign(process.env, job.env)
+      const ctx = await openCommandContext({ config: job.cfg }).finally(() => {
+        process.env = saved
+      })
+      try {
+        const files = await openJobFiles(ctx, pino({ level: 'silent' }), new AbortController().signal)
+        await files?.close()
+        return { drained: await ctx.store.batches.drained(ctx.jobId), states: (await ledgerFiles(job)).states }
+      } finally {
+        await ctx.close()
+      }
+    }
+    // Under note the held message is not drained (the import lane sends it); under wait the file is planned again.
+    expect(await opened('note')).toEqual({ drained: false, states: { failed: 1 } })
+    expect(await opened('wait')).toEqual({ drained: false, states: { planned: 1 } })
   })
 
   it('a file missing or served as a login page: wait holds its message, note sends it naming the file, link-original keeps the legacy URL', async () => {
