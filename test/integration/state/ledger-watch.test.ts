@@ -181,11 +181,13 @@ it('status answers during a load on the embedded store, without the API key; rej
 }, 120_000)
 
 it('a SIGKILLed load shows as interrupted with its in-flight items; the next load records it and sends them', async () => {
-  // Every answer takes 3 s: the batches are on the wire when the process dies.
+  // Every answer takes 20 s while the first load runs: its batches are still on the wire when it
+  // dies, however long the status process that saw them in flight took to answer (3 s was not
+  // always enough on a loaded machine: the batches had settled by the kill).
   const app = await sb.createApp({
     id: 'watch-kill',
     apiKey: testSecret('apikey'),
-    settings: { requestsPerMinute: 6000, windowMs: 10_000, faults: { latencyMs: { min: 3000, max: 3000 } } },
+    settings: { requestsPerMinute: 6000, windowMs: 10_000, faults: { latencyMs: { min: 20_000, max: 20_000 } } },
   })
   const { file, dir } = watchConfig(app, 6000)
   await seed(dir, 'watch-kill', app.id, 100)
@@ -193,9 +195,9 @@ it('a SIGKILLed load shows as interrupted with its in-flight items; the next loa
   const load = runCli(['load', '--config', file], writerEnv(app))
   await load.waitFor('loader started')
   const inFlight = await until(
-    'messages in flight',
+    'items in flight',
     () => statusJson(file),
-    (s) => (s.entities.find((e) => e.entity === 'messages')?.sent ?? 0) > 0,
+    (s) => s.entities.some((e) => e.sent > 0),
   )
   expect(inFlight.runs[0]).toMatchObject({ status: 'running' })
   load.child.kill('SIGKILL')
@@ -215,6 +217,7 @@ it('a SIGKILLed load shows as interrupted with its in-flight items; the next loa
   expect(runs[0]!.died).not.toBeNull()
 
   // The next write command writes the death into the ledger; the load then sends everything.
+  await sb.settings(app.id, { faults: { latencyMs: { min: 0, max: 0 } } })
   const again = await runCli(['load', '--config', file], writerEnv(app)).done
   // Exit 3: everything sent, and the seed's one mapping reject.
   expect(again.code, again.stderr).toBe(3)
