@@ -11,7 +11,20 @@ const reference = (ms: number) => String(Math.floor(ms)).padStart(15, '0')
 describe('message sort key', () => {
   it('writes the same digits as String(Math.floor(ms)).padStart(15, "0")', () => {
     const edges = [0, 0.5, 1, 9, 10, 99_999_999, 100_000_000, 100_000_001, 100_000_009, 1_000_000_007, 1_704_186_000_000, 1_704_186_000_123.9]
-    const more = [999_999_999_999_999, 1e15, 1e15 + 2, 1e21, 1e22, -1, -0.5, -1_704_186_000_000, Number.MAX_SAFE_INTEGER, Number.NaN, Infinity, -Infinity]
+    const more = [
+      999_999_999_999_999,
+      1e15,
+      1e15 + 2,
+      1e21,
+      1e22,
+      -1,
+      -0.5,
+      -1_704_186_000_000,
+      Number.MAX_SAFE_INTEGER,
+      Number.NaN,
+      Infinity,
+      -Infinity,
+    ]
     for (const ms of [...edges, ...more]) {
       expect(sortDigits(ms), String(ms)).toBe(reference(ms))
     }
