@@ -22,6 +22,7 @@ import { receiverOf, senderOf } from './message-participants.ts'
 import { applyReactions } from './message-reactions.ts'
 import { applyRetention } from './message-retention.ts'
 import { type MessageScope, messageScope } from './message-scope.ts'
+import { partSortKey, sortBaseOf } from './message-sort-key.ts'
 import { skipSystemMessage } from './message-system.ts'
 import { flattenReply, skipReply } from './message-threads.ts'
 import type { MappedItem, MappingContext, MapResult } from './types.ts'
@@ -62,7 +63,7 @@ export function mapMessage(record: LegacyMessage, ctx: MappingContext): MapResul
       deliveredAt: optionalSeconds(record.deliveredAt, 'deliveredAt', ctx, out),
       readAt: optionalSeconds(record.readAt, 'readAt', ctx, out),
       details,
-      sortBase: `${String(Math.floor(record.sentAt)).padStart(15, '0')}:${muid}:`,
+      sortBase: sortBaseOf(record.sentAt, muid),
     }
     const data = createMessageDataBuilder(s, content)
     // Most messages are far below the limit, which a bound of the whole data's JSON size shows
@@ -120,5 +121,5 @@ function messageItem({ record, ctx, out }: MessageScope, head: MessageHead, t: s
       payload.mentionedUserDetails = mentioned
     }
   }
-  return finish('messages', payload, record, ctx, out, head.sortBase + String(n).padStart(4, '0'))
+  return finish('messages', payload, record, ctx, out, partSortKey(head.sortBase, n))
 }

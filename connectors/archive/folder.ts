@@ -81,6 +81,27 @@ function walkTo(root: string, p: string): { size: number; ref: string } | { prob
   return undefined
 }
 
+/**
+ * {@link deepFile} for the export at `root` whose walk (two levels deep) gave `raw`: a path whose
+ * first folder, or first two, the walk saw as no real folder (absent, a file, a symbolic link) is
+ * no file without a look at the disk. The Slack locator asks for two or three such paths for every
+ * file a message shares (`__uploads/…`, `<folder>/attachments/…`, usually absent): one `lstat` per
+ * component each, which was a tenth of a Slack export's read.
+ */
+function deepLookup(root: string, raw: readonly RawEntry<string>[]): (p: string) => { size: number; ref: string } | undefined {
+  const dirs = new Set(raw.filter((e) => e.kind === 'dir').map((e) => e.name))
+  return (p) => {
+    const parts = p.split('/').filter((x) => x !== '' && x !== '.')
+    if (parts.length >= 2 && !dirs.has(parts[0] as string)) {
+      return undefined
+    }
+    if (parts.length >= 3 && !dirs.has(`${parts[0]}/${parts[1]}`)) {
+      return undefined
+    }
+    return deepFile(root, p)
+  }
+}
+
 export function openFolderArchive(path: string, limits: ArchiveLimits): { archive: ExportArchive; totalBytes: number } {
   let raw: RawEntry<string>[]
   let root = path
@@ -101,13 +122,14 @@ export function openFolderArchive(path: string, limits: ArchiveLimits): { archiv
     )
   }
   const listing = buildListing(raw)
+  const deep = deepLookup(root, raw)
   let modifiedAt = 0
   for (const name of listing.top) {
     modifiedAt = Math.max(modifiedAt, statSync(listing.byPath.get(name)?.ref as string).mtimeMs)
   }
   const folders = [...listing.folders.keys()].sort(byCodeUnits)
   const fileOf = (p: string) => {
-    const found = listing.byPath.get(p) ?? deepFile(root, p)
+    const found = listing.byPath.get(p) ?? deep(p)
     if (found === undefined) {
       throw new ChatferryError('SOURCE_INVALID', `the Slack export ${path} has no file ${p}`)
     }
@@ -124,11 +146,11 @@ export function openFolderArchive(path: string, limits: ArchiveLimits): { archiv
     refused: listing.refused,
     hasFile: (name) => listing.top.has(name),
     topFiles: () => [...listing.top].sort(byCodeUnits),
-    hasEntry: (p) => listing.byPath.has(p) || deepFile(root, p) !== undefined,
+    hasEntry: (p) => listing.byPath.has(p) || deep(p) !== undefined,
     entryProblem: (p) => listing.refused.find((r) => r.name === p)?.reason ?? deepProblem(root, p),
     folders: () => folders,
     filesIn: (folder) => listing.folders.get(folder) ?? [],
-    sizeOf: (p) => (listing.byPath.get(p) ?? deepFile(root, p))?.size ?? 0,
+    sizeOf: (p) => (listing.byPath.get(p) ?? deep(p))?.size ?? 0,
     open: (p, offset = 0) =>
       new Promise((resolve, reject) => {
         const s = createReadStream(fileOf(p), { start: offset })

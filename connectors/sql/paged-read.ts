@@ -233,11 +233,13 @@ function decodePage<T extends { readonly updatedAt?: EpochMs }, E>(
     while (end < raw.length && sameKey(raw[start] as Row, raw[end] as Row, spec.keys)) {
       end++
     }
-    const group = end - start === 1 ? decodeSingle(spec, raw[start] as Row, extra) : decodeGroup(spec, raw.slice(start, end), extra)
-    for (const [i, r] of group.entries()) {
-      rows[start + i] = r
-      if (r.ok && r.record.updatedAt !== undefined && (state.watermark === undefined || r.record.updatedAt > state.watermark)) {
-        state.watermark = r.record.updatedAt
+    if (end - start === 1) {
+      // A row alone with its key (nearly every row): decoded in place, no array or iterator for it.
+      rows[start] = noteWatermark(decodeSingle(spec, raw[start] as Row, extra), state)
+    } else {
+      const group = decodeGroup(spec, raw.slice(start, end), extra)
+      for (let i = 0; i < group.length; i++) {
+        rows[start + i] = noteWatermark(group[i] as SourceRow<T>, state)
       }
     }
     start = end
@@ -245,9 +247,17 @@ function decodePage<T extends { readonly updatedAt?: EpochMs }, E>(
   return rows
 }
 
+/** `r`, its change time noted in the read's watermark. */
+function noteWatermark<T extends { readonly updatedAt?: EpochMs }>(r: SourceRow<T>, state: ReadState): SourceRow<T> {
+  if (r.ok && r.record.updatedAt !== undefined && (state.watermark === undefined || r.record.updatedAt > state.watermark)) {
+    state.watermark = r.record.updatedAt
+  }
+  return r
+}
+
 /** A row alone with its key: the screen's problem (a legacy id held by another key), or the row decoded. */
-function decodeSingle<T, E>(spec: PagedReadSpec<T, E>, row: Row, extra: E): [SourceRow<T>] {
-  return [spec.screen?.(row) ?? decodeRow(spec, row, extra)]
+function decodeSingle<T, E>(spec: PagedReadSpec<T, E>, row: Row, extra: E): SourceRow<T> {
+  return spec.screen?.(row) ?? decodeRow(spec, row, extra)
 }
 
 /**

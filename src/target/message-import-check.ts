@@ -75,64 +75,75 @@ interface Field {
 }
 
 /**
- * True when `o` is a plain object with only the `fields` (in their order) and each passes. With
- * `rest`, keys beyond the fields are allowed after all of them (zod's catchall puts them there).
+ * A strict object's fields compiled once: their keys in order, checks and required flags side by
+ * side in arrays (an item is checked by index, not by a keyed lookup per key), and how many are
+ * required.
  */
-function strictObject(
-  o: unknown,
-  fields: Readonly<Record<string, Field>>,
-  order: ReadonlyMap<string, number>,
-  rest?: (v: unknown) => boolean,
-): o is Obj {
+interface Shape {
+  readonly keys: readonly string[]
+  readonly checks: readonly ((v: unknown) => boolean)[]
+  readonly required: readonly boolean[]
+  readonly requiredCount: number
+  readonly known: ReadonlySet<string>
+}
+
+function shapeOf(fields: Readonly<Record<string, Field>>): Shape {
+  const list = Object.values(fields)
+  return {
+    keys: Object.keys(fields),
+    checks: list.map((f) => f.check),
+    required: list.map((f) => f.required === true),
+    requiredCount: list.filter((f) => f.required).length,
+    known: new Set(Object.keys(fields)),
+  }
+}
+
+/**
+ * True when `o` is a plain object with only the shape's fields (in their order) and each passes.
+ * With `rest`, keys beyond the fields are allowed after all of them (zod's catchall puts them
+ * there). The keys are matched by a scan forward from the last one matched: an item in the
+ * schema's order (the only one that passes) meets each of its keys on the way.
+ */
+function strictObject(o: unknown, shape: Shape, rest?: (v: unknown) => boolean): o is Obj {
   if (!isPlain(o)) {
     return false
   }
-  let last = -1
+  const { keys, checks, required: isRequired } = shape
+  let next = 0
   let required = 0
   let inRest = false
   for (const k in o) {
-    const at = order.get(k)
     const v = o[k]
-    if (at === undefined) {
-      if (rest === undefined || !rest(v) || hasUnstorable(k)) {
+    let at = next
+    while (at < keys.length && keys[at] !== k) {
+      at++
+    }
+    if (at === keys.length) {
+      // Not ahead: a known key out of order, or one beyond the fields.
+      if (shape.known.has(k) || rest === undefined || !rest(v) || hasUnstorable(k)) {
         return false
       }
       inRest = true
       continue
     }
-    if (inRest || at <= last) {
+    if (inRest) {
       return false
     }
-    last = at
-    const f = fields[k] as Field
+    next = at + 1
     if (v === undefined) {
-      if (f.required) {
+      if (isRequired[at]) {
         return false
       }
       continue
     }
-    if (!f.check(v)) {
+    if (!(checks[at] as (v: unknown) => boolean)(v)) {
       return false
     }
-    if (f.required) {
+    if (isRequired[at]) {
       required++
     }
   }
-  return required === requiredCount(fields)
-}
-
-const requiredCounts = new WeakMap<object, number>()
-function requiredCount(fields: Readonly<Record<string, Field>>): number {
-  let n = requiredCounts.get(fields)
-  if (n === undefined) {
-    n = Object.values(fields).filter((f) => f.required).length
-    requiredCounts.set(fields, n)
-  }
-  return n
-}
-
-function orderOf(fields: Readonly<Record<string, Field>>): ReadonlyMap<string, number> {
-  return new Map(Object.keys(fields).map((k, i) => [k, i]))
+  return required === shape.requiredCount
 }
 
 const ATTACHMENT: Record<string, Field> = {
@@ -142,14 +153,14 @@ const ATTACHMENT: Record<string, Field> = {
   extension: { check: someText, required: true },
   size: { check: (v) => typeof v === 'string' && ATTACHMENT_SIZE.test(v) },
 }
-const ATTACHMENT_ORDER = orderOf(ATTACHMENT)
+const ATTACHMENT_SHAPE = shapeOf(ATTACHMENT)
 
 function attachments(v: unknown): boolean {
   if (!Array.isArray(v)) {
     return false
   }
   for (const a of v) {
-    if (!strictObject(a, ATTACHMENT, ATTACHMENT_ORDER)) {
+    if (!strictObject(a, ATTACHMENT_SHAPE)) {
       return false
     }
   }
@@ -162,7 +173,7 @@ const MESSAGE_DATA: Record<string, Field> = {
   customData: { check: metadata },
   metadata: { check: metadata },
 }
-const MESSAGE_DATA_ORDER = orderOf(MESSAGE_DATA)
+const MESSAGE_DATA_SHAPE = shapeOf(MESSAGE_DATA)
 const dataRest = (v: unknown) => v !== undefined && storableJson(v)
 
 const USER_DETAILS: Record<string, Field> = {
@@ -177,8 +188,8 @@ const USER_DETAILS: Record<string, Field> = {
   tags: { check: tags },
   deactivatedAt: { check: seconds },
 }
-const USER_DETAILS_ORDER = orderOf(USER_DETAILS)
-const userDetails = (v: unknown) => strictObject(v, USER_DETAILS, USER_DETAILS_ORDER)
+const USER_DETAILS_SHAPE = shapeOf(USER_DETAILS)
+const userDetails = (v: unknown) => strictObject(v, USER_DETAILS_SHAPE)
 
 function userDetailsByKey(v: unknown): boolean {
   if (!isPlain(v)) {
@@ -202,7 +213,7 @@ const MESSAGE: Record<string, Field> = {
   receiver: { check: id, required: true },
   category: { check: oneOf(MESSAGE_CATEGORIES) },
   type: { check: (v) => typeof v === 'string' && v !== '' },
-  data: { check: (v) => strictObject(v, MESSAGE_DATA, MESSAGE_DATA_ORDER, dataRest) },
+  data: { check: (v) => strictObject(v, MESSAGE_DATA_SHAPE, dataRest) },
   tags: { check: tags },
   sentAt: { check: seconds, required: true },
   deliveredAt: { check: seconds },
@@ -211,7 +222,7 @@ const MESSAGE: Record<string, Field> = {
   receiverUserDetails: { check: userDetails },
   mentionedUserDetails: { check: userDetailsByKey },
 }
-const MESSAGE_ORDER = orderOf(MESSAGE)
+const MESSAGE_SHAPE = shapeOf(MESSAGE)
 
 /** The schema's refinement: type by category, non-empty text, attachments, customData, and both size limits by bound. */
 function refined(m: Obj): boolean {
@@ -239,5 +250,5 @@ function refined(m: Obj): boolean {
  * when it fails, or might not, or would reorder the keys (then ask the schema).
  */
 export function isCanonicalMessageImport(item: unknown): boolean {
-  return strictObject(item, MESSAGE, MESSAGE_ORDER) && refined(item)
+  return strictObject(item, MESSAGE_SHAPE) && refined(item)
 }

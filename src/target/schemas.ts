@@ -302,7 +302,7 @@ export function jsonSizeBound(value: unknown, budget = Number.POSITIVE_INFINITY)
       let n = 2
       if (Array.isArray(value)) {
         for (const v of value) {
-          n += jsonSizeBound(v, budget - n) + 1
+          n += (typeof v === 'string' ? v.length * 6 + 2 : jsonSizeBound(v, budget - n)) + 1
           if (n > budget) {
             return n
           }
@@ -312,8 +312,10 @@ export function jsonSizeBound(value: unknown, budget = Number.POSITIVE_INFINITY)
       if (!isPlainProto(Object.getPrototypeOf(value))) {
         return Number.POSITIVE_INFINITY
       }
+      // Strings and numbers, most values, are counted here rather than by a call each.
       for (const k in value) {
-        n += k.length * 6 + 4 + jsonSizeBound((value as Record<string, unknown>)[k], budget - n)
+        const v = (value as Record<string, unknown>)[k]
+        n += k.length * 6 + 4 + (typeof v === 'string' ? v.length * 6 + 2 : typeof v === 'number' ? 24 : jsonSizeBound(v, budget - n))
         if (n > budget) {
           return n
         }
