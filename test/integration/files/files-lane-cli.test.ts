@@ -308,7 +308,7 @@ describe('files lane through the CLI', { timeout: 180_000 }, () => {
       ['gone.png', 'missing', 1],
       ['login.pdf', 'expired-credentials', 1],
     ])
-    // The next run under `note` tries them once more, then sends their messages with a note.
+    // The next run under `note` applies it to the files already failed: their messages go with a note.
     setFilesConfig(job.cfg, { onFailure: 'note' })
     const noted = await runCli(['run', '--config', job.cfg], job.env).done
     expect(noted.code, noted.stderr.slice(-3000)).toBe(0)
