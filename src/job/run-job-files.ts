@@ -50,7 +50,10 @@ export async function openJobFiles(
     },
   )
   // Before any lane starts: the import lane decides which messages wait from these states.
-  await prepareJobFiles(ctx, logger)
+  await prepareJobFiles(ctx, logger).catch(async (err: unknown) => {
+    await copier.close().catch(() => undefined)
+    throw err
+  })
   return {
     run: (options) =>
       runFilesLane({
@@ -78,7 +81,8 @@ async function prepareJobFiles(ctx: LedgerContext, logger: Logger): Promise<void
   const settings = ctx.config.files
   const { reopened, skipped } = await ctx.store.files.prepare(ctx.jobId, settings)
   if (reopened > 0) {
-    const what = settings.onFailure === 'wait' ? 'failed files planned again' : 'failed files: their messages are sent without them'
+    const what =
+      settings.onFailure === 'wait' ? 'failed files planned again' : `failed files: their messages go as files.onFailure ${settings.onFailure} says`
     logger.info({ files: reopened, onFailure: settings.onFailure }, what)
   }
   if (skipped > 0) {
