@@ -279,6 +279,12 @@ export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8')
 }
 
+/** The most characters or bytes a number takes in JSON. */
+const NUMBER_BOUND = 24
+
+/** The most characters or bytes a string takes in JSON: every unit escaped as `\uXXXX`, and its quotes. */
+const stringBound = (s: string): number => s.length * 6 + 2
+
 /**
  * An upper bound of both the UTF-16 length and the UTF-8 bytes of `JSON.stringify(value)`, without
  * serialising: a string unit takes at most 6 (`\uXXXX`), a number at most 24. Anything that is not
@@ -288,9 +294,9 @@ export function jsonBytes(value: unknown): number {
 export function jsonSizeBound(value: unknown, budget = Number.POSITIVE_INFINITY): number {
   switch (typeof value) {
     case 'string':
-      return value.length * 6 + 2
+      return stringBound(value)
     case 'number':
-      return 24
+      return NUMBER_BOUND
     case 'boolean':
       return 5
     case 'undefined':
@@ -302,7 +308,7 @@ export function jsonSizeBound(value: unknown, budget = Number.POSITIVE_INFINITY)
       let n = 2
       if (Array.isArray(value)) {
         for (const v of value) {
-          n += (typeof v === 'string' ? v.length * 6 + 2 : jsonSizeBound(v, budget - n)) + 1
+          n += (typeof v === 'string' ? stringBound(v) : jsonSizeBound(v, budget - n)) + 1
           if (n > budget) {
             return n
           }
@@ -315,7 +321,7 @@ export function jsonSizeBound(value: unknown, budget = Number.POSITIVE_INFINITY)
       // Strings and numbers, most values, are counted here rather than by a call each.
       for (const k in value) {
         const v = (value as Record<string, unknown>)[k]
-        n += k.length * 6 + 4 + (typeof v === 'string' ? v.length * 6 + 2 : typeof v === 'number' ? 24 : jsonSizeBound(v, budget - n))
+        n += k.length * 6 + 4 + (typeof v === 'string' ? stringBound(v) : typeof v === 'number' ? NUMBER_BOUND : jsonSizeBound(v, budget - n))
         if (n > budget) {
           return n
         }
