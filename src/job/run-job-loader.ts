@@ -11,6 +11,7 @@ import type { Logger } from 'pino'
 
 import type { FilesLaneCounters, FilesLaneOutcome } from '../files/lane/files-lane.ts'
 import { createChatBudget } from '../load/chat-budget.ts'
+import { quotaTiming } from '../load/config.ts'
 import { type LoaderCounters, type LoadOutcome, runLoader } from '../load/loader.ts'
 import { runUpdateLane, type UpdateLaneCounters, type UpdateLaneOutcome } from '../load/update-lane.ts'
 import { createPlatformClient, type PlatformClient } from '../target/client.ts'
@@ -55,7 +56,7 @@ async function runJobUpdateLane(ctx: LedgerContext, client: PlatformClient, opti
   const budget = await createChatBudget(ctx.store.quota, {
     appId: config.target.appId,
     requestsPerMinute: config.target.chatQuota.requestsPerMinute,
-    windowMs: ctx.load.quotaWindowMs,
+    ...quotaTiming(ctx.load),
     maxRetryAfterMs: ctx.load.maxRetryAfterMs,
   })
   return runUpdateLane({

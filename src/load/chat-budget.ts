@@ -27,6 +27,8 @@ export interface ChatBudgetOptions {
   readonly requestsPerMinute: number
   /** The window the quota is spread over (`load.quotaWindowMs`). @default 60000 */
   readonly windowMs?: number
+  /** The slots' margin (`load.quotaGuardMs`). @default max(1% of the window, 250) */
+  readonly guardMs?: number
   /** Longest pause honoured from one 429 (`load.maxRetryAfterMs`). @default 120000 */
   readonly maxRetryAfterMs?: number
   /** 429s waited out in a row before {@link ChatBudget.run} gives up with the last one. @default 8 */
@@ -47,6 +49,7 @@ export async function createChatBudget(ledger: QuotaLedger, options: ChatBudgetO
     appId: chatBudgetKey(options.appId),
     requestsPerWindow: requestsPerWindow(options.requestsPerMinute, windowMs),
     windowMs,
+    ...(options.guardMs !== undefined ? { guardMs: options.guardMs } : {}),
   })
   const counters = { requests: 0, rateLimited: 0 }
 

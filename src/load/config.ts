@@ -29,6 +29,12 @@ export const LoadConfigSchema = z
     leaseSeconds: z.number().int().min(5).max(86_400).default(DEFAULT_LEASE_SECONDS),
     /** The platform's rate-limit window in ms; `target.quota.requestsPerMinute` is spread over it. @default 60000 */
     quotaWindowMs: z.number().int().min(100).max(3_600_000).default(60_000),
+    /**
+     * Margin added to the window before the quota is divided into slots (quota-budget.ts), to absorb
+     * the jitter between a request's slot and its arrival at the platform (a loaded host, a proxy).
+     * Must be less than the window. @default max(1% of the window, 250)
+     */
+    quotaGuardMs: z.number().int().min(0).max(600_000).optional(),
     /** Attempts of one request (5xx, timeouts, dropped connections) before the batch is split or handed back. @default 4 */
     maxAttempts: z.number().int().min(1).max(50).default(4),
     /** Batches packed ahead of the senders (all processes together). @default 8 × concurrency, at least 32 */
@@ -52,6 +58,15 @@ export const LoadConfigSchema = z
     retentionMarginMs: z.number().int().min(0).max(86_400_000).default(600_000),
   })
   .strict()
+  .superRefine((load, ctx) => {
+    if (load.quotaGuardMs !== undefined && load.quotaGuardMs >= load.quotaWindowMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['quotaGuardMs'],
+        message: `must be less than load.quotaWindowMs (${load.quotaWindowMs})`,
+      })
+    }
+  })
 export type LoadConfig = z.output<typeof LoadConfigSchema>
 
 /** The `job:` section. */
@@ -71,6 +86,7 @@ const ENV_KEYS: Record<string, keyof LoadConfig> = {
   CHATFERRY_LOAD_UPDATE_CONCURRENCY: 'updateConcurrency',
   CHATFERRY_LOAD_LEASE_SECONDS: 'leaseSeconds',
   CHATFERRY_LOAD_QUOTA_WINDOW_MS: 'quotaWindowMs',
+  CHATFERRY_LOAD_QUOTA_GUARD_MS: 'quotaGuardMs',
   CHATFERRY_LOAD_MAX_ATTEMPTS: 'maxAttempts',
   CHATFERRY_LOAD_QUEUE_DEPTH: 'queueDepth',
   CHATFERRY_LOAD_GIVE_UP_AFTER_MS: 'giveUpAfterMs',
@@ -103,6 +119,11 @@ export function resolveLoadConfig(
     throw new ConfigError(file, zodProblems(parsed.error, ['load']))
   }
   return parsed.data
+}
+
+/** The quota budgets' window and guard options from the settings (the guard only when configured). */
+export function quotaTiming(load: Pick<LoadConfig, 'quotaWindowMs' | 'quotaGuardMs'>): { windowMs: number; guardMs?: number } {
+  return load.quotaGuardMs === undefined ? { windowMs: load.quotaWindowMs } : { windowMs: load.quotaWindowMs, guardMs: load.quotaGuardMs }
 }
 
 /** The job id: `job.id`, else the app id lowercased. */

@@ -14,7 +14,7 @@ import type { LedgerStore } from '../state/store.ts'
 import { DEFAULT_CHAT_REQUESTS_PER_MINUTE } from '../target/config.ts'
 import type { Entity } from '../target/schemas.ts'
 import { type ChatBudget, createChatBudget } from './chat-budget.ts'
-import type { LoadConfig } from './config.ts'
+import { type LoadConfig, quotaTiming } from './config.ts'
 import { FatalLoadError } from './fatal-load-error.ts'
 import { hostKey } from './host-key.ts'
 import { createLedgerRetry, type LedgerRetry } from './ledger-retry.ts'
@@ -112,12 +112,12 @@ export class LoaderRun implements SharedLoaderRun {
       appId: options.appId,
       scope: settings.quotaScope,
       requestsPerWindow: requestsPerWindow(options.requestsPerMinute, settings.quotaWindowMs),
-      windowMs: settings.quotaWindowMs,
+      ...quotaTiming(settings),
     })
     const chatBudget = await createChatBudget(store.quota, {
       appId: options.appId,
       requestsPerMinute: options.chatRequestsPerMinute ?? DEFAULT_CHAT_REQUESTS_PER_MINUTE,
-      windowMs: settings.quotaWindowMs,
+      ...quotaTiming(settings),
       maxRetryAfterMs: settings.maxRetryAfterMs,
       maxRateLimitedRetries: 4,
     })

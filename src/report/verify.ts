@@ -58,6 +58,8 @@ export interface VerifyOptions {
   readonly chatRequestsPerMinute?: number
   /** The window the chat quota is spread over (`load.quotaWindowMs`, as the loader's chat calls use it). @default 60000 */
   readonly chatWindowMs?: number
+  /** The chat budget's slot margin (`load.quotaGuardMs`). @default max(1% of the window, 250) */
+  readonly chatGuardMs?: number
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
   readonly outDir?: string
@@ -96,6 +98,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
       appId: t.appId,
       requestsPerMinute: options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute,
       ...(options.chatWindowMs !== undefined ? { windowMs: options.chatWindowMs } : {}),
+      ...(options.chatGuardMs !== undefined ? { guardMs: options.chatGuardMs } : {}),
     }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,

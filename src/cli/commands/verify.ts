@@ -83,6 +83,7 @@ export function registerVerifyCommand(program: Command): void {
             advice: { ...JOB_ADVICE, rejects: `${INVOCATION} rejects -c ${ctx.config.file}` },
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
             chatWindowMs: ctx.load.quotaWindowMs,
+            ...(ctx.load.quotaGuardMs !== undefined ? { chatGuardMs: ctx.load.quotaGuardMs } : {}),
           })
           // The report names the rejects the operator accepted, with the command that says who, when and why.
           const code = printReportResult(result, opts.json)

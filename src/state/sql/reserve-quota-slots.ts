@@ -16,6 +16,12 @@ export interface SlotReservation {
  * statement, when the next free slot is at most `maxAheadMs` ahead (GCRA with no burst; a pause
  * from a 429 pushes the next slot out). The row update serialises every process of the app; the
  * database's `clock_timestamp()` is the one clock they all share, so their hosts' clocks do not matter.
+ *
+ * The slot and the `nowMs` the caller waits from are read *after* the row lock is taken (in the
+ * update's SET and RETURNING): a statement that queued behind another process's reservation would
+ * otherwise be given a slot, and a wait, in the time it started, and send late by as long as it
+ * queued — the late requests of several processes then fall into one window of the platform. The
+ * clock read before the lock only decides whether a slot is near enough to reserve at all.
  */
 export async function reserveQuotaSlots(
   db: Kysely<StateDatabase>,
@@ -26,15 +32,15 @@ export async function reserveQuotaSlots(
     with n as (select extract(epoch from clock_timestamp()) * 1000 as now_ms),
     u as (
       update chatferry.quota_budgets b
-      set tat_ms = greatest(b.tat_ms, b.paused_until_ms, n.now_ms) + ${n * intervalMs}::float8,
+      set tat_ms = greatest(b.tat_ms, b.paused_until_ms, extract(epoch from clock_timestamp()) * 1000) + ${n * intervalMs}::float8,
           slots_taken = b.slots_taken + ${n}, updated_at = now()
       from n
       where b.app_id = ${appId} and greatest(b.tat_ms, b.paused_until_ms) <= n.now_ms + ${maxAheadMs}::float8
-      returning b.tat_ms - ${n * intervalMs}::float8 as slot_ms
+      returning b.tat_ms - ${n * intervalMs}::float8 as slot_ms, extract(epoch from clock_timestamp()) * 1000 as now_ms
     )
-    select (select slot_ms from u)::float8 as slot_ms, n.now_ms::float8 as now_ms,
-      (select greatest(tat_ms, paused_until_ms) from chatferry.quota_budgets where app_id = ${appId})::float8 as tat_ms
-    from n`.execute(db)
+    select (select slot_ms from u)::float8 as slot_ms,
+      coalesce((select now_ms from u), extract(epoch from clock_timestamp()) * 1000)::float8 as now_ms,
+      (select greatest(tat_ms, paused_until_ms) from chatferry.quota_budgets where app_id = ${appId})::float8 as tat_ms`.execute(db)
   const row = r.rows[0]
   if (row === undefined) {
     throw new Error(`the quota budget of ${appId} is missing`)

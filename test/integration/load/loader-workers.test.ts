@@ -26,7 +26,19 @@ it('3 workers, one SIGKILLed mid-run: quota never exceeded across them, nothing 
     settings: { requestsPerMinute: LIMIT, windowMs: WINDOW, faults: { latencyMs: { min: 5, max: 80 } } },
   })
   const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 600, timeoutMs: 3000 })
-  const env = { CHATFERRY_LOAD_QUOTA_WINDOW_MS: String(WINDOW), CHATFERRY_LOAD_LEASE_SECONDS: '8', CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY) }
+  // The window is compressed 20× (3 s for the platform's 60 s); the jitter of a saturated 2-core CI
+  // host (three workers, the sandbox and other test files) is not: a process stalled a few hundred
+  // ms puts requests of earlier slots into a later window. One CI run saw 4 requests too many with
+  // the default guard (250 ms here); part of it was the budget's own doing (a reservation queued
+  // behind the row lock waited from a stale clock: test/integration/state/quota-slot-clock.test.ts).
+  // The guard is absolute time, so this test keeps 750 ms (the product's default at 60 s is 600 ms).
+  // It still proves the budget is shared: three unshared budgets would send 75 a window.
+  const env = {
+    CHATFERRY_LOAD_QUOTA_WINDOW_MS: String(WINDOW),
+    CHATFERRY_LOAD_QUOTA_GUARD_MS: '750',
+    CHATFERRY_LOAD_LEASE_SECONDS: '8',
+    CHATFERRY_LOAD_CONCURRENCY: String(CONCURRENCY),
+  }
   const plan: Record<Entity, { targetKey: string }[]> = {
     users: users(100),
     groups: groups(5),
