@@ -4,16 +4,15 @@
  * of the quota, and the ETA. Planning's progress comes from the pages it reads
  * ({@link createPlanProgress}).
  *
- * The counts are a scan of the job's items: about 0.35 s of a Postgres core at 100k items, 3.5 s
- * at 1M. Taken every 2 s they cost the loader a quarter of the ledger's CPU at 100k and a whole
- * core at 1M, so the next sample waits {@link sampleGapMs}: at least 2 s, and at least
- * {@link SAMPLE_COST_FACTOR} times what the last one took (the progress costs the ledger at most
- * 1 part in 20 of one core; at 1M the bars move every ~70 s).
+ * The counts are a scan of the job's items (0.35 s of a Postgres core at 100k items, 3.5 s at 1M),
+ * so a sample is paced by src/paced-reading.ts: at least {@link MIN_SAMPLE_GAP_MS} apart, and at
+ * least 20 times what the last one took (at 1M the bars move every ~70 s).
  */
 import type { Logger } from 'pino'
 
 import { buildReport, type EntityReport, type QuotaInfo } from '../load/progress.ts'
 import { updateReport, updateTotals } from '../load/update-progress.ts'
+import { readingGapMs } from '../paced-reading.ts'
 import type { EntityPlanSummary } from '../plan/plan-summary.ts'
 import type { EntityStats, LedgerStore } from '../state/store.ts'
 import { createProgressView, createRateMeter, etaText, type ProgressRow } from './progress.ts'
@@ -44,16 +43,11 @@ export function ledgerRates(stats: readonly EntityStats[]): Map<string, number> 
   return new Map(stats.map((s) => [s.entity, s.itemsLastMinute]))
 }
 
-/** The ledger time the progress may take: 1 part in this many. */
-export const SAMPLE_COST_FACTOR = 20
-
-/** How long after a sample that took `lastCostMs` the next one may start. */
-export function sampleGapMs(lastCostMs: number): number {
-  return Math.max(2000, lastCostMs * SAMPLE_COST_FACTOR)
-}
+/** The live progress's own cadence: a sample at most every 2 s. */
+export const MIN_SAMPLE_GAP_MS = 2000
 
 export interface ProgressDrawer {
-  /** Redraws (best effort, at most every {@link sampleGapMs}); call it as often as you like. */
+  /** Redraws (best effort, paced by {@link readingGapMs}); call it as often as you like. */
   draw(): Promise<void>
   /** Draws the last counts and gives the terminal back. */
   stop(): Promise<void>
@@ -97,7 +91,7 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
   }
   return {
     async draw() {
-      if (drawing || Date.now() - lastDraw < sampleGapMs(lastCostMs)) {
+      if (drawing || Date.now() - lastDraw < readingGapMs(lastCostMs, MIN_SAMPLE_GAP_MS)) {
         return
       }
       lastDraw = Date.now()

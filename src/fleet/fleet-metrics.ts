@@ -18,10 +18,11 @@ import type { Gauge, Registry } from 'prom-client'
 import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import { registerLaneCounters } from '../load/lane-counter-metrics.ts'
 import type { LoaderCounters } from '../load/loader.ts'
-import { FILE_STATES, registerProcessGauges } from '../load/metrics.ts'
+import { FILE_STATES, registerProcessGauges, SCRAPE_READING_GAP_MS } from '../load/metrics.ts'
 import { promClient } from '../load/prom-client.ts'
 import { registerRequestMetrics } from '../load/request-metrics.ts'
 import type { UpdateLaneCounters } from '../load/update-lane.ts'
+import { pacedReading } from '../paced-reading.ts'
 import type { EntityStats, FileCounts } from '../state/index.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from './fleet-status.ts'
 
@@ -67,12 +68,9 @@ export function createFleetMetrics(options: {
   const lanes = registerLaneCounters(registry, tenantLabels)
   const ledgerErrors = new Counter({ name: 'chatferry_ledger_read_errors_total', help: 'Scrapes whose ledger read failed', registers: [registry] })
 
-  // One ledger reading per scrape, shared by every gauge of that scrape.
-  let reading: Promise<FleetLedgerReading> | undefined
-  const read = () => {
-    reading ??= options.read().finally(() => setTimeout(() => (reading = undefined), 500).unref())
-    return reading
-  }
+  // One ledger reading per scrape, shared by every gauge of that scrape; on a large job, one per
+  // 20 times what a reading takes (src/paced-reading.ts): the scrape answers at once from the last.
+  const read = pacedReading(options.read, { minGapMs: SCRAPE_READING_GAP_MS }).get
   const ledgerGauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, r: FleetLedgerReading) => void) =>
     new Gauge({
       name,

@@ -2,7 +2,8 @@
  * What a metrics scrape reads of one job in the ledger (src/load/metrics.ts's gauges; a fleet
  * reads the files part per tenant): the items per entity and state, the files lane's counts, each
  * entity's watermark (the newest change read from the source) and when the last delta run ended.
- * A handful of small queries, run when Prometheus scrapes, never on the loader's path.
+ * A handful of queries, run when Prometheus scrapes, never on the loader's path; the items count is
+ * a scan of the job's items (seconds on a job of millions), which is why metrics.ts paces them.
  */
 import type { CursorRow, EntityStats, FileCounts, LedgerStore } from '../state/index.ts'
 

@@ -5,12 +5,13 @@
  * lane's (its ledger errors) through `onUpdatesTick` —, every platform request by endpoint and outcome
  * (request-metrics.ts), and where the job stands in the ledger (items per entity and state,
  * requests and items of the last minute, the quota, the files lane, the lag behind the source) as
- * gauges read from the ledger when Prometheus scrapes (metrics-reading.ts), not on the loader's
- * path. Served by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
+ * gauges read from the ledger when Prometheus scrapes (metrics-reading.ts; a reading serves the
+ * scrapes of the next 20 times what it took, src/paced-reading.ts), not on the loader's path. Served by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
  */
 import type { Gauge, Registry } from 'prom-client'
 
 import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
+import { pacedReading } from '../paced-reading.ts'
 import { registerLaneCounters } from './lane-counter-metrics.ts'
 import type { LoaderCounters } from './loader-types.ts'
 import type { JobMetricsReading } from './metrics-reading.ts'
@@ -29,6 +30,9 @@ export interface LoaderMetrics {
   /** Stops counting this process's platform requests. */
   close(): void
 }
+
+/** A scrape's ledger reading serves the scrapes of the next 0.5 s at least (every gauge of one scrape). */
+export const SCRAPE_READING_GAP_MS = 500
 
 const ITEM_STATES = ['planned', 'sent', 'done', 'skipped', 'rejected'] as const
 export const FILE_STATES = ['planned', 'copied', 'failed', 'skipped'] as const
@@ -60,12 +64,9 @@ export function createLoaderMetrics(options: {
       this.set(quotaPerMinute)
     },
   })
-  // One ledger reading per scrape, shared by every gauge of that scrape.
-  let reading: Promise<JobMetricsReading> | undefined
-  const read = () => {
-    reading ??= options.read().finally(() => setTimeout(() => (reading = undefined), 500).unref())
-    return reading
-  }
+  // One ledger reading per scrape, shared by every gauge of that scrape; on a large job, one per
+  // 20 times what a reading takes (src/paced-reading.ts): the scrape answers at once from the last.
+  const read = pacedReading(options.read, { minGapMs: SCRAPE_READING_GAP_MS }).get
   const ledgerGauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, r: JobMetricsReading) => void) =>
     new Gauge({
       name,

@@ -4,14 +4,15 @@
  * app's quota, ETA, rejects, last error) with its files lane's counts, the fleet's totals, and the fleet's throughput series
  * (items done in the last minute, all tenants, one point per refresh, kept in memory). Read from
  * the ledger only: no fleet key, no app key, no source is opened. However many pages are open,
- * the ledger is read once per interval.
+ * the ledger is read once per interval at most, paced on a large fleet as the job's dashboard is (sampler.ts).
  */
 import type { FleetFile } from '../../fleet/fleet-file.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from '../../fleet/fleet-status.ts'
 import { jobFiles } from '../../load/metrics-reading.ts'
+import { pacedReading } from '../../paced-reading.ts'
 import type { FileCounts, LedgerStore } from '../../state/index.ts'
 import { readFleetStatus } from '../fleet-status-read.ts'
-import { scrubUrls, thinned, type ThroughputPoint } from './sampler.ts'
+import { pacedVia, scrubUrls, thinned, type ThroughputPoint } from './sampler.ts'
 
 export interface FleetDashboardView {
   readonly at: string
@@ -48,10 +49,10 @@ export function startFleetSampler(fleet: FleetFile, store: LedgerStore, only: re
   let view: FleetDashboardView | undefined
   let series: ThroughputPoint[] = []
   let running: Promise<void> | undefined
-  const read = async () => {
-    try {
+  // Paced as the job's dashboard is (sampler.ts): a slow reading is not repeated at every refresh.
+  const ledger = pacedReading(
+    async () => {
       const reading = await readFleetStatus(fleet, store, only)
-      const totals = fleetTotals(reading.tenants)
       const files: Record<string, FileCounts> = {}
       for (const t of reading.tenants) {
         const f = await jobFiles(store, t.jobId)
@@ -59,6 +60,20 @@ export function startFleetSampler(fleet: FleetFile, store: LedgerStore, only: re
           files[t.jobId] = f
         }
       }
+      return { reading, files }
+    },
+    { minGapMs: intervalMs },
+  )
+  let shown: unknown
+  const read = async () => {
+    try {
+      const read = await ledger.get()
+      if (read === shown) {
+        return // the last reading is still current: paced, no new point
+      }
+      shown = read
+      const { reading, files } = read
+      const totals = fleetTotals(reading.tenants)
       series = thinned([...series, { t: Date.now(), itemsPerMinute: totals.itemsLastMinute, done: totals.done }])
       view = {
         at: new Date().toISOString(),
@@ -68,7 +83,7 @@ export function startFleetSampler(fleet: FleetFile, store: LedgerStore, only: re
         totals,
         deprovisioned: reading.deprovisioned.map((d) => d.tenantId),
         series,
-        via: 'Postgres ledger',
+        via: pacedVia('Postgres ledger', ledger.gapMs(), intervalMs),
       }
     } catch (err) {
       if (view === undefined) {

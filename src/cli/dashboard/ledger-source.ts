@@ -18,6 +18,8 @@ export interface LedgerRead {
   readonly readings: StatusReadings
   /** How the ledger was reached, for the page. */
   readonly via: string
+  /** The store was opened for this reading (nobody held it): its time is mostly the opening, not the ledger's work. */
+  readonly opened?: boolean
 }
 
 export interface LedgerSource {
@@ -50,6 +52,7 @@ export async function openLedgerSource(config: ResolvedConfig, configPath: strin
       firstDone = true
       return {
         readings: read.readings,
+        opened: read.holder === undefined,
         via:
           read.holder !== undefined
             ? `embedded store, through ${describeHolder(read.holder)}`

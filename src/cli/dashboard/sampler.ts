@@ -2,10 +2,14 @@
  * The dashboard's view of one job, refreshed on a timer: the job's status snapshot (the same
  * function `status --json` prints, src/cli/status-snapshot.ts), its rejects by code with a few
  * samples each, and the throughput series the chart draws (items settled in the last minute, one
- * point per refresh, kept in memory for as long as the dashboard runs). However many pages are
- * open, the ledger is read once per interval: a page asks for the last view, never the ledger.
+ * point per reading, kept in memory for as long as the dashboard runs). However many pages are
+ * open, the ledger is read once per interval at most: a page asks for the last view, never the
+ * ledger. On a large job a reading is paced by src/paced-reading.ts (the next one waits 20 times
+ * what the last took, so a dashboard left open costs the migration's ledger at most 1/20 of a
+ * core), and the view says how often it is read.
  */
 import type { ResolvedConfig } from '../../job/config.ts'
+import { pacedReading } from '../../paced-reading.ts'
 import { type StatusSnapshot, statusSnapshot } from '../status-snapshot.ts'
 import type { LedgerSource } from './ledger-source.ts'
 
@@ -56,9 +60,19 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
   let view: DashboardView | undefined
   let series: ThroughputPoint[] = []
   let running: Promise<void> | undefined
+  const ledger = pacedReading(() => source.read({ runs: 20, rejects: REJECTS_READ }), {
+    minGapMs: intervalMs,
+    // Opening an embedded store nobody holds is not the ledger's work: it does not slow the cadence.
+    costOf: (r, ms) => (r?.opened === true ? 0 : ms),
+  })
+  let shown: Awaited<ReturnType<LedgerSource['read']>> | null = null
   const read = async () => {
     try {
-      const read = await source.read({ runs: 20, rejects: REJECTS_READ })
+      const read = await ledger.get()
+      if (read !== undefined && read === shown) {
+        return // the last reading is still current: paced, no new point
+      }
+      shown = read
       if (read === undefined) {
         if (view !== undefined) {
           view = { ...view, via: `no process holds the embedded store: the reading of ${view.at}` }
@@ -80,7 +94,7 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
         etaSecondsAtQuota: quotaPerMinute > 0 ? Math.ceil((remaining / quotaPerMinute) * 60) : 0,
         rejects: { listed: rejected.length, capped: rejected.length >= REJECTS_READ, reasons: byReason(rejected) },
         series,
-        via: read.via,
+        via: pacedVia(read.via, ledger.gapMs(), intervalMs),
       }
     } catch (err) {
       if (view !== undefined) {
@@ -94,6 +108,11 @@ export function startSampler(source: LedgerSource, jobId: string, config: Pick<R
   const timer = setInterval(() => void refresh().catch(() => {}), intervalMs)
   timer.unref()
   return { current: () => view, refresh, stop: () => clearInterval(timer) }
+}
+
+/** How the ledger was reached, and how often it is read when its pacing reads it less often than the page refreshes. */
+export function pacedVia(via: string, gapMs: number, intervalMs: number): string {
+  return gapMs > intervalMs ? `${via}; read every ${Math.round(gapMs / 1000)} s (a reading is slow on a job this size)` : via
 }
 
 function byReason(rejected: readonly { entity: string; legacyId: string; code: string | null; message: string | null }[]): RejectReason[] {

@@ -35,6 +35,7 @@ const SHARED = [
   'src/did-you-mean.ts',
   'src/format-duration.ts',
   'src/terminal-output.ts',
+  'src/paced-reading.ts',
 ]
 
 /**
