@@ -3,6 +3,7 @@
  * pre-flight against the target when asked, the diff against the previous plan of the job, and the
  * CI gates. Writes nothing but the report row (`chatferry.reports`) and the report files.
  */
+import { type LoadConfig, quotaTiming } from '../load/config.ts'
 import { type DryRunOptions, dryRunPlan } from '../plan/dry-run.ts'
 import { evaluateGates, type GateSpec } from '../report/fail-on.ts'
 import { filesPlan } from '../report/files-plan.ts'
@@ -30,6 +31,8 @@ export interface PlanContext {
   readonly config: ResolvedConfig
   readonly jobId: string
   readonly store: PlanLedger
+  /** The resolved `load:` settings: the pre-flight's chat calls cut their slots as the loader's do. */
+  readonly load?: Pick<LoadConfig, 'quotaWindowMs' | 'quotaGuardMs'>
 }
 
 export interface RunPlanOptions {
@@ -90,6 +93,7 @@ export async function runPlan(ctx: PlanContext, options: RunPlanOptions = {}): P
           config,
           quota: ctx.store.quota,
           toSend: result.toSend,
+          ...(ctx.load !== undefined ? { timing: quotaTiming(ctx.load) } : {}),
           ...(options.chatRequestsPerMinute !== undefined ? { requestsPerMinute: options.chatRequestsPerMinute } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         })

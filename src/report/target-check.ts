@@ -40,6 +40,8 @@ export interface TargetCheckOptions {
   /** Keys about to be created, per entity (messages are ignored). */
   readonly toSend: Record<LegacyEntity, Set<string>>
   readonly requestsPerMinute?: number
+  /** The window the chat quota is cut over and the slots' guard (`load.quotaWindowMs`, `load.quotaGuardMs`). @default a minute, the budget's guard */
+  readonly timing?: { readonly windowMs: number; readonly guardMs?: number }
   /** The ledger's budget rows: the chat reads draw from the app's shared chat budget (`<appId>#chat`). */
   readonly quota: QuotaLedger
   readonly client?: PlatformClient
@@ -53,6 +55,7 @@ export async function checkTarget(options: TargetCheckOptions): Promise<TargetCh
   const pacer: ChatBudget = await createChatBudget(options.quota, {
     appId: t.appId,
     requestsPerMinute: options.requestsPerMinute ?? t.chatQuota.requestsPerMinute,
+    ...options.timing,
   })
   const problems: string[] = []
   const empty = () => ({ count: 0, checked: false, samples: [] as string[] })
