@@ -179,6 +179,12 @@ describe('Dockerfile', () => {
     expect(install!.at(-1)).toMatch(/\.tgz$/)
   })
 
+  it("caps V8's young generation with NODE_OPTIONS, under which package-install.test.ts runs the installed CLI", () => {
+    const env = lines.filter((l) => l.startsWith('ENV ')).join(' ')
+    expect(env).toMatch(/\bNODE_OPTIONS=--max-semi-space-size=16(\s|$)/)
+    expect(test).toContain('IMAGE_NODE_OPTIONS')
+  })
+
   it('copies every file `npm pack` needs before it runs, installs production dependencies only, runs as `node` with `chatferry` as entrypoint', () => {
     const packAt = lines.findIndex((l) => l.startsWith('RUN npm pack'))
     const copied = lines

@@ -16,7 +16,7 @@
  * stale.
  */
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -39,10 +39,16 @@ async function node22Bin(): Promise<string> {
   return bin
 }
 
-/** Runs the installed `chatferry` with `nodeBin` first on PATH, as a global install would be run. */
+/** The Node options the image sets (the Dockerfile's `ENV NODE_OPTIONS=…`): the installed CLI runs under them here too. */
+const IMAGE_NODE_OPTIONS = /\bNODE_OPTIONS=(\S+)/.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1]
+
+/** Runs the installed `chatferry` with `nodeBin` first on PATH, as a global install would be run, under the image's Node options. */
 function installed(nodeBin: string, args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: [nodeBin, join(prefix, 'bin'), process.env.PATH ?? ''].join(delimiter) }
   delete env.NODE_OPTIONS
+  if (IMAGE_NODE_OPTIONS !== undefined) {
+    env.NODE_OPTIONS = IMAGE_NODE_OPTIONS
+  }
   return run(join(prefix, 'bin', 'chatferry'), args, { env, cwd: work, maxBuffer: 64 * 1024 * 1024 })
 }
 
