@@ -19,8 +19,9 @@
  *
  * The cost of metrics and an open dashboard on the loader (issue 31) is observe-bench.ts's.
  *
- * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste]` (or `npm run bench --
- * loader [--quick] [--only …]`). Needs a
+ * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste] [--node-options OPTS]` (or
+ * `npm run bench -- loader [--quick] [--only …]`); `--node-options` runs each throughput size twice,
+ * the loader without and then under NODE_OPTIONS=OPTS (the bench's own process, the sandbox, never). Needs a
  * Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
  * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for
  * resume, 20k messages for wasted requests.
@@ -40,6 +41,9 @@ import { BENCH_SERVER_URL, benchDatabases } from './bench-databases.ts'
 const quick = process.argv.includes('--quick')
 const onlyIdx = process.argv.indexOf('--only')
 const only = onlyIdx >= 0 ? process.argv[onlyIdx + 1] : undefined
+const nodeOptionsIdx = process.argv.indexOf('--node-options')
+/** `--node-options OPTS`: the throughput runs also with the loader under NODE_OPTIONS=OPTS (the image sets `--max-semi-space-size=16`). */
+const nodeOptions = nodeOptionsIdx >= 0 ? process.argv[nodeOptionsIdx + 1] : undefined
 const serverUrl = BENCH_SERVER_URL
 
 const databases = benchDatabases(serverUrl)
@@ -123,7 +127,7 @@ async function quotaEfficiency(sb: Sandbox): Promise<void> {
   )
 }
 
-async function throughput(n: number): Promise<{ itemsPerSecond: number; peakRss: number }> {
+async function throughput(n: number, nodeOptions?: string): Promise<{ itemsPerSecond: number; peakRss: number }> {
   const stateUrl = await freshDatabase('bench_tp_state')
   const sandboxUrl = await freshDatabase('bench_tp_sb')
   const sb = await startSandbox({ state: { url: sandboxUrl } })
@@ -137,7 +141,11 @@ async function throughput(n: number): Promise<{ itemsPerSecond: number; peakRss:
     const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl, requestsPerMinute: 100_000, timeoutMs: 30_000 })
     const start = Date.now()
     const sandboxCpu0 = process.cpuUsage()
-    const run = runCli(['load', '--config', cfg, '--job', 'tp'], { CHATFERRY_LOG_LEVEL: 'warn', CHATFERRY_LOAD_CONCURRENCY: '32' })
+    const run = runCli(['load', '--config', cfg, '--job', 'tp'], {
+      CHATFERRY_LOG_LEVEL: 'warn',
+      CHATFERRY_LOAD_CONCURRENCY: '32',
+      NODE_OPTIONS: nodeOptions ?? '',
+    })
     const rss = peakRssWatcher(run.child.pid as number)
     const res = await run.done
     const peakRss = rss.stop()
@@ -160,7 +168,7 @@ async function throughput(n: number): Promise<{ itemsPerSecond: number; peakRss:
     const lastAt = Number(span.rows[0]?.last)
     const sustained = (n + 100) / ((lastAt - firstAt) / 1000)
     console.log(
-      `raw throughput: ${n.toLocaleString()} messages (+100 users) in ${seconds.toFixed(1)} s = ${itemsPerSecond.toFixed(0)} items/s ` +
+      `raw throughput${nodeOptions ? ` (the loader under NODE_OPTIONS=${nodeOptions})` : ''}: ${n.toLocaleString()} messages (+100 users) in ${seconds.toFixed(1)} s = ${itemsPerSecond.toFixed(0)} items/s ` +
         `(target ≥ 10,000) · between the first and the last request ${sustained.toFixed(0)} items/s (start → first request ` +
         `${((firstAt - start) / 1000).toFixed(1)} s, last request → exit ${((start + seconds * 1000 - lastAt) / 1000).toFixed(1)} s) · ` +
         `loader peak RSS ${mb(peakRss)} · planning took ${(planMs / 1000).toFixed(1)} s · ` +
@@ -347,10 +355,13 @@ try {
     await sb.close()
   }
   if (!only || only === 'throughput') {
-    const small = await throughput(100_000)
-    if (!quick) {
-      const big = await throughput(1_000_000)
-      console.log(`RSS 1M ÷ 100k: ${(big.peakRss / small.peakRss).toFixed(2)} (flat ≈ 1)`)
+    // With --node-options, each size runs twice, alternated: the loader without them, then under them.
+    for (const options of nodeOptions === undefined ? [undefined] : [undefined, nodeOptions]) {
+      const small = await throughput(100_000, options)
+      if (!quick) {
+        const big = await throughput(1_000_000, options)
+        console.log(`RSS 1M ÷ 100k: ${(big.peakRss / small.peakRss).toFixed(2)} (flat ≈ 1)`)
+      }
     }
   }
 } finally {
