@@ -56,10 +56,11 @@ export interface VerifyOptions {
   readonly sample?: number
   /** Chat reads per minute. @default target.chatQuota.requestsPerMinute */
   readonly chatRequestsPerMinute?: number
-  /** The window the chat quota is spread over (`load.quotaWindowMs`, as the loader's chat calls use it). @default 60000 */
-  readonly chatWindowMs?: number
-  /** The chat budget's slot margin (`load.quotaGuardMs`). @default max(1% of the window, 250) */
-  readonly chatGuardMs?: number
+  /**
+   * The window the chat quota is spread over and the slots' guard (`load.quotaWindowMs`,
+   * `load.quotaGuardMs`: `quotaTiming`, as the loader's chat calls use them). @default a minute, the budget's guard
+   */
+  readonly chatTiming?: { readonly windowMs: number; readonly guardMs?: number }
   /** Compare with the source's row counts (needs `source` in the config). @default true when configured */
   readonly source?: boolean
   readonly outDir?: string
@@ -97,8 +98,7 @@ export async function runVerify(ctx: LedgerContext, options: VerifyOptions = {})
     pacer: await createChatBudget(store.quota, {
       appId: t.appId,
       requestsPerMinute: options.chatRequestsPerMinute ?? t.chatQuota.requestsPerMinute,
-      ...(options.chatWindowMs !== undefined ? { windowMs: options.chatWindowMs } : {}),
-      ...(options.chatGuardMs !== undefined ? { guardMs: options.chatGuardMs } : {}),
+      ...options.chatTiming,
     }),
     signal: options.signal,
     legacyMetadataKey: config.policies.legacyMetadata.key,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 
+import { quotaTiming } from '../../load/config.ts'
 import { createLogger } from '../../logger.ts'
 import { DEFAULT_SAMPLE, runVerify } from '../../report/verify.ts'
 import { JOB_ADVICE } from '../../report/verify-run.ts'
@@ -82,8 +83,7 @@ export function registerVerifyCommand(program: Command): void {
             replan: opts.replan === true,
             advice: { ...JOB_ADVICE, rejects: `${INVOCATION} rejects -c ${ctx.config.file}` },
             ...(chatRpm !== undefined ? { chatRequestsPerMinute: chatRpm } : {}),
-            chatWindowMs: ctx.load.quotaWindowMs,
-            ...(ctx.load.quotaGuardMs !== undefined ? { chatGuardMs: ctx.load.quotaGuardMs } : {}),
+            chatTiming: quotaTiming(ctx.load),
           })
           // The report names the rejects the operator accepted, with the command that says who, when and why.
           const code = printReportResult(result, opts.json)
