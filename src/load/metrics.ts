@@ -6,7 +6,8 @@
  * (request-metrics.ts), and where the job stands in the ledger (items per entity and state,
  * requests and items of the last minute, the quota, the files lane, the lag behind the source) as
  * gauges read from the ledger when Prometheus scrapes (metrics-reading.ts; a reading serves the
- * scrapes of the next 20 times what it took, src/paced-reading.ts), not on the loader's path. Served by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
+ * scrapes of the next 20 times what it took, src/paced-reading.ts), not on the loader's path.
+ * Served by src/cli/metrics-server.ts when `metrics.port` is set; nothing here sends anything.
  */
 import type { Gauge, Registry } from 'prom-client'
 

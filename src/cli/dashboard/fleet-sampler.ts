@@ -4,7 +4,8 @@
  * app's quota, ETA, rejects, last error) with its files lane's counts, the fleet's totals, and the fleet's throughput series
  * (items done in the last minute, all tenants, one point per refresh, kept in memory). Read from
  * the ledger only: no fleet key, no app key, no source is opened. However many pages are open,
- * the ledger is read once per interval at most, paced on a large fleet as the job's dashboard is (sampler.ts).
+ * the ledger is read once per interval at most, paced on a large fleet as the job's dashboard is
+ * (sampler.ts).
  */
 import type { FleetFile } from '../../fleet/fleet-file.ts'
 import { TENANT_LOAD_STATES, type TenantStatus } from '../../fleet/fleet-status.ts'
