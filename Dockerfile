@@ -33,10 +33,10 @@ USER node
 # $CHATFERRY_CONFIG at a mounted file and state.url at Postgres (docker-compose.yml, deploy/k8s/).
 WORKDIR /data
 VOLUME /data
-# NODE_OPTIONS caps V8's young generation at 16 MiB semi-spaces: over a long load V8 grows it to
-# 64 MiB ones (new space 128 MiB, a quarter used). Measured (docs/operators-guide.md "Memory"):
-# loader peak RSS 349-356 -> 270-272 MB at the same throughput (within noise), plan (100k Mattermost
-# posts) 360-382 -> 264-285 MB at the same speed; reading a Stream Chat JSON export costs ~15% more CPU.
+# NODE_OPTIONS holds chatferry's V8 flags (bin/v8-flags.js; deploy-files.test.ts keeps them equal), so the
+# installed command starts under them at once instead of re-executing itself to add them. They cap V8's
+# young generation at 16 MiB semi-spaces (docs/operators-guide.md "Memory": loader peak RSS 349-356 ->
+# 270-272 MB at the same throughput).
 ENV NODE_ENV=production CHATFERRY_SANDBOX_CACHE=/tmp/chatferry-sandbox NODE_OPTIONS=--max-semi-space-size=16
 ENTRYPOINT ["chatferry"]
 CMD ["--help"]

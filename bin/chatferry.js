@@ -4,6 +4,8 @@
 // stripping (Node >= 22.18 outside node_modules), so no build is needed between edit and run.
 import { existsSync } from 'node:fs'
 
+import { missingV8Flags } from './v8-flags.js'
+
 // Refuse an older Node with what to run instead, before anything that would die with a stack trace
 // on it (Node 20 cannot load the sources, and lacks node:sqlite and the APIs the compiled code uses).
 const [major, minor] = process.versions.node.split('.').map(Number)
@@ -23,6 +25,16 @@ if (!existsSync(compiled) && !stripsTypes) {
       `${fromCheckout}, or build it once with \`npm run build\`\n`,
   )
   process.exit(2)
+}
+
+// The V8 flags chatferry runs under (./v8-flags.js) can only be given at start-up: when they are not
+// given already, the process replaces itself with one that has them (`process.execve`, Node 22.15+
+// and 24 on POSIX systems): the same process id, so a signal or a SIGKILL meant for chatferry
+// still reaches it, and the same arguments, environment and standard streams. Where Node cannot,
+// chatferry runs without them (docs/operators-guide.md, "Memory", says how to set them).
+const missing = missingV8Flags(process.execArgv, process.env.NODE_OPTIONS)
+if (missing.length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {
+  process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, process.argv[1], ...process.argv.slice(2)], process.env)
 }
 
 // Node 22 flags node:sqlite (the SQLite connector and the demo's legacy database) as experimental

@@ -16,7 +16,7 @@
  * threads, the database server's work not counted): on a shared, loaded machine the wall times
  * mostly measure how much of a core the scheduler gave each phase, the CPU times what it cost.
  *
- *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 5000] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
+ *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
  *   npm run bench -- connector --system mattermost
  *
  * `--baseline DIR` (another checkout of chatferry, e.g. `git worktree add /tmp/base main`) runs
@@ -29,8 +29,10 @@
  */
 import { spawnSync } from 'node:child_process'
 
+import { missingV8Flags } from '../../bin/v8-flags.js'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
+import { DEFAULT_PAGE_SIZE } from '../../src/plan/plan-run.ts'
 import type { ConnectorBenchSystem, RawRead } from './connector/system.ts'
 import { BENCH_SYSTEMS } from './connector/systems.ts'
 
@@ -40,7 +42,10 @@ const value = (name: string) => {
   const i = args.indexOf(`--${name}`)
   return i === -1 ? undefined : args[i + 1]
 }
-const pageSize = Number(value('page-size') ?? 5000)
+// chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
+const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
+/** The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS sets; `--v8-defaults`: under V8's own. */
+const v8Flags = flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)
 
 const systemName = value('system') ?? 'mattermost'
 
@@ -271,6 +276,7 @@ async function main(): Promise<void> {
     const r = spawnSync(
       process.execPath,
       [
+        ...v8Flags,
         ...(flag('live-heap') ? ['--expose-gc'] : []),
         script,
         '--child',

@@ -20,8 +20,10 @@
  * The cost of metrics and an open dashboard on the loader (issue 31) is observe-bench.ts's.
  *
  * `node test/bench/loader-bench.ts [--quick] [--only quota|throughput|resume|waste] [--node-options OPTS]` (or
- * `npm run bench -- loader [--quick] [--only …]`); `--node-options` runs each throughput size twice,
- * the loader without and then under NODE_OPTIONS=OPTS (the bench's own process, the sandbox, never). Needs a
+ * `npm run bench -- loader [--quick] [--only …]`); the loader runs under chatferry's V8 flags
+ * (bin/v8-flags.js), as the installed command does; `--node-options` runs each throughput size twice,
+ * so and then under NODE_OPTIONS=OPTS, whose flags replace those of the same name (the bench's own
+ * process, the sandbox, never; `--node-options --max-semi-space-size=64`: V8's own young generation). Needs a
  * Postgres server: $BENCH_DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres.
  * --quick: 30 s of quota efficiency, 100k items for throughput (no 1M run), a 200k-item ledger for
  * resume, 20k messages for wasted requests.
@@ -42,7 +44,7 @@ const quick = process.argv.includes('--quick')
 const onlyIdx = process.argv.indexOf('--only')
 const only = onlyIdx >= 0 ? process.argv[onlyIdx + 1] : undefined
 const nodeOptionsIdx = process.argv.indexOf('--node-options')
-/** `--node-options OPTS`: the throughput runs also with the loader under NODE_OPTIONS=OPTS (the image sets `--max-semi-space-size=16`). */
+/** `--node-options OPTS`: the throughput runs also with the loader under NODE_OPTIONS=OPTS (chatferry's own flags: bin/v8-flags.js). */
 const nodeOptions = nodeOptionsIdx >= 0 ? process.argv[nodeOptionsIdx + 1] : undefined
 const serverUrl = BENCH_SERVER_URL
 

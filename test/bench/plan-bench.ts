@@ -6,7 +6,7 @@
  * under 2× extraction + mapping; RSS flat between 100k and 1M). Each run is its own child process,
  * so peaks don't mix.
  *
- *   node test/bench/plan-bench.ts [--sizes 100000,1000000] [--page-size 5000] [--quick]
+ *   node test/bench/plan-bench.ts [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--quick]
  *   npm run bench -- plan
  *
  * Generated databases (`cf_bench_mm_<size>`) are shared with the connector benchmark and reused;
@@ -16,11 +16,12 @@
 import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 
+import { missingV8Flags } from '../../bin/v8-flags.js'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
 import { openCommandContext } from '../../src/cli/open-command-context.ts'
 import { runPlan } from '../../src/job/run-plan.ts'
-import { planJob, type PlanSink } from '../../src/plan/plan-job.ts'
+import { DEFAULT_PAGE_SIZE, planJob, type PlanSink } from '../../src/plan/plan-job.ts'
 import { emptyCounts } from '../../src/state/index.ts'
 import { benchDbUrl as dbUrl, ensureMattermostBenchDb, freshBenchJob, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
@@ -30,7 +31,10 @@ const value = (name: string) => {
   const i = args.indexOf(`--${name}`)
   return i === -1 ? undefined : args[i + 1]
 }
-const pageSize = Number(value('page-size') ?? 5000)
+// chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
+const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
+/** The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS sets; `--v8-defaults`: under V8's own. */
+const v8Flags = flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)
 /** The generator's posts span recent years: keep every message (as an app with extended retention would). */
 const POLICIES = { retention: { retentionDays: 100_000 } }
 
@@ -115,10 +119,14 @@ async function main(): Promise<void> {
   for (const size of sizes) {
     await ensureMattermostBenchDb(size, flag('regenerate'))
     for (const mode of ['extract-map', 'plan'] as const) {
-      const r = spawnSync(process.execPath, [import.meta.filename, '--child', String(size), '--mode', mode, '--page-size', String(pageSize)], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-      })
+      const r = spawnSync(
+        process.execPath,
+        [...v8Flags, import.meta.filename, '--child', String(size), '--mode', mode, '--page-size', String(pageSize)],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      )
       if (r.status !== 0) {
         throw new Error(`bench child ${mode} ${size} failed: ${r.stdout}`)
       }

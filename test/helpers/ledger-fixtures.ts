@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { missingV8Flags } from '../../bin/v8-flags.js'
 import type { PlannedItem } from '../../src/state/store.ts'
 import { memberKey } from '../../src/target/schemas.ts'
 import { CLI } from './cli-bundle.ts'
@@ -101,12 +102,15 @@ export interface CliRun {
 }
 
 /**
- * Runs the CLI as a child process (the Node running the tests, i.e. the project's Node 24); what
+ * Runs the CLI as a child process (the Node running the tests, i.e. the project's Node 24, with the
+ * V8 flags of the installed command); what
  * it printed is recorded for the secret scan (test/helpers/secrets.ts).
  */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, CHATFERRY_LOG_LEVEL: 'info', ...env },
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, CHATFERRY_LOG_LEVEL: 'info', ...env }
+  // Under the V8 flags the installed command runs with (bin/v8-flags.js), but those NODE_OPTIONS sets.
+  const child = spawn(process.execPath, [...missingV8Flags([], childEnv.NODE_OPTIONS), CLI, ...args], {
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''

@@ -14,6 +14,8 @@ import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse, parseAllDocuments } from 'yaml'
 
+import { V8_FLAGS } from '../../../bin/v8-flags.js'
+
 const ROOT = resolve(import.meta.dirname, '../../..')
 const CLI = join(ROOT, 'bin/chatferry.js')
 const IMAGE = 'chatferry:local'
@@ -179,10 +181,13 @@ describe('Dockerfile', () => {
     expect(install!.at(-1)).toMatch(/\.tgz$/)
   })
 
-  it("caps V8's young generation with NODE_OPTIONS, under which package-install.test.ts runs the installed CLI", () => {
+  it("sets chatferry's V8 flags (bin/v8-flags.js) in NODE_OPTIONS, as `npm run chatferry` does; package-install.test.ts runs the installed CLI under them", () => {
     const env = lines.filter((l) => l.startsWith('ENV ')).join(' ')
-    expect(env).toMatch(/\bNODE_OPTIONS=--max-semi-space-size=16(\s|$)/)
+    const options = /\bNODE_OPTIONS=(\S+|"[^"]*")/.exec(env)?.[1]?.replace(/^"|"$/g, '')
+    expect(options?.split(/\s+/)).toEqual([...V8_FLAGS])
     expect(test).toContain('IMAGE_NODE_OPTIONS')
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> }
+    expect(pkg.scripts.chatferry).toBe(`node ${V8_FLAGS.join(' ')} src/cli/main.ts`)
   })
 
   it('copies every file `npm pack` needs before it runs, installs production dependencies only, runs as `node` with `chatferry` as entrypoint', () => {

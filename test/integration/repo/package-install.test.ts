@@ -15,13 +15,15 @@
  * other test files running at the same time (deploy-files.test.ts), half-written, and afterwards,
  * stale.
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 
 import { beforeAll, describe, expect, it } from 'vitest'
+
+import { V8_FLAGS } from '../../../bin/v8-flags.js'
 
 const run = promisify(execFile)
 const ROOT = resolve(import.meta.dirname, '../../..')
@@ -50,6 +52,32 @@ function installed(nodeBin: string, args: string[]) {
     env.NODE_OPTIONS = IMAGE_NODE_OPTIONS
   }
   return run(join(prefix, 'bin', 'chatferry'), args, { env, cwd: work, maxBuffer: 64 * 1024 * 1024 })
+}
+
+/**
+ * Starts the installed `chatferry sandbox` without the image's Node options (an npm install as an
+ * operator runs it, `NODE_OPTIONS` as given), reads the command line of the process it started
+ * once it listens, and stops it with SIGTERM: what it ran under, and how it exited.
+ */
+async function installedSandboxCommandLine(nodeBin: string, nodeOptions: string | undefined): Promise<{ argv: string[]; code: number | null }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: [nodeBin, join(prefix, 'bin'), process.env.PATH ?? ''].join(delimiter) }
+  delete env.NODE_OPTIONS
+  if (nodeOptions !== undefined) {
+    env.NODE_OPTIONS = nodeOptions
+  }
+  const child = spawn(join(prefix, 'bin', 'chatferry'), ['sandbox', '--port', '0'], { env, cwd: work, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)))
+  let out = ''
+  await new Promise<void>((res, rej) => {
+    child.stdout.on('data', (d: Buffer) => ((out += d.toString()), out.includes('listening on') && res()))
+    void exited.then((code) => rej(new Error(`sandbox exited ${code} before listening: ${out}`)))
+  })
+  // The process the test started (its pid), not a child of it: a signal meant for chatferry reaches it.
+  const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((a) => a !== '')
+  child.kill('SIGTERM')
+  return { argv, code: await exited }
 }
 
 /** The Dockerfile's `COPY`s of its build stage. */
@@ -91,6 +119,22 @@ describe.each([
     // No TypeScript source is shipped or loaded: the package holds dist/ only.
     expect(existsSync(join(prefix, 'lib/node_modules/chatferry/src'))).toBe(false)
   })
+
+  it.runIf(process.platform === 'linux')(
+    "runs under chatferry's V8 flags in the process it was started as, unless NODE_OPTIONS sets them",
+    async () => {
+      const plain = await installedSandboxCommandLine(bin, undefined)
+      expect(plain.argv[0]).toMatch(/node$/)
+      expect(plain.argv.slice(1, 1 + V8_FLAGS.length)).toEqual([...V8_FLAGS])
+      expect(plain.argv.slice(-3)).toEqual(['sandbox', '--port', '0'])
+      expect(plain.code).toBe(0)
+      // An operator's own value wins: no flag of the same name is added.
+      const own = await installedSandboxCommandLine(bin, '--max-semi-space-size=8')
+      expect(own.argv.some((a) => a.startsWith('--max-semi-space-size'))).toBe(false)
+      expect(own.code).toBe(0)
+    },
+    MINUTES,
+  )
 
   // The demo once, on the other runtime: on Node 24 the sources run it in demo-cli.test.ts, and
   // --help above has loaded every module of the same compiled code.
