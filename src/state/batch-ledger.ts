@@ -162,19 +162,23 @@ export function createBatchLedger(db: Kysely<StateDatabase>): BatchLedger {
           return none
         }
         const ipr = limits.itemsPerRequest
-        let ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
+        let planned = await selectPlannedItems(trx, jobId, entity, want * ipr)
         let agedOut = 0
         const rule = entity === 'messages' ? limits.ageOut : undefined
         // Messages drain oldest first, so the aged-out ones are at the head: skip them and look
-        // again until what would be packed is all inside the window.
-        while (rule !== undefined && ids.length > 0) {
-          const skipped = await skipAgedOutItems(trx, { ids, sentBefore: rule.sentBefore, reason: rule.reason })
+        // again until what would be packed is all inside the window. A message's sort key is its
+        // `sentAt`, written with its payload, so only those keyed before the cut are read (their
+        // payload decides): packing a window of fresh messages reads no payload at all.
+        while (rule !== undefined) {
+          const old = planned.filter((p) => p.sortKey < rule.sentBefore).map((p) => p.id)
+          const skipped = old.length === 0 ? [] : await skipAgedOutItems(trx, { ids: old, sentBefore: rule.sentBefore, reason: rule.reason })
           if (skipped.length === 0) {
             break
           }
           agedOut += skipped.length
-          ids = await selectPlannedItems(trx, jobId, entity, want * ipr)
+          planned = await selectPlannedItems(trx, jobId, entity, want * ipr)
         }
+        const ids = planned.map((p) => p.id)
         if (ids.length === 0) {
           return { batches: 0, agedOut }
         }

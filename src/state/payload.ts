@@ -17,3 +17,17 @@ export function payloadText(payload: unknown): string {
 export function placeholderKey(legacyId: string): string {
   return `~legacy:${storableKey(legacyId)}`
 }
+
+/**
+ * The sort key the ledger writes for an item: for a message its payload's `sentAt` (epoch seconds)
+ * whenever the payload holds a usable one, whatever the caller says, so the packer can read a
+ * message's time from its key (batch-ledger.ts: only messages keyed before the retention cut have
+ * their payload read); else `given`, or 0.
+ */
+export function ledgerSortKey(entity: string, payload: unknown, given: number | undefined): number {
+  const sentAt = entity === 'messages' && typeof payload === 'object' && payload !== null ? (payload as { sentAt?: unknown }).sentAt : undefined
+  if (typeof sentAt === 'number' && Number.isSafeInteger(Math.trunc(sentAt))) {
+    return Math.trunc(sentAt)
+  }
+  return Math.trunc(given ?? 0)
+}

@@ -14,7 +14,7 @@ export interface PlannedItem {
   readonly targetKey: string
   /** The import item, exactly as it will be sent (an object, or its JSON text). */
   readonly payload: unknown
-  /** Drain order within the entity, ascending (messages: sentAt, so oldest first). @default 0 */
+  /** Drain order within the entity, ascending. A message's is its payload's `sentAt` (oldest first), written by the ledger itself (`ledgerSortKey`). @default 0 */
   readonly sortKey?: number
   /**
    * A message's files in the order of its attachments (`files.mode: rehost`): recorded in

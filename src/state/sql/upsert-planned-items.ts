@@ -4,7 +4,7 @@ import type { Entity } from '../../target/schemas.ts'
 import { type ChangeClassifier, classifyDone, type HeldDoneItem } from '../changed-items.ts'
 import { holdConflicts } from '../conflict-hold.ts'
 import type { OrphanedParts } from '../orphaned-parts.ts'
-import { payloadHash, payloadText } from '../payload.ts'
+import { ledgerSortKey, payloadHash, payloadText } from '../payload.ts'
 import type { PlanCounts, PlannedItem, RejectedItem } from '../plan-items.ts'
 import { storableKey, storableText } from '../safe-text.ts'
 import type { ConflictPolicy, ItemStatus, StateDatabase } from '../schema.ts'
@@ -69,7 +69,7 @@ export async function upsertPlannedItems(
     keys.push(key)
     payloads.push(text)
     hashes.push(payloadHash(text))
-    sorts.push(Math.trunc(item.sortKey ?? 0))
+    sorts.push(ledgerSortKey(entity, item.payload, item.sortKey))
   }
   // "New" is what this call inserted, as the insert itself reports it: a concurrent planner of
   // the same job that inserted a key first makes it "unchanged" (or "updated") here, never new twice.

@@ -100,6 +100,33 @@ describe.each(stores)('batch ledger on $name', (entry) => {
     expect(keys).toEqual(['m3', ...Array.from({ length: 50 }, (_, i) => `m${70 + i}`)].sort())
   })
 
+  it("packing reads a message's sentAt from its sort key, which a refused payload planned again carries too", async () => {
+    await store().ensureJob('aged-keys', 'app')
+    // Planned in the window (sentAt and sort key 2000 and 2001), then refused with a payload of an
+    // older time, then planned again (`verify --replan`): the old m0 has aged out by its own time;
+    // the fresh m1 is packed without its payload being read.
+    const [m0, m1] = messages(2, 3, 'm', 2000).map((m) => ({ ...m, sortKey: (m.payload as { sentAt: number }).sentAt }))
+    await store().planItems('aged-keys', 'messages', [m0!, m1!])
+    await store().rejectItems('aged-keys', 'messages', [
+      {
+        legacyId: m0!.legacyId,
+        targetKey: m0!.targetKey,
+        code: 'MAPPING_INVALID',
+        message: 'x',
+        payload: { ...(m0!.payload as object), sentAt: 1000 },
+      },
+    ])
+    expect(await store().replanItems('aged-keys', 'messages', [m0!.targetKey])).toBe(1)
+    const result = await batches().pack('aged-keys', {
+      depth: 10,
+      itemsPerRequest: 50,
+      ageOut: { sentBefore: 1500, reason: 'policy:retention: too old' },
+    })
+    expect(result).toEqual({ batches: 1, agedOut: 1 })
+    const claimed = await claim('aged-keys')
+    expect(claimed.flatMap((b) => b.items.map((i) => i.key))).toEqual([m1!.targetKey])
+  })
+
   it('a claim taken over records nothing; the new holder settles', async () => {
     const [id] = await packed('fence', 3)
     const [first] = await claim('fence', 1, 'h/1/a')
