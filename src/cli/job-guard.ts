@@ -111,8 +111,7 @@ export async function forgetJobIfPhantom(
   if (admitted === undefined || !admitted.besideOthers || exitCode === EXIT.OK || exitCode === EXIT.REJECTED) {
     return
   }
-  const stats = await ctx.store.entityStats(admitted.jobId)
-  if (stats.reduce((n, s) => n + s.total, 0) === 0 && (await ctx.store.listJobs()).some((j) => j.id === admitted.jobId)) {
+  if (!(await ctx.store.hasItems(admitted.jobId)) && (await ctx.store.listJobs()).some((j) => j.id === admitted.jobId)) {
     await ctx.store.purgeJob(admitted.jobId)
   }
 }

@@ -49,8 +49,8 @@ export const MIN_SAMPLE_GAP_MS = 2000
 export interface ProgressDrawer {
   /** Redraws (best effort, paced by {@link readingGapMs}); call it as often as you like. */
   draw(): Promise<void>
-  /** Draws the last counts and gives the terminal back. */
-  stop(): Promise<void>
+  /** Draws the last counts and gives the terminal back: `final`, the job's counts read as the loader finished, else a reading of its own. */
+  stop(final?: readonly EntityStats[]): Promise<void>
 }
 
 /** The job's loading progress on stderr: bars on a terminal, plain lines otherwise. */
@@ -60,10 +60,11 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
   let lastDraw = 0
   let lastCostMs = 0
   let drawing: Promise<void> | undefined
-  const sample = async () => {
+  /** One reading drawn; `given`: the job's counts read already (then only the update lane's are read). */
+  const sample = async (given?: readonly EntityStats[]) => {
     const started = Date.now()
     try {
-      const stats = await store.entityStats(jobId)
+      const stats = given ?? (await store.entityStats(jobId))
       // The update lane's row: updates of loaded items settled (done or rejected) of those to apply.
       const u = updateTotals(updateReport(await store.updatePlan.counts(jobId)))
       const applied = u.done + u.rejected
@@ -98,14 +99,15 @@ export function createProgressDrawer(store: LedgerStore, jobId: string, quota: Q
       drawing = sample().finally(() => (drawing = undefined))
       await drawing
     },
-    async stop() {
-      // The last counts, unless the ledger is slow to answer (it may be why the loader stopped).
-      const final = (async () => {
+    async stop(final) {
+      // The last counts (those the loader read as it finished, when given), unless the ledger is
+      // slow to answer (it may be why the loader stopped).
+      const last = (async () => {
         await drawing
-        await sample()
+        await sample(final)
       })()
       let timer: NodeJS.Timeout | undefined
-      await Promise.race([final, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
+      await Promise.race([last, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
       clearTimeout(timer)
       view.stop()
     },

@@ -74,9 +74,9 @@ export async function openLoaderDisplay(ctx: LedgerContext, logger: Logger, stop
       void drawer.draw()
     },
     ...(endpoint !== undefined ? { onFilesTick: endpoint.metrics.onFilesTick, onUpdatesTick: endpoint.metrics.onUpdatesTick } : {}),
-    close: async () => {
+    close: async (final) => {
       await endpoint?.stop()
-      await drawer.stop()
+      await drawer.stop(final)
     },
   }
 }

@@ -24,6 +24,7 @@ import type { FilesLaneCounters } from '../files/lane/files-lane.ts'
 import type { LoaderCounters } from '../load/loader.ts'
 import type { UpdateLaneCounters } from '../load/update-lane.ts'
 import type { PlanJobSummary } from '../plan/plan-job.ts'
+import type { EntityStats } from '../state/store.ts'
 import { checkTargetAccess, type TargetAccess } from './check-target-access.ts'
 import { type CutoverRecord, cutoverStarted, describeBlockers, finalDeltaBlockers } from './final-delta.ts'
 import { checkSourceAfterFinal } from './final-delta-check.ts'
@@ -42,7 +43,8 @@ export interface LaneTicks {
 /** What a caller shows while the lanes run (a command's progress and metrics endpoint), opened when they start. */
 export interface LanesDisplay extends LaneTicks {
   readonly logger?: Logger
-  close(): Promise<void>
+  /** `final`: the job's counts the loader read as it finished (a last reading of its own is not needed then). */
+  close(final?: readonly EntityStats[]): Promise<void>
 }
 
 /** What runs the lanes and how it is stopped: shared by {@link runJob} and {@link runLanes}. */
@@ -189,6 +191,7 @@ async function withRow(ctx: LedgerContext, row: RunRow, options: LanesOptions, b
 /** The lanes, in the row: its id in the loader's log, the loader's counters into the row (and every lane's to the ticks and the display), and the update lane's at the end. */
 async function lanes(ctx: LedgerContext, row: RunRow, mode: 'load' | 'worker', options: LanesOptions): Promise<JobLoadOutcome> {
   const display = await options.display?.()
+  let final: readonly EntityStats[] | undefined
   try {
     const loaded = await runJobLoader(ctx, {
       mode,
@@ -210,12 +213,13 @@ async function lanes(ctx: LedgerContext, row: RunRow, mode: 'load' | 'worker', o
       },
     })
     row.loaderCounters(loaded.counters)
+    final = loaded.stats
     if (loaded.updates !== undefined) {
       await row.record({ updateLane: loaded.updates.counters })
     }
     return loaded
   } finally {
-    await display?.close()
+    await display?.close(final)
   }
 }
 
@@ -242,14 +246,18 @@ export function runEnd(loaded: Pick<JobLoadOutcome, 'status'>, mode: 'load' | 'w
   return loaded.status
 }
 
-/** Finishes the row with the job's entity counts in its stats and returns `result`. */
+/**
+ * Finishes the row with the job's entity counts in its stats and returns `result`: those the
+ * loader read as it finished when it ran (a scan of the job's items: seconds on a large job), else
+ * read now.
+ */
 async function ended(ctx: LedgerContext, row: RunRow, result: JobRunResult, error?: string): Promise<JobRunResult> {
-  await end(ctx, row, result.status, error)
+  await end(ctx, row, result.status, error, result.loaded?.stats)
   return result
 }
 
-async function end(ctx: LedgerContext, row: RunRow, status: RunEnd, error?: string): Promise<void> {
-  const stats = await ctx.store.entityStats(ctx.jobId).catch(() => undefined)
+async function end(ctx: LedgerContext, row: RunRow, status: RunEnd, error?: string, read?: readonly EntityStats[]): Promise<void> {
+  const stats = read ?? (await ctx.store.entityStats(ctx.jobId).catch(() => undefined))
   if (stats !== undefined) {
     await row.record({ stats }).catch(() => {})
   }

@@ -33,6 +33,7 @@ import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
 import { deleteCursors } from './sql/delete-cursors.ts'
 import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
+import { jobHasItems } from './sql/job-has-items.ts'
 import { type RejectStanding, rejectStanding } from './sql/reject-standing.ts'
 import { replanDoneRemovals } from './sql/replan-done-removals.ts'
 import { replanItems } from './sql/replan-items.ts'
@@ -193,8 +194,10 @@ export interface LedgerStore {
    */
   saveIdMappings(jobId: string, kind: string, mappings: readonly IdMapping[]): Promise<IdMapping[]>
   lookupIds(jobId: string, kind: string, legacyIds: readonly string[]): Promise<Map<string, string>>
-  /** Per-entity counts of items and requests. */
+  /** Per-entity counts of items and requests (a scan of the job's items: seconds on a large job). */
   entityStats(jobId: string): Promise<EntityStats[]>
+  /** Whether the job holds any item at all (cheap, whatever its size). */
+  hasItems(jobId: string): Promise<boolean>
   listRejects(jobId: string, filter?: { code?: string; entity?: Entity; limit?: number }): Promise<RejectRecord[]>
   /** Plans rejected items again (all, or those with `code`); returns how many. */
   retryRejected(jobId: string, filter?: { code?: string; entity?: Entity }): Promise<number>
@@ -406,6 +409,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       }
       return out
     },
+    hasItems: (jobId) => jobHasItems(db, jobId),
     async entityStats(jobId) {
       const items = await sql<{
         entity: Entity

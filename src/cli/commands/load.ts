@@ -103,8 +103,7 @@ export function registerLoadCommand(program: Command): void {
         try {
           noteSummary({ jobId: ctx.jobId })
           await requireKnownJob(ctx, { nothingPlanned: true })
-          const before = await ctx.store.entityStats(ctx.jobId)
-          if (before.reduce((a, s) => a + s.total, 0) === 0) {
+          if (!(await ctx.store.hasItems(ctx.jobId))) {
             throw nothingPlanned(ctx)
           }
           await requireTargetAccess(ctx, logger, stopper.signal)
