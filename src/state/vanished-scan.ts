@@ -14,6 +14,7 @@ import type { StateDatabase } from './schema.ts'
 import { countVanishedItems } from './sql/count-vanished-items.ts'
 import { createSeenKeysTable } from './sql/create-seen-keys-table.ts'
 import { dropSeenKeysTable } from './sql/drop-seen-keys-table.ts'
+import { hasLoadedItems } from './sql/has-loaded-items.ts'
 import { insertSeenKeys } from './sql/insert-seen-keys.ts'
 import { selectUnplannedKeys } from './sql/select-unplanned-keys.ts'
 import { selectVanishedItems, type VanishedAfter, type VanishedItemRow } from './sql/select-vanished-items.ts'
@@ -64,6 +65,11 @@ export async function scanVanished(
   onPage: (items: VanishedItemRow[]) => Promise<void>,
   allow: VanishedGate = () => true,
 ): Promise<VanishedScan> {
+  // Nothing loaded (a first plan, an entity not loaded yet): nothing can have vanished, and the
+  // source's keys are not read at all (on a large source, a second read of every key).
+  if (!(await hasLoadedItems(conn, jobId, entity))) {
+    return { vanished: 0, loaded: 0, refused: false }
+  }
   const scan = await scanKeys(conn, jobId, entity, sourceKeys, { vanished: { onPage, allow } })
   return scan.vanished as VanishedScan
 }
