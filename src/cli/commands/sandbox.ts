@@ -159,15 +159,9 @@ export function registerSandboxCommand(program: Command): void {
       if (opts.host !== undefined && !isLoopbackHost(opts.host)) {
         process.stderr.write(`chatferry sandbox: warning: listening on ${opts.host}, reachable from the network; the sandbox is not hardened\n`)
       }
-      // One write, so a reader that waits for the listening line also has the apps' URLs.
-      process.stdout.write(
-        [`chatferry sandbox listening on ${sandbox.url}`, ...apps.map((app) => `  app ${app.id} (${app.region}): ${app.baseUrl}`)].join('\n') + '\n',
-      )
-      process.stderr.write(
-        `chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`,
-      )
-
-      await new Promise<void>((resolve) => {
+      // SIGINT/SIGTERM are taken before the listening line: whoever waits for it may stop the
+      // sandbox the moment it reads it, and must get a clean stop (exit 0), not Node's default death.
+      const stopped = new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop)
           process.off('SIGTERM', stop)
@@ -176,6 +170,14 @@ export function registerSandboxCommand(program: Command): void {
         process.on('SIGINT', stop)
         process.on('SIGTERM', stop)
       })
+      // One write, so a reader that waits for the listening line also has the apps' URLs.
+      process.stdout.write(
+        [`chatferry sandbox listening on ${sandbox.url}`, ...apps.map((app) => `  app ${app.id} (${app.region}): ${app.baseUrl}`)].join('\n') + '\n',
+      )
+      process.stderr.write(
+        `chatferry sandbox: started in ${Date.now() - started} ms (${Math.round(performance.now())} ms since the process started); management key/secret as configured; Ctrl-C stops it\n`,
+      )
+      await stopped
       await sandbox.close()
       process.stderr.write('chatferry sandbox: stopped\n')
     })

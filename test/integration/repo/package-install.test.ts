@@ -59,25 +59,28 @@ function installed(nodeBin: string, args: string[]) {
  * operator runs it, `NODE_OPTIONS` as given), reads the command line of the process it started
  * once it listens, and stops it with SIGTERM: what it ran under, and how it exited.
  */
-async function installedSandboxCommandLine(nodeBin: string, nodeOptions: string | undefined): Promise<{ argv: string[]; code: number | null }> {
+async function installedSandboxCommandLine(nodeBin: string, nodeOptions: string | undefined): Promise<{ argv: string[]; exit: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: [nodeBin, join(prefix, 'bin'), process.env.PATH ?? ''].join(delimiter) }
   delete env.NODE_OPTIONS
   if (nodeOptions !== undefined) {
     env.NODE_OPTIONS = nodeOptions
   }
   const child = spawn(join(prefix, 'bin', 'chatferry'), ['sandbox', '--port', '0'], { env, cwd: work, stdio: ['ignore', 'pipe', 'pipe'] })
-  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)))
+  // Its stderr read as it comes (an unread pipe can hold the process up) and kept for the failure message.
+  let err = ''
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+  const exited = new Promise<string>((res) => child.on('exit', (code, signal) => res(`exit ${code ?? signal}: ${err}`)))
   let out = ''
   await new Promise<void>((res, rej) => {
     child.stdout.on('data', (d: Buffer) => ((out += d.toString()), out.includes('listening on') && res()))
-    void exited.then((code) => rej(new Error(`sandbox exited ${code} before listening: ${out}`)))
+    void exited.then((exit) => rej(new Error(`sandbox ended before listening (${exit}): ${out}`)))
   })
   // The process the test started (its pid), not a child of it: a signal meant for chatferry reaches it.
   const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8')
     .split('\0')
     .filter((a) => a !== '')
   child.kill('SIGTERM')
-  return { argv, code: await exited }
+  return { argv, exit: await exited }
 }
 
 /** The Dockerfile's `COPY`s of its build stage. */
@@ -127,11 +130,11 @@ describe.each([
       expect(plain.argv[0]).toMatch(/node$/)
       expect(plain.argv.slice(1, 1 + V8_FLAGS.length)).toEqual([...V8_FLAGS])
       expect(plain.argv.slice(-3)).toEqual(['sandbox', '--port', '0'])
-      expect(plain.code).toBe(0)
+      expect(plain.exit).toMatch(/^exit 0:/)
       // An operator's own value wins: no flag of the same name is added.
       const own = await installedSandboxCommandLine(bin, '--max-semi-space-size=8')
       expect(own.argv.some((a) => a.startsWith('--max-semi-space-size'))).toBe(false)
-      expect(own.code).toBe(0)
+      expect(own.exit).toMatch(/^exit 0:/)
     },
     MINUTES,
   )
