@@ -34,7 +34,11 @@ if (!existsSync(compiled) && !stripsTypes) {
 // chatferry runs without them (docs/operators-guide.md, "Memory", says how to set them).
 const missing = missingV8Flags(process.execArgv, process.env.NODE_OPTIONS)
 if (missing.length > 0 && typeof process.execve === 'function' && process.platform !== 'win32') {
-  process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, process.argv[1], ...process.argv.slice(2)], process.env)
+  try {
+    process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, process.argv[1], ...process.argv.slice(2)], process.env)
+  } catch {
+    // The exec itself failed (it returns only then): run on, without the flags.
+  }
 }
 
 // Node 22 flags node:sqlite (the SQLite connector and the demo's legacy database) as experimental

@@ -9,7 +9,8 @@ import type { StateDatabase } from '../schema.ts'
 /**
  * Writes items refused as invalid as `rejected` in `chatferry.items` (one statement; the last item
  * of a key wins), with code, message, the refused payload (kept so a fix can be checked) and its
- * sort key (`ledgerSortKey`: a refused message planned again later drains, and ages out, by its time). An item that is loaded or on the wire is never downgraded. Returns the rows written.
+ * sort key (`ledgerSortKey`: a refused message planned again later drains, and ages out, by its
+ * time). An item that is loaded or on the wire is never downgraded. Returns the rows written.
  */
 export async function upsertRejectedItems(db: Kysely<StateDatabase>, jobId: string, entity: Entity, items: readonly RejectedItem[]): Promise<number> {
   if (items.length === 0) {
