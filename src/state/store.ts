@@ -33,11 +33,11 @@ import { cursorValue, storableJson, storableTextOrNull } from './safe-text.ts'
 import type { DoneReason, ItemStatus, RunMode, RunStatus, StateDatabase } from './schema.ts'
 import { deleteCursors } from './sql/delete-cursors.ts'
 import { deleteJob, type PurgedRows } from './sql/delete-job.ts'
-import { jobHasItems } from './sql/job-has-items.ts'
 import { type RejectStanding, rejectStanding } from './sql/reject-standing.ts'
 import { replanDoneRemovals } from './sql/replan-done-removals.ts'
 import { replanItems } from './sql/replan-items.ts'
 import { type CursorRow, selectCursors } from './sql/select-cursors.ts'
+import { selectHasItems } from './sql/select-has-items.ts'
 import { updateRunDied } from './sql/update-run-died.ts'
 import { upsertCursor } from './sql/upsert-cursor.ts'
 import { upsertPlannedFiles } from './sql/upsert-planned-files.ts'
@@ -409,7 +409,7 @@ export async function createLedgerStore(database: OpenedDatabase<StateDatabase>)
       }
       return out
     },
-    hasItems: (jobId) => jobHasItems(db, jobId),
+    hasItems: (jobId) => selectHasItems(db, jobId),
     async entityStats(jobId) {
       const items = await sql<{
         entity: Entity

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 import type { StateDatabase } from '../schema.ts'
+import { comparedLoaded } from './compared-loaded.ts'
 import { VANISHED_REASON } from './select-vanished-items.ts'
 
 /**
@@ -19,6 +20,6 @@ export async function countVanishedItems(db: Kysely<StateDatabase>, jobId: strin
           where u.job_id = i.job_id and u.entity = i.entity and u.target_key = i.target_key
             and u.status = 'reported' and u.reason = ${VANISHED_REASON})))::int as gone
     from chatferry.items i
-    where i.job_id = ${jobId} and i.entity = ${entity} and i.status = 'done' and i.legacy_id not like '~%' and i.vanished_at is null`.execute(db)
+    where ${comparedLoaded(jobId, entity)}`.execute(db)
   return { gone: r.rows[0]?.gone ?? 0, loaded: r.rows[0]?.loaded ?? 0 }
 }

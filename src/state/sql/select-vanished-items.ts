@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 import type { StateDatabase } from '../schema.ts'
+import { comparedLoaded } from './compared-loaded.ts'
 
 /** The reason of every intent recorded for a vanished item (an item reported with it is not reported again). */
 export const VANISHED_REASON = 'vanished from the source'
@@ -38,9 +39,8 @@ export async function selectVanishedItems(
   const r = await sql<VanishedItemRow>`
     select i.id::int8 as id, i.legacy_id as "legacyId", i.target_key as "targetKey", i.payload
     from chatferry.items i
-    where i.job_id = ${jobId} and i.entity = ${entity} and i.status = 'done'
+    where ${comparedLoaded(jobId, entity)}
       and (i.legacy_id, i.id) > (${after?.legacyId ?? ''}, ${after?.id ?? 0})
-      and i.legacy_id not like '~%' and i.vanished_at is null
       and not exists (select 1 from chatferry_seen_keys s where s.legacy_id = i.legacy_id)
       and not exists (
         select 1 from chatferry.updates u
