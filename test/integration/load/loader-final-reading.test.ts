@@ -5,32 +5,16 @@
  * calls are counted, with where each came from.
  */
 import { pino } from 'pino'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 
 import { openCommandContext } from '../../../src/cli/open-command-context.ts'
 import { runLoaderWithOutcome } from '../../../src/cli/run-loader-command.ts'
 import type { LedgerContext } from '../../../src/job/ledger-context.ts'
-import { type Sandbox, startSandbox } from '../../../src/sandbox/index.ts'
-import { type LedgerStore, openLedger } from '../../../src/state/store.ts'
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts'
+import type { LedgerStore } from '../../../src/state/store.ts'
 import { messages, users, writeConfig } from '../../helpers/ledger-fixtures.ts'
-import { dropWithin } from '../../helpers/loader-harness.ts'
+import { useLoaderFixture } from '../../helpers/loader-harness.ts'
 
-let sb: Sandbox
-let tdb: TestDatabase
-let sbDb: TestDatabase
-
-beforeAll(async () => {
-  tdb = await createTestDatabase('cf_final_reading')
-  sbDb = await createTestDatabase('cf_final_reading_sbx')
-  sb = await startSandbox({ state: { url: sbDb.url, poolSize: 5 } })
-})
-
-afterAll(async () => {
-  await sb?.close()
-  await dropWithin(tdb)
-  await dropWithin(sbDb)
-})
+const fx = useLoaderFixture('cf_final_reading')
 
 /** The context with its store's `entityStats` calls recorded (the stack of each). */
 function counting(ctx: LedgerContext): { ctx: LedgerContext; calls: string[] } {
@@ -51,13 +35,11 @@ function counting(ctx: LedgerContext): { ctx: LedgerContext; calls: string[] } {
 }
 
 it('the run row, the progress and the exit use the counts the loader read as it finished', async () => {
-  const app = await sb.createApp({ id: 'final-reading', settings: { requestsPerMinute: 6000 } })
-  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: tdb.url, requestsPerMinute: 6000 })
-  const seed = await openLedger({ url: tdb.url })
-  await seed.ensureJob('final-reading', app.id)
-  await seed.planItems('final-reading', 'users', users(3))
-  await seed.planItems('final-reading', 'messages', messages(120, 3))
-  await seed.close()
+  const app = await fx.sb.createApp({ id: 'final-reading', settings: { requestsPerMinute: 6000 } })
+  const cfg = writeConfig({ appId: app.id, apiKey: app.apiKey, baseUrl: app.baseUrl, stateUrl: fx.tdb.url, requestsPerMinute: 6000 })
+  await fx.store.ensureJob('final-reading', app.id)
+  await fx.store.planItems('final-reading', 'users', users(3))
+  await fx.store.planItems('final-reading', 'messages', messages(120, 3))
 
   const opened = await openCommandContext({ config: cfg, job: 'final-reading' })
   const { ctx, calls } = counting(opened)
