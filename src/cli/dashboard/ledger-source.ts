@@ -4,8 +4,9 @@
  * dashboard's lifetime: it serves many processes. An embedded store is one process's at a time,
  * and a dashboard left open must never keep a `run` from taking it: while a process holds it, each
  * refresh asks that process (its status socket, src/cli/status-socket.ts); when nobody holds it the
- * dashboard takes it only for its first reading (as `status` would), and afterwards shows that
- * reading, saying nobody is running.
+ * dashboard takes it for one reading (as `status` would) at its start and again each time a holder
+ * has let it go (a run's end: the page then shows where the run left the job, even when the run
+ * was over between two readings), and in between shows that reading, saying nobody is running.
  */
 import type { ResolvedConfig } from '../../job/config.ts'
 import { openLedger } from '../../state/store.ts'
@@ -37,26 +38,28 @@ export async function openLedgerSource(config: ResolvedConfig, configPath: strin
     }
   }
   const dir = config.state.dir
-  let firstDone = false
+  // Whether the store has been read since the last process that held it let it go (or since the start).
+  let readSinceRelease = false
   return {
     async read(asks) {
       const holder = readLockHolder(dir)
       if (holder !== undefined) {
+        readSinceRelease = false
         return { readings: await askStatus(statusSocketPath(dir), { jobId, ...asks }), via: `embedded store, through ${describeHolder(holder)}` }
       }
-      if (firstDone) {
+      if (readSinceRelease) {
         return undefined
       }
       // Nobody holds it: take it for this one reading, as `status` does, then let go.
       const read = await readStatusFor({ config: configPath, job: jobId }, asks)
-      firstDone = true
+      readSinceRelease = true
       return {
         readings: read.readings,
         opened: read.holder === undefined,
         via:
           read.holder !== undefined
             ? `embedded store, through ${describeHolder(read.holder)}`
-            : 'embedded store, read once at start (no process holds it; the view refreshes while one does)',
+            : 'embedded store, read once since no process holds it (the view refreshes while one does)',
       }
     },
     close: async () => {},
