@@ -7,7 +7,7 @@
 import { type MappedItem, type MappingContext, mapRecord, type MapResult, type PolicyName } from '../../mappings/index.ts'
 import type { RowProblem, SourceRow } from '../model/connector.ts'
 import { type LegacyEntity, legacyIdOf, type LegacyMessage, type LegacyRecordOf } from '../model/index.ts'
-import { placeholderKey, type PlannedItem, type RejectedItem, type SkippedItem } from '../state/index.ts'
+import { ledgerSortKey, placeholderKey, type PlannedItem, type RejectedItem, type SkippedItem } from '../state/index.ts'
 import type { MemberImport, MessageImport } from '../target/schemas.ts'
 import { skipReason } from './lookups.ts'
 import { MEMBER_LIMIT_CODE } from './member-limits.ts'
@@ -139,7 +139,10 @@ function mapRow(page: PageState, record: LegacyRecordOf[LegacyEntity]): void {
   }
   for (const item of result.items) {
     page.pageKeys.set(item.targetKey, legacyId)
-    page.items.push(withFiles(page, record, { legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: sortKeyOf(entity, item) }))
+    // Messages drain oldest first (the ledger's rule: their sentAt); its id breaks ties, which keeps split parts in order.
+    page.items.push(
+      withFiles(page, record, { legacyId, targetKey: item.targetKey, payload: item.payload, sortKey: ledgerSortKey(entity, item.payload, 0) }),
+    )
   }
   summary.items += result.items.length
   for (const extra of result.extraItems) {
@@ -249,11 +252,6 @@ function targetKeyTwin(
     }
   }
   return undefined
-}
-
-function sortKeyOf(entity: LegacyEntity, item: MappedItem): number {
-  // Messages drain oldest first; the ledger's id breaks ties, which keeps split parts in order.
-  return entity === 'messages' ? (item.payload as MessageImport).sentAt : 0
 }
 
 function monthOf(ms: number): string {

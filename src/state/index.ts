@@ -4,7 +4,7 @@ export type { ConflictCandidate, ConflictPreview, DryRunLedger, DryRunSession, K
 export { attachFiles, missingFilesNote } from './file-payload.ts'
 export type { ClaimedFile, FileAttemptFailure, FileClaim, FileCopy, FileCounts, FileRow, FilesLedger, SizedStoreKey } from './files-ledger.ts'
 export type { FleetBinding, FleetLedger, FleetTenantPatch, ProvisionSteps } from './fleet-ledger.ts'
-export { placeholderKey } from './payload.ts'
+export { ledgerSortKey, placeholderKey } from './payload.ts'
 export type { IdMapRow, LookupItemRow, PlanLookups } from './plan-lookups.ts'
 export type {
   PlatformConflict,
