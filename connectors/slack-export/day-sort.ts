@@ -8,7 +8,7 @@
  */
 import type { ExportArchive } from '../archive/archive.ts'
 import { type ParsedItem, readArrayFile, readsWhole, STREAM_BATCH, streamItems } from '../archive/array-file.ts'
-import { compareTs, isObject, isTs, tsNumber } from './entities/fields.ts'
+import { compareTs, isExactTsNumber, isObject, isTs, tsNumber } from './entities/fields.ts'
 
 /** About how many bytes of elements one pass over an unsorted large file keeps. */
 export const WINDOW_BYTES = 32 * 1024 * 1024
@@ -16,17 +16,32 @@ export const WINDOW_BYTES = 32 * 1024 * 1024
 export const tsOf = (item: ParsedItem): string | undefined =>
   'value' in item && isObject(item.value) && isTs(item.value.ts) ? item.value.ts : undefined
 
+/**
+ * Whether a file's items are all timed and already in order, as Slack writes its day files: then
+ * they are read as they are. Compares the `ts` as numbers, exact for every `ts` before the year
+ * 2255; a later one takes the general sort.
+ */
+function inOrder(items: readonly ParsedItem[]): boolean {
+  let previous = Number.NEGATIVE_INFINITY
+  for (const item of items) {
+    const ts = tsOf(item)
+    const n = ts === undefined ? Number.NaN : tsNumber(ts)
+    if (!(n >= previous) || !isExactTsNumber(n)) {
+      return false
+    }
+    previous = n
+  }
+  return true
+}
+
 /** A day file's items: those with a valid `ts` by `ts` (stable), then the rest in file order. */
 export function sortDay(items: ParsedItem[]): ParsedItem[] {
+  if (inOrder(items)) {
+    return items
+  }
   const keyed = items.map((item) => ({ item, ts: tsOf(item) }))
   const timed = keyed.filter((k) => k.ts !== undefined)
-  let sorted = true
-  for (let i = 1; i < timed.length && sorted; i++) {
-    sorted = compareTs((timed[i - 1] as { ts: string }).ts, (timed[i] as { ts: string }).ts) <= 0
-  }
-  if (!sorted) {
-    timed.sort((a, b) => compareTs(a.ts as string, b.ts as string) || a.item.index - b.item.index)
-  }
+  timed.sort((a, b) => compareTs(a.ts as string, b.ts as string) || a.item.index - b.item.index)
   return [...timed.map((k) => k.item), ...keyed.filter((k) => k.ts === undefined).map((k) => k.item)]
 }
 
@@ -47,7 +62,7 @@ async function orderOf(archive: ExportArchive, path: string, maxElementBytes: nu
     }
     const ts = tsOf(item)
     keys[n] = ts === undefined ? Number.NaN : tsNumber(ts)
-    if (ts !== undefined && (keys[n] as number) >= 9e15) {
+    if (ts !== undefined && !isExactTsNumber(keys[n] as number)) {
       inexact.set(n, ts)
     }
     n++

@@ -16,7 +16,7 @@
  * threads, the database server's work not counted): on a shared, loaded machine the wall times
  * mostly measure how much of a core the scheduler gave each phase, the CPU times what it cost.
  *
- *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
+ *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--v8-flag F] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
  *   npm run bench -- connector --system mattermost
  *
  * `--baseline DIR` (another checkout of chatferry, e.g. `git worktree add /tmp/base main`) runs
@@ -44,8 +44,15 @@ const value = (name: string) => {
 }
 // chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
 const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
-/** The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS sets; `--v8-defaults`: under V8's own. */
-const v8Flags = flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)
+/**
+ * The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS
+ * sets; `--v8-defaults`: under V8's own. `--v8-flag F` (repeatable) adds F, to try a flag that
+ * NODE_OPTIONS does not accept.
+ */
+const v8Flags = [
+  ...(flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)),
+  ...args.flatMap((a, i) => (args[i - 1] === '--v8-flag' ? [a] : [])),
+]
 
 const systemName = value('system') ?? 'mattermost'
 

@@ -29,30 +29,56 @@ const TS = /^(\d{1,12})(?:\.(\d{1,6}))?$/
 /** True when `v` is a Slack message timestamp (`"1503435956.000247"`: seconds and microseconds). */
 export const isTs = (v: unknown): v is string => typeof v === 'string' && TS.test(v)
 
-/** A message timestamp (`ts`, `thread_ts`, `edited.ts`) in epoch milliseconds (microseconds dropped). */
-export function tsMs(field: string, v: unknown): EpochMs {
-  const m = typeof v === 'string' ? TS.exec(v) : null
-  if (m === null) {
-    throw new FieldProblem(field, `${field} is not a Slack timestamp ("seconds.micros"): ${JSON.stringify(v)?.slice(0, 40)}`)
+/** The whole seconds of a valid `ts`, read digit by digit (no allocation: it runs several times per message). */
+function secondsOf(ts: string): number {
+  let n = 0
+  for (let i = 0; i < ts.length; i++) {
+    const c = ts.charCodeAt(i)
+    if (c === 46) {
+      break
+    }
+    n = n * 10 + (c - 48)
   }
-  return Number(m[1]) * 1000 + Math.floor(Number((m[2] ?? '0').padEnd(6, '0')) / 1000)
+  return n
 }
 
-/** Compares two timestamps exactly (seconds, then microseconds), as strings would not. */
-export function compareTs(a: string, b: string): number {
-  const [as, am = ''] = a.split('.')
-  const [bs, bm = ''] = b.split('.')
-  return Number(as) - Number(bs) || Number(am.padEnd(6, '0')) - Number(bm.padEnd(6, '0'))
-}
-
-/** A `ts` as a number that orders like it; rounding (beyond the year 2255) only widens a range check. */
-export function tsNumber(ts: string): number {
+/** The microseconds of a valid `ts`: its digits after the dot as if right-padded to six (`.5` is 500,000). */
+function microsOf(ts: string): number {
   const dot = ts.indexOf('.')
   if (dot < 0) {
-    return Number(ts) * 1e6
+    return 0
   }
-  const micros = ts.slice(dot + 1)
-  return Number(ts.slice(0, dot)) * 1e6 + Number(micros) * 10 ** (6 - micros.length)
+  let m = 0
+  for (let i = dot + 1; i < ts.length; i++) {
+    m = m * 10 + (ts.charCodeAt(i) - 48)
+  }
+  return m * 10 ** (6 - (ts.length - dot - 1))
+}
+
+/** A message timestamp (`ts`, `thread_ts`, `edited.ts`) in epoch milliseconds (microseconds dropped). */
+export function tsMs(field: string, v: unknown): EpochMs {
+  if (!isTs(v)) {
+    throw new FieldProblem(field, `${field} is not a Slack timestamp ("seconds.micros"): ${JSON.stringify(v)?.slice(0, 40)}`)
+  }
+  return secondsOf(v) * 1000 + Math.floor(microsOf(v) / 1000)
+}
+
+/** Below this a `ts` as one number ({@link tsNumber}) is exact (2^53 ≈ 9.007e15; seconds before the year 2255). */
+const EXACT_TS = 9e15
+
+/** Compares two valid timestamps exactly (seconds, then microseconds), as strings would not. */
+export function compareTs(a: string, b: string): number {
+  const x = tsNumber(a)
+  const y = tsNumber(b)
+  return x < EXACT_TS && y < EXACT_TS ? x - y : secondsOf(a) - secondsOf(b) || microsOf(a) - microsOf(b)
+}
+
+/** Whether {@link tsNumber} of a `ts` is exact, so that two such numbers compare as the timestamps do. */
+export const isExactTsNumber = (n: number): boolean => n < EXACT_TS
+
+/** A valid `ts` as a number that orders like it (microseconds since the epoch); rounding (beyond the year 2255) only widens a range check. */
+export function tsNumber(ts: string): number {
+  return secondsOf(ts) * 1e6 + microsOf(ts)
 }
 
 /**

@@ -21,9 +21,12 @@ export interface MessageExtras {
   readonly attachmentText: string
   /** Plain text to append after it (blocks). */
   readonly blockText: string
-  readonly linkPreviews: string[]
-  readonly otherBlocks: string[]
+  readonly linkPreviews: readonly string[]
+  readonly otherBlocks: readonly string[]
 }
+
+/** A message with neither attachments nor blocks (most of them): one shared answer, nothing allocated. */
+const NO_EXTRAS: MessageExtras = Object.freeze({ attachmentText: '', blockText: '', linkPreviews: Object.freeze([]), otherBlocks: Object.freeze([]) })
 
 function card(a: JsonObject): string {
   const lines: string[] = []
@@ -109,6 +112,9 @@ function blockLines(b: JsonObject, handleOf: (id: string) => string | undefined)
 }
 
 export function extrasOf(m: JsonObject, ownText: string, handleOf: (id: string) => string | undefined): MessageExtras {
+  if (m.attachments === undefined && m.blocks === undefined) {
+    return NO_EXTRAS
+  }
   const cards: string[] = []
   const linkPreviews: string[] = []
   for (const a of Array.isArray(m.attachments) ? m.attachments : []) {

@@ -46,6 +46,10 @@ function fill(template: string, id: string, name: string, conversationId: string
     .replaceAll('{conversation}', encodeURIComponent(conversationId))
 }
 
+/** Whether a message can share files at all (most do not): `files`, `file` or `attachments`. */
+export const mayHaveFiles = (message: JsonObject): boolean =>
+  message.files !== undefined || message.file !== undefined || message.attachments !== undefined
+
 export function filesOf(message: JsonObject, ctx: FilesContext): MessageFiles | undefined {
   const own = Array.isArray(message.files) ? message.files : isObject(message.file) ? [message.file] : []
   // Bot and unfurl posts nest hosted files in their attachments (`attachments[].files[]`).

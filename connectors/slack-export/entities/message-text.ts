@@ -20,9 +20,9 @@ export interface TextLookups {
 
 export interface ConvertedText {
   readonly text: string
-  readonly mentions: string[]
-  readonly handles: Record<string, string>
-  readonly channelMentions: string[]
+  readonly mentions: readonly string[]
+  readonly handles: Readonly<Record<string, string>>
+  readonly channelMentions: readonly string[]
 }
 
 const TOKEN = /<([^<>]*)>/g
@@ -37,13 +37,16 @@ function splitLabel(body: string): [string, string | undefined] {
   return bar === -1 ? [body, undefined] : [body.slice(0, bar), body.slice(bar + 1)]
 }
 
+/** What a text without any `<…>` reference refers to: nothing (shared, never changed). */
+const NO_REFERENCES = Object.freeze({ mentions: Object.freeze([]), handles: Object.freeze({}), channelMentions: Object.freeze([]) })
+
 export function convertText(raw: string, lookups: TextLookups): ConvertedText {
+  if (!raw.includes('<')) {
+    return { text: unescapeSlack(raw), ...NO_REFERENCES }
+  }
   const mentions: string[] = []
   const handles: Record<string, string> = {}
   const channelMentions: string[] = []
-  if (!raw.includes('<')) {
-    return { text: unescapeSlack(raw), mentions, handles, channelMentions }
-  }
   let out = ''
   let last = 0
   for (const m of raw.matchAll(TOKEN)) {

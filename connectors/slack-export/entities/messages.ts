@@ -5,7 +5,7 @@
 import type { JsonObject, LegacyMessage, LegacyReaction } from '../../../src/model/records.ts'
 import { FieldProblem, isObject, slackId, str, tsMs } from './fields.ts'
 import { extrasOf } from './message-extras.ts'
-import { type FilesContext, filesOf, typeOfAttachments } from './message-files.ts'
+import { type FilesContext, filesOf, mayHaveFiles, typeOfAttachments } from './message-files.ts'
 import { convertText, type TextLookups, unescapeSlack } from './message-text.ts'
 
 /** Subtypes that record something happening in the conversation rather than something said. */
@@ -76,9 +76,11 @@ export function changedAt(m: JsonObject): number {
  * the list; `count` is always the total): the reactors it does not name cannot become reactions, so
  * how many there were is kept per emoji in `unlisted` rather than lost without a word.
  */
+const NO_REACTIONS = Object.freeze({})
+
 function reactionsOf(m: JsonObject): { reactions?: LegacyReaction[]; unlisted?: JsonObject[] } {
   if (!Array.isArray(m.reactions)) {
-    return {}
+    return NO_REACTIONS
   }
   const out: LegacyReaction[] = []
   const unlisted: JsonObject[] = []
@@ -110,6 +112,9 @@ function receiverOf(conv: Conversation, sender: string): { receiverType: 'user' 
   return { receiverType: 'user', receiverId: sender === a ? b : a }
 }
 
+/** Two texts as paragraphs, either of them possibly empty. */
+const joined = (a: string, b: string): string => (a === '' ? b : b === '' ? a : `${a}\n\n${b}`)
+
 export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   if (!isObject(m)) {
     throw new FieldProblem('message', 'the entry is not a JSON object')
@@ -125,10 +130,11 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   const subtype = str(m.subtype)
   const own = typeof m.text === 'string' ? m.text : ''
   const extras = extrasOf(m, own, ctx.handleOf)
-  const raw = [own, extras.attachmentText].filter((t) => t !== '').join('\n\n')
-  const converted = convertText(raw, ctx)
-  const text = [converted.text, extras.blockText].filter((t) => t !== '').join('\n\n')
-  const files = filesOf(m, { template: ctx.fileUrl, conversationId: conv.id, ...(ctx.locateFile === undefined ? {} : { locate: ctx.locateFile }) })
+  const converted = convertText(joined(own, extras.attachmentText), ctx)
+  const text = joined(converted.text, extras.blockText)
+  const files = mayHaveFiles(m)
+    ? filesOf(m, { template: ctx.fileUrl, conversationId: conv.id, ...(ctx.locateFile === undefined ? {} : { locate: ctx.locateFile }) })
+    : undefined
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id: messageId(conv.id, ts),
     senderId,
@@ -178,8 +184,9 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   if (unlisted !== undefined) {
     metadata.unlistedReactions = unlisted
   }
-  if (Object.keys(metadata).length > 0) {
+  for (const _ in metadata) {
     message.metadata = metadata
+    break
   }
   if (isObject(m.edited)) {
     message.editedAt = tsMs('edited.ts', m.edited.ts)

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import type { ConnectorBenchSystem, RawRead } from './system.ts'
+import { warmFiles } from './warm-files.ts'
 
 const USERS = 500
 const CHANNELS = 40
@@ -125,6 +126,8 @@ const slack: ConnectorBenchSystem = {
     }
   },
   raw: async (size) => rawParse(size),
+  // The top-level files and every conversation folder's day files (warmFiles reads a folder one level deep).
+  warm: (size) => warmFiles(readdirSync(dirOf(size)).map((name) => join(dirOf(size), name))),
   sourceConfig: (size, pageSize) => ({ connector: 'slack-export', path: dirOf(size), pageSize }),
 }
 export default slack

@@ -95,6 +95,15 @@ describe('timestamps', () => {
     expect(compareTs('1503435957.000000', '1503435956.999999')).toBeGreaterThan(0)
     expect(compareTs('1503435956.5', '1503435956.500000')).toBe(0)
   })
+  it.each([
+    // Past 2255 a ts as one number is no longer exact: compared by its parts instead.
+    ['999999999999.000001', '999999999999.000002', -1],
+    ['999999999999.1', '999999999999.100000', 0],
+    ['999999999999.000002', '9999999999.999999', 1],
+    ['1', '1.000001', -1],
+  ])('compareTs(%s, %s) has the sign %d', (a, b, sign) => {
+    expect(Math.sign(compareTs(a, b))).toBe(sign)
+  })
 })
 
 describe('mpimDisplayName', () => {

@@ -41,6 +41,21 @@ describe('jsonArrayItems: bad elements are single problems, the read goes on', (
   })
 })
 
+describe('sortDay: by ts (stable), then the items without one in file order', () => {
+  const item = (index: number, ts?: unknown): ParsedItem => ({ index, value: ts === undefined ? { text: 'x' } : { ts } })
+  const order = (items: ParsedItem[]) => sortDay(items).map((i) => i.index)
+  it.each([
+    ['already in order (as Slack writes)', [item(0, '1.000001'), item(1, '1.000002'), item(2, '2')], [0, 1, 2]],
+    ['a repeated ts keeps file order', [item(0, '5.5'), item(1, '5.500000'), item(2, '6')], [0, 1, 2]],
+    ['out of order', [item(0, '3'), item(1, '1.5'), item(2, '2')], [1, 2, 0]],
+    ['untimed items last, in file order', [item(0), item(1, '2'), item(2, 'soon'), item(3, '1')], [3, 1, 0, 2]],
+    ['a broken item last', [{ index: 0, error: 'broken JSON' }, item(1, '1')], [1, 0]],
+    ['past 2255, microseconds still decide', [item(0, '999999999999.000002'), item(1, '999999999999.000001')], [1, 0]],
+  ])('%s', (_name, items, expected) => {
+    expect(order(items)).toEqual(expected)
+  })
+})
+
 describe('sortedDay: a large day file streamed in windows reads as the whole file sorted', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cf-slack-stream-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
