@@ -6,7 +6,7 @@
  * under 2× extraction + mapping; RSS flat between 100k and 1M). Each run is its own child process,
  * so peaks don't mix.
  *
- *   node test/bench/plan-bench.ts [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--quick]
+ *   node test/bench/plan-bench.ts [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--v8-flag F] [--quick]
  *   npm run bench -- plan
  *
  * Generated databases (`cf_bench_mm_<size>`) are shared with the connector benchmark and reused;
@@ -33,8 +33,14 @@ const value = (name: string) => {
 }
 // chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
 const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
-/** The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS sets; `--v8-defaults`: under V8's own. */
-const v8Flags = flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)
+/**
+ * The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS
+ * sets; `--v8-defaults`: under V8's own. `--v8-flag F` (repeatable) adds F.
+ */
+const v8Flags = [
+  ...(flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)),
+  ...args.flatMap((a, i) => (args[i - 1] === '--v8-flag' ? [a] : [])),
+]
 /** The generator's posts span recent years: keep every message (as an app with extended retention would). */
 const POLICIES = { retention: { retentionDays: 100_000 } }
 
