@@ -23,6 +23,10 @@ function isCredential(name: string, value: string, anyHost: boolean): boolean {
 }
 
 function strip(url: string, fileUrl: boolean): string {
+  if (!url.includes('?') && !url.includes('&')) {
+    // No query, so no parameter to remove (most links): not parsed.
+    return url
+  }
   let u: URL
   try {
     u = new URL(url)

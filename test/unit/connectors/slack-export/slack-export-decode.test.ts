@@ -55,6 +55,8 @@ describe('withoutToken', () => {
     ['https://slack-files.com/T1-F1-abc?pub_secret=0a1b', 'https://slack-files.com/T1-F1-abc'],
     ['https://cdn.example/a.png?sig=xoxp-99-abc', 'https://cdn.example/a.png'],
     ['not a url ?token=xoxe-1&v=2', 'not a url ?v=2'],
+    // No `?` but an `&`: not skipped as a URL without a query.
+    ['not a url &token=xoxe-1', 'not a url '],
   ])('%s', (url, want) => {
     expect(withoutToken(url)).toBe(want)
   })
