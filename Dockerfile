@@ -33,11 +33,11 @@ USER node
 # $CHATFERRY_CONFIG at a mounted file and state.url at Postgres (docker-compose.yml, deploy/k8s/).
 WORKDIR /data
 VOLUME /data
-# NODE_OPTIONS holds those of chatferry's V8 flags (bin/v8-flags.js) that Node accepts there
-# (deploy-files.test.ts keeps them equal): V8's young generation capped at 16 MiB semi-spaces
-# (docs/operators-guide.md "Memory": loader peak RSS 349-356 -> 270-272 MB at the same throughput).
-# Node refuses --no-allocation-site-pretenuring in NODE_OPTIONS: the installed command adds it by
-# replacing itself once at start (same process id), as it does outside the image.
+# NODE_OPTIONS holds chatferry's start-up V8 flags (bin/v8-flags.js; deploy-files.test.ts keeps them
+# equal), so the installed command starts under them at once instead of re-executing itself to add
+# them: V8's young generation capped at 16 MiB semi-spaces (docs/operators-guide.md "Memory": loader
+# peak RSS 349-356 -> 270-272 MB at the same throughput). The flags V8 reads as it runs, chatferry
+# sets itself.
 ENV NODE_ENV=production CHATFERRY_SANDBOX_CACHE=/tmp/chatferry-sandbox NODE_OPTIONS=--max-semi-space-size=16
 ENTRYPOINT ["chatferry"]
 CMD ["--help"]

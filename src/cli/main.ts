@@ -11,6 +11,7 @@ import { printErrorSummary, startSummary, SUMMARY_COMMANDS } from './command-sum
 import { EXIT } from './exit-codes.ts'
 import { callerDirectory } from './load-config.ts'
 import { buildProgram } from './program.ts'
+import { applyRuntimeV8Flags } from './runtime-v8-flags.ts'
 import { exitQuietlyWithoutReader } from './signals.ts'
 import { UsageError } from './usage-error.ts'
 
@@ -122,6 +123,8 @@ function describeFailure(err: unknown): { code: number; message: string } {
   return { code: EXIT.ERROR, message: `${withoutUrlPasswords(e.message)}${tag}` }
 }
 
+// The V8 flags read as the process runs (runtime-v8-flags.ts), set now that every module is loaded.
+applyRuntimeV8Flags()
 const code = await main()
 // Servers (the sandbox) keep the event loop alive themselves; everything else exits here.
 process.exitCode = code

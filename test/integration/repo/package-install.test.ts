@@ -134,8 +134,6 @@ describe.each([
       // An operator's own value wins: no flag of the same name is added.
       const own = await installedSandboxCommandLine(bin, '--max-semi-space-size=8')
       expect(own.argv.some((a) => a.startsWith('--max-semi-space-size'))).toBe(false)
-      // A flag NODE_OPTIONS cannot hold is still added (the container image's case).
-      expect(own.argv).toContain('--no-allocation-site-pretenuring')
       expect(own.exit).toMatch(/^exit 0:/)
     },
     MINUTES,
