@@ -71,13 +71,14 @@ export function changedAt(m: JsonObject): number {
   return edited !== undefined && edited > sent ? edited : sent
 }
 
+/** A message without reactions: one shared answer. */
+const NO_REACTIONS = Object.freeze({})
+
 /**
  * One reaction per listed user. Slack's `users` may name fewer reactors than `count` (its API caps
  * the list; `count` is always the total): the reactors it does not name cannot become reactions, so
  * how many there were is kept per emoji in `unlisted` rather than lost without a word.
  */
-const NO_REACTIONS = Object.freeze({})
-
 function reactionsOf(m: JsonObject): { reactions?: LegacyReaction[]; unlisted?: JsonObject[] } {
   if (!Array.isArray(m.reactions)) {
     return NO_REACTIONS
