@@ -175,7 +175,7 @@ async function* keyedPages<T extends { readonly updatedAt?: EpochMs }, E>(
       // page, or they survive every young collection until then and are promoted to the old
       // generation. The driver's own arrays are emptied too: its result object, old by then (it
       // lived while the rows arrived), kept every row of the page alive until a full collection.
-      // Measured on 100k Zulip messages: 76 MB of the driver's rows promoted before, none after.
+      // Measured on 100k Zulip messages: 76 MB of the driver's rows promoted before, about 2 MB after.
       raw.length = 0
       fetched.length = 0
       raw = undefined
