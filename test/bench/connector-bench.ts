@@ -29,11 +29,10 @@
  */
 import { spawnSync } from 'node:child_process'
 
-import { missingV8Flags } from '../../bin/v8-flags.js'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
-import { applyRuntimeV8Flags } from '../../src/cli/runtime-v8-flags.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
 import { DEFAULT_PAGE_SIZE } from '../../src/plan/plan-run.ts'
+import { childNodeFlags, childV8Args, setChildRuntimeV8Flags } from './child-v8-flags.ts'
 import type { ConnectorBenchSystem, RawRead } from './connector/system.ts'
 import { BENCH_SYSTEMS } from './connector/systems.ts'
 
@@ -45,15 +44,8 @@ const value = (name: string) => {
 }
 // chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
 const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
-/**
- * The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS
- * sets, and set its runtime ones as it does; `--v8-defaults`: under V8's own. `--v8-flag F`
- * (repeatable) adds F, to try a flag that NODE_OPTIONS does not accept.
- */
-const v8Flags = [
-  ...(flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)),
-  ...args.flatMap((a, i) => (args[i - 1] === '--v8-flag' ? [a] : [])),
-]
+/** The children's V8 flags: chatferry's (child-v8-flags.ts). */
+const v8Flags = childNodeFlags(args)
 
 const systemName = value('system') ?? 'mattermost'
 
@@ -222,10 +214,7 @@ async function validationCost(
 }
 
 async function child(size: number): Promise<void> {
-  // The flags chatferry sets as it runs (src/cli/main.ts), unless under V8's own.
-  if (!flag('v8-defaults')) {
-    applyRuntimeV8Flags()
-  }
+  setChildRuntimeV8Flags(args)
   const system = await loadSystem()
   const map: Mapper = flag('no-map') ? { name: 'extract only', check: () => true } : await mapper()
   const { name, check } = map
@@ -299,7 +288,7 @@ async function main(): Promise<void> {
         String(pageSize),
         ...(flag('no-map') ? ['--no-map'] : []),
         ...(flag('live-heap') ? ['--live-heap'] : []),
-        ...(flag('v8-defaults') ? ['--v8-defaults'] : []),
+        ...childV8Args(args),
       ],
       {
         encoding: 'utf8',

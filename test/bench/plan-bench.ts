@@ -16,14 +16,13 @@
 import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 
-import { missingV8Flags } from '../../bin/v8-flags.js'
 import { createConnector, SourceConfigSchema } from '../../connectors/index.ts'
 import { PoliciesSchema } from '../../mappings/index.ts'
 import { openCommandContext } from '../../src/cli/open-command-context.ts'
-import { applyRuntimeV8Flags } from '../../src/cli/runtime-v8-flags.ts'
 import { runPlan } from '../../src/job/run-plan.ts'
 import { DEFAULT_PAGE_SIZE, planJob, type PlanSink } from '../../src/plan/plan-job.ts'
 import { emptyCounts } from '../../src/state/index.ts'
+import { childNodeFlags, childV8Args, setChildRuntimeV8Flags } from './child-v8-flags.ts'
 import { benchDbUrl as dbUrl, ensureMattermostBenchDb, freshBenchJob, withBenchAdmin as admin } from './mattermost-bench-db.ts'
 
 const args = process.argv.slice(2)
@@ -34,15 +33,8 @@ const value = (name: string) => {
 }
 // chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
 const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
-/**
- * The children run under the installed command's V8 flags (bin/v8-flags.js) but those NODE_OPTIONS
- * sets, and set its runtime ones as it does; `--v8-defaults`: under V8's own. `--v8-flag F`
- * (repeatable) adds F.
- */
-const v8Flags = [
-  ...(flag('v8-defaults') ? [] : missingV8Flags([], process.env.NODE_OPTIONS)),
-  ...args.flatMap((a, i) => (args[i - 1] === '--v8-flag' ? [a] : [])),
-]
+/** The children's V8 flags: chatferry's (child-v8-flags.ts). */
+const v8Flags = childNodeFlags(args)
 /** The generator's posts span recent years: keep every message (as an app with extended retention would). */
 const POLICIES = { retention: { retentionDays: 100_000 } }
 
@@ -99,10 +91,7 @@ async function plan(url: string, size: number): Promise<{ rows: number; items: n
 }
 
 async function child(mode: 'extract-map' | 'plan', size: number): Promise<void> {
-  // The flags chatferry sets as it runs (src/cli/main.ts), unless under V8's own.
-  if (!flag('v8-defaults')) {
-    applyRuntimeV8Flags()
-  }
+  setChildRuntimeV8Flags(args)
   const url = dbUrl(`cf_bench_mm_${size}`)
   const baseRssMb = process.resourceUsage().maxRSS / 1024
   const started = performance.now()
@@ -133,17 +122,7 @@ async function main(): Promise<void> {
     for (const mode of ['extract-map', 'plan'] as const) {
       const r = spawnSync(
         process.execPath,
-        [
-          ...v8Flags,
-          import.meta.filename,
-          '--child',
-          String(size),
-          '--mode',
-          mode,
-          '--page-size',
-          String(pageSize),
-          ...(flag('v8-defaults') ? ['--v8-defaults'] : []),
-        ],
+        [...v8Flags, import.meta.filename, '--child', String(size), '--mode', mode, '--page-size', String(pageSize), ...childV8Args(args)],
         {
           encoding: 'utf8',
           stdio: ['ignore', 'pipe', 'inherit'],
