@@ -5,7 +5,7 @@
  * a later day file of the conversation is a problem naming both files, the first copy is read
  * (conversation-ts.ts).
  */
-import type { Cursor } from '../../src/model/connector.ts'
+import type { Cursor, RowProblem } from '../../src/model/connector.ts'
 import type { LegacyMessage } from '../../src/model/records.ts'
 import type { ExportArchive } from '../archive/archive.ts'
 import { type ParsedItem, readsWhole } from '../archive/array-file.ts'
@@ -148,15 +148,14 @@ interface At {
 }
 
 function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: At) {
-  const { folder, day, i, item, ts, firstDay } = at
+  const { folder, day, i, item, ts } = at
   const conv = ctx?.conversation
   const pos = { c: folder, d: day, i }
   const legacyId = conv !== undefined && ts !== undefined ? `${conv.id}:${ts}` : `${conv?.id ?? folder}/${day}#${item.index}`
-  if (!('value' in item) || conv?.refused !== undefined || ts === undefined || at.previous === ts || firstDay !== undefined) {
-    return { pos, row: problemOf(at, legacyId, conv) }
-  }
-  if (ctx === undefined) {
-    return { pos, row: problem(legacyId, 'channel', `folder ${folder} is no conversation of channels.json, groups.json, mpims.json or dms.json`) }
+  const bad = problemOf(at, legacyId, conv)
+  // problemOf answers for an item without a value and for a folder that is no conversation (no ctx).
+  if (bad !== undefined || ctx === undefined || !('value' in item)) {
+    return { pos, row: bad as RowProblem }
   }
   const row = decodeRow(legacyId, () => decodeMessage(item.value, ctx))
   // A delta keeps the messages changed since; a row that cannot be read is reported on every read.
@@ -167,29 +166,34 @@ function rowOf(since: number | undefined, ctx: MessageContext | undefined, at: A
   return { pos, row, ...(changed !== undefined ? { changedAt: changed } : {}) }
 }
 
-/** Why an item of a day file is a problem row rather than a message (its file position only built here, not for every row). */
-function problemOf(at: At, legacyId: string, conv: Conversation | undefined) {
+/** The item's position in the export, for problems (built only for them, not for every row). */
+const whereOf = (at: At) => `${at.folder}/${at.day}#${at.item.index}`
+
+/** Why an item of a day file is a problem row rather than a message, if it is one. */
+function problemOf(at: At, legacyId: string, conv: Conversation | undefined): RowProblem | undefined {
   const { folder, day, item, ts, firstDay } = at
-  const where = `${folder}/${day}#${item.index}`
   if (!('value' in item)) {
-    return problem(legacyId, 'file', `${where}: ${item.error}`)
+    return problem(legacyId, 'file', `${whereOf(at)}: ${item.error}`)
   }
   if (conv === undefined) {
     return problem(legacyId, 'channel', `folder ${folder} is no conversation of channels.json, groups.json, mpims.json or dms.json`)
   }
   if (conv.refused !== undefined) {
-    return problem(legacyId, 'channel', `${where}: its conversation ${conv.id} was not read (${conv.refused})`, where)
+    return problem(legacyId, 'channel', `${whereOf(at)}: its conversation ${conv.id} was not read (${conv.refused})`, whereOf(at))
   }
   if (ts === undefined) {
-    return problem(legacyId, 'ts', `${where}: the message has no valid ts ("seconds.micros")`)
+    return problem(legacyId, 'ts', `${whereOf(at)}: the message has no valid ts ("seconds.micros")`)
   }
   if (at.previous === ts) {
-    return problem(legacyId, 'ts', `${where}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, where)
+    return problem(legacyId, 'ts', `${whereOf(at)}: a second message with ts ${ts} in ${folder}/${day}: the first is read`, whereOf(at))
   }
-  return problem(
-    legacyId,
-    'ts',
-    `${where}: a message with ts ${ts} is in ${folder}/${firstDay} too: the first, in ${folder}/${firstDay}, is read`,
-    where,
-  )
+  if (firstDay !== undefined) {
+    return problem(
+      legacyId,
+      'ts',
+      `${whereOf(at)}: a message with ts ${ts} is in ${folder}/${firstDay} too: the first, in ${folder}/${firstDay}, is read`,
+      whereOf(at),
+    )
+  }
+  return undefined
 }
