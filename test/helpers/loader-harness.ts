@@ -1,5 +1,7 @@
 /**
- * Runs the loader in-process against a sandbox app with the ledger on a fresh Postgres database.
+ * Runs the loader in-process against a sandbox app with the ledger on a fresh Postgres database
+ * (the sandbox on a second one: on the embedded PGlite its every request cost the test process
+ * CPU it needs for the loader).
  */
 import { pino } from 'pino'
 import { afterAll, beforeAll } from 'vitest'
@@ -86,10 +88,12 @@ export async function dropWithin(db: { drop(): Promise<void> } | undefined, ms =
   await Promise.race([db.drop().catch(() => {}), new Promise((r) => setTimeout(r, ms).unref())])
 }
 
-/** What a loader test file works against: a fresh ledger database, its store and an in-memory sandbox. */
+/** What a loader test file works against: a fresh ledger database, its store and a sandbox on a database of its own. */
 export interface LoaderFixture {
   sb: Sandbox
   tdb: TestDatabase
+  /** The sandbox's own database. */
+  sbdb: TestDatabase
   store: LedgerStore
 }
 
@@ -102,12 +106,14 @@ export function useLoaderFixture(prefix: string): LoaderFixture {
   beforeAll(async () => {
     fx.tdb = await createTestDatabase(prefix)
     fx.store = await openLedger({ url: fx.tdb.url })
-    fx.sb = await startSandbox()
+    fx.sbdb = await createTestDatabase(`${prefix}_sbx`)
+    fx.sb = await startSandbox({ state: { url: fx.sbdb.url, poolSize: 5 } })
   })
   afterAll(async () => {
     await fx.store?.close()
     await fx.sb?.close()
     await dropWithin(fx.tdb)
+    await dropWithin(fx.sbdb)
   })
   return fx
 }

@@ -24,13 +24,16 @@ export interface TestSandbox {
   close(): Promise<void>
 }
 
-export async function startTestSandbox(options: Partial<SandboxOptions> & { embedded?: boolean } = {}): Promise<TestSandbox> {
-  const database = options.embedded ? undefined : await createTestDatabase('sbx')
-  const sandbox = await startSandbox({
-    management: MGMT,
-    ...options,
-    state: options.state ?? (database ? { url: database.url, poolSize: 5 } : { dir: 'memory://' }),
-  })
+export async function startTestSandbox(options: Partial<SandboxOptions> = {}): Promise<TestSandbox> {
+  // On Postgres, not the embedded default: on PGlite every request the sandbox answers costs the
+  // test process's own CPU (test/integration/sandbox/sandbox-embedded.test.ts covers that store).
+  let database: TestDatabase | undefined
+  let state = options.state
+  if (state === undefined) {
+    database = await createTestDatabase('sbx')
+    state = { url: database.url, poolSize: 5 }
+  }
+  const sandbox = await startSandbox({ management: MGMT, ...options, state })
   const mgmt = createManagementClient({ url: sandbox.url, ...MGMT })
   let n = 0
   return {
@@ -132,7 +135,7 @@ export interface FileSandbox {
 }
 
 /** Starts one sandbox for the calling test file (in `beforeAll`) and closes it after its cleanups. */
-export function useFileSandbox(options: Partial<SandboxOptions> & { embedded?: boolean } = {}): FileSandbox {
+export function useFileSandbox(options: Partial<SandboxOptions> = {}): FileSandbox {
   let tsb: TestSandbox | undefined
   const cleanups: (() => Promise<void>)[] = []
   beforeAll(async () => {

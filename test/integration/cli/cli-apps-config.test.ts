@@ -14,7 +14,7 @@ import { testSecret } from '../../helpers/secrets.ts'
 
 let sb: TestSandbox
 beforeAll(async () => {
-  sb = await startTestSandbox({ embedded: true })
+  sb = await startTestSandbox()
 })
 afterAll(async () => {
   await sb.close()

@@ -23,7 +23,7 @@ let state: TestDatabase
 let cfg: string
 
 beforeAll(async () => {
-  tsb = await startTestSandbox({ embedded: true })
+  tsb = await startTestSandbox()
   source = await createTestDatabase('cf_mm_delta_src')
   state = await createTestDatabase('cf_mm_delta_state')
   await loadMattermostFixture('postgres', source.url)

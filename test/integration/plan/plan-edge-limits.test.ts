@@ -47,7 +47,7 @@ let tsb: TestSandbox
 let state: TestDatabase
 
 beforeAll(async () => {
-  tsb = await startTestSandbox({ embedded: true })
+  tsb = await startTestSandbox()
   state = await createTestDatabase('cf_edge_state')
 })
 

@@ -18,19 +18,22 @@ import { createSampleLegacyDatabase, SAMPLE_QUERIES } from '../../../src/demo/sa
 import { type Sandbox, type SandboxApp, startSandbox } from '../../../src/sandbox/index.ts'
 import { inspectLedger } from '../../../src/state/inspect-ledger.ts'
 import { openLedger } from '../../../src/state/store.ts'
-import { createTestDatabase } from '../../helpers/db.ts'
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts'
 import { messages, runCli, users } from '../../helpers/ledger-fixtures.ts'
 import { dropWithin, sandboxKeys } from '../../helpers/loader-harness.ts'
 import { testSecret } from '../../helpers/secrets.ts'
 
 let sb: Sandbox
+let sbdb: TestDatabase
 
 beforeAll(async () => {
-  sb = await startSandbox()
+  sbdb = await createTestDatabase('watch_sbx')
+  sb = await startSandbox({ state: { url: sbdb.url, poolSize: 5 } })
 })
 
 afterAll(async () => {
   await sb?.close()
+  await dropWithin(sbdb)
 })
 
 /** A configuration whose API key and source password come from the environment, as in production. */

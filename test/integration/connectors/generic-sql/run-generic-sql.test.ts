@@ -22,7 +22,7 @@ const POLICIES: PoliciesInput = { retention: { oldMessages: 'send' }, deletes: {
 let tsb: TestSandbox
 
 beforeAll(async () => {
-  tsb = await startTestSandbox({ embedded: true })
+  tsb = await startTestSandbox()
 })
 
 afterAll(async () => {
