@@ -179,6 +179,10 @@ class Scanner<T> {
   feed(chunk: Buffer): void {
     this.nextBackslash = -1
     for (let i = 0; i < chunk.length && this.broken === undefined; i++) {
+      if (this.capture !== undefined && this.stack.length > this.capture.depth && !this.inString) {
+        i = this.skipCaptured(chunk, i)
+        continue
+      }
       if (this.inString && this.keyBytes === undefined && !this.escaped) {
         const end = this.stringEnd(chunk, i)
         if (end < 0) {
@@ -212,6 +216,43 @@ class Scanner<T> {
       this.captureFrom = 0
     }
     this.offset += chunk.length
+  }
+
+  /**
+   * Inside a captured object or array, from byte `from` on: only its brackets are followed (to find
+   * where it ends; a `}` where a `]` belongs still breaks the document) and its strings skipped with
+   * `indexOf`; its keys, commas and scalars are left to `JSON.parse` of the whole value, which
+   * makes any other mistake in it that value's own `bad` item. Returns the last byte it consumed.
+   */
+  skipCaptured(chunk: Buffer, from: number): number {
+    const depth = (this.capture as Capture<T>).depth
+    for (let i = from; i < chunk.length; i++) {
+      const b = chunk[i] as number
+      if (b === QUOTE) {
+        this.inString = true
+        const end = this.stringEnd(chunk, i + 1)
+        if (end < 0) {
+          return chunk.length - 1
+        }
+        this.inString = false
+        i = end
+      } else if (b === 0x7b || b === 0x5b) {
+        this.stack.push({ object: b === 0x7b, key: '', expectKey: false })
+      } else if (b === 0x7d || b === 0x5d) {
+        if ((this.stack.at(-1) as Frame).object !== (b === 0x7d)) {
+          this.fail(i, `unexpected ${b === 0x7d ? '"}"' : '"]"'}`)
+          return i
+        }
+        this.stack.pop()
+        if (this.stack.length === depth) {
+          this.valueExpected = false
+          this.endValue(chunk, i + 1)
+          this.afterValue()
+          return i
+        }
+      }
+    }
+    return chunk.length - 1
   }
 
   readStringByte(chunk: Buffer, i: number, b: number): void {

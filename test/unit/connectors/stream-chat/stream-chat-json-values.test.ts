@@ -17,13 +17,22 @@ async function* chunks(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
 
 const want = (p: JsonPath) => (p.length === 3 && p[1] === 'messages' ? 'message' : p.length === 2 && p[1] === 'channel' ? 'channel' : undefined)
 
+/** A value's text as the connector reads it: JSON, or its own bad item (connectors/stream-chat/export/events.ts). */
+function parsed(path: JsonPath, text: string): unknown {
+  try {
+    return { path: path.join('.'), value: JSON.parse(text) as unknown }
+  } catch (err) {
+    return { path: path.join('.'), bad: `not JSON: ${(err as Error).message}` }
+  }
+}
+
 async function pick(text: string | Buffer, size: number, maxValueBytes = 1000) {
   const out: unknown[] = []
   const bytes = typeof text === 'string' ? Buffer.from(text) : text
   for await (const item of jsonValues(chunks(bytes, size), want, { maxDepth: 3, maxValueBytes })) {
     out.push(
       item.kind === 'value'
-        ? { path: item.path.join('.'), value: JSON.parse(item.text) as unknown }
+        ? parsed(item.path, item.text)
         : item.kind === 'bad'
           ? { path: item.path.join('.'), bad: item.reason }
           : { broken: item.reason },
@@ -65,7 +74,16 @@ describe('jsonValues', () => {
       { path: '0.messages.1', value: { id: 'ok' } },
     ])
   })
+  it.each([1, 3, 64])('a value with a mistake inside its own brackets is its own bad item, and the read goes on (%i)', async (size) => {
+    const items = await pick('[{"messages":[{"id":"a",},{"id":"b" "c"},{"id":"ok","n":[{}]}]}]', size)
+    expect(items).toEqual([
+      { path: '0.messages.0', bad: expect.stringContaining('not JSON') as unknown },
+      { path: '0.messages.1', bad: expect.stringContaining('not JSON') as unknown },
+      { path: '0.messages.2', value: { id: 'ok', n: [{}] } },
+    ])
+  })
   it.each([
+    ['[{"messages":[{"id":"a","n":[1}]}]', 'unexpected "}"'],
     ['[{"messages":[{"id":"a"},', 'the document breaks off'],
     ['[{"messages":[{"id":"a"},]}]', 'a trailing ","'],
     ['[{"messages":[{"id":"a"}}]', 'unexpected "}"'],
