@@ -69,16 +69,15 @@ async function* bytesOf(path: string): AsyncGenerator<Buffer> {
   }
 }
 
-const V1_ARRAYS: Record<string, EntityKind> = { members: 'member', messages: 'message' }
-
-/** Which v1 value a path names: `[i?] channel`, `[i?] members[n]`, `[i?] messages[n]`. */
+/** Which v1 value a path names: `[i?] channel`, `[i?] members[n]`, `[i?] messages[n]` (asked once a value: no copies). */
 function v1Want(path: JsonPath): EntityKind | undefined {
-  const rest = typeof path[0] === 'number' ? path.slice(1) : path
-  if (rest.length === 1 && rest[0] === 'channel') {
-    return 'channel'
+  const from = typeof path[0] === 'number' ? 1 : 0
+  const key = path[from]
+  if (path.length - from === 1) {
+    return key === 'channel' ? 'channel' : undefined
   }
-  if (rest.length === 2 && typeof rest[1] === 'number') {
-    return V1_ARRAYS[String(rest[0])]
+  if (path.length - from === 2 && typeof path[from + 1] === 'number') {
+    return key === 'messages' ? 'message' : key === 'members' ? 'member' : undefined
   }
   return undefined
 }
