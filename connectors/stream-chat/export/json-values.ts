@@ -2,9 +2,12 @@
  * Picks values out of one large JSON document as its bytes stream past, without holding the
  * document: a Stream Chat channel export (v1) is one JSON text whose `messages` arrays can hold a
  * channel's whole history. The caller names the paths it wants (`[0, 'messages', 17]`); each value
- * found at one is yielded as its JSON text, in document order. Memory is bounded by one wanted
- * value: one over `maxValueBytes` is dropped as it streams and yielded as `bad`, as is one that is
- * not UTF-8. A document that breaks off or is not JSON ends with one `broken` item saying where.
+ * found at one is yielded as its text, in document order: a wanted object or array is delimited
+ * by its brackets alone, so its text can still fail `JSON.parse` (the caller's bad item for that
+ * value; the read goes on). Memory is bounded by one wanted value: one over `maxValueBytes` is
+ * dropped as it streams and yielded as `bad`, as is one that is not UTF-8. A document that breaks
+ * off, whose brackets do not match, or that is not JSON outside its wanted values ends with one
+ * `broken` item saying where.
  * The same bytes always yield the same items, so a count and a read agree.
  */
 import { isUtf8 } from 'node:buffer'
