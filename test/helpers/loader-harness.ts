@@ -8,11 +8,12 @@ import { afterAll, beforeAll } from 'vitest'
 
 import { type LoadConfig, resolveLoadConfig } from '../../src/load/config.ts'
 import { type LoaderOptions, type LoadOutcome, runLoader } from '../../src/load/loader.ts'
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts'
+import type { Sandbox } from '../../src/sandbox/index.ts'
 import { type LedgerStore, openLedger } from '../../src/state/store.ts'
 import { createPlatformClient } from '../../src/target/client.ts'
 import type { Entity } from '../../src/target/schemas.ts'
 import { createTestDatabase, type TestDatabase } from './db.ts'
+import { startTestSandbox, type TestSandbox } from './sandbox.ts'
 
 export interface HarnessOptions {
   store: LedgerStore
@@ -92,8 +93,6 @@ export async function dropWithin(db: { drop(): Promise<void> } | undefined, ms =
 export interface LoaderFixture {
   sb: Sandbox
   tdb: TestDatabase
-  /** The sandbox's own database. */
-  sbdb: TestDatabase
   store: LedgerStore
 }
 
@@ -103,17 +102,17 @@ export interface LoaderFixture {
  */
 export function useLoaderFixture(prefix: string): LoaderFixture {
   const fx = {} as LoaderFixture
+  let tsb: TestSandbox | undefined
   beforeAll(async () => {
     fx.tdb = await createTestDatabase(prefix)
     fx.store = await openLedger({ url: fx.tdb.url })
-    fx.sbdb = await createTestDatabase(`${prefix}_sbx`)
-    fx.sb = await startSandbox({ state: { url: fx.sbdb.url, poolSize: 5 } })
+    tsb = await startTestSandbox()
+    fx.sb = tsb.sandbox
   })
   afterAll(async () => {
     await fx.store?.close()
-    await fx.sb?.close()
+    await tsb?.close()
     await dropWithin(fx.tdb)
-    await dropWithin(fx.sbdb)
   })
   return fx
 }

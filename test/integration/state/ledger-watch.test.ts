@@ -15,25 +15,25 @@ import { stringify } from 'yaml'
 
 import { runCounts } from '../../../src/cli/commands/runs.ts'
 import { createSampleLegacyDatabase, SAMPLE_QUERIES } from '../../../src/demo/sample-legacy.ts'
-import { type Sandbox, type SandboxApp, startSandbox } from '../../../src/sandbox/index.ts'
+import type { Sandbox, SandboxApp } from '../../../src/sandbox/index.ts'
 import { inspectLedger } from '../../../src/state/inspect-ledger.ts'
 import { openLedger } from '../../../src/state/store.ts'
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts'
+import { createTestDatabase } from '../../helpers/db.ts'
 import { messages, runCli, users } from '../../helpers/ledger-fixtures.ts'
 import { dropWithin, sandboxKeys } from '../../helpers/loader-harness.ts'
+import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts'
 import { testSecret } from '../../helpers/secrets.ts'
 
+let tsb: TestSandbox
 let sb: Sandbox
-let sbdb: TestDatabase
 
 beforeAll(async () => {
-  sbdb = await createTestDatabase('watch_sbx')
-  sb = await startSandbox({ state: { url: sbdb.url, poolSize: 5 } })
+  tsb = await startTestSandbox()
+  sb = tsb.sandbox
 })
 
 afterAll(async () => {
-  await sb?.close()
-  await dropWithin(sbdb)
+  await tsb?.close()
 })
 
 /** A configuration whose API key and source password come from the environment, as in production. */
