@@ -226,18 +226,19 @@ class Scanner<T> {
    * where it ends; a `}` where a `]` belongs still breaks the document) and its strings skipped with
    * `indexOf`; its keys, commas and scalars are left to `JSON.parse` of the whole value, which
    * makes any other mistake in it that value's own `bad` item. Returns the last byte it consumed.
+   * It closes a bracket itself rather than through `close` (whose other checks cannot fail here):
+   * through `close`, 1 µs more a message (100k, 8 alternated rounds).
    */
   skipCaptured(chunk: Buffer, from: number): number {
     const depth = (this.capture as Capture<T>).depth
     for (let i = from; i < chunk.length; i++) {
       const b = chunk[i] as number
       if (b === QUOTE) {
-        this.inString = true
         const end = this.stringEnd(chunk, i + 1)
         if (end < 0) {
+          this.inString = true // it goes on in the next chunk
           return chunk.length - 1
         }
-        this.inString = false
         i = end
       } else if (b === 0x7b || b === 0x5b) {
         this.stack.push({ object: b === 0x7b, key: '', expectKey: false })
