@@ -7,10 +7,11 @@
  * Either may be gzip-compressed. Each entity is parsed alone; they come a chunk's worth at a time
  * (v2: at most a few hundred lines of a chunk), so memory is bounded by one chunk and one entity.
  *
- * A v2 line that starts `{"type":"message",` is a message line whatever follows: parsed, it is a
- * message or a bad message (broken JSON, another `type` further on). So the layout pass, which only
- * counts messages, may leave such a line unparsed (`unread`) when it names no user object (the
- * directory's only use of a message), and its read and count still agree with every other read.
+ * A message is read whatever it holds: parsed, it is a message or a bad message (v1: a value of a
+ * `messages` array; v2: a line that starts `{"type":"message",`, broken JSON or another `type`
+ * further on included). So a directory pass, which only counts messages, can leave one unparsed
+ * (`unread`, {@link MessageParsing}), and its counts and positions still agree with every other
+ * read of the file.
  */
 import { createReadStream } from 'node:fs'
 import { open } from 'node:fs/promises'
@@ -34,10 +35,17 @@ export type ExportEvent =
   | { readonly kind: 'bad'; readonly entity: EntityKind | undefined; readonly where: string; readonly reason: string; readonly field?: 'line' }
   /** The file cannot be read on from here. */
   | { readonly kind: 'broken'; readonly where: string; readonly reason: string }
-  /** A v2 message line left unparsed (only when asked: `parseMessages: false`); parsed, it is a message or a bad message. */
+  /** A message left unparsed (only when asked, {@link MessageParsing}); parsed, it is a message or a bad message. */
   | { readonly kind: 'unread'; readonly entity: 'message'; readonly where: string }
 
 export type ExportFormat = 'json' | 'jsonl'
+
+/**
+ * Which messages are parsed: `all` (a read); `users`, those that may embed a user object (v1: all
+ * of them; v2: a line that names a `user` or `mentioned_users` object), for the users directory;
+ * `none`, for a directory without message users (the channels, members and counts).
+ */
+export type MessageParsing = 'all' | 'users' | 'none'
 
 /** The format a path's name says (`auto`), or the configured one. */
 export function formatOf(path: string, configured: 'auto' | ExportFormat): ExportFormat {
@@ -99,6 +107,8 @@ function parseObject(text: string): JsonObject | string {
   return isObject(v) ? v : 'not a JSON object'
 }
 
+const UNREAD_V1: ExportEvent = Object.freeze({ kind: 'unread', entity: 'message', where: 'a message of the export' })
+
 function v1Event(item: JsonValueItem<EntityKind> & { kind: 'value' | 'bad' }): ExportEvent {
   const { where, exportIndex } = v1Where(item.path)
   const value = item.kind === 'value' ? parseObject(item.text) : item.reason
@@ -107,8 +117,11 @@ function v1Event(item: JsonValueItem<EntityKind> & { kind: 'value' | 'bad' }): E
     : { kind: 'entity', entity: item.tag, where, exportIndex, value }
 }
 
-async function* v1Events(path: string, maxElementBytes: number): AsyncGenerator<ExportEvent[]> {
-  for await (const batch of jsonValueBatches(bytesOf(path), v1Want, { maxDepth: 3, maxValueBytes: maxElementBytes })) {
+const isMessage = (tag: EntityKind) => tag === 'message'
+
+async function* v1Events(path: string, maxElementBytes: number, parsing: MessageParsing): AsyncGenerator<ExportEvent[]> {
+  const options = { maxDepth: 3, maxValueBytes: maxElementBytes, ...(parsing === 'none' ? { unread: isMessage } : {}) }
+  for await (const batch of jsonValueBatches(bytesOf(path), v1Want, options)) {
     const out: ExportEvent[] = []
     for (const item of batch) {
       if (item.kind === 'broken') {
@@ -116,7 +129,8 @@ async function* v1Events(path: string, maxElementBytes: number): AsyncGenerator<
         yield out
         return
       }
-      out.push(v1Event(item))
+      // Nothing reads where an unread message is: its count is all it is for.
+      out.push(item.kind === 'unread' ? UNREAD_V1 : v1Event(item))
     }
     yield out
   }
@@ -127,13 +141,13 @@ const MESSAGE_LINE = /^\{\s*"type"\s*:\s*"message"\s*,/
 /** A line that may embed a user object (`user`, `mentioned_users`): the layout parses it for its users. */
 const USER_OBJECT = /"user"\s*:\s*\{|"mentioned_users"\s*:\s*\[\s*\{/
 
-function v2Event(line: JsonLine, parseMessages: boolean): ExportEvent {
+function v2Event(line: JsonLine, parsing: MessageParsing): ExportEvent {
   const where = `line ${line.line}`
   if (line.kind === 'bad') {
     return { kind: 'bad', entity: undefined, where, reason: line.reason }
   }
   const message = MESSAGE_LINE.test(line.text)
-  if (message && !parseMessages && !USER_OBJECT.test(line.text)) {
+  if (message && (parsing === 'none' || (parsing === 'users' && !USER_OBJECT.test(line.text)))) {
     return { kind: 'unread', entity: 'message', where }
   }
   const o = parseObject(line.text)
@@ -156,20 +170,25 @@ function v2Event(line: JsonLine, parseMessages: boolean): ExportEvent {
 /** Lines parsed per batch of a v2 export. */
 const V2_BATCH = 256
 
-async function* v2Events(path: string, maxElementBytes: number, parseMessages: boolean): AsyncGenerator<ExportEvent[]> {
+async function* v2Events(path: string, maxElementBytes: number, parsing: MessageParsing): AsyncGenerator<ExportEvent[]> {
   for await (const lines of jsonLineBatches(bytesOf(path), maxElementBytes)) {
     // A chunk holds thousands of lines: parsed a few hundred at a time, they are taken before
     // the next are parsed, so few parsed values outlive a young-generation collection.
     for (let from = 0; from < lines.length; from += V2_BATCH) {
-      yield lines.slice(from, from + V2_BATCH).map((line) => v2Event(line, parseMessages))
+      yield lines.slice(from, from + V2_BATCH).map((line) => v2Event(line, parsing))
     }
   }
 }
 
 /**
  * Every entity of the export file at `path`, in file order, in batches (one per chunk read).
- * `parseMessages: false` may leave v2 message lines `unread` (the layout pass).
+ * `parsing` other than `all` may leave messages `unread` (the directory passes).
  */
-export function exportEvents(path: string, format: ExportFormat, maxElementBytes: number, parseMessages = true): AsyncGenerator<ExportEvent[]> {
-  return format === 'jsonl' ? v2Events(path, maxElementBytes, parseMessages) : v1Events(path, maxElementBytes)
+export function exportEvents(
+  path: string,
+  format: ExportFormat,
+  maxElementBytes: number,
+  parsing: MessageParsing = 'all',
+): AsyncGenerator<ExportEvent[]> {
+  return format === 'jsonl' ? v2Events(path, maxElementBytes, parsing) : v1Events(path, maxElementBytes, parsing)
 }

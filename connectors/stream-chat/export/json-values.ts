@@ -7,8 +7,9 @@
  * value; the read goes on). Memory is bounded by one wanted value: one over `maxValueBytes` is
  * dropped as it streams and yielded as `bad`, as is one that is not UTF-8. A document that breaks
  * off, whose brackets do not match, or that is not JSON outside its wanted values ends with one
- * `broken` item saying where.
- * The same bytes always yield the same items, so a count and a read agree.
+ * `broken` item saying where. A wanted value the caller only counts (`unread`) is followed the
+ * same way and yields an `unread` item in its place, without its text.
+ * The same bytes always yield the same items in the same places, so a count and a read agree.
  */
 import { isUtf8 } from 'node:buffer'
 
@@ -18,10 +19,25 @@ export type JsonPath = readonly (string | number)[]
 export type JsonValueItem<T> =
   | { readonly kind: 'value'; readonly tag: T; readonly path: JsonPath; readonly text: string }
   | { readonly kind: 'bad'; readonly tag: T; readonly path: JsonPath; readonly reason: string }
+  /** A wanted value the caller asked only to be counted (`options.unread`): followed to its end, never kept. */
+  | { readonly kind: 'unread'; readonly tag: T; readonly path: JsonPath }
   | { readonly kind: 'broken'; readonly reason: string }
 
 /** Says whether the value at `path` is wanted (its tag) or not (undefined). Asked only down to `maxDepth`. */
 export type WantValue<T> = (path: JsonPath) => T | undefined
+
+export interface JsonValueOptions<T> {
+  /** The deepest path `want` is asked about (the stack depth of a value's container). */
+  readonly maxDepth: number
+  readonly maxValueBytes: number
+  /**
+   * Tags whose values are only counted: each yields an `unread` item where it ends, its bytes
+   * followed (brackets, strings) exactly as a kept value's, so the document's structure and the
+   * items' order are the same as when it is kept — only its text is not (no copy, no UTF-8 check,
+   * no size cap: it is never held).
+   */
+  readonly unread?: (tag: T) => boolean
+}
 
 interface Frame {
   readonly object: boolean
@@ -39,6 +55,8 @@ interface Capture<T> {
   parts: Buffer[]
   bytes: number
   oversized: boolean
+  /** Only counted: nothing of it is kept. */
+  readonly unread: boolean
 }
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf]
@@ -70,11 +88,13 @@ class Scanner<T> {
   readonly want: WantValue<T>
   readonly maxDepth: number
   readonly maxValueBytes: number
+  readonly unread: ((tag: T) => boolean) | undefined
 
-  constructor(want: WantValue<T>, maxDepth: number, maxValueBytes: number) {
+  constructor(want: WantValue<T>, options: JsonValueOptions<T>) {
     this.want = want
-    this.maxDepth = maxDepth
-    this.maxValueBytes = maxValueBytes
+    this.maxDepth = options.maxDepth
+    this.maxValueBytes = options.maxValueBytes
+    this.unread = options.unread
   }
 
   path(): JsonPath {
@@ -96,7 +116,8 @@ class Scanner<T> {
       const path = this.path()
       const tag = this.want(path)
       if (tag !== undefined) {
-        this.capture = { tag, path, depth: this.stack.length, parts: [], bytes: 0, oversized: false }
+        const unread = this.unread?.(tag) === true
+        this.capture = { tag, path, depth: this.stack.length, parts: [], bytes: 0, oversized: false, unread }
         this.captureFrom = i
       }
     }
@@ -109,6 +130,11 @@ class Scanner<T> {
   endValue(chunk: Buffer, end: number): void {
     const c = this.capture
     if (c === undefined || this.stack.length !== c.depth) {
+      return
+    }
+    if (c.unread) {
+      this.capture = undefined
+      this.out.push({ kind: 'unread', tag: c.tag, path: c.path })
       return
     }
     const tail = chunk.subarray(this.captureFrom, end)
@@ -132,7 +158,7 @@ class Scanner<T> {
 
   keep(part: Buffer): void {
     const c = this.capture
-    if (c === undefined || c.oversized) {
+    if (c === undefined || c.oversized || c.unread) {
       return
     }
     c.bytes += part.length
@@ -214,7 +240,7 @@ class Scanner<T> {
       }
       this.structural(chunk, i, b)
     }
-    if (this.capture !== undefined && this.broken === undefined) {
+    if (this.capture !== undefined && !this.capture.unread && this.broken === undefined) {
       this.keep(chunk.subarray(this.captureFrom))
       this.captureFrom = 0
     }
@@ -370,15 +396,14 @@ class Scanner<T> {
 
 /**
  * The wanted values of the JSON document in `bytes`, in document order, in batches (those each
- * chunk completes; a `broken` item ends the last). `maxDepth` is the deepest path `want` is asked
- * about (the stack depth of a value's container).
+ * chunk completes; a `broken` item ends the last).
  */
 export async function* jsonValueBatches<T>(
   bytes: AsyncIterable<Buffer>,
   want: WantValue<T>,
-  options: { readonly maxDepth: number; readonly maxValueBytes: number },
+  options: JsonValueOptions<T>,
 ): AsyncGenerator<JsonValueItem<T>[]> {
-  const s = new Scanner(want, options.maxDepth, options.maxValueBytes)
+  const s = new Scanner(want, options)
   for await (const chunk of bytes) {
     s.feed(chunk)
     const out = s.out.splice(0)
@@ -405,7 +430,7 @@ export async function* jsonValueBatches<T>(
 export async function* jsonValues<T>(
   bytes: AsyncIterable<Buffer>,
   want: WantValue<T>,
-  options: { readonly maxDepth: number; readonly maxValueBytes: number },
+  options: JsonValueOptions<T>,
 ): AsyncGenerator<JsonValueItem<T>> {
   for await (const batch of jsonValueBatches(bytes, want, options)) {
     yield* batch

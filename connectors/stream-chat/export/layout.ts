@@ -1,10 +1,13 @@
 /**
- * One pass over the export before any read: the directory of the history — its channels (and
- * which are one-to-one), their members, its users (Stream embeds them in members, messages and
- * `created_by`; the v2 export also has user lines), the v2 reaction lines by message — and the
- * problems that belong to no message (bad lines, bad reactions, a broken file). Messages are only
- * counted here; reads stream them again. Memory: the directory (users, channels, members,
- * v2 reactions), never the messages.
+ * The directory of the history, read from the export before any read of it: its channels (and
+ * which are one-to-one), their members, the v2 reaction lines by message, the counts of messages,
+ * and the problems that belong to no message (bad lines, bad reactions, a broken file); with its
+ * users too (Stream embeds them in members, messages and `created_by`; the v2 export also has user
+ * lines) when asked, which means parsing every message that may embed one. Messages are only
+ * counted here; reads stream them again. Memory: the directory (users, channels, members, v2
+ * reactions), never the messages.
+ * {@link ExportDirectory} reads it once per session, on first use, with users only when the
+ * users are read: a resumed run or a read of messages alone passes over the messages unparsed.
  */
 import type { JsonObject } from '../../../src/model/records.ts'
 import { channelCid, DISTINCT_PREFIX } from '../entities/channels.ts'
@@ -12,7 +15,7 @@ import { FieldProblem, isObject, streamId, timeMs } from '../entities/fields.ts'
 import { memberUserId } from '../entities/members.ts'
 import type { ChannelTarget } from '../entities/messages.ts'
 import { decodeReaction } from '../entities/messages.ts'
-import { type EntityKind, type ExportEvent, exportEvents, type ExportFormat } from './events.ts'
+import { type EntityKind, type ExportEvent, exportEvents, type ExportFormat, type MessageParsing } from './events.ts'
 import { ReactionIndex } from './reaction-index.ts'
 
 /** A problem found by the layout pass: the entity it counts under, an id as far as known, the field. */
@@ -33,20 +36,25 @@ export interface ChannelEntry {
   readonly members: { readonly where: string; readonly value: JsonObject }[]
 }
 
-export interface Layout {
+/** The directory without its users: all a read of channels, members or messages needs. */
+export interface Directory {
   readonly channels: readonly ChannelEntry[]
   /** The channel each message of a cid goes to (first entries of a cid only). */
   readonly targets: ReadonlyMap<string, ChannelTarget>
   /** v1: the cid of each channel export (messages without `cid` belong to theirs). */
   readonly cidByExport: ReadonlyMap<number, string>
-  /** Users by id, as the object with the latest `updated_at` (first seen on a tie). */
-  readonly users: ReadonlyMap<string, { readonly where: string; readonly value: JsonObject }>
   /** v2 reaction lines by message id. */
   readonly reactions: ReactionIndex
   /** Problems that are no message of the file, yielded first by a read of their entity. */
   readonly problems: readonly LayoutProblem[]
   /** Message entities in the file (bad ones included). */
   readonly messageCount: number
+}
+
+/** The directory with its users. */
+export interface Layout extends Directory {
+  /** Users by id, as the object with the latest `updated_at` (first seen on a tie), in the order first seen. */
+  readonly users: ReadonlyMap<string, { readonly where: string; readonly value: JsonObject }>
 }
 
 const ENTITY_OF: Record<EntityKind, LayoutProblem['entity']> = {
@@ -85,10 +93,15 @@ class LayoutBuilder {
   readonly membersByCid = new Map<string, { where: string; value: JsonObject }[]>()
   readonly cidByExport = new Map<number, string>()
   messageCount = 0
+  readonly withUsers: boolean
+
+  constructor(withUsers: boolean) {
+    this.withUsers = withUsers
+  }
 
   /** Keeps a user object if it is newer than the one known (ids that cannot be read are the referrer's problem). */
   user(where: string, v: unknown): void {
-    if (!isObject(v) || typeof v.id !== 'string' || v.id === '') {
+    if (!this.withUsers || !isObject(v) || typeof v.id !== 'string' || v.id === '') {
       return
     }
     let updatedAt = 0
@@ -264,13 +277,80 @@ function oneToOnePair(cid: string, members: readonly { readonly value: JsonObjec
   }
 }
 
-/** Reads the export once and returns its directory (v2 message lines parsed only when they may name a user object). */
-export async function readLayout(path: string, format: ExportFormat, maxElementBytes: number): Promise<Layout> {
-  const b = new LayoutBuilder()
-  for await (const batch of exportEvents(path, format, maxElementBytes, false)) {
+/** Reads the export once for its directory, its users with it (the messages that may embed one parsed) or not (none parsed). */
+async function readDirectory(path: string, format: ExportFormat, maxElementBytes: number, withUsers: boolean): Promise<Layout> {
+  const b = new LayoutBuilder(withUsers)
+  const parsing: MessageParsing = withUsers ? 'users' : 'none'
+  for await (const batch of exportEvents(path, format, maxElementBytes, parsing)) {
     for (const e of batch) {
       b.add(e)
     }
   }
   return b.finish()
+}
+
+/**
+ * Whether the export holds a channel, read only as far as its first (the messages before it
+ * unparsed); when not, why the file could not be read on, if it broke.
+ */
+export async function firstChannel(path: string, format: ExportFormat, maxElementBytes: number): Promise<{ found: boolean; broken?: string }> {
+  for await (const batch of exportEvents(path, format, maxElementBytes, 'none')) {
+    for (const e of batch) {
+      if (e.kind === 'entity' && e.entity === 'channel') {
+        return { found: true }
+      }
+      if (e.kind === 'broken') {
+        return { found: false, broken: e.reason }
+      }
+    }
+  }
+  return { found: false }
+}
+
+/**
+ * A session's directory, read on first use and kept: {@link directory} without users unless they
+ * were read already, {@link layout} with them (kept in its place: a later read of messages reuses it).
+ */
+export class ExportDirectory {
+  readonly #path: string
+  readonly #format: ExportFormat
+  readonly #maxElementBytes: number
+  #directory: Promise<Directory> | undefined
+  #layout: Promise<Layout> | undefined
+
+  constructor(path: string, format: ExportFormat, maxElementBytes: number) {
+    this.#path = path
+    this.#format = format
+    this.#maxElementBytes = maxElementBytes
+  }
+
+  directory(): Promise<Directory> {
+    if (this.#layout !== undefined) {
+      return this.#layout
+    }
+    this.#directory ??= this.#read(false)
+    return this.#directory
+  }
+
+  layout(): Promise<Layout> {
+    if (this.#layout === undefined) {
+      this.#layout = this.#read(true)
+      this.#directory = undefined
+    }
+    return this.#layout
+  }
+
+  #read(withUsers: boolean): Promise<Layout> {
+    const read = readDirectory(this.#path, this.#format, this.#maxElementBytes, withUsers)
+    // A failed read is not kept: the next use reads again.
+    read.catch(() => {
+      if (this.#layout === read) {
+        this.#layout = undefined
+      }
+      if (this.#directory === read) {
+        this.#directory = undefined
+      }
+    })
+    return read
+  }
 }

@@ -14,13 +14,14 @@ import { decodeMember, memberUserId } from '../entities/members.ts'
 import { decodeMessage, messageChangedAt } from '../entities/messages.ts'
 import { decodeUser } from '../entities/users.ts'
 import { type ExportEvent, exportEvents, type ExportFormat } from './events.ts'
-import { cidOf, type Layout, type LayoutProblem } from './layout.ts'
+import { cidOf, type Directory, type ExportDirectory, type LayoutProblem } from './layout.ts'
 
 export interface RowsSource {
   readonly path: string
   readonly format: ExportFormat
   readonly maxElementBytes: number
-  readonly layout: Layout
+  /** Read on first use: users only for a read of users. */
+  readonly directory: ExportDirectory
   readonly keepCustom: boolean
   readonly customChannelTypes: 'private' | 'public'
 }
@@ -31,7 +32,7 @@ export interface RowsOptions {
   readonly signal?: AbortSignal
 }
 
-function* layoutProblems<T>(layout: Layout, entity: LayoutProblem['entity'], after: number): Generator<NumberedRow<T>> {
+function* layoutProblems<T>(layout: Directory, entity: LayoutProblem['entity'], after: number): Generator<NumberedRow<T>> {
   let n = 0
   for (const p of layout.problems) {
     if (p.entity === entity) {
@@ -43,15 +44,16 @@ function* layoutProblems<T>(layout: Layout, entity: LayoutProblem['entity'], aft
   }
 }
 
-const countOf = (layout: Layout, entity: LayoutProblem['entity']) => layout.problems.filter((p) => p.entity === entity).length
+const countOf = (layout: Directory, entity: LayoutProblem['entity']) => layout.problems.filter((p) => p.entity === entity).length
 
 /** Keeps a row when it is a problem, or changed at or after `since`. */
 const inDelta = <T>(r: NumberedRow<T>, since: number | undefined) => since === undefined || !r.row.ok || (r.changedAt ?? -Infinity) >= since
 
 export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyUser>> {
-  yield* layoutProblems<LegacyUser>(src.layout, 'users', o.after)
-  let n = countOf(src.layout, 'users')
-  for (const [id, u] of src.layout.users) {
+  const layout = await src.directory.layout()
+  yield* layoutProblems<LegacyUser>(layout, 'users', o.after)
+  let n = countOf(layout, 'users')
+  for (const [id, u] of layout.users) {
     if (n > o.after) {
       const row = decodeRow(id, (out) => decodeUser(u.value, src.keepCustom, out))
       const r = { pos: { n }, row, ...(row.ok ? { changedAt: latest(row.record.updatedAt, row.record.createdAt) } : {}) } as NumberedRow<LegacyUser>
@@ -64,11 +66,12 @@ export async function* userRows(src: RowsSource, o: RowsOptions): AsyncGenerator
 }
 
 export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyGroup>> {
-  yield* layoutProblems<LegacyGroup>(src.layout, 'groups', o.after)
-  let n = countOf(src.layout, 'groups')
+  const layout = await src.directory.directory()
+  yield* layoutProblems<LegacyGroup>(layout, 'groups', o.after)
+  let n = countOf(layout, 'groups')
   const policy = { customChannelTypes: src.customChannelTypes, keepCustom: src.keepCustom }
-  for (const c of src.layout.channels) {
-    const pair = c.cid === undefined ? undefined : src.layout.targets.get(c.cid)?.pair
+  for (const c of layout.channels) {
+    const pair = c.cid === undefined ? undefined : layout.targets.get(c.cid)?.pair
     if (c.problem === undefined && pair !== undefined) {
       continue // a one-to-one conversation: no group
     }
@@ -94,11 +97,12 @@ export async function* groupRows(src: RowsSource, o: RowsOptions): AsyncGenerato
 }
 
 export async function* memberRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyMember>> {
-  yield* layoutProblems<LegacyMember>(src.layout, 'members', o.after)
-  let n = countOf(src.layout, 'members')
-  for (const c of src.layout.channels) {
+  const layout = await src.directory.directory()
+  yield* layoutProblems<LegacyMember>(layout, 'members', o.after)
+  let n = countOf(layout, 'members')
+  for (const c of layout.channels) {
     const cid = c.cid
-    if (cid === undefined || c.problem !== undefined || src.layout.targets.get(cid)?.pair !== undefined) {
+    if (cid === undefined || c.problem !== undefined || layout.targets.get(cid)?.pair !== undefined) {
       continue
     }
     const seen = new Set<string>()
@@ -137,7 +141,7 @@ export async function* memberRows(src: RowsSource, o: RowsOptions): AsyncGenerat
  * microseconds of work, an async generator's step per row would add a good part of that).
  */
 export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenerator<NumberedRow<LegacyMessage>[]> {
-  const { layout } = src
+  const layout = await src.directory.directory()
   const problems = [...layoutProblems<LegacyMessage>(layout, 'messages', o.after)]
   if (problems.length > 0) {
     yield problems
@@ -160,7 +164,7 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
         continue
       }
       if (n > o.after) {
-        const r = messageRow(src, e, n)
+        const r = messageRow(src, layout, e, n)
         if (inDelta(r, o.since)) {
           out.push(r)
         }
@@ -174,8 +178,7 @@ export async function* messageRows(src: RowsSource, o: RowsOptions): AsyncGenera
 }
 
 /** The row of the message entity `e`, numbered `n`. */
-function messageRow(src: RowsSource, e: ExportEvent & { kind: 'entity' }, n: number): NumberedRow<LegacyMessage> {
-  const { layout } = src
+function messageRow(src: RowsSource, layout: Directory, e: ExportEvent & { kind: 'entity' }, n: number): NumberedRow<LegacyMessage> {
   const v = e.value
   const id = typeof v.id === 'string' && v.id !== '' ? v.id : e.where
   const cid = cidOf(v) ?? layout.cidByExport.get(e.exportIndex)

@@ -1,7 +1,8 @@
 /**
  * A session over a Stream Chat channel export file (v1 JSON or v2 line-separated JSON, plain or
- * gzip), read in place. Opening it reads the file once for its directory (layout.ts); message
- * reads stream it again. The file is the snapshot: it never changes under a read.
+ * gzip), read in place. Opening it reads the file only as far as its first channel; the first read
+ * or count reads it once for its directory (layout.ts: with users only for a read of users), and
+ * message reads stream it again. The file is the snapshot: it never changes under a read.
  */
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
@@ -12,7 +13,7 @@ import { type EpochMs, type LegacyEntity, type LegacyRecordOf } from '../../../s
 import { at, keyPagesOf, pagesOf, type PositionedRow, single } from '../../rows/pages.ts'
 import type { StreamChatConfig } from '../config.ts'
 import { type ExportFormat, formatOf } from './events.ts'
-import { type Layout, readLayout } from './layout.ts'
+import { ExportDirectory, firstChannel } from './layout.ts'
 import { groupRows, memberRows, messageRows, type RowsOptions, type RowsSource, userRows } from './rows.ts'
 
 export { type StreamChatConfig, type StreamChatConfigInput, StreamChatConfigSchema } from '../config.ts'
@@ -43,8 +44,8 @@ class StreamChatExportSession implements SourceSession {
   }
 
   async count(entity: LegacyEntity, options: { since?: EpochMs } = {}): Promise<number> {
-    const { layout } = this.#src
     if (entity === 'messages' && options.since === undefined) {
+      const layout = await this.#src.directory.directory()
       return layout.problems.filter((p) => p.entity === 'messages').length + layout.messageCount
     }
     let n = 0
@@ -96,9 +97,8 @@ export async function openExport(config: StreamChatConfig, file: string): Promis
     )
   }
   const format: ExportFormat = formatOf(path, config.format)
-  const layout: Layout = await readLayout(path, format, config.maxElementBytes)
-  if (layout.channels.length === 0) {
-    const why = layout.problems.find((p) => p.field === 'file')?.reason
+  const { found, broken: why } = await firstChannel(path, format, config.maxElementBytes)
+  if (!found) {
     throw new ChatferryError(
       'SOURCE_INVALID',
       `the Stream Chat export ${path} holds no channel (read as ${format === 'json' ? 'a v1 JSON export' : 'a v2 line-separated export'})${why !== undefined ? `: ${why}` : ''}`,
@@ -108,7 +108,7 @@ export async function openExport(config: StreamChatConfig, file: string): Promis
     path,
     format,
     maxElementBytes: config.maxElementBytes,
-    layout,
+    directory: new ExportDirectory(path, format, config.maxElementBytes),
     keepCustom: config.customFields === 'metadata',
     customChannelTypes: config.customChannelTypes,
   }

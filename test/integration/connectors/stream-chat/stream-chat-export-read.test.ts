@@ -3,7 +3,9 @@
  * export of one channel (the document is the channel export object itself, as Stream writes it for
  * a single channel), a file that breaks off (every entity before the break is read, then one
  * problem on `file`, and a count agrees with the read), a file with no channel (SOURCE_INVALID
- * naming the file and how it was read), and `format` chosen by name or forced.
+ * naming the file and how it was read, and why when it broke before one), `format` chosen by name
+ * or forced, and reads before the users are read (the directory without users) giving the rows and
+ * positions a read after them gives.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -78,6 +80,57 @@ describe('stream-chat export files', () => {
     expect((err as ChatferryError).code).toBe('SOURCE_INVALID')
     expect((err as Error).message).toContain(`${empty} holds no channel (read as a v1 JSON export)`)
   })
+
+  it('a file that breaks before its first channel is SOURCE_INVALID saying where it broke', async () => {
+    const cut = join(dir, 'cut.json')
+    writeFileSync(cut, '[{"messages": [{"id": "a"}, {"id": "b"')
+    const err = await createConnector(SourceConfigSchema.parse({ connector: 'stream-chat', path: cut }))
+      .open()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    expect((err as ChatferryError).code).toBe('SOURCE_INVALID')
+    expect((err as Error).message).toMatch(/holds no channel \(read as a v1 JSON export\): the document breaks off at byte \d+/)
+  })
+
+  it.each(['json', 'jsonl'] as const)(
+    '%s: messages, groups and members read before the users are the rows and positions read after them',
+    async (format) => {
+      const f = writeStreamFixture(format)
+      try {
+        const config = SourceConfigSchema.parse({ connector: 'stream-chat', path: f.path, maxElementBytes: f.seed.maxElementBytes })
+        const read = async (s: Awaited<ReturnType<ReturnType<typeof createConnector>['open']>>, entity: LegacyEntity) => {
+          const out: unknown[] = []
+          for await (const p of s.read(entity, { pageSize: 4 })) {
+            out.push(...p.rows.map((r) => [label(r), p.cursor]))
+          }
+          return out
+        }
+        const entities: LegacyEntity[] = ['messages', 'groups', 'members']
+        const before = await createConnector(config).open()
+        const after = await createConnector(config).open()
+        try {
+          const usersFirst = await read(after, 'users')
+          expect(usersFirst.length).toBeGreaterThan(0)
+          for (const entity of entities) {
+            const unread = await read(before, entity)
+            expect(unread.length).toBeGreaterThan(0)
+            expect(unread).toEqual(await read(after, entity))
+            expect(await before.count(entity)).toBe(await after.count(entity))
+          }
+          // Reading the users later in the first session gives them as the second read them first.
+          expect(await read(before, 'users')).toEqual(usersFirst)
+          expect(await read(before, 'messages')).toEqual(await read(after, 'messages'))
+        } finally {
+          await before.close()
+          await after.close()
+        }
+      } finally {
+        await f.drop()
+      }
+    },
+  )
 
   it('reads v2 lines under any name when format: jsonl is set, and refuses both path and api', async () => {
     const v2 = writeStreamFixture('jsonl')

@@ -1,8 +1,8 @@
 /**
  * The Stream Chat export's streaming readers (connectors/stream-chat/export/): values picked out
  * of one JSON document and lines of a JSONL file come out the same whatever the chunk boundaries,
- * an oversized or non-UTF-8 value is one `bad` item and the read goes on, and a broken document
- * ends with one `broken` item.
+ * an oversized or non-UTF-8 value is one `bad` item and the read goes on, a broken document
+ * ends with one `broken` item, and values only counted (`unread`) come in the same places.
  */
 import { describe, expect, it } from 'vitest'
 
@@ -26,20 +26,31 @@ function parsed(path: JsonPath, text: string): unknown {
   }
 }
 
-async function pick(text: string | Buffer, size: number, maxValueBytes = 1000) {
+const messagesUnread = (tag: string) => tag === 'message'
+
+async function pick(text: string | Buffer, size: number, maxValueBytes = 1000, unread?: (tag: string) => boolean) {
   const out: unknown[] = []
   const bytes = typeof text === 'string' ? Buffer.from(text) : text
-  for await (const item of jsonValues(chunks(bytes, size), want, { maxDepth: 3, maxValueBytes })) {
+  for await (const item of jsonValues(chunks(bytes, size), want, { maxDepth: 3, maxValueBytes, ...(unread ? { unread } : {}) })) {
     out.push(
       item.kind === 'value'
         ? parsed(item.path, item.text)
         : item.kind === 'bad'
           ? { path: item.path.join('.'), bad: item.reason }
-          : { broken: item.reason },
+          : item.kind === 'unread'
+            ? { path: item.path.join('.'), unread: item.tag }
+            : { broken: item.reason },
     )
   }
   return out
 }
+
+/** What a full read's items become when messages are only counted: a message's item is `unread` in its place. */
+const asCounted = (items: unknown[]) =>
+  items.map((i) => {
+    const path = (i as { path?: string }).path
+    return path !== undefined && path.split('.')[1] === 'messages' ? { path, unread: 'message' } : i
+  })
 
 const doc = [
   {
@@ -92,6 +103,22 @@ describe('jsonValues', () => {
     const items = await pick(text, 3)
     expect(items.at(-1)).toEqual({ broken: expect.stringContaining(reason) as unknown })
     expect(items.filter((i) => 'broken' in (i as object))).toHaveLength(1)
+  })
+  it.each([1, 3, 64, 1 << 20])('values only counted come where the full read puts its items, broken or not (%i)', async (size) => {
+    const texts: (string | Buffer)[] = [
+      `\uFEFF${JSON.stringify(doc, null, 2)}`,
+      JSON.stringify([{ channel: {}, messages: [{ t: 'x'.repeat(50) }, { id: 'ok' }] }]),
+      Buffer.concat([Buffer.from('[{"messages":[{"t":"caf'), Buffer.from([0xe9]), Buffer.from('"},{"id":"ok"}]}]')]),
+      '[{"messages":[{"id":"a",},{"id":"b" "c"},{"id":"ok","n":[{}]}]}]',
+      '[{"messages":[{"id":"a","n":[1}]}]',
+      '[{"messages":[{"id":"a"},',
+      '[{"messages":[{"id":"a"}}], "channel": {"cid": "x:y"}}]',
+    ]
+    for (const text of texts) {
+      const full = await pick(text, size, 40)
+      const counted = await pick(text, size, 40, messagesUnread)
+      expect(counted).toEqual(asCounted(full))
+    }
   })
 })
 
