@@ -181,16 +181,17 @@ class Scanner<T> {
   nextBackslash = -1
 
   /**
-   * The closing quote of the string being read (not a key) from byte `from` on, found with
-   * `indexOf` rather than byte by byte (strings are most of an export's bytes); -1 when the string
-   * goes on past the chunk (`escaped` set when the chunk ends inside an escape).
+   * The closing quote of the string being read from byte `from` on, found with `indexOf` rather
+   * than byte by byte (strings are most of an export's bytes); -1 when the string goes on past the
+   * chunk (`escaped` set when the chunk ends inside an escape).
    */
   stringEnd(chunk: Buffer, from: number): number {
     let at = from
+    const text = this.bytesAsText
     for (;;) {
-      const quote = chunk.indexOf(QUOTE, at)
+      const quote = text.indexOf('"', at)
       if (this.nextBackslash < at && this.nextBackslash !== -2) {
-        const found = chunk.indexOf(BACKSLASH, at)
+        const found = text.indexOf('\\', at)
         this.nextBackslash = found === -1 ? -2 : found // -2: none left in this chunk
       }
       const backslash = this.nextBackslash
@@ -205,8 +206,17 @@ class Scanner<T> {
     }
   }
 
+  /**
+   * The chunk's bytes, one character each (latin1), so a character's index is its byte's offset:
+   * searched with `String#indexOf`, a builtin, rather than `Buffer#indexOf`, a call into C++ that
+   * cost more than the search itself (2.7 µs a message of the 4.3 of a scan, 100k messages). A
+   * quote or backslash byte (< 0x80) is never part of a multi-byte UTF-8 character.
+   */
+  bytesAsText = ''
+
   feed(chunk: Buffer): void {
     this.nextBackslash = -1
+    this.bytesAsText = chunk.toString('latin1')
     for (let i = 0; i < chunk.length && this.broken === undefined; i++) {
       if (this.capture !== undefined && this.stack.length > this.capture.depth && !this.inString) {
         i = this.skipCaptured(chunk, i)
