@@ -287,7 +287,7 @@ async function main(): Promise<void> {
       runs.push(...scripts.map((script) => ({ size, script })))
     }
   }
-  const ratiosOf = new Map<string, { wall: number; cpu: number; usPerRow: number }[]>()
+  const ratiosOf = new Map<string, { wall: number; cpu: number; usPerRow: number; rssMb: number }[]>()
   for (const { size, script } of runs) {
     const r = spawnSync(
       process.execPath,
@@ -323,17 +323,21 @@ async function main(): Promise<void> {
       const wall = (result.raw.ms / result.raw.rows + v.msPerRow) / (result.ours.ms / result.ours.rows)
       const cpu = (result.raw.cpuMs / result.raw.rows + v.cpuMsPerRow) / (result.ours.cpuMs / result.ours.rows)
       const key = `${size} ${script === import.meta.filename ? 'this checkout' : `baseline ${baseline}`}`
-      ratiosOf.set(key, [...(ratiosOf.get(key) ?? []), { wall, cpu, usPerRow: (result.ours.cpuMs * 1000) / result.ours.rows }])
+      ratiosOf.set(key, [
+        ...(ratiosOf.get(key) ?? []),
+        { wall, cpu, usPerRow: (result.ours.cpuMs * 1000) / result.ours.rows, rssMb: result.peakRssMb },
+      ])
     }
   }
   if (scripts.length > 1 || rounds > 1) {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
     process.stdout.write(`\n${system.label}, page size ${pageSize}: rate of the floor's (target ≥ 0.50), ${rounds} round(s) alternating\n`)
     for (const [key, rs] of ratiosOf) {
-      const list = (f: (x: { wall: number; cpu: number; usPerRow: number }) => number) => rs.map((x) => f(x).toFixed(2)).join(' ')
+      const list = (f: (x: (typeof rs)[number]) => number, digits = 2) => rs.map((x) => f(x).toFixed(digits)).join(' ')
       process.stdout.write(
         `${key}: median wall ${median(rs.map((x) => x.wall)).toFixed(2)} (${list((x) => x.wall)}), median CPU ${median(rs.map((x) => x.cpu)).toFixed(2)} (${list((x) => x.cpu)}), ` +
-          `chatferry CPU per row ${median(rs.map((x) => x.usPerRow)).toFixed(2)} µs (${list((x) => x.usPerRow)})\n`,
+          `chatferry CPU per row ${median(rs.map((x) => x.usPerRow)).toFixed(2)} µs (${list((x) => x.usPerRow)}), ` +
+          `peak RSS ${median(rs.map((x) => x.rssMb)).toFixed(0)} MB (${list((x) => x.rssMb, 0)})\n`,
       )
     }
   }
