@@ -8,8 +8,14 @@
  *
  * It also owns the secret scan: setup clears the recorded outputs, teardown scans everything the
  * run wrote (test/helpers/secrets.ts) and fails the run when a test secret appears in any of it.
+ * And the run's temporary files: setup points `TMPDIR` at one fresh directory, which the test
+ * processes and every CLI process they start inherit, and teardown removes it once scanned (kept
+ * when the scan found a leak, or with `CHATFERRY_KEEP_TEST_TMP=1`). A run used to leave some 360
+ * directories, 2 GB, in the system's temporary directory.
  */
-import { rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
@@ -50,10 +56,15 @@ async function mysqlAnswers(url: string): Promise<boolean> {
 
 const stops: (() => Promise<unknown>)[] = []
 let startedAt = Date.now()
+/** This run's temporary directory, the `TMPDIR` it replaced, and how many setups share it (one per project). */
+let runTmp: { dir: string; before: string | undefined; users: number } | undefined
 
 export async function setup(project: TestProject): Promise<void> {
   startedAt = Date.now()
   rmSync(OUTPUTS_DIR, { recursive: true, force: true })
+  runTmp ??= { dir: mkdtempSync(join(tmpdir(), 'chatferry-tests-')), before: process.env.TMPDIR, users: 0 }
+  runTmp.users++
+  process.env.TMPDIR = runTmp.dir
   // Every CLI process of the run starts from this bundle (test/helpers/cli-bundle.ts).
   const bundled = buildCliBundle()
   let postgresUrl = process.env.TEST_DATABASE_URL
@@ -112,4 +123,21 @@ export async function teardown(): Promise<void> {
       `test secrets leaked into ${leaks.length} output(s) of this run:\n` + leaks.map((l) => `  ${l.file}: ${l.secrets.join(', ')}`).join('\n'),
     )
   }
+  removeRunTmp()
+}
+
+/** Removes this run's temporary directory and gives `TMPDIR` back (not with CHATFERRY_KEEP_TEST_TMP=1). */
+function removeRunTmp(): void {
+  if (runTmp === undefined || --runTmp.users > 0) {
+    return
+  }
+  if (runTmp.before === undefined) {
+    delete process.env.TMPDIR
+  } else {
+    process.env.TMPDIR = runTmp.before
+  }
+  if (process.env.CHATFERRY_KEEP_TEST_TMP !== '1') {
+    rmSync(runTmp.dir, { recursive: true, force: true })
+  }
+  runTmp = undefined
 }
