@@ -142,12 +142,26 @@ class Cleaner {
 }
 
 /**
+ * True when any value of the record cannot be stored. Its own keys are the model's field names
+ * (`LegacyMessage` and the others), never legacy data, so only its values are walked; the keys of
+ * the objects nested in it (metadata, custom fields) come from the legacy system and are checked.
+ */
+function anyUnstorableValue(record: Record<string, unknown>): boolean {
+  for (const k in record) {
+    if (anyUnstorable(record[k])) {
+      return true
+    }
+  }
+  return false
+}
+
+/**
  * The record with `policies.text.invalidCharacters` applied: the same object when every string can
  * be stored; under `strip`, a copy without the bad characters (`text: stripped:<field>` counted
  * once per field); under `quarantine`, or for a legacy id, a {@link Rejection} naming the field.
  */
 export function cleanRecord<E extends LegacyEntity>(entity: E, record: LegacyRecordOf[E], ctx: MappingContext, out: Outcomes): LegacyRecordOf[E] {
-  if (!anyUnstorable(record)) {
+  if (!anyUnstorableValue(record as unknown as Record<string, unknown>)) {
     return record
   }
   const cleaner = new Cleaner(entity, ctx.policies.text.invalidCharacters === 'strip')

@@ -73,7 +73,24 @@ describe('toPlatformId', () => {
     { id: 'ABC', valid: false },
     { id: 'a b', valid: false },
     { id: 'a'.repeat(101), valid: false },
+    { id: 'a'.repeat(100), valid: true },
+    { id: 'z09_-', valid: true },
+    { id: '-', valid: true },
+    { id: 'a.b', valid: false },
+    { id: 'ab\n', valid: false },
+    { id: 'é', valid: false },
   ])('isPlatformId($id) = $valid', ({ id, valid }) => expect(isPlatformId(id)).toBe(valid))
+
+  it('isPlatformId takes exactly the characters of ID_PATTERN, every UTF-16 unit tried', () => {
+    const differ: number[] = []
+    for (let u = 0; u <= 0xffff; u++) {
+      const id = `a${String.fromCharCode(u)}b`
+      if (isPlatformId(id) !== ID_PATTERN.test(id)) {
+        differ.push(u)
+      }
+    }
+    expect(differ).toEqual([])
+  })
 
   it.each([
     { name: 'muid of a valid id', muid: messageMuid('m1'), expected: 'm1' },

@@ -172,6 +172,27 @@ describe('isCanonicalMessageImport: true only where MessageImport.safeParse succ
   })
 })
 
+describe('isCanonicalMessageImport remembers only valid participants', () => {
+  const item = (sender: string, receiver: string) => ({ ...(GOOD[0] as Obj), sender, receiver })
+  it('refuses a bad sender or receiver every time it is asked, before and after good ones', () => {
+    for (let round = 0; round < 3; round++) {
+      expect(isCanonicalMessageImport(item('u1', 'g1'))).toBe(true)
+      expect(isCanonicalMessageImport(item('U1', 'g1'))).toBe(false)
+      expect(isCanonicalMessageImport(item('u1', 'g 1'))).toBe(false)
+      expect(isCanonicalMessageImport(item('', 'g1'))).toBe(false)
+    }
+  })
+
+  it('answers the same past the bound of what it remembers (5,000 distinct participants, twice)', () => {
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 5000; i++) {
+        expect(isCanonicalMessageImport(item(`u${i}`, `g${i}`))).toBe(true)
+      }
+      expect(isCanonicalMessageImport(item('u1', 'G1'))).toBe(false)
+    }
+  })
+})
+
 function isPlainRoot(v: object): boolean {
   return Object.getPrototypeOf(v) === Object.prototype
 }
