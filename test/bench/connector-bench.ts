@@ -7,17 +7,19 @@
  * Prints rows/s for both, how busy this process was during its read (near 100%: bound by our CPU,
  * not the source), their ratio (target ≥ 0.5) and the peak RSS of each size (target: flat within
  * 50 MB between 100k and 1M). Each size runs in its own child process, so peaks don't mix.
- * Both reads are measured warm, each on its second run in the child: chatferry's first read (JIT
- * and heap still warming up, its CPU time printed too) gives the peak RSS, before anything else
- * has grown the heap (file systems warm the OS file cache with a bare byte read, `warm`; the
- * others, a database's cache, with the raw read in a process of its own).
+ * Both reads are measured warm: chatferry's first read (JIT and heap still warming up, its CPU
+ * time printed too) gives the peak RSS, before anything else has grown the heap (file systems warm
+ * the OS file cache with a bare byte read, `warm`; the others, a database's cache, with the raw
+ * read in a process of its own); the raw read runs once untimed; then chatferry's read, the raw
+ * read and the validation floor run in turn `--repeats` times (default 3) and each one's best run
+ * is kept, so a machine whose speed drifts weighs on all three alike.
  * It also prints a floor: what validating the mapped items alone costs per row (`validationCost`),
  * which with the raw read bounds the ratio any pipeline that validates every item can reach.
  * Beside each wall time it records the CPU time this process spent (`process.cpuUsage`: all its
  * threads, the database server's work not counted): on a shared, loaded machine the wall times
  * mostly measure how much of a core the scheduler gave each phase, the CPU times what it cost.
  *
- *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 1000] [--v8-defaults] [--v8-flag F] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
+ *   node test/bench/connector-bench.ts [--system mattermost] [--sizes 100000,1000000] [--page-size 1000] [--repeats 3] [--v8-defaults] [--v8-flag F] [--quick] [--live-heap] [--baseline DIR] [--rounds N]
  *   npm run bench -- connector --system mattermost
  *
  * `--baseline DIR` (another checkout of chatferry, e.g. `git worktree add /tmp/base main`) runs
@@ -45,6 +47,8 @@ const value = (name: string) => {
 }
 // chatferry's own default (src/plan/plan-run.ts, connectors/sql/paged-read.ts): the product as it runs.
 const pageSize = Number(value('page-size') ?? DEFAULT_PAGE_SIZE)
+/** Interleaved runs of the three timed phases in each child (chatferry, raw, validation); the best of each is kept. */
+const repeats = Math.max(1, Number(value('repeats') ?? 3))
 /** The children's V8 flags: chatferry's (child-v8-flags.ts). */
 const v8Flags = childNodeFlags(args)
 
@@ -162,13 +166,16 @@ async function extract(config: Record<string, unknown>, check: Check, sampleLive
   return { rows, problems, ms: performance.now() - started, cpuMs: cpuMsSince(cpu), busy, ...(gc ? { liveHeapMb: liveHeap / 2 ** 20 } : {}) }
 }
 
+/** Timed validation passes over the floor's items, per repeat (the best is kept). */
+const VALIDATION_PASSES = 3
+
 /** Rows the validation floor is measured on: the first ones read (bounded, so it adds no memory that grows with the size). */
 const FLOOR_ROWS = 20_000
 
 /**
  * What validating the mapped items alone costs per row read, in ms: the first {@link FLOOR_ROWS}
  * rows read and mapped again, their items' payloads kept, then only `MessageImport.safeParse` timed
- * over them (best of 5). With the raw read it is a floor for any pipeline that validates every item
+ * over them (best of {@link VALIDATION_PASSES}). With the raw read it is a floor for any pipeline that validates every item
  * as chatferry does, so it says how close to the raw read the target lets a connector get at all.
  */
 async function validationCost(
@@ -200,7 +207,7 @@ async function validationCost(
   }
   let best = Number.POSITIVE_INFINITY
   let bestCpu = Number.POSITIVE_INFINITY
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < VALIDATION_PASSES; round++) {
     const started = performance.now()
     const cpu = process.cpuUsage()
     for (const item of items) {
@@ -233,16 +240,36 @@ async function child(size: number): Promise<void> {
   const baseRssMb = process.resourceUsage().maxRSS / 1024
   const first = await extract(system.sourceConfig(size, pageSize), check, flag('live-heap'))
   const peakRssMb = process.resourceUsage().maxRSS / 1024
-  const ours = {
-    ...(await extract(system.sourceConfig(size, pageSize), check, false)),
-    ...(first.liveHeapMb !== undefined ? { liveHeapMb: first.liveHeapMb } : {}),
-  }
   await system.raw(size) // the raw read's own first run in this process
   const cold = { ms: first.ms, cpuMs: first.cpuMs }
-  const rawCpu = process.cpuUsage()
-  const raw = { ...(await system.raw(size)), cpuMs: cpuMsSince(rawCpu) }
-  const validation = await validationCost(system.sourceConfig(size, pageSize), map)
-  process.stdout.write(`${JSON.stringify({ size, name, raw, ours, cold, peakRssMb, baseRssMb, validation })}\n`)
+  // The three phases interleaved, `repeats` times, each phase's best run kept (by wall, and its
+  // CPU by CPU): a machine whose speed drifts over seconds then weighs on all three alike, where
+  // one run of each in turn charged a slow spell to whichever phase it fell in.
+  const runs: { ours: Extract; raw: RawRead & { cpuMs: number }; validation: Awaited<ReturnType<typeof validationCost>> }[] = []
+  for (let i = 0; i < repeats; i++) {
+    const ours = await extract(system.sourceConfig(size, pageSize), check, false)
+    const rawCpu = process.cpuUsage()
+    const raw = { ...(await system.raw(size)), cpuMs: cpuMsSince(rawCpu) }
+    runs.push({ ours, raw, validation: await validationCost(system.sourceConfig(size, pageSize), map) })
+  }
+  const ours = { ...bestOf(runs.map((r) => r.ours)), ...(first.liveHeapMb !== undefined ? { liveHeapMb: first.liveHeapMb } : {}) }
+  const raw = bestOf(runs.map((r) => r.raw))
+  const validations = runs.flatMap((r) => (r.validation === undefined ? [] : [r.validation]))
+  const validation =
+    validations.length === 0
+      ? undefined
+      : {
+          ...(validations[0] as NonNullable<(typeof validations)[number]>),
+          msPerRow: Math.min(...validations.map((v) => v.msPerRow)),
+          cpuMsPerRow: Math.min(...validations.map((v) => v.cpuMsPerRow)),
+        }
+  process.stdout.write(`${JSON.stringify({ size, name, raw, ours, cold, peakRssMb, baseRssMb, validation, repeats })}\n`)
+}
+
+/** The run of least wall time, with the least CPU time of all the runs. */
+function bestOf<T extends { ms: number; cpuMs: number }>(runs: readonly T[]): T {
+  const best = runs.reduce((a, b) => (b.ms < a.ms ? b : a))
+  return { ...best, cpuMs: Math.min(...runs.map((r) => r.cpuMs)) }
 }
 
 /** The system's raw read of `size` rows in a process of its own (`--raw-only`), for the caches it warms. */
@@ -273,6 +300,8 @@ async function main(): Promise<void> {
     cold?: { ms: number; cpuMs: number }
     peakRssMb: number
     baseRssMb: number
+    /** Interleaved runs per phase; absent from a baseline checkout's older bench (one run each). */
+    repeats?: number
     validation?: { rows: number; items: number; msPerRow: number; cpuMsPerRow: number }
   }[] = []
   const system = await loadSystem()
@@ -301,6 +330,8 @@ async function main(): Promise<void> {
         systemName,
         '--page-size',
         String(pageSize),
+        '--repeats',
+        String(repeats),
         ...(flag('no-map') ? ['--no-map'] : []),
         ...(flag('live-heap') ? ['--live-heap'] : []),
         ...childV8Args(args),
@@ -350,7 +381,7 @@ async function main(): Promise<void> {
     const rawRate = (r.raw.rows / r.raw.ms) * 1000
     const ourRate = (r.ours.rows / r.ours.ms) * 1000
     process.stdout.write(
-      `${fmt(r.size)} messages: ${system.rawName} ${fmt(r.raw.rows)} rows in ${(r.raw.ms / 1000).toFixed(2)} s = ${fmt(rawRate)} rows/s (${(r.raw.bytes / 2 ** 20).toFixed(0)} MiB)` +
+      `${fmt(r.size)} messages${r.repeats === undefined ? '' : ` (best of ${r.repeats} interleaved runs each)`}: ${system.rawName} ${fmt(r.raw.rows)} rows in ${(r.raw.ms / 1000).toFixed(2)} s = ${fmt(rawRate)} rows/s (${(r.raw.bytes / 2 ** 20).toFixed(0)} MiB)` +
         ` | ${r.name}: ${fmt(r.ours.rows)} rows (${r.ours.problems} problems) in ${(r.ours.ms / 1000).toFixed(2)} s = ${fmt(ourRate)} rows/s, ${Math.round(r.ours.busy * 100)}% busy` +
         ` | ratio ${(ourRate / rawRate).toFixed(2)} (target ≥ 0.50) | peak RSS ${r.peakRssMb.toFixed(0)} MB (${r.baseRssMb.toFixed(0)} MB before the read)` +
         `${r.ours.liveHeapMb !== undefined ? ` | live heap after GC ≤ ${r.ours.liveHeapMb.toFixed(0)} MB (sampled in the first read; the timed one runs without them)` : ''}\n`,
