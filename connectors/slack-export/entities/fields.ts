@@ -24,10 +24,39 @@ export function slackId(field: string, v: unknown): string {
   return v
 }
 
-const TS = /^(\d{1,12})(?:\.(\d{1,6}))?$/
+const isDigit = (c: number): boolean => c >= 48 && c <= 57
 
-/** True when `v` is a Slack message timestamp (`"1503435956.000247"`: seconds and microseconds). */
-export const isTs = (v: unknown): v is string => typeof v === 'string' && TS.test(v)
+/**
+ * True when `v` is a Slack message timestamp (`"1503435956.000247"`: seconds and microseconds):
+ * 1–12 digits, then optionally a dot and 1–6 digits. A loop rather than a pattern: it runs several
+ * times a message (sorting, positions, `ts`, `thread_ts`, `edited.ts`).
+ */
+export function isTs(v: unknown): v is string {
+  if (typeof v !== 'string') {
+    return false
+  }
+  const n = v.length
+  let i = 0
+  while (i < n && isDigit(v.charCodeAt(i))) {
+    i++
+  }
+  if (i === 0 || i > 12) {
+    return false
+  }
+  if (i === n) {
+    return true
+  }
+  const micros = n - i - 1
+  if (v.charCodeAt(i) !== 46 /* . */ || micros < 1 || micros > 6) {
+    return false
+  }
+  for (let j = i + 1; j < n; j++) {
+    if (!isDigit(v.charCodeAt(j))) {
+      return false
+    }
+  }
+  return true
+}
 
 /** The whole seconds of a valid `ts`, read digit by digit (no allocation: it runs several times per message). */
 function secondsOf(ts: string): number {

@@ -136,10 +136,13 @@ export function decodeMessage(m: unknown, ctx: MessageContext): LegacyMessage {
   const files = mayHaveFiles(m)
     ? filesOf(m, { template: ctx.fileUrl, conversationId: conv.id, ...(ctx.locateFile === undefined ? {} : { locate: ctx.locateFile }) })
     : undefined
+  const receiver = receiverOf(conv, senderId)
+  // Keys set in the canonical record's order, without a spread (this runs once a message).
   const message: { -readonly [K in keyof LegacyMessage]: LegacyMessage[K] } = {
     id: messageId(conv.id, ts),
     senderId,
-    ...receiverOf(conv, senderId),
+    receiverType: receiver.receiverType,
+    receiverId: receiver.receiverId,
     type: files !== undefined && files.attachments.length > 0 ? typeOfAttachments(files.attachments) : 'text',
     text,
     sentAt,

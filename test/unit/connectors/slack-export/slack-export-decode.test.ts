@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 
 import { jsonArrayItems } from '../../../../connectors/archive/json-array.ts'
 import { SlackExportConfigSchema } from '../../../../connectors/slack-export/config.ts'
-import { compareTs, tsMs } from '../../../../connectors/slack-export/entities/fields.ts'
+import { compareTs, isTs, tsMs } from '../../../../connectors/slack-export/entities/fields.ts'
 import { mpimDisplayName } from '../../../../connectors/slack-export/entities/groups.ts'
 import { filesOf, withoutToken } from '../../../../connectors/slack-export/entities/message-files.ts'
 import { convertText } from '../../../../connectors/slack-export/entities/message-text.ts'
@@ -91,6 +91,23 @@ describe('timestamps', () => {
   })
   it.each(['', 'yesterday', '1.2.3', '-5.000001', 12 as unknown as string])('tsMs rejects %s naming the field', (ts) => {
     expect(() => tsMs('thread_ts', ts)).toThrow(/thread_ts/)
+  })
+  it('isTs takes exactly 1–12 digits, then optionally a dot and 1–6 digits (every string of up to 20 of "0", "9", ".", "a", "٣" by length class)', () => {
+    // The README's rule as a pattern, the reference the loop is held to.
+    const rule = /^\d{1,12}(\.\d{1,6})?$/
+    const alphabet = ['0', '9', '.', 'a', '٣', '/', ':']
+    const tried: string[] = ['', '1.', '.1', '1..1', '123456789012', '1234567890123', '1.123456', '1.1234567', ' 1', '1 ', '1\n']
+    for (let len = 1; len <= 20; len++) {
+      for (let k = 0; k < 400; k++) {
+        // Mostly digits, so that the long valid and nearly valid strings are tried too.
+        tried.push(
+          Array.from({ length: len }, (_, i) => ((k * 31 + i * 7) % 11 < 9 ? String((k + i) % 10) : alphabet[(k + i) % alphabet.length])).join(''),
+        )
+      }
+    }
+    expect(tried.filter((t) => isTs(t) !== rule.test(t))).toEqual([])
+    expect(tried.filter((t) => isTs(t)).length).toBeGreaterThan(1000)
+    expect([undefined, null, 5, ['1']].map((v) => isTs(v))).toEqual([false, false, false, false])
   })
   it('compares exactly, microseconds included', () => {
     expect(compareTs('1503435956.000247', '1503435956.000248')).toBeLessThan(0)
