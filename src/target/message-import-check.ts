@@ -51,6 +51,7 @@ function participant(v: unknown): boolean {
   knownParticipants.add(v)
   return true
 }
+
 const seconds = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_UNIX_SECONDS
 const text = (v: unknown, min: number, max: number) => typeof v === 'string' && v.length >= min && v.length <= max && !hasUnstorable(v)
 const name = (v: unknown) => text(v, 1, LIMITS.NAME_MAX)
