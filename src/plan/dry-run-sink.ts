@@ -21,6 +21,8 @@ export function createDryRunSink(into: ClassifyInto, parentText = true): PlanSin
   const { session, jobId } = into
   return {
     resumable: false,
+    // The session's one connection runs its statements in turn, and the dry run opens no transaction.
+    mapsWhileWriting: true,
     loadIds: async () => idMapEntries(await session.idMap(jobId)),
     // Decisions stay in memory: the dry run must not claim ids for a later real run.
     saveIds: async (ids) => void ids.takeNew(),

@@ -12,6 +12,8 @@ import type { PlanSink } from './plan-types.ts'
 export function createLedgerSink(store: LedgerStore, jobId: string): PlanSink {
   return {
     resumable: true,
+    // The embedded ledger runs every statement in the transaction open on its one connection.
+    mapsWhileWriting: !store.embedded,
     loadIds: () => loadIdMap(store, jobId),
     saveIds: (ids) => saveIdMap(store, jobId, ids),
     loadUsers: (metadataKey) => loadUsers(store, jobId, metadataKey),

@@ -1,6 +1,7 @@
 /**
  * The read of one entity: page by page from where its cursor stands (a delta: from its watermark
- * less its lookback), each page mapped and handed to the sink with its cursor (`plan-page.ts`);
+ * less its lookback), each page mapped and handed to the sink with its cursor (`page-pipeline.ts`,
+ * `plan-page.ts`);
  * then the read is marked complete and, when asked, the source's own count is compared with the
  * rows read; then the source's keys are compared with the ledger's (vanished rows, and the key
  * reconciliation when due: `key-reconciliation.ts`).
@@ -11,7 +12,7 @@ import { addRecorded, type VanishedItemRow, type VanishedOutcome } from '../stat
 import { vanishedAllowed } from './changes-config.ts'
 import { DEFAULT_DELTA, lookbackMs } from './delta-config.ts'
 import { planUnplanned } from './key-reconciliation.ts'
-import { planPage } from './plan-page.ts'
+import { PagePipeline } from './page-pipeline.ts'
 import type { PlanRun } from './plan-types.ts'
 import { readAhead } from './read-ahead.ts'
 import { readWindow } from './read-window.ts'
@@ -38,18 +39,24 @@ export async function planEntity(run: PlanRun, entity: LegacyEntity): Promise<vo
     ...(since !== undefined ? { since } : {}),
     ...(signal ? { signal } : {}),
   })
-  for await (const page of readAhead(pages)) {
-    signal?.throwIfAborted()
-    lastCursor = page.cursor
-    if (typeof page.watermark === 'number') {
-      // Never past the snapshot: a change time ahead of the source's clock (a client's clock
-      // ahead) would make later deltas skip rows changed before it.
-      watermark = Math.max(watermark ?? 0, Math.min(page.watermark, session.snapshotAt))
+  const pipeline = new PagePipeline(run, entity)
+  try {
+    for await (const page of readAhead(pages)) {
+      signal?.throwIfAborted()
+      lastCursor = page.cursor
+      if (typeof page.watermark === 'number') {
+        // Never past the snapshot: a change time ahead of the source's clock (a client's clock
+        // ahead) would make later deltas skip rows changed before it.
+        watermark = Math.max(watermark ?? 0, Math.min(page.watermark, session.snapshotAt))
+      }
+      // Mid-delta, the entity's watermark stays where the delta started: rows come in key order,
+      // not change order, so a higher one could skip unread rows after a crash.
+      const cursor = run.mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor
+      await pipeline.plan(page, cursor, run.mode === 'delta' ? undefined : watermark)
     }
-    // Mid-delta, the entity's watermark stays where the delta started: rows come in key order,
-    // not change order, so a higher one could skip unread rows after a crash.
-    const cursor = run.mode === 'delta' ? { ...page.cursor, complete: 1, delta: window.since ?? 0 } : page.cursor
-    await planPage(run, entity, page, cursor, run.mode === 'delta' ? undefined : watermark)
+    await pipeline.finish()
+  } finally {
+    await pipeline.settle()
   }
   // The read is complete: later full runs skip it, delta runs start from its watermark (less the
   // lookback). Without any change time read, the snapshot's time: rows that appear later with an

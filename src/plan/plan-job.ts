@@ -13,7 +13,8 @@
  *
  * The loop's parts: `plan-types.ts` (the sink, the options and the run's state, as types),
  * `plan-run.ts` (the run's start), `plan-entity.ts` (one entity, page by page,
- * from `read-window.ts`), `map-page.ts` (rows → items, skips, rejects, counted in
+ * from `read-window.ts`; `page-pipeline.ts` maps a page while the one before is written),
+ * `map-page.ts` (rows → items, skips, rejects, counted in
  * `plan-summary.ts`), `known-records.ts` (what mappings look up), `extras-tally.ts`
  * (placeholders), `ledger-sink.ts` (the default sink).
  */

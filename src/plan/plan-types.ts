@@ -60,6 +60,12 @@ export interface SinkPage {
 export interface PlanSink {
   /** True when cursors are honoured and saved (resume); false: every entity is read in full. */
   readonly resumable: boolean
+  /**
+   * True when a page may be mapped while the page before it is written (`page-pipeline.ts`): the
+   * sink's lookups ({@link parents}) then run beside a write, so they must not share its
+   * transaction. Absent: one page at a time.
+   */
+  readonly mapsWhileWriting?: boolean
   /** Id decisions made by earlier runs. */
   loadIds(): Promise<IdMapEntry[]>
   /** Persists decisions made since the last call (the dry run keeps them in memory only). */
