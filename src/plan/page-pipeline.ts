@@ -1,13 +1,14 @@
 /**
  * The pages of an entity's read, planned in order: each page mapped, then written by the sink
- * (`plan-page.ts`). A message page is mapped while the page before it is still being written, when
- * the sink allows it (its `mapsWhileWriting`): mapping is the planner's CPU, writing is
- * the ledger's, and the two then overlap instead of adding up. At most one page is being written
- * while the next is mapped; pages are written one at a time, in order, each with its own cursor.
+ * (`plan-page.ts`). A page is mapped while the page before it is still being written, when the
+ * sink allows it (its `mapsWhileWriting`): mapping is the planner's CPU, writing is the ledger's,
+ * and the two then overlap instead of adding up. At most one page is being written while the next
+ * is mapped; pages are written one at a time, in order, each with its own cursor.
  *
- * Only messages, and not in a delta: thread replies are the one lookup of an earlier page, and the
- * page being written hands its messages over from memory ({@link mapForPlan}'s `inFlight`); a
- * delta's pages classify changes of loaded items against what earlier pages recorded.
+ * What a page's mapping asks of earlier pages is in memory (users, groups, membership counts),
+ * but for thread parents: the page being written hands its messages over ({@link mapForPlan}'s
+ * `inFlight`), the sink is asked for older ones. Not in a delta: its pages classify changes of
+ * loaded items against what earlier pages recorded, and count memberships the ledger holds.
  */
 import type { Cursor, Page } from '../model/connector.ts'
 import type { LegacyEntity } from '../model/index.ts'
@@ -25,7 +26,7 @@ export class PagePipeline {
   constructor(run: PlanRun, entity: LegacyEntity) {
     this.#run = run
     this.#entity = entity
-    this.#overlaps = entity === 'messages' && run.mode !== 'delta' && run.sink.mapsWhileWriting === true
+    this.#overlaps = run.mode !== 'delta' && run.sink.mapsWhileWriting === true
   }
 
   /** Plans a page: returns once it is mapped and the page before it is written. */
