@@ -163,7 +163,7 @@ export async function classifySkips(
   skips: readonly SkippedItem[],
   changes: ChangeClassifier,
 ): Promise<void> {
-  if (skips.length === 0) {
+  if (skips.length === 0 || (await into.session.hasItems?.(into.jobId, entity)) === false) {
     return
   }
   const reasons = new Map(skips.map((s) => [String(s.legacyId), s.reason]))

@@ -3,12 +3,14 @@
  * items are classified against the ledger ({@link classifyItems}); the page's messages are kept
  * as thread parents in the session's temporary table, where later pages look them up. The update
  * intents of the page's changed loaded items are asked, read-only, which the conflict policy would
- * act on ({@link previewPageConflicts}), as a delta asks where it records them.
+ * act on ({@link previewPageConflicts}), as a delta asks where it records them. Whether the ledger
+ * holds items of the entity at all is asked once for many pages (`ledger-holds.ts`).
  */
 import type { PlannedMessage, SkippedRef } from '../../mappings/index.ts'
 import { type DryRunSession, noUpdates, type PlanParentRow } from '../state/index.ts'
 import { type ClassifyInto, classifyItems, classifySkips } from './classify-items.ts'
 import { collectingClassifier, previewPageConflicts } from './conflict-preview.ts'
+import { withCachedHasItems } from './ledger-holds.ts'
 import { groupsOf, idMapEntries, policyOfSkipReason } from './lookups.ts'
 import { previewOrphanedParts } from './orphaned-parts.ts'
 import type { PlanSink } from './plan-types.ts'
@@ -17,7 +19,8 @@ import type { PlanSink } from './plan-types.ts'
  * `parentText`: whether a thread parent's text and sender name are kept for later pages (only
  * `threads.quoteParent` reads them; without it, the parents table holds no message text).
  */
-export function createDryRunSink(into: ClassifyInto, parentText = true): PlanSink {
+export function createDryRunSink(given: ClassifyInto, parentText = true): PlanSink {
+  const into: ClassifyInto = { ...given, session: withCachedHasItems(given.session) }
   const { session, jobId } = into
   return {
     resumable: false,

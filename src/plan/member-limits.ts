@@ -40,7 +40,7 @@ export class MemberLimits {
    * include ({@link counted}) is admitted without counting it again.
    */
   admit(guid: string, uid: string, legacyId: string): { field: 'guid' | 'uid'; reason: string } | undefined {
-    if (this.counted.has(legacyId)) {
+    if (this.counted.size > 0 && this.counted.has(legacyId)) {
       return undefined
     }
     const inGroup = this.byGroup.get(guid) ?? 0
