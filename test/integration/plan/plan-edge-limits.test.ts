@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PlanReport } from '../../../src/report/schema.ts'
 import { openLedger } from '../../../src/state/store.ts'
 import {
+  genericPerson,
   type GenericSeed,
   genericSourceConfig,
   loadGenericSqlFixture,
@@ -58,16 +59,7 @@ afterAll(async () => {
 
 /** 4 users, 3 rooms; user 1 in all three rooms, room r1 with all four users; 5 messages 5 minutes from the edge, 3 two days from it. */
 function seed(): GenericSeed {
-  const person = (pid: number): Row => ({
-    pid,
-    full_name: `Person ${pid}`,
-    handle: `p${pid}`,
-    mail: null,
-    robot: false,
-    joined_s: Math.floor((F - 400 * DAY) / 1000),
-    left_s: null,
-    modified_s: Math.floor((F - 400 * DAY) / 1000),
-  })
+  const person = (pid: number): Row => genericPerson(pid, Math.floor((F - 400 * DAY) / 1000))
   const room = (rid: string): Row => ({
     rid,
     title: rid,

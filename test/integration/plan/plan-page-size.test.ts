@@ -19,7 +19,7 @@ import { type OutcomeCounts, PoliciesSchema } from '../../../mappings/index.ts'
 import { dryRunPlan } from '../../../src/plan/dry-run.ts'
 import { planJob } from '../../../src/plan/plan-job.ts'
 import type { LedgerStore } from '../../../src/state/store.ts'
-import { G0, genericSourceConfig, loadGenericSqlFixture, type Row, sqlTime } from '../../fixtures/generic-sql/fixture.ts'
+import { G0, genericPerson, genericSourceConfig, loadGenericSqlFixture, type Row, sqlTime } from '../../fixtures/generic-sql/fixture.ts'
 import { useBothLedgers } from '../../helpers/both-ledgers.ts'
 
 const PAGE_SIZES = [1, 2, 3, 7, 1000]
@@ -57,16 +57,7 @@ function chain(): Line[] {
 const body = (lid: number) => `m${String(lid).padStart(3, '0')} says hello to the thread`
 
 function seedRows(lines: readonly Line[]) {
-  const person = (pid: number): Row => ({
-    pid,
-    full_name: `Person ${pid}`,
-    handle: `p${pid}`,
-    mail: null,
-    robot: false,
-    joined_s: G0 / 1000 - 86400,
-    left_s: null,
-    modified_s: G0 / 1000 - 86400,
-  })
+  const person = (pid: number): Row => genericPerson(pid, G0 / 1000 - 86400)
   const room: Row = {
     rid: 'r-main',
     title: 'Main',
