@@ -29,7 +29,7 @@ export class PagePipeline {
     this.#overlaps = run.mode !== 'delta' && run.sink.mapsWhileWriting === true
   }
 
-  /** Plans a page: returns once it is mapped and the page before it is written. */
+  /** Plans a page: returns once it is mapped and the page before it is written (without overlap: once it is written). */
   async plan(page: Page<unknown>, cursor: Cursor, watermark: number | undefined): Promise<void> {
     const run = this.#run
     const planned = await mapForPlan(run, this.#entity, page, this.#inFlight?.messages)
