@@ -4,7 +4,9 @@
  * removed under a plan); a "no" for {@link NONE_KEPT_MS}, then asked again, so that one question
  * stands for many pages instead of one each. Within that time a concurrent run may plan items the
  * dry run then counts as new rather than pending: both are sends, so the report never promises
- * less work than there is.
+ * less work than there is. (Should that run also load one within the same two seconds, a message
+ * the dry run finds skipped is not previewed as a removal of it: the report is a preview, and
+ * the delta that follows compares against the ledger as it is.)
  */
 import type { DryRunSession } from '../state/index.ts'
 
