@@ -22,6 +22,7 @@ import {
   decodeText,
   FieldProblem,
 } from '../../sql/decode.ts'
+import type { ChannelKind } from '../sql/page-lookups.ts'
 import { mmRequiredTime, mmTime } from './decode-helpers.ts'
 import { integrationText } from './integration-text.ts'
 import { parseMentions, resolveMentions } from './mentions.ts'
@@ -34,6 +35,8 @@ export interface MessageDecodeContext {
   readonly fileHost?: string
   /** Lowercase username → user id for the usernames mentioned in this page. */
   readonly usernames: ReadonlyMap<string, string>
+  /** The channel of each post of this page, by its raw `channelid` (`null`: no such channel). */
+  readonly channels: ReadonlyMap<string, ChannelKind | null>
 }
 
 export { fileUrl, typeOfAttachments }
@@ -143,12 +146,12 @@ export function decodeMessage(row: Record<string, unknown>, ctx: MessageDecodeCo
   const id = decodeId('id', row.id, lossy)
   const senderId = decodeId('userid', row.userid, lossy)
   const channelId = decodeId('channelid', row.channelid, lossy)
-  const channelType = row.channel_type === null || row.channel_type === undefined ? undefined : String(row.channel_type)
-  if (channelType === undefined) {
+  const channel = ctx.channels.get(String(row.channelid))
+  if (channel === undefined || channel === null) {
     throw new FieldProblem('channelid', `unknown channel ${channelId}`)
   }
-  const direct = channelType === 'D'
-  const receiverId = direct ? directReceiver(String(row.channel_name ?? ''), senderId) : channelId
+  const direct = channel.type === 'D'
+  const receiverId = direct ? directReceiver(channel.name ?? '', senderId) : channelId
   const message0 = decodeText('message', row.message, lossy) ?? ''
   const postType = decodeOptionalText('type', row.post_type, lossy)
   const rawProps = decodeJson('props', row.props, 'object', lossy)

@@ -2,7 +2,8 @@
  * Mattermost's entity table for the shared SQL session (`connectors/sql/session.ts`): each
  * entity's query (with the team's conditions under `team:`), its change column, the rows its keys
  * are listed from, its legacy id and its decoder; messages resolve the usernames their mentions
- * name, one lookup per page. Delta mode compares `updateat` (members: `lastupdateat`) with
+ * name and the channels they are in, members their join times, one lookup each per page
+ * (`page-lookups.ts`). Delta mode compares `updateat` (members: `lastupdateat`) with
  * `since`. `readKeys` lists Users, Channels (not direct), their ChannelMembers and live Posts —
  * soft-deleted rows (`DeleteAt` set) included, since they come as changes; a row gone from the
  * table (a permanent delete, a member who left) has vanished.
@@ -18,6 +19,7 @@ import { decodeGroup } from '../entities/groups.ts'
 import { decodeMember } from '../entities/members.ts'
 import { decodeMessage, mentionCandidates } from '../entities/messages.ts'
 import { decodeUser } from '../entities/users.ts'
+import { ChannelKinds, joinTimesOf } from './page-lookups.ts'
 import { groupsQuery, keysQuery, membersQuery, messagesQuery, type MmEntityQuery, usernamesQuery, usersQuery } from './queries.ts'
 import { teamScope } from './team-scope.ts'
 
@@ -60,6 +62,7 @@ export function mattermostTable(conn: SnapshotConnection, config: MattermostConf
   const siteUrl = config.siteUrl?.replace(/\/+$/, '')
   const fileBaseUrl = config.fileBaseUrl.replace(/\/+$/, '')
   const fileHost = config.files === undefined ? undefined : fileSourceHost(config.files)
+  const channelKinds = new ChannelKinds(conn)
   return {
     users: { ...entity('users', usersQuery(d)), legacyIdOf: idOf, decode: (row) => decodeUser(row, { lossy, siteUrl }) },
     groups: {
@@ -67,14 +70,24 @@ export function mattermostTable(conn: SnapshotConnection, config: MattermostConf
       legacyIdOf: idOf,
       decode: (row) => decodeGroup(row, { lossy, groupName: config.groupName, teamSuffix: config.team === undefined }),
     },
-    members: { ...entity('members', membersQuery(d)), legacyIdOf: memberIdOf, decode: (row) => decodeMember(row, lossy) },
+    members: {
+      ...entity('members', membersQuery(d)),
+      legacyIdOf: memberIdOf,
+      decode: {
+        perPage: async (rows) => {
+          const joinTimes = await joinTimesOf(conn, rows)
+          return (row) => decodeMember(row, lossy, joinTimes)
+        },
+      },
+    },
     messages: {
       ...entity('messages', messagesQuery(d)),
       legacyIdOf: idOf,
       decode: {
         perPage: async (rows) => {
           const usernames = await usernamesOf(conn, rows)
-          return (row) => decodeMessage(row, { lossy, fileBaseUrl, fileHost, usernames })
+          const channels = await channelKinds.forPage(rows)
+          return (row) => decodeMessage(row, { lossy, fileBaseUrl, fileHost, usernames, channels })
         },
       },
     },

@@ -128,13 +128,12 @@ describe('integration posts (props.attachments)', () => {
     id: 'p1',
     userid: 'u1',
     channelid: 'c1',
-    channel_type: 'O',
     createat: 1_700_000_000_000,
     message: '',
     post_type: '',
     ...o,
   })
-  const ctx = { lossy: false, fileBaseUrl: 'file:///d', usernames: new Map([['ann', 'u9']]) }
+  const ctx = { lossy: false, fileBaseUrl: 'file:///d', usernames: new Map([['ann', 'u9']]), channels: new Map([['c1', { type: 'O' }]]) }
 
   it('an empty message with attachments becomes their text; what was not rendered stays in props', () => {
     const props = { from_webhook: 'true', attachments: [{ text: 'Build #9 failed for @ann', color: 'danger' }] }
