@@ -2,6 +2,7 @@
  * Helpers shared by the four mappings. @internal
  */
 import type { JsonObject, LegacyRecordOf } from '../src/model/index.ts'
+import { isCanonicalMemberImport } from '../src/target/member-import-check.ts'
 import { isCanonicalMessageImport } from '../src/target/message-import-check.ts'
 import { type Entity, IMPORT_ITEM_SCHEMAS, type ImportItemOf, importKey, jsonBytes, LIMITS } from '../src/target/schemas.ts'
 import type { PolicyName } from './policies.ts'
@@ -215,11 +216,12 @@ export function compact<T extends object>(o: T): T {
 
 /**
  * Validates with the entity's zod schema; a failure is a rejection naming the item's field path. A
- * message item that the cheap check passes is taken as it is: the schema would return the same
- * item (`src/target/message-import-check.ts`); any other is parsed by the schema.
+ * message or member item that the cheap check passes is taken as it is: the schema would return
+ * the same item (`src/target/message-import-check.ts`, `member-import-check.ts`); any other is
+ * parsed by the schema.
  */
 export function validated<E extends Entity>(entity: E, payload: unknown): ImportItemOf[E] {
-  if (entity === 'messages' && isCanonicalMessageImport(payload)) {
+  if (entity === 'messages' ? isCanonicalMessageImport(payload) : entity === 'members' && isCanonicalMemberImport(payload)) {
     return payload as ImportItemOf[E]
   }
   const parsed = IMPORT_ITEM_SCHEMAS[entity].safeParse(payload)

@@ -16,7 +16,7 @@ type Obj = Record<string, unknown>
 const MAX_UNIX_SECONDS = 9_999_999_999
 const ATTACHMENT_SIZE = /^\d{1,20}(\.\d{1,20})?$/
 
-function isPlain(v: unknown): v is Obj {
+export function isPlain(v: unknown): v is Obj {
   if (v === null || typeof v !== 'object') {
     return false
   }
@@ -35,7 +35,7 @@ const knownParticipants = new Set<string>()
  * users and groups send and receive message after message, and a set's look-up of a string it holds
  * costs a fraction of the character loop.
  */
-function participant(v: unknown): boolean {
+export function participant(v: unknown): boolean {
   if (typeof v !== 'string') {
     return false
   }
@@ -52,7 +52,7 @@ function participant(v: unknown): boolean {
   return true
 }
 
-const seconds = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_UNIX_SECONDS
+export const seconds = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_UNIX_SECONDS
 const text = (v: unknown, min: number, max: number) => typeof v === 'string' && v.length >= min && v.length <= max && !hasUnstorable(v)
 const name = (v: unknown) => text(v, 1, LIMITS.NAME_MAX)
 const url = (v: unknown) => text(v, 1, LIMITS.URL_MAX)
@@ -96,7 +96,7 @@ function tags(v: unknown): boolean {
 }
 
 /** A strict object's fields in the schema's order, each with its check; `undefined` passes for every field but the required ones. */
-interface Field {
+export interface Field {
   readonly check: (v: unknown) => boolean
   readonly required?: true
 }
@@ -106,7 +106,7 @@ interface Field {
  * side in arrays (an item is checked by index, not by a keyed lookup per key), and how many are
  * required.
  */
-interface Shape {
+export interface Shape {
   readonly keys: readonly string[]
   readonly checks: readonly ((v: unknown) => boolean)[]
   readonly required: readonly boolean[]
@@ -114,7 +114,7 @@ interface Shape {
   readonly known: ReadonlySet<string>
 }
 
-function shapeOf(fields: Readonly<Record<string, Field>>): Shape {
+export function shapeOf(fields: Readonly<Record<string, Field>>): Shape {
   const list = Object.values(fields)
   return {
     keys: Object.keys(fields),
@@ -131,7 +131,7 @@ function shapeOf(fields: Readonly<Record<string, Field>>): Shape {
  * there). The keys are matched by a scan forward from the last one matched: an item in the
  * schema's order (the only one that passes) meets each of its keys on the way.
  */
-function strictObject(o: unknown, shape: Shape, rest?: (v: unknown) => boolean): o is Obj {
+export function strictObject(o: unknown, shape: Shape, rest?: (v: unknown) => boolean): o is Obj {
   if (!isPlain(o)) {
     return false
   }
@@ -230,7 +230,7 @@ function userDetailsByKey(v: unknown): boolean {
   return true
 }
 
-const oneOf = (values: readonly string[]) => (v: unknown) => typeof v === 'string' && values.includes(v)
+export const oneOf = (values: readonly string[]) => (v: unknown) => typeof v === 'string' && values.includes(v)
 
 /** `MessageImport`'s fields; `receiverGroupDetails` and `receiverGroupOwnerDetails` are left to zod (the mapping never sends them). */
 const MESSAGE: Record<string, Field> = {
