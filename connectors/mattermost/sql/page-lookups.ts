@@ -4,7 +4,7 @@
  * name of a direct channel) and the latest join time of each membership.
  */
 import type { SnapshotConnection } from '../../sql/snapshot-connection.ts'
-import { channelKindsQuery, joinTimesQuery } from './queries.ts'
+import { channelKindsQuery, joinTimesQuery, joinTimesRangeQuery } from './queries.ts'
 
 type Row = Record<string, unknown>
 
@@ -88,35 +88,71 @@ function matchKeyOf(conn: SnapshotConnection): (id: string) => string {
   return conn.dialect.engine === 'mysql' ? (id) => id.toLowerCase().trimEnd() : (id) => id
 }
 
-/** The key of a (channel, user) pair in {@link joinTimesOf}'s answer. */
-export const pairKey = (channelId: unknown, userId: unknown): string => `${String(channelId)}\u0000${String(userId)}`
+/** The latest join time of each membership of a page, by the page row's own `channelid` and `userid`. */
+export class JoinTimes {
+  readonly #byChannel = new Map<string, Map<string, unknown>>()
+  readonly #key: (id: string) => string
+  #size = 0
 
-/** Pairs looked up per statement (two parameters each outside Postgres). */
+  constructor(key: (id: string) => string) {
+    this.#key = key
+  }
+
+  /** How many memberships have a join time. */
+  get size(): number {
+    return this.#size
+  }
+
+  add(channelId: string, userId: string, time: unknown): void {
+    const c = this.#key(channelId)
+    let users = this.#byChannel.get(c)
+    if (users === undefined) {
+      users = new Map()
+      this.#byChannel.set(c, users)
+    }
+    if (!users.has(this.#key(userId))) {
+      this.#size++
+    }
+    users.set(this.#key(userId), time)
+  }
+
+  /** The membership's latest `jointime`; undefined when the history holds none. */
+  get(channelId: unknown, userId: unknown): unknown {
+    return this.#byChannel.get(this.#key(String(channelId)))?.get(this.#key(String(userId)))
+  }
+}
+
+/** Pairs looked up per statement outside Postgres (two parameters each). */
 const PAIR_CHUNK = 1000
 
 /**
- * The latest `jointime` the membership history holds for each member of the page, by
- * {@link pairKey} of the page row's own `channelid` and `userid`.
+ * The latest `jointime` the membership history holds for each member of the page. On Postgres one
+ * index range from the page's first (channel, user) to its last (the page comes in that order):
+ * four parameters, and the history rows of the range in index order; elsewhere the page's pairs,
+ * one index lookup each.
  */
-export async function joinTimesOf(conn: SnapshotConnection, rows: readonly Row[]): Promise<Map<string, unknown>> {
-  const match = matchKeyOf(conn)
-  const got = new Map<string, unknown>()
+export async function joinTimesOf(conn: SnapshotConnection, rows: readonly Row[]): Promise<JoinTimes> {
+  const times = new JoinTimes(matchKeyOf(conn))
   const pairs = rows.filter((r) => typeof r.channelid === 'string' && typeof r.userid === 'string')
+  const first = pairs[0]
+  const last = pairs[pairs.length - 1]
+  if (first === undefined || last === undefined) {
+    return times
+  }
+  const add = (found: readonly Row[]) => {
+    for (const h of found) {
+      times.add(String(h.channelid), String(h.userid), h.jointime)
+    }
+  }
+  if (conn.dialect.engine === 'postgres') {
+    const range = [first.channelid, first.userid, last.channelid, last.userid]
+    add((await conn.query(joinTimesRangeQuery(conn.dialect), range, 'reading join times')).rows)
+    return times
+  }
   for (let i = 0; i < pairs.length; i += PAIR_CHUNK) {
     const chunk = pairs.slice(i, i + PAIR_CHUNK)
-    const params =
-      conn.dialect.engine === 'postgres' ? [chunk.map((r) => r.channelid), chunk.map((r) => r.userid)] : chunk.flatMap((r) => [r.channelid, r.userid])
-    const r = await conn.query(joinTimesQuery(conn.dialect, chunk.length), params, 'reading join times')
-    for (const h of r.rows) {
-      got.set(pairKey(match(String(h.channelid)), match(String(h.userid))), h.jointime)
-    }
+    const params = chunk.flatMap((r) => [r.channelid, r.userid])
+    add((await conn.query(joinTimesQuery(conn.dialect, chunk.length), params, 'reading join times')).rows)
   }
-  const found = new Map<string, unknown>()
-  for (const r of pairs) {
-    const t = got.get(pairKey(match(r.channelid as string), match(r.userid as string)))
-    if (t !== undefined) {
-      found.set(pairKey(r.channelid, r.userid), t)
-    }
-  }
-  return found
+  return times
 }

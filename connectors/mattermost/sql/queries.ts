@@ -182,15 +182,27 @@ export function channelKindsQuery(d: Dialect, count: number): string {
 }
 
 /**
+ * The latest join time of each (channel, user) pair of the membership history from the pair `$1,
+ * $2` to the pair `$3, $4`, both included (Postgres: one range of the history's primary key).
+ */
+export function joinTimesRangeQuery(d: Dialect): string {
+  return mmSql(
+    d,
+    `SELECT h.{channelid} AS channelid, h.{userid} AS userid, max(h.{jointime}) AS jointime FROM {channelmemberhistory} h
+     WHERE (h.{channelid}, h.{userid}) >= ($1, $2) AND (h.{channelid}, h.{userid}) <= ($3, $4) GROUP BY 1, 2`,
+  )
+}
+
+/**
  * The latest join time of each of `count` (channel, user) pairs that the membership history
- * holds. Parameters: on Postgres two arrays (channel ids, user ids), elsewhere the pairs in turn
- * (`channel, user, channel, user, …`). One index lookup per pair either way.
+ * holds; the parameters are the pairs in turn (`channel, user, channel, user, …`). For
+ * MySQL/MariaDB, whose range optimiser turns the pairs into one index lookup each.
  */
 export function joinTimesQuery(d: Dialect, count: number): string {
-  const head = `SELECT h.{channelid} AS channelid, h.{userid} AS userid, max(h.{jointime}) AS jointime FROM {channelmemberhistory} h`
-  if (d.engine === 'postgres') {
-    return mmSql(d, `${head} JOIN unnest($1::text[], $2::text[]) AS k(c, u) ON h.{channelid} = k.c AND h.{userid} = k.u GROUP BY 1, 2`)
-  }
   const pairs = Array.from({ length: count }, () => `(h.{channelid} = ? AND h.{userid} = ?)`).join(' OR ')
-  return mmSql(d, `${head} WHERE ${pairs} GROUP BY h.{channelid}, h.{userid}`)
+  return mmSql(
+    d,
+    `SELECT h.{channelid} AS channelid, h.{userid} AS userid, max(h.{jointime}) AS jointime FROM {channelmemberhistory} h
+     WHERE ${pairs} GROUP BY h.{channelid}, h.{userid}`,
+  )
 }
