@@ -70,7 +70,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   'src/sandbox/': ['src/target/', 'shared'],
   'src/demo/': ['shared'],
   'connectors/': ['src/model/', 'shared'],
-  'mappings/': ['src/model/', 'src/target/schemas.ts', 'src/target/message-import-check.ts', 'src/target/member-import-check.ts', 'src/target/characters.ts'],
+  'mappings/': [
+    'src/model/',
+    'src/target/schemas.ts',
+    'src/target/message-import-check.ts',
+    'src/target/member-import-check.ts',
+    'src/target/characters.ts',
+  ],
   shared: ['shared'],
 }
 
