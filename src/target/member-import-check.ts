@@ -7,13 +7,13 @@
  * the mapping never sends, an unknown key, keys in another order) answers false, and the caller
  * asks the schema. test/unit/target/member-import-check.test.ts holds both to the same answers.
  */
-import { oneOf, participant, seconds, shapeOf, strictObject } from './message-import-check.ts'
+import { oneOf, platformId, seconds, shapeOf, strictObject } from './message-import-check.ts'
 import { MEMBER_SCOPES, memberKey } from './schemas.ts'
 
 const MEMBER_SHAPE = shapeOf({
   memberId: { check: (v) => typeof v === 'string' && v !== '', required: true },
-  guid: { check: participant, required: true },
-  uid: { check: participant, required: true },
+  guid: { check: platformId, required: true },
+  uid: { check: platformId, required: true },
   scope: { check: oneOf(MEMBER_SCOPES) },
   isBanned: { check: (v) => typeof v === 'boolean' },
   joinedAt: { check: seconds },

@@ -110,10 +110,11 @@ export class JoinTimes {
       users = new Map()
       this.#byChannel.set(c, users)
     }
-    if (!users.has(this.#key(userId))) {
+    const u = this.#key(userId)
+    if (!users.has(u)) {
       this.#size++
     }
-    users.set(this.#key(userId), time)
+    users.set(u, time)
   }
 
   /** The membership's latest `jointime`; undefined when the history holds none. */
